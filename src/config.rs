@@ -1,0 +1,752 @@
+//! Configuration: every knob, its default, its valid range, and the URL form.
+//!
+//! A pool is described by a URL, `mysql://user:pass@host:port/db?knob=value&…`,
+//! or by a [`Builder`]. Every knob can be given both ways (durations are written
+//! `250ms`, `2s`, `5m`, `1h`; optional ones also accept `off`). An unknown knob or
+//! a bad value is an [`ErrorKind::Config`](crate::ErrorKind::Config) error that
+//! names the knob; nothing panics.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// Pool knobs, independent of MySQL. See [`Builder`] for what each one means.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolConfig {
+    pub(crate) max_size: usize,
+    pub(crate) min_idle: usize,
+    pub(crate) connection_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) validation_timeout: Duration,
+    pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) max_lifetime: Option<Duration>,
+    pub(crate) keepalive_interval: Option<Duration>,
+    pub(crate) leak_detection_threshold: Option<Duration>,
+    pub(crate) adder_threads: usize,
+    pub(crate) alive_bypass_window: Duration,
+    pub(crate) initialization_fail_timeout: Option<Duration>,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        PoolConfig {
+            max_size: 10,
+            min_idle: 0,
+            connection_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(3),
+            validation_timeout: Duration::from_secs(1),
+            idle_timeout: Some(Duration::from_secs(600)),
+            max_lifetime: Some(Duration::from_secs(1800)),
+            keepalive_interval: Some(Duration::from_secs(120)),
+            leak_detection_threshold: None,
+            adder_threads: 2,
+            alive_bypass_window: Duration::from_millis(500),
+            initialization_fail_timeout: None,
+        }
+    }
+}
+
+impl PoolConfig {
+    /// Most connections the pool holds (idle + in use).
+    pub fn max_size(&self) -> usize {
+        self.max_size
+    }
+    /// Fewest idle connections the housekeeper keeps.
+    pub fn min_idle(&self) -> usize {
+        self.min_idle
+    }
+    /// Longest `get()` waits.
+    pub fn connection_timeout(&self) -> Duration {
+        self.connection_timeout
+    }
+    /// Hard deadline of one whole connect.
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// Checks every range and every relation between knobs.
+    pub fn validate(&self) -> Result<()> {
+        fn range(knob: &str, v: Duration, min: Duration, max: Duration) -> Result<()> {
+            if v < min || v > max {
+                return Err(Error::config(format!(
+                    "{knob} must be between {} and {}, got {}",
+                    fmt_duration(min),
+                    fmt_duration(max),
+                    fmt_duration(v)
+                )));
+            }
+            Ok(())
+        }
+        let ms = Duration::from_millis;
+        let hour = Duration::from_secs(3600);
+        if self.max_size == 0 || self.max_size > MAX_POOL_SIZE {
+            return Err(Error::config(format!(
+                "max_size must be between 1 and {MAX_POOL_SIZE}, got {}",
+                self.max_size
+            )));
+        }
+        if self.min_idle > self.max_size {
+            return Err(Error::config(format!(
+                "min_idle ({}) must not exceed max_size ({})",
+                self.min_idle, self.max_size
+            )));
+        }
+        range("connection_timeout", self.connection_timeout, ms(1), hour)?;
+        range("connect_timeout", self.connect_timeout, ms(1), hour)?;
+        range("validation_timeout", self.validation_timeout, ms(1), hour)?;
+        range("alive_bypass_window", self.alive_bypass_window, ms(0), hour)?;
+        for (knob, v) in [
+            ("idle_timeout", self.idle_timeout),
+            ("max_lifetime", self.max_lifetime),
+            ("keepalive_interval", self.keepalive_interval),
+            ("leak_detection_threshold", self.leak_detection_threshold),
+        ] {
+            if let Some(v) = v {
+                range(knob, v, ms(10), Duration::from_secs(7 * 24 * 3600))?;
+            }
+        }
+        if let Some(v) = self.initialization_fail_timeout {
+            range("initialization_fail_timeout", v, ms(0), hour)?;
+        }
+        if self.adder_threads == 0 || self.adder_threads > 64 {
+            return Err(Error::config(format!(
+                "adder_threads must be between 1 and 64, got {}",
+                self.adder_threads
+            )));
+        }
+        if let (Some(k), Some(l)) = (self.keepalive_interval, self.max_lifetime) {
+            if k >= l {
+                return Err(Error::config(format!(
+                    "keepalive_interval ({}) must be shorter than max_lifetime ({}), or off",
+                    fmt_duration(k),
+                    fmt_duration(l)
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Largest `max_size` accepted.
+pub const MAX_POOL_SIZE: usize = 4096;
+
+/// Where and how to connect: the MySQL side of the configuration.
+#[derive(Clone, PartialEq)]
+pub struct ConnectConfig {
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    pub(crate) socket: Option<String>,
+    pub(crate) user: Option<String>,
+    pub(crate) password: Option<String>,
+    pub(crate) database: Option<String>,
+    pub(crate) query_timeout: Option<Duration>,
+    pub(crate) reset_on_return: bool,
+}
+
+impl Default for ConnectConfig {
+    fn default() -> Self {
+        ConnectConfig {
+            host: "127.0.0.1".into(),
+            port: 3306,
+            socket: None,
+            user: None,
+            password: None,
+            database: None,
+            query_timeout: None,
+            reset_on_return: false,
+        }
+    }
+}
+
+impl ConnectConfig {
+    /// `host:port`, or the socket path, for messages.
+    pub fn endpoint(&self) -> String {
+        match &self.socket {
+            Some(s) => format!("unix:{s}"),
+            None if self.host.contains(':') => format!("[{}]:{}", self.host, self.port),
+            None => format!("{}:{}", self.host, self.port),
+        }
+    }
+    /// The user name, if set.
+    pub fn user(&self) -> Option<&str> {
+        self.user.as_deref()
+    }
+}
+
+// The password never appears in Debug output (nor anywhere else we print).
+impl fmt::Debug for ConnectConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectConfig")
+            .field("endpoint", &self.endpoint())
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("database", &self.database)
+            .field("query_timeout", &self.query_timeout)
+            .field("reset_on_return", &self.reset_on_return)
+            .finish()
+    }
+}
+
+/// The whole configuration of a pool: where to connect and the pool knobs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Config {
+    pub(crate) connect: ConnectConfig,
+    pub(crate) pool: PoolConfig,
+}
+
+impl Config {
+    /// Parses a URL: `mysql://user:pass@host:port/db?knob=value&…`.
+    ///
+    /// User, password and database are percent-decoded. `?socket=/path` connects
+    /// through a unix socket instead of TCP (staunch never switches to a socket on
+    /// its own). Every knob of [`Builder`] is accepted as a parameter.
+    pub fn from_url(url: &str) -> Result<Config> {
+        let mut b = Builder::default();
+        b.apply_url(url)?;
+        b.config()
+    }
+
+    /// The pool knobs.
+    pub fn pool(&self) -> &PoolConfig {
+        &self.pool
+    }
+    /// The connection settings.
+    pub fn connect(&self) -> &ConnectConfig {
+        &self.connect
+    }
+}
+
+/// Builds a [`Config`] (and through [`crate::Pool::builder`], a pool) knob by knob.
+///
+/// Setters take values as they are; ranges are checked once, when the
+/// configuration is finished, and a bad value is a `Config` error naming the knob.
+#[derive(Clone, Default)]
+pub struct Builder {
+    cfg: Config,
+    error: Option<Error>,
+    pub(crate) listener: Option<std::sync::Arc<dyn crate::events::EventListener>>,
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("config", &self.cfg)
+            .field("error", &self.error)
+            .field("listener", &self.listener.is_some())
+            .finish()
+    }
+}
+
+macro_rules! setter {
+    ($(#[$doc:meta])* $name:ident, $field:ident . $sub:ident, $t:ty) => {
+        $(#[$doc])*
+        pub fn $name(mut self, v: $t) -> Self {
+            self.cfg.$field.$sub = v.into();
+            self
+        }
+    };
+}
+
+impl Builder {
+    /// A builder with every knob at its default.
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Starts from a URL (see [`Config::from_url`]); later setters override it.
+    /// A bad URL is reported by `build()`.
+    pub fn url(mut self, url: &str) -> Self {
+        if let Err(e) = self.apply_url(url) {
+            self.error.get_or_insert(e);
+        }
+        self
+    }
+
+    /// Sets one knob by name from its text form, as in a URL parameter.
+    pub fn set(mut self, knob: &str, value: &str) -> Self {
+        if let Err(e) = self.set_knob(knob, value) {
+            self.error.get_or_insert(e);
+        }
+        self
+    }
+
+    setter!(
+        /// Server host name or IP address. Defaults to `127.0.0.1`.
+        host, connect.host, &str);
+    setter!(
+        /// Server TCP port. Defaults to 3306.
+        port, connect.port, u16);
+    /// Connect through this unix socket instead of TCP. Off by default.
+    pub fn socket(mut self, path: Option<&str>) -> Self {
+        self.cfg.connect.socket = path.map(str::to_owned);
+        self
+    }
+    /// User name. Defaults to none (the server's anonymous user).
+    pub fn user(mut self, user: &str) -> Self {
+        self.cfg.connect.user = Some(user.to_owned());
+        self
+    }
+    /// Password. Defaults to none. Never printed by staunch.
+    pub fn password(mut self, password: &str) -> Self {
+        self.cfg.connect.password = Some(password.to_owned());
+        self
+    }
+    /// Default database. Defaults to none.
+    pub fn database(mut self, db: &str) -> Self {
+        self.cfg.connect.database = Some(db.to_owned());
+        self
+    }
+    setter!(
+        /// Socket read/write timeout while the application owns a connection.
+        /// Defaults to none (a query may run as long as it needs). Range ≥ 1 ms.
+        query_timeout, connect.query_timeout, Option<Duration>);
+    setter!(
+        /// Send `COM_RESET_CONNECTION` on every return (clears session variables,
+        /// temporary tables, prepared statements). An open transaction is rolled
+        /// back on return whatever this says. Defaults to false.
+        reset_on_return, connect.reset_on_return, bool);
+    setter!(
+        /// Most connections the pool holds, idle and in use together.
+        /// Defaults to 10. Range 1 to 4096.
+        max_size, pool.max_size, usize);
+    setter!(
+        /// Fewest idle connections the housekeeper keeps open (refilled in the
+        /// background). Defaults to 0. Range 0 to `max_size`.
+        min_idle, pool.min_idle, usize);
+    setter!(
+        /// Longest time `get()` waits for a connection before it fails with
+        /// `PoolExhausted` or `Unreachable`. Defaults to 10 s. Range 1 ms to 1 h.
+        connection_timeout, pool.connection_timeout, Duration);
+    setter!(
+        /// Hard deadline for one whole connect: TCP connect, server greeting,
+        /// authentication and session set-up. A connect still running at the
+        /// deadline has its socket shut down from outside. Defaults to 3 s.
+        /// Range 1 ms to 1 h.
+        connect_timeout, pool.connect_timeout, Duration);
+    setter!(
+        /// Bound on one validation (`COM_PING`). Defaults to 1 s. Range 1 ms to 1 h.
+        validation_timeout, pool.validation_timeout, Duration);
+    setter!(
+        /// Idle connections above `min_idle` are closed after this long unused.
+        /// Defaults to 10 min; `None` (URL: `off`) keeps them. Range ≥ 10 ms.
+        idle_timeout, pool.idle_timeout, Option<Duration>);
+    setter!(
+        /// Every connection is retired after this long, minus a random jitter of
+        /// up to 2.5 % so that they do not all retire at once. Set it below the
+        /// server's `wait_timeout`. Defaults to 30 min; `None` keeps them forever.
+        max_lifetime, pool.max_lifetime, Option<Duration>);
+    setter!(
+        /// Idle connections are validated this often (minus up to 10 % jitter).
+        /// An idle connection is reserved before it is checked, so it is never
+        /// handed out meanwhile. Defaults to 2 min; `None` turns it off. Must be
+        /// shorter than `max_lifetime`.
+        keepalive_interval, pool.keepalive_interval, Option<Duration>);
+    setter!(
+        /// A connection borrowed for longer than this is reported (event and
+        /// log) with the borrowing thread. Defaults to off. Range ≥ 10 ms.
+        leak_detection_threshold, pool.leak_detection_threshold, Option<Duration>);
+    setter!(
+        /// Connect threads kept ready. More start when all of them are stuck in
+        /// slow connects while requests wait. Defaults to 2. Range 1 to 64.
+        adder_threads, pool.adder_threads, usize);
+    setter!(
+        /// A connection idle for less than this is handed out without
+        /// validation. Defaults to 500 ms; 0 validates on every borrow.
+        alive_bypass_window, pool.alive_bypass_window, Duration);
+    setter!(
+        /// When set, building the pool makes one connection first and fails if
+        /// that does not succeed within this time (a permanent error such as
+        /// access denied fails at once). Defaults to off: the pool starts without
+        /// connecting and `get()` reports problems.
+        initialization_fail_timeout, pool.initialization_fail_timeout, Option<Duration>);
+
+    /// Finishes the configuration, checking every knob.
+    pub fn config(self) -> Result<Config> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        self.cfg.pool.validate()?;
+        if let Some(q) = self.cfg.connect.query_timeout {
+            if q < Duration::from_millis(1) {
+                return Err(Error::config("query_timeout must be at least 1ms, or off"));
+            }
+        }
+        if self.cfg.connect.socket.is_none() && self.cfg.connect.host.is_empty() {
+            return Err(Error::config("host must not be empty"));
+        }
+        if self.cfg.connect.port == 0 {
+            return Err(Error::config("port must be between 1 and 65535, got 0"));
+        }
+        Ok(self.cfg)
+    }
+
+    fn apply_url(&mut self, url: &str) -> Result<()> {
+        let rest = url
+            .strip_prefix("mysql://")
+            .or_else(|| url.strip_prefix("mariadb://"))
+            .ok_or_else(|| {
+                Error::config(format!(
+                    "url must start with mysql:// or mariadb://, got {:?}",
+                    redact_url(url)
+                ))
+            })?;
+        let (main, query) = match rest.split_once('?') {
+            Some((m, q)) => (m, Some(q)),
+            None => (rest, None),
+        };
+        let (authority, path) = match main.split_once('/') {
+            Some((a, p)) => (a, p),
+            None => (main, ""),
+        };
+        let (userinfo, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, authority),
+        };
+        let c = &mut self.cfg.connect;
+        if let Some(ui) = userinfo {
+            let (u, p) = match ui.split_once(':') {
+                Some((u, p)) => (u, Some(p)),
+                None => (ui, None),
+            };
+            if !u.is_empty() {
+                c.user = Some(percent_decode(u, "user")?);
+            }
+            if let Some(p) = p {
+                c.password = Some(percent_decode(p, "password")?);
+            }
+        }
+        if hostport.contains(',') {
+            return Err(Error::config(
+                "the url names several hosts; multi-host topologies are not supported by this version",
+            ));
+        }
+        if !hostport.is_empty() {
+            let (host, port) = split_host_port(hostport)?;
+            c.host = host;
+            if let Some(p) = port {
+                c.port = p;
+            }
+        }
+        if !path.is_empty() {
+            c.database = Some(percent_decode(path, "database")?);
+        }
+        if let Some(q) = query {
+            for pair in q.split('&').filter(|p| !p.is_empty()) {
+                let (k, v) = pair.split_once('=').ok_or_else(|| {
+                    Error::config(format!(
+                        "url parameter {pair:?} has no value (write {pair}=VALUE)"
+                    ))
+                })?;
+                let v = percent_decode(v, k)?;
+                self.set_knob(k, &v)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn set_knob(&mut self, knob: &str, v: &str) -> Result<()> {
+        let p = &mut self.cfg.pool;
+        let c = &mut self.cfg.connect;
+        match knob {
+            "max_size" => p.max_size = parse_usize(knob, v)?,
+            "min_idle" => p.min_idle = parse_usize(knob, v)?,
+            "connection_timeout" => p.connection_timeout = parse_duration(knob, v)?,
+            "connect_timeout" => p.connect_timeout = parse_duration(knob, v)?,
+            "validation_timeout" => p.validation_timeout = parse_duration(knob, v)?,
+            "idle_timeout" => p.idle_timeout = parse_opt_duration(knob, v)?,
+            "max_lifetime" => p.max_lifetime = parse_opt_duration(knob, v)?,
+            "keepalive_interval" => p.keepalive_interval = parse_opt_duration(knob, v)?,
+            "leak_detection_threshold" => p.leak_detection_threshold = parse_opt_duration(knob, v)?,
+            "adder_threads" => p.adder_threads = parse_usize(knob, v)?,
+            "alive_bypass_window" => p.alive_bypass_window = parse_duration(knob, v)?,
+            "initialization_fail_timeout" => {
+                p.initialization_fail_timeout = parse_opt_duration(knob, v)?
+            }
+            "query_timeout" => c.query_timeout = parse_opt_duration(knob, v)?,
+            "reset_on_return" => c.reset_on_return = parse_bool(knob, v)?,
+            "socket" => {
+                c.socket = if v.is_empty() {
+                    None
+                } else {
+                    Some(v.to_owned())
+                }
+            }
+            "host" => c.host = v.to_owned(),
+            "port" => {
+                c.port = v.parse().map_err(|_| {
+                    Error::config(format!("port must be a number from 1 to 65535, got {v:?}"))
+                })?
+            }
+            "user" => c.user = Some(v.to_owned()),
+            "password" => c.password = Some(v.to_owned()),
+            "database" => c.database = Some(v.to_owned()),
+            _ => {
+                return Err(Error::config(format!(
+                    "unknown knob {knob:?} (known: {})",
+                    KNOBS.join(", ")
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every knob name accepted by [`Builder::set`] and as a URL parameter.
+pub const KNOBS: &[&str] = &[
+    "max_size",
+    "min_idle",
+    "connection_timeout",
+    "connect_timeout",
+    "validation_timeout",
+    "idle_timeout",
+    "max_lifetime",
+    "keepalive_interval",
+    "leak_detection_threshold",
+    "adder_threads",
+    "alive_bypass_window",
+    "initialization_fail_timeout",
+    "query_timeout",
+    "reset_on_return",
+    "socket",
+    "host",
+    "port",
+    "user",
+    "password",
+    "database",
+];
+
+fn split_host_port(hp: &str) -> Result<(String, Option<u16>)> {
+    let bad_port =
+        |p: &str| Error::config(format!("port must be a number from 1 to 65535, got {p:?}"));
+    if let Some(rest) = hp.strip_prefix('[') {
+        let (h, after) = rest
+            .split_once(']')
+            .ok_or_else(|| Error::config(format!("host {hp:?} has an unclosed '['")))?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => Some(
+                p.parse::<u16>()
+                    .ok()
+                    .filter(|p| *p != 0)
+                    .ok_or_else(|| bad_port(p))?,
+            ),
+            None if after.is_empty() => None,
+            None => {
+                return Err(Error::config(format!(
+                    "unexpected {after:?} after host [{h}]"
+                )))
+            }
+        };
+        return Ok((h.to_owned(), port));
+    }
+    match hp.rsplit_once(':') {
+        Some((h, p)) => {
+            if h.is_empty() {
+                return Err(Error::config(format!("host is empty in {hp:?}")));
+            }
+            let port = p
+                .parse::<u16>()
+                .ok()
+                .filter(|p| *p != 0)
+                .ok_or_else(|| bad_port(p))?;
+            Ok((h.to_owned(), Some(port)))
+        }
+        None => Ok((hp.to_owned(), None)),
+    }
+}
+
+fn percent_decode(s: &str, what: &str) -> Result<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = b
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| Error::config(format!("{what} has a bad percent escape")))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out)
+        .map_err(|_| Error::config(format!("{what} is not valid UTF-8 after percent-decoding")))
+}
+
+fn parse_usize(knob: &str, v: &str) -> Result<usize> {
+    v.trim()
+        .parse()
+        .map_err(|_| Error::config(format!("{knob} must be a whole number, got {v:?}")))
+}
+
+fn parse_bool(knob: &str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(Error::config(format!(
+            "{knob} must be true or false, got {v:?}"
+        ))),
+    }
+}
+
+/// Parses `250ms`, `2s`, `1.5s`, `5m`, `1h`, `100us`. A bare number is rejected
+/// (the unit would be a guess), except `0`.
+pub fn parse_duration(knob: &str, v: &str) -> Result<Duration> {
+    let t = v.trim();
+    let bad = || {
+        Error::config(format!(
+            "{knob} must be a duration such as 250ms, 2s, 5m or 1h, got {v:?}"
+        ))
+    };
+    if t == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if t.starts_with('-') {
+        return Err(Error::config(format!(
+            "{knob} must not be negative, got {v:?}"
+        )));
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(bad)?;
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "us" | "µs" => n / 1e6,
+        "ms" => n / 1e3,
+        "s" => n,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        "d" => n * 86400.0,
+        _ => return Err(bad()),
+    };
+    if !secs.is_finite() || secs > 1e9 {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn parse_opt_duration(knob: &str, v: &str) -> Result<Option<Duration>> {
+    match v.trim() {
+        "off" | "none" | "0" => Ok(None),
+        _ => parse_duration(knob, v).map(Some),
+    }
+}
+
+/// Formats a duration the way URLs write it (`250ms`, `2s`, `1.5s`).
+pub fn fmt_duration(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1e3;
+    if d.is_zero() {
+        "0".into()
+    } else if ms < 1.0 {
+        format!("{}us", d.as_micros())
+    } else if ms < 1000.0 {
+        format!("{}ms", (ms * 10.0).round() / 10.0)
+    } else {
+        format!("{}s", (ms / 100.0).round() / 10.0)
+    }
+}
+
+/// The URL with any password replaced, for messages.
+pub fn redact_url(url: &str) -> String {
+    if let Some(scheme_end) = url.find("://") {
+        let (scheme, rest) = url.split_at(scheme_end + 3);
+        let end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        if let Some((ui, hp)) = authority.rsplit_once('@') {
+            if let Some((u, _)) = ui.split_once(':') {
+                return format!("{scheme}{u}:<redacted>@{hp}{tail}");
+            }
+        }
+    }
+    url.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_parses_every_part() {
+        let c = Config::from_url(
+            "mysql://app:p%40ss@db.example:3307/shop?max_size=4&connect_timeout=250ms&idle_timeout=off",
+        )
+        .unwrap();
+        assert_eq!(c.connect.user.as_deref(), Some("app"));
+        assert_eq!(c.connect.password.as_deref(), Some("p@ss"));
+        assert_eq!(c.connect.host, "db.example");
+        assert_eq!(c.connect.port, 3307);
+        assert_eq!(c.connect.database.as_deref(), Some("shop"));
+        assert_eq!(c.pool.max_size, 4);
+        assert_eq!(c.pool.connect_timeout, Duration::from_millis(250));
+        assert_eq!(c.pool.idle_timeout, None);
+    }
+
+    #[test]
+    fn bad_input_names_the_knob() {
+        for (url, needle) in [
+            ("mysql://h/db?max_sise=3", "unknown knob \"max_sise\""),
+            ("mysql://h/db?max_size=-1", "max_size"),
+            (
+                "mysql://h/db?connect_timeout=-5s",
+                "connect_timeout must not be negative",
+            ),
+            (
+                "mysql://h/db?connect_timeout=5",
+                "connect_timeout must be a duration",
+            ),
+            ("mysql://h/db?max_size=0", "max_size must be between"),
+            (
+                "mysql://h/db?min_idle=20",
+                "min_idle (20) must not exceed max_size",
+            ),
+            ("mysql://h:99999/db", "port"),
+            ("postgres://h/db", "must start with mysql://"),
+            ("mysql://h/db?max_size", "has no value"),
+            (
+                "mysql://h/db?keepalive_interval=2h&max_lifetime=1h",
+                "keepalive_interval",
+            ),
+            ("mysql://a,b/db", "several hosts"),
+        ] {
+            let e = Config::from_url(url).expect_err(url);
+            assert_eq!(e.kind(), crate::ErrorKind::Config, "{url}");
+            assert!(e.to_string().contains(needle), "{url}: {e}");
+        }
+    }
+
+    #[test]
+    fn password_never_printed() {
+        let c = Config::from_url("mysql://u:hunter2secret@h/db").unwrap();
+        assert!(!format!("{c:?}").contains("hunter2secret"));
+        let e = Config::from_url("mysql://u:hunter2secret@h/db?bogus=1").unwrap_err();
+        assert!(!e.to_string().contains("hunter2secret"));
+        assert_eq!(
+            redact_url("mysql://u:hunter2secret@h/db"),
+            "mysql://u:<redacted>@h/db"
+        );
+        let e = Config::from_url("pg://u:hunter2secret@h/db").unwrap_err();
+        assert!(!e.to_string().contains("hunter2secret"), "{e}");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(
+            parse_duration("k", "1.5s").unwrap(),
+            Duration::from_millis(1500)
+        );
+        assert_eq!(parse_duration("k", "5m").unwrap(), Duration::from_secs(300));
+        assert_eq!(
+            parse_duration("k", "100us").unwrap(),
+            Duration::from_micros(100)
+        );
+        assert!(parse_duration("k", "5x").is_err());
+        assert!(parse_duration("k", "").is_err());
+        assert_eq!(fmt_duration(Duration::from_millis(250)), "250ms");
+        assert_eq!(fmt_duration(Duration::from_millis(2500)), "2.5s");
+    }
+}

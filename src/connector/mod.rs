@@ -1,0 +1,194 @@
+//! How a physical connection is made, checked and reset.
+//!
+//! The pool core is generic over [`Connector`]: [`MysqlConnector`] is the real
+//! one; tests, the loom model and benchmarks plug in fakes.
+
+use std::sync::atomic::AtomicU8;
+use std::sync::atomic::Ordering::{AcqRel, Acquire};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+
+pub mod mysql;
+pub use self::mysql::MysqlConnector;
+
+/// Makes, checks and resets connections for a pool.
+///
+/// All methods are called without any pool lock held, from pool threads or
+/// from the thread calling `get` / returning a connection. Each must respect
+/// the bound it is given.
+pub trait Connector: Send + Sync + 'static {
+    /// The connection type handed out (through `PooledConn`'s `Deref`).
+    type Conn: Send + 'static;
+
+    /// Opens one connection. Must give up by `attempt.deadline()`; to let the
+    /// pool enforce that from outside (a read that never returns), register a
+    /// canceller with [`ConnectAttempt::set_canceller`].
+    fn connect(&self, attempt: &ConnectAttempt) -> Result<Self::Conn, Error>;
+
+    /// Checks that the connection works, within `timeout`.
+    fn validate(&self, conn: &mut Self::Conn, timeout: Duration) -> Result<(), Error>;
+
+    /// Prepares a returned connection for the next borrower: roll back an
+    /// open transaction, reset if configured. `touched` is true when the
+    /// borrower had unrestricted mutable access to the raw connection, so its
+    /// state is unknown. An error discards the connection. Must be bounded.
+    fn recycle(&self, conn: &mut Self::Conn, touched: bool) -> Result<bool, Error> {
+        let _ = (conn, touched);
+        Ok(false)
+    }
+
+    /// Whether a borrower saw this connection fail in a way that makes it
+    /// unusable (checked on return, no I/O).
+    fn is_broken(&self, conn: &Self::Conn) -> bool {
+        let _ = conn;
+        false
+    }
+
+    /// Whether `err` from `connect` will recur on retry (wrong password,
+    /// unknown database): the pool then fails waiters at once instead of
+    /// retrying.
+    fn is_permanent(&self, err: &Error) -> bool {
+        let _ = err;
+        false
+    }
+
+    /// Where connections go, for messages (`host:port`).
+    fn endpoint(&self) -> String;
+}
+
+const RUNNING: u8 = 0;
+const FINISHED: u8 = 1;
+const CANCELLING: u8 = 2;
+const CANCELLED: u8 = 3;
+
+type Canceller = Box<dyn Fn() -> Option<String> + Send + Sync>;
+
+/// One connect in flight, with its hard deadline. The pool's watchdog calls the
+/// registered canceller when the deadline passes and the connect is still
+/// running.
+#[derive(Clone)]
+pub struct ConnectAttempt {
+    inner: Arc<AttemptInner>,
+}
+
+struct AttemptInner {
+    started: Instant,
+    deadline: Instant,
+    state: AtomicU8,
+    canceller: Mutex<Option<Canceller>>,
+    /// What the canceller found (e.g. "no greeting received"), once it ran.
+    cancelled_because: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for ConnectAttempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectAttempt")
+            .field("started", &self.inner.started)
+            .field("deadline", &self.inner.deadline)
+            .field("state", &self.inner.state.load(Acquire))
+            .finish()
+    }
+}
+
+impl ConnectAttempt {
+    /// A new attempt that must finish by `deadline`.
+    pub fn new(timeout: Duration) -> ConnectAttempt {
+        let now = Instant::now();
+        ConnectAttempt {
+            inner: Arc::new(AttemptInner {
+                started: now,
+                deadline: now + timeout,
+                state: AtomicU8::new(RUNNING),
+                canceller: Mutex::new(None),
+                cancelled_because: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// When the attempt must be over.
+    pub fn deadline(&self) -> Instant {
+        self.inner.deadline
+    }
+
+    /// When it started.
+    pub fn started(&self) -> Instant {
+        self.inner.started
+    }
+
+    /// Time left before the deadline (zero once past).
+    pub fn remaining(&self) -> Duration {
+        self.inner
+            .deadline
+            .saturating_duration_since(Instant::now())
+    }
+
+    /// Registers how to abort this attempt from another thread: the function
+    /// must make the connecting thread's blocking call return (e.g. shut its
+    /// socket down) and may return a description of how far the connect got.
+    pub fn set_canceller(&self, f: impl Fn() -> Option<String> + Send + Sync + 'static) {
+        *crate::sync::lock(&self.inner.canceller) = Some(Box::new(f));
+    }
+
+    /// Whether the watchdog cut this attempt off, and what it found then.
+    pub fn cancelled(&self) -> Option<String> {
+        match self.inner.state.load(Acquire) {
+            CANCELLING | CANCELLED => Some(
+                crate::sync::lock(&self.inner.cancelled_because)
+                    .clone()
+                    .unwrap_or_else(|| "cut off at its deadline".to_string()),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The connecting thread is done with the attempt. Returns false if the
+    /// watchdog cancelled it (the result must then be discarded); waits for a
+    /// running canceller to finish, so that it never touches a socket the
+    /// connecting thread has since closed.
+    pub(crate) fn finish(&self) -> bool {
+        match self
+            .inner
+            .state
+            .compare_exchange(RUNNING, FINISHED, AcqRel, Acquire)
+        {
+            Ok(_) => true,
+            Err(_) => {
+                // The canceller holds this lock while it runs.
+                drop(crate::sync::lock(&self.inner.canceller));
+                false
+            }
+        }
+    }
+
+    /// Called by the watchdog at the deadline. Returns Some(found) if it
+    /// cancelled a running attempt, with `found` true when a canceller was
+    /// registered and reported success.
+    pub(crate) fn cancel(&self) -> Option<bool> {
+        let guard = crate::sync::lock(&self.inner.canceller);
+        if self
+            .inner
+            .state
+            .compare_exchange(RUNNING, CANCELLING, AcqRel, Acquire)
+            .is_err()
+        {
+            return None;
+        }
+        let found = guard.as_ref().and_then(|f| f());
+        let ok = found.is_some();
+        *crate::sync::lock(&self.inner.cancelled_because) = found;
+        self.inner
+            .state
+            .store(CANCELLED, std::sync::atomic::Ordering::Release);
+        Some(ok)
+    }
+
+    pub(crate) fn is_running(&self) -> bool {
+        self.inner.state.load(Acquire) == RUNNING
+    }
+
+    pub(crate) fn same(&self, other: &ConnectAttempt) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}

@@ -1,0 +1,536 @@
+//! The MySQL/MariaDB connector, over the `mysql` crate.
+//!
+//! # Bounding a whole connect
+//! `mysql::Conn::new` creates its socket inside and returns only when the
+//! handshake is done, so the pool cannot see the socket while it connects.
+//! staunch therefore chooses the connection's local port itself (asks the
+//! kernel for a free one, then passes it as `bind_address`). At the deadline,
+//! the watchdog finds that socket from outside the stuck thread: the row of
+//! `/proc/net/tcp{,6}` with that local port and the server's address gives the
+//! socket's inode, and `/proc/self/fd` gives the fd holding it. The watchdog
+//! dups that fd (so the number cannot be recycled under it), checks the inode
+//! again, reads how far the connect got (TCP state, bytes received), and shuts
+//! the socket down, which makes the stuck read return at once.
+//!
+//! Per-read socket timeouts (`connect_timeout` plus a margin) stay as a second
+//! bound, and the TCP connect itself is bounded by `tcp_connect_timeout`. A
+//! server that drips one byte at a time defeats per-read timeouts, not this.
+//!
+//! Unix-socket connections have no port to find: they are bounded by the
+//! per-read timeout and, past the deadline, abandoned (the pool starts another
+//! adder and discards the late result).
+//!
+//! # Addresses
+//! staunch connects to exactly the address it is given: `prefer_socket` is off
+//! (the `mysql` crate's default silently reconnects a loopback TCP connection
+//! through the server's unix socket, bypassing any proxy or VIP).
+//!
+//! # Transactions left open
+//! Sessions enable `session_track_transaction_info=STATE`, so OK packets
+//! carry the transaction state when it changes. On return, the last OK packet
+//! says whether a transaction is open; when it says nothing, staunch rolls
+//! back only if the borrower ran a statement that can open one (seen through
+//! `PooledConn`'s own `Queryable`) or used the raw `mysql::Conn` mutably. A
+//! plain `SELECT`-and-return costs no round trip.
+
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, ToSocketAddrs};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mysql::consts::{CapabilityFlags, SessionStateType};
+use mysql::prelude::{AsStatement, Queryable};
+use mysql::{Binary, Conn, OptsBuilder, Params, QueryResult, Statement, Text};
+
+use super::{ConnectAttempt, Connector};
+use crate::config::{fmt_duration, ConnectConfig};
+use crate::error::{Error, ErrorKind, Result};
+use crate::pool::{PooledConn, FLAG_BROKEN, FLAG_TOUCHED};
+use crate::sys;
+
+/// Statements run on every new session (and after a reset).
+const SESSION_INIT: &str = "SET SESSION session_track_transaction_info = 'STATE'";
+
+/// Server errors that retrying will not fix.
+const PERMANENT_CODES: &[u16] = &[
+    1044, // ER_DBACCESS_DENIED_ERROR
+    1045, // ER_ACCESS_DENIED_ERROR
+    1049, // ER_BAD_DB_ERROR
+    1130, // ER_HOST_NOT_PRIVILEGED
+    1251, // ER_NOT_SUPPORTED_AUTH_MODE
+    1698, // ER_ACCESS_DENIED_NO_PASSWORD_ERROR
+];
+
+/// Makes `mysql::Conn`s for a pool. See the module docs for the guarantees.
+#[derive(Debug, Clone)]
+pub struct MysqlConnector {
+    cfg: ConnectConfig,
+    validation_timeout: Duration,
+}
+
+const PHASE_TCP: u8 = 0;
+const PHASE_INIT: u8 = 1;
+
+impl MysqlConnector {
+    /// A connector for `cfg`. Each connect is bounded by the deadline of the
+    /// attempt the pool passes in; the work done on return by `validation_timeout`.
+    pub fn new(cfg: ConnectConfig, validation_timeout: Duration) -> MysqlConnector {
+        MysqlConnector {
+            cfg,
+            validation_timeout,
+        }
+    }
+
+    /// The connection settings.
+    pub fn config(&self) -> &ConnectConfig {
+        &self.cfg
+    }
+
+    fn base_opts(&self, per_read: Duration) -> OptsBuilder {
+        let c = &self.cfg;
+        OptsBuilder::new()
+            .user(c.user.clone())
+            .pass(c.password.clone())
+            .db_name(c.database.clone())
+            .prefer_socket(false)
+            .read_timeout(Some(per_read))
+            .write_timeout(Some(per_read))
+            .additional_capabilities(CapabilityFlags::CLIENT_SESSION_TRACK)
+    }
+
+    fn connect_tcp(&self, attempt: &ConnectAttempt) -> Result<Conn> {
+        let ep = self.cfg.endpoint();
+        let addr = (self.cfg.host.as_str(), self.cfg.port)
+            .to_socket_addrs()
+            .map_err(|e| Error::new(ErrorKind::Connect, format!("cannot resolve {ep}: {e}")))?
+            .next()
+            .ok_or_else(|| {
+                Error::new(ErrorKind::Connect, format!("{ep} resolves to no address"))
+            })?;
+        let phase = Arc::new(AtomicU8::new(PHASE_TCP));
+        let mut last_err = None;
+        // A port we picked may be taken by someone else before we bind it:
+        // then try another.
+        for _ in 0..3 {
+            let local = pick_local_port(&addr).map_err(|e| {
+                Error::new(
+                    ErrorKind::Connect,
+                    format!("cannot pick a local port to reach {ep}: {e}"),
+                )
+            })?;
+            let p2 = phase.clone();
+            attempt.set_canceller(move || cancel_socket(local, addr, &p2));
+            let per_read = attempt.remaining() + Duration::from_millis(500);
+            let opts = self
+                .base_opts(per_read)
+                .ip_or_hostname(Some(addr.ip().to_string()))
+                .tcp_port(addr.port())
+                .tcp_connect_timeout(Some(attempt.remaining().max(Duration::from_millis(1))))
+                .bind_address(Some(SocketAddr::new(local.ip(), local.port())));
+            match Conn::new(opts) {
+                Ok(conn) => return Ok(conn),
+                Err(mysql::Error::DriverError(mysql::DriverError::CouldNotConnect(Some((
+                    _,
+                    _,
+                    kind,
+                )))))
+                    if kind == io::ErrorKind::AddrInUse && attempt.cancelled().is_none() =>
+                {
+                    last_err = Some(Error::new(
+                        ErrorKind::Connect,
+                        format!("local port {local} in use"),
+                    ));
+                }
+                Err(e) => return Err(self.connect_error(attempt, &e, "handshake")),
+            }
+        }
+        Err(last_err.expect("loop ran"))
+    }
+
+    /// Words for a failed connect: which phase, where, after how long.
+    fn connect_error(&self, attempt: &ConnectAttempt, e: &mysql::Error, phase: &str) -> Error {
+        let ep = self.cfg.endpoint();
+        let after = fmt_duration(attempt.started().elapsed());
+        if let Some(found) = attempt.cancelled() {
+            return Error::new(
+                ErrorKind::Connect,
+                format!(
+                    "connect to {ep} timed out after {after} (connect_timeout={}): {found}",
+                    fmt_duration(self.connect_timeout_hint(attempt))
+                ),
+            );
+        }
+        match e {
+            mysql::Error::MySqlError(_) => Error::with_source(
+                ErrorKind::Connect,
+                format!("connect to {ep} failed"),
+                Error::from_mysql(&format!("{ep} answered"), e),
+            ),
+            mysql::Error::DriverError(mysql::DriverError::ConnectTimeout) => Error::new(
+                ErrorKind::Connect,
+                format!("TCP connect to {ep} timed out after {after}: no answer to SYN"),
+            ),
+            mysql::Error::DriverError(mysql::DriverError::CouldNotConnect(Some((_, desc, _)))) => {
+                Error::new(ErrorKind::Connect, format!("TCP connect to {ep} failed: {desc}"))
+            }
+            mysql::Error::IoError(io)
+                if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
+            {
+                Error::new(
+                    ErrorKind::Connect,
+                    format!("connect to {ep} timed out after {after} during the {phase}: a socket read got no data"),
+                )
+            }
+            other => Error::new(
+                ErrorKind::Connect,
+                format!("connect to {ep} failed during the {phase} after {after}: {other}"),
+            ),
+        }
+    }
+
+    fn connect_timeout_hint(&self, attempt: &ConnectAttempt) -> Duration {
+        attempt
+            .deadline()
+            .saturating_duration_since(attempt.started())
+    }
+
+    fn set_timeouts(&self, conn: &Conn, d: Option<Duration>) -> Result<()> {
+        sys::set_socket_timeouts(conn.as_raw_fd(), d)
+            .map_err(|e| Error::new(ErrorKind::Io, format!("cannot set socket timeouts: {e}")))
+    }
+
+    /// Runs `f` with the socket bounded by `bound`, then restores the
+    /// application's query timeout.
+    fn bounded<T>(
+        &self,
+        conn: &mut Conn,
+        bound: Duration,
+        f: impl FnOnce(&mut Conn) -> mysql::Result<T>,
+        what: &str,
+    ) -> Result<T> {
+        self.set_timeouts(conn, Some(bound))?;
+        let r = f(conn)
+            .map_err(|e| Error::from_mysql(&format!("{what} on {}", self.cfg.endpoint()), &e));
+        if r.is_ok() {
+            self.set_timeouts(conn, self.cfg.query_timeout)?;
+        }
+        r
+    }
+}
+
+impl Connector for MysqlConnector {
+    type Conn = Conn;
+
+    fn connect(&self, attempt: &ConnectAttempt) -> Result<Conn> {
+        let mut conn = match &self.cfg.socket {
+            Some(path) => {
+                let per_read = attempt.remaining() + Duration::from_millis(500);
+                let opts = self.base_opts(per_read).socket(Some(path.clone()));
+                Conn::new(opts).map_err(|e| self.connect_error(attempt, &e, "handshake"))?
+            }
+            None => self.connect_tcp(attempt)?,
+        };
+        // Session set-up, still within the connect's deadline.
+        let left = attempt.remaining();
+        if left.is_zero() {
+            return Err(Error::new(
+                ErrorKind::Connect,
+                format!(
+                    "connect to {} used up connect_timeout before session set-up",
+                    self.cfg.endpoint()
+                ),
+            ));
+        }
+        self.set_timeouts(&conn, Some(left))?;
+        if let Err(e) = conn.query_drop(SESSION_INIT) {
+            return Err(self.connect_error(attempt, &e, "session set-up"));
+        }
+        if attempt.cancelled().is_some() {
+            return Err(Error::new(
+                ErrorKind::Connect,
+                "connect cut off at its deadline",
+            ));
+        }
+        self.set_timeouts(&conn, self.cfg.query_timeout)?;
+        Ok(conn)
+    }
+
+    fn validate(&self, conn: &mut Conn, timeout: Duration) -> Result<()> {
+        self.bounded(conn, timeout, |c| c.ping(), "validation (COM_PING)")
+    }
+
+    fn recycle(&self, conn: &mut Conn, touched: bool) -> Result<bool> {
+        let open = match tracked_transaction_open(conn) {
+            Some(open) => open,
+            None => touched,
+        };
+        if open {
+            self.bounded(
+                conn,
+                self.validation_timeout,
+                |c| c.query_drop("ROLLBACK"),
+                "rollback on return",
+            )?;
+        }
+        if self.cfg.reset_on_return {
+            self.bounded(
+                conn,
+                self.validation_timeout,
+                |c| {
+                    c.reset()?;
+                    c.query_drop(SESSION_INIT)
+                },
+                "reset on return",
+            )?;
+        }
+        Ok(open)
+    }
+
+    fn is_permanent(&self, err: &Error) -> bool {
+        let mut e = Some(err);
+        while let Some(x) = e {
+            if x.server_code()
+                .is_some_and(|c| PERMANENT_CODES.contains(&c))
+            {
+                return true;
+            }
+            e = x.cause();
+        }
+        false
+    }
+
+    fn endpoint(&self) -> String {
+        self.cfg.endpoint()
+    }
+}
+
+/// What the last OK packet says of the transaction state: Some(true) when a
+/// transaction is open, Some(false) when none is, None when it says nothing.
+fn tracked_transaction_open(conn: &Conn) -> Option<bool> {
+    let changes = conn.session_state_changes().ok()?;
+    let info = changes
+        .iter()
+        .rev()
+        .find(|i| i.data_type() == SessionStateType::SESSION_TRACK_TRANSACTION_STATE)?;
+    match info.decode().ok()? {
+        mysql::session_state_change::SessionStateChange::TransactionState(s) => {
+            // "T" explicit or "I" implicit transaction in the first position.
+            Some(matches!(s.as_bytes().first(), Some(b'T' | b'I')))
+        }
+        _ => None,
+    }
+}
+
+/// Asks the kernel for a free local port for a connection to `peer`.
+fn pick_local_port(peer: &SocketAddr) -> io::Result<SocketAddr> {
+    let any: IpAddr = match peer {
+        SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+        SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
+    };
+    let l = TcpListener::bind(SocketAddr::new(any, 0))?;
+    l.local_addr()
+}
+
+/// The watchdog's canceller: finds the socket bound to `local` towards `peer`
+/// in this process, reports how far the connect got, and shuts it down.
+fn cancel_socket(local: SocketAddr, peer: SocketAddr, phase: &AtomicU8) -> Option<String> {
+    let (inode, state) = find_tcp_inode(local.port(), &peer)?;
+    let fd = find_fd_by_inode(inode)?;
+    let dup = sys::DupFd::new(fd)?;
+    if dup.inode() != Some(inode) {
+        return None;
+    }
+    let received = dup.tcp_bytes_received();
+    let what = if state == 0x02 {
+        format!("TCP connect to {peer} not answered (SYN sent, no SYN-ACK)")
+    } else if phase.load(Relaxed) == PHASE_INIT {
+        format!("{peer} stopped answering during session set-up")
+    } else {
+        match received {
+            Some(0) => format!("TCP connected to {peer}, but no greeting came from the server"),
+            Some(n) => format!("{peer} sent only {n} bytes of the handshake (greeting or authentication incomplete)"),
+            None => format!("TCP connected to {peer}, handshake not completed"),
+        }
+    };
+    sys::shutdown(dup.fd());
+    Some(what)
+}
+
+/// Finds (inode, tcp state) of the socket with local port `port` and remote
+/// address `peer` in /proc/net/tcp or tcp6.
+fn find_tcp_inode(port: u16, peer: &SocketAddr) -> Option<(u64, u8)> {
+    let file = match peer {
+        SocketAddr::V4(_) => "/proc/net/tcp",
+        SocketAddr::V6(_) => "/proc/net/tcp6",
+    };
+    let text = std::fs::read_to_string(file).ok()?;
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 10 {
+            continue;
+        }
+        let (Some(lp), Some(rp)) = (hex_port(f[1]), hex_port(f[2])) else {
+            continue;
+        };
+        if lp != port || rp != peer.port() {
+            continue;
+        }
+        let state = u8::from_str_radix(f[3], 16).ok()?;
+        let inode: u64 = f[9].parse().ok()?;
+        if inode != 0 {
+            return Some((inode, state));
+        }
+    }
+    None
+}
+
+fn hex_port(addr: &str) -> Option<u16> {
+    let (_, p) = addr.rsplit_once(':')?;
+    u16::from_str_radix(p, 16).ok()
+}
+
+fn find_fd_by_inode(inode: u64) -> Option<i32> {
+    let want = format!("socket:[{inode}]");
+    for entry in std::fs::read_dir("/proc/self/fd").ok()? {
+        let entry = entry.ok()?;
+        if let Ok(target) = std::fs::read_link(entry.path()) {
+            if target.as_os_str() == want.as_str() {
+                return entry.file_name().to_str()?.parse().ok();
+            }
+        }
+    }
+    None
+}
+
+/// Whether a statement can open a transaction or change session state that
+/// the return path must undo (leading comments and whitespace skipped).
+fn may_open_transaction(sql: &str) -> bool {
+    let mut s = sql.trim_start();
+    loop {
+        if let Some(rest) = s.strip_prefix("/*") {
+            match rest.find("*/") {
+                Some(end) => s = rest[end + 2..].trim_start(),
+                None => return true,
+            }
+        } else if s.starts_with("--") || s.starts_with('#') {
+            match s.find('\n') {
+                Some(nl) => s = s[nl + 1..].trim_start(),
+                None => return false,
+            }
+        } else {
+            break;
+        }
+    }
+    let word: String = s
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .map(|c| c.to_ascii_uppercase())
+        .collect();
+    match word.as_str() {
+        "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "SHOW" | "DESCRIBE" | "DESC"
+        | "EXPLAIN" | "WITH" | "VALUES" | "TABLE" | "DO" | "CREATE" | "DROP" | "ALTER"
+        | "TRUNCATE" | "RENAME" | "GRANT" | "REVOKE" | "KILL" | "USE" | "ANALYZE" | "OPTIMIZE"
+        | "CHECK" | "FLUSH" | "COMMIT" | "ROLLBACK" => {
+            // These never leave a transaction open on their own, except
+            // under autocommit=0, which only SET can turn on; multi-statement
+            // text may hide one after a ';'.
+            sql.contains(';')
+        }
+        _ => true,
+    }
+}
+
+/// `PooledConn` runs statements itself (method resolution picks this impl
+/// before `Deref`), so it sees every statement and keeps the return path free
+/// of round trips when nothing can be left open.
+impl Queryable for PooledConn<MysqlConnector> {
+    fn query_iter<Q: AsRef<str>>(
+        &mut self,
+        query: Q,
+    ) -> mysql::Result<QueryResult<'_, '_, '_, Text>> {
+        let q = query.as_ref();
+        if may_open_transaction(q) {
+            self.flags |= FLAG_TOUCHED;
+        }
+        self.track(|c| c.query_iter(q))
+    }
+
+    fn prep<Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<Statement> {
+        let q = query.as_ref();
+        if may_open_transaction(q) {
+            self.flags |= FLAG_TOUCHED;
+        }
+        self.track(|c| c.prep(q))
+    }
+
+    fn close(&mut self, stmt: Statement) -> mysql::Result<()> {
+        self.track(|c| c.close(stmt))
+    }
+
+    fn exec_iter<S, P>(
+        &mut self,
+        stmt: S,
+        params: P,
+    ) -> mysql::Result<QueryResult<'_, '_, '_, Binary>>
+    where
+        S: AsStatement,
+        P: Into<Params>,
+    {
+        // Text is prepared through our `prep`, which checks it.
+        let stmt = stmt.as_statement(self)?.into_owned();
+        self.track(move |c| c.exec_iter(stmt, params))
+    }
+
+    fn exec_batch<S, P, I>(&mut self, stmt: S, params: I) -> mysql::Result<()>
+    where
+        Self: Sized,
+        S: AsStatement,
+        P: Into<Params>,
+        I: IntoIterator<Item = P>,
+    {
+        let stmt = stmt.as_statement(self)?.into_owned();
+        self.track(move |c| c.exec_batch(stmt, params))
+    }
+}
+
+impl PooledConn<MysqlConnector> {
+    /// Runs `f` on the raw connection; an I/O-level failure marks the
+    /// connection broken (it is closed instead of returned).
+    fn track<'a, T>(
+        &'a mut self,
+        f: impl FnOnce(&'a mut Conn) -> mysql::Result<T>,
+    ) -> mysql::Result<T> {
+        let (conn, flags) = self.split();
+        let r = f(conn);
+        if let Err(e) = &r {
+            if !matches!(e, mysql::Error::MySqlError(_)) {
+                *flags |= FLAG_BROKEN;
+            }
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_open_transaction as m;
+
+    #[test]
+    fn statement_classifier() {
+        assert!(!m("SELECT 1"));
+        assert!(!m("  /* hint */ select * from t"));
+        assert!(!m("INSERT INTO t VALUES (1)"));
+        assert!(m("BEGIN"));
+        assert!(m("start transaction"));
+        assert!(m("/* x */ START TRANSACTION READ ONLY"));
+        assert!(m("SET autocommit=0"));
+        assert!(m("XA START 'x'"));
+        assert!(m("CALL proc()"));
+        assert!(m("LOCK TABLES t WRITE"));
+        assert!(m("SELECT 1; BEGIN"));
+        assert!(m("/* unterminated"));
+        assert!(!m("-- c\nSELECT 1"));
+    }
+}

@@ -1,0 +1,196 @@
+//! Errors: one [`Error`] type with a [`kind`](Error::kind) that callers match on.
+//! Every kind maps one to one to a status code of the C ABI.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// What went wrong, for callers that branch on it. New kinds may be added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A configuration value (URL, knob, builder call) is invalid. The message
+    /// names the knob.
+    Config,
+    /// `get` timed out while every connection was busy: the pool is exhausted.
+    PoolExhausted,
+    /// `get` timed out and no connection could be made: the database is
+    /// unreachable. The message carries the last connect error and its cause.
+    Unreachable,
+    /// A connect failed for a reason retrying will not fix (access denied,
+    /// unknown database, ...). `get` reports it at once instead of waiting.
+    ConnectRejected,
+    /// One connect attempt failed (refused, reset, timed out). Seen in events
+    /// and as the cause inside `Unreachable`.
+    Connect,
+    /// The server answered a statement with an error.
+    Server,
+    /// An I/O error on an established connection (reset, timeout, EOF).
+    Io,
+    /// The pool is closed (or was closed while the caller waited).
+    Closed,
+    /// A caller passed something unusable (an API misuse, not a config knob).
+    InvalidArgument,
+    /// A bug in staunch: a broken internal invariant. Please report it.
+    Internal,
+}
+
+impl ErrorKind {
+    /// A short lowercase name, stable across versions.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Config => "config",
+            ErrorKind::PoolExhausted => "pool exhausted",
+            ErrorKind::Unreachable => "database unreachable",
+            ErrorKind::ConnectRejected => "connect rejected",
+            ErrorKind::Connect => "connect failed",
+            ErrorKind::Server => "server error",
+            ErrorKind::Io => "i/o error",
+            ErrorKind::Closed => "pool closed",
+            ErrorKind::InvalidArgument => "invalid argument",
+            ErrorKind::Internal => "internal error",
+        }
+    }
+}
+
+/// The error type of every fallible staunch call.
+///
+/// `Display` gives one complete sentence-like line (with the cause appended);
+/// `source()` gives the underlying error where there is one. Cheap to clone: the
+/// same connect error is shared by every waiter it fails.
+#[derive(Clone)]
+pub struct Error {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    kind: ErrorKind,
+    message: String,
+    server_code: Option<u16>,
+    sql_state: Option<String>,
+    source: Option<Error>,
+}
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error {
+            inner: Arc::new(Inner {
+                kind,
+                message: message.into(),
+                server_code: None,
+                sql_state: None,
+                source: None,
+            }),
+        }
+    }
+
+    pub(crate) fn with_source(kind: ErrorKind, message: impl Into<String>, source: Error) -> Error {
+        Error {
+            inner: Arc::new(Inner {
+                kind,
+                message: message.into(),
+                server_code: source.server_code(),
+                sql_state: source.sql_state().map(str::to_owned),
+                source: Some(source),
+            }),
+        }
+    }
+
+    pub(crate) fn config(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Config, message)
+    }
+
+    pub(crate) fn closed() -> Error {
+        Error::new(ErrorKind::Closed, "the pool is closed")
+    }
+
+    /// Wraps an error of the `mysql` crate. `context` says what was being done.
+    pub fn from_mysql(context: &str, e: &mysql::Error) -> Error {
+        match e {
+            mysql::Error::MySqlError(me) => Error {
+                inner: Arc::new(Inner {
+                    kind: ErrorKind::Server,
+                    message: format!(
+                        "{context}: server error {} ({}): {}",
+                        me.code, me.state, me.message
+                    ),
+                    server_code: Some(me.code),
+                    sql_state: Some(me.state.clone()),
+                    source: None,
+                }),
+            },
+            mysql::Error::IoError(io) => {
+                let what = match io.kind() {
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                        "timed out waiting for the server".to_string()
+                    }
+                    _ => io.to_string(),
+                };
+                Error::new(ErrorKind::Io, format!("{context}: {what}"))
+            }
+            other => Error::new(ErrorKind::Io, format!("{context}: {other}")),
+        }
+    }
+
+    /// What kind of error this is.
+    pub fn kind(&self) -> ErrorKind {
+        self.inner.kind
+    }
+
+    /// The message without the chained cause.
+    pub fn message(&self) -> &str {
+        &self.inner.message
+    }
+
+    /// The MySQL/MariaDB error number, when the server sent one (here or in the
+    /// cause), e.g. 1045 for access denied.
+    pub fn server_code(&self) -> Option<u16> {
+        self.inner.server_code
+    }
+
+    /// The SQLSTATE the server sent with its error, if any.
+    pub fn sql_state(&self) -> Option<&str> {
+        self.inner.sql_state.as_deref()
+    }
+
+    /// The error this one wraps (e.g. the last connect error of a timeout).
+    pub fn cause(&self) -> Option<&Error> {
+        self.inner.source.as_ref()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.inner.message)?;
+        if let Some(s) = &self.inner.source {
+            write!(f, ": {s}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.inner.kind)
+            .field("message", &self.inner.message);
+        if let Some(c) = self.inner.server_code {
+            d.field("server_code", &c);
+        }
+        if let Some(s) = &self.inner.source {
+            d.field("cause", s);
+        }
+        d.finish()
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner
+            .source
+            .as_ref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// `Result` with staunch's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,153 @@
+//! The housekeeper: one thread (`staunch-housekeeper`) that, every tick,
+//! - closes idle connections retired by soft eviction or max lifetime;
+//! - closes connections idle longer than `idle_timeout` while above `min_idle`;
+//! - validates idle connections whose keepalive is due, each one first
+//!   *reserved* (IDLE → RESERVED by CAS) so that no borrower can take it while
+//!   it is checked (incident C);
+//! - reports connections borrowed longer than `leak_detection_threshold`;
+//! - asks the adders to refill the pool up to `min_idle`.
+//!
+//! The tick is a quarter of the shortest enabled interval, between 10 ms and
+//! 1 s. Every check it runs is bounded by `validation_timeout`.
+
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::time::Duration;
+
+use super::bag::{IDLE, IN_USE, RESERVED};
+use super::stats::CloseReason;
+use super::Shared;
+use crate::connector::Connector;
+use crate::events::Event;
+use crate::sync::{lock, Arc};
+use crate::sys::coarse_now_ns;
+
+fn tick<C: Connector>(s: &Shared<C>) -> Duration {
+    let c = &s.cfg;
+    [
+        c.idle_timeout,
+        c.keepalive_interval,
+        c.leak_detection_threshold,
+        c.max_lifetime,
+    ]
+    .into_iter()
+    .flatten()
+    .map(|d| d / 4)
+    .min()
+    .unwrap_or(Duration::from_secs(1))
+    .clamp(Duration::from_millis(10), Duration::from_secs(1))
+}
+
+pub(crate) fn spawn<C: Connector>(s: &Arc<Shared<C>>) -> std::io::Result<()> {
+    let s = s.clone();
+    std::thread::Builder::new()
+        .name("staunch-housekeeper".into())
+        .spawn(move || {
+            let period = tick(&s);
+            loop {
+                crossbeam_channel::select! {
+                    recv(s.wake_housekeeper_rx) -> _ => {}
+                    recv(s.shutdown_rx) -> _ => return,
+                    default(period) => {}
+                }
+                if s.is_closed() {
+                    return;
+                }
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_once(&s))).is_err()
+                {
+                    log::error!(target: "staunch", "housekeeper panicked; continuing");
+                }
+            }
+        })?;
+    Ok(())
+}
+
+/// One housekeeping pass.
+pub(crate) fn run_once<C: Connector>(s: &Shared<C>) {
+    let idle_ns = s.cfg.idle_timeout.map(|d| d.as_nanos() as u64);
+    for idx in 0..s.bag.slots.len() {
+        if s.is_closed() {
+            return;
+        }
+        let slot = &s.bag.slots[idx];
+        match slot.state.load(Relaxed) {
+            IDLE => {
+                let now = coarse_now_ns();
+                let retire = s.retire_reason(idx, now).or_else(|| {
+                    let idle_for = now.saturating_sub(slot.returned_at.load(Relaxed));
+                    match idle_ns {
+                        Some(t) if idle_for >= t && s.total.load(SeqCst) > s.cfg.min_idle => {
+                            Some(CloseReason::IdleTimeout)
+                        }
+                        _ => None,
+                    }
+                });
+                let ka = slot.keepalive_ns.load(Relaxed);
+                let keepalive_due =
+                    ka != 0 && now.saturating_sub(slot.alive_at.load(Relaxed)) >= ka;
+                if retire.is_none() && !keepalive_due {
+                    continue;
+                }
+                // Reserve first: a borrower that got there before us wins and
+                // we skip this entry.
+                if !s.bag.reserve(idx) {
+                    continue;
+                }
+                if let Some(reason) = retire {
+                    s.close_entry(idx, RESERVED, reason);
+                    continue;
+                }
+                keepalive(s, idx);
+            }
+            IN_USE if s.leak_ns != 0 => {
+                let now = coarse_now_ns();
+                let held = now.saturating_sub(slot.borrowed_at.load(Relaxed));
+                if held >= s.leak_ns && !slot.leak_reported.swap(true, Relaxed) {
+                    // Re-check it is still the same borrow (state may have
+                    // moved on meanwhile; a stale report is harmless but noisy).
+                    if slot.state.load(Relaxed) != IN_USE {
+                        continue;
+                    }
+                    let thread = lock(&slot.borrower).clone().unwrap_or_default();
+                    s.counters.leaks_reported.fetch_add(1, Relaxed);
+                    s.emit(Event::LeakSuspected {
+                        id: slot.id.load(Relaxed),
+                        thread,
+                        held_for: Duration::from_nanos(held),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    // Refill to min_idle.
+    while s.total.load(SeqCst) + s.pending.load(SeqCst) < s.cfg.min_idle {
+        if !s.request_create() {
+            break;
+        }
+    }
+}
+
+/// Validates a RESERVED idle entry; puts it back or closes it.
+fn keepalive<C: Connector>(s: &Shared<C>, idx: usize) {
+    let slot = &s.bag.slots[idx];
+    s.counters.keepalives.fetch_add(1, Relaxed);
+    let Some(mut conn) = slot.take() else {
+        s.bag.violations.fetch_add(1, Relaxed);
+        s.close_entry(idx, RESERVED, CloseReason::Broken);
+        return;
+    };
+    let r = s.connector.validate(&mut conn, s.cfg.validation_timeout);
+    slot.put(conn);
+    match r {
+        Ok(()) => {
+            slot.alive_at.store(coarse_now_ns(), Relaxed);
+            s.bag.release(idx, RESERVED);
+        }
+        Err(error) => {
+            s.counters.validation_failures.fetch_add(1, Relaxed);
+            let id = slot.id.load(Relaxed);
+            s.close_entry(idx, RESERVED, CloseReason::Broken);
+            s.emit(Event::ValidationFailed { id, error });
+        }
+    }
+}

@@ -1,0 +1,844 @@
+//! The generic pool: knows nothing of MySQL, only the [`Connector`] trait.
+//!
+//! # Threads
+//! - callers of `get` take idle connections themselves (the hot path: a CAS,
+//!   one coarse clock read, no lock, no syscall) and wait in the bag's FIFO
+//!   otherwise;
+//! - `staunch-adder-N` threads take connection requests from a channel and
+//!   connect, each connect under a hard deadline;
+//! - `staunch-watchdog` cuts off connects that overrun their deadline and
+//!   starts extra adders when all of them are stuck while requests wait;
+//! - `staunch-housekeeper` retires idle and old connections, runs keepalive on
+//!   reserved idle entries, refills `min_idle`, and reports leaks.
+//!
+//! # Locks
+//! The only pool-wide lock is the bag's waiter queue; besides it there are
+//! small mutexes for the in-flight connect list, the health record and the
+//! suspend flag. None is held across I/O or a listener call.
+
+pub(crate) mod adder;
+pub(crate) mod bag;
+pub(crate) mod housekeeper;
+pub mod stats;
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use self::bag::{Bag, WaitOutcome, IDLE, IN_USE, RESERVED};
+use self::stats::{CloseReason, Counters, Stats};
+use crate::config::{fmt_duration, PoolConfig};
+use crate::connector::{ConnectAttempt, Connector};
+use crate::error::{Error, ErrorKind, Result};
+use crate::events::{Event, EventListener, LogListener};
+use crate::sync::{lock, Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex};
+use crate::sys::coarse_now_ns;
+
+/// A pool of connections made by `C`. Cheap to clone (an `Arc` inside); all
+/// clones share one pool. The pool closes when [`close`](Pool::close) is
+/// called or the last clone is dropped.
+pub struct Pool<C: Connector> {
+    shared: Arc<Shared<C>>,
+    _owner: Arc<Owner<C>>,
+}
+
+impl<C: Connector> Clone for Pool<C> {
+    fn clone(&self) -> Self {
+        Pool {
+            shared: self.shared.clone(),
+            _owner: self._owner.clone(),
+        }
+    }
+}
+
+/// Closes the pool when the last `Pool` handle goes (threads and borrowed
+/// connections hold `Shared`, not this).
+struct Owner<C: Connector>(Arc<Shared<C>>);
+
+impl<C: Connector> Drop for Owner<C> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// What the pool knows about reaching the database.
+#[derive(Default)]
+pub(crate) struct Health {
+    pub last_error: Option<(Instant, Error)>,
+    pub last_success: Option<Instant>,
+    pub consecutive_failures: u32,
+    pub outage_since: Option<Instant>,
+    /// A permanent connect error and when it was seen: `get` reports it at once
+    /// for `PERMANENT_HOLDOFF` instead of connecting again (no retry storm).
+    pub permanent: Option<(Instant, Error)>,
+}
+
+pub(crate) const PERMANENT_HOLDOFF: Duration = Duration::from_secs(1);
+
+pub(crate) struct Shared<C: Connector> {
+    pub cfg: PoolConfig,
+    pub connector: C,
+    pub bag: Bag<C::Conn>,
+    pub listener: Arc<dyn EventListener>,
+    pub counters: Counters,
+    /// Connections open (slots not EMPTY).
+    pub total: AtomicUsize,
+    /// Create requests outstanding (queued or being worked on).
+    pub pending: AtomicUsize,
+    /// Connects running right now.
+    pub connecting: AtomicUsize,
+    /// Adder threads alive, and the number ever started (for names).
+    pub adders: AtomicUsize,
+    pub adders_started: AtomicUsize,
+    /// Soft-eviction generation: entries created before the current one retire.
+    pub generation: AtomicU64,
+    pub closed: AtomicBool,
+    pub suspended: AtomicBool,
+    suspend_lock: Mutex<()>,
+    suspend_cv: Condvar,
+    pub next_id: AtomicU64,
+    pub create_tx: Sender<()>,
+    pub create_rx: Receiver<()>,
+    /// Dropped on close: every pool thread sleeps on the receiver, so close
+    /// wakes them all.
+    shutdown_tx: Mutex<Option<Sender<()>>>,
+    pub shutdown_rx: Receiver<()>,
+    /// Connects in flight, for the watchdog. Held only to push/remove/copy.
+    pub attempts: Mutex<Vec<ConnectAttempt>>,
+    pub wake_watchdog: Sender<()>,
+    pub wake_watchdog_rx: Receiver<()>,
+    pub wake_housekeeper: Sender<()>,
+    pub wake_housekeeper_rx: Receiver<()>,
+    pub health: Mutex<Health>,
+    pub bypass_ns: u64,
+    pub leak_ns: u64,
+}
+
+impl<C: Connector> Shared<C> {
+    pub fn emit(&self, e: Event) {
+        let l = &self.listener;
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| l.on_event(&e))).is_err() {
+            log::error!(target: "staunch", "event listener panicked on {e:?}");
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(SeqCst)
+    }
+
+    /// Asks an adder for one more connection, if that stays within max_size.
+    pub fn request_create(&self) -> bool {
+        let total = self.total.load(SeqCst);
+        let pending = self.pending.load(SeqCst);
+        if total + pending >= self.cfg.max_size || self.is_closed() {
+            return false;
+        }
+        self.pending.fetch_add(1, SeqCst);
+        if self.create_tx.try_send(()).is_err() {
+            self.pending.fetch_sub(1, SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// Whether a connect is still wanted: someone waits for it, or the pool is
+    /// below min_idle. Checked before every attempt, so requests queued during
+    /// an outage do not all complete when it ends (no refill storm).
+    pub fn create_needed(&self) -> bool {
+        if self.is_closed() || self.suspended.load(SeqCst) {
+            return false;
+        }
+        let total = self.total.load(SeqCst);
+        if total + self.connecting.load(SeqCst) >= self.cfg.max_size {
+            return false;
+        }
+        // Connects stuck past the grace do not count as on their way.
+        let coming = self.fresh_connecting();
+        let waiting = self.bag.waiting();
+        let idle = self.bag.idle_count();
+        waiting > idle + coming || total + coming < self.cfg.min_idle
+    }
+
+    /// Connects running that started less than `ADDER_GRACE` ago.
+    pub fn fresh_connecting(&self) -> usize {
+        lock(&self.attempts)
+            .iter()
+            .filter(|a| a.is_running() && a.started().elapsed() < adder::ADDER_GRACE)
+            .count()
+    }
+
+    /// Puts a new connection into the pool (to a waiter first).
+    pub fn add(&self, conn: C::Conn, took: Duration) -> bool {
+        let Some(idx) = self.bag.reserve_empty() else {
+            // max_size reached meanwhile (can only happen through races on
+            // the counters): the connection is surplus.
+            drop(conn);
+            return false;
+        };
+        let now = coarse_now_ns();
+        let slot = &self.bag.slots[idx];
+        let id = self.next_id.fetch_add(1, Relaxed) + 1;
+        slot.id.store(id, Relaxed);
+        slot.generation.store(self.generation.load(SeqCst), Relaxed);
+        let retire = match self.cfg.max_lifetime {
+            // Up to 2.5 % earlier, so connections made together retire apart.
+            Some(l) => {
+                let l = l.as_nanos() as u64;
+                now + l - jitter(l / 40)
+            }
+            None => u64::MAX,
+        };
+        slot.retire_at.store(retire, Relaxed);
+        let ka = self
+            .cfg
+            .keepalive_interval
+            .map(|k| {
+                let k = k.as_nanos() as u64;
+                k - jitter(k / 10)
+            })
+            .unwrap_or(0);
+        slot.keepalive_ns.store(ka, Relaxed);
+        slot.returned_at.store(now, Relaxed);
+        slot.alive_at.store(now, Relaxed);
+        slot.put(conn);
+        self.total.fetch_add(1, SeqCst);
+        self.counters.created.fetch_add(1, Relaxed);
+        self.counters.connect_time.record(took);
+        self.emit(Event::Connected {
+            id,
+            endpoint: self.connector.endpoint(),
+            took,
+        });
+        if self.is_closed() {
+            self.close_entry(idx, RESERVED, CloseReason::PoolClosed);
+        } else {
+            self.bag.release(idx, RESERVED);
+        }
+        true
+    }
+
+    /// Closes the connection of an owned entry and frees the slot.
+    pub fn close_entry(&self, idx: usize, from: u8, reason: CloseReason) {
+        let id = self.bag.slots[idx].id.load(Relaxed);
+        let conn = self.bag.remove(idx, from);
+        self.total.fetch_sub(1, SeqCst);
+        self.counters.closed(reason);
+        // Dropping a connection may write a goodbye packet: bounded by the
+        // connection's own socket timeouts, and outside any lock.
+        drop(conn);
+        self.emit(Event::Closed { id, reason });
+        if !self.is_closed() && self.create_needed() {
+            self.request_create();
+        }
+    }
+
+    /// Why an entry should retire now, if it should (checked on borrow, return
+    /// and by the housekeeper).
+    fn retire_reason(&self, idx: usize, now: u64) -> Option<CloseReason> {
+        let slot = &self.bag.slots[idx];
+        if slot.generation.load(Relaxed) < self.generation.load(Relaxed) {
+            Some(CloseReason::Evicted)
+        } else if now >= slot.retire_at.load(Relaxed) {
+            Some(CloseReason::MaxLifetime)
+        } else {
+            None
+        }
+    }
+
+    /// Turns an entry the caller now owns as IN_USE into a guard, validating
+    /// it first if it was idle past the bypass window. None: it was retired or
+    /// broken (and is gone).
+    fn checkout(self: &Arc<Self>, idx: usize) -> Option<PooledConn<C>> {
+        let now = coarse_now_ns();
+        if let Some(reason) = self.retire_reason(idx, now) {
+            self.close_entry(idx, IN_USE, reason);
+            return None;
+        }
+        let slot = &self.bag.slots[idx];
+        let Some(mut conn) = slot.take() else {
+            self.bag.violations.fetch_add(1, Relaxed);
+            self.close_entry(idx, IN_USE, CloseReason::Broken);
+            return None;
+        };
+        if now.saturating_sub(slot.alive_at.load(Relaxed)) > self.bypass_ns {
+            if let Err(error) = self
+                .connector
+                .validate(&mut conn, self.cfg.validation_timeout)
+            {
+                self.counters.validation_failures.fetch_add(1, Relaxed);
+                let id = slot.id.load(Relaxed);
+                slot.put(conn);
+                self.close_entry(idx, IN_USE, CloseReason::Broken);
+                self.emit(Event::ValidationFailed { id, error });
+                return None;
+            }
+            slot.alive_at.store(now, Relaxed);
+        }
+        slot.borrowed_at.store(now, Relaxed);
+        if self.leak_ns != 0 {
+            slot.leak_reported.store(false, Relaxed);
+            let t = std::thread::current();
+            *lock(&slot.borrower) = Some(
+                t.name()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("{:?}", t.id())),
+            );
+        }
+        Some(PooledConn {
+            conn: Some(conn),
+            idx,
+            flags: 0,
+            shared: self.clone(),
+        })
+    }
+
+    /// A borrower gives its connection back.
+    fn give_back(&self, idx: usize, mut conn: C::Conn, flags: u8) {
+        let keep = if self.is_closed() {
+            Err(CloseReason::PoolClosed)
+        } else if flags & FLAG_BROKEN != 0 || self.connector.is_broken(&conn) {
+            Err(CloseReason::Broken)
+        } else {
+            match self.connector.recycle(&mut conn, flags & FLAG_TOUCHED != 0) {
+                Ok(rolled_back) => {
+                    if rolled_back {
+                        self.counters.rollbacks_on_return.fetch_add(1, Relaxed);
+                    }
+                    Ok(())
+                }
+                Err(e) => {
+                    log::warn!(target: "staunch", "discarding a returned connection: {e}");
+                    Err(CloseReason::Broken)
+                }
+            }
+        };
+        let slot = &self.bag.slots[idx];
+        slot.put(conn);
+        let now = coarse_now_ns();
+        let keep = keep.and_then(|()| match self.retire_reason(idx, now) {
+            Some(r) => Err(r),
+            None => Ok(()),
+        });
+        match keep {
+            Ok(()) => {
+                slot.returned_at.store(now, Relaxed);
+                slot.alive_at.store(now, Relaxed);
+                self.bag.release(idx, IN_USE);
+            }
+            Err(reason) => self.close_entry(idx, IN_USE, reason),
+        }
+    }
+
+    pub fn record_connect_failure(&self, err: &Error, permanent: bool) -> u32 {
+        self.counters.connect_failures.fetch_add(1, Relaxed);
+        let mut h = lock(&self.health);
+        let now = Instant::now();
+        h.last_error = Some((now, err.clone()));
+        h.consecutive_failures += 1;
+        h.outage_since.get_or_insert(now);
+        if permanent {
+            h.permanent = Some((now, err.clone()));
+        }
+        h.consecutive_failures
+    }
+
+    pub fn record_connect_success(&self) -> Option<(u32, Duration)> {
+        let mut h = lock(&self.health);
+        h.last_success = Some(Instant::now());
+        h.permanent = None;
+        let failures = std::mem::take(&mut h.consecutive_failures);
+        h.outage_since
+            .take()
+            .map(|since| (failures, since.elapsed()))
+    }
+
+    fn timeout_error(&self, waited: Duration) -> Error {
+        let s = self.snapshot_gauges();
+        let state = format!(
+            "total={}, active={}, idle={}, waiting={}, pending creates={}",
+            s.total, s.active, s.idle, s.waiting, s.pending_creates
+        );
+        let h = lock(&self.health);
+        let failing = match (&h.last_error, h.last_success) {
+            (Some((at, _)), Some(ok)) => *at > ok,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        let last = h.last_error.as_ref().map(|(_, e)| e.clone());
+        drop(h);
+        let waited = fmt_duration(waited);
+        if failing && s.total < self.cfg.max_size {
+            let msg = format!(
+                "timed out after {waited} waiting for a connection: the database is unreachable ({state}); last connect error"
+            );
+            Error::with_source(ErrorKind::Unreachable, msg, last.expect("failing"))
+        } else if s.total == 0 && self.connecting.load(SeqCst) > 0 {
+            let inflight = self.describe_inflight();
+            Error::new(
+                ErrorKind::Unreachable,
+                format!(
+                    "timed out after {waited} waiting for a connection: the database is unreachable ({state}): {inflight}"
+                ),
+            )
+        } else {
+            Error::new(
+                ErrorKind::PoolExhausted,
+                format!(
+                    "timed out after {waited} waiting for a connection: the pool is exhausted, every connection is in use ({state}, max_size={})",
+                    self.cfg.max_size
+                ),
+            )
+        }
+    }
+
+    fn describe_inflight(&self) -> String {
+        let oldest = lock(&self.attempts).iter().map(|a| a.started()).min();
+        match oldest {
+            Some(t) => format!(
+                "a connect to {} has been running for {} without completing (connect_timeout={})",
+                self.connector.endpoint(),
+                fmt_duration(t.elapsed()),
+                fmt_duration(self.cfg.connect_timeout)
+            ),
+            None => "no connect has completed yet".to_string(),
+        }
+    }
+
+    fn snapshot_gauges(&self) -> Stats {
+        let mut s = Stats::default();
+        for slot in self.bag.slots.iter() {
+            match slot.state.load(Relaxed) {
+                IN_USE => s.active += 1,
+                RESERVED => s.reserved += 1,
+                IDLE => s.idle += 1,
+                _ => {}
+            }
+        }
+        s.total = self.total.load(SeqCst);
+        s.waiting = self.bag.waiting();
+        s.pending_creates = self.pending.load(SeqCst);
+        s.connecting = self.connecting.load(SeqCst);
+        s.adder_threads = self.adders.load(SeqCst);
+        s
+    }
+
+    pub fn close(&self) {
+        if self.closed.swap(true, SeqCst) {
+            return;
+        }
+        {
+            let _g = lock(&self.suspend_lock);
+            self.suspended.store(false, SeqCst);
+            self.suspend_cv.notify_all();
+        }
+        self.bag.fail_waiters(&Error::closed(), true);
+        lock(&self.shutdown_tx).take();
+        // Cut off connects in flight so adder threads exit now.
+        let inflight: Vec<ConnectAttempt> = lock(&self.attempts).clone();
+        for a in inflight {
+            a.cancel();
+        }
+        for idx in 0..self.bag.slots.len() {
+            if self.bag.reserve(idx) {
+                self.close_entry(idx, RESERVED, CloseReason::PoolClosed);
+            }
+        }
+        self.emit(Event::PoolClosed);
+    }
+}
+
+pub(crate) const FLAG_TOUCHED: u8 = 1;
+pub(crate) const FLAG_BROKEN: u8 = 2;
+
+/// A small random amount in [0, max], for jitter (xorshift; not for secrets).
+pub(crate) fn jitter(max: u64) -> u64 {
+    use std::cell::Cell;
+    thread_local!(static STATE: Cell<u64> = Cell::new(0));
+    if max == 0 {
+        return 0;
+    }
+    STATE.with(|s| {
+        let mut x = s.get();
+        if x == 0 {
+            x = crate::sys::precise_now_ns() ^ (s as *const _ as u64) | 1;
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.set(x);
+        x % (max + 1)
+    })
+}
+
+impl<C: Connector> Pool<C> {
+    /// Starts a pool over any connector, with the default listener (the
+    /// `log` crate). Spawns the adder, watchdog and housekeeper threads. With
+    /// `initialization_fail_timeout` set, makes the first connection before
+    /// returning, and fails if that does not succeed.
+    pub fn with_connector(cfg: PoolConfig, connector: C) -> Result<Pool<C>> {
+        Self::with_listener(cfg, connector, Arc::new(LogListener))
+    }
+
+    /// As [`with_connector`](Pool::with_connector), with an event listener.
+    pub fn with_listener(
+        cfg: PoolConfig,
+        connector: C,
+        listener: Arc<dyn EventListener>,
+    ) -> Result<Pool<C>> {
+        cfg.validate()?;
+        let (create_tx, create_rx) = crossbeam_channel::bounded(cfg.max_size * 2 + 16);
+        let (shutdown_tx, shutdown_rx) = crossbeam_channel::bounded(0);
+        let (wake_watchdog, wake_watchdog_rx) = crossbeam_channel::bounded(1);
+        let (wake_housekeeper, wake_housekeeper_rx) = crossbeam_channel::bounded(1);
+        let shared = Arc::new(Shared {
+            bag: Bag::new(cfg.max_size),
+            bypass_ns: cfg.alive_bypass_window.as_nanos() as u64,
+            leak_ns: cfg
+                .leak_detection_threshold
+                .map_or(0, |d| d.as_nanos() as u64),
+            cfg,
+            connector,
+            listener,
+            counters: Counters::new(),
+            total: AtomicUsize::new(0),
+            pending: AtomicUsize::new(0),
+            connecting: AtomicUsize::new(0),
+            adders: AtomicUsize::new(0),
+            adders_started: AtomicUsize::new(0),
+            generation: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            suspended: AtomicBool::new(false),
+            suspend_lock: Mutex::new(()),
+            suspend_cv: Condvar::new(),
+            next_id: AtomicU64::new(0),
+            create_tx,
+            create_rx,
+            shutdown_tx: Mutex::new(Some(shutdown_tx)),
+            shutdown_rx,
+            attempts: Mutex::new(Vec::new()),
+            wake_watchdog,
+            wake_watchdog_rx,
+            wake_housekeeper,
+            wake_housekeeper_rx,
+            health: Mutex::new(Health::default()),
+        });
+        let started = (0..shared.cfg.adder_threads)
+            .try_for_each(|_| adder::spawn(&shared))
+            .and_then(|()| housekeeper::spawn(&shared))
+            .and_then(|()| adder::spawn_watchdog(&shared));
+        if let Err(e) = started {
+            shared.close();
+            return Err(Error::new(
+                ErrorKind::Internal,
+                format!("cannot start a pool thread: {e}"),
+            ));
+        }
+        let pool = Pool {
+            _owner: Arc::new(Owner(shared.clone())),
+            shared,
+        };
+        if let Some(t) = pool.shared.cfg.initialization_fail_timeout {
+            // A zero timeout still allows one whole connect.
+            let t = t.max(pool.shared.cfg.connect_timeout + Duration::from_millis(100));
+            match pool.get_timeout(t) {
+                Ok(c) => drop(c),
+                Err(e) => {
+                    pool.close();
+                    return Err(Error::with_source(
+                        e.kind(),
+                        "the pool could not make its first connection (initialization_fail_timeout)",
+                        e,
+                    ));
+                }
+            }
+        }
+        pool.shared.housekeeper_kick();
+        Ok(pool)
+    }
+
+    /// Borrows a connection, waiting at most `connection_timeout`.
+    pub fn get(&self) -> Result<PooledConn<C>> {
+        self.get_timeout(self.shared.cfg.connection_timeout)
+    }
+
+    /// Borrows a connection if one is idle now; never waits and never connects.
+    pub fn try_get(&self) -> Result<Option<PooledConn<C>>> {
+        let s = &self.shared;
+        if s.is_closed() {
+            return Err(Error::closed());
+        }
+        if s.suspended.load(Relaxed) {
+            return Ok(None);
+        }
+        while let Some(idx) = s.bag.claim_idle() {
+            if let Some(c) = s.checkout(idx) {
+                s.counters.fast_acquires.incr();
+                return Ok(Some(c));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Borrows a connection, waiting at most `timeout`. Fails with
+    /// `PoolExhausted` or `Unreachable` (the message says which and why),
+    /// `ConnectRejected` at once on a permanent connect error, or `Closed`.
+    pub fn get_timeout(&self, timeout: Duration) -> Result<PooledConn<C>> {
+        let s = &self.shared;
+        if s.is_closed() {
+            return Err(Error::closed());
+        }
+        if !s.suspended.load(Relaxed) {
+            while let Some(idx) = s.bag.claim_idle() {
+                if let Some(c) = s.checkout(idx) {
+                    s.counters.fast_acquires.incr();
+                    return Ok(c);
+                }
+            }
+        }
+        self.get_slow(Instant::now(), timeout)
+    }
+
+    #[cold]
+    fn get_slow(&self, start: Instant, timeout: Duration) -> Result<PooledConn<C>> {
+        let s = &self.shared;
+        let deadline = start + timeout;
+        if s.suspended.load(SeqCst) {
+            let mut g = lock(&s.suspend_lock);
+            while s.suspended.load(SeqCst) {
+                let now = Instant::now();
+                if now >= deadline {
+                    drop(g);
+                    return Err(self.timed_out(start));
+                }
+                g = s
+                    .suspend_cv
+                    .wait_timeout(g, deadline - now)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
+            }
+        }
+        loop {
+            if s.is_closed() {
+                return Err(Error::closed());
+            }
+            if let Some(e) = self.recent_permanent_failure() {
+                return Err(e);
+            }
+            let outcome = s.bag.wait(Some(deadline), || {
+                if s.pending.load(SeqCst) < s.bag.waiting() {
+                    s.request_create();
+                }
+            });
+            match outcome {
+                WaitOutcome::Got(idx) => {
+                    if let Some(c) = s.checkout(idx) {
+                        s.counters.slow_acquires.fetch_add(1, Relaxed);
+                        s.counters.acquire_wait.record(start.elapsed());
+                        return Ok(c);
+                    }
+                }
+                WaitOutcome::Failed(e) => return Err(e),
+                WaitOutcome::TimedOut => return Err(self.timed_out(start)),
+            }
+        }
+    }
+
+    fn timed_out(&self, start: Instant) -> Error {
+        let s = &self.shared;
+        if s.is_closed() {
+            return Error::closed();
+        }
+        s.counters.acquire_timeouts.fetch_add(1, Relaxed);
+        let e = s.timeout_error(start.elapsed());
+        s.emit(Event::AcquireTimeout { error: e.clone() });
+        e
+    }
+
+    /// A permanent connect error seen in the last second, while the pool has
+    /// no connection: reported at once instead of connecting again.
+    fn recent_permanent_failure(&self) -> Option<Error> {
+        let s = &self.shared;
+        if s.total.load(SeqCst) > 0 {
+            return None;
+        }
+        let h = lock(&s.health);
+        let (at, e) = h.permanent.as_ref()?;
+        (at.elapsed() < PERMANENT_HOLDOFF).then(|| e.clone())
+    }
+
+    /// A snapshot of gauges and counters.
+    pub fn stats(&self) -> Stats {
+        let s = &self.shared;
+        let mut st = s.snapshot_gauges();
+        let c = &s.counters;
+        let fast = c.fast_acquires.sum();
+        st.acquired = fast + c.slow_acquires.load(Relaxed);
+        st.acquire_timeouts = c.acquire_timeouts.load(Relaxed);
+        st.created = c.created.load(Relaxed);
+        let closed: Vec<u64> = c.closed.iter().map(|x| x.load(Relaxed)).collect();
+        st.closed_idle_timeout = closed[0];
+        st.closed_max_lifetime = closed[1];
+        st.closed_broken = closed[2];
+        st.closed_evicted = closed[3];
+        st.closed_pool_closed = closed[4];
+        st.connect_failures = c.connect_failures.load(Relaxed);
+        st.abandoned_connects = c.abandoned_connects.load(Relaxed);
+        st.validation_failures = c.validation_failures.load(Relaxed);
+        st.keepalives = c.keepalives.load(Relaxed);
+        st.leaks_reported = c.leaks_reported.load(Relaxed);
+        st.rollbacks_on_return = c.rollbacks_on_return.load(Relaxed);
+        st.acquire_latency = c.acquire_wait.snapshot(fast);
+        st.connect_latency = c.connect_time.snapshot(0);
+        st.violations = s.bag.violations.load(Relaxed) as u64;
+        st
+    }
+
+    /// The last connect error, if connects are failing now.
+    pub fn last_connect_error(&self) -> Option<Error> {
+        let h = lock(&self.shared.health);
+        match (&h.last_error, h.last_success) {
+            (Some((at, e)), Some(ok)) if *at > ok => Some(e.clone()),
+            (Some((_, e)), None) => Some(e.clone()),
+            _ => None,
+        }
+    }
+
+    /// Retires every current connection: idle ones now (by the housekeeper),
+    /// borrowed ones when they are returned. New connections replace them on
+    /// demand.
+    pub fn soft_evict(&self) {
+        self.shared.generation.fetch_add(1, SeqCst);
+        self.shared.housekeeper_kick();
+    }
+
+    /// Stops handing out connections: `get` waits (up to its timeout) until
+    /// [`resume`](Pool::resume). Borrowed connections are unaffected.
+    pub fn suspend(&self) {
+        let _g = lock(&self.shared.suspend_lock);
+        self.shared.suspended.store(true, SeqCst);
+    }
+
+    /// Ends a [`suspend`](Pool::suspend).
+    pub fn resume(&self) {
+        let s = &self.shared;
+        {
+            let _g = lock(&s.suspend_lock);
+            s.suspended.store(false, SeqCst);
+            s.suspend_cv.notify_all();
+        }
+        if s.bag.waiting() > 0 {
+            s.bag.serve_waiters();
+        }
+    }
+
+    /// Closes the pool: waiters fail with `Closed`, connects in flight are cut
+    /// off, idle connections are closed now, borrowed ones when returned.
+    /// Idempotent; returns without waiting for background threads, which exit
+    /// promptly on their own.
+    pub fn close(&self) {
+        self.shared.close();
+    }
+
+    /// Whether [`close`](Pool::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.shared.is_closed()
+    }
+
+    /// The pool knobs in force.
+    pub fn config(&self) -> &PoolConfig {
+        &self.shared.cfg
+    }
+
+    /// The connector.
+    pub fn connector(&self) -> &C {
+        &self.shared.connector
+    }
+}
+
+impl<C: Connector> fmt::Debug for Pool<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.shared.snapshot_gauges();
+        f.debug_struct("Pool")
+            .field("endpoint", &self.shared.connector.endpoint())
+            .field("total", &s.total)
+            .field("active", &s.active)
+            .field("idle", &s.idle)
+            .field("waiting", &s.waiting)
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+impl<C: Connector> Shared<C> {
+    pub fn housekeeper_kick(&self) {
+        let _ = self.wake_housekeeper.try_send(());
+    }
+}
+
+/// A borrowed connection. Derefs to the connector's connection type (for
+/// MySQL, `mysql::Conn`); dropping it returns the connection to the pool, after
+/// rolling back any transaction left open.
+pub struct PooledConn<C: Connector> {
+    conn: Option<C::Conn>,
+    idx: usize,
+    pub(crate) flags: u8,
+    shared: Arc<Shared<C>>,
+}
+
+impl<C: Connector> PooledConn<C> {
+    /// The connection and the flags, borrowed apart.
+    pub(crate) fn split(&mut self) -> (&mut C::Conn, &mut u8) {
+        (
+            self.conn.as_mut().expect("present until drop"),
+            &mut self.flags,
+        )
+    }
+
+    /// The pool-wide number of this connection (as in events).
+    pub fn id(&self) -> u64 {
+        self.shared.bag.slots[self.idx].id.load(Relaxed)
+    }
+
+    /// Marks the connection as unusable: it is closed instead of returned.
+    pub fn discard(mut self) {
+        self.flags |= FLAG_BROKEN;
+    }
+}
+
+impl<C: Connector> Deref for PooledConn<C> {
+    type Target = C::Conn;
+    fn deref(&self) -> &C::Conn {
+        self.conn.as_ref().expect("present until drop")
+    }
+}
+
+impl<C: Connector> DerefMut for PooledConn<C> {
+    /// Raw mutable access: the pool can no longer know the session state, so
+    /// the return path checks it (for MySQL: a rollback if one may be needed).
+    fn deref_mut(&mut self) -> &mut C::Conn {
+        self.flags |= FLAG_TOUCHED;
+        self.conn.as_mut().expect("present until drop")
+    }
+}
+
+impl<C: Connector> Drop for PooledConn<C> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.shared.give_back(self.idx, conn, self.flags);
+        }
+    }
+}
+
+impl<C: Connector> fmt::Debug for PooledConn<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PooledConn")
+            .field("id", &self.id())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,456 @@
+//! Pool core tests with a scripted fake connector (no database): the
+//! mechanisms in isolation. Real-server behaviour is in tests/.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::connector::{ConnectAttempt, Connector};
+
+#[derive(Default)]
+struct Script {
+    /// Fail this many next connects (transient).
+    fail_next: AtomicUsize,
+    /// Fail every connect permanently.
+    reject: AtomicBool,
+    /// Connects block until cancelled by the watchdog.
+    hang: AtomicBool,
+    /// Validation fails.
+    invalid: AtomicBool,
+    connects: AtomicUsize,
+    validations: AtomicUsize,
+    recycles: AtomicUsize,
+}
+
+struct Fake {
+    s: Arc<Script>,
+}
+
+struct FakeConn {
+    n: usize,
+    /// Set while someone (borrower or validator) uses the connection.
+    busy: Arc<AtomicBool>,
+}
+
+impl Connector for Fake {
+    type Conn = FakeConn;
+    fn connect(&self, attempt: &ConnectAttempt) -> Result<FakeConn> {
+        let n = self.s.connects.fetch_add(1, SeqCst) + 1;
+        if self.s.hang.load(SeqCst) {
+            let gate = Arc::new((Mutex::new(false), Condvar::new()));
+            let g2 = gate.clone();
+            attempt.set_canceller(move || {
+                *g2.0.lock().unwrap() = true;
+                g2.1.notify_all();
+                Some("fake: no greeting".into())
+            });
+            let mut cut = gate.0.lock().unwrap();
+            while !*cut {
+                cut = gate.1.wait(cut).unwrap();
+            }
+            return Err(Error::new(
+                ErrorKind::Connect,
+                format!("cut off: {}", attempt.cancelled().unwrap()),
+            ));
+        }
+        if self.s.reject.load(SeqCst) {
+            return Err(Error::new(ErrorKind::Connect, "access denied"));
+        }
+        if self.s.fail_next.load(SeqCst) > 0 {
+            self.s.fail_next.fetch_sub(1, SeqCst);
+            return Err(Error::new(ErrorKind::Connect, "connection refused"));
+        }
+        Ok(FakeConn {
+            n,
+            busy: Arc::new(AtomicBool::new(false)),
+        })
+    }
+    fn validate(&self, conn: &mut FakeConn, _t: Duration) -> Result<()> {
+        assert!(!conn.busy.swap(true, SeqCst), "validated while in use");
+        self.s.validations.fetch_add(1, SeqCst);
+        thread::yield_now();
+        conn.busy.store(false, SeqCst);
+        if self.s.invalid.load(SeqCst) {
+            Err(Error::new(ErrorKind::Io, "ping failed"))
+        } else {
+            Ok(())
+        }
+    }
+    fn recycle(&self, _c: &mut FakeConn, _touched: bool) -> Result<bool> {
+        self.s.recycles.fetch_add(1, SeqCst);
+        Ok(false)
+    }
+    fn is_permanent(&self, e: &Error) -> bool {
+        e.to_string().contains("access denied")
+    }
+    fn endpoint(&self) -> String {
+        "fake:1".into()
+    }
+}
+
+fn cfg() -> PoolConfig {
+    PoolConfig {
+        max_size: 4,
+        connection_timeout: Duration::from_secs(5),
+        connect_timeout: Duration::from_millis(300),
+        ..PoolConfig::default()
+    }
+}
+
+fn pool(c: PoolConfig) -> (Pool<Fake>, Arc<Script>) {
+    let s = Arc::new(Script::default());
+    (Pool::with_connector(c, Fake { s: s.clone() }).unwrap(), s)
+}
+
+#[test]
+fn returned_connection_is_reused() {
+    let (p, s) = pool(cfg());
+    let n1 = p.get().unwrap().n;
+    let n2 = p.get().unwrap().n;
+    assert_eq!(n1, n2);
+    assert_eq!(s.connects.load(SeqCst), 1);
+    let st = p.stats();
+    assert_eq!(
+        (st.total, st.idle, st.active, st.acquired, st.created),
+        (1, 1, 0, 2, 1)
+    );
+}
+
+#[test]
+fn exhausted_pool_says_so() {
+    let (p, _) = pool(PoolConfig {
+        max_size: 1,
+        ..cfg()
+    });
+    let _held = p.get().unwrap();
+    let e = p.get_timeout(Duration::from_millis(50)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::PoolExhausted, "{e}");
+    assert!(e.to_string().contains("exhausted"), "{e}");
+    assert!(e.to_string().contains("total=1, active=1, idle=0"), "{e}");
+    assert_eq!(p.stats().acquire_timeouts, 1);
+}
+
+#[test]
+fn waiters_are_served_first_come_first_served() {
+    let (p, _) = pool(PoolConfig {
+        max_size: 1,
+        ..cfg()
+    });
+    let held = p.get().unwrap();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut ts = Vec::new();
+    for i in 0..4 {
+        let p2 = p.clone();
+        let order = order.clone();
+        ts.push(thread::spawn(move || {
+            let c = p2.get().unwrap();
+            order.lock().unwrap().push(i);
+            drop(c);
+        }));
+        // Make sure waiter i is queued before waiter i+1.
+        while p.stats().waiting < i + 1 {
+            thread::yield_now();
+        }
+    }
+    drop(held);
+    for t in ts {
+        t.join().unwrap();
+    }
+    assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn hanging_connect_is_cut_off_at_its_deadline() {
+    let (p, s) = pool(cfg());
+    s.hang.store(true, SeqCst);
+    let e = p.get_timeout(Duration::from_millis(700)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unreachable, "{e}");
+    assert!(e.to_string().contains("fake: no greeting"), "{e}");
+    s.hang.store(false, SeqCst);
+    // The adders are free again: the next get connects.
+    let c = p.get_timeout(Duration::from_secs(3)).unwrap();
+    assert!(c.n > 1);
+}
+
+#[test]
+fn extra_adder_serves_while_the_others_are_stuck() {
+    // One adder, stuck in a connect with a long deadline; a healthy path
+    // appears; a waiter must be served by an extra adder, not after the
+    // deadline.
+    let (p, s) = pool(PoolConfig {
+        adder_threads: 1,
+        connect_timeout: Duration::from_secs(30),
+        ..cfg()
+    });
+    s.hang.store(true, SeqCst);
+    let p2 = p.clone();
+    let first = thread::spawn(move || p2.get_timeout(Duration::from_millis(100)).map(|_| ()));
+    assert!(first.join().unwrap().is_err());
+    while s.connects.load(SeqCst) == 0 {
+        thread::yield_now();
+    }
+    s.hang.store(false, SeqCst);
+    let c = p
+        .get_timeout(Duration::from_secs(5))
+        .expect("an extra adder should connect");
+    assert!(c.n >= 2);
+    assert!(p.stats().adder_threads >= 2);
+    p.close();
+}
+
+#[test]
+fn permanent_error_fails_fast_without_retry_storm() {
+    let (p, s) = pool(cfg());
+    s.reject.store(true, SeqCst);
+    let t = Instant::now();
+    let e = p.get().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ConnectRejected, "{e}");
+    assert!(t.elapsed() < p.config().connection_timeout);
+    for _ in 0..50 {
+        assert_eq!(p.get().unwrap_err().kind(), ErrorKind::ConnectRejected);
+    }
+    // Within the hold-off, gets reuse the error rather than connect again.
+    assert!(
+        s.connects.load(SeqCst) <= 3,
+        "connects: {}",
+        s.connects.load(SeqCst)
+    );
+}
+
+#[test]
+fn transient_failures_are_retried_within_the_timeout() {
+    let (p, s) = pool(cfg());
+    s.fail_next.store(3, SeqCst);
+    let c = p.get().unwrap();
+    assert_eq!(c.n, 4);
+    assert_eq!(p.stats().connect_failures, 3);
+}
+
+#[test]
+fn no_refill_storm_after_outage() {
+    let (p, s) = pool(PoolConfig {
+        max_size: 8,
+        ..cfg()
+    });
+    s.fail_next.store(usize::MAX / 2, SeqCst);
+    let mut ts = Vec::new();
+    for _ in 0..8 {
+        let p = p.clone();
+        ts.push(thread::spawn(move || {
+            p.get_timeout(Duration::from_millis(200)).is_err()
+        }));
+    }
+    for t in ts {
+        assert!(t.join().unwrap());
+    }
+    // The outage ends after everyone gave up: nobody needs connections now.
+    s.fail_next.store(0, SeqCst);
+    thread::sleep(Duration::from_millis(1500));
+    let st = p.stats();
+    assert_eq!(
+        st.total, 0,
+        "requests from the outage completed anyway: {st:?}"
+    );
+    assert_eq!(st.pending_creates, 0);
+}
+
+#[test]
+fn stale_connection_is_validated_and_replaced() {
+    let (p, s) = pool(PoolConfig {
+        alive_bypass_window: Duration::ZERO,
+        keepalive_interval: None,
+        ..cfg()
+    });
+    let n1 = p.get().unwrap().n;
+    thread::sleep(Duration::from_millis(10));
+    s.invalid.store(true, SeqCst);
+    let p2 = p.clone();
+    let s2 = s.clone();
+    let t = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(50));
+        s2.invalid.store(false, SeqCst);
+        drop(p2);
+    });
+    let c = p.get().unwrap();
+    t.join().unwrap();
+    assert_ne!(c.n, n1);
+    assert!(p.stats().validation_failures >= 1);
+}
+
+#[test]
+fn incident_c_keepalive_never_shares_a_connection() {
+    // A keepalive every 10 ms and 8 borrowers hammering 2 connections. The fake
+    // panics (a test failure) if validation touches a connection in use, and
+    // borrowers check nobody else holds theirs.
+    let (p, s) = pool(PoolConfig {
+        max_size: 2,
+        keepalive_interval: Some(Duration::from_millis(10)),
+        max_lifetime: Some(Duration::from_secs(60)),
+        alive_bypass_window: Duration::from_millis(5),
+        ..cfg()
+    });
+    let violations = Arc::new(AtomicUsize::new(0));
+    let stop = Instant::now() + Duration::from_millis(1500);
+    let mut ts = Vec::new();
+    for _ in 0..8 {
+        let p = p.clone();
+        let v = violations.clone();
+        ts.push(thread::spawn(move || {
+            let mut n = 0;
+            while Instant::now() < stop {
+                let c = p.get().unwrap();
+                if c.busy.swap(true, SeqCst) {
+                    v.fetch_add(1, SeqCst);
+                }
+                thread::yield_now();
+                c.busy.store(false, SeqCst);
+                drop(c);
+                if n % 16 == 0 {
+                    thread::sleep(Duration::from_millis(12));
+                }
+                n += 1;
+            }
+        }));
+    }
+    for t in ts {
+        t.join().unwrap();
+    }
+    let st = p.stats();
+    assert_eq!(violations.load(SeqCst), 0);
+    assert_eq!(st.violations, 0);
+    assert!(
+        s.validations.load(SeqCst) > 10,
+        "keepalive must have run: {st:?}"
+    );
+}
+
+#[test]
+fn close_fails_waiters_and_later_gets() {
+    let (p, _) = pool(PoolConfig {
+        max_size: 1,
+        ..cfg()
+    });
+    let held = p.get().unwrap();
+    let p2 = p.clone();
+    let w = thread::spawn(move || p2.get().unwrap_err().kind());
+    while p.stats().waiting == 0 {
+        thread::yield_now();
+    }
+    p.close();
+    p.close();
+    assert_eq!(w.join().unwrap(), ErrorKind::Closed);
+    assert_eq!(p.get().unwrap_err().kind(), ErrorKind::Closed);
+    drop(held);
+    let st = p.stats();
+    assert_eq!(st.total, 0);
+    assert_eq!(st.closed_pool_closed, 1);
+}
+
+#[test]
+fn soft_evict_retires_idle_and_returned() {
+    let (p, _) = pool(cfg());
+    let a = p.get().unwrap();
+    let b = p.get().unwrap();
+    let (na, nb) = (a.n, b.n);
+    drop(b);
+    p.soft_evict();
+    drop(a);
+    let c = p.get().unwrap();
+    assert!(c.n != na && c.n != nb);
+    assert!(p.stats().closed_evicted >= 1);
+}
+
+#[test]
+fn suspend_blocks_until_resume() {
+    let (p, _) = pool(cfg());
+    drop(p.get().unwrap());
+    p.suspend();
+    assert!(p.try_get().unwrap().is_none());
+    let e = p.get_timeout(Duration::from_millis(30)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::PoolExhausted);
+    let p2 = p.clone();
+    let t = thread::spawn(move || p2.get_timeout(Duration::from_secs(5)).map(|c| c.n));
+    thread::sleep(Duration::from_millis(30));
+    p.resume();
+    assert!(t.join().unwrap().is_ok());
+}
+
+#[test]
+fn min_idle_is_filled_and_idle_timeout_retires_extra() {
+    let (p, _) = pool(PoolConfig {
+        min_idle: 2,
+        idle_timeout: Some(Duration::from_millis(100)),
+        ..cfg()
+    });
+    let held: Vec<_> = (0..4).map(|_| p.get().unwrap()).collect();
+    drop(held);
+    let t = Instant::now();
+    while p.stats().total > 2 && t.elapsed() < Duration::from_secs(5) {
+        thread::sleep(Duration::from_millis(20));
+    }
+    let st = p.stats();
+    assert_eq!(st.total, 2, "{st:?}");
+    assert_eq!(st.closed_idle_timeout, 2);
+}
+
+#[test]
+fn leak_is_reported_with_the_thread_name() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    let p = Pool::with_listener(
+        PoolConfig {
+            leak_detection_threshold: Some(Duration::from_millis(50)),
+            ..cfg()
+        },
+        Fake {
+            s: Arc::new(Script::default()),
+        },
+        Arc::new(move |e: &Event| {
+            if let Event::LeakSuspected { thread, .. } = e {
+                s2.lock().unwrap().push(thread.clone());
+            }
+        }),
+    )
+    .unwrap();
+    let p2 = p.clone();
+    thread::Builder::new()
+        .name("leaky-worker".into())
+        .spawn(move || {
+            let c = p2.get().unwrap();
+            thread::sleep(Duration::from_millis(300));
+            drop(c);
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec!["leaky-worker".to_string()]);
+    assert_eq!(p.stats().leaks_reported, 1);
+}
+
+#[test]
+fn max_lifetime_retires_connections() {
+    let (p, _) = pool(PoolConfig {
+        max_lifetime: Some(Duration::from_millis(100)),
+        keepalive_interval: None,
+        ..cfg()
+    });
+    let n1 = p.get().unwrap().n;
+    thread::sleep(Duration::from_millis(300));
+    let n2 = p.get().unwrap().n;
+    assert_ne!(n1, n2);
+    assert!(p.stats().closed_max_lifetime >= 1);
+}
+
+#[test]
+fn dropping_the_last_handle_closes_the_pool() {
+    let (p, _) = pool(cfg());
+    let c = p.get().unwrap();
+    drop(p);
+    // The borrowed connection keeps the internals alive and is closed on return.
+    let shared = c.shared.clone();
+    drop(c);
+    assert!(shared.is_closed());
+    assert_eq!(shared.total.load(SeqCst), 0);
+}

@@ -1,0 +1,145 @@
+//! The few operating-system calls the pool needs that std does not offer.
+//!
+//! This is the one place outside `ffi` where `unsafe` is allowed: each function
+//! is a thin wrapper over one libc call with its arguments checked here.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::RawFd;
+use std::time::Duration;
+
+/// Nanoseconds on a coarse monotonic clock (CLOCK_MONOTONIC_COARSE: a vDSO read
+/// with no syscall, a few ns, resolution of a scheduler tick, 1 to 4 ms). The
+/// pool's hot path reads it at most once per checkout and once per return; every
+/// window it compares against (bypass, idle, lifetime) is far longer than a tick.
+#[inline]
+pub fn coarse_now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid, writable timespec; the clock id is a constant the
+    // kernel supports since 2.6.32.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    if rc != 0 {
+        return precise_now_ns();
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Nanoseconds on CLOCK_MONOTONIC, for deadlines that need precision.
+pub fn precise_now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: as above.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn timeval(d: Option<Duration>) -> libc::timeval {
+    match d {
+        // A zero timeval means "no timeout" to the kernel, so round up.
+        Some(d) => libc::timeval {
+            tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
+            tv_usec: (d.subsec_micros().max(if d.as_secs() == 0 { 1 } else { 0 }))
+                as libc::suseconds_t,
+        },
+        None => libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+    }
+}
+
+fn set_timeout(fd: RawFd, opt: libc::c_int, d: Option<Duration>) -> io::Result<()> {
+    let tv = timeval(d);
+    // SAFETY: tv is a valid timeval and its size is passed; a bad fd gives EBADF.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            opt,
+            &tv as *const libc::timeval as *const libc::c_void,
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Sets SO_RCVTIMEO and SO_SNDTIMEO on a socket (`None`: block without bound).
+pub fn set_socket_timeouts(fd: RawFd, d: Option<Duration>) -> io::Result<()> {
+    set_timeout(fd, libc::SO_RCVTIMEO, d)?;
+    set_timeout(fd, libc::SO_SNDTIMEO, d)
+}
+
+/// Shuts a socket down in both directions, so that every thread blocked on it
+/// returns at once. Errors (already closed, not connected) are ignored: the
+/// goal is only that nobody stays blocked.
+pub fn shutdown(fd: RawFd) {
+    // SAFETY: shutdown on any fd is memory-safe; a wrong fd gives an error.
+    unsafe {
+        libc::shutdown(fd, libc::SHUT_RDWR);
+    }
+}
+
+/// A duplicate of `fd` that is closed on drop: holding it keeps the socket
+/// alive, so the fd number cannot be reused for something else meanwhile.
+pub struct DupFd(RawFd);
+
+impl DupFd {
+    pub fn new(fd: RawFd) -> Option<DupFd> {
+        // SAFETY: dup on any fd is memory-safe.
+        let d = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        (d >= 0).then_some(DupFd(d))
+    }
+    pub fn fd(&self) -> RawFd {
+        self.0
+    }
+    /// The inode of the file behind the fd (for a socket, the number in
+    /// `/proc/net/tcp`).
+    pub fn inode(&self) -> Option<u64> {
+        // SAFETY: st is a valid out-pointer for fstat.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::fstat(self.0, &mut st) };
+        (rc == 0).then_some(st.st_ino)
+    }
+    /// Bytes the kernel has received on this TCP socket (TCP_INFO
+    /// tcpi_bytes_received, Linux 4.1+), or None if unknown.
+    pub fn tcp_bytes_received(&self) -> Option<u64> {
+        // The kernel's struct tcp_info only grows; tcpi_bytes_received sits at
+        // offset 128 (after 8 one-byte fields, 24 u32 and 3 u64).
+        let mut buf = [0u8; 256];
+        let mut len = buf.len() as libc::socklen_t;
+        // SAFETY: buf is writable for len bytes; the kernel writes at most len.
+        let rc = unsafe {
+            libc::getsockopt(
+                self.0,
+                libc::IPPROTO_TCP,
+                libc::TCP_INFO,
+                buf.as_mut_ptr() as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if rc != 0 || (len as usize) < 136 {
+            return None;
+        }
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&buf[128..136]);
+        Some(u64::from_ne_bytes(b))
+    }
+}
+
+impl Drop for DupFd {
+    fn drop(&mut self) {
+        // SAFETY: we own this fd (it came from our own dup).
+        unsafe {
+            libc::close(self.0);
+        }
+    }
+}
