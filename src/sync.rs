@@ -1,70 +1,89 @@
-//! The synchronization primitives the pool core is built on, behind one shim so
-//! that `RUSTFLAGS="--cfg loom" cargo test --release --lib loom` checks the
-//! same code under the loom model checker (the crossbeam pattern).
+//! Synchronization primitives, behind one shim.
+//!
+//! The pool uses std's types. The entry registry (`pool/bag.rs`) uses the ones
+//! in [`model`], which are loom's under `--cfg loom`, so that
+//! `RUSTFLAGS="--cfg loom" cargo test --release --lib loom_model` checks that
+//! code under the loom model checker (the crossbeam pattern).
 
-#[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
-#[cfg(loom)]
-pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
-
-#[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
-#[cfg(not(loom))]
-pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+pub(crate) use std::sync::{Arc, Condvar, Mutex};
 
 /// Locks a mutex, ignoring poisoning: every critical section in the pool keeps
 /// its data consistent before any call that could panic, so a poisoned lock
 /// carries no broken invariant.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     match m.lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
     }
 }
 
-/// A cell whose contents belong to whoever owns the entry it sits in.
-///
-/// Access is unsynchronized: the caller must hold the entry's ownership (won by
-/// the CAS on the entry state in `bag.rs`). Under loom the accesses are tracked,
-/// so a model run fails if two threads ever touch one cell at once, which is
-/// incident C exactly.
-#[derive(Debug)]
-pub(crate) struct OwnedCell<T> {
-    inner: OwnedCellInner<T>,
-}
+/// The primitives of the model-checked code: loom's under `cfg(loom)`.
+pub(crate) mod model {
+    #[cfg(loom)]
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
+    #[cfg(loom)]
+    pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-impl<T> OwnedCell<T> {
-    pub(crate) fn new(v: T) -> Self {
-        Self {
-            inner: OwnedCellInner::new(v),
+    #[cfg(not(loom))]
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
+    #[cfg(not(loom))]
+    pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+    /// Locks a mutex, ignoring poisoning: every critical section in the pool keeps
+    /// its data consistent before any call that could panic, so a poisoned lock
+    /// carries no broken invariant.
+    pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        match m.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
         }
     }
 
-    /// Runs `f` on the contents.
+    /// A cell whose contents belong to whoever owns the entry it sits in.
     ///
-    /// # Safety
-    /// The caller owns the entry holding this cell (its state CAS succeeded and
-    /// has not been released), so no other thread can access it meanwhile.
-    #[allow(unsafe_code)]
-    pub(crate) unsafe fn with_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        #[cfg(loom)]
-        {
-            self.inner.with_mut(|p| f(unsafe { &mut *p }))
+    /// Access is unsynchronized: the caller must hold the entry's ownership (won by
+    /// the CAS on the entry state in `bag.rs`). Under loom the accesses are tracked,
+    /// so a model run fails if two threads ever touch one cell at once, which is
+    /// incident C exactly.
+    #[derive(Debug)]
+    pub(crate) struct OwnedCell<T> {
+        inner: OwnedCellInner<T>,
+    }
+
+    impl<T> OwnedCell<T> {
+        pub(crate) fn new(v: T) -> Self {
+            Self {
+                inner: OwnedCellInner::new(v),
+            }
         }
-        #[cfg(not(loom))]
-        {
-            f(unsafe { &mut *self.inner.get() })
+
+        /// Runs `f` on the contents.
+        ///
+        /// # Safety
+        /// The caller owns the entry holding this cell (its state CAS succeeded and
+        /// has not been released), so no other thread can access it meanwhile.
+        #[allow(unsafe_code)]
+        pub(crate) unsafe fn with_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+            #[cfg(loom)]
+            {
+                self.inner.with_mut(|p| f(unsafe { &mut *p }))
+            }
+            #[cfg(not(loom))]
+            {
+                f(unsafe { &mut *self.inner.get() })
+            }
         }
     }
+
+    #[cfg(loom)]
+    type OwnedCellInner<T> = loom::cell::UnsafeCell<T>;
+    #[cfg(not(loom))]
+    type OwnedCellInner<T> = std::cell::UnsafeCell<T>;
+
+    // SAFETY: access to the contents is serialized by entry ownership (see
+    // `with_mut`), so sharing the cell between threads is sound when T may move
+    // between threads.
+    #[allow(unsafe_code)]
+    unsafe impl<T: Send> Sync for OwnedCell<T> {}
 }
-
-#[cfg(loom)]
-type OwnedCellInner<T> = loom::cell::UnsafeCell<T>;
-#[cfg(not(loom))]
-type OwnedCellInner<T> = std::cell::UnsafeCell<T>;
-
-// SAFETY: access to the contents is serialized by entry ownership (see
-// `with_mut`), so sharing the cell between threads is sound when T may move
-// between threads.
-#[allow(unsafe_code)]
-unsafe impl<T: Send> Sync for OwnedCell<T> {}

@@ -135,10 +135,16 @@ impl ConnectAttempt {
     pub fn cancelled(&self) -> Option<String> {
         match self.inner.state.load(Acquire) {
             CANCELLING | CANCELLED => Some(
+                // The watchdog holds the canceller lock until it has recorded
+                // what it found: wait for that (the stuck read returns as soon
+                // as the socket is shut, before the watchdog is done).
+                drop(crate::sync::lock(&self.inner.canceller)),
+            )
+            .map(|()| {
                 crate::sync::lock(&self.inner.cancelled_because)
                     .clone()
-                    .unwrap_or_else(|| "cut off at its deadline".to_string()),
-            ),
+                    .unwrap_or_else(|| "cut off at its deadline".to_string())
+            }),
             _ => None,
         }
     }

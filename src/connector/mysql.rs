@@ -534,3 +534,42 @@ mod tests {
         assert!(!m("-- c\nSELECT 1"));
     }
 }
+
+#[cfg(test)]
+mod socket_finder_tests {
+    use super::*;
+    use std::io::Read;
+
+    /// The watchdog's finder locates a connecting socket by its local port
+    /// and shuts it down, which unblocks a read in another thread.
+    #[test]
+    fn finds_and_shuts_down_a_blocked_socket() {
+        let server = TcpListener::bind("127.0.0.1:0").unwrap();
+        let peer = server.local_addr().unwrap();
+        let local = pick_local_port(&peer).unwrap();
+        let sock = socket2_connect(local, peer);
+        let local = sock.local_addr().unwrap();
+        let mut s2 = sock.try_clone().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut b = [0u8; 1];
+            s2.read(&mut b)
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        let phase = AtomicU8::new(PHASE_TCP);
+        let found = cancel_socket(local, peer, &phase).expect("socket must be found");
+        assert!(found.contains("no greeting"), "{found}");
+        assert_eq!(
+            reader.join().unwrap().unwrap(),
+            0,
+            "read returns EOF after shutdown"
+        );
+        drop(server);
+    }
+
+    fn socket2_connect(local: SocketAddr, peer: SocketAddr) -> std::net::TcpStream {
+        // std has no bind-before-connect; use the mysql crate's path instead:
+        // a plain connect then check the finder with the actual local port.
+        let _ = local;
+        std::net::TcpStream::connect(peer).unwrap()
+    }
+}

@@ -37,7 +37,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
 use std::time::Instant;
 
 use crate::error::Error;
-use crate::sync::{
+use crate::sync::model::{
     lock, Arc, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Condvar, Mutex, OwnedCell,
 };
 
@@ -70,7 +70,7 @@ pub(crate) struct Slot<T> {
     /// Whether the current borrow was already reported as a leak.
     pub leak_reported: AtomicBool,
     /// The borrowing thread's name, recorded only with leak detection on.
-    pub borrower: Mutex<Option<String>>,
+    borrower: Mutex<Option<String>>,
 }
 
 impl<T> Slot<T> {
@@ -88,6 +88,14 @@ impl<T> Slot<T> {
             leak_reported: AtomicBool::new(false),
             borrower: Mutex::new(None),
         }
+    }
+
+    /// Records (or reads) the borrowing thread, for leak reports.
+    pub fn set_borrower(&self, name: Option<String>) {
+        *lock(&self.borrower) = name;
+    }
+    pub fn borrower(&self) -> Option<String> {
+        lock(&self.borrower).clone()
     }
 
     /// Moves the connection out. Caller owns the entry.

@@ -18,7 +18,7 @@ use super::stats::CloseReason;
 use super::Shared;
 use crate::connector::Connector;
 use crate::events::Event;
-use crate::sync::{lock, Arc};
+use crate::sync::Arc;
 use crate::sys::coarse_now_ns;
 
 fn tick<C: Connector>(s: &Shared<C>) -> Duration {
@@ -107,7 +107,7 @@ pub(crate) fn run_once<C: Connector>(s: &Shared<C>) {
                     if slot.state.load(Relaxed) != IN_USE {
                         continue;
                     }
-                    let thread = lock(&slot.borrower).clone().unwrap_or_default();
+                    let thread = slot.borrower().unwrap_or_default();
                     s.counters.leaks_reported.fetch_add(1, Relaxed);
                     s.emit(Event::LeakSuspected {
                         id: slot.id.load(Relaxed),

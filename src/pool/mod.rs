@@ -251,8 +251,10 @@ impl<C: Connector> Shared<C> {
     /// Turns an entry the caller now owns as IN_USE into a guard, validating
     /// it first if it was idle past the bypass window. None: it was retired or
     /// broken (and is gone).
-    fn checkout(self: &Arc<Self>, idx: usize) -> Option<PooledConn<C>> {
-        let now = coarse_now_ns();
+    ///
+    /// `now` is the caller's coarse clock reading; `budget` bounds validation
+    /// (the time the caller has left).
+    fn checkout(self: &Arc<Self>, idx: usize, now: u64, budget: Duration) -> Option<PooledConn<C>> {
         if let Some(reason) = self.retire_reason(idx, now) {
             self.close_entry(idx, IN_USE, reason);
             return None;
@@ -264,10 +266,12 @@ impl<C: Connector> Shared<C> {
             return None;
         };
         if now.saturating_sub(slot.alive_at.load(Relaxed)) > self.bypass_ns {
-            if let Err(error) = self
-                .connector
-                .validate(&mut conn, self.cfg.validation_timeout)
-            {
+            let bound = self
+                .cfg
+                .validation_timeout
+                .min(budget)
+                .max(Duration::from_millis(1));
+            if let Err(error) = self.connector.validate(&mut conn, bound) {
                 self.counters.validation_failures.fetch_add(1, Relaxed);
                 let id = slot.id.load(Relaxed);
                 slot.put(conn);
@@ -281,11 +285,11 @@ impl<C: Connector> Shared<C> {
         if self.leak_ns != 0 {
             slot.leak_reported.store(false, Relaxed);
             let t = std::thread::current();
-            *lock(&slot.borrower) = Some(
+            slot.set_borrower(Some(
                 t.name()
                     .map(str::to_owned)
                     .unwrap_or_else(|| format!("{:?}", t.id())),
-            );
+            ));
         }
         Some(PooledConn {
             conn: Some(conn),
@@ -574,7 +578,7 @@ impl<C: Connector> Pool<C> {
             return Ok(None);
         }
         while let Some(idx) = s.bag.claim_idle() {
-            if let Some(c) = s.checkout(idx) {
+            if let Some(c) = s.checkout(idx, coarse_now_ns(), s.cfg.validation_timeout) {
                 s.counters.fast_acquires.incr();
                 return Ok(Some(c));
             }
@@ -590,20 +594,32 @@ impl<C: Connector> Pool<C> {
         if s.is_closed() {
             return Err(Error::closed());
         }
+        // The one clock read of the hot path; the whole get is bounded from it.
+        let start = coarse_now_ns();
         if !s.suspended.load(Relaxed) {
+            let mut budget = timeout;
             while let Some(idx) = s.bag.claim_idle() {
-                if let Some(c) = s.checkout(idx) {
+                if let Some(c) = s.checkout(idx, start, budget) {
                     s.counters.fast_acquires.incr();
                     return Ok(c);
                 }
+                // That one was broken or retired: charge the time it took.
+                let spent = Duration::from_nanos(coarse_now_ns().saturating_sub(start));
+                budget = timeout.saturating_sub(spent);
+                if budget.is_zero() {
+                    break;
+                }
             }
         }
-        self.get_slow(Instant::now(), timeout)
+        self.get_slow(start, timeout)
     }
 
     #[cold]
-    fn get_slow(&self, start: Instant, timeout: Duration) -> Result<PooledConn<C>> {
+    fn get_slow(&self, start_coarse: u64, timeout: Duration) -> Result<PooledConn<C>> {
         let s = &self.shared;
+        // Time already spent on the fast path (validations that failed).
+        let spent = Duration::from_nanos(coarse_now_ns().saturating_sub(start_coarse));
+        let start = Instant::now() - spent.min(timeout);
         let deadline = start + timeout;
         if s.suspended.load(SeqCst) {
             let mut g = lock(&s.suspend_lock);
@@ -634,7 +650,8 @@ impl<C: Connector> Pool<C> {
             });
             match outcome {
                 WaitOutcome::Got(idx) => {
-                    if let Some(c) = s.checkout(idx) {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if let Some(c) = s.checkout(idx, coarse_now_ns(), left) {
                         s.counters.slow_acquires.fetch_add(1, Relaxed);
                         s.counters.acquire_wait.record(start.elapsed());
                         return Ok(c);
@@ -840,5 +857,5 @@ impl<C: Connector> fmt::Debug for PooledConn<C> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests;
