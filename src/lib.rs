@@ -30,6 +30,7 @@ pub mod config;
 pub mod connector;
 pub mod error;
 pub mod events;
+pub mod ffi;
 pub mod pool;
 mod sync;
 mod sys;

@@ -11,7 +11,7 @@
 //! skips the entry. That rule is what prevents incident C (a heartbeat and a
 //! business thread on one connection at once).
 //!
-//! The idle set is a bitmap (one bit per slot, 64 per word). Taking an idle
+//! The idle set is a bitmap (one bit per slot, 63 per word). Taking an idle
 //! entry is clearing its bit with a CAS on the word, then the slot's own CAS
 //! IDLE → IN_USE (or IDLE → RESERVED); the first winner owns the entry, both
 //! CASes are checked, and a failed second CAS would be a broken invariant that
@@ -20,12 +20,17 @@
 //! enough to be retired by `idle_timeout` (the effect HikariCP and
 //! `database/sql` get from LIFO order).
 //!
-//! Waiters queue FIFO under `waiters` (the only lock here). A thread that makes
-//! an entry idle sets its bit and then, if `waiting > 0`, takes the lock and
-//! hands idle entries straight to the queue's head, in order. A waiter
-//! registers (under the lock) before its last look at the bitmap; both sides
-//! use SeqCst on `waiting` and on the bitmap, so either the releaser sees the
-//! waiter or the waiter sees the bit: no lost wake-up.
+//! Waiters queue FIFO under `waiters` (the only lock here). The top bit of
+//! every bitmap word is a "waiters present" flag. A thread that makes an entry
+//! idle sets its bit with one `fetch_or`, whose result also says whether
+//! waiters are queued; if so it takes the lock and hands idle entries straight
+//! to the queue's head, in order. A waiter, holding the lock, queues itself and
+//! sets the flag in every word with `fetch_or` before its last look at the
+//! bitmap. Both sides are read-modify-writes on the same word, so one of them
+//! comes first in that word's modification order: either the releaser sees the
+//! flag or the waiter sees the bit. No lost wake-up, without relying on SeqCst
+//! (which loom, rightly, did not let the first version get away with). The
+//! flag is cleared, under the lock, when the queue empties.
 //!
 //! No I/O and no user code runs while `waiters` is held.
 //!
@@ -34,6 +39,16 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
+
+/// The "waiters present" flag in each bitmap word.
+const WAITERS: u64 = 1 << 63;
+/// The slot bits of a word.
+const SLOT_BITS: u64 = !WAITERS;
+const PER_WORD: usize = 63;
+
+fn bit_of(idx: usize) -> (usize, u64) {
+    (idx / PER_WORD, 1u64 << (idx % PER_WORD))
+}
 use std::time::Instant;
 
 use crate::error::Error;
@@ -171,7 +186,8 @@ pub(crate) enum WaitOutcome {
 
 pub(crate) struct Bag<T> {
     pub slots: Box<[Slot<T>]>,
-    /// Bit i of word i/64 set ⇔ slot i is in the idle set.
+    /// Bit i%63 of word i/63 set ⇔ slot i is in the idle set; bit 63 of
+    /// every word ⇔ waiters are queued.
     idle_bits: Box<[AtomicU64]>,
     /// FIFO of blocked `get` callers. Protects nothing else.
     waiters: Mutex<VecDeque<Arc<Waiter>>>,
@@ -185,7 +201,9 @@ impl<T> Bag<T> {
     pub fn new(size: usize) -> Self {
         Bag {
             slots: (0..size).map(|_| Slot::new()).collect(),
-            idle_bits: (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+            idle_bits: (0..size.div_ceil(PER_WORD))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
             waiters: Mutex::new(VecDeque::new()),
             waiting: AtomicUsize::new(0),
             violations: AtomicUsize::new(0),
@@ -200,13 +218,14 @@ impl<T> Bag<T> {
     pub fn idle_count(&self) -> usize {
         self.idle_bits
             .iter()
-            .map(|w| w.load(Relaxed).count_ones() as usize)
+            .map(|w| (w.load(Relaxed) & SLOT_BITS).count_ones() as usize)
             .sum()
     }
 
     #[cfg(loom)]
     pub fn is_idle(&self, idx: usize) -> bool {
-        self.idle_bits[idx / 64].load(Relaxed) & (1 << (idx % 64)) != 0
+        let (w, mask) = bit_of(idx);
+        self.idle_bits[w].load(Relaxed) & mask != 0
     }
 
     fn transition(&self, idx: usize, from: u8, to: u8) -> bool {
@@ -224,12 +243,12 @@ impl<T> Bag<T> {
     /// Takes the lowest idle entry for a borrower: IDLE → IN_USE.
     pub fn claim_idle(&self) -> Option<usize> {
         for (w, word) in self.idle_bits.iter().enumerate() {
-            let mut cur = word.load(SeqCst);
-            while cur != 0 {
-                let bit = cur.trailing_zeros() as usize;
-                match word.compare_exchange_weak(cur, cur & !(1u64 << bit), SeqCst, SeqCst) {
+            let mut cur = word.load(Acquire);
+            while cur & SLOT_BITS != 0 {
+                let bit = (cur & SLOT_BITS).trailing_zeros() as usize;
+                match word.compare_exchange_weak(cur, cur & !(1u64 << bit), AcqRel, Acquire) {
                     Ok(_) => {
-                        let idx = w * 64 + bit;
+                        let idx = w * PER_WORD + bit;
                         if self.transition(idx, IDLE, IN_USE) {
                             return Some(idx);
                         }
@@ -245,8 +264,8 @@ impl<T> Bag<T> {
     /// Takes one particular idle entry for a pool thread: IDLE → RESERVED.
     /// False if it is not idle (a borrower or someone else got it first).
     pub fn reserve(&self, idx: usize) -> bool {
-        let mask = 1u64 << (idx % 64);
-        let prev = self.idle_bits[idx / 64].fetch_and(!mask, SeqCst);
+        let (w, mask) = bit_of(idx);
+        let prev = self.idle_bits[w].fetch_and(!mask, AcqRel);
         prev & mask != 0 && self.transition(idx, IDLE, RESERVED)
     }
 
@@ -266,8 +285,8 @@ impl<T> Bag<T> {
         if !self.transition(idx, from, IDLE) {
             return;
         }
-        self.idle_bits[idx / 64].fetch_or(1u64 << (idx % 64), SeqCst);
-        if self.waiting.load(SeqCst) > 0 {
+        let (w, mask) = bit_of(idx);
+        if self.idle_bits[w].fetch_or(mask, AcqRel) & WAITERS != 0 {
             self.serve_waiters();
         }
     }
@@ -289,6 +308,24 @@ impl<T> Bag<T> {
             self.waiting.fetch_sub(1, SeqCst);
             w.give(Handoff::Entry(idx));
         }
+        self.clear_flag_if_empty(&q);
+    }
+
+    /// Sets the waiters flag in every word (caller holds the queue lock).
+    fn raise_flag(&self) {
+        for w in self.idle_bits.iter() {
+            w.fetch_or(WAITERS, AcqRel);
+        }
+    }
+
+    /// Clears the flag once nobody waits (caller holds the queue lock, so no
+    /// waiter can be registering meanwhile).
+    fn clear_flag_if_empty(&self, q: &VecDeque<Arc<Waiter>>) {
+        if q.is_empty() {
+            for w in self.idle_bits.iter() {
+                w.fetch_and(!WAITERS, AcqRel);
+            }
+        }
     }
 
     /// Fails the oldest waiter (or all of them) with `err`. Returns how many.
@@ -300,6 +337,7 @@ impl<T> Bag<T> {
             self.waiting.fetch_sub(1, SeqCst);
             w.give(Handoff::Fail(err.clone()));
         }
+        self.clear_flag_if_empty(&q);
         n
     }
 
@@ -315,10 +353,12 @@ impl<T> Bag<T> {
             let mut q = lock(&self.waiters);
             q.push_back(me.clone());
             self.waiting.fetch_add(1, SeqCst);
+            self.raise_flag();
             // Last look, now that releasers can see us.
             if let Some(idx) = self.claim_idle() {
                 q.pop_back();
                 self.waiting.fetch_sub(1, SeqCst);
+                self.clear_flag_if_empty(&q);
                 return WaitOutcome::Got(idx);
             }
         }
@@ -331,6 +371,7 @@ impl<T> Bag<T> {
                     Some(pos) => {
                         q.remove(pos);
                         self.waiting.fetch_sub(1, SeqCst);
+                        self.clear_flag_if_empty(&q);
                         None
                     }
                     // Served while timing out: it was given under the lock

@@ -1,0 +1,2 @@
+//! The C ABI (see include/staunch.h). Being written.
+#![allow(unsafe_code)]
