@@ -1,0 +1,277 @@
+//! The conformance scenarios of ../shared/CONFORMANCE.md for the Rust face.
+//! Every other face (C, Python, Go, JVM) runs the same ids.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use mysql::Value;
+use staunch::{ErrorKind, Event, Pool};
+use support::{MariaDb, Mode, Proxy};
+
+#[test]
+fn conf_basic() {
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&s.url()).unwrap();
+    let mut c = pool.get().unwrap();
+    assert_eq!(c.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
+    drop(c);
+    pool.close();
+    pool.close();
+    assert!(pool.is_closed());
+}
+
+#[test]
+fn conf_types() {
+    let s = MariaDb::start();
+    s.sql(
+        "CREATE TABLE staunch_test.ty (n INT NULL, i BIGINT, u BIGINT UNSIGNED, d DOUBLE, t TEXT, \
+         b BLOB, e BLOB, m DECIMAL(20,6), dt DATE, ts DATETIME(6), tm TIME(6)) DEFAULT CHARSET=utf8mb4",
+    );
+    let pool = Pool::from_url(&s.url()).unwrap();
+    let mut c = pool.get().unwrap();
+    let text = "naïve café ✓ 日本語";
+    let bytes: Vec<u8> = vec![0, 1, 2, 0, 255, b'x'];
+    for (i, u) in [(i64::MIN, 0u64), (i64::MAX, u64::MAX)] {
+        c.exec_drop(
+            "INSERT INTO ty VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                Value::NULL,
+                i,
+                u,
+                -1.5e300f64,
+                text,
+                bytes.clone(),
+                Vec::<u8>::new(),
+                "-12345678901234.123456",
+                Value::Date(2024, 2, 29, 0, 0, 0, 0),
+                Value::Date(1999, 12, 31, 23, 59, 58, 123456),
+                Value::Time(true, 1, 2, 3, 4, 5),
+            ),
+        )
+        .unwrap();
+    }
+    let rows: Vec<mysql::Row> = c.exec("SELECT * FROM ty ORDER BY i", ()).unwrap();
+    assert_eq!(rows.len(), 2);
+    for (row, (i, u)) in rows.iter().zip([(i64::MIN, 0u64), (i64::MAX, u64::MAX)]) {
+        assert_eq!(row.get::<Option<i64>, _>("n").unwrap(), None);
+        assert_eq!(row.get::<i64, _>("i").unwrap(), i);
+        assert_eq!(row.get::<u64, _>("u").unwrap(), u);
+        assert_eq!(row.get::<f64, _>("d").unwrap(), -1.5e300);
+        assert_eq!(row.get::<String, _>("t").unwrap(), text);
+        assert_eq!(row.get::<Vec<u8>, _>("b").unwrap(), bytes);
+        assert_eq!(row.get::<Vec<u8>, _>("e").unwrap(), Vec::<u8>::new());
+        assert_eq!(row.get::<String, _>("m").unwrap(), "-12345678901234.123456");
+        assert_eq!(row.get::<Value, _>("dt").unwrap(), Value::Date(2024, 2, 29, 0, 0, 0, 0));
+        assert_eq!(row.get::<Value, _>("ts").unwrap(), Value::Date(1999, 12, 31, 23, 59, 58, 123456));
+        assert_eq!(row.get::<Value, _>("tm").unwrap(), Value::Time(true, 1, 2, 3, 4, 5));
+    }
+}
+
+#[test]
+fn conf_params() {
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.p (v TEXT)");
+    let pool = Pool::from_url(&s.url()).unwrap();
+    let mut c = pool.get().unwrap();
+    let evil = "'); DROP TABLE p; --";
+    c.exec_drop("INSERT INTO p VALUES (?)", (evil,)).unwrap();
+    let e = c.exec_drop("INSERT INTO p VALUES (?)", (1, 2)).unwrap_err();
+    assert!(e.to_string().to_lowercase().contains("param"), "{e}");
+    let e = c.exec_drop("INSERT INTO p VALUES (?)", ()).unwrap_err();
+    assert!(e.to_string().to_lowercase().contains("param"), "{e}");
+    // Wrong type: a value MariaDB cannot store in the column's type.
+    s.sql("CREATE TABLE staunch_test.q (n INT NOT NULL)");
+    c.query_drop("SET SESSION sql_mode='STRICT_ALL_TABLES'").unwrap();
+    let e = c.exec_drop("INSERT INTO q VALUES (?)", ("not a number",)).unwrap_err();
+    assert!(e.to_string().contains("Incorrect integer value"), "{e}");
+    let back: Option<String> = c.query_first("SELECT v FROM p").unwrap();
+    assert_eq!(back.as_deref(), Some(evil));
+    assert_eq!(c.query_first::<i64, _>("SELECT COUNT(*) FROM p").unwrap(), Some(1));
+}
+
+#[test]
+fn conf_txn() {
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.x (v INT) ENGINE=InnoDB");
+    let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    let mut c = pool.get().unwrap();
+    let mut tx = c.start_transaction(mysql::TxOpts::default()).unwrap();
+    tx.query_drop("INSERT INTO x VALUES (1)").unwrap();
+    tx.rollback().unwrap();
+    let mut tx = c.start_transaction(mysql::TxOpts::default()).unwrap();
+    tx.query_drop("INSERT INTO x VALUES (2)").unwrap();
+    tx.commit().unwrap();
+    c.query_drop("BEGIN").unwrap();
+    c.query_drop("INSERT INTO x VALUES (3)").unwrap();
+    c.query_drop("INSERT INTO x VALUES (4)").unwrap();
+    drop(c); // returned mid-transaction
+    let mut c = pool.get().unwrap();
+    let vals: Vec<i64> = c.query("SELECT v FROM x ORDER BY v").unwrap();
+    assert_eq!(vals, vec![2]);
+}
+
+#[test]
+fn conf_threads() {
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&format!("{}?max_size=4", s.url())).unwrap();
+    let wrong = Arc::new(AtomicUsize::new(0));
+    let ts: Vec<_> = (0..8u64)
+        .map(|t| {
+            let (pool, wrong) = (pool.clone(), wrong.clone());
+            thread::spawn(move || {
+                for i in 0..500u64 {
+                    let tag = format!("t{t}-{i}");
+                    let mut c = pool.get().unwrap();
+                    let got: Option<String> = c.exec_first("SELECT ?", (tag.as_str(),)).unwrap();
+                    if got.as_deref() != Some(tag.as_str()) {
+                        wrong.fetch_add(1, SeqCst);
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in ts {
+        t.join().unwrap();
+    }
+    assert_eq!(wrong.load(SeqCst), 0);
+    let st = pool.stats();
+    assert_eq!(st.active, 0);
+    assert_eq!(st.acquired, 4000);
+}
+
+#[test]
+fn conf_timeout_exhausted() {
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    let _held = pool.get().unwrap();
+    let t = Instant::now();
+    let e = pool.get_timeout(Duration::from_millis(200)).unwrap_err();
+    let took = t.elapsed();
+    assert_eq!(e.kind(), ErrorKind::PoolExhausted);
+    assert!(e.to_string().contains("exhausted"), "{e}");
+    assert!(took >= Duration::from_millis(200) && took < Duration::from_millis(500), "{took:?}");
+}
+
+/// conf_a1 then conf_a2: a black hole, then the endpoint forwards again.
+#[test]
+fn conf_a1_black_hole_then_conf_a2_recovery() {
+    let s = MariaDb::start();
+    let proxy = Proxy::start(s.addr());
+    proxy.set_mode(Mode::BlackHole);
+    let pool = Pool::from_url(&format!(
+        "mysql://app:app-secret@127.0.0.1:{}/staunch_test?connect_timeout=500ms&connection_timeout=1s",
+        proxy.port()
+    ))
+    .unwrap();
+    // conf_a1
+    let t = Instant::now();
+    let e = pool.get().unwrap_err();
+    let took = t.elapsed();
+    assert_eq!(e.kind(), ErrorKind::Unreachable, "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("unreachable") && msg.contains("no greeting"), "{msg}");
+    assert!(msg.contains(&format!("127.0.0.1:{}", proxy.port())), "{msg}");
+    assert!(took < Duration::from_millis(1300), "{took:?}");
+    // No thread stays stuck: every connect in flight ends within its deadline.
+    thread::sleep(Duration::from_millis(600));
+    assert_eq!(pool.stats().connecting, 0);
+    // conf_a2
+    proxy.set_mode(Mode::Pass);
+    let t = Instant::now();
+    let mut c = pool.get().unwrap();
+    assert_eq!(c.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
+    println!("conf_a1 error after {took:?}: {msg}\nconf_a2 served after {:?}", t.elapsed());
+}
+
+#[test]
+fn conf_server_kill() {
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&format!("{}?max_size=4", s.url())).unwrap();
+    let held: Vec<_> = (0..4).map(|_| pool.get().unwrap()).collect();
+    drop(held);
+    assert_eq!(s.kill_connections("app"), 4);
+    thread::sleep(Duration::from_millis(600));
+    for _ in 0..8 {
+        let mut c = pool.get().unwrap();
+        assert_eq!(c.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
+    }
+}
+
+#[test]
+fn conf_bad_input() {
+    for (url, needle) in [
+        ("not a url", "must start with mysql://"),
+        ("mysql://h/db?bogus_knob=1", "unknown knob \"bogus_knob\""),
+        ("mysql://h/db?connect_timeout=-1s", "must not be negative"),
+        ("mysql://h/db?max_size=abc", "max_size must be a whole number"),
+    ] {
+        let e = Pool::from_url(url).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Config, "{url}");
+        assert!(e.to_string().contains(needle), "{url}: {e}");
+    }
+    // Use after close: a clear error, not a hang.
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&s.url()).unwrap();
+    pool.close();
+    assert_eq!(pool.get().unwrap_err().kind(), ErrorKind::Closed);
+    assert!(pool.try_get().is_err());
+    // (NULL arguments and use-after-release cannot be written in safe Rust:
+    // the C, Python, Go and JVM faces test those.)
+}
+
+#[test]
+fn conf_stats() {
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&format!("{}?max_size=2", s.url())).unwrap();
+    let a = pool.get().unwrap();
+    let b = pool.get().unwrap();
+    let st = pool.stats();
+    assert_eq!((st.total, st.active, st.idle, st.created, st.acquired), (2, 2, 0, 2, 2));
+    drop(a);
+    let _ = pool.get_timeout(Duration::from_millis(50)).unwrap(); // reuses a
+    drop(b);
+    assert!(pool.try_get().unwrap().is_some());
+    let _t = pool.get().unwrap();
+    let _u = pool.get().unwrap();
+    assert_eq!(pool.get_timeout(Duration::from_millis(50)).unwrap_err().kind(), ErrorKind::PoolExhausted);
+    let st = pool.stats();
+    assert_eq!((st.total, st.active, st.idle, st.created), (2, 2, 0, 2));
+    assert_eq!((st.acquired, st.acquire_timeouts), (6, 1));
+    assert_eq!((st.connect_failures, st.validation_failures, st.closed_broken), (0, 0, 0));
+}
+
+#[test]
+fn conf_events() {
+    let s = MariaDb::start();
+    let proxy = Proxy::start(s.addr());
+    proxy.set_mode(Mode::Reset);
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let s2 = seen.clone();
+    let pool = Pool::builder()
+        .url(&format!("mysql://app:app-secret@127.0.0.1:{}/staunch_test", proxy.port()))
+        .connection_timeout(Duration::from_millis(400))
+        .event_listener(Arc::new(move |e: &Event| {
+            let name = match e {
+                Event::ConnectFailed { .. } => "connect_failed",
+                Event::Recovered { .. } => "recovered",
+                Event::Connected { .. } => "connected",
+                _ => return,
+            };
+            let thread = thread::current().name().unwrap_or("").to_string();
+            s2.lock().unwrap().push(format!("{name}@{thread}"));
+        }))
+        .build()
+        .unwrap();
+    assert!(pool.get().is_err());
+    proxy.set_mode(Mode::Pass);
+    pool.get().unwrap();
+    let seen = seen.lock().unwrap().clone();
+    // Delivered on the adder threads, as the docs say.
+    assert!(seen.iter().any(|e| e.starts_with("connect_failed@staunch-adder-")), "{seen:?}");
+    assert!(seen.iter().any(|e| e.starts_with("recovered@staunch-adder-")), "{seen:?}");
+}
