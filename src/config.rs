@@ -356,8 +356,9 @@ impl Builder {
         alive_bypass_window, pool.alive_bypass_window, Duration);
     setter!(
         /// When set, building the pool makes one connection first and fails if
-        /// that does not succeed within this time (a permanent error such as
-        /// access denied fails at once). Defaults to off: the pool starts without
+        /// that does not succeed within this time (0: one attempt, bounded by
+        /// `connect_timeout`; a permanent error such as access denied fails at
+        /// once). Defaults to off (URL: `off`): the pool starts without
         /// connecting and `get()` reports problems.
         initialization_fail_timeout, pool.initialization_fail_timeout, Option<Duration>);
 
@@ -460,8 +461,12 @@ impl Builder {
             "leak_detection_threshold" => p.leak_detection_threshold = parse_opt_duration(knob, v)?,
             "adder_threads" => p.adder_threads = parse_usize(knob, v)?,
             "alive_bypass_window" => p.alive_bypass_window = parse_duration(knob, v)?,
+            // Here 0 means "one attempt", so only `off` turns it off.
             "initialization_fail_timeout" => {
-                p.initialization_fail_timeout = parse_opt_duration(knob, v)?
+                p.initialization_fail_timeout = match v.trim() {
+                    "off" | "none" => None,
+                    _ => Some(parse_duration(knob, v)?),
+                }
             }
             "query_timeout" => c.query_timeout = parse_opt_duration(knob, v)?,
             "reset_on_return" => c.reset_on_return = parse_bool(knob, v)?,

@@ -1,0 +1,115 @@
+//! Knobs that change what the pool does, each shown against a real server.
+
+mod support;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use staunch::{ErrorKind, Pool};
+use support::MariaDb;
+
+#[test]
+fn query_timeout_bounds_a_query_and_discards_the_connection() {
+    let s = MariaDb::start();
+    let p = Pool::from_url(&format!("{}?max_size=1&query_timeout=300ms", s.url())).unwrap();
+    let mut c = p.get().unwrap();
+    let t = Instant::now();
+    let e = c.query_drop("SELECT SLEEP(3)").unwrap_err();
+    assert!(t.elapsed() < Duration::from_secs(2), "{e}");
+    drop(c);
+    // The timed-out connection may still have an answer in flight: it must
+    // not be handed out again.
+    let mut c = p.get().unwrap();
+    assert_eq!(c.query_first::<i64, _>("SELECT 7").unwrap(), Some(7));
+    assert_eq!(p.stats().closed_broken, 1);
+}
+
+#[test]
+fn reset_on_return_clears_session_state() {
+    let s = MariaDb::start();
+    let p = Pool::from_url(&format!("{}?max_size=1&reset_on_return=true", s.url())).unwrap();
+    p.get().unwrap().query_drop("SET @leftover = 42").unwrap();
+    let mut c = p.get().unwrap();
+    let v: Option<Option<i64>> = c.query_first("SELECT @leftover").unwrap();
+    assert_eq!(v, Some(None));
+    // Transaction tracking still works after a reset (it re-runs session set-up).
+    s.sql("CREATE TABLE staunch_test.r (v INT) ENGINE=InnoDB");
+    c.query_drop("BEGIN").unwrap();
+    c.query_drop("INSERT INTO r VALUES (1)").unwrap();
+    c.query_drop("INSERT INTO r VALUES (2)").unwrap();
+    drop(c);
+    let n: Option<i64> = p.get().unwrap().query_first("SELECT COUNT(*) FROM r").unwrap();
+    assert_eq!(n, Some(0));
+
+    // Without the knob, session variables survive (the default).
+    let p = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    p.get().unwrap().query_drop("SET @kept = 1").unwrap();
+    let v: Option<Option<i64>> = p.get().unwrap().query_first("SELECT @kept").unwrap();
+    assert_eq!(v, Some(Some(1)));
+}
+
+#[test]
+fn unix_socket_only_when_asked() {
+    let s = MariaDb::start();
+    let sock = s.dir().join("s.sock");
+    let url = format!(
+        "mysql://app:app-secret@localhost/staunch_test?socket={}",
+        sock.display()
+    );
+    let p = Pool::from_url(&url).unwrap();
+    let mut c = p.get().unwrap();
+    // Over a unix socket the server reports no TCP port for the session.
+    let host: Option<String> = c
+        .query_first("SELECT host FROM information_schema.processlist WHERE id = CONNECTION_ID()")
+        .unwrap();
+    assert_eq!(host.as_deref(), Some("localhost"), "expected a socket session");
+}
+
+#[test]
+fn initialization_fail_timeout_fails_fast_on_a_permanent_error() {
+    let s = MariaDb::start();
+    let bad = s.url().replace("app-secret", "nope");
+    let t = Instant::now();
+    let e = Pool::from_url(&format!("{bad}?initialization_fail_timeout=5s")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ConnectRejected, "{e}");
+    assert!(t.elapsed() < Duration::from_secs(2));
+    let p = Pool::from_url(&format!("{}?initialization_fail_timeout=0", s.url())).unwrap();
+    assert_eq!(p.stats().total, 1, "the first connection is made before from_url returns");
+}
+
+#[test]
+fn min_idle_is_kept_and_refilled() {
+    let s = MariaDb::start();
+    let p = Pool::from_url(&format!("{}?max_size=5&min_idle=3&keepalive_interval=200ms", s.url())).unwrap();
+    let wait_for = |n: usize| {
+        let t = Instant::now();
+        while p.stats().idle < n && t.elapsed() < Duration::from_secs(10) {
+            thread::sleep(Duration::from_millis(20));
+        }
+        p.stats().idle
+    };
+    assert_eq!(wait_for(3), 3);
+    assert_eq!(s.connection_count("app"), 3);
+    p.soft_evict();
+    thread::sleep(Duration::from_millis(300));
+    assert_eq!(wait_for(3), 3);
+    let st = p.stats();
+    assert_eq!(st.closed_evicted, 3, "{st:?}");
+    assert_eq!(st.total, 3, "{st:?}");
+}
+
+#[test]
+fn suspend_and_resume() {
+    let s = MariaDb::start();
+    let p = Pool::from_url(&s.url()).unwrap();
+    drop(p.get().unwrap());
+    p.suspend();
+    let e = p.get_timeout(Duration::from_millis(100)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::PoolExhausted, "{e}");
+    let p2 = p.clone();
+    let t = thread::spawn(move || p2.get_timeout(Duration::from_secs(5)).map(|_| ()));
+    thread::sleep(Duration::from_millis(100));
+    p.resume();
+    t.join().unwrap().unwrap();
+}
