@@ -82,8 +82,14 @@ fn run<C: Connector>(s: &Arc<Shared<C>>) {
                 if msg.is_err() {
                     return;
                 }
-                work_on_request(s);
+                let made = work_on_request(s);
+                // The request is settled before the connection is handed
+                // out: a caller served by it that asks again at once must see
+                // no request pending, or it would wait for nothing.
                 s.pending.fetch_sub(1, SeqCst);
+                if let Some((conn, took)) = made {
+                    s.add(conn, took);
+                }
             }
             recv(s.shutdown_rx) -> _ => return,
             default(wait) => {
@@ -97,11 +103,11 @@ fn run<C: Connector>(s: &Arc<Shared<C>>) {
 
 /// Serves one create request: attempts until a connection is made, it is no
 /// longer wanted, the error is permanent, or the pool closes.
-fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) {
+fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Option<(C::Conn, Duration)> {
     let mut failures = 0u32;
     loop {
         if !s.create_needed() {
-            return;
+            return None;
         }
         s.connecting.fetch_add(1, SeqCst);
         let attempt = ConnectAttempt::new(s.cfg.connect_timeout);
@@ -137,12 +143,11 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) {
                         outage,
                     });
                 }
-                s.add(conn, started.elapsed());
-                return;
+                return Some((conn, started.elapsed()));
             }
             Err(e) => {
                 if s.is_closed() {
-                    return;
+                    return None;
                 }
                 let permanent = s.connector.is_permanent(&e);
                 let e = if permanent {
@@ -165,7 +170,7 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) {
                 });
                 if permanent {
                     s.bag.fail_waiters(&e, true);
-                    return;
+                    return None;
                 }
                 failures += 1;
                 let base = BACKOFF_MIN
@@ -174,7 +179,7 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) {
                 let b = base.as_nanos() as u64;
                 let d = Duration::from_nanos(b - b / 4 + jitter(b / 2));
                 if let Err(RecvTimeoutError::Disconnected) = s.shutdown_rx.recv_timeout(d) {
-                    return;
+                    return None;
                 }
             }
         }
