@@ -54,6 +54,13 @@ pub trait Connector: Send + Sync + 'static {
         false
     }
 
+    /// The connection's socket, if it has one: lets the pool cut off a
+    /// borrowed connection to a server confirmed dead.
+    fn socket_fd(&self, conn: &Self::Conn) -> Option<std::os::fd::RawFd> {
+        let _ = conn;
+        None
+    }
+
     /// Where connections go, for messages (`host:port`).
     fn endpoint(&self) -> String;
 }
@@ -133,20 +140,18 @@ impl ConnectAttempt {
 
     /// Whether the watchdog cut this attempt off, and what it found then.
     pub fn cancelled(&self) -> Option<String> {
-        match self.inner.state.load(Acquire) {
-            CANCELLING | CANCELLED => Some(
-                // The watchdog holds the canceller lock until it has recorded
-                // what it found: wait for that (the stuck read returns as soon
-                // as the socket is shut, before the watchdog is done).
-                drop(crate::sync::lock(&self.inner.canceller)),
-            )
-            .map(|()| {
-                crate::sync::lock(&self.inner.cancelled_because)
-                    .clone()
-                    .unwrap_or_else(|| "cut off at its deadline".to_string())
-            }),
-            _ => None,
+        if !matches!(self.inner.state.load(Acquire), CANCELLING | CANCELLED) {
+            return None;
         }
+        // The watchdog holds the canceller lock until it has recorded what it
+        // found: wait for that (the stuck read returns as soon as the socket
+        // is shut, before the watchdog is done).
+        drop(crate::sync::lock(&self.inner.canceller));
+        Some(
+            crate::sync::lock(&self.inner.cancelled_because)
+                .clone()
+                .unwrap_or_else(|| "cut off at its deadline".to_string()),
+        )
     }
 
     /// The connecting thread is done with the attempt. Returns false if the

@@ -301,6 +301,10 @@ impl Connector for MysqlConnector {
         false
     }
 
+    fn socket_fd(&self, conn: &Conn) -> Option<std::os::fd::RawFd> {
+        Some(conn.as_raw_fd())
+    }
+
     fn endpoint(&self) -> String {
         self.cfg.endpoint()
     }

@@ -162,7 +162,7 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Option<(C::Conn, Duratio
                 } else {
                     e
                 };
-                let attempt_no = s.record_connect_failure(&e, permanent);
+                let attempt_no = s.record_connect_failure(&e, permanent, attempt.started());
                 s.emit(Event::ConnectFailed {
                     endpoint: s.connector.endpoint(),
                     error: e.clone(),

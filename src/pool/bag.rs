@@ -38,7 +38,7 @@
 //! the `OwnedCell` accesses, for every interleaving of small scenarios.
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 
 /// The "waiters present" flag in each bitmap word.
 const WAITERS: u64 = 1 << 63;
@@ -80,10 +80,16 @@ pub(crate) struct Slot<T> {
     pub alive_at: AtomicU64,
     /// This connection's keepalive interval, jitter applied, in ns (0 = off).
     pub keepalive_ns: AtomicU64,
-    /// Coarse-clock ns when the current borrower took it.
+    /// Coarse-clock ns when the current borrower took it (u64::MAX between
+    /// borrows).
     pub borrowed_at: AtomicU64,
     /// Whether the current borrow was already reported as a leak.
     pub leak_reported: AtomicBool,
+    /// Borrows of this slot since the pool started (updated by the owner only).
+    pub borrows: AtomicU64,
+    /// The connection's socket: fd << 32 | low 32 bits of its inode, or
+    /// u64::MAX when unknown. Lets the pool cut off a borrowed connection.
+    pub socket: AtomicU64,
     /// The borrowing thread's name, recorded only with leak detection on.
     borrower: Mutex<Option<String>>,
 }
@@ -99,8 +105,10 @@ impl<T> Slot<T> {
             returned_at: AtomicU64::new(0),
             alive_at: AtomicU64::new(0),
             keepalive_ns: AtomicU64::new(0),
-            borrowed_at: AtomicU64::new(0),
+            borrowed_at: AtomicU64::new(u64::MAX),
             leak_reported: AtomicBool::new(false),
+            borrows: AtomicU64::new(0),
+            socket: AtomicU64::new(u64::MAX),
             borrower: Mutex::new(None),
         }
     }
@@ -178,6 +186,12 @@ impl Waiter {
     }
 }
 
+fn deliver(out: Vec<(Arc<Waiter>, Handoff)>) {
+    for (w, h) in out {
+        w.give(h);
+    }
+}
+
 pub(crate) enum WaitOutcome {
     Got(usize),
     Failed(Error),
@@ -228,22 +242,33 @@ impl<T> Bag<T> {
         self.idle_bits[w].load(Relaxed) & mask != 0
     }
 
+    /// Moves an entry the caller owns (it won the bitmap bit, or holds it
+    /// IN_USE / RESERVED) from `from` to `to`. Ownership was already decided
+    /// by an atomic read-modify-write, so this is a checked store, not a CAS:
+    /// finding another state than `from` is a broken invariant, counted.
+    #[inline]
     fn transition(&self, idx: usize, from: u8, to: u8) -> bool {
-        let ok = self.slots[idx]
-            .state
-            .compare_exchange(from, to, AcqRel, Acquire)
-            .is_ok();
-        if !ok {
+        let state = &self.slots[idx].state;
+        let now = state.load(Acquire);
+        if now != from {
             self.violations.fetch_add(1, Relaxed);
-            debug_assert!(ok, "slot {idx}: state CAS {from} -> {to} failed");
+            debug_assert_eq!(now, from, "slot {idx}: expected state {from}, found {now}");
+            return false;
         }
-        ok
+        state.store(to, Release);
+        true
     }
 
-    /// Takes the lowest idle entry for a borrower: IDLE → IN_USE.
-    pub fn claim_idle(&self) -> Option<usize> {
+    /// Takes the lowest idle entry for a borrower: IDLE → IN_USE. With
+    /// `barge` false it takes nothing while callers are queued, so a running
+    /// thread never overtakes a waiting one (FIFO fairness).
+    #[inline]
+    pub fn claim_idle(&self, barge: bool) -> Option<usize> {
         for (w, word) in self.idle_bits.iter().enumerate() {
             let mut cur = word.load(Acquire);
+            if !barge && cur & WAITERS != 0 {
+                return None;
+            }
             while cur & SLOT_BITS != 0 {
                 let bit = (cur & SLOT_BITS).trailing_zeros() as usize;
                 match word.compare_exchange_weak(cur, cur & !(1u64 << bit), AcqRel, Acquire) {
@@ -254,7 +279,12 @@ impl<T> Bag<T> {
                         }
                         break;
                     }
-                    Err(now) => cur = now,
+                    Err(now) => {
+                        if !barge && now & WAITERS != 0 {
+                            return None;
+                        }
+                        cur = now
+                    }
                 }
             }
         }
@@ -302,13 +332,26 @@ impl<T> Bag<T> {
     /// Hands idle entries to waiters, oldest waiter first.
     pub fn serve_waiters(&self) {
         let mut q = lock(&self.waiters);
+        let out = self.serve_locked(&mut q);
+        drop(q);
+        deliver(out);
+    }
+
+    /// Pairs idle entries with waiters in queue order (caller holds the
+    /// lock); the hand-offs are delivered after the lock is released, so a
+    /// woken waiter does not immediately block on it.
+    fn serve_locked(&self, q: &mut VecDeque<Arc<Waiter>>) -> Vec<(Arc<Waiter>, Handoff)> {
+        let mut out = Vec::new();
         while !q.is_empty() {
-            let Some(idx) = self.claim_idle() else { break };
+            let Some(idx) = self.claim_idle(true) else {
+                break;
+            };
             let w = q.pop_front().expect("queue is not empty");
             self.waiting.fetch_sub(1, SeqCst);
-            w.give(Handoff::Entry(idx));
+            out.push((w, Handoff::Entry(idx)));
         }
-        self.clear_flag_if_empty(&q);
+        self.clear_flag_if_empty(q);
+        out
     }
 
     /// Sets the waiters flag in every word (caller holds the queue lock).
@@ -332,12 +375,15 @@ impl<T> Bag<T> {
     pub fn fail_waiters(&self, err: &Error, all: bool) -> usize {
         let mut q = lock(&self.waiters);
         let n = if all { q.len() } else { q.len().min(1) };
+        let mut out = Vec::with_capacity(n);
         for _ in 0..n {
             let w = q.pop_front().expect("counted");
             self.waiting.fetch_sub(1, SeqCst);
-            w.give(Handoff::Fail(err.clone()));
+            out.push((w, Handoff::Fail(err.clone())));
         }
         self.clear_flag_if_empty(&q);
+        drop(q);
+        deliver(out);
         n
     }
 
@@ -349,20 +395,22 @@ impl<T> Bag<T> {
             given: Mutex::new(None),
             cv: Condvar::new(),
         });
-        {
+        let served_now = {
             let mut q = lock(&self.waiters);
             q.push_back(me.clone());
             self.waiting.fetch_add(1, SeqCst);
             self.raise_flag();
-            // Last look, now that releasers can see us.
-            if let Some(idx) = self.claim_idle() {
-                q.pop_back();
-                self.waiting.fetch_sub(1, SeqCst);
-                self.clear_flag_if_empty(&q);
-                return WaitOutcome::Got(idx);
-            }
+            // Last look, now that releasers can see us: anything idle goes
+            // to the queue in order (older waiters first, maybe us).
+            let out = self.serve_locked(&mut q);
+            drop(q);
+            let mine = out.iter().any(|(w, _)| Arc::ptr_eq(w, &me));
+            deliver(out);
+            mine
+        };
+        if !served_now {
+            registered();
         }
-        registered();
         let got = match me.wait(deadline) {
             Some(h) => Some(h),
             None => {
@@ -374,9 +422,9 @@ impl<T> Bag<T> {
                         self.clear_flag_if_empty(&q);
                         None
                     }
-                    // Served while timing out: it was given under the lock
-                    // we now hold, so it is there.
-                    None => lock(&me.given).take(),
+                    // Served while timing out: the server took us off the
+                    // queue and delivers right after its lock; wait for it.
+                    None => me.wait(None),
                 }
             }
         };
@@ -408,7 +456,7 @@ mod loom_model {
                 .map(|_| {
                     let bag = bag.clone();
                     thread::spawn(move || {
-                        if let Some(i) = bag.claim_idle() {
+                        if let Some(i) = bag.claim_idle(true) {
                             let c = bag.slots[i].take().unwrap();
                             bag.slots[i].put(c + 1);
                             bag.release(i, IN_USE);
@@ -439,7 +487,7 @@ mod loom_model {
             let i = bag.reserve_empty().unwrap();
             bag.slots[i].put(1);
             bag.release(i, RESERVED);
-            let i = bag.claim_idle().unwrap();
+            let i = bag.claim_idle(true).unwrap();
             let c = bag.slots[i].take().unwrap();
             let b2 = bag.clone();
             let waiter = thread::spawn(move || match b2.wait(None, || {}) {
@@ -468,7 +516,7 @@ mod loom_model {
             bag.release(i, RESERVED);
             let b2 = bag.clone();
             let t = thread::spawn(move || {
-                if let Some(i) = b2.claim_idle() {
+                if let Some(i) = b2.claim_idle(true) {
                     let c = b2.slots[i].take().unwrap();
                     b2.slots[i].put(c);
                     b2.release(i, IN_USE);

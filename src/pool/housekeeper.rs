@@ -99,8 +99,12 @@ pub(crate) fn run_once<C: Connector>(s: &Shared<C>) {
                 keepalive(s, idx);
             }
             IN_USE if s.leak_ns != 0 => {
+                let since = slot.borrowed_at.load(Relaxed);
+                if since == super::NOT_BORROWED {
+                    continue;
+                }
                 let now = coarse_now_ns();
-                let held = now.saturating_sub(slot.borrowed_at.load(Relaxed));
+                let held = now.saturating_sub(since);
                 if held >= s.leak_ns && !slot.leak_reported.swap(true, Relaxed) {
                     // Re-check it is still the same borrow (state may have
                     // moved on meanwhile; a stale report is harmless but noisy).

@@ -203,6 +203,11 @@ impl<C: Connector> Shared<C> {
         slot.keepalive_ns.store(ka, Relaxed);
         slot.returned_at.store(now, Relaxed);
         slot.alive_at.store(now, Relaxed);
+        let sock = self.connector.socket_fd(&conn).and_then(|fd| {
+            let inode = crate::sys::DupFd::new(fd)?.inode()?;
+            Some((fd as u64) << 32 | (inode & 0xffff_ffff))
+        });
+        slot.socket.store(sock.unwrap_or(u64::MAX), Relaxed);
         slot.put(conn);
         self.total.fetch_add(1, SeqCst);
         self.counters.created.fetch_add(1, Relaxed);
@@ -254,6 +259,7 @@ impl<C: Connector> Shared<C> {
     ///
     /// `now` is the caller's coarse clock reading; `budget` bounds validation
     /// (the time the caller has left).
+    #[inline]
     fn checkout(self: &Arc<Self>, idx: usize, now: u64, budget: Duration) -> Option<PooledConn<C>> {
         if let Some(reason) = self.retire_reason(idx, now) {
             self.close_entry(idx, IN_USE, reason);
@@ -265,7 +271,9 @@ impl<C: Connector> Shared<C> {
             self.close_entry(idx, IN_USE, CloseReason::Broken);
             return None;
         };
-        if now.saturating_sub(slot.alive_at.load(Relaxed)) > self.bypass_ns {
+        // `>=`: with a zero window every borrow validates, even within one
+        // tick of the coarse clock.
+        if now.saturating_sub(slot.alive_at.load(Relaxed)) >= self.bypass_ns {
             let bound = self
                 .cfg
                 .validation_timeout
@@ -282,6 +290,8 @@ impl<C: Connector> Shared<C> {
             slot.alive_at.store(now, Relaxed);
         }
         slot.borrowed_at.store(now, Relaxed);
+        // Owner-only counter: a plain load and store, no locked instruction.
+        slot.borrows.store(slot.borrows.load(Relaxed) + 1, Relaxed);
         if self.leak_ns != 0 {
             slot.leak_reported.store(false, Relaxed);
             let t = std::thread::current();
@@ -330,15 +340,22 @@ impl<C: Connector> Shared<C> {
             Ok(()) => {
                 slot.returned_at.store(now, Relaxed);
                 slot.alive_at.store(now, Relaxed);
+                slot.borrowed_at.store(NOT_BORROWED, Relaxed);
                 self.bag.release(idx, IN_USE);
             }
             Err(reason) => self.close_entry(idx, IN_USE, reason),
         }
     }
 
-    pub fn record_connect_failure(&self, err: &Error, permanent: bool) -> u32 {
+    /// Records a failed connect that started at `started`. A connect that
+    /// started before the last success (cut off at its deadline after the
+    /// database came back) is counted but does not reopen an outage.
+    pub fn record_connect_failure(&self, err: &Error, permanent: bool, started: Instant) -> u32 {
         self.counters.connect_failures.fetch_add(1, Relaxed);
         let mut h = lock(&self.health);
+        if h.last_success.is_some_and(|ok| ok > started) {
+            return h.consecutive_failures;
+        }
         let now = Instant::now();
         h.last_error = Some((now, err.clone()));
         h.consecutive_failures += 1;
@@ -454,13 +471,17 @@ impl<C: Connector> Shared<C> {
     }
 }
 
+/// `borrowed_at` between borrows: the leak check skips the entry (it may be
+/// IN_USE already, handed to a waiter that has not stamped it yet).
+pub(crate) const NOT_BORROWED: u64 = u64::MAX;
+
 pub(crate) const FLAG_TOUCHED: u8 = 1;
 pub(crate) const FLAG_BROKEN: u8 = 2;
 
 /// A small random amount in [0, max], for jitter (xorshift; not for secrets).
 pub(crate) fn jitter(max: u64) -> u64 {
     use std::cell::Cell;
-    thread_local!(static STATE: Cell<u64> = Cell::new(0));
+    thread_local!(static STATE: Cell<u64> = const { Cell::new(0) });
     if max == 0 {
         return 0;
     }
@@ -577,9 +598,8 @@ impl<C: Connector> Pool<C> {
         if s.suspended.load(Relaxed) {
             return Ok(None);
         }
-        while let Some(idx) = s.bag.claim_idle() {
+        while let Some(idx) = s.bag.claim_idle(false) {
             if let Some(c) = s.checkout(idx, coarse_now_ns(), s.cfg.validation_timeout) {
-                s.counters.fast_acquires.incr();
                 return Ok(Some(c));
             }
         }
@@ -598,9 +618,8 @@ impl<C: Connector> Pool<C> {
         let start = coarse_now_ns();
         if !s.suspended.load(Relaxed) {
             let mut budget = timeout;
-            while let Some(idx) = s.bag.claim_idle() {
+            while let Some(idx) = s.bag.claim_idle(false) {
                 if let Some(c) = s.checkout(idx, start, budget) {
-                    s.counters.fast_acquires.incr();
                     return Ok(c);
                 }
                 // That one was broken or retired: charge the time it took.
@@ -691,8 +710,8 @@ impl<C: Connector> Pool<C> {
         let s = &self.shared;
         let mut st = s.snapshot_gauges();
         let c = &s.counters;
-        let fast = c.fast_acquires.sum();
-        st.acquired = fast + c.slow_acquires.load(Relaxed);
+        st.acquired = s.bag.slots.iter().map(|x| x.borrows.load(Relaxed)).sum();
+        let fast = st.acquired.saturating_sub(c.slow_acquires.load(Relaxed));
         st.acquire_timeouts = c.acquire_timeouts.load(Relaxed);
         st.created = c.created.load(Relaxed);
         let closed: Vec<u64> = c.closed.iter().map(|x| x.load(Relaxed)).collect();
@@ -762,6 +781,41 @@ impl<C: Connector> Pool<C> {
     /// Whether [`close`](Pool::close) was called.
     pub fn is_closed(&self) -> bool {
         self.shared.is_closed()
+    }
+
+    /// Fails every caller waiting in `get` with `err` (the topology layer
+    /// uses it when this host stops being the writer).
+    pub(crate) fn fail_waiters(&self, err: &Error) {
+        self.shared.bag.fail_waiters(err, true);
+    }
+
+    /// Shuts down the sockets of every borrowed connection, so that a query
+    /// blocked on a server confirmed dead returns an error now instead of
+    /// waiting forever (the borrower still owns the connection object; it is
+    /// closed when returned). Returns how many were cut.
+    pub(crate) fn abort_borrowed(&self) -> usize {
+        let mut n = 0;
+        for slot in self.shared.bag.slots.iter() {
+            if slot.state.load(Relaxed) != IN_USE {
+                continue;
+            }
+            let sock = slot.socket.load(Relaxed);
+            if sock == u64::MAX {
+                continue;
+            }
+            let (fd, inode) = ((sock >> 32) as i32, sock & 0xffff_ffff);
+            // The dup keeps the socket from being closed and its number
+            // reused while we look; the inode says it is still the same one.
+            if let Some(dup) = crate::sys::DupFd::new(fd) {
+                if dup.inode().map(|i| i & 0xffff_ffff) == Some(inode)
+                    && slot.state.load(Relaxed) == IN_USE
+                {
+                    crate::sys::shutdown(dup.fd());
+                    n += 1;
+                }
+            }
+        }
+        n
     }
 
     /// The pool knobs in force.

@@ -2,8 +2,8 @@
 //!
 //! Gauges (what the pool holds now) are read from the bag when a snapshot is
 //! taken; cumulative counters are atomics bumped on slow paths only. The one
-//! counter on the hot path (fast acquisitions) is striped over cache-line
-//! padded cells so that threads on different cores do not fight over one line.
+//! count the hot path keeps (borrows) lives in each slot and is updated by the
+//! slot's owner alone, with a plain load and store.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
@@ -104,42 +104,8 @@ impl Histogram {
     }
 }
 
-#[repr(align(128))]
-struct Padded(AtomicU64);
-
-/// A counter striped over padded cells, bumped from the hot path.
-pub(crate) struct Striped {
-    cells: [Padded; 8],
-}
-
-thread_local! {
-    static STRIPE: usize = {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        std::thread::current().id().hash(&mut h);
-        (h.finish() as usize) % 8
-    };
-}
-
-impl Striped {
-    pub fn new() -> Self {
-        Striped {
-            cells: std::array::from_fn(|_| Padded(AtomicU64::new(0))),
-        }
-    }
-    #[inline]
-    pub fn incr(&self) {
-        let i = STRIPE.with(|s| *s);
-        self.cells[i].0.fetch_add(1, Relaxed);
-    }
-    pub fn sum(&self) -> u64 {
-        self.cells.iter().map(|c| c.0.load(Relaxed)).sum()
-    }
-}
-
 /// Counters the pool keeps; snapshot with [`crate::Pool::stats`].
 pub(crate) struct Counters {
-    pub fast_acquires: Striped,
     pub slow_acquires: AtomicU64,
     pub acquire_wait: Histogram,
     pub acquire_timeouts: AtomicU64,
@@ -157,7 +123,6 @@ pub(crate) struct Counters {
 impl Counters {
     pub fn new() -> Self {
         Counters {
-            fast_acquires: Striped::new(),
             slow_acquires: AtomicU64::new(0),
             acquire_wait: Histogram::new(),
             acquire_timeouts: AtomicU64::new(0),
@@ -190,6 +155,35 @@ pub struct Latency {
     pub p95: Duration,
     pub p99: Duration,
     pub max: Duration,
+}
+
+impl Stats {
+    /// Adds another pool's gauges and counters to these (latency untouched).
+    pub(crate) fn absorb(&mut self, o: &Stats) {
+        self.total += o.total;
+        self.active += o.active;
+        self.idle += o.idle;
+        self.reserved += o.reserved;
+        self.waiting += o.waiting;
+        self.pending_creates += o.pending_creates;
+        self.connecting += o.connecting;
+        self.adder_threads += o.adder_threads;
+        self.acquired += o.acquired;
+        self.acquire_timeouts += o.acquire_timeouts;
+        self.created += o.created;
+        self.closed_idle_timeout += o.closed_idle_timeout;
+        self.closed_max_lifetime += o.closed_max_lifetime;
+        self.closed_broken += o.closed_broken;
+        self.closed_evicted += o.closed_evicted;
+        self.closed_pool_closed += o.closed_pool_closed;
+        self.connect_failures += o.connect_failures;
+        self.abandoned_connects += o.abandoned_connects;
+        self.validation_failures += o.validation_failures;
+        self.keepalives += o.keepalives;
+        self.leaks_reported += o.leaks_reported;
+        self.rollbacks_on_return += o.rollbacks_on_return;
+        self.violations += o.violations;
+    }
 }
 
 /// A snapshot of the pool: gauges (now) and cumulative counters (since start).
