@@ -193,6 +193,135 @@ impl fmt::Debug for ConnectConfig {
 pub struct Config {
     pub(crate) connect: ConnectConfig,
     pub(crate) pool: PoolConfig,
+    pub(crate) topology: TopologyConfig,
+}
+
+/// How the primary is probed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PingType {
+    /// A new connection each time (then `SELECT 1`).
+    Connect,
+    /// `SELECT 1` on a connection the monitor keeps.
+    Select,
+    /// Upsert a timestamp into `heartbeat_table` on a kept connection.
+    Insert,
+}
+
+/// MHA's list of server errors that prove the server is alive.
+pub const DEFAULT_ALIVE_ERROR_CODES: &[u16] = &[
+    1040, 1042, 1043, 1044, 1045, 1129, 1130, 1203, 1226, 1251, 1275,
+];
+
+/// Hosts, roles and the primary monitor (multi-host URLs).
+#[derive(Clone, PartialEq)]
+pub struct TopologyConfig {
+    /// Hosts after the first (the first is in `ConnectConfig`).
+    pub(crate) more_hosts: Vec<(String, u16)>,
+    pub(crate) replication: bool,
+    pub(crate) monitor: Option<bool>,
+    pub(crate) ping_type: PingType,
+    pub(crate) ping_interval: Duration,
+    pub(crate) ping_timeout: Duration,
+    pub(crate) failure_threshold: u32,
+    pub(crate) alive_error_codes: Vec<u16>,
+    pub(crate) secondary_check: bool,
+    pub(crate) max_replication_lag: Option<Duration>,
+    pub(crate) read_fallback: bool,
+    pub(crate) heartbeat_table: String,
+    pub(crate) min_failover_interval: Duration,
+    pub(crate) monitor_user: Option<String>,
+    pub(crate) monitor_password: Option<String>,
+}
+
+impl Default for TopologyConfig {
+    fn default() -> Self {
+        TopologyConfig {
+            more_hosts: Vec::new(),
+            replication: false,
+            monitor: None,
+            ping_type: PingType::Select,
+            ping_interval: Duration::from_secs(1),
+            ping_timeout: Duration::from_secs(2),
+            failure_threshold: 4,
+            alive_error_codes: DEFAULT_ALIVE_ERROR_CODES.to_vec(),
+            secondary_check: true,
+            max_replication_lag: Some(Duration::from_secs(30)),
+            read_fallback: true,
+            heartbeat_table: "staunch_heartbeat".into(),
+            min_failover_interval: Duration::from_secs(60),
+            monitor_user: None,
+            monitor_password: None,
+        }
+    }
+}
+
+impl fmt::Debug for TopologyConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TopologyConfig")
+            .field("more_hosts", &self.more_hosts)
+            .field("replication", &self.replication)
+            .field("monitor", &self.monitor_enabled())
+            .field("ping_type", &self.ping_type)
+            .field("ping_interval", &self.ping_interval)
+            .field("ping_timeout", &self.ping_timeout)
+            .field("failure_threshold", &self.failure_threshold)
+            .field("alive_error_codes", &self.alive_error_codes)
+            .field("secondary_check", &self.secondary_check)
+            .field("max_replication_lag", &self.max_replication_lag)
+            .field("read_fallback", &self.read_fallback)
+            .field("min_failover_interval", &self.min_failover_interval)
+            .field("monitor_user", &self.monitor_user)
+            .field(
+                "monitor_password",
+                &self.monitor_password.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}
+
+impl TopologyConfig {
+    /// Whether the primary monitor runs: by default only with
+    /// `topology=replication`.
+    pub fn monitor_enabled(&self) -> bool {
+        self.monitor.unwrap_or(self.replication)
+    }
+
+    fn validate(&self) -> Result<()> {
+        if !self.more_hosts.is_empty() && !self.replication {
+            return Err(Error::config(
+                "the url names several hosts: add topology=replication (the first host is the initial primary)",
+            ));
+        }
+        if self.failure_threshold == 0 || self.failure_threshold > 1000 {
+            return Err(Error::config(format!(
+                "failure_threshold must be between 1 and 1000, got {}",
+                self.failure_threshold
+            )));
+        }
+        for (knob, v) in [
+            ("ping_interval", self.ping_interval),
+            ("ping_timeout", self.ping_timeout),
+        ] {
+            if v < Duration::from_millis(10) || v > Duration::from_secs(3600) {
+                return Err(Error::config(format!(
+                    "{knob} must be between 10ms and 1h, got {}",
+                    fmt_duration(v)
+                )));
+            }
+        }
+        if self.heartbeat_table.is_empty()
+            || !self
+                .heartbeat_table
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        {
+            return Err(Error::config(format!(
+                "heartbeat_table must be a plain table name (letters, digits, _ and .), got {:?}",
+                self.heartbeat_table
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl Config {
@@ -215,6 +344,10 @@ impl Config {
     pub fn connect(&self) -> &ConnectConfig {
         &self.connect
     }
+    /// Hosts and the primary monitor.
+    pub fn topology(&self) -> &TopologyConfig {
+        &self.topology
+    }
 }
 
 /// Builds a [`Config`] (and through [`crate::Pool::builder`], a pool) knob by knob.
@@ -226,6 +359,7 @@ pub struct Builder {
     cfg: Config,
     error: Option<Error>,
     pub(crate) listener: Option<std::sync::Arc<dyn crate::events::EventListener>>,
+    pub(crate) secondary: Option<crate::topology::SecondaryCheck>,
 }
 
 impl fmt::Debug for Builder {
@@ -368,6 +502,7 @@ impl Builder {
             return Err(e);
         }
         self.cfg.pool.validate()?;
+        self.cfg.topology.validate()?;
         if let Some(q) = self.cfg.connect.query_timeout {
             if q < Duration::from_millis(1) {
                 return Err(Error::config("query_timeout must be at least 1ms, or off"));
@@ -417,17 +552,29 @@ impl Builder {
                 c.password = Some(percent_decode(p, "password")?);
             }
         }
-        if hostport.contains(',') {
-            return Err(Error::config(
-                "the url names several hosts; multi-host topologies are not supported by this version",
-            ));
-        }
         if !hostport.is_empty() {
-            let (host, port) = split_host_port(hostport)?;
-            c.host = host;
-            if let Some(p) = port {
-                c.port = p;
+            let mut hosts = Vec::new();
+            for hp in hostport.split(',') {
+                if hp.is_empty() {
+                    return Err(Error::config(format!(
+                        "the host list {hostport:?} has an empty entry"
+                    )));
+                }
+                let (host, port) = split_host_port(hp)?;
+                hosts.push((host, port.unwrap_or(c.port)));
             }
+            for (i, h) in hosts.iter().enumerate() {
+                if hosts[..i].contains(h) {
+                    return Err(Error::config(format!(
+                        "host {}:{} is listed twice",
+                        h.0, h.1
+                    )));
+                }
+            }
+            let (host, port) = hosts.remove(0);
+            c.host = host;
+            c.port = port;
+            self.cfg.topology.more_hosts = hosts;
         }
         if !path.is_empty() {
             c.database = Some(percent_decode(path, "database")?);
@@ -484,6 +631,83 @@ impl Builder {
                 })?
             }
             "user" => c.user = Some(v.to_owned()),
+            "topology" => {
+                self.cfg.topology.replication = match v.trim() {
+                    "single" => false,
+                    "replication" => true,
+                    _ => {
+                        return Err(Error::config(format!(
+                            "topology must be single or replication, got {v:?}"
+                        )))
+                    }
+                }
+            }
+            "monitor" => self.cfg.topology.monitor = Some(parse_bool(knob, v)?),
+            "ping_type" => {
+                self.cfg.topology.ping_type = match v.trim() {
+                    "connect" => PingType::Connect,
+                    "select" => PingType::Select,
+                    "insert" => PingType::Insert,
+                    _ => {
+                        return Err(Error::config(format!(
+                            "ping_type must be connect, select or insert, got {v:?}"
+                        )))
+                    }
+                }
+            }
+            "ping_interval" => self.cfg.topology.ping_interval = parse_duration(knob, v)?,
+            "ping_timeout" => self.cfg.topology.ping_timeout = parse_duration(knob, v)?,
+            "failure_threshold" => {
+                self.cfg.topology.failure_threshold = v.trim().parse().map_err(|_| {
+                    Error::config(format!(
+                        "failure_threshold must be a whole number, got {v:?}"
+                    ))
+                })?
+            }
+            "alive_error_codes" => {
+                self.cfg.topology.alive_error_codes = v
+                    .split(',')
+                    .filter(|x| !x.trim().is_empty())
+                    .map(|x| {
+                        x.trim().parse::<u16>().map_err(|_| {
+                            Error::config(format!(
+                                "alive_error_codes must be comma-separated error numbers, got {x:?}"
+                            ))
+                        })
+                    })
+                    .collect::<Result<_>>()?
+            }
+            "secondary_check" => {
+                self.cfg.topology.secondary_check = match v.trim() {
+                    "replicas" => true,
+                    "none" | "off" => false,
+                    _ => {
+                        return Err(Error::config(format!(
+                            "secondary_check must be replicas or none, got {v:?}"
+                        )))
+                    }
+                }
+            }
+            "max_replication_lag" => {
+                self.cfg.topology.max_replication_lag = parse_opt_duration(knob, v)?
+            }
+            "read_fallback" => {
+                self.cfg.topology.read_fallback = match v.trim() {
+                    "writer" => true,
+                    "fail" => false,
+                    _ => {
+                        return Err(Error::config(format!(
+                            "read_fallback must be writer or fail, got {v:?}"
+                        )))
+                    }
+                }
+            }
+            "heartbeat_table" => self.cfg.topology.heartbeat_table = v.trim().to_owned(),
+            "min_failover_interval" => {
+                self.cfg.topology.min_failover_interval = parse_duration(knob, v)?
+            }
+            "monitor_user" => self.cfg.topology.monitor_user = Some(v.to_owned()),
+            "monitor_password" => self.cfg.topology.monitor_password = Some(v.to_owned()),
             "password" => c.password = Some(v.to_owned()),
             "database" => c.database = Some(v.to_owned()),
             _ => {
@@ -519,6 +743,20 @@ pub const KNOBS: &[&str] = &[
     "user",
     "password",
     "database",
+    "topology",
+    "monitor",
+    "ping_type",
+    "ping_interval",
+    "ping_timeout",
+    "failure_threshold",
+    "alive_error_codes",
+    "secondary_check",
+    "max_replication_lag",
+    "read_fallback",
+    "heartbeat_table",
+    "min_failover_interval",
+    "monitor_user",
+    "monitor_password",
 ];
 
 fn split_host_port(hp: &str) -> Result<(String, Option<u16>)> {
@@ -716,7 +954,21 @@ mod tests {
                 "mysql://h/db?keepalive_interval=2h&max_lifetime=1h",
                 "keepalive_interval",
             ),
-            ("mysql://a,b/db", "several hosts"),
+            ("mysql://a,b/db", "several hosts: add topology=replication"),
+            ("mysql://a:1,a:1/db?topology=replication", "listed twice"),
+            ("mysql://a,,b/db?topology=replication", "empty entry"),
+            (
+                "mysql://a,b/db?topology=ring",
+                "topology must be single or replication",
+            ),
+            (
+                "mysql://a,b/db?topology=replication&ping_type=ssh",
+                "ping_type",
+            ),
+            (
+                "mysql://a,b/db?topology=replication&alive_error_codes=1040,x",
+                "alive_error_codes",
+            ),
         ] {
             let e = Config::from_url(url).expect_err(url);
             assert_eq!(e.kind(), crate::ErrorKind::Config, "{url}");

@@ -28,6 +28,9 @@ pub enum ErrorKind {
     Io,
     /// The pool is closed (or was closed while the caller waited).
     Closed,
+    /// No server may take writes now: the primary was declared dead and no
+    /// new one was found yet, or two hosts claim to be primary (split brain).
+    NoWriter,
     /// A caller passed something unusable (an API misuse, not a config knob).
     InvalidArgument,
     /// A bug in staunch: a broken internal invariant. Please report it.
@@ -46,6 +49,7 @@ impl ErrorKind {
             ErrorKind::Server => "server error",
             ErrorKind::Io => "i/o error",
             ErrorKind::Closed => "pool closed",
+            ErrorKind::NoWriter => "no writer",
             ErrorKind::InvalidArgument => "invalid argument",
             ErrorKind::Internal => "internal error",
         }

@@ -47,6 +47,41 @@ pub enum Event {
     AcquireTimeout { error: Error },
     /// The pool was closed.
     PoolClosed,
+    /// A probe of the primary failed (`failures` in a row).
+    PrimarySuspected {
+        endpoint: String,
+        failures: u32,
+        error: Error,
+    },
+    /// A probe of the primary got an error that proves the server is alive
+    /// (too many connections, access denied, ...): not counted as a failure.
+    PrimaryAliveError { endpoint: String, error: Error },
+    /// The primary failed `failure_threshold` probes, but replicas still see
+    /// it: a network partition between this process and the primary, not a
+    /// dead primary. No failover.
+    PartitionSuspected {
+        endpoint: String,
+        seen_by: Vec<String>,
+    },
+    /// The primary is confirmed dead; writes fail fast until a writer is found.
+    PrimaryDead { endpoint: String, reason: String },
+    /// Writes now go to `to` (`from` is None at the first discovery).
+    WriterChanged { from: Option<String>, to: String },
+    /// More than one host reports `read_only = 0`.
+    SplitBrain {
+        writable: Vec<String>,
+        writes_refused: bool,
+    },
+    /// A writer change was held back by `min_failover_interval`.
+    FailoverDeferred { candidate: String, wait: Duration },
+    /// A replica lags more than `max_replication_lag`, or its replication is
+    /// broken (`lag` None): it gets no reads.
+    ReplicaLagging {
+        endpoint: String,
+        lag: Option<Duration>,
+    },
+    /// A replica is back within bounds and gets reads again.
+    ReplicaRecovered { endpoint: String },
 }
 
 /// Receives pool events. See the module docs for threading rules.
@@ -92,6 +127,44 @@ impl EventListener for LogListener {
             ),
             Event::AcquireTimeout { error } => warn!(target: "staunch", "{error}"),
             Event::PoolClosed => info!(target: "staunch", "pool closed"),
+            Event::PrimarySuspected {
+                endpoint,
+                failures,
+                error,
+            } => {
+                warn!(target: "staunch", "primary {endpoint}: probe failed ({failures} in a row): {error}")
+            }
+            Event::PrimaryAliveError { endpoint, error } => info!(
+                target: "staunch",
+                "primary {endpoint} answered with an error that proves it alive: {error}"
+            ),
+            Event::PartitionSuspected { endpoint, seen_by } => warn!(
+                target: "staunch",
+                "primary {endpoint} unreachable from here but seen by {seen_by:?}: partition, no failover"
+            ),
+            Event::PrimaryDead { endpoint, reason } => {
+                log::error!(target: "staunch", "primary {endpoint} declared dead: {reason}")
+            }
+            Event::WriterChanged { from, to } => {
+                warn!(target: "staunch", "writer changed from {from:?} to {to}")
+            }
+            Event::SplitBrain {
+                writable,
+                writes_refused,
+            } => log::error!(
+                target: "staunch",
+                "split brain: {writable:?} all report read_only=0 (writes refused: {writes_refused})"
+            ),
+            Event::FailoverDeferred { candidate, wait } => warn!(
+                target: "staunch",
+                "failover to {candidate} deferred {wait:?} by min_failover_interval"
+            ),
+            Event::ReplicaLagging { endpoint, lag } => {
+                warn!(target: "staunch", "replica {endpoint} lagging ({lag:?}): no reads")
+            }
+            Event::ReplicaRecovered { endpoint } => {
+                info!(target: "staunch", "replica {endpoint} back in service")
+            }
         }
     }
 }

@@ -34,53 +34,39 @@ pub mod ffi;
 pub mod pool;
 mod sync;
 mod sys;
+pub mod topology;
 
 use std::fmt;
 use std::sync::Arc;
 
-pub use crate::config::{Builder, Config, ConnectConfig, PoolConfig};
+pub use crate::config::{Builder, Config, ConnectConfig, PingType, PoolConfig, TopologyConfig};
 pub use crate::connector::{ConnectAttempt, Connector, MysqlConnector};
 pub use crate::error::{Error, ErrorKind, Result};
 pub use crate::events::{Event, EventListener, LogListener};
 pub use crate::pool::stats::{CloseReason, Latency, Stats};
 pub use mysql;
 
-/// A pool of MySQL/MariaDB connections. Cheap to clone; see [`pool::Pool`] for
-/// every method.
-pub type Pool = pool::Pool<MysqlConnector>;
+/// A pool of MySQL/MariaDB connections: one server, or a primary and its
+/// replicas (see [`topology`]).
+pub use crate::topology::{HostHealth, HostStats, Pool};
 
 /// A borrowed MySQL connection: derefs to [`mysql::Conn`] and implements
 /// [`mysql::prelude::Queryable`]; dropping it returns it to the pool.
 pub type PooledConn = pool::PooledConn<MysqlConnector>;
 
-impl pool::Pool<MysqlConnector> {
-    /// Opens a pool from a URL: `mysql://user:pass@host:port/db?knob=value&…`.
-    /// See [`Builder`] for the knobs and their defaults.
-    pub fn from_url(url: &str) -> Result<Pool> {
-        Builder::new().url(url).build()
-    }
-
-    /// A builder for a pool, with every knob at its default.
-    pub fn builder() -> Builder {
-        Builder::new()
-    }
-
-    /// Opens a pool from a finished configuration.
-    pub fn new(config: Config) -> Result<Pool> {
-        Self::new_with_listener(config, Arc::new(LogListener))
-    }
-
-    /// Opens a pool whose events go to `listener`.
-    pub fn new_with_listener(config: Config, listener: Arc<dyn EventListener>) -> Result<Pool> {
-        let connector = MysqlConnector::new(config.connect.clone(), config.pool.validation_timeout);
-        pool::Pool::with_listener(config.pool, connector, listener)
-    }
-}
-
 impl Builder {
     /// Sends pool events to `listener` instead of the `log` crate.
     pub fn event_listener(mut self, listener: Arc<dyn EventListener>) -> Self {
         self.listener = Some(listener);
+        self
+    }
+
+    /// A check the primary monitor runs before declaring the primary dead:
+    /// given its `host:port`, return true if it is still alive as seen from
+    /// elsewhere (then there is no failover). Runs on the monitor thread;
+    /// must return promptly.
+    pub fn secondary_check(mut self, check: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        self.secondary = Some(Arc::new(check));
         self
     }
 
@@ -90,7 +76,8 @@ impl Builder {
             .listener
             .take()
             .unwrap_or_else(|| Arc::new(LogListener));
-        Pool::new_with_listener(self.config()?, listener)
+        let secondary = self.secondary.take();
+        Pool::open(self.config()?, listener, secondary)
     }
 }
 

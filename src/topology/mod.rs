@@ -1,0 +1,441 @@
+//! Hosts and roles: one generic pool per physical server, routing of writes to
+//! the current primary and reads to healthy replicas, and the primary monitor.
+//!
+//! Incident B came from a "logical" replication connection whose replica half
+//! escaped validation. Here there is no logical connection: every connection
+//! handed out is one physical connection of one host's pool, and every pool
+//! validates its own connections (keepalive, validation on borrow after the
+//! bypass window, idle retirement).
+//!
+//! With one host (the default `topology=single`) the pool is that host's pool
+//! and nothing else runs. With `topology=replication` the first host is the
+//! initial primary (unless the monitor's first discovery finds another host
+//! with `read_only = 0` and the first read-only) and the rest are replicas;
+//! `staunch-monitor` (see `monitor.rs`) watches them all.
+
+mod monitor;
+
+use std::fmt;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::config::{Config, ConnectConfig, PoolConfig, TopologyConfig};
+use crate::connector::MysqlConnector;
+use crate::error::{Error, ErrorKind, Result};
+use crate::events::{Event, EventListener};
+use crate::pool::stats::Stats;
+use crate::sync::lock;
+use crate::PooledConn;
+
+/// `writer` value when no host may take writes.
+const NO_WRITER: usize = usize::MAX;
+
+/// What the monitor last found about a host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HostHealth {
+    /// Not checked yet (reads go there; its pool validates every connection).
+    Unknown,
+    /// Reachable, and for a replica: replicating within `max_replication_lag`.
+    Healthy,
+    /// A replica lagging past `max_replication_lag`, or whose replication is
+    /// broken: no reads.
+    Lagging,
+    /// The last check could not reach it.
+    Down,
+}
+
+const H_UNKNOWN: u8 = 0;
+const H_HEALTHY: u8 = 1;
+const H_LAGGING: u8 = 2;
+const H_DOWN: u8 = 3;
+
+fn health_of(v: u8) -> HostHealth {
+    match v {
+        H_HEALTHY => HostHealth::Healthy,
+        H_LAGGING => HostHealth::Lagging,
+        H_DOWN => HostHealth::Down,
+        _ => HostHealth::Unknown,
+    }
+}
+
+pub(crate) struct Host {
+    pub endpoint: String,
+    pub connect: ConnectConfig,
+    pub pool: crate::pool::Pool<MysqlConnector>,
+    pub health: AtomicU8,
+    /// Last measured replication lag in ms (u64::MAX: unknown or broken).
+    pub lag_ms: AtomicU64,
+}
+
+pub(crate) struct Topo {
+    pub hosts: Vec<Host>,
+    /// Index of the host taking writes, or NO_WRITER.
+    pub writer: AtomicUsize,
+    /// Why there is no writer (the error `get` returns meanwhile).
+    pub no_writer: Mutex<Option<Error>>,
+    pub cfg: TopologyConfig,
+    pub pool_cfg: PoolConfig,
+    pub listener: Arc<dyn EventListener>,
+    pub closed: AtomicBool,
+    pub stop_tx: Mutex<Option<crossbeam_channel::Sender<()>>>,
+    pub stop_rx: crossbeam_channel::Receiver<()>,
+    pub secondary_check: Option<SecondaryCheck>,
+}
+
+/// A user-supplied secondary check: given the suspected primary's
+/// `host:port`, return true if it is still alive as seen from elsewhere (then
+/// there is no failover).
+pub type SecondaryCheck = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+impl Topo {
+    pub fn emit(&self, e: Event) {
+        let l = &self.listener;
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| l.on_event(&e))).is_err() {
+            log::error!(target: "staunch", "event listener panicked on {e:?}");
+        }
+    }
+
+    pub fn writer(&self) -> Option<usize> {
+        match self.writer.load(Acquire) {
+            NO_WRITER => None,
+            w => Some(w),
+        }
+    }
+
+    /// Stops writes: callers get `err` at once, waiters on the old writer too.
+    pub fn refuse_writes(&self, err: Error) {
+        *lock(&self.no_writer) = Some(err.clone());
+        if let Some(w) = self.writer() {
+            self.writer.store(NO_WRITER, Release);
+            self.hosts[w].pool.fail_waiters(&err);
+        }
+    }
+
+    pub fn set_writer(&self, idx: usize) {
+        self.writer.store(idx, Release);
+        lock(&self.no_writer).take();
+    }
+
+    fn no_writer_error(&self) -> Error {
+        lock(&self.no_writer)
+            .clone()
+            .unwrap_or_else(|| Error::new(ErrorKind::NoWriter, "no writer is known yet"))
+    }
+}
+
+/// A pool of MySQL/MariaDB connections: one server, or a primary and replicas.
+///
+/// Cheap to clone (an `Arc` inside); all clones share the pool, which closes
+/// when [`close`](Pool::close) is called or the last clone is dropped.
+#[derive(Clone)]
+pub struct Pool {
+    t: Arc<Topo>,
+    _owner: Arc<Owner>,
+}
+
+struct Owner(Arc<Topo>);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        close(&self.0);
+    }
+}
+
+fn close(t: &Topo) {
+    if t.closed.swap(true, SeqCst) {
+        return;
+    }
+    lock(&t.stop_tx).take();
+    for h in &t.hosts {
+        h.pool.close();
+    }
+}
+
+/// One host's view, from [`Pool::host_stats`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HostStats {
+    /// `host:port`.
+    pub endpoint: String,
+    /// Whether writes go here now.
+    pub is_writer: bool,
+    /// What the monitor last found.
+    pub health: HostHealth,
+    /// Replication lag last measured (replicas only).
+    pub lag: Option<Duration>,
+    /// This host's pool.
+    pub stats: Stats,
+}
+
+impl Pool {
+    /// Opens a pool from a URL: `mysql://user:pass@host:port/db?knob=value&…`,
+    /// or with several hosts and `topology=replication`. See
+    /// [`Builder`](crate::Builder) for the knobs and their defaults.
+    pub fn from_url(url: &str) -> Result<Pool> {
+        crate::Builder::new().url(url).build()
+    }
+
+    /// A builder for a pool, with every knob at its default.
+    pub fn builder() -> crate::Builder {
+        crate::Builder::new()
+    }
+
+    /// Opens a pool from a finished configuration, logging events.
+    pub fn new(config: Config) -> Result<Pool> {
+        Self::new_with_listener(config, Arc::new(crate::LogListener))
+    }
+
+    /// Opens a pool whose events go to `listener`.
+    pub fn new_with_listener(config: Config, listener: Arc<dyn EventListener>) -> Result<Pool> {
+        Self::open(config, listener, None)
+    }
+
+    pub(crate) fn open(
+        config: Config,
+        listener: Arc<dyn EventListener>,
+        secondary_check: Option<SecondaryCheck>,
+    ) -> Result<Pool> {
+        let mut targets = vec![config.connect.clone()];
+        for (host, port) in &config.topology.more_hosts {
+            let mut c = config.connect.clone();
+            c.host = host.clone();
+            c.port = *port;
+            targets.push(c);
+        }
+        let mut hosts: Vec<Host> = Vec::with_capacity(targets.len());
+        for c in targets {
+            let connector = MysqlConnector::new(c.clone(), config.pool.validation_timeout);
+            // Replicas never need initialization_fail_timeout: the writer does.
+            let mut pc = config.pool.clone();
+            if !hosts.is_empty() {
+                pc.initialization_fail_timeout = None;
+            }
+            let pool = match crate::pool::Pool::with_listener(pc, connector, listener.clone()) {
+                Ok(p) => p,
+                Err(e) => {
+                    for h in &hosts {
+                        h.pool.close();
+                    }
+                    return Err(e);
+                }
+            };
+            hosts.push(Host {
+                endpoint: c.endpoint(),
+                connect: c,
+                pool,
+                health: AtomicU8::new(H_UNKNOWN),
+                lag_ms: AtomicU64::new(u64::MAX),
+            });
+        }
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
+        let t = Arc::new(Topo {
+            hosts,
+            writer: AtomicUsize::new(0),
+            no_writer: Mutex::new(None),
+            pool_cfg: config.pool.clone(),
+            cfg: config.topology.clone(),
+            listener,
+            closed: AtomicBool::new(false),
+            stop_tx: Mutex::new(Some(stop_tx)),
+            stop_rx,
+            secondary_check,
+        });
+        if t.cfg.monitor_enabled() {
+            if let Err(e) = monitor::spawn(&t) {
+                close(&t);
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    format!("cannot start the monitor thread: {e}"),
+                ));
+            }
+        }
+        Ok(Pool {
+            _owner: Arc::new(Owner(t.clone())),
+            t,
+        })
+    }
+
+    fn writer_pool(&self) -> Result<&crate::pool::Pool<MysqlConnector>> {
+        match self.t.writer() {
+            Some(w) => Ok(&self.t.hosts[w].pool),
+            None if self.t.closed.load(Relaxed) => Err(Error::closed()),
+            None => Err(self.t.no_writer_error()),
+        }
+    }
+
+    /// Borrows a connection to the current writer (the primary), waiting at
+    /// most `connection_timeout`.
+    pub fn get(&self) -> Result<PooledConn> {
+        self.writer_pool()?.get()
+    }
+
+    /// As [`get`](Pool::get), waiting at most `timeout`. Fails with
+    /// `PoolExhausted` or `Unreachable` (the message says which and why),
+    /// `ConnectRejected` at once on a permanent connect error, `NoWriter` at
+    /// once while no primary is known, or `Closed`.
+    pub fn get_timeout(&self, timeout: Duration) -> Result<PooledConn> {
+        self.writer_pool()?.get_timeout(timeout)
+    }
+
+    /// A connection to the writer if one is idle now; never waits.
+    pub fn try_get(&self) -> Result<Option<PooledConn>> {
+        self.writer_pool()?.try_get()
+    }
+
+    /// Borrows a connection for reading: from a healthy replica (spread over
+    /// them), or from the writer when none qualifies and `read_fallback=writer`
+    /// (the default). A replica qualifies when its last check found it
+    /// reachable and replicating within `max_replication_lag`. With a single
+    /// host this is [`get`](Pool::get).
+    pub fn get_read(&self) -> Result<PooledConn> {
+        self.get_read_timeout(self.t.pool_cfg.connection_timeout)
+    }
+
+    /// As [`get_read`](Pool::get_read), waiting at most `timeout`.
+    pub fn get_read_timeout(&self, timeout: Duration) -> Result<PooledConn> {
+        let t = &self.t;
+        if t.closed.load(Relaxed) {
+            return Err(Error::closed());
+        }
+        let writer = t.writer();
+        let n = t.hosts.len();
+        let eligible: Vec<usize> = (0..n)
+            .filter(|&i| Some(i) != writer)
+            .filter(|&i| {
+                matches!(t.hosts[i].health.load(Relaxed), H_HEALTHY | H_UNKNOWN)
+                    && t.cfg.replication
+            })
+            .collect();
+        if !eligible.is_empty() {
+            // Spread over the qualifying replicas; each one's own pool hands
+            // out an idle connection or makes one.
+            let h = &t.hosts[eligible[next_spread() % eligible.len()]];
+            match h.pool.get_timeout(timeout) {
+                Ok(c) => return Ok(c),
+                Err(e) if !t.cfg.read_fallback => return Err(e),
+                Err(e) => {
+                    log::warn!(target: "staunch", "read from replica {} failed, using the writer: {e}", h.endpoint);
+                }
+            }
+        } else if writer.is_some() && n > 1 && !t.cfg.read_fallback {
+            return Err(Error::new(
+                ErrorKind::Unreachable,
+                "no replica qualifies for reads (down, lagging or broken) and read_fallback=fail",
+            ));
+        }
+        self.get_timeout(timeout)
+    }
+
+    /// A snapshot of gauges and counters, summed over every host (latency
+    /// figures are the writer's).
+    pub fn stats(&self) -> Stats {
+        let mut s = Stats::default();
+        for h in &self.t.hosts {
+            s.absorb(&h.pool.stats());
+        }
+        if let Some(w) = self.t.writer() {
+            let ws = self.t.hosts[w].pool.stats();
+            s.acquire_latency = ws.acquire_latency;
+            s.connect_latency = ws.connect_latency;
+        }
+        s
+    }
+
+    /// Per-host figures and roles.
+    pub fn host_stats(&self) -> Vec<HostStats> {
+        let w = self.t.writer();
+        self.t
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| HostStats {
+                endpoint: h.endpoint.clone(),
+                is_writer: Some(i) == w,
+                health: health_of(h.health.load(Relaxed)),
+                lag: match h.lag_ms.load(Relaxed) {
+                    u64::MAX => None,
+                    ms => Some(Duration::from_millis(ms)),
+                },
+                stats: h.pool.stats(),
+            })
+            .collect()
+    }
+
+    /// `host:port` of the current writer, if any.
+    pub fn writer(&self) -> Option<String> {
+        self.t.writer().map(|w| self.t.hosts[w].endpoint.clone())
+    }
+
+    /// The last connect error of the writer's pool, if connects are failing.
+    pub fn last_connect_error(&self) -> Option<Error> {
+        self.writer_pool().ok()?.last_connect_error()
+    }
+
+    /// Retires every current connection on every host (idle ones now,
+    /// borrowed ones when returned).
+    pub fn soft_evict(&self) {
+        for h in &self.t.hosts {
+            h.pool.soft_evict();
+        }
+    }
+
+    /// Stops handing out connections until [`resume`](Pool::resume).
+    pub fn suspend(&self) {
+        for h in &self.t.hosts {
+            h.pool.suspend();
+        }
+    }
+
+    /// Ends a [`suspend`](Pool::suspend).
+    pub fn resume(&self) {
+        for h in &self.t.hosts {
+            h.pool.resume();
+        }
+    }
+
+    /// Closes the pool (every host, the monitor). Idempotent.
+    pub fn close(&self) {
+        close(&self.t);
+    }
+
+    /// Whether [`close`](Pool::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.t.closed.load(Relaxed)
+    }
+
+    /// The pool knobs in force (per host).
+    pub fn config(&self) -> &PoolConfig {
+        &self.t.pool_cfg
+    }
+}
+
+impl fmt::Debug for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool")
+            .field(
+                "hosts",
+                &self.t.hosts.iter().map(|h| &h.endpoint).collect::<Vec<_>>(),
+            )
+            .field("writer", &self.writer())
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+/// A per-thread rotating number, to spread reads without a shared counter.
+fn next_spread() -> usize {
+    use std::cell::Cell;
+    thread_local!(static N: Cell<usize> = const { Cell::new(0) });
+    N.with(|n| {
+        if n.get() == 0 {
+            // Threads start at different places.
+            n.set(crate::pool::jitter(1 << 16) as usize + 1);
+        }
+        let v = n.get().wrapping_add(1);
+        n.set(v);
+        v
+    })
+}
