@@ -106,7 +106,11 @@ fn start_with_args_and_set_global() {
 fn freeze_blocks_then_thaw_answers() {
     let s = MariaDb::start();
     let timeout = Duration::from_millis(500);
-    let mut before = app_conn(s.addr(), timeout).expect("connect before freeze");
+    // Short read timeout (to observe the freeze quickly); retried so that a
+    // loaded machine cannot fail the setup itself.
+    let mut before = (0..5)
+        .find_map(|_| app_conn(s.addr(), timeout).ok())
+        .expect("connect before freeze");
     let t0 = Instant::now();
     s.freeze();
     eprintln!("freeze took {:?}", t0.elapsed());
@@ -138,7 +142,7 @@ fn freeze_blocks_then_thaw_answers() {
     eprintln!("thaw took {:?}", t0.elapsed());
     assert!(!s.is_frozen());
     assert_eq!(s.query_i64("SELECT 1"), Some(1));
-    let mut after = app_conn(s.addr(), timeout).expect("connect after thaw");
+    let mut after = app_conn(s.addr(), Duration::from_secs(5)).expect("connect after thaw");
     after.query_drop("SELECT 1").expect("query after thaw");
 }
 
@@ -364,7 +368,7 @@ fn proxy_reset_closes() {
         "connect through Reset failed after {:?}: {err}",
         t0.elapsed()
     );
-    assert!(t0.elapsed() < Duration::from_secs(1));
+    assert!(t0.elapsed() < Duration::from_secs(3));
     assert_eq!(p.accepted(), 2);
     assert_eq!(p.open_connections(), 0);
 
@@ -487,7 +491,8 @@ fn proxy_drop_is_prompt() {
     drop(p);
     let took = t0.elapsed();
     eprintln!("Proxy drop took {took:?}");
-    assert!(took < Duration::from_millis(300), "{took:?}");
+    // ~10-60 ms normally; generous bound for a loaded CI box.
+    assert!(took < Duration::from_secs(1), "{took:?}");
     assert!(pass.query_drop("SELECT 1").is_err());
     assert!(
         dripping.join().expect("thread").is_err(),

@@ -1,0 +1,165 @@
+//! Incident C: a keepalive racing borrowers.
+//!
+//! A second pool (3 connections, keepalive every 10 ms, validation on borrow
+//! after 5 ms idle) over an instrumented connector: every connection carries a
+//! "busy" flag that the validation (keepalive or on borrow) and the borrowers
+//! set while they use it. Finding it already set means two owners at once, the
+//! Mycat bug. Each borrower also checks that it gets its own answer.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use staunch::{ConnectAttempt, Connector, MysqlConnector};
+
+use crate::signals;
+use crate::workload::{lock, RaceResult};
+
+/// Wraps the real connector and counts ownership violations.
+struct Instrumented {
+    inner: MysqlConnector,
+    violations: Arc<AtomicU64>,
+    validations: Arc<AtomicU64>,
+}
+
+struct Owned {
+    conn: mysql::Conn,
+    busy: Arc<AtomicBool>,
+}
+
+impl Connector for Instrumented {
+    type Conn = Owned;
+    fn connect(&self, a: &ConnectAttempt) -> staunch::Result<Owned> {
+        Ok(Owned {
+            conn: self.inner.connect(a)?,
+            busy: Arc::new(AtomicBool::new(false)),
+        })
+    }
+    fn validate(&self, c: &mut Owned, t: Duration) -> staunch::Result<()> {
+        if c.busy.swap(true, SeqCst) {
+            self.violations.fetch_add(1, SeqCst);
+        }
+        self.validations.fetch_add(1, SeqCst);
+        let r = self.inner.validate(&mut c.conn, t);
+        c.busy.store(false, SeqCst);
+        r
+    }
+    fn recycle(&self, c: &mut Owned, touched: bool) -> staunch::Result<bool> {
+        self.inner.recycle(&mut c.conn, touched)
+    }
+    fn is_permanent(&self, e: &staunch::Error) -> bool {
+        self.inner.is_permanent(e)
+    }
+    fn endpoint(&self) -> String {
+        self.inner.endpoint()
+    }
+}
+
+pub const BORROWERS: u64 = 8;
+pub const CONNECTIONS: usize = 3;
+
+/// Runs the race for `duration` against `url` (through the VIP).
+pub fn run(url: &str, duration: Duration) -> Result<RaceResult, String> {
+    let cfg = staunch::Builder::new()
+        .url(url)
+        .max_size(CONNECTIONS)
+        .min_idle(0)
+        .keepalive_interval(Some(Duration::from_millis(10)))
+        .alive_bypass_window(Duration::from_millis(5))
+        .config()
+        .map_err(|e| e.to_string())?;
+    let violations = Arc::new(AtomicU64::new(0));
+    let validations = Arc::new(AtomicU64::new(0));
+    let connector = Instrumented {
+        inner: MysqlConnector::new(cfg.connect().clone(), Duration::from_millis(500)),
+        violations: violations.clone(),
+        validations: validations.clone(),
+    };
+    let pool = staunch::pool::Pool::with_connector(cfg.pool().clone(), connector)
+        .map_err(|e| e.to_string())?;
+    let crossed = Arc::new(AtomicU64::new(0));
+    let queries = Arc::new(AtomicU64::new(0));
+    let errors = Arc::new(AtomicU64::new(0));
+    let longest_us = Arc::new(AtomicU64::new(0));
+    let first_error: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let stop_at = Instant::now() + duration;
+    let mut threads = Vec::new();
+    for b in 0..BORROWERS {
+        let (pool, violations, crossed, queries, errors, longest_us, first_error) = (
+            pool.clone(),
+            violations.clone(),
+            crossed.clone(),
+            queries.clone(),
+            errors.clone(),
+            longest_us.clone(),
+            first_error.clone(),
+        );
+        let spawned = thread::Builder::new()
+            .name(format!("drill-race-{b}"))
+            .spawn(move || {
+                let mut i = 0u64;
+                while Instant::now() < stop_at && !signals::interrupted() {
+                    i += 1;
+                    let t = Instant::now();
+                    let got = pool.get();
+                    longest_us.fetch_max(t.elapsed().as_micros() as u64, SeqCst);
+                    let mut c = match got {
+                        Ok(c) => c,
+                        Err(e) => {
+                            errors.fetch_add(1, SeqCst);
+                            lock(&first_error).get_or_insert_with(|| e.to_string());
+                            thread::sleep(Duration::from_millis(20));
+                            continue;
+                        }
+                    };
+                    if c.busy.swap(true, SeqCst) {
+                        violations.fetch_add(1, SeqCst);
+                    }
+                    let tag = (b + 1) * 1_000_000_000 + i;
+                    match c.conn.query_first::<u64, _>(format!("SELECT {tag}")) {
+                        Ok(got) => {
+                            if got != Some(tag) {
+                                crossed.fetch_add(1, SeqCst);
+                            }
+                            queries.fetch_add(1, SeqCst);
+                        }
+                        Err(e) => {
+                            errors.fetch_add(1, SeqCst);
+                            lock(&first_error).get_or_insert_with(|| format!("query: {e}"));
+                        }
+                    }
+                    c.busy.store(false, SeqCst);
+                    drop(c);
+                    // Pauses let connections sit idle, so keepalive gets them.
+                    if i % 8 == 0 {
+                        thread::sleep(Duration::from_millis(15));
+                    }
+                }
+            });
+        match spawned {
+            Ok(h) => threads.push(h),
+            Err(e) => return Err(format!("cannot start a borrower thread: {e}")),
+        }
+    }
+    for t in threads {
+        if t.join().is_err() {
+            errors.fetch_add(1, SeqCst);
+        }
+    }
+    let st = pool.stats();
+    pool.close();
+    let first_error = lock(&first_error).clone();
+    Ok(RaceResult {
+        queries: queries.load(SeqCst),
+        validations: validations.load(SeqCst),
+        keepalives: st.keepalives,
+        violations: violations.load(SeqCst),
+        pool_violations: st.violations,
+        crossed: crossed.load(SeqCst),
+        errors: errors.load(SeqCst),
+        longest_wait: Duration::from_micros(longest_us.load(SeqCst)),
+        first_error,
+    })
+}

@@ -1,0 +1,483 @@
+//! The drill's workload and what it measures.
+//!
+//! Time is cut into windows: a baseline, then one window per fault that runs
+//! from the moment the fault is injected until the next fault (so it includes
+//! the normal load after the fault). Every observation (a `get()` wait, an
+//! error, a successful operation, an acknowledged write) goes to the window
+//! current when it is made.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use staunch::{Pool, Stats};
+
+/// "Not yet" for the nanosecond offsets below.
+pub const NEVER: u64 = u64::MAX;
+
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Lines to print, queued by any thread (workers, pool event listeners) and
+/// printed by the reporter, so that no one blocks on stdout.
+pub struct Sink {
+    /// The drill's clock starts here.
+    pub t0: Instant,
+    lines: Mutex<Vec<String>>,
+}
+
+impl Sink {
+    pub fn new() -> Sink {
+        Sink {
+            t0: Instant::now(),
+            lines: Mutex::new(Vec::new()),
+        }
+    }
+    /// Queues a line, stamped with the drill's clock.
+    pub fn push(&self, s: impl AsRef<str>) {
+        let line = format!("[{}]   {}", stamp(self.t0.elapsed()), s.as_ref());
+        lock(&self.lines).push(line);
+    }
+}
+
+/// What a window stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Baseline,
+    KillConnections,
+    /// Incident A: black hole, then the VIP moves (or, with --url, comes back).
+    VipBlackHole,
+    Freeze,
+    KillRestart,
+    /// Incident C.
+    KeepaliveRace,
+}
+
+impl Kind {
+    /// Whether "recovery" (fault end → first success) means something here.
+    pub fn has_recovery(self) -> bool {
+        !matches!(self, Kind::Baseline | Kind::KeepaliveRace)
+    }
+    pub fn key(self) -> &'static str {
+        match self {
+            Kind::Baseline => "baseline",
+            Kind::KillConnections => "kill_connections",
+            Kind::VipBlackHole => "incident_a_vip_black_hole",
+            Kind::Freeze => "frozen_server",
+            Kind::KillRestart => "server_killed_restarted",
+            Kind::KeepaliveRace => "incident_c_keepalive_race",
+        }
+    }
+}
+
+/// What incident C's race found.
+#[derive(Clone, Debug, Default)]
+pub struct RaceResult {
+    pub queries: u64,
+    pub validations: u64,
+    pub keepalives: u64,
+    pub violations: u64,
+    pub pool_violations: u64,
+    pub crossed: u64,
+    pub errors: u64,
+    pub longest_wait: Duration,
+    pub first_error: Option<String>,
+}
+
+/// One window of the drill: a fault (or the baseline) and what the workload saw.
+pub struct Window {
+    pub index: usize,
+    pub kind: Kind,
+    pub label: String,
+    /// Offset (ns from the drill's start) of the fault, i.e. of the window.
+    pub start_ns: u64,
+    /// When the fault ended (NEVER until then).
+    pub fault_end_ns: AtomicU64,
+    /// When the window ended (the next one began).
+    pub end_ns: AtomicU64,
+    pub first_error_ns: AtomicU64,
+    pub first_error: Mutex<Option<String>>,
+    pub first_ok_after_end_ns: AtomicU64,
+    pub longest_wait_us: AtomicU64,
+    pub errors: AtomicU64,
+    pub ops: AtomicU64,
+    pub crossed: AtomicU64,
+    /// What the injection did, in words (shown under the table).
+    pub notes: Mutex<Vec<String>>,
+    /// Why the fault could not be injected, or an extra check failed.
+    pub failure: Mutex<Option<String>>,
+    pub race: Mutex<Option<RaceResult>>,
+    /// Ctrl-C came before the fault and its recovery were fully observed.
+    pub interrupted: AtomicBool,
+    pub stats_at_start: Stats,
+    pub stats_at_end: Mutex<Option<Stats>>,
+}
+
+impl Window {
+    pub fn note(&self, s: impl Into<String>) {
+        lock(&self.notes).push(s.into());
+    }
+    pub fn fail(&self, s: impl Into<String>) {
+        lock(&self.failure).get_or_insert(s.into());
+    }
+    pub fn fault_end(&self) -> Option<u64> {
+        let v = self.fault_end_ns.load(SeqCst);
+        (v != NEVER).then_some(v)
+    }
+    pub fn detection(&self) -> Option<Duration> {
+        let v = self.first_error_ns.load(SeqCst);
+        (v != NEVER).then(|| Duration::from_nanos(v.saturating_sub(self.start_ns)))
+    }
+    pub fn recovery(&self) -> Option<Duration> {
+        let end = self.fault_end()?;
+        let ok = self.first_ok_after_end_ns.load(SeqCst);
+        (ok != NEVER).then(|| Duration::from_nanos(ok.saturating_sub(end)))
+    }
+    pub fn longest_wait(&self) -> Duration {
+        let main = Duration::from_micros(self.longest_wait_us.load(SeqCst));
+        let race = lock(&self.race)
+            .as_ref()
+            .map_or(Duration::ZERO, |r| r.longest_wait);
+        main.max(race)
+    }
+    /// Errors of the main workload plus those of the race's borrowers.
+    pub fn errors(&self) -> u64 {
+        self.errors.load(SeqCst) + lock(&self.race).as_ref().map_or(0, |r| r.errors)
+    }
+    pub fn crossed(&self) -> u64 {
+        self.crossed.load(SeqCst) + lock(&self.race).as_ref().map_or(0, |r| r.crossed)
+    }
+}
+
+/// State shared by the drill, its workers and its reporter.
+pub struct Shared {
+    pub t0: Instant,
+    pub pool: Pool,
+    pub table: String,
+    windows: Mutex<Vec<Arc<Window>>>,
+    current: Mutex<Arc<Window>>,
+    /// Shown in the live line: what is happening now.
+    pub phase: Mutex<String>,
+    pub stop: AtomicBool,
+    /// Per-second figures for the live line (swapped to 0 by the reporter).
+    pub sec_ops: AtomicU64,
+    pub sec_errors: AtomicU64,
+    pub sec_wait_us: AtomicU64,
+    /// Lines to print (from workers and pool events), drained by the reporter.
+    pub events: Arc<Sink>,
+    /// With --url: the server's thread id of every pool connection a worker
+    /// used, so that the KILL fault kills exactly the pool's own sessions.
+    pub track_ids: bool,
+    pub conn_ids: Mutex<HashMap<u64, u64>>,
+}
+
+impl Shared {
+    pub fn new(pool: Pool, table: String, track_ids: bool, events: Arc<Sink>) -> Arc<Shared> {
+        let t0 = events.t0;
+        let baseline = Arc::new(Window::new(
+            0,
+            Kind::Baseline,
+            "baseline (no fault)",
+            0,
+            &pool,
+        ));
+        Arc::new(Shared {
+            t0,
+            table,
+            windows: Mutex::new(vec![baseline.clone()]),
+            current: Mutex::new(baseline),
+            phase: Mutex::new("baseline".into()),
+            stop: AtomicBool::new(false),
+            sec_ops: AtomicU64::new(0),
+            sec_errors: AtomicU64::new(0),
+            sec_wait_us: AtomicU64::new(0),
+            events,
+            track_ids,
+            conn_ids: Mutex::new(HashMap::new()),
+            pool,
+        })
+    }
+
+    pub fn now_ns(&self) -> u64 {
+        self.t0.elapsed().as_nanos() as u64
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.t0.elapsed()
+    }
+
+    pub fn current(&self) -> Arc<Window> {
+        lock(&self.current).clone()
+    }
+
+    pub fn windows(&self) -> Vec<Arc<Window>> {
+        lock(&self.windows).clone()
+    }
+
+    /// Starts the window of a fault that is injected now.
+    pub fn begin(&self, kind: Kind, label: &str) -> Arc<Window> {
+        let mut ws = lock(&self.windows);
+        let now = self.now_ns();
+        if let Some(prev) = ws.last() {
+            prev.end_ns.store(now, SeqCst);
+            *lock(&prev.stats_at_end) = Some(self.pool.stats());
+        }
+        let w = Arc::new(Window::new(ws.len(), kind, label, now, &self.pool));
+        ws.push(w.clone());
+        *lock(&self.current) = w.clone();
+        w
+    }
+
+    /// Closes the last window (the workload has stopped).
+    pub fn finish(&self) {
+        let ws = lock(&self.windows);
+        if let Some(last) = ws.last() {
+            if last.end_ns.load(SeqCst) == NEVER {
+                last.end_ns.store(self.now_ns(), SeqCst);
+                *lock(&last.stats_at_end) = Some(self.pool.stats());
+            }
+        }
+    }
+
+    /// Marks the fault of `w` as over: recovery is measured from now.
+    pub fn end_fault(&self, w: &Window) {
+        w.fault_end_ns.store(self.now_ns(), SeqCst);
+    }
+
+    pub fn set_phase(&self, p: &str) {
+        *lock(&self.phase) = p.to_string();
+    }
+
+    /// A line for the output, stamped with the drill's clock.
+    pub fn event(&self, s: impl AsRef<str>) {
+        self.events.push(s);
+    }
+
+    /// Prints a line now (main thread), after any queued event lines.
+    pub fn say(&self, s: impl AsRef<str>) {
+        self.flush_events();
+        println!("[{}] {}", stamp(self.elapsed()), s.as_ref());
+    }
+
+    pub fn flush_events(&self) {
+        let lines = std::mem::take(&mut *lock(&self.events.lines));
+        for l in lines {
+            println!("{l}");
+        }
+    }
+
+    fn record_wait(&self, w: &Window, d: Duration) {
+        let us = d.as_micros() as u64;
+        w.longest_wait_us.fetch_max(us, SeqCst);
+        self.sec_wait_us.fetch_max(us, SeqCst);
+    }
+
+    fn record_error(&self, w: &Window, what: String) {
+        let now = self.now_ns();
+        w.errors.fetch_add(1, SeqCst);
+        self.sec_errors.fetch_add(1, SeqCst);
+        if w.kind == Kind::Baseline {
+            let mut first = lock(&w.first_error);
+            if first.is_none() {
+                *first = Some(what.clone());
+                self.event(format!("workload: error without a fault: {what}"));
+            }
+            return;
+        }
+        if w.first_error_ns.fetch_min(now, SeqCst) == NEVER {
+            *lock(&w.first_error) = Some(what.clone());
+            let after = Duration::from_nanos(now.saturating_sub(w.start_ns));
+            self.event(format!(
+                "workload: first error, {} after the fault began: {what}",
+                fmt_d(after)
+            ));
+        }
+    }
+
+    fn record_ok(&self, w: &Window) {
+        w.ops.fetch_add(1, SeqCst);
+        self.sec_ops.fetch_add(1, SeqCst);
+        if let Some(end) = w.fault_end() {
+            let now = self.now_ns();
+            if now >= end
+                && w.kind.has_recovery()
+                && w.first_ok_after_end_ns
+                    .compare_exchange(NEVER, now, SeqCst, SeqCst)
+                    .is_ok()
+            {
+                self.event(format!(
+                    "workload: first successful operation {} after the fault ended",
+                    fmt_d(Duration::from_nanos(now - end))
+                ));
+            }
+        }
+    }
+}
+
+impl Window {
+    fn new(index: usize, kind: Kind, label: &str, start_ns: u64, pool: &Pool) -> Window {
+        Window {
+            index,
+            kind,
+            label: label.to_string(),
+            start_ns,
+            fault_end_ns: AtomicU64::new(NEVER),
+            end_ns: AtomicU64::new(NEVER),
+            first_error_ns: AtomicU64::new(NEVER),
+            first_error: Mutex::new(None),
+            first_ok_after_end_ns: AtomicU64::new(NEVER),
+            longest_wait_us: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            ops: AtomicU64::new(0),
+            crossed: AtomicU64::new(0),
+            notes: Mutex::new(Vec::new()),
+            failure: Mutex::new(None),
+            race: Mutex::new(None),
+            interrupted: AtomicBool::new(false),
+            stats_at_start: pool.stats(),
+            stats_at_end: Mutex::new(None),
+        }
+    }
+}
+
+/// A write the pool acknowledged: its id and the window it was made in.
+pub type Acked = (u64, usize);
+
+/// Ids and tags: worker number in the high bits, a sequence below.
+pub fn tag(worker: u32, seq: u64) -> u64 {
+    (u64::from(worker) + 1) << 40 | seq
+}
+
+/// One worker thread: alternates reads and writes until told to stop.
+/// Returns the writes the pool acknowledged.
+pub fn worker(sh: Arc<Shared>, worker_no: u32) -> Vec<Acked> {
+    let mut acked = Vec::new();
+    let insert = format!(
+        "INSERT INTO {} (id, worker, seq) VALUES (?, ?, ?)",
+        sh.table
+    );
+    let mut seq = 0u64;
+    while !sh.stop.load(SeqCst) {
+        seq += 1;
+        let t = Instant::now();
+        let got = sh.pool.get();
+        let waited = t.elapsed();
+        let w = sh.current();
+        sh.record_wait(&w, waited);
+        let mut conn = match got {
+            Ok(c) => c,
+            Err(e) => {
+                sh.record_error(&w, e.to_string());
+                thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+        };
+        if sh.track_ids {
+            let id = conn.id();
+            // Not held across the query.
+            let known = lock(&sh.conn_ids).contains_key(&id);
+            if !known {
+                if let Ok(Some(tid)) = conn.query_first::<u64, _>("SELECT CONNECTION_ID()") {
+                    lock(&sh.conn_ids).insert(id, tid);
+                }
+            }
+        }
+        let tag = tag(worker_no, seq);
+        let result = if seq % 2 == 0 {
+            match conn.exec_first::<u64, _, _>("SELECT ?", (tag,)) {
+                Ok(answer) => {
+                    if answer != Some(tag) {
+                        let w = sh.current();
+                        w.crossed.fetch_add(1, SeqCst);
+                        sh.event(format!(
+                            "workload: CROSSED ANSWER: asked for {tag}, got {answer:?}"
+                        ));
+                    }
+                    Ok(false)
+                }
+                Err(e) => Err(format!("read: {e}")),
+            }
+        } else {
+            let r = conn
+                .query_drop("BEGIN")
+                .and_then(|()| conn.exec_drop(&insert, (tag, worker_no, seq)))
+                .and_then(|()| conn.query_drop("COMMIT"));
+            match r {
+                Ok(()) => Ok(true),
+                Err(e) => Err(format!("write: {e}")),
+            }
+        };
+        // Back to the pool before the bookkeeping.
+        drop(conn);
+        let w = sh.current();
+        match result {
+            Ok(wrote) => {
+                if wrote {
+                    acked.push((tag, w.index));
+                }
+                sh.record_ok(&w);
+            }
+            Err(e) => {
+                sh.record_error(&w, e);
+                thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+    acked
+}
+
+/// Prints queued event lines as they come and, unless quiet, one status line
+/// per second. Stops when `sh.stop` is set.
+pub fn reporter(sh: Arc<Shared>, quiet: bool, done: Arc<AtomicBool>) {
+    let mut next = Instant::now() + Duration::from_secs(1);
+    while !done.load(SeqCst) {
+        sh.flush_events();
+        if Instant::now() >= next {
+            next += Duration::from_secs(1);
+            let ops = sh.sec_ops.swap(0, SeqCst);
+            let errors = sh.sec_errors.swap(0, SeqCst);
+            let wait = Duration::from_micros(sh.sec_wait_us.swap(0, SeqCst));
+            if !quiet {
+                let st = sh.pool.stats();
+                let phase = lock(&sh.phase).clone();
+                println!(
+                    "[{}] {:<16} {:>6} ops/s  {:>4} errors  longest get() {:>7}  pool {} total, {} active, {} idle, {} waiting",
+                    stamp(sh.elapsed()),
+                    phase,
+                    ops,
+                    errors,
+                    fmt_d(wait),
+                    st.total,
+                    st.active,
+                    st.idle,
+                    st.waiting
+                );
+            }
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    sh.flush_events();
+}
+
+/// `  12.3s`: the drill's clock.
+pub fn stamp(d: Duration) -> String {
+    format!("{:>6.1}s", d.as_secs_f64())
+}
+
+/// A duration for people: `0.31ms`, `12ms`, `1.52s`.
+pub fn fmt_d(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1e3;
+    if ms < 1.0 {
+        format!("{ms:.2}ms")
+    } else if ms < 100.0 {
+        format!("{ms:.1}ms")
+    } else if ms < 1000.0 {
+        format!("{ms:.0}ms")
+    } else {
+        format!("{:.2}s", ms / 1e3)
+    }
+}
