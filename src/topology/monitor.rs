@@ -103,6 +103,9 @@ impl Monitor {
             if self.t.closed.load(Relaxed) {
                 return;
             }
+            // Probes start every ping_interval (a probe that times out uses
+            // part of the interval, as MHA's sleep_until does).
+            let tick = Instant::now();
             if !self.discovered {
                 self.discover();
                 self.discovered = true;
@@ -113,7 +116,12 @@ impl Monitor {
                 }
             }
             self.check_others();
-            match self.t.stop_rx.recv_timeout(self.t.cfg.ping_interval) {
+            let rest = self.t.cfg.ping_interval.saturating_sub(tick.elapsed());
+            match self
+                .t
+                .stop_rx
+                .recv_timeout(rest.max(Duration::from_millis(1)))
+            {
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
                 _ => return,
             }
@@ -209,7 +217,9 @@ impl Monitor {
         }
         self.kept = None;
         self.last_writer = Some(w);
-        self.discover();
+        // Look for the new writer at once, without waiting for the dead
+        // host's probe to time out (later rounds include it again).
+        self.discover_skipping(Some(w));
     }
 
     /// Probes host `i` with the configured ping type, under a hard timeout.
@@ -317,7 +327,11 @@ impl Monitor {
 
     /// Finds the writer: the one host with `read_only = 0`.
     fn discover(&mut self) {
-        let states = self.check_hosts(|_| true);
+        self.discover_skipping(None)
+    }
+
+    fn discover_skipping(&mut self, skip: Option<usize>) {
+        let states = self.check_hosts(|i| Some(i) != skip);
         let writable: Vec<usize> = states
             .iter()
             .filter(|(_, s)| matches!(s, Ok(st) if !st.read_only))
