@@ -114,12 +114,12 @@ fn main() {
     }
     let mut samples: Vec<Vec<u64>> = vec![Vec::new(); NAMES.len()];
     for _ in 0..iters {
-        for k in 0..NAMES.len() {
+        for (k, s) in samples.iter_mut().enumerate() {
             let t0 = Instant::now();
             let c = connect(k);
             let ns = t0.elapsed().as_nanos() as u64;
             drop(c);
-            samples[k].push(ns);
+            s.push(ns);
         }
     }
     for s in samples.iter_mut() {

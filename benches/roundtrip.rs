@@ -46,8 +46,11 @@ struct Handoff<T> {
     cv: Condvar,
 }
 
+/// Idle connections, and the waiters in arrival order.
+type FifoState<T> = (Vec<T>, VecDeque<Arc<Handoff<T>>>);
+
 struct FifoPool<T> {
-    st: Mutex<(Vec<T>, VecDeque<Arc<Handoff<T>>>)>,
+    st: Mutex<FifoState<T>>,
 }
 
 struct FifoConn<'a, T> {
