@@ -66,9 +66,18 @@ fn conf_types() {
         assert_eq!(row.get::<Vec<u8>, _>("b").unwrap(), bytes);
         assert_eq!(row.get::<Vec<u8>, _>("e").unwrap(), Vec::<u8>::new());
         assert_eq!(row.get::<String, _>("m").unwrap(), "-12345678901234.123456");
-        assert_eq!(row.get::<Value, _>("dt").unwrap(), Value::Date(2024, 2, 29, 0, 0, 0, 0));
-        assert_eq!(row.get::<Value, _>("ts").unwrap(), Value::Date(1999, 12, 31, 23, 59, 58, 123456));
-        assert_eq!(row.get::<Value, _>("tm").unwrap(), Value::Time(true, 1, 2, 3, 4, 5));
+        assert_eq!(
+            row.get::<Value, _>("dt").unwrap(),
+            Value::Date(2024, 2, 29, 0, 0, 0, 0)
+        );
+        assert_eq!(
+            row.get::<Value, _>("ts").unwrap(),
+            Value::Date(1999, 12, 31, 23, 59, 58, 123456)
+        );
+        assert_eq!(
+            row.get::<Value, _>("tm").unwrap(),
+            Value::Time(true, 1, 2, 3, 4, 5)
+        );
     }
 }
 
@@ -86,12 +95,18 @@ fn conf_params() {
     assert!(e.to_string().to_lowercase().contains("param"), "{e}");
     // Wrong type: a value MariaDB cannot store in the column's type.
     s.sql("CREATE TABLE staunch_test.q (n INT NOT NULL)");
-    c.query_drop("SET SESSION sql_mode='STRICT_ALL_TABLES'").unwrap();
-    let e = c.exec_drop("INSERT INTO q VALUES (?)", ("not a number",)).unwrap_err();
+    c.query_drop("SET SESSION sql_mode='STRICT_ALL_TABLES'")
+        .unwrap();
+    let e = c
+        .exec_drop("INSERT INTO q VALUES (?)", ("not a number",))
+        .unwrap_err();
     assert!(e.to_string().contains("Incorrect integer value"), "{e}");
     let back: Option<String> = c.query_first("SELECT v FROM p").unwrap();
     assert_eq!(back.as_deref(), Some(evil));
-    assert_eq!(c.query_first::<i64, _>("SELECT COUNT(*) FROM p").unwrap(), Some(1));
+    assert_eq!(
+        c.query_first::<i64, _>("SELECT COUNT(*) FROM p").unwrap(),
+        Some(1)
+    );
 }
 
 #[test]
@@ -154,7 +169,10 @@ fn conf_timeout_exhausted() {
     let took = t.elapsed();
     assert_eq!(e.kind(), ErrorKind::PoolExhausted);
     assert!(e.to_string().contains("exhausted"), "{e}");
-    assert!(took >= Duration::from_millis(200) && took < Duration::from_millis(500), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(200) && took < Duration::from_millis(500),
+        "{took:?}"
+    );
 }
 
 /// conf_a1 then conf_a2: a black hole, then the endpoint forwards again.
@@ -174,8 +192,14 @@ fn conf_a1_black_hole_then_conf_a2_recovery() {
     let took = t.elapsed();
     assert_eq!(e.kind(), ErrorKind::Unreachable, "{e}");
     let msg = e.to_string();
-    assert!(msg.contains("unreachable") && msg.contains("no greeting"), "{msg}");
-    assert!(msg.contains(&format!("127.0.0.1:{}", proxy.port())), "{msg}");
+    assert!(
+        msg.contains("unreachable") && msg.contains("no greeting"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&format!("127.0.0.1:{}", proxy.port())),
+        "{msg}"
+    );
     assert!(took < Duration::from_millis(1300), "{took:?}");
     // No thread stays stuck: every connect in flight ends within its deadline.
     thread::sleep(Duration::from_millis(600));
@@ -185,7 +209,10 @@ fn conf_a1_black_hole_then_conf_a2_recovery() {
     let t = Instant::now();
     let mut c = pool.get().unwrap();
     assert_eq!(c.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
-    println!("conf_a1 error after {took:?}: {msg}\nconf_a2 served after {:?}", t.elapsed());
+    println!(
+        "conf_a1 error after {took:?}: {msg}\nconf_a2 served after {:?}",
+        t.elapsed()
+    );
 }
 
 #[test]
@@ -208,7 +235,10 @@ fn conf_bad_input() {
         ("not a url", "must start with mysql://"),
         ("mysql://h/db?bogus_knob=1", "unknown knob \"bogus_knob\""),
         ("mysql://h/db?connect_timeout=-1s", "must not be negative"),
-        ("mysql://h/db?max_size=abc", "max_size must be a whole number"),
+        (
+            "mysql://h/db?max_size=abc",
+            "max_size must be a whole number",
+        ),
     ] {
         let e = Pool::from_url(url).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Config, "{url}");
@@ -231,18 +261,33 @@ fn conf_stats() {
     let a = pool.get().unwrap();
     let b = pool.get().unwrap();
     let st = pool.stats();
-    assert_eq!((st.total, st.active, st.idle, st.created, st.acquired), (2, 2, 0, 2, 2));
+    assert_eq!(
+        (st.total, st.active, st.idle, st.created, st.acquired),
+        (2, 2, 0, 2, 2)
+    );
     drop(a);
     let _ = pool.get_timeout(Duration::from_millis(50)).unwrap(); // reuses a
     drop(b);
     assert!(pool.try_get().unwrap().is_some());
     let _t = pool.get().unwrap();
     let _u = pool.get().unwrap();
-    assert_eq!(pool.get_timeout(Duration::from_millis(50)).unwrap_err().kind(), ErrorKind::PoolExhausted);
+    assert_eq!(
+        pool.get_timeout(Duration::from_millis(50))
+            .unwrap_err()
+            .kind(),
+        ErrorKind::PoolExhausted
+    );
     let st = pool.stats();
     assert_eq!((st.total, st.active, st.idle, st.created), (2, 2, 0, 2));
     assert_eq!((st.acquired, st.acquire_timeouts), (6, 1));
-    assert_eq!((st.connect_failures, st.validation_failures, st.closed_broken), (0, 0, 0));
+    assert_eq!(
+        (
+            st.connect_failures,
+            st.validation_failures,
+            st.closed_broken
+        ),
+        (0, 0, 0)
+    );
 }
 
 #[test]
@@ -253,7 +298,10 @@ fn conf_events() {
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));
     let s2 = seen.clone();
     let pool = Pool::builder()
-        .url(&format!("mysql://app:app-secret@127.0.0.1:{}/staunch_test", proxy.port()))
+        .url(&format!(
+            "mysql://app:app-secret@127.0.0.1:{}/staunch_test",
+            proxy.port()
+        ))
         .connection_timeout(Duration::from_millis(400))
         .event_listener(Arc::new(move |e: &Event| {
             let name = match e {
@@ -272,6 +320,14 @@ fn conf_events() {
     pool.get().unwrap();
     let seen = seen.lock().unwrap().clone();
     // Delivered on the adder threads, as the docs say.
-    assert!(seen.iter().any(|e| e.starts_with("connect_failed@staunch-adder-")), "{seen:?}");
-    assert!(seen.iter().any(|e| e.starts_with("recovered@staunch-adder-")), "{seen:?}");
+    assert!(
+        seen.iter()
+            .any(|e| e.starts_with("connect_failed@staunch-adder-")),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|e| e.starts_with("recovered@staunch-adder-")),
+        "{seen:?}"
+    );
 }

@@ -39,7 +39,11 @@ fn reset_on_return_clears_session_state() {
     c.query_drop("INSERT INTO r VALUES (1)").unwrap();
     c.query_drop("INSERT INTO r VALUES (2)").unwrap();
     drop(c);
-    let n: Option<i64> = p.get().unwrap().query_first("SELECT COUNT(*) FROM r").unwrap();
+    let n: Option<i64> = p
+        .get()
+        .unwrap()
+        .query_first("SELECT COUNT(*) FROM r")
+        .unwrap();
     assert_eq!(n, Some(0));
 
     // Without the knob, session variables survive (the default).
@@ -63,7 +67,11 @@ fn unix_socket_only_when_asked() {
     let host: Option<String> = c
         .query_first("SELECT host FROM information_schema.processlist WHERE id = CONNECTION_ID()")
         .unwrap();
-    assert_eq!(host.as_deref(), Some("localhost"), "expected a socket session");
+    assert_eq!(
+        host.as_deref(),
+        Some("localhost"),
+        "expected a socket session"
+    );
 }
 
 #[test]
@@ -75,13 +83,21 @@ fn initialization_fail_timeout_fails_fast_on_a_permanent_error() {
     assert_eq!(e.kind(), ErrorKind::ConnectRejected, "{e}");
     assert!(t.elapsed() < Duration::from_secs(2));
     let p = Pool::from_url(&format!("{}?initialization_fail_timeout=0", s.url())).unwrap();
-    assert_eq!(p.stats().total, 1, "the first connection is made before from_url returns");
+    assert_eq!(
+        p.stats().total,
+        1,
+        "the first connection is made before from_url returns"
+    );
 }
 
 #[test]
 fn min_idle_is_kept_and_refilled() {
     let s = MariaDb::start();
-    let p = Pool::from_url(&format!("{}?max_size=5&min_idle=3&keepalive_interval=200ms", s.url())).unwrap();
+    let p = Pool::from_url(&format!(
+        "{}?max_size=5&min_idle=3&keepalive_interval=200ms",
+        s.url()
+    ))
+    .unwrap();
     let wait_for = |n: usize| {
         let t = Instant::now();
         while p.stats().idle < n && t.elapsed() < Duration::from_secs(10) {
