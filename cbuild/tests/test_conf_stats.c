@@ -1,0 +1,85 @@
+/* conf_stats: after a known sequence of operations, the gauges and counters
+ * show exactly that sequence. */
+#include "util.h"
+
+static staunch_stats stats(staunch_pool *pool) {
+    staunch_stats s;
+    memset(&s, 0xAB, sizeof s);
+    OK(staunch_pool_stats, pool, &s);
+    return s;
+}
+
+#define EXPECT_STATS(pool, tot, act, idl, acq, cre, tmo)                                  \
+    do {                                                                              \
+        staunch_stats s_ = stats(pool);                                               \
+        CHECKF(s_.total == (tot) && s_.active == (act) && s_.idle == (idl) &&         \
+                   s_.acquired == (acq) && s_.created == (cre) &&                     \
+                   s_.acquire_timeouts == (tmo) && s_.waiting == 0 &&                 \
+                   s_.violations == 0 && s_.connect_failures == 0,                    \
+               "total=%llu active=%llu idle=%llu acquired=%llu created=%llu "         \
+               "timeouts=%llu waiting=%llu",                                          \
+               (unsigned long long)s_.total, (unsigned long long)s_.active,           \
+               (unsigned long long)s_.idle, (unsigned long long)s_.acquired,          \
+               (unsigned long long)s_.created, (unsigned long long)s_.acquire_timeouts, \
+               (unsigned long long)s_.waiting);                                       \
+    } while (0)
+
+int main(void) {
+    staunch_pool *pool = open_pool("max_size=2&min_idle=0");
+    EXPECT_STATS(pool, 0, 0, 0, 0, 0, 0);
+
+    staunch_conn *a = NULL, *b = NULL, *x = NULL;
+    OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &a);
+    EXPECT_STATS(pool, 1, 1, 0, 1, 1, 0);
+    OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &b);
+    EXPECT_STATS(pool, 2, 2, 0, 2, 2, 0);
+    OK(staunch_conn_release, a);
+    EXPECT_STATS(pool, 2, 1, 1, 2, 2, 0);
+
+    OK(staunch_pool_try_get, pool, &x); /* the idle one */
+    CHECK(x != NULL);
+    EXPECT_STATS(pool, 2, 2, 0, 3, 2, 0);
+    staunch_conn *none = (staunch_conn *)&none;
+    OK(staunch_pool_try_get, pool, &none); /* nothing idle: NULL, not an error */
+    CHECK(none == NULL);
+    EXPECT_STATS(pool, 2, 2, 0, 3, 2, 0);
+
+    FAILS(STAUNCH_POOL_EXHAUSTED, "exhausted", staunch_pool_get, pool, 100, &none);
+    EXPECT_STATS(pool, 2, 2, 0, 3, 2, 1);
+
+    OK(staunch_conn_begin, b);
+    staunch_conn_free(b); /* returned inside a transaction: rolled back */
+    staunch_conn_free(x);
+    staunch_conn_free(a); /* released already: only the handle goes */
+    EXPECT_STATS(pool, 2, 0, 2, 3, 2, 1);
+    staunch_stats s = stats(pool);
+    CHECK(s.rollbacks_on_return == 1);
+    CHECK(s.acquire_count == 3 && s.connect_count == 2);
+    CHECK(s.connect_max_us > 0 && s.connect_p50_us > 0 && s.acquire_max_us >= s.acquire_p50_us);
+    CHECK(s.closed_idle_timeout == 0 && s.closed_max_lifetime == 0 && s.closed_broken == 0 &&
+          s.closed_evicted == 0 && s.closed_pool_closed == 0);
+
+    /* Soft eviction retires both idle connections (in the background). */
+    OK(staunch_pool_soft_evict, pool);
+    uint64_t deadline = now_ms() + 3000 + slack_ms();
+    do {
+        s = stats(pool);
+        if (s.total == 0 && s.closed_evicted == 2) break;
+        sleep_ms(10);
+    } while (now_ms() < deadline);
+    CHECKF(s.total == 0 && s.closed_evicted == 2, "total=%llu closed_evicted=%llu",
+           (unsigned long long)s.total, (unsigned long long)s.closed_evicted);
+
+    OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &a);
+    EXPECT_STATS(pool, 1, 1, 0, 4, 3, 1);
+    staunch_conn_free(a);
+    EXPECT_STATS(pool, 1, 0, 1, 4, 3, 1);
+
+    OK(staunch_pool_close, pool);
+    s = stats(pool); /* stats work on a closed pool */
+    CHECK(s.total == 0 && s.closed_pool_closed == 1 && s.closed_evicted == 2);
+    CHECK(s.acquired == 4 && s.created == 3 && s.acquire_timeouts == 1);
+    staunch_pool_free(pool);
+    printf("conf_stats: ok\n");
+    return 0;
+}

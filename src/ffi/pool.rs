@@ -1,0 +1,543 @@
+//! `staunch_pool`: open, borrow, stats, close.
+
+use std::ffi::c_char;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::conn::staunch_conn;
+use super::error::{staunch_error, staunch_status, Failure};
+use super::events::{Callback, FfiListener};
+use super::options::staunch_options;
+use super::{arg, arg_str, guard, guard_value, Out, STAUNCH_TIMEOUT_DEFAULT};
+use crate::config::Builder;
+use crate::pool::stats::Latency;
+use crate::{Pool, Stats};
+
+/// A pool of connections. Created by `staunch_pool_open` or
+/// `staunch_pool_open_options`, freed by `staunch_pool_free`. Thread-safe:
+/// every function taking a pool may be called from any number of threads at
+/// once, except `staunch_pool_free`, which must be the last call on it.
+pub struct staunch_pool {
+    core: Arc<PoolCore>,
+}
+
+impl std::fmt::Debug for staunch_pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.core.pool.fmt(f)
+    }
+}
+
+/// What the pool handle and every connection handle borrowed from it share.
+/// The strong count tells `staunch_pool_free` whether connection handles are
+/// still out.
+#[derive(Debug)]
+pub(crate) struct PoolCore {
+    pub pool: Pool,
+    /// Installed in the pool (which owns the other reference while its
+    /// shared state lives): the C callback's gate, and a liveness probe.
+    listener: Arc<FfiListener>,
+}
+
+/// Longest `staunch_pool_free` waits for the pool's threads to exit.
+const THREADS_EXIT_WAIT: Duration = Duration::from_secs(1);
+
+/// A snapshot of a pool: gauges (what the pool holds now) and cumulative
+/// counters (since the pool opened). Filled by `staunch_pool_stats`. Gauges are
+/// read one after the other without stopping the pool, so under load they may
+/// not add up exactly; `active + idle + reserved == total` holds when the pool
+/// is quiet. Latencies are upper bucket edges (a p50 of 64 means "at most
+/// 64 µs") except the maxima, which are exact.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct staunch_stats {
+    /// Gauge: connections open (idle, in use, or held by a pool thread).
+    pub total: u64,
+    /// Gauge: connections borrowed by the application.
+    pub active: u64,
+    /// Gauge: connections ready to hand out.
+    pub idle: u64,
+    /// Gauge: connections held by pool threads (keepalive, retirement).
+    pub reserved: u64,
+    /// Gauge: threads blocked in staunch_pool_get.
+    pub waiting: u64,
+    /// Gauge: connection requests queued or being connected.
+    pub pending_creates: u64,
+    /// Gauge: connects running now.
+    pub connecting: u64,
+    /// Gauge: connect threads alive.
+    pub adder_threads: u64,
+    /// Counter: successful gets.
+    pub acquired: u64,
+    /// Counter: gets that timed out.
+    pub acquire_timeouts: u64,
+    /// Counter: connections created.
+    pub created: u64,
+    /// Counter: connections closed after idle_timeout.
+    pub closed_idle_timeout: u64,
+    /// Counter: connections closed at max_lifetime.
+    pub closed_max_lifetime: u64,
+    /// Counter: connections closed as broken (failed validation, keepalive,
+    /// I/O error, failed rollback on return).
+    pub closed_broken: u64,
+    /// Counter: connections closed by soft eviction.
+    pub closed_evicted: u64,
+    /// Counter: connections closed because the pool closed.
+    pub closed_pool_closed: u64,
+    /// Counter: failed connect attempts.
+    pub connect_failures: u64,
+    /// Counter: connects cut off at connect_timeout.
+    pub abandoned_connects: u64,
+    /// Counter: failed validations (on borrow or keepalive).
+    pub validation_failures: u64,
+    /// Counter: keepalive checks run.
+    pub keepalives: u64,
+    /// Counter: borrowed connections reported as possible leaks.
+    pub leaks_reported: u64,
+    /// Counter: transactions rolled back because a connection was released
+    /// inside one.
+    pub rollbacks_on_return: u64,
+    /// Counter: broken internal invariants observed (must be 0).
+    pub violations: u64,
+    /// Number of gets the acquire latency figures cover.
+    pub acquire_count: u64,
+    /// Time callers waited in get (an immediate hand-out counts as < 1 µs):
+    /// median, 99th percentile, maximum, in microseconds.
+    pub acquire_p50_us: u64,
+    pub acquire_p99_us: u64,
+    pub acquire_max_us: u64,
+    /// Number of successful connects the connect latency figures cover.
+    pub connect_count: u64,
+    /// Time one successful connect took: median, 99th percentile, maximum,
+    /// in microseconds.
+    pub connect_p50_us: u64,
+    pub connect_p99_us: u64,
+    pub connect_max_us: u64,
+}
+
+fn us(d: Duration) -> u64 {
+    d.as_micros().min(u128::from(u64::MAX)) as u64
+}
+
+fn latency(l: &Latency) -> (u64, u64, u64, u64) {
+    (l.count, us(l.p50), us(l.p99), us(l.max))
+}
+
+impl From<&Stats> for staunch_stats {
+    fn from(s: &Stats) -> staunch_stats {
+        let n = |v: usize| v as u64;
+        let (acquire_count, acquire_p50_us, acquire_p99_us, acquire_max_us) =
+            latency(&s.acquire_latency);
+        let (connect_count, connect_p50_us, connect_p99_us, connect_max_us) =
+            latency(&s.connect_latency);
+        staunch_stats {
+            total: n(s.total),
+            active: n(s.active),
+            idle: n(s.idle),
+            reserved: n(s.reserved),
+            waiting: n(s.waiting),
+            pending_creates: n(s.pending_creates),
+            connecting: n(s.connecting),
+            adder_threads: n(s.adder_threads),
+            acquired: s.acquired,
+            acquire_timeouts: s.acquire_timeouts,
+            created: s.created,
+            closed_idle_timeout: s.closed_idle_timeout,
+            closed_max_lifetime: s.closed_max_lifetime,
+            closed_broken: s.closed_broken,
+            closed_evicted: s.closed_evicted,
+            closed_pool_closed: s.closed_pool_closed,
+            connect_failures: s.connect_failures,
+            abandoned_connects: s.abandoned_connects,
+            validation_failures: s.validation_failures,
+            keepalives: s.keepalives,
+            leaks_reported: s.leaks_reported,
+            rollbacks_on_return: s.rollbacks_on_return,
+            violations: s.violations,
+            acquire_count,
+            acquire_p50_us,
+            acquire_p99_us,
+            acquire_max_us,
+            connect_count,
+            connect_p50_us,
+            connect_p99_us,
+            connect_max_us,
+        }
+    }
+}
+
+fn open(
+    builder: Builder,
+    callback: Option<Arc<Callback>>,
+    out: Out<*mut staunch_pool>,
+) -> Result<(), Failure> {
+    let listener = Arc::new(FfiListener::new(callback));
+    match builder.event_listener(listener.clone()).build() {
+        Ok(pool) => {
+            let core = Arc::new(PoolCore { pool, listener });
+            out.set(Box::into_raw(Box::new(staunch_pool { core })));
+            Ok(())
+        }
+        Err(e) => {
+            listener.shut();
+            Err(e.into())
+        }
+    }
+}
+
+/// Opens a pool from a URL, `mysql://user:pass@host:port/db?knob=value&...`
+/// (every knob can be given as a parameter, e.g. `?max_size=8&connect_timeout=1s`).
+/// Events go to the `log` crate (nowhere, unless a Rust logger is installed);
+/// use `staunch_pool_open_options` for an event callback.
+///
+/// On success `*out` receives the pool; free it with `staunch_pool_free`. A bad
+/// URL or knob gives STAUNCH_INVALID_CONFIG naming it. Does not connect and
+/// never blocks, unless the knob `initialization_fail_timeout` is set: then it
+/// makes one connection first and blocks until it succeeds or that timeout
+/// passes (at least connect_timeout + 100 ms). Any thread.
+#[no_mangle]
+pub extern "C" fn staunch_pool_open(
+    url: *const c_char,
+    out: *mut *mut staunch_pool,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a NUL-terminated string (header contract).
+        let url = unsafe { arg_str(url, "url") }?;
+        let out = Out::new(out, "out")?;
+        open(Builder::new().url(url), None, out)
+    })
+}
+
+/// Opens a pool from an options object (which is only read: it may be freed
+/// right after, or open more pools). Errors, ownership and blocking as for
+/// `staunch_pool_open`; a knob value that is malformed or out of range gives
+/// STAUNCH_INVALID_CONFIG naming the knob. Any thread, but not concurrently
+/// with calls that modify `opts`.
+#[no_mangle]
+pub extern "C" fn staunch_pool_open_options(
+    opts: *const staunch_options,
+    out: *mut *mut staunch_pool,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live options object (header contract).
+        let o = unsafe { arg(opts, "opts") }?;
+        let out = Out::new(out, "out")?;
+        open(o.builder.clone(), o.callback.clone(), out)
+    })
+}
+
+/// Borrows a connection, waiting at most `timeout_ms` milliseconds
+/// (STAUNCH_TIMEOUT_DEFAULT: the pool's connection_timeout; 0: fail at once
+/// unless a connection is idle). Blocks at most that long, whatever the
+/// network does (validating an idle connection counts within it). On success
+/// `*out` receives the connection, owned by the caller: give it back with
+/// `staunch_conn_free` (or `staunch_conn_release`, then `staunch_conn_free`).
+///
+/// Fails with STAUNCH_POOL_EXHAUSTED (every connection in use) or
+/// STAUNCH_UNREACHABLE (no connection could be made: the message says why,
+/// e.g. which host:port sent no greeting) when the time is up,
+/// STAUNCH_CONNECT_REJECTED at once when the server refuses the credentials
+/// or database, STAUNCH_CLOSED if the pool is or gets closed. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_get(
+    pool: *mut staunch_pool,
+    timeout_ms: u32,
+    out: *mut *mut staunch_conn,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        let out = Out::new(out, "out")?;
+        let conn = if timeout_ms == STAUNCH_TIMEOUT_DEFAULT {
+            p.core.pool.get()
+        } else {
+            p.core
+                .pool
+                .get_timeout(Duration::from_millis(u64::from(timeout_ms)))
+        }?;
+        out.set(staunch_conn::new_raw(&p.core, conn));
+        Ok(())
+    })
+}
+
+/// Borrows a connection for reading: from a healthy replica when the pool has
+/// several hosts (`topology=replication`), else (or when none qualifies and
+/// `read_fallback=writer`) from the writer. Same timeout, ownership, blocking
+/// and thread-safety rules as `staunch_pool_get`.
+#[no_mangle]
+pub extern "C" fn staunch_pool_get_read(
+    pool: *mut staunch_pool,
+    timeout_ms: u32,
+    out: *mut *mut staunch_conn,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        let out = Out::new(out, "out")?;
+        let conn = if timeout_ms == STAUNCH_TIMEOUT_DEFAULT {
+            p.core.pool.get_read()
+        } else {
+            p.core
+                .pool
+                .get_read_timeout(Duration::from_millis(u64::from(timeout_ms)))
+        }?;
+        out.set(staunch_conn::new_raw(&p.core, conn));
+        Ok(())
+    })
+}
+
+/// Borrows a connection if one is idle right now; never waits and never
+/// connects. On STAUNCH_OK, `*out` receives the connection (owned by the
+/// caller, as from `staunch_pool_get`), or NULL when none is idle. Fails with STAUNCH_CLOSED if the pool is closed. Blocks at most
+/// validation_timeout (a connection idle for longer than alive_bypass_window
+/// is validated first). Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_try_get(
+    pool: *mut staunch_pool,
+    out: *mut *mut staunch_conn,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        let out = Out::new(out, "out")?;
+        match p.core.pool.try_get()? {
+            Some(conn) => out.set(staunch_conn::new_raw(&p.core, conn)),
+            None => out.set(std::ptr::null_mut()),
+        }
+        Ok(())
+    })
+}
+
+/// Fills `*out` with a snapshot of the pool's gauges and counters. Works on a
+/// closed pool too. Never blocks (reads atomics). Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_stats(
+    pool: *const staunch_pool,
+    out: *mut staunch_stats,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        let out = Out::new(out, "out")?;
+        out.set(staunch_stats::from(&p.core.pool.stats()));
+        Ok(())
+    })
+}
+
+/// Retires every current connection: idle ones now (in the background),
+/// borrowed ones when they are released. New connections replace them on
+/// demand. Use after a failover or a credentials change. Never blocks.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_soft_evict(
+    pool: *mut staunch_pool,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        p.core.pool.soft_evict();
+        Ok(())
+    })
+}
+
+/// Closes the pool: threads waiting in staunch_pool_get fail with
+/// STAUNCH_CLOSED, connects in flight are cut off, idle connections are closed
+/// now, borrowed ones when released (using them meanwhile gives
+/// STAUNCH_CLOSED). Idempotent; the handle stays valid (for stats) until
+/// `staunch_pool_free`. Returns without waiting for the pool's threads, which
+/// exit on their own promptly; closing idle connections sends each a goodbye
+/// packet, bounded by the socket timeouts. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_close(
+    pool: *mut staunch_pool,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        p.core.pool.close();
+        Ok(())
+    })
+}
+
+/// Closes the pool (as `staunch_pool_close`) and frees the handle. NULL is a
+/// no-op. Connections still borrowed stay valid handles: they report
+/// STAUNCH_CLOSED on use and must still be freed with `staunch_conn_free`.
+///
+/// Once this returns, the event callback is not called again for this pool
+/// (it waits for callbacks running on other threads to return), and, if no
+/// connection handle of the pool is left, the pool's threads have finished
+/// their work and let go of the pool (they are exiting; nothing of the pool
+/// runs any more): it waits for that, normally well under a millisecond, at
+/// most 1 s. Must be the last call on this pool handle, and must not run
+/// concurrently with other calls on it.
+#[no_mangle]
+pub extern "C" fn staunch_pool_free(pool: *mut staunch_pool) {
+    guard_value((), || {
+        if pool.is_null() {
+            return;
+        }
+        // SAFETY: created by staunch_pool_open*, freed once (contract).
+        let core = unsafe { Box::from_raw(pool) }.core;
+        core.pool.close();
+        core.listener.shut();
+        // Connection handles out keep the pool's shared state (and so the
+        // listener) alive: then there is nothing to wait for now.
+        let Ok(core) = Arc::try_unwrap(core) else {
+            return;
+        };
+        let PoolCore { pool, listener } = core;
+        drop(pool);
+        // The shared state holds the other reference to the listener until
+        // the last pool thread lets go of it.
+        let deadline = Instant::now() + THREADS_EXIT_WAIT;
+        while Arc::strong_count(&listener) > 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ffi::events::{staunch_event, STAUNCH_EVENT_CONNECT_FAILED};
+    use crate::ffi::options::*;
+    use crate::ffi::*;
+    use std::ffi::{c_void, CStr, CString};
+    use std::ptr;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    static FAILED: AtomicUsize = AtomicUsize::new(0);
+    static FINALIZED: AtomicUsize = AtomicUsize::new(0);
+
+    unsafe extern "C" fn on_event(ev: *const staunch_event, _: *mut c_void) {
+        // SAFETY: valid during the callback.
+        let ev = unsafe { &*ev };
+        if ev.kind == STAUNCH_EVENT_CONNECT_FAILED {
+            FAILED.fetch_add(1, SeqCst);
+        }
+    }
+    unsafe extern "C" fn fin(_: *mut c_void) {
+        FINALIZED.fetch_add(1, SeqCst);
+    }
+
+    /// A refused port: get fails UNREACHABLE in bounded time, the callback
+    /// sees the failures, and the finalizer runs once, at staunch_pool_free.
+    #[test]
+    fn refused_port_is_unreachable_and_callback_lifecycle() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = CString::new(format!(
+            "mysql://u@127.0.0.1:{port}/db?connect_timeout=200ms&max_size=1"
+        ))
+        .unwrap();
+        let mut opts = ptr::null_mut();
+        assert_eq!(staunch_options_new(&mut opts, ptr::null_mut()), STAUNCH_OK);
+        assert_eq!(
+            staunch_options_set_url(opts, url.as_ptr(), ptr::null_mut()),
+            STAUNCH_OK
+        );
+        let st = staunch_options_set_event_callback(
+            opts,
+            Some(on_event),
+            ptr::null_mut(),
+            Some(fin),
+            ptr::null_mut(),
+        );
+        assert_eq!(st, STAUNCH_OK);
+        let mut pool = ptr::null_mut();
+        assert_eq!(
+            staunch_pool_open_options(opts, &mut pool, ptr::null_mut()),
+            STAUNCH_OK
+        );
+        staunch_options_free(opts);
+        assert_eq!(
+            FINALIZED.load(SeqCst),
+            0,
+            "the pool still uses the callback"
+        );
+
+        let mut conn = ptr::null_mut();
+        let mut err = ptr::null_mut();
+        let t0 = Instant::now();
+        assert_eq!(
+            staunch_pool_get(pool, 300, &mut conn, &mut err),
+            STAUNCH_UNREACHABLE
+        );
+        assert!(t0.elapsed() < Duration::from_secs(2));
+        assert!(conn.is_null());
+        // SAFETY: a live error object.
+        let msg = unsafe { CStr::from_ptr(staunch_error_message(err)) };
+        assert!(
+            msg.to_str().unwrap().contains(&format!("127.0.0.1:{port}")),
+            "{msg:?}"
+        );
+        staunch_error_free(err);
+        assert!(FAILED.load(SeqCst) >= 1);
+
+        let mut stats = staunch_stats::default();
+        assert_eq!(
+            staunch_pool_stats(pool, &mut stats, ptr::null_mut()),
+            STAUNCH_OK
+        );
+        assert_eq!((stats.total, stats.acquire_timeouts), (0, 1));
+        staunch_pool_free(pool);
+        assert_eq!(FINALIZED.load(SeqCst), 1);
+        staunch_pool_free(ptr::null_mut());
+    }
+
+    #[test]
+    fn null_and_bad_arguments() {
+        let mut pool = ptr::null_mut();
+        assert_eq!(
+            staunch_pool_open(ptr::null(), &mut pool, ptr::null_mut()),
+            STAUNCH_NULL_ARGUMENT
+        );
+        let url = CString::new("postgres://h/db").unwrap();
+        assert_eq!(
+            staunch_pool_open(url.as_ptr(), &mut pool, ptr::null_mut()),
+            STAUNCH_INVALID_CONFIG
+        );
+        assert!(pool.is_null());
+        let mut conn = ptr::null_mut();
+        assert_eq!(
+            staunch_pool_get(ptr::null_mut(), 10, &mut conn, ptr::null_mut()),
+            STAUNCH_NULL_ARGUMENT
+        );
+        let url = CString::new("mysql://u@127.0.0.1:1/db").unwrap();
+        assert_eq!(
+            staunch_pool_open(url.as_ptr(), &mut pool, ptr::null_mut()),
+            STAUNCH_OK
+        );
+        // A NULL out-parameter is caught before anything is borrowed.
+        assert_eq!(
+            staunch_pool_get(pool, 10, ptr::null_mut(), ptr::null_mut()),
+            STAUNCH_NULL_ARGUMENT
+        );
+        assert_eq!(
+            staunch_pool_stats(pool, ptr::null_mut(), ptr::null_mut()),
+            STAUNCH_NULL_ARGUMENT
+        );
+        assert_eq!(staunch_pool_close(pool, ptr::null_mut()), STAUNCH_OK);
+        assert_eq!(staunch_pool_close(pool, ptr::null_mut()), STAUNCH_OK);
+        assert_eq!(
+            staunch_pool_try_get(pool, &mut conn, ptr::null_mut()),
+            STAUNCH_CLOSED
+        );
+        staunch_pool_free(pool);
+        assert_eq!(
+            staunch_conn_ping(ptr::null_mut(), ptr::null_mut()),
+            STAUNCH_NULL_ARGUMENT
+        );
+        staunch_conn_free(ptr::null_mut());
+    }
+}
