@@ -5,7 +5,7 @@
 # missing (Debian/Ubuntu, as root), then builds and runs the drill. Every
 # argument is passed to the drill, e.g.:
 #
-#   scripts/drill.sh                       # the fixed sequence of faults (~60 s)
+#   scripts/drill.sh                       # the fixed sequence of faults (~70 s)
 #   scripts/drill.sh --soak 5m --seed 7    # random faults for 5 minutes
 #   scripts/drill.sh --json report.json    # also write the report as JSON
 #   scripts/drill.sh --url mysql://app:secret@db:3306/shop   # an existing server

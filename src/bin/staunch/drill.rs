@@ -7,7 +7,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -16,9 +16,9 @@ use staunch::config::redact_url;
 use staunch::{Event, Pool};
 
 use crate::report::{Bounds, NotRun, Report, Verification};
-use crate::support::mariadb::{APP_USER, DB_NAME};
-use crate::support::{MariaDb, Mode, Proxy};
-use crate::workload::{self, fmt_d, lock, Acked, Kind, Shared, Window};
+use crate::support::mariadb::{APP_PASS, APP_USER, DB_NAME};
+use crate::support::{MariaDb, Mode, Proxy, ServerOpts};
+use crate::workload::{self, fmt_d, lock, Acked, Kind, PhaseSpec, Shared, Sink, Window};
 use crate::{panic_text, race, signals};
 use crate::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SETUP};
 
@@ -55,6 +55,49 @@ const RACE: Duration = Duration::from_secs(3);
 /// verdict then says "no successful operation").
 const RECOVERY_WAIT: Duration = Duration::from_secs(15);
 
+/// Incidents B and D run in a second phase, on a primary and two replicas
+/// of their own, through a topology pool with these knobs (the drill's, with
+/// shorter connect and get() deadlines, and a monitor that notices a dead
+/// primary within seconds).
+const CLUSTER_KNOBS: &[(&str, &str)] = &[
+    ("topology", "replication"),
+    ("max_size", "8"),
+    ("min_idle", "2"),
+    ("connect_timeout", "500ms"),
+    ("connection_timeout", "1s"),
+    ("validation_timeout", "500ms"),
+    ("query_timeout", "2s"),
+    ("ping_interval", "250ms"),
+    ("ping_timeout", "300ms"),
+    ("failure_threshold", "4"),
+    ("secondary_check", "replicas"),
+];
+/// The monitor knobs above, for the detection bound.
+const PING_INTERVAL: Duration = Duration::from_millis(250);
+const PING_TIMEOUT: Duration = Duration::from_millis(300);
+const FAILURE_THRESHOLD: u32 = 4;
+/// Replicas: read-only, notice a dead primary within ~2 s (their I/O thread
+/// times out; heartbeat every second), and close sessions idle for 2 s
+/// (incident B).
+const REPLICA_ARGS: &[&str] = &["--read-only=1", "--slave-net-timeout=2", "--wait-timeout=2"];
+/// Normal load on the cluster before B.
+const CLUSTER_BASELINE: Duration = Duration::from_secs(3);
+/// How long B pauses the read load (the replicas' wait_timeout is 2 s).
+const IDLE_PAUSE: Duration = Duration::from_secs(3);
+/// Normal load after B and after D's recovery.
+const CLUSTER_GAP: Duration = Duration::from_secs(4);
+
+/// Longest acceptable time from the primary's freeze to the monitor's
+/// PrimaryDead: up to one probe interval before the first failed probe, then
+/// two rounds of failure_threshold failed probes (the first round may end
+/// while a replica still sees the frozen primary, for up to its
+/// slave_net_timeout of 2 s: a suspected partition), each probe interval at
+/// most ping_interval + 2 x ping_timeout (the primary's probe, then the
+/// replicas' check).
+fn failover_detection_bound() -> Duration {
+    (PING_INTERVAL + 2 * PING_TIMEOUT) * (2 * FAILURE_THRESHOLD + 1)
+}
+
 /// Where the faults are injected.
 enum Env {
     /// Two throwaway servers; the proxy (the VIP) points at `servers[target]`.
@@ -70,12 +113,33 @@ enum Env {
         proxy: Proxy,
         admin: Pool,
     },
+    /// A primary and two replicas (incidents B and D); no proxy: the
+    /// topology pool connects to each host.
+    Cluster {
+        primary: MariaDb,
+        replicas: Vec<MariaDb>,
+    },
 }
 
 impl Env {
-    fn proxy(&self) -> &Proxy {
+    /// The chaos proxy in front of the server, if any.
+    fn vip(&self) -> Option<&Proxy> {
         match self {
-            Env::Local { proxy, .. } | Env::Remote { proxy, .. } => proxy,
+            Env::Local { proxy, .. } | Env::Remote { proxy, .. } => Some(proxy),
+            Env::Cluster { .. } => None,
+        }
+    }
+
+    /// Undoes whatever a fault left in place (a Ctrl-C or a failed injection
+    /// may come mid-fault), so that the servers can be read.
+    fn release(&self) {
+        match self {
+            Env::Local { proxy, .. } | Env::Remote { proxy, .. } => proxy.set_mode(Mode::Pass),
+            Env::Cluster { primary, .. } => {
+                if primary.is_frozen() {
+                    primary.thaw();
+                }
+            }
         }
     }
 
@@ -94,6 +158,7 @@ impl Env {
                 Kind::VipBlackHole,
                 Kind::KeepaliveRace,
             ],
+            Env::Cluster { .. } => vec![Kind::IdleReplicas, Kind::PrimaryPromotion],
         }
     }
 
@@ -110,6 +175,11 @@ impl Env {
             Kind::Freeze => format!("frozen server (SIGSTOP {})", fmt_hold(hold)),
             Kind::KillRestart => "server killed (kill -9) and restarted".into(),
             Kind::KeepaliveRace => "C: keepalive racing borrowers".into(),
+            Kind::IdleReplicas => format!(
+                "B: idle replica connections expire (reads paused {})",
+                fmt_hold(hold)
+            ),
+            Kind::PrimaryPromotion => "D: primary dies (SIGSTOP), replica promoted".into(),
         }
     }
 
@@ -145,6 +215,8 @@ impl Env {
                 *lock(&w.race) = Some(r);
                 Ok(())
             }
+            Kind::IdleReplicas => self.idle_replicas(hold, w, sh),
+            Kind::PrimaryPromotion => self.promote(w, sh),
         }
     }
 
@@ -164,6 +236,7 @@ impl Env {
                 sh.event(&what);
                 w.note(what);
             }
+            Env::Cluster { .. } => return Err("no KILL fault on the cluster".into()),
             Env::Remote { admin, server, .. } => {
                 let ids: Vec<u64> = lock(&sh.conn_ids).drain().map(|(_, t)| t).collect();
                 let mut c = admin.get().map_err(|e| format!("admin connection: {e}"))?;
@@ -187,7 +260,9 @@ impl Env {
 
     fn black_hole(&mut self, hold: Duration, w: &Window, sh: &Shared) -> Result<(), String> {
         sh.set_phase("A: black hole");
-        let proxy = self.proxy();
+        let Some(proxy) = self.vip() else {
+            return Err("a black hole needs the VIP".into());
+        };
         proxy.set_mode(Mode::BlackHole);
         proxy.sever_all();
         sh.event(
@@ -223,6 +298,7 @@ impl Env {
                 sh.event(&what);
                 w.note(what);
             }
+            Env::Cluster { .. } => unreachable!("the cluster has no VIP"),
         }
         if completed {
             sh.set_phase("A: VIP back");
@@ -297,27 +373,143 @@ impl Env {
         Ok(())
     }
 
-    /// Every id in the drill's table, over every server the writes could
-    /// have gone to.
-    fn stored_ids(&self, table: &str) -> Result<HashSet<u64>, String> {
+    /// The ids in the drill's table on every server the writes could have
+    /// gone to, server by server. On the cluster: the old primary (thawed by
+    /// `release`) and the promoted replica.
+    fn stored_ids(&self, table: &str) -> Result<Vec<(SocketAddr, HashSet<u64>)>, String> {
         let q = format!("SELECT id FROM {table}");
-        let mut all = HashSet::new();
+        let read = |s: &MariaDb| -> Result<(SocketAddr, HashSet<u64>), String> {
+            let ids: Vec<u64> = catch_unwind(AssertUnwindSafe(|| s.admin().query(&q)))
+                .map_err(|p| panic_text(&*p))?
+                .map_err(|e| format!("{}: {e}", s.addr()))?;
+            Ok((s.addr(), ids.into_iter().collect()))
+        };
         match self {
-            Env::Local { servers, .. } => {
-                for s in servers {
-                    let ids: Vec<u64> = catch_unwind(AssertUnwindSafe(|| s.admin().query(&q)))
-                        .map_err(|p| panic_text(&*p))?
-                        .map_err(|e| format!("{}: {e}", s.addr()))?;
-                    all.extend(ids);
-                }
-            }
+            Env::Local { servers, .. } => servers.iter().map(read).collect(),
+            Env::Cluster { primary, replicas } => Ok(vec![read(primary)?, read(&replicas[0])?]),
             Env::Remote { admin, server, .. } => {
                 let mut c = admin.get().map_err(|e| e.to_string())?;
                 let ids: Vec<u64> = c.query(&q).map_err(|e| format!("{server}: {e}"))?;
-                all.extend(ids);
+                Ok(vec![(*server, ids.into_iter().collect())])
             }
         }
-        Ok(all)
+    }
+
+    /// Incident B: the read load pauses past the replicas' wait_timeout, so
+    /// the replicas close the pool's idle connections to them; then reads
+    /// resume through `get_read()`. Every one must succeed.
+    fn idle_replicas(&mut self, pause: Duration, w: &Window, sh: &Shared) -> Result<(), String> {
+        if !matches!(self, Env::Cluster { .. }) {
+            return Err("incident B needs the replicas".into());
+        }
+        // Host 0 is the primary; the others are the replicas.
+        let replica_stats = || -> (u64, u64, u64) {
+            sh.pool.host_stats()[1..].iter().fold((0, 0, 0), |a, h| {
+                (
+                    a.0 + h.stats.validation_failures,
+                    a.1 + h.stats.closed_broken,
+                    a.2 + h.stats.acquired,
+                )
+            })
+        };
+        let pooled: usize = sh.pool.host_stats()[1..]
+            .iter()
+            .map(|h| h.stats.total)
+            .sum();
+        let before = replica_stats();
+        sh.set_phase("B: reads paused");
+        sh.reads_paused.store(true, SeqCst);
+        sh.event(format!(
+            "read load paused for {}: the {pooled} pooled replica connections sit idle past the replicas' wait_timeout (2s); writes go on",
+            fmt_hold(pause)
+        ));
+        let completed = signals::sleep(pause);
+        sh.reads_paused.store(false, SeqCst);
+        sh.end_fault(w);
+        if !completed {
+            return Ok(());
+        }
+        sh.set_phase("B: reads resume");
+        sh.event("reads resume through get_read()");
+        // Reads for a while, then what the replicas' pools found.
+        let t = Instant::now();
+        while w.reads.load(SeqCst) < 200 && t.elapsed() < Duration::from_secs(2) {
+            if !signals::sleep(Duration::from_millis(10)) {
+                return Ok(());
+            }
+        }
+        let after = replica_stats();
+        let (invalid, broken, reads) = (after.0 - before.0, after.1 - before.1, after.2 - before.2);
+        let what = format!(
+            "reads paused {}; in the first {reads} borrows from the replicas after it, {invalid} idle \
+             connections failed validation (the replicas had closed them) and were replaced \
+             ({broken} closed as broken in all); {} read errors",
+            fmt_hold(pause),
+            w.read_errors.load(SeqCst)
+        );
+        sh.event(&what);
+        w.note(what);
+        if invalid + broken == 0 {
+            w.fail("no expired replica connection was met after the pause: the fault was not exercised");
+        }
+        Ok(())
+    }
+
+    /// Incident D: the primary freezes (SIGSTOP) and, as an operator would,
+    /// replica 1 is promoted at once. The pool's monitor must declare the
+    /// primary dead, find the new writer, and writes must work there.
+    fn promote(&mut self, w: &Window, sh: &Shared) -> Result<(), String> {
+        let Env::Cluster { primary, replicas } = self else {
+            return Err("incident D needs a primary and replicas".into());
+        };
+        let new = &replicas[0];
+        sh.set_phase("D: frozen");
+        primary.freeze();
+        sh.event(format!(
+            "SIGSTOP to the primary, mariadbd pid {} ({}): TCP still accepted, nothing answered",
+            primary.pid(),
+            primary.addr()
+        ));
+        new.sql("STOP SLAVE");
+        new.set_global("read_only", "0");
+        sh.end_fault(w);
+        let promoted_after = Duration::from_nanos(sh.now_ns().saturating_sub(w.start_ns));
+        sh.event(format!(
+            "replica 1 ({}) promoted, as an operator would: STOP SLAVE; SET GLOBAL read_only=0 ({} after the freeze)",
+            new.addr(),
+            fmt_d(promoted_after)
+        ));
+        sh.set_phase("D: failover");
+        let budget = w.bounds.recovery_for(Kind::PrimaryPromotion) + Duration::from_secs(5);
+        while w.recovery().is_none() && w.since_start(sh.now_ns()).unwrap_or_default() < budget {
+            if !signals::sleep(Duration::from_millis(10)) {
+                return Ok(());
+            }
+        }
+        let at = |ns: u64| {
+            w.since_start(ns).map_or("never".to_string(), |d| {
+                format!("{} after the freeze", fmt_d(d))
+            })
+        };
+        w.note(format!(
+            "primary {} frozen; replica 1 {} promoted {} after; declared dead {}; writer changed {}; first write {}",
+            primary.addr(),
+            new.addr(),
+            fmt_d(promoted_after),
+            at(w.detected_ns.load(SeqCst)),
+            at(w.writer_changed_ns.load(SeqCst)),
+            w.recovery()
+                .map_or("never".to_string(), |d| format!("{} after the freeze", fmt_d(d)))
+        ));
+        let expected = new.addr().to_string();
+        match sh.pool.writer() {
+            Some(wr) if wr == expected => {}
+            other => w.fail(format!(
+                "after the failover the writer is {}, not the promoted replica {expected}",
+                other.unwrap_or_else(|| "none".into())
+            )),
+        }
+        Ok(())
     }
 }
 
@@ -537,18 +729,42 @@ fn via_proxy(url: &str, port: u16) -> Result<String, String> {
     Ok(out)
 }
 
-fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: String) -> u8 {
-    let sink = Arc::new(workload::Sink::new());
+/// Where a pool's event listener finds the phase's `Shared` (set once the
+/// phase starts; weak, so that the pool does not keep it alive).
+type SharedCell = Arc<OnceLock<Weak<Shared>>>;
+
+/// The drill's pool over `url`, whose events go to the drill's output. On a
+/// topology pool (`cluster`), the monitor's events are printed too, and the
+/// moments it declares the primary dead and changes the writer are marked
+/// on the current window (incident D), through `cell` once the phase's
+/// `Shared` exists.
+fn open_pool(url: &str, sink: &Arc<Sink>, cluster: bool) -> Result<(Pool, SharedCell), String> {
+    let cell: SharedCell = Arc::default();
     let listener = {
-        let sink = sink.clone();
+        let (sink, cell) = (sink.clone(), cell.clone());
         move |e: &Event| match e {
-            Event::ConnectFailed { error, attempt, .. } if *attempt == 1 => {
-                sink.push(format!("pool: a connect failed: {error}"));
+            Event::ConnectFailed {
+                error,
+                attempt,
+                endpoint,
+            } if *attempt == 1 => {
+                if cluster {
+                    sink.push(format!("pool: a connect to {endpoint} failed: {error}"));
+                } else {
+                    sink.push(format!("pool: a connect failed: {error}"));
+                }
             }
             Event::Recovered {
-                failures, outage, ..
+                failures,
+                outage,
+                endpoint,
             } => sink.push(format!(
-                "pool: connects work again after {} ({} outage)",
+                "pool: connects{} work again after {} ({} outage)",
+                if cluster {
+                    format!(" to {endpoint}")
+                } else {
+                    String::new()
+                },
                 if *failures == 1 {
                     "1 failed attempt".to_string()
                 } else {
@@ -556,17 +772,198 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
                 },
                 fmt_d(*outage)
             )),
-            _ => {}
+            _ => {
+                if let Some((level, text)) = crate::monitor::describe(e) {
+                    sink.push(format!("monitor [{level}]: {text}"));
+                }
+                let dead = match e {
+                    Event::PrimaryDead { .. } => true,
+                    Event::WriterChanged { .. } => false,
+                    _ => return,
+                };
+                if let Some(sh) = cell.get().and_then(Weak::upgrade) {
+                    let w = sh.current();
+                    if w.kind == Kind::PrimaryPromotion {
+                        let mark = if dead {
+                            &w.detected_ns
+                        } else {
+                            &w.writer_changed_ns
+                        };
+                        mark.fetch_min(sh.now_ns(), SeqCst);
+                    }
+                }
+            }
         }
     };
-    let pool = match staunch::Builder::new()
-        .url(&pool_url)
+    let pool = staunch::Builder::new()
+        .url(url)
         .event_listener(Arc::new(listener))
         .build()
-    {
+        .map_err(|e| format!("cannot open the pool: {e}"))?;
+    Ok((pool, cell))
+}
+
+/// What fault schedule a phase runs.
+#[derive(Clone, Copy)]
+enum Schedule {
+    /// Every fault of the environment once, numbered from `first` of `total`.
+    Fixed {
+        first: usize,
+        total: usize,
+    },
+    Soak {
+        duration: Duration,
+        seed: u64,
+    },
+}
+
+/// What a phase of the drill saw.
+struct PhaseOut {
+    windows: Vec<Arc<Window>>,
+    acked: Vec<Acked>,
+    violations: u64,
+}
+
+/// One phase: the workload on `pool`, a baseline, the faults of `schedule`,
+/// then the workload stops and the pool closes.
+#[allow(clippy::too_many_arguments)]
+fn run_phase(
+    o: &Options,
+    sink: &Arc<Sink>,
+    env: &mut Env,
+    (pool, cell): (Pool, SharedCell),
+    url: &str,
+    table: &str,
+    spec: PhaseSpec,
+    (baseline, baseline_text): (Duration, &str),
+    schedule: Schedule,
+) -> PhaseOut {
+    let sh = Shared::new(pool.clone(), table.to_string(), spec, sink.clone());
+    let _ = cell.set(Arc::downgrade(&sh));
+    let mut workers = Vec::new();
+    for n in 0..o.threads {
+        let sh2 = sh.clone();
+        match thread::Builder::new()
+            .name(format!("drill-worker-{n}"))
+            .spawn(move || workload::worker(sh2, n))
+        {
+            Ok(h) => workers.push(h),
+            Err(e) => {
+                eprintln!("staunch drill: cannot start a worker thread: {e}");
+                sh.stop.store(true, SeqCst);
+                break;
+            }
+        }
+    }
+    let reporter_done = Arc::new(AtomicBool::new(false));
+    let reporter = {
+        let (sh2, done) = (sh.clone(), reporter_done.clone());
+        let quiet = o.quiet;
+        thread::Builder::new()
+            .name("drill-reporter".into())
+            .spawn(move || workload::reporter(sh2, quiet, done))
+            .ok()
+    };
+
+    sh.say(baseline_text);
+    signals::sleep(baseline);
+
+    match schedule {
+        Schedule::Soak { duration, seed } => soak(env, &sh, url, duration, seed),
+        Schedule::Fixed { first, total } => fixed(env, &sh, url, first, total),
+    }
+    sh.say(if signals::interrupted() {
+        "interrupted: stopping the workload"
+    } else {
+        "stopping the workload"
+    });
+    sh.stop.store(true, SeqCst);
+    let mut acked: Vec<Acked> = Vec::new();
+    for h in workers {
+        match h.join() {
+            Ok(a) => acked.extend(a),
+            Err(_) => eprintln!("staunch drill: a worker thread panicked"),
+        }
+    }
+    sh.finish();
+    reporter_done.store(true, SeqCst);
+    if let Some(r) = reporter {
+        let _ = r.join();
+    }
+    let violations = pool.stats().violations;
+    pool.close();
+    // Make sure the servers can be read (a Ctrl-C may have come mid-fault).
+    env.release();
+    PhaseOut {
+        windows: sh.windows(),
+        acked,
+        violations,
+    }
+}
+
+/// Reads every acknowledged write of a phase back. Also returns what each
+/// server holds.
+fn verify(
+    env: &Env,
+    table: &str,
+    acked: &[Acked],
+) -> (Verification, Vec<(SocketAddr, HashSet<u64>)>) {
+    match env.stored_ids(table) {
+        Ok(per_server) => {
+            let stored: HashSet<u64> = per_server.iter().flat_map(|(_, s)| s).copied().collect();
+            let mut missing_by_window: HashMap<usize, u64> = HashMap::new();
+            let mut missing = Vec::new();
+            for (id, w) in acked {
+                if !stored.contains(id) {
+                    *missing_by_window.entry(*w).or_default() += 1;
+                    missing.push(*id);
+                }
+            }
+            (
+                Verification::Done {
+                    acked: acked.len() as u64,
+                    found: acked.len() as u64 - missing.len() as u64,
+                    missing_by_window,
+                    missing_sample: missing.into_iter().take(10).collect(),
+                },
+                per_server,
+            )
+        }
+        Err(e) => (
+            Verification::Skipped(format!("could not read the table back: {e}")),
+            Vec::new(),
+        ),
+    }
+}
+
+/// Incidents B and D, as NotRun entries with `reason`.
+fn b_and_d_not_run(reason: &str, failed: bool) -> Vec<NotRun> {
+    [
+        (
+            "B: idle replica connections expire",
+            Kind::IdleReplicas.key(),
+        ),
+        (
+            "D: primary dies, replica promoted",
+            Kind::PrimaryPromotion.key(),
+        ),
+    ]
+    .into_iter()
+    .map(|(label, key)| NotRun {
+        label: label.into(),
+        key: key.into(),
+        reason: reason.into(),
+        failed,
+    })
+    .collect()
+}
+
+fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: String) -> u8 {
+    let sink = Arc::new(Sink::new());
+    let (pool, cell) = match open_pool(&pool_url, &sink, false) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("staunch drill: cannot open the pool: {e}");
+            eprintln!("staunch drill: {e}");
             return EXIT_SETUP;
         }
     };
@@ -601,95 +998,52 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
     println!();
 
     let remote = matches!(env, Env::Remote { .. });
-    let sh = Shared::new(pool.clone(), table.clone(), remote, sink);
-    let mut workers = Vec::new();
-    for n in 0..o.threads {
-        let sh2 = sh.clone();
-        match thread::Builder::new()
-            .name(format!("drill-worker-{n}"))
-            .spawn(move || workload::worker(sh2, n))
-        {
-            Ok(h) => workers.push(h),
-            Err(e) => {
-                eprintln!("staunch drill: cannot start a worker thread: {e}");
-                sh.stop.store(true, SeqCst);
-                break;
-            }
-        }
-    }
-    let reporter_done = Arc::new(AtomicBool::new(false));
-    let reporter = {
-        let (sh2, done) = (sh.clone(), reporter_done.clone());
-        let quiet = o.quiet;
-        thread::Builder::new()
-            .name("drill-reporter".into())
-            .spawn(move || workload::reporter(sh2, quiet, done))
-            .ok()
+    // The fixed sequence on local servers goes on with B and D on a cluster.
+    let with_cluster = !remote && o.soak.is_none();
+    let single_faults = env.faults().len();
+    let schedule = match (o.soak, seed) {
+        (Some(duration), Some(seed)) => Schedule::Soak { duration, seed },
+        _ => Schedule::Fixed {
+            first: 1,
+            total: single_faults + if with_cluster { 2 } else { 0 },
+        },
     };
+    let spec = PhaseSpec {
+        first_index: 0,
+        baseline_label: "baseline (no fault)".into(),
+        bounds,
+        split_reads: false,
+        track_ids: remote,
+    };
+    let p1 = run_phase(
+        &o,
+        &sink,
+        &mut env,
+        (pool, cell),
+        &pool_url,
+        &table,
+        spec,
+        (
+            if o.soak.is_some() {
+                Duration::from_secs(3)
+            } else {
+                BASELINE
+            },
+            "baseline: normal load, no fault",
+        ),
+        schedule,
+    );
+    let mut interrupted = signals::interrupted();
 
-    sh.say("baseline: normal load, no fault");
-    signals::sleep(if o.soak.is_some() {
-        Duration::from_secs(3)
-    } else {
-        BASELINE
-    });
-
-    match (o.soak, seed) {
-        (Some(d), Some(seed)) => soak(&mut env, &sh, &pool_url, d, seed),
-        _ => fixed(&mut env, &sh, &pool_url),
-    }
-    let interrupted = signals::interrupted();
-
-    sh.say(if interrupted {
-        "interrupted: stopping the workload"
-    } else {
-        "stopping the workload"
-    });
-    sh.stop.store(true, SeqCst);
-    let mut acked: Vec<Acked> = Vec::new();
-    for h in workers {
-        match h.join() {
-            Ok(a) => acked.extend(a),
-            Err(_) => eprintln!("staunch drill: a worker thread panicked"),
-        }
-    }
-    sh.finish();
-    reporter_done.store(true, SeqCst);
-    if let Some(r) = reporter {
-        let _ = r.join();
-    }
-    let final_stats = pool.stats();
-    pool.close();
-    // Make sure the servers can be read (a Ctrl-C may have come mid-fault).
-    env.proxy().set_mode(Mode::Pass);
-
-    let verification = if interrupted {
+    let mut verification = if interrupted {
         Verification::Skipped("interrupted".into())
     } else {
-        sh.say(if remote {
+        sink.say(if remote {
             "reading every acknowledged write back from the server"
         } else {
             "reading every acknowledged write back from both servers"
         });
-        match env.stored_ids(&table) {
-            Ok(stored) => {
-                let mut missing_by_window: HashMap<usize, u64> = HashMap::new();
-                let mut missing = Vec::new();
-                for (id, w) in &acked {
-                    if !stored.contains(id) {
-                        *missing_by_window.entry(*w).or_default() += 1;
-                        missing.push(*id);
-                    }
-                }
-                Verification::Done {
-                    acked: acked.len() as u64,
-                    found: acked.len() as u64 - missing.len() as u64,
-                    missing_by_window,
-                    missing_sample: missing.into_iter().take(10).collect(),
-                }
-            }
-            Err(e) => Verification::Skipped(format!("could not read the table back: {e}")),
-        }
+        verify(&env, &table, &p1.acked).0
     };
 
     if let Env::Remote { admin, .. } = &env {
@@ -697,12 +1051,19 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
             c.query_drop(format!("DROP TABLE IF EXISTS {table}"))
                 .map_err(|e| e.to_string())
         }) {
-            Ok(()) => println!("[{}] dropped table {table}", workload::stamp(sh.elapsed())),
+            Ok(()) => println!(
+                "[{}] dropped table {table}",
+                workload::stamp(sink.t0.elapsed())
+            ),
             Err(e) => eprintln!("staunch drill: could not drop {table} ({e}): drop it by hand"),
         }
         admin.close();
     }
+    drop(env); // stops the proxy and the servers of the first phase
 
+    let mut windows = p1.windows;
+    let mut violations = p1.violations;
+    let mut cluster_bounds = None;
     let mut not_run = Vec::new();
     if remote {
         for (label, key) in [
@@ -716,24 +1077,40 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
                 label: label.into(),
                 key: key.into(),
                 reason: "not run (needs a local server: run without --url)".into(),
+                failed: false,
             });
         }
-    }
-    for (label, key) in [
-        (
-            "B: idle replica connections expire",
-            "incident_b_idle_replicas",
-        ),
-        (
-            "D: primary dies, replica promoted",
-            "incident_d_primary_promotion",
-        ),
-    ] {
-        not_run.push(NotRun {
-            label: label.into(),
-            key: key.into(),
-            reason: "not run (needs topology support)".into(),
-        });
+        not_run.extend(b_and_d_not_run("not run (needs a local cluster)", false));
+    } else if o.soak.is_some() {
+        not_run.extend(b_and_d_not_run(
+            "not run (--soak draws from the single-server faults only)",
+            false,
+        ));
+    } else if interrupted {
+        not_run.extend(b_and_d_not_run("not run (interrupted)", false));
+    } else {
+        match cluster_phase(&o, &sink, &table, windows.len(), single_faults + 1) {
+            Ok(p2) => {
+                windows.extend(p2.windows);
+                violations += p2.violations;
+                verification = verification.merge(p2.verification);
+                cluster_bounds = Some(p2.bounds);
+            }
+            Err(_) if signals::interrupted() => {
+                not_run.extend(b_and_d_not_run("not run (interrupted)", false));
+            }
+            Err(e) => {
+                eprintln!("staunch drill: cannot set up the cluster for B and D: {e}");
+                not_run.extend(b_and_d_not_run(
+                    &format!("FAILED: the cluster could not be set up: {e}"),
+                    true,
+                ));
+            }
+        }
+        interrupted = signals::interrupted();
+        if interrupted {
+            verification = Verification::Skipped("interrupted".into());
+        }
     }
 
     let report = Report {
@@ -744,12 +1121,13 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
         soak: o.soak,
         seed,
         bounds,
-        windows: sh.windows(),
+        cluster_bounds,
+        windows,
         not_run,
         verification,
-        final_stats,
+        violations,
         interrupted,
-        duration: sh.elapsed(),
+        duration: sink.t0.elapsed(),
     };
     println!();
     report.print();
@@ -759,7 +1137,6 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
             Err(e) => eprintln!("staunch drill: cannot write {}: {e}", path.display()),
         }
     }
-    drop(env); // stops the proxy and the servers
     if interrupted {
         EXIT_INTERRUPTED
     } else if report.passed() {
@@ -769,30 +1146,214 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
     }
 }
 
-/// The fixed sequence: every fault possible here once.
-fn fixed(env: &mut Env, sh: &Arc<Shared>, url: &str) {
-    let faults = env.faults();
-    let total = faults.len();
-    for (i, kind) in faults.into_iter().enumerate() {
+/// What the cluster phase saw (B and D).
+struct ClusterOut {
+    windows: Vec<Arc<Window>>,
+    verification: Verification,
+    violations: u64,
+    bounds: Bounds,
+}
+
+/// A primary and two replicas (`REPLICA_ARGS`) replicating from it, with
+/// the drill's table; started in parallel. The servers stop when dropped.
+pub fn start_cluster(table: Option<&str>) -> Result<(MariaDb, Vec<MariaDb>), String> {
+    let started = catch_unwind(AssertUnwindSafe(|| {
+        thread::scope(|s| {
+            let p = s.spawn(|| {
+                MariaDb::start_with(ServerOpts {
+                    replication: Some(1),
+                    ..Default::default()
+                })
+            });
+            let rs: Vec<_> = (0..2u32)
+                .map(|i| {
+                    s.spawn(move || {
+                        MariaDb::start_with(ServerOpts {
+                            replication: Some(2 + i),
+                            args: REPLICA_ARGS.iter().map(|a| a.to_string()).collect(),
+                        })
+                    })
+                })
+                .collect();
+            let p = p.join();
+            let rs: Vec<_> = rs.into_iter().map(|h| h.join()).collect();
+            (p, rs)
+        })
+    }))
+    .map_err(|p| panic_text(&*p))?;
+    let (primary, replicas) = match started {
+        (Ok(p), rs) if rs.iter().all(Result::is_ok) => {
+            (p, rs.into_iter().filter_map(Result::ok).collect::<Vec<_>>())
+        }
+        (Err(p), _) => return Err(panic_text(&*p)),
+        (_, rs) => {
+            let why = rs
+                .into_iter()
+                .find_map(Result::err)
+                .map_or("a replica did not start".to_string(), |p| panic_text(&*p));
+            return Err(why);
+        }
+    };
+    if signals::interrupted() {
+        return Err("interrupted".into());
+    }
+    catch_unwind(AssertUnwindSafe(|| {
+        thread::scope(|s| {
+            let hs: Vec<_> = replicas
+                .iter()
+                .map(|r| s.spawn(|| r.make_replica_of(&primary)))
+                .collect();
+            for h in hs {
+                if let Err(p) = h.join() {
+                    std::panic::resume_unwind(p);
+                }
+            }
+        });
+        if let Some(t) = table {
+            primary.sql(&create_table_sql(t));
+            for r in &replicas {
+                r.catch_up_with(&primary);
+            }
+        }
+    }))
+    .map_err(|p| panic_text(&*p))?;
+    Ok((primary, replicas))
+}
+
+/// The topology pool's URL over a cluster.
+fn cluster_url(primary: &MariaDb, replicas: &[MariaDb], knobs: &[(&str, &str)]) -> String {
+    let hosts: Vec<String> = std::iter::once(primary)
+        .chain(replicas)
+        .map(|s| s.addr().to_string())
+        .collect();
+    let knobs: Vec<String> = knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(
+        "mysql://{APP_USER}:{APP_PASS}@{}/{DB_NAME}?{}",
+        hosts.join(","),
+        knobs.join("&")
+    )
+}
+
+/// The second phase: incidents B and D on a primary and two replicas of
+/// their own, with the same workload (reads through `get_read()`).
+fn cluster_phase(
+    o: &Options,
+    sink: &Arc<Sink>,
+    table: &str,
+    first_index: usize,
+    first_fault: usize,
+) -> Result<ClusterOut, String> {
+    println!();
+    sink.say("incidents B and D: starting a primary and two replicas ...");
+    let t = Instant::now();
+    let (primary, replicas) = start_cluster(Some(table))?;
+    println!(
+        "  cluster   primary on {}, replicas on {} and {} ({}; ready in {})",
+        primary.addr(),
+        replicas[0].addr(),
+        replicas[1].addr(),
+        REPLICA_ARGS.join(" "),
+        fmt_d(t.elapsed())
+    );
+    let url = cluster_url(&primary, &replicas, CLUSTER_KNOBS);
+    let mut env = Env::Cluster { primary, replicas };
+    let (pool, cell) = open_pool(&url, sink, true)?;
+    let mut bounds = Bounds::of(pool.config());
+    bounds.failover_detection = Some(failover_detection_bound());
+    println!("  pool      {}", redact_url(&url));
+    println!(
+        "  workload  the same, writes through get() (the writer), reads through get_read() (the replicas)"
+    );
+    println!(
+        "  survived  every get() within {}; B: no error at all, a first read within {} of the pause's end; \
+         D: primary declared dead within {} of the freeze, a first write within {} of it; \
+         no acknowledged write lost (read back from the old primary and the promoted replica)",
+        fmt_d(bounds.wait),
+        fmt_d(bounds.recovery),
+        fmt_d(failover_detection_bound()),
+        fmt_d(bounds.recovery_for(Kind::PrimaryPromotion))
+    );
+    println!();
+    let spec = PhaseSpec {
+        first_index,
+        baseline_label: "baseline (primary + 2 replicas, no fault)".into(),
+        bounds,
+        split_reads: true,
+        track_ids: false,
+    };
+    let p = run_phase(
+        o,
+        sink,
+        &mut env,
+        (pool, cell),
+        &url,
+        table,
+        spec,
+        (
+            CLUSTER_BASELINE,
+            "baseline: normal load on the cluster, no fault",
+        ),
+        Schedule::Fixed {
+            first: first_fault,
+            total: first_fault + 1,
+        },
+    );
+    let verification = if signals::interrupted() {
+        Verification::Skipped("interrupted".into())
+    } else {
+        sink.say(
+            "reading every acknowledged write back from the old primary and the promoted replica",
+        );
+        let (v, per_server) = verify(&env, table, &p.acked);
+        if let ([(_, old), (_, new)], Some(d)) = (
+            per_server.as_slice(),
+            p.windows.iter().find(|w| w.kind == Kind::PrimaryPromotion),
+        ) {
+            let only_old = p
+                .acked
+                .iter()
+                .filter(|(id, _)| old.contains(id) && !new.contains(id))
+                .count();
+            d.note(if only_old == 0 {
+                "every write acknowledged before the freeze had reached replica 1 before its promotion".to_string()
+            } else {
+                format!(
+                    "{only_old} writes acknowledged before the freeze had not reached replica 1 before its \
+                     promotion: they are on the old primary only (found there, counted as kept)"
+                )
+            });
+        }
+        v
+    };
+    Ok(ClusterOut {
+        windows: p.windows,
+        verification,
+        violations: p.violations,
+        bounds,
+    })
+}
+
+/// The fixed sequence: every fault possible here once, numbered from
+/// `first` of `total`.
+fn fixed(env: &mut Env, sh: &Arc<Shared>, url: &str, first: usize, total: usize) {
+    for (i, kind) in env.faults().into_iter().enumerate() {
         if signals::interrupted() {
             return;
         }
         let hold = match kind {
             Kind::KillRestart => DOWN,
             Kind::KeepaliveRace => RACE,
+            Kind::IdleReplicas => IDLE_PAUSE,
             _ => HOLD,
         };
-        let label = format!("{} {}", i + 1, env.label(kind, hold));
-        sh.say(format!(
-            "fault {} of {total}: {}",
-            i + 1,
-            env.label(kind, hold)
-        ));
+        let no = first + i;
+        let label = format!("{no} {}", env.label(kind, hold));
+        sh.say(format!("fault {no} of {total}: {}", env.label(kind, hold)));
         run_fault(env, sh, url, kind, hold, &label);
-        let gap = if kind == Kind::KeepaliveRace {
-            Duration::from_secs(3)
-        } else {
-            GAP
+        let gap = match kind {
+            Kind::KeepaliveRace => Duration::from_secs(3),
+            Kind::IdleReplicas | Kind::PrimaryPromotion => CLUSTER_GAP,
+            _ => GAP,
         };
         settle(sh, kind, gap);
     }
@@ -831,8 +1392,8 @@ fn run_fault(env: &mut Env, sh: &Arc<Shared>, url: &str, kind: Kind, hold: Durat
     if let Some(e) = failed {
         sh.event(format!("could not inject the fault: {e}"));
         w.fail(format!("could not inject the fault: {e}"));
-        // Whatever state the proxy was left in, let traffic through again.
-        env.proxy().set_mode(Mode::Pass);
+        // Whatever state the proxy or the servers were left in, undo it.
+        env.release();
     }
     if signals::interrupted() {
         w.interrupted.store(true, SeqCst);
@@ -857,6 +1418,135 @@ fn settle(sh: &Shared, kind: Kind, gap: Duration) {
     }
     sh.set_phase("normal load");
     signals::sleep(gap.saturating_sub(start.elapsed()));
+}
+
+/// `staunch cluster` (hidden): a primary and two replicas to try `staunch
+/// monitor` on, driven from stdin. Ctrl-C, `quit` or the end of stdin stop
+/// them.
+pub fn cluster_shell() -> u8 {
+    println!("starting a primary and two replicas ...");
+    let (primary, replicas) = match start_cluster(None) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("staunch cluster: {e}");
+            return if signals::interrupted() {
+                EXIT_INTERRUPTED
+            } else {
+                EXIT_SETUP
+            };
+        }
+    };
+    let servers: Vec<&MariaDb> = std::iter::once(&primary).chain(&replicas).collect();
+    for (i, s) in servers.iter().enumerate() {
+        println!(
+            "  host {}  {} pid {} ({})",
+            i + 1,
+            s.addr(),
+            s.pid(),
+            if i == 0 {
+                "primary".to_string()
+            } else {
+                format!("replica: {}", REPLICA_ARGS.join(" "))
+            }
+        );
+    }
+    println!(
+        "  monitor   staunch monitor '{}'",
+        cluster_url(
+            &primary,
+            &replicas,
+            &[("ping_interval", "250ms"), ("ping_timeout", "300ms")]
+        )
+    );
+    println!("commands: freeze N, thaw N, promote N (STOP SLAVE; read_only=0), status, quit (N: host number, default 1 for freeze/thaw, 2 for promote)");
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let _ = thread::Builder::new()
+        .name("cluster-stdin".into())
+        .spawn(move || {
+            for line in std::io::stdin().lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+    let code = loop {
+        if signals::interrupted() {
+            break EXIT_OK;
+        }
+        let line = match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(l) => l,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break EXIT_OK,
+        };
+        let mut words = line.split_whitespace();
+        let cmd = words.next().unwrap_or("");
+        let n: Option<usize> = words.next().and_then(|w| w.parse().ok());
+        let pick = |default: usize| servers.get(n.unwrap_or(default).wrapping_sub(1)).copied();
+        let r = catch_unwind(AssertUnwindSafe(|| match cmd {
+            "" => {}
+            "freeze" => match pick(1) {
+                Some(s) => {
+                    s.freeze();
+                    println!("froze {} (pid {})", s.addr(), s.pid());
+                }
+                None => println!("no such host"),
+            },
+            "thaw" => match pick(1) {
+                Some(s) => {
+                    s.thaw();
+                    println!("thawed {}", s.addr());
+                }
+                None => println!("no such host"),
+            },
+            "promote" => match pick(2) {
+                Some(s) => {
+                    s.sql("STOP SLAVE");
+                    s.set_global("read_only", "0");
+                    println!("promoted {}: STOP SLAVE; read_only=0", s.addr());
+                }
+                None => println!("no such host"),
+            },
+            "status" => {
+                for s in &servers {
+                    if s.is_frozen() {
+                        println!("  {} frozen", s.addr());
+                        continue;
+                    }
+                    let ro = s.query_i64("SELECT @@global.read_only");
+                    let st = s.slave_status();
+                    let get = |k: &str| st.get(k).cloned().unwrap_or_default();
+                    println!(
+                        "  {} read_only={} {}",
+                        s.addr(),
+                        ro.unwrap_or(-1),
+                        if st.is_empty() {
+                            "not a replica".to_string()
+                        } else {
+                            format!(
+                                "IO {} SQL {} behind {}",
+                                get("Slave_IO_Running"),
+                                get("Slave_SQL_Running"),
+                                get("Seconds_Behind_Master")
+                            )
+                        }
+                    );
+                }
+            }
+            "quit" | "exit" => signals::request_stop(),
+            other => println!("unknown command {other:?}"),
+        }));
+        if let Err(p) = r {
+            println!("failed: {}", panic_text(&*p));
+        }
+    };
+    println!("stopping the servers");
+    for s in &servers {
+        if s.is_frozen() {
+            s.thaw();
+        }
+    }
+    code
 }
 
 #[cfg(test)]

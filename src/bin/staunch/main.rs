@@ -6,6 +6,8 @@
 //!   the longest `get()` wait, and whether every acknowledged write survived.
 //! - `staunch check URL`: connects once, with the pool's hard deadlines, and
 //!   says what the server is, or exactly why it could not be reached.
+//! - `staunch monitor URL`: runs the primary monitor of a topology pool on
+//!   its own and prints what it finds, MHA-style, until Ctrl-C.
 //!
 //! The throwaway servers and the chaos proxy are the integration tests'
 //! support code, included here as a module (not copied).
@@ -15,6 +17,7 @@ mod support;
 
 mod check;
 mod drill;
+mod monitor;
 mod race;
 mod report;
 mod workload;
@@ -38,7 +41,8 @@ const EXIT_INTERRUPTED: u8 = 130;
     name = "staunch",
     version,
     about = "staunch: a MySQL/MariaDB connection pool that never hangs. \
-             This tool shows it under faults (drill) and checks a server (check).",
+             This tool shows it under faults (drill), checks a server (check) and \
+             watches a primary and its replicas (monitor).",
     propagate_version = true
 )]
 struct Cli {
@@ -62,7 +66,55 @@ enum Command {
     /// up) and uptime; or the staunch error that says why it could not
     /// connect. Exit code 0 if the server answered, 1 if not.
     Check(CheckArgs),
+    /// Run the primary monitor of a topology pool on its own and print what
+    /// it finds, MHA-style, until Ctrl-C.
+    #[command(long_about = MONITOR_HELP)]
+    Monitor(MonitorArgs),
+    /// Start a throwaway primary and two replicas (as the drill's B and D
+    /// do) and print a URL for `staunch monitor`; then read commands from
+    /// stdin: freeze, thaw, promote, status, quit. For trying the monitor.
+    #[command(hide = true)]
+    Cluster,
 }
+
+const MONITOR_HELP: &str = "\
+Run the primary monitor of a topology pool on its own and print what it finds,
+MHA-style (timestamp - [level] text), until Ctrl-C (exit 0).
+
+URL: mysql://user:pass@h1:p1,h2:p2,h3:p3/db?knob=value&... The first host is
+the initial primary, the others replicas; with several hosts
+topology=replication is implied. The pool opens with monitor=true and
+min_idle=0: it holds no application connection, only the monitor's probes
+connect (as monitor_user/monitor_password if given, else as the URL's user,
+who needs the REPLICATION CLIENT or SLAVE MONITOR privilege for SHOW SLAVE
+STATUS).
+
+Printed: every monitor event (a failed probe of the primary, an error that
+proves it alive, a suspected partition, the primary declared dead, a writer
+change, split brain, a deferred failover, a replica lagging or back) and
+every state change (writer, a host's health), as they happen; and once per
+ping_interval the writer and each host's health and replication lag.
+
+Knobs that matter (URL parameters, defaults in brackets):
+  ping_type              select: SELECT 1 on a kept connection; connect: a new
+                         connection each time; insert: upsert into
+                         heartbeat_table [select]
+  ping_interval          time between probes, and between status lines [1s]
+  ping_timeout           hard bound on one probe or host check [2s]
+  failure_threshold      failed probes in a row before the secondary check [4]
+  secondary_check        replicas: ask the replicas (SHOW SLAVE STATUS)
+                         whether their I/O thread still sees the primary, and
+                         call it a partition if one does; none: skip [replicas]
+  min_failover_interval  least time between two writer changes [60s]
+  max_replication_lag    a replica further behind gets no reads [30s]
+  alive_error_codes      server errors that prove the primary alive [MHA's list]
+  connect_timeout        bound on the monitor's connects too [3s]
+A replica notices a frozen primary only when its I/O thread times out
+(slave_net_timeout, 60s by default): until then secondary_check=replicas
+reports a partition and there is no failover. staunch follows a promotion
+(the one host with read_only=0); it never promotes.
+
+Exit code: 0 when stopped with Ctrl-C or SIGTERM, 2 when the URL is bad.";
 
 const DRILL_HELP: &str = "\
 Run a workload through a chaos proxy while faults are injected, and report how
@@ -85,20 +137,36 @@ Faults, one after another, with normal load in between:
   4. the server behind the VIP is killed (kill -9) and restarted;
   5. incident C: a second pool with a 10ms keepalive races 8 borrowers over
      3 connections; ownership violations are counted.
-Incidents B and D need the primary/replica topology support and are reported
-as not run.
+Then a second phase on a primary and two replicas of its own (replicas with
+--read-only=1 --slave-net-timeout=2 --wait-timeout=2), through a topology
+pool (connect_timeout 500ms, connection_timeout 1s, ping_interval 250ms,
+ping_timeout 300ms, failure_threshold 4, secondary_check replicas): the same
+workload, writes through get() (the writer), reads through get_read() (the
+replicas), a short baseline, then:
+  6. incident B: the read load pauses 3s, past the replicas' wait_timeout,
+     so they close the pool's idle connections; then reads resume;
+  7. incident D: the primary is frozen (SIGSTOP) and replica 1 promoted at
+     once (STOP SLAVE; SET GLOBAL read_only=0), as an operator would.
 
 A fault is survived when every get() returned within connection_timeout +
 500ms, the first successful operation came within connect_timeout + 2s of the
 fault's end, no acknowledged write is missing (every id is read back from the
-servers at the end) and no answer crossed. Exit code: 0 when every fault that
-ran was survived, 1 when one was not, 2 when the drill could not be set up,
-130 when interrupted. Ctrl-C stops the drill cleanly: no server is left behind.
+servers at the end) and no answer crossed. B also needs no error at all (its
+recovery is the first read after the pause); D needs the monitor to declare
+the primary dead within 2 x failure_threshold + 1 probe intervals of the
+freeze (each at most ping_interval + 2 x ping_timeout) and a first write
+within that + connect_timeout + 2s of the freeze; D's writes are read back
+from the old primary (thawed at the end) and the promoted replica. Exit code:
+0 when every fault that ran was survived, 1 when one was not (or the cluster
+could not be set up), 2 when the drill could not be set up, 130 when
+interrupted. Ctrl-C stops the drill cleanly: no server is left behind.
 
 With --url the drill runs against an existing server instead: a local chaos
 proxy goes in front of it, the faults are KILL of the pool's own connections,
 a black hole that recovers to the same server, and the keepalive race; the
-workload uses its own table staunch_drill_<pid> and drops it at the end.";
+workload uses its own table staunch_drill_<pid> and drops it at the end. B
+and D need a local cluster and are not run. --soak draws from the
+single-server faults only; B and D are not run.";
 
 #[derive(clap::Args, Debug)]
 struct DrillArgs {
@@ -125,6 +193,14 @@ struct DrillArgs {
     /// No once-per-second progress lines (faults and the report still print).
     #[arg(long)]
     quiet: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct MonitorArgs {
+    /// The hosts: mysql://user:pass@primary:port,replica:port,.../db?ping_interval=500ms
+    /// (the first host is the initial primary).
+    #[arg(value_name = "URL")]
+    url: String,
 }
 
 #[derive(clap::Args, Debug)]
@@ -159,6 +235,14 @@ fn main() -> ExitCode {
             })
         }
         Command::Check(a) => check::run(&a.url),
+        Command::Monitor(a) => {
+            signals::install();
+            monitor::run(&a.url)
+        }
+        Command::Cluster => {
+            signals::install();
+            drill::cluster_shell()
+        }
     };
     ExitCode::from(code)
 }
@@ -213,6 +297,11 @@ pub mod signals {
 
     pub fn interrupted() -> bool {
         INTERRUPTED.load(SeqCst)
+    }
+
+    /// As if Ctrl-C had been pressed.
+    pub fn request_stop() {
+        INTERRUPTED.store(true, SeqCst);
     }
 
     /// Sleeps `d` in small slices; false if interrupted meanwhile.

@@ -7,12 +7,12 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 use std::time::Duration;
 
-use staunch::{PoolConfig, Stats};
+use staunch::PoolConfig;
 
 use crate::workload::{fmt_d, lock, Kind, Window};
 
 /// The bounds a fault must stay within to count as survived.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bounds {
     pub connection_timeout: Duration,
     pub connect_timeout: Duration,
@@ -22,6 +22,9 @@ pub struct Bounds {
     /// operation: connect_timeout + 2 s (one connect, the retry backoff of
     /// at most 1 s, and scheduling slack).
     pub recovery: Duration,
+    /// With a primary monitor (incident D): the longest acceptable time from
+    /// the primary's death to the monitor declaring it dead.
+    pub failover_detection: Option<Duration>,
 }
 
 impl Bounds {
@@ -31,6 +34,16 @@ impl Bounds {
             connect_timeout: cfg.connect_timeout(),
             wait: cfg.connection_timeout() + Duration::from_millis(500),
             recovery: cfg.connect_timeout() + Duration::from_secs(2),
+            failover_detection: None,
+        }
+    }
+
+    /// Recovery bound of a fault of `kind`. D's recovery runs from the
+    /// freeze, so it includes the monitor's detection.
+    pub fn recovery_for(&self, kind: Kind) -> Duration {
+        match (kind, self.failover_detection) {
+            (Kind::PrimaryPromotion, Some(d)) => d + self.recovery,
+            _ => self.recovery,
         }
     }
 }
@@ -40,6 +53,8 @@ pub struct NotRun {
     pub label: String,
     pub key: String,
     pub reason: String,
+    /// It should have run and could not be set up: the drill fails.
+    pub failed: bool,
 }
 
 /// The read-back of every acknowledged write.
@@ -54,6 +69,44 @@ pub enum Verification {
     Skipped(String),
 }
 
+impl Verification {
+    /// The read-backs of two phases as one (window indices are distinct).
+    pub fn merge(self, other: Verification) -> Verification {
+        match (self, other) {
+            (
+                Verification::Done {
+                    acked,
+                    found,
+                    mut missing_by_window,
+                    mut missing_sample,
+                },
+                Verification::Done {
+                    acked: a2,
+                    found: f2,
+                    missing_by_window: m2,
+                    missing_sample: s2,
+                },
+            ) => {
+                missing_by_window.extend(m2);
+                missing_sample.extend(s2);
+                missing_sample.truncate(10);
+                Verification::Done {
+                    acked: acked + a2,
+                    found: found + f2,
+                    missing_by_window,
+                    missing_sample,
+                }
+            }
+            (Verification::Skipped(a), Verification::Skipped(b)) => {
+                Verification::Skipped(format!("{a}; {b}"))
+            }
+            (Verification::Skipped(a), _) | (_, Verification::Skipped(a)) => {
+                Verification::Skipped(a)
+            }
+        }
+    }
+}
+
 pub struct Report {
     pub mode: &'static str,
     pub url: String,
@@ -61,11 +114,15 @@ pub struct Report {
     pub threads: u32,
     pub soak: Option<Duration>,
     pub seed: Option<u64>,
+    /// The bounds of the single-server faults.
     pub bounds: Bounds,
+    /// The bounds of incidents B and D (their pool has its own knobs).
+    pub cluster_bounds: Option<Bounds>,
     pub windows: Vec<Arc<Window>>,
     pub not_run: Vec<NotRun>,
     pub verification: Verification,
-    pub final_stats: Stats,
+    /// Pool invariant violations, over every pool of the drill.
+    pub violations: u64,
     pub interrupted: bool,
     pub duration: Duration,
 }
@@ -95,7 +152,7 @@ impl Report {
 
     /// Why a window does not count as survived (empty: it does).
     fn problems(&self, w: &Window) -> Vec<String> {
-        let b = &self.bounds;
+        let b = &w.bounds;
         let mut p = Vec::new();
         if let Some(f) = lock(&w.failure).clone() {
             p.push(f);
@@ -108,17 +165,40 @@ impl Report {
                 fmt_d(b.wait)
             ));
         }
-        if w.kind.has_recovery() {
-            match (w.fault_end(), w.recovery()) {
-                (None, _) => p.push("the fault never ended (interrupted)".into()),
-                (Some(_), None) => p.push("no successful operation after the fault".into()),
-                (Some(_), Some(r)) if r > b.recovery => p.push(format!(
-                    "recovery took {} (bound {})",
-                    fmt_d(r),
-                    fmt_d(b.recovery)
+        if w.kind == Kind::PrimaryPromotion {
+            match (w.detection(), b.failover_detection) {
+                (None, _) => p.push("the monitor never declared the primary dead".into()),
+                (Some(d), Some(bound)) if d > bound => p.push(format!(
+                    "the primary was declared dead after {} (bound {})",
+                    fmt_d(d),
+                    fmt_d(bound)
                 )),
                 _ => {}
             }
+        }
+        if w.kind.has_recovery() {
+            let bound = b.recovery_for(w.kind);
+            match (w.fault_end(), w.recovery()) {
+                (None, _) => p.push("the fault never ended (interrupted)".into()),
+                (Some(_), None) => p.push(match w.kind {
+                    Kind::IdleReplicas => "no successful read after the pause".into(),
+                    Kind::PrimaryPromotion => "no successful write after the promotion".into(),
+                    _ => "no successful operation after the fault".into(),
+                }),
+                (Some(_), Some(r)) if r > bound => p.push(format!(
+                    "recovery took {} (bound {})",
+                    fmt_d(r),
+                    fmt_d(bound)
+                )),
+                _ => {}
+            }
+        }
+        if w.kind == Kind::IdleReplicas && w.errors() > 0 {
+            p.push(format!(
+                "{} errors ({} of reads): none expected, every replica connection is validated",
+                w.errors(),
+                w.read_errors.load(SeqCst)
+            ));
         }
         if w.kind == Kind::Baseline && w.errors() > 0 {
             p.push(format!("{} errors without any fault", w.errors()));
@@ -202,7 +282,8 @@ impl Report {
         all_rows
             && verified
             && self.crossed() == 0
-            && self.final_stats.violations == 0
+            && self.violations == 0
+            && !self.not_run.iter().any(|n| n.failed)
             && !self.interrupted
     }
 
@@ -279,6 +360,20 @@ impl Report {
             fmt_d(self.bounds.recovery),
             fmt_d(self.bounds.wait)
         );
+        if let Some(cb) = &self.cluster_bounds {
+            println!(
+                "B and D (their pool: connect_timeout {}, connection_timeout {}): longest get() wait \
+                 bound {}; B: recovery is the first read after the pause (bound {}), and any error \
+                 fails it; D: detection is the freeze to the monitor's PrimaryDead (bound {}), \
+                 recovery the freeze to the first successful write (bound {})",
+                fmt_d(cb.connect_timeout),
+                fmt_d(cb.connection_timeout),
+                fmt_d(cb.wait),
+                fmt_d(cb.recovery),
+                cb.failover_detection.map_or("-".into(), fmt_d),
+                fmt_d(cb.recovery_for(Kind::PrimaryPromotion))
+            );
+        }
         println!();
         for w in &self.windows {
             let mut parts: Vec<String> = lock(&w.notes).clone();
@@ -327,13 +422,14 @@ impl Report {
             Verification::Skipped(why) => println!("acknowledged writes not verified: {why}"),
         }
         println!("crossed answers: {}", self.crossed());
-        println!("pool invariant violations: {}", self.final_stats.violations);
+        println!("pool invariant violations: {}", self.violations);
         let ran = self.faults_ran();
         let survived = rows
             .iter()
             .filter(|r| r.survived && r.key != "baseline")
             .count();
-        let not_run = self.not_run.len();
+        let not_run = self.not_run.iter().filter(|n| !n.failed).count();
+        let setup_failed = self.not_run.len() - not_run;
         println!(
             "ran {} in {}",
             count(ran as u64, "fault", "faults"),
@@ -344,6 +440,10 @@ impl Report {
         } else if self.passed() {
             println!(
                 "result: PASSED: every fault that ran was survived ({survived} of {ran}; {not_run} not run)"
+            );
+        } else if setup_failed > 0 {
+            println!(
+                "result: FAILED ({survived} of {ran} faults survived; {setup_failed} could not be set up, see above)"
             );
         } else {
             println!(
@@ -379,6 +479,9 @@ impl Report {
             ms(b.wait),
             ms(b.recovery)
         );
+        if let Some(cb) = &self.cluster_bounds {
+            let _ = writeln!(o, "  \"cluster_bounds\": {},", bounds_json(cb));
+        }
         o.push_str("  \"faults\": [\n");
         let mut items = Vec::new();
         for (w, r) in self.windows.iter().zip(&rows) {
@@ -405,8 +508,18 @@ impl Report {
                 opt_ms(w.recovery().filter(|_| w.kind.has_recovery()))
             );
             let _ = write!(f, ", \"longest_get_wait_ms\": {}", ms(w.longest_wait()));
+            let _ = write!(f, ", \"bounds\": {}", bounds_json(&w.bounds));
             let _ = write!(f, ", \"errors\": {}", w.errors());
+            let _ = write!(f, ", \"read_errors\": {}", w.read_errors.load(SeqCst));
             let _ = write!(f, ", \"ops\": {}", w.ops.load(SeqCst));
+            let _ = write!(f, ", \"reads\": {}", w.reads.load(SeqCst));
+            if w.kind == Kind::PrimaryPromotion {
+                let _ = write!(
+                    f,
+                    ", \"writer_changed_ms\": {}",
+                    opt_ms(w.since_start(w.writer_changed_ns.load(SeqCst)))
+                );
+            }
             let _ = write!(f, ", \"crossed_answers\": {}", w.crossed());
             let _ = write!(f, ", \"missing_writes\": {}", self.missing_in(w));
             let _ = write!(
@@ -450,9 +563,10 @@ impl Report {
         }
         for n in &self.not_run {
             items.push(format!(
-                "    {{\"name\": {}, \"kind\": {}, \"ran\": false, \"survived\": null, \"verdict\": {}}}",
+                "    {{\"name\": {}, \"kind\": {}, \"ran\": false, \"survived\": {}, \"verdict\": {}}}",
                 js(&n.label),
                 js(&n.key),
+                if n.failed { "false" } else { "null" },
                 js(&n.reason)
             ));
         }
@@ -481,16 +595,25 @@ impl Report {
             }
         }
         let _ = writeln!(o, "  \"crossed_answers\": {},", self.crossed());
-        let _ = writeln!(
-            o,
-            "  \"pool_invariant_violations\": {},",
-            self.final_stats.violations
-        );
+        let _ = writeln!(o, "  \"pool_invariant_violations\": {},", self.violations);
         let _ = writeln!(o, "  \"interrupted\": {},", self.interrupted);
         let _ = writeln!(o, "  \"passed\": {}", self.passed());
         o.push_str("}\n");
         o
     }
+}
+
+/// A window's bounds as a JSON object.
+fn bounds_json(b: &Bounds) -> String {
+    format!(
+        "{{\"connection_timeout_ms\": {}, \"connect_timeout_ms\": {}, \"longest_get_wait_ms\": {}, \"recovery_ms\": {}, \"failover_detection_ms\": {}, \"failover_recovery_ms\": {}}}",
+        ms(b.connection_timeout),
+        ms(b.connect_timeout),
+        ms(b.wait),
+        ms(b.recovery),
+        opt_ms(b.failover_detection),
+        opt_ms(b.failover_detection.map(|_| b.recovery_for(Kind::PrimaryPromotion)))
+    )
 }
 
 /// What the pool did during a window, in a few words.

@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 use staunch::{Pool, Stats};
 
+use crate::report::Bounds;
+
 /// "Not yet" for the nanosecond offsets below.
 pub const NEVER: u64 = u64::MAX;
 
@@ -42,6 +44,18 @@ impl Sink {
         let line = format!("[{}]   {}", stamp(self.t0.elapsed()), s.as_ref());
         lock(&self.lines).push(line);
     }
+    /// Prints the queued lines.
+    pub fn flush(&self) {
+        let lines = std::mem::take(&mut *lock(&self.lines));
+        for l in lines {
+            println!("{l}");
+        }
+    }
+    /// Prints a line now, after any queued ones.
+    pub fn say(&self, s: impl AsRef<str>) {
+        self.flush();
+        println!("[{}] {}", stamp(self.t0.elapsed()), s.as_ref());
+    }
 }
 
 /// What a window stands for.
@@ -55,6 +69,11 @@ pub enum Kind {
     KillRestart,
     /// Incident C.
     KeepaliveRace,
+    /// Incident B: replica connections left idle past the replicas'
+    /// wait_timeout (the read load pauses), then reads resume.
+    IdleReplicas,
+    /// Incident D: the primary freezes and a replica is promoted.
+    PrimaryPromotion,
 }
 
 impl Kind {
@@ -70,7 +89,24 @@ impl Kind {
             Kind::Freeze => "frozen_server",
             Kind::KillRestart => "server_killed_restarted",
             Kind::KeepaliveRace => "incident_c_keepalive_race",
+            Kind::IdleReplicas => "incident_b_idle_replicas",
+            Kind::PrimaryPromotion => "incident_d_primary_promotion",
         }
+    }
+    /// Which successful operations count as the recovery: B's is the first
+    /// read after the pause (writes never stopped), D's the first write
+    /// (reads on the replicas never stopped).
+    fn recovered_by(self, read: bool) -> bool {
+        match self {
+            Kind::IdleReplicas => read,
+            Kind::PrimaryPromotion => !read,
+            _ => true,
+        }
+    }
+    /// Whether only operations begun after the fault's end count for the
+    /// recovery (so that an answer sent just before a freeze does not count).
+    fn gated(self) -> bool {
+        matches!(self, Kind::IdleReplicas | Kind::PrimaryPromotion)
     }
 }
 
@@ -93,6 +129,8 @@ pub struct Window {
     pub index: usize,
     pub kind: Kind,
     pub label: String,
+    /// The bounds this window's fault must stay within (those of its pool).
+    pub bounds: Bounds,
     /// Offset (ns from the drill's start) of the fault, i.e. of the window.
     pub start_ns: u64,
     /// When the fault ended (NEVER until then).
@@ -104,8 +142,16 @@ pub struct Window {
     pub first_ok_after_end_ns: AtomicU64,
     pub longest_wait_us: AtomicU64,
     pub errors: AtomicU64,
+    /// Errors of reads (included in `errors`).
+    pub read_errors: AtomicU64,
     pub ops: AtomicU64,
+    /// Successful reads (included in `ops`).
+    pub reads: AtomicU64,
     pub crossed: AtomicU64,
+    /// D: when the monitor declared the primary dead (NEVER until then).
+    pub detected_ns: AtomicU64,
+    /// D: when the monitor moved writes to another host (NEVER until then).
+    pub writer_changed_ns: AtomicU64,
     /// What the injection did, in words (shown under the table).
     pub notes: Mutex<Vec<String>>,
     /// Why the fault could not be injected, or an extra check failed.
@@ -128,14 +174,31 @@ impl Window {
         let v = self.fault_end_ns.load(SeqCst);
         (v != NEVER).then_some(v)
     }
+    /// Fault start to the first error the workload saw; for D, to the
+    /// monitor's PrimaryDead event.
     pub fn detection(&self) -> Option<Duration> {
-        let v = self.first_error_ns.load(SeqCst);
-        (v != NEVER).then(|| Duration::from_nanos(v.saturating_sub(self.start_ns)))
+        let v = if self.kind == Kind::PrimaryPromotion {
+            self.detected_ns.load(SeqCst)
+        } else {
+            self.first_error_ns.load(SeqCst)
+        };
+        self.since_start(v)
     }
+    /// Fault end to the first successful operation; for D, the freeze (the
+    /// fault's start) to the first successful write.
     pub fn recovery(&self) -> Option<Duration> {
         let end = self.fault_end()?;
         let ok = self.first_ok_after_end_ns.load(SeqCst);
-        (ok != NEVER).then(|| Duration::from_nanos(ok.saturating_sub(end)))
+        let from = if self.kind == Kind::PrimaryPromotion {
+            self.start_ns
+        } else {
+            end
+        };
+        (ok != NEVER).then(|| Duration::from_nanos(ok.saturating_sub(from)))
+    }
+    /// Time from the fault's start to the drill-clock offset `ns`, if set.
+    pub fn since_start(&self, ns: u64) -> Option<Duration> {
+        (ns != NEVER).then(|| Duration::from_nanos(ns.saturating_sub(self.start_ns)))
     }
     pub fn longest_wait(&self) -> Duration {
         let main = Duration::from_micros(self.longest_wait_us.load(SeqCst));
@@ -153,11 +216,30 @@ impl Window {
     }
 }
 
+/// How one phase of the drill runs its workload.
+pub struct PhaseSpec {
+    /// Index of the phase's baseline window (windows are numbered across
+    /// phases, so that missing writes can be told apart).
+    pub first_index: usize,
+    pub baseline_label: String,
+    pub bounds: Bounds,
+    /// Reads through `get_read()` (replicas) instead of `get()`.
+    pub split_reads: bool,
+    /// Remember each connection's server thread id (the --url KILL fault).
+    pub track_ids: bool,
+}
+
 /// State shared by the drill, its workers and its reporter.
 pub struct Shared {
     pub t0: Instant,
     pub pool: Pool,
     pub table: String,
+    first_index: usize,
+    bounds: Bounds,
+    /// Reads go through `get_read()` (to the replicas).
+    pub split_reads: bool,
+    /// While set, workers only write (incident B leaves replica connections idle).
+    pub reads_paused: AtomicBool,
     windows: Mutex<Vec<Arc<Window>>>,
     current: Mutex<Arc<Window>>,
     /// Shown in the live line: what is happening now.
@@ -176,18 +258,23 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(pool: Pool, table: String, track_ids: bool, events: Arc<Sink>) -> Arc<Shared> {
+    pub fn new(pool: Pool, table: String, spec: PhaseSpec, events: Arc<Sink>) -> Arc<Shared> {
         let t0 = events.t0;
         let baseline = Arc::new(Window::new(
-            0,
+            spec.first_index,
             Kind::Baseline,
-            "baseline (no fault)",
-            0,
+            &spec.baseline_label,
+            t0.elapsed().as_nanos() as u64,
             &pool,
+            spec.bounds,
         ));
         Arc::new(Shared {
             t0,
             table,
+            first_index: spec.first_index,
+            bounds: spec.bounds,
+            split_reads: spec.split_reads,
+            reads_paused: AtomicBool::new(false),
             windows: Mutex::new(vec![baseline.clone()]),
             current: Mutex::new(baseline),
             phase: Mutex::new("baseline".into()),
@@ -196,7 +283,7 @@ impl Shared {
             sec_errors: AtomicU64::new(0),
             sec_wait_us: AtomicU64::new(0),
             events,
-            track_ids,
+            track_ids: spec.track_ids,
             conn_ids: Mutex::new(HashMap::new()),
             pool,
         })
@@ -226,7 +313,14 @@ impl Shared {
             prev.end_ns.store(now, SeqCst);
             *lock(&prev.stats_at_end) = Some(self.pool.stats());
         }
-        let w = Arc::new(Window::new(ws.len(), kind, label, now, &self.pool));
+        let w = Arc::new(Window::new(
+            self.first_index + ws.len(),
+            kind,
+            label,
+            now,
+            &self.pool,
+            self.bounds,
+        ));
         ws.push(w.clone());
         *lock(&self.current) = w.clone();
         w
@@ -259,15 +353,11 @@ impl Shared {
 
     /// Prints a line now (main thread), after any queued event lines.
     pub fn say(&self, s: impl AsRef<str>) {
-        self.flush_events();
-        println!("[{}] {}", stamp(self.elapsed()), s.as_ref());
+        self.events.say(s);
     }
 
     pub fn flush_events(&self) {
-        let lines = std::mem::take(&mut *lock(&self.events.lines));
-        for l in lines {
-            println!("{l}");
-        }
+        self.events.flush();
     }
 
     fn record_wait(&self, w: &Window, d: Duration) {
@@ -276,9 +366,12 @@ impl Shared {
         self.sec_wait_us.fetch_max(us, SeqCst);
     }
 
-    fn record_error(&self, w: &Window, what: String) {
+    fn record_error(&self, w: &Window, what: String, read: bool) {
         let now = self.now_ns();
         w.errors.fetch_add(1, SeqCst);
+        if read {
+            w.read_errors.fetch_add(1, SeqCst);
+        }
         self.sec_errors.fetch_add(1, SeqCst);
         if w.kind == Kind::Baseline {
             let mut first = lock(&w.first_error);
@@ -298,32 +391,53 @@ impl Shared {
         }
     }
 
-    fn record_ok(&self, w: &Window) {
+    /// A successful operation begun at `began` (drill clock).
+    fn record_ok(&self, w: &Window, began: u64, read: bool) {
         w.ops.fetch_add(1, SeqCst);
+        if read {
+            w.reads.fetch_add(1, SeqCst);
+        }
         self.sec_ops.fetch_add(1, SeqCst);
         if let Some(end) = w.fault_end() {
             let now = self.now_ns();
             if now >= end
                 && w.kind.has_recovery()
+                && w.kind.recovered_by(read)
+                && (!w.kind.gated() || began >= end)
                 && w.first_ok_after_end_ns
                     .compare_exchange(NEVER, now, SeqCst, SeqCst)
                     .is_ok()
             {
-                self.event(format!(
-                    "workload: first successful operation {} after the fault ended",
-                    fmt_d(Duration::from_nanos(now - end))
-                ));
+                let after = fmt_d(Duration::from_nanos(now - end));
+                self.event(match w.kind {
+                    Kind::IdleReplicas => {
+                        format!("workload: first successful read {after} after the reads resumed")
+                    }
+                    Kind::PrimaryPromotion => format!(
+                        "workload: first successful write {} after the freeze ({after} after the promotion)",
+                        fmt_d(Duration::from_nanos(now.saturating_sub(w.start_ns)))
+                    ),
+                    _ => format!("workload: first successful operation {after} after the fault ended"),
+                });
             }
         }
     }
 }
 
 impl Window {
-    fn new(index: usize, kind: Kind, label: &str, start_ns: u64, pool: &Pool) -> Window {
+    fn new(
+        index: usize,
+        kind: Kind,
+        label: &str,
+        start_ns: u64,
+        pool: &Pool,
+        bounds: Bounds,
+    ) -> Window {
         Window {
             index,
             kind,
             label: label.to_string(),
+            bounds,
             start_ns,
             fault_end_ns: AtomicU64::new(NEVER),
             end_ns: AtomicU64::new(NEVER),
@@ -332,8 +446,12 @@ impl Window {
             first_ok_after_end_ns: AtomicU64::new(NEVER),
             longest_wait_us: AtomicU64::new(0),
             errors: AtomicU64::new(0),
+            read_errors: AtomicU64::new(0),
             ops: AtomicU64::new(0),
+            reads: AtomicU64::new(0),
             crossed: AtomicU64::new(0),
+            detected_ns: AtomicU64::new(NEVER),
+            writer_changed_ns: AtomicU64::new(NEVER),
             notes: Mutex::new(Vec::new()),
             failure: Mutex::new(None),
             race: Mutex::new(None),
@@ -352,8 +470,9 @@ pub fn tag(worker: u32, seq: u64) -> u64 {
     (u64::from(worker) + 1) << 40 | seq
 }
 
-/// One worker thread: alternates reads and writes until told to stop.
-/// Returns the writes the pool acknowledged.
+/// One worker thread: alternates reads and writes until told to stop (only
+/// writes while reads are paused). Reads go through `get_read()` when the
+/// phase splits them. Returns the writes the pool acknowledged.
 pub fn worker(sh: Arc<Shared>, worker_no: u32) -> Vec<Acked> {
     let mut acked = Vec::new();
     let insert = format!(
@@ -363,15 +482,26 @@ pub fn worker(sh: Arc<Shared>, worker_no: u32) -> Vec<Acked> {
     let mut seq = 0u64;
     while !sh.stop.load(SeqCst) {
         seq += 1;
+        let read = seq % 2 == 0 && !sh.reads_paused.load(SeqCst);
+        let began = sh.now_ns();
         let t = Instant::now();
-        let got = sh.pool.get();
+        let got = if read && sh.split_reads {
+            sh.pool.get_read()
+        } else {
+            sh.pool.get()
+        };
         let waited = t.elapsed();
         let w = sh.current();
         sh.record_wait(&w, waited);
         let mut conn = match got {
             Ok(c) => c,
             Err(e) => {
-                sh.record_error(&w, e.to_string());
+                let what = if sh.split_reads {
+                    format!("{}: {e}", if read { "get_read()" } else { "get()" })
+                } else {
+                    e.to_string()
+                };
+                sh.record_error(&w, what, read);
                 thread::sleep(Duration::from_millis(20));
                 continue;
             }
@@ -387,7 +517,7 @@ pub fn worker(sh: Arc<Shared>, worker_no: u32) -> Vec<Acked> {
             }
         }
         let tag = tag(worker_no, seq);
-        let result = if seq % 2 == 0 {
+        let result = if read {
             match conn.exec_first::<u64, _, _>("SELECT ?", (tag,)) {
                 Ok(answer) => {
                     if answer != Some(tag) {
@@ -419,10 +549,10 @@ pub fn worker(sh: Arc<Shared>, worker_no: u32) -> Vec<Acked> {
                 if wrote {
                     acked.push((tag, w.index));
                 }
-                sh.record_ok(&w);
+                sh.record_ok(&w, began, read);
             }
             Err(e) => {
-                sh.record_error(&w, e);
+                sh.record_error(&w, e, read);
                 thread::sleep(Duration::from_millis(10));
             }
         }
@@ -444,8 +574,16 @@ pub fn reporter(sh: Arc<Shared>, quiet: bool, done: Arc<AtomicBool>) {
             if !quiet {
                 let st = sh.pool.stats();
                 let phase = lock(&sh.phase).clone();
+                let writer = if sh.split_reads {
+                    format!(
+                        "  writer {}",
+                        sh.pool.writer().unwrap_or_else(|| "none".into())
+                    )
+                } else {
+                    String::new()
+                };
                 println!(
-                    "[{}] {:<16} {:>6} ops/s  {:>4} errors  longest get() {:>7}  pool {} total, {} active, {} idle, {} waiting",
+                    "[{}] {:<16} {:>6} ops/s  {:>4} errors  longest get() {:>7}  pool {} total, {} active, {} idle, {} waiting{writer}",
                     stamp(sh.elapsed()),
                     phase,
                     ops,
