@@ -228,6 +228,26 @@ fn incident_d_primary_frozen_failover() {
     });
     let mut c = pool.get().unwrap();
     assert_eq!(port_of(&mut c), rs[0].port());
+    drop(c);
+    // Replica 1 still follows the old primary (now thawed): it must get no
+    // reads, which all go to the new writer (fallback).
+    wait_until(
+        "replica 1 replicating from the old primary",
+        Duration::from_secs(15),
+        || {
+            rs[1]
+                .slave_status()
+                .get("Slave_IO_Running")
+                .map(String::as_str)
+                == Some("Yes")
+        },
+    );
+    thread::sleep(Duration::from_millis(2500));
+    let h1 = &pool.host_stats()[2];
+    assert_ne!(h1.health, staunch::HostHealth::Healthy, "{h1:?}");
+    for _ in 0..20 {
+        assert_eq!(port_of(&mut pool.get_read().unwrap()), rs[0].port());
+    }
 }
 
 #[test]

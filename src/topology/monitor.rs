@@ -74,12 +74,15 @@ struct Monitor {
     discovered: bool,
     /// Hosts already reported as writable besides the writer.
     split_reported: Vec<bool>,
+    /// The writer's @@server_id as last read: (host index, id).
+    writer_id: Option<(usize, u64)>,
 }
 
 /// What one check of a host found.
 #[derive(Debug, Default, Clone)]
 struct HostState {
     read_only: bool,
+    server_id: u64,
     /// Some(status) when the host is a replica.
     replica: Option<HashMap<String, String>>,
 }
@@ -95,6 +98,7 @@ impl Monitor {
             last_change: None,
             discovered: false,
             split_reported: vec![false; n],
+            writer_id: None,
         }
     }
 
@@ -171,6 +175,7 @@ impl Monitor {
             }
             Err(e) => {
                 self.failures += 1;
+                self.t.hosts[w].health.store(H_DOWN, Relaxed);
                 self.t.emit(Event::PrimarySuspected {
                     endpoint: ep.clone(),
                     failures: self.failures,
@@ -415,14 +420,38 @@ impl Monitor {
         if w.is_none() {
             return;
         }
-        let states = self.check_hosts(|i| Some(i) != w);
+        // The writer is read too, for its server_id: a replica counts only if
+        // it replicates from the current writer (after a failover, a replica
+        // may still follow, or go back to, the old primary).
+        // Only while the writer answers its probes: a failing writer would
+        // hold every tick up for ping_timeout (its last id is kept).
+        let with_writer = self.failures == 0;
+        let states = self.check_hosts(|i| with_writer || Some(i) != w);
+        if let Some(id) = states
+            .iter()
+            .find(|(i, _)| Some(*i) == w)
+            .and_then(|(_, s)| s.as_ref().ok().map(|st| st.server_id))
+        {
+            self.writer_id = Some((w.unwrap_or(0), id));
+        }
+        let writer_id = self
+            .writer_id
+            .filter(|(h, _)| Some(*h) == w)
+            .map(|(_, id)| id);
         for (i, s) in states {
+            if Some(i) == w {
+                continue;
+            }
             let h = &self.t.hosts[i];
             let before = h.health.load(Relaxed);
             let (now, lag) = match &s {
                 Err(_) => (H_DOWN, None),
                 Ok(st) => {
-                    if !st.read_only && !self.split_reported[i] {
+                    // Another writable host while the writer answers its
+                    // probes is split brain; while the writer is failing it
+                    // is most likely a promotion in progress (discovery
+                    // decides once the writer is declared dead).
+                    if !st.read_only && !self.split_reported[i] && self.failures == 0 {
                         self.split_reported[i] = true;
                         self.t.emit(Event::SplitBrain {
                             writable: vec![
@@ -432,8 +461,17 @@ impl Monitor {
                             writes_refused: false,
                         });
                     }
+                    let follows_writer = |r: &HashMap<String, String>| match writer_id {
+                        Some(id) => {
+                            r.get("Master_Server_Id")
+                                .and_then(|v| v.parse::<u64>().ok())
+                                == Some(id)
+                        }
+                        None => true,
+                    };
                     match &st.replica {
                         None => (H_LAGGING, None),
+                        Some(r) if !follows_writer(r) => (H_LAGGING, None),
                         Some(r) => match r
                             .get("Seconds_Behind_Master")
                             .and_then(|v| v.parse::<u64>().ok())
@@ -469,9 +507,10 @@ impl Monitor {
 /// `read_only` and `SHOW SLAVE STATUS` of one host.
 fn host_state(connector: &MysqlConnector, a: &ConnectAttempt) -> Result<HostState> {
     let mut c = connector.connect(a)?;
-    let ro: Option<i64> = c
-        .query_first("SELECT @@global.read_only")
-        .map_err(|e| Error::from_mysql("SELECT @@read_only", &e))?;
+    let (ro, server_id): (i64, u64) = c
+        .query_first("SELECT @@global.read_only, @@global.server_id")
+        .map_err(|e| Error::from_mysql("SELECT @@read_only", &e))?
+        .unwrap_or((0, 0));
     let rows: Vec<mysql::Row> = c
         .query("SHOW SLAVE STATUS")
         .map_err(|e| Error::from_mysql("SHOW SLAVE STATUS", &e))?;
@@ -495,7 +534,8 @@ fn host_state(connector: &MysqlConnector, a: &ConnectAttempt) -> Result<HostStat
             .collect()
     });
     Ok(HostState {
-        read_only: ro.unwrap_or(0) != 0,
+        read_only: ro != 0,
+        server_id,
         replica,
     })
 }
