@@ -10,7 +10,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
-use staunch::{ConnectAttempt, Connector, ErrorKind, MysqlConnector, Pool, PoolConfig};
+use staunch::{ErrorKind, MysqlConnector, Pool};
+use support::ownership::Instrumented;
 use support::{MariaDb, Mode, Proxy};
 
 fn url_via(proxy: &Proxy, params: &str) -> String {
@@ -257,75 +258,25 @@ fn drip_server_defeats_per_read_timeout_not_the_deadline() {
     let _ = raw.join();
 }
 
-/// A connector that records who holds each connection, around the real one.
-struct Instrumented {
-    inner: MysqlConnector,
-    violations: Arc<AtomicUsize>,
-    validations: Arc<AtomicUsize>,
-}
-
-struct Owned {
-    conn: mysql::Conn,
-    busy: Arc<AtomicBool>,
-}
-
-impl Connector for Instrumented {
-    type Conn = Owned;
-    fn connect(&self, a: &ConnectAttempt) -> staunch::Result<Owned> {
-        Ok(Owned {
-            conn: self.inner.connect(a)?,
-            busy: Arc::new(AtomicBool::new(false)),
-        })
-    }
-    fn validate(&self, c: &mut Owned, t: Duration) -> staunch::Result<()> {
-        if c.busy.swap(true, SeqCst) {
-            self.violations.fetch_add(1, SeqCst);
-        }
-        self.validations.fetch_add(1, SeqCst);
-        let r = self.inner.validate(&mut c.conn, t);
-        c.busy.store(false, SeqCst);
-        r
-    }
-    fn recycle(&self, c: &mut Owned, touched: bool) -> staunch::Result<bool> {
-        self.inner.recycle(&mut c.conn, touched)
-    }
-    fn endpoint(&self) -> String {
-        self.inner.endpoint()
-    }
-}
-
 /// Incident C: a keepalive every 10 ms races 8 borrowing threads over 3
 /// connections; nobody may ever hold a connection another is using, and
 /// every query gets its own answer.
 #[test]
 fn incident_c_keepalive_never_shares_a_connection() {
     let s = MariaDb::start();
-    let cfg = staunch::Config::from_url(&s.url()).unwrap();
-    let violations = Arc::new(AtomicUsize::new(0));
-    let validations = Arc::new(AtomicUsize::new(0));
-    let conn = Instrumented {
-        inner: MysqlConnector::new(cfg.connect().clone(), Duration::from_secs(1)),
-        violations: violations.clone(),
-        validations: validations.clone(),
-    };
-    let pool = staunch::pool::Pool::with_connector(PoolConfig::default(), conn).unwrap();
-    drop(pool);
-    let pool_cfg = staunch::Builder::new()
+    let cfg = staunch::Builder::new()
         .url(&s.url())
         .max_size(3)
         .keepalive_interval(Some(Duration::from_millis(10)))
         .alive_bypass_window(Duration::from_millis(5))
         .config()
         .unwrap();
-    let pool = staunch::pool::Pool::with_connector(
-        pool_cfg.pool().clone(),
-        Instrumented {
-            inner: MysqlConnector::new(cfg.connect().clone(), Duration::from_secs(1)),
-            violations: violations.clone(),
-            validations: validations.clone(),
-        },
-    )
-    .unwrap();
+    let conn = Instrumented::new(MysqlConnector::new(
+        cfg.connect().clone(),
+        Duration::from_secs(1),
+    ));
+    let (violations, validations) = (conn.violations.clone(), conn.validations.clone());
+    let pool = staunch::pool::Pool::with_connector(cfg.pool().clone(), conn).unwrap();
     let crossed = Arc::new(AtomicUsize::new(0));
     let queries = Arc::new(AtomicUsize::new(0));
     let stop = Instant::now() + Duration::from_millis(2000);
@@ -341,7 +292,7 @@ fn incident_c_keepalive_never_shares_a_connection() {
             let mut i = 0u64;
             while Instant::now() < stop {
                 let mut c = pool.get().unwrap();
-                if c.busy.swap(true, SeqCst) {
+                if !c.enter() {
                     violations.fetch_add(1, SeqCst);
                 }
                 let tag = w * 1_000_000 + i;
@@ -350,7 +301,7 @@ fn incident_c_keepalive_never_shares_a_connection() {
                     crossed.fetch_add(1, SeqCst);
                 }
                 queries.fetch_add(1, SeqCst);
-                c.busy.store(false, SeqCst);
+                c.leave();
                 drop(c);
                 i += 1;
                 if i % 8 == 0 {

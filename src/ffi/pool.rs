@@ -246,20 +246,7 @@ pub extern "C" fn staunch_pool_get(
     out: *mut *mut staunch_conn,
     err: *mut *mut staunch_error,
 ) -> staunch_status {
-    guard(err, || {
-        // SAFETY: NULL or a live pool (header contract).
-        let p = unsafe { arg(pool, "pool") }?;
-        let out = Out::new(out, "out")?;
-        let conn = if timeout_ms == STAUNCH_TIMEOUT_DEFAULT {
-            p.core.pool.get()
-        } else {
-            p.core
-                .pool
-                .get_timeout(Duration::from_millis(u64::from(timeout_ms)))
-        }?;
-        out.set(staunch_conn::new_raw(&p.core, conn));
-        Ok(())
-    })
+    get_with(pool, timeout_ms, out, err, false)
 }
 
 /// Borrows a connection for reading: from a healthy replica when the pool has
@@ -273,16 +260,31 @@ pub extern "C" fn staunch_pool_get_read(
     out: *mut *mut staunch_conn,
     err: *mut *mut staunch_error,
 ) -> staunch_status {
+    get_with(pool, timeout_ms, out, err, true)
+}
+
+/// `staunch_pool_get` and `staunch_pool_get_read`: the same checks and
+/// ownership, a different routing.
+fn get_with(
+    pool: *mut staunch_pool,
+    timeout_ms: u32,
+    out: *mut *mut staunch_conn,
+    err: *mut *mut staunch_error,
+    read: bool,
+) -> staunch_status {
     guard(err, || {
         // SAFETY: NULL or a live pool (header contract).
         let p = unsafe { arg(pool, "pool") }?;
         let out = Out::new(out, "out")?;
-        let conn = if timeout_ms == STAUNCH_TIMEOUT_DEFAULT {
-            p.core.pool.get_read()
+        let pool = &p.core.pool;
+        let timeout = match timeout_ms {
+            STAUNCH_TIMEOUT_DEFAULT => pool.config().connection_timeout(),
+            ms => Duration::from_millis(u64::from(ms)),
+        };
+        let conn = if read {
+            pool.get_read_timeout(timeout)
         } else {
-            p.core
-                .pool
-                .get_read_timeout(Duration::from_millis(u64::from(timeout_ms)))
+            pool.get_timeout(timeout)
         }?;
         out.set(staunch_conn::new_raw(&p.core, conn));
         Ok(())

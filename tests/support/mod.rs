@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod mariadb;
+pub mod ownership;
 pub mod proxy;
 
 #[allow(unused_imports)]

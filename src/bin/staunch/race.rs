@@ -6,56 +6,17 @@
 //! set while they use it. Finding it already set means two owners at once, the
 //! Mycat bug. Each borrower also checks that it gets its own answer.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
-use staunch::{ConnectAttempt, Connector, MysqlConnector};
+use staunch::MysqlConnector;
 
 use crate::signals;
+use crate::support::ownership::Instrumented;
 use crate::workload::{lock, RaceResult};
-
-/// Wraps the real connector and counts ownership violations.
-struct Instrumented {
-    inner: MysqlConnector,
-    violations: Arc<AtomicU64>,
-    validations: Arc<AtomicU64>,
-}
-
-struct Owned {
-    conn: mysql::Conn,
-    busy: Arc<AtomicBool>,
-}
-
-impl Connector for Instrumented {
-    type Conn = Owned;
-    fn connect(&self, a: &ConnectAttempt) -> staunch::Result<Owned> {
-        Ok(Owned {
-            conn: self.inner.connect(a)?,
-            busy: Arc::new(AtomicBool::new(false)),
-        })
-    }
-    fn validate(&self, c: &mut Owned, t: Duration) -> staunch::Result<()> {
-        if c.busy.swap(true, SeqCst) {
-            self.violations.fetch_add(1, SeqCst);
-        }
-        self.validations.fetch_add(1, SeqCst);
-        let r = self.inner.validate(&mut c.conn, t);
-        c.busy.store(false, SeqCst);
-        r
-    }
-    fn recycle(&self, c: &mut Owned, touched: bool) -> staunch::Result<bool> {
-        self.inner.recycle(&mut c.conn, touched)
-    }
-    fn is_permanent(&self, e: &staunch::Error) -> bool {
-        self.inner.is_permanent(e)
-    }
-    fn endpoint(&self) -> String {
-        self.inner.endpoint()
-    }
-}
 
 pub const BORROWERS: u64 = 8;
 pub const CONNECTIONS: usize = 3;
@@ -70,13 +31,11 @@ pub fn run(url: &str, duration: Duration) -> Result<RaceResult, String> {
         .alive_bypass_window(Duration::from_millis(5))
         .config()
         .map_err(|e| e.to_string())?;
-    let violations = Arc::new(AtomicU64::new(0));
-    let validations = Arc::new(AtomicU64::new(0));
-    let connector = Instrumented {
-        inner: MysqlConnector::new(cfg.connect().clone(), Duration::from_millis(500)),
-        violations: violations.clone(),
-        validations: validations.clone(),
-    };
+    let connector = Instrumented::new(MysqlConnector::new(
+        cfg.connect().clone(),
+        Duration::from_millis(500),
+    ));
+    let (violations, validations) = (connector.violations.clone(), connector.validations.clone());
     let pool = staunch::pool::Pool::with_connector(cfg.pool().clone(), connector)
         .map_err(|e| e.to_string())?;
     let crossed = Arc::new(AtomicU64::new(0));
@@ -114,7 +73,7 @@ pub fn run(url: &str, duration: Duration) -> Result<RaceResult, String> {
                             continue;
                         }
                     };
-                    if c.busy.swap(true, SeqCst) {
+                    if !c.enter() {
                         violations.fetch_add(1, SeqCst);
                     }
                     let tag = (b + 1) * 1_000_000_000 + i;
@@ -130,7 +89,7 @@ pub fn run(url: &str, duration: Duration) -> Result<RaceResult, String> {
                             lock(&first_error).get_or_insert_with(|| format!("query: {e}"));
                         }
                     }
-                    c.busy.store(false, SeqCst);
+                    c.leave();
                     drop(c);
                     // Pauses let connections sit idle, so keepalive gets them.
                     if i % 8 == 0 {
