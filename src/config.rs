@@ -894,19 +894,42 @@ pub fn fmt_duration(d: Duration) -> String {
     }
 }
 
-/// The URL with any password replaced, for messages.
+/// The URL with every password replaced (the userinfo's and any
+/// `*password=` parameter), for messages.
 pub fn redact_url(url: &str) -> String {
-    if let Some(scheme_end) = url.find("://") {
-        let (scheme, rest) = url.split_at(scheme_end + 3);
-        let end = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(end);
-        if let Some((ui, hp)) = authority.rsplit_once('@') {
-            if let Some((u, _)) = ui.split_once(':') {
-                return format!("{scheme}{u}:<redacted>@{hp}{tail}");
+    let (main, query) = match url.split_once('?') {
+        Some((m, q)) => (m, Some(q)),
+        None => (url, None),
+    };
+    let mut out = match main.find("://") {
+        Some(scheme_end) => {
+            let (scheme, rest) = main.split_at(scheme_end + 3);
+            let end = rest.find('/').unwrap_or(rest.len());
+            let (authority, tail) = rest.split_at(end);
+            match authority.rsplit_once('@') {
+                Some((ui, hp)) => match ui.split_once(':') {
+                    Some((u, _)) => format!("{scheme}{u}:<redacted>@{hp}{tail}"),
+                    None => main.to_owned(),
+                },
+                None => main.to_owned(),
             }
         }
+        None => main.to_owned(),
+    };
+    if let Some(q) = query {
+        let params: Vec<String> = q
+            .split('&')
+            .map(|p| match p.split_once('=') {
+                Some((k, _)) if k.to_ascii_lowercase().contains("password") => {
+                    format!("{k}=<redacted>")
+                }
+                _ => p.to_owned(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&params.join("&"));
     }
-    url.to_owned()
+    out
 }
 
 #[cfg(test)]
