@@ -544,14 +544,15 @@ mod socket_finder_tests {
     use super::*;
     use std::io::Read;
 
-    /// The watchdog's finder locates a connecting socket by its local port
-    /// and shuts it down, which unblocks a read in another thread.
+    /// The watchdog's finder locates a socket by its local port and peer,
+    /// reports that no greeting came, and shuts it down, which unblocks a
+    /// read in another thread. (The bind-before-connect itself is the
+    /// `mysql` crate's `bind_address`, exercised by every real connect.)
     #[test]
     fn finds_and_shuts_down_a_blocked_socket() {
         let server = TcpListener::bind("127.0.0.1:0").unwrap();
         let peer = server.local_addr().unwrap();
-        let local = pick_local_port(&peer).unwrap();
-        let sock = socket2_connect(local, peer);
+        let sock = std::net::TcpStream::connect(peer).unwrap();
         let local = sock.local_addr().unwrap();
         let mut s2 = sock.try_clone().unwrap();
         let reader = std::thread::spawn(move || {
@@ -568,12 +569,5 @@ mod socket_finder_tests {
             "read returns EOF after shutdown"
         );
         drop(server);
-    }
-
-    fn socket2_connect(local: SocketAddr, peer: SocketAddr) -> std::net::TcpStream {
-        // std has no bind-before-connect; use the mysql crate's path instead:
-        // a plain connect then check the finder with the actual local port.
-        let _ = local;
-        std::net::TcpStream::connect(peer).unwrap()
     }
 }
