@@ -300,6 +300,7 @@ impl Pool {
         if t.closed.load(Relaxed) {
             return Err(Error::closed());
         }
+        let start = std::time::Instant::now();
         let writer = t.writer();
         let n = t.hosts.len();
         let eligible: Vec<usize> = (0..n)
@@ -318,6 +319,12 @@ impl Pool {
                 Err(e) if !t.cfg.read_fallback => return Err(e),
                 Err(e) => {
                     log::warn!(target: "staunch", "read from replica {} failed, using the writer: {e}", h.endpoint);
+                    // The fallback gets what is left of the caller's bound.
+                    let left = timeout.saturating_sub(start.elapsed());
+                    if left.is_zero() {
+                        return Err(e);
+                    }
+                    return self.get_timeout(left);
                 }
             }
         } else if writer.is_some() && n > 1 && !t.cfg.read_fallback {
