@@ -82,13 +82,26 @@ fn run<C: Connector>(s: &Arc<Shared<C>>) {
                 if msg.is_err() {
                     return;
                 }
-                let made = work_on_request(s);
+                let outcome = work_on_request(s);
                 // The request is settled before the connection is handed
                 // out: a caller served by it that asks again at once must see
                 // no request pending, or it would wait for nothing.
                 s.pending.fetch_sub(1, SeqCst);
-                if let Some((conn, took)) = made {
-                    s.add(conn, took);
+                match outcome {
+                    Outcome::Made(conn, took) => {
+                        s.add(conn, took);
+                    }
+                    // A caller may have started waiting after the request was
+                    // found unneeded, and seen it still pending, so asked for
+                    // none: now that it is settled, ask again if needed.
+                    // (waiting and pending are both SeqCst: either that caller
+                    // saw pending drop, or this sees it waiting.)
+                    Outcome::NotNeeded => {
+                        if s.create_needed() && s.pending.load(SeqCst) < s.bag.waiting() {
+                            s.request_create();
+                        }
+                    }
+                    Outcome::Ended => {}
                 }
             }
             recv(s.shutdown_rx) -> _ => return,
@@ -101,13 +114,23 @@ fn run<C: Connector>(s: &Arc<Shared<C>>) {
     }
 }
 
+/// How a create request ended.
+enum Outcome<T> {
+    /// A connection, and how long its connect took.
+    Made(T, Duration),
+    /// Nobody needed it any more (checked before every attempt).
+    NotNeeded,
+    /// A permanent error (waiters failed), or the pool closed.
+    Ended,
+}
+
 /// Serves one create request: attempts until a connection is made, it is no
 /// longer wanted, the error is permanent, or the pool closes.
-fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Option<(C::Conn, Duration)> {
+fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Outcome<C::Conn> {
     let mut failures = 0u32;
     loop {
         if !s.create_needed() {
-            return None;
+            return Outcome::NotNeeded;
         }
         s.connecting.fetch_add(1, SeqCst);
         let attempt = ConnectAttempt::new(s.cfg.connect_timeout);
@@ -143,11 +166,11 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Option<(C::Conn, Duratio
                         outage,
                     });
                 }
-                return Some((conn, started.elapsed()));
+                return Outcome::Made(conn, started.elapsed());
             }
             Err(e) => {
                 if s.is_closed() {
-                    return None;
+                    return Outcome::Ended;
                 }
                 let permanent = s.connector.is_permanent(&e);
                 let e = if permanent {
@@ -170,7 +193,7 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Option<(C::Conn, Duratio
                 });
                 if permanent {
                     s.bag.fail_waiters(&e, true);
-                    return None;
+                    return Outcome::Ended;
                 }
                 failures += 1;
                 let base = BACKOFF_MIN
@@ -179,7 +202,7 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Option<(C::Conn, Duratio
                 let b = base.as_nanos() as u64;
                 let d = Duration::from_nanos(b - b / 4 + jitter(b / 2));
                 if let Err(RecvTimeoutError::Disconnected) = s.shutdown_rx.recv_timeout(d) {
-                    return None;
+                    return Outcome::Ended;
                 }
             }
         }

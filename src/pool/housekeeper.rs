@@ -129,12 +129,6 @@ pub(crate) fn run_once<C: Connector>(s: &Shared<C>) {
             break;
         }
     }
-    // Safety net: callers waiting with nothing idle and no request on its way
-    // (a request is normally made when a caller starts waiting).
-    let waiting = s.bag.waiting();
-    if waiting > 0 && s.bag.idle_count() == 0 && s.pending.load(SeqCst) == 0 {
-        s.request_create();
-    }
 }
 
 /// Validates a RESERVED idle entry; puts it back or closes it.
