@@ -160,6 +160,19 @@ impl Error {
     pub fn cause(&self) -> Option<&Error> {
         self.inner.source.as_ref()
     }
+
+    /// Whether this error or one it wraps carries one of these server error
+    /// numbers.
+    pub fn has_server_code(&self, codes: &[u16]) -> bool {
+        let mut e = Some(self);
+        while let Some(x) = e {
+            if x.server_code().is_some_and(|c| codes.contains(&c)) {
+                return true;
+            }
+            e = x.cause();
+        }
+        false
+    }
 }
 
 impl fmt::Display for Error {

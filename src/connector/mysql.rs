@@ -289,16 +289,7 @@ impl Connector for MysqlConnector {
     }
 
     fn is_permanent(&self, err: &Error) -> bool {
-        let mut e = Some(err);
-        while let Some(x) = e {
-            if x.server_code()
-                .is_some_and(|c| PERMANENT_CODES.contains(&c))
-            {
-                return true;
-            }
-            e = x.cause();
-        }
-        false
+        err.has_server_code(PERMANENT_CODES)
     }
 
     fn socket_fd(&self, conn: &Conn) -> Option<std::os::fd::RawFd> {

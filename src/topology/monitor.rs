@@ -146,17 +146,7 @@ impl Monitor {
     }
 
     fn is_alive_error(&self, e: &Error) -> bool {
-        let mut x = Some(e);
-        while let Some(err) = x {
-            if err
-                .server_code()
-                .is_some_and(|c| self.t.cfg.alive_error_codes.contains(&c))
-            {
-                return true;
-            }
-            x = err.cause();
-        }
-        false
+        e.has_server_code(&self.t.cfg.alive_error_codes)
     }
 
     fn probe_writer(&mut self, w: usize) {
