@@ -31,18 +31,35 @@ impl log::Log for Capture {
 
 static LOGS: Capture = Capture(Mutex::new(Vec::new()));
 
+/// A password with characters that must be percent-encoded in a URL, and
+/// that encoding: neither form may show.
+const ODD_PW: &str = "Kx4/s@cret:pw#%";
+const ODD_PW_URL: &str = "Kx4%2Fs%40cret%3Apw%23%25";
+
 fn assert_clean(what: &str, text: &str) {
     assert!(!text.contains(PW), "{what} shows the password: {text}");
+    assert!(!text.contains(ODD_PW), "{what} shows the password: {text}");
+    assert!(
+        !text.contains(ODD_PW_URL),
+        "{what} shows the encoded password: {text}"
+    );
     assert!(
         !text.contains(MON_PW),
         "{what} shows the monitor password: {text}"
     );
 }
 
+fn capture_logs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        log::set_logger(&LOGS).unwrap();
+        log::set_max_level(log::LevelFilter::Trace);
+    });
+}
+
 #[test]
 fn the_password_appears_nowhere() {
-    log::set_logger(&LOGS).unwrap();
-    log::set_max_level(log::LevelFilter::Trace);
+    capture_logs();
     let s = MariaDb::start();
     s.sql(&format!("CREATE USER 'sec'@'%' IDENTIFIED BY '{PW}'"));
     s.sql("GRANT ALL ON staunch_test.* TO 'sec'@'%'");
@@ -121,6 +138,108 @@ fn the_password_appears_nowhere() {
         seen.iter().any(|x| x.contains("ConnectFailed")),
         "a connect failure must be there"
     );
+    for (i, text) in seen.iter().enumerate() {
+        assert_clean(&format!("output #{i}"), text);
+    }
+}
+
+/// The topology side: the monitor's probes, host checks and events, a split
+/// brain, `staunch monitor` on the
+/// command line, and a password that needs percent-encoding in the URL.
+#[test]
+fn the_password_appears_nowhere_in_topology_and_monitor() {
+    capture_logs();
+    let a = MariaDb::start();
+    let b = MariaDb::start();
+    for s in [&a, &b] {
+        s.sql(&format!("CREATE USER 'odd'@'%' IDENTIFIED BY '{ODD_PW}'"));
+        s.sql("GRANT ALL ON staunch_test.* TO 'odd'@'%'");
+    }
+    for s in [&a, &b] {
+        s.sql(&format!("CREATE USER 'mon'@'%' IDENTIFIED BY '{MON_PW}'"));
+        s.sql("GRANT ALL ON *.* TO 'mon'@'%'");
+    }
+    let url = format!(
+        "mysql://odd:{ODD_PW_URL}@127.0.0.1:{},127.0.0.1:{}/staunch_test?topology=replication\
+         &monitor_user=mon&monitor_password={MON_PW}&ping_interval=100ms&ping_timeout=500ms\
+         &connect_timeout=500ms&connection_timeout=1s",
+        a.port(),
+        b.port()
+    );
+    let mut seen = Vec::<String>::new();
+    let cfg = staunch::Config::from_url(&url).unwrap();
+    seen.push(format!("{cfg:?}"));
+    let e = Pool::from_url(&url.replace(ODD_PW_URL, "Kx4%2")).unwrap_err();
+    seen.push(format!("{e} {e:?}"));
+
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let pool = Pool::builder()
+        .url(&url)
+        .event_listener(Arc::new(move |e: &Event| {
+            ev.lock().unwrap().push(format!("{e:?}"))
+        }))
+        .build()
+        .unwrap();
+    // Both hosts are writable: once the monitor has looked, that is a split
+    // brain (reported; the first host stays the writer).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !events
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|x| x.contains("SplitBrain"))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no split brain reported: {:?}",
+            events.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut w = pool.get().unwrap();
+    w.query_drop("SELECT 1").unwrap();
+    drop(w);
+    let mut r = pool.get_read().unwrap();
+    r.query_drop("SELECT 1").unwrap();
+    drop(r);
+    seen.push(format!("{pool:?}"));
+    seen.push(format!("{:?}", pool.stats()));
+    seen.push(format!("{:?}", pool.host_stats()));
+    pool.close();
+    let events = events.lock().unwrap().clone();
+    assert!(
+        events.iter().any(|x| x.contains("SplitBrain")),
+        "the split brain event must be there: {events:?}"
+    );
+    seen.extend(events);
+
+    // `staunch monitor` for a few status lines, then SIGTERM.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_staunch"))
+        .args(["monitor", &url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on the PID of the child this test started.
+    #[allow(unsafe_code)]
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(rc, 0);
+    let out = child.wait_with_output().unwrap();
+    let cli = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "monitor failed: {cli}");
+    assert!(
+        cli.to_lowercase().contains("split brain"),
+        "the monitor must report the split brain: {cli}"
+    );
+    seen.push(cli);
+
+    seen.extend(LOGS.0.lock().unwrap().iter().cloned());
     for (i, text) in seen.iter().enumerate() {
         assert_clean(&format!("output #{i}"), text);
     }
