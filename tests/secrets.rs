@@ -215,7 +215,7 @@ fn the_password_appears_nowhere_in_topology_and_monitor() {
     seen.extend(events);
 
     // `staunch monitor` for a few status lines, then SIGTERM.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_staunch"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_staunch"))
         .args(["monitor", &url])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
