@@ -209,6 +209,9 @@ pub(crate) struct Bag<T> {
     waiting: AtomicUsize,
     /// Broken invariants seen (a CAS that cannot fail did). Must stay 0.
     pub violations: AtomicUsize,
+    /// Set once, under `waiters`, by [`close`](Bag::close): nobody queues
+    /// after it.
+    closed: AtomicBool,
 }
 
 impl<T> Bag<T> {
@@ -221,6 +224,7 @@ impl<T> Bag<T> {
             waiters: Mutex::new(VecDeque::new()),
             waiting: AtomicUsize::new(0),
             violations: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -387,6 +391,36 @@ impl<T> Bag<T> {
         n
     }
 
+    /// Closes the bag: every queued waiter fails with `err`, and so does any
+    /// later [`wait`](Bag::wait) at once (the flag is set under the queue
+    /// lock, so a caller that was about to queue cannot slip past it and wait
+    /// out its whole deadline). Idle entries stay where they are: the owner
+    /// of the pool removes them with `reserve` + `remove`, and a borrower
+    /// returning after that checks [`is_closed`](Bag::is_closed) after its
+    /// `release` (see the `close_races_return_and_waiter` model).
+    pub fn close(&self, err: &Error) -> usize {
+        let mut q = lock(&self.waiters);
+        self.closed.store(true, SeqCst);
+        let out: Vec<_> = q
+            .drain(..)
+            .map(|w| (w, Handoff::Fail(err.clone())))
+            .collect();
+        self.waiting.fetch_sub(out.len(), SeqCst);
+        self.clear_flag_if_empty(&q);
+        drop(q);
+        let n = out.len();
+        deliver(out);
+        n
+    }
+
+    /// Whether [`close`](Bag::close) was called. A returning borrower reads it
+    /// after its `release`: the `fetch_or` there and close's `reserve` are
+    /// read-modify-writes on the same word, so either close's sweep saw the
+    /// entry idle or the borrower sees the flag.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(SeqCst)
+    }
+
     /// Waits for an entry until `deadline`. `registered` runs once the caller
     /// is in the queue and found nothing idle (outside the lock): that is where
     /// the pool asks for a new connection.
@@ -397,6 +431,9 @@ impl<T> Bag<T> {
         });
         let served_now = {
             let mut q = lock(&self.waiters);
+            if self.closed.load(SeqCst) {
+                return WaitOutcome::Failed(Error::closed());
+            }
             q.push_back(me.clone());
             self.waiting.fetch_add(1, SeqCst);
             self.raise_flag();
@@ -531,6 +568,81 @@ mod loom_model {
             assert_eq!(bag.violations.load(Relaxed), 0);
             let st = bag.slots[0].state.load(Relaxed);
             assert!(if evicted { st == EMPTY } else { st == IDLE });
+        });
+    }
+
+    /// What the pool's `make_idle` does when a borrower returns an entry.
+    fn give_back(bag: &Bag<u32>, i: usize) {
+        bag.release(i, IN_USE);
+        if bag.is_closed() && bag.reserve(i) {
+            bag.remove(i, RESERVED);
+        }
+    }
+
+    /// The pool's close, on the bag: the flag and the waiters, then a sweep
+    /// of the idle entries.
+    fn close(bag: &Bag<u32>) {
+        bag.close(&Error::closed());
+        if bag.reserve(0) {
+            bag.remove(0, RESERVED);
+        }
+    }
+
+    /// One entry, borrowed.
+    fn borrowed() -> (Arc<Bag<u32>>, usize, u32) {
+        let bag = Arc::new(Bag::<u32>::new(1));
+        let i = bag.reserve_empty().unwrap();
+        bag.slots[i].put(1);
+        bag.release(i, RESERVED);
+        let i = bag.claim_idle(true).unwrap();
+        let c = bag.slots[i].take().unwrap();
+        (bag, i, c)
+    }
+
+    /// Close racing a borrower's return: the entry always ends removed,
+    /// whichever of the two saw it idle last (a connection left idle in a
+    /// closed pool would stay open until the last handle is dropped).
+    #[test]
+    fn close_races_return() {
+        loom::model(|| {
+            let (bag, i, c) = borrowed();
+            let b2 = bag.clone();
+            let returner = thread::spawn(move || {
+                b2.slots[i].put(c);
+                give_back(&b2, i);
+            });
+            close(&bag);
+            returner.join().unwrap();
+            assert_eq!(bag.violations.load(Relaxed), 0);
+            assert_eq!(bag.slots[0].state.load(Relaxed), EMPTY);
+        });
+    }
+
+    /// Close racing a caller about to wait: it is failed or served, never
+    /// left queued after close (loom reports the deadlock if it is: the wait
+    /// has no deadline here), and a served waiter's return still ends with
+    /// the entry removed.
+    #[test]
+    fn close_races_waiter() {
+        loom::model(|| {
+            let (bag, i, c) = borrowed();
+            let b2 = bag.clone();
+            let waiter = thread::spawn(move || match b2.wait(None, || {}) {
+                WaitOutcome::Got(i) => {
+                    let c = b2.slots[i].take().unwrap();
+                    b2.slots[i].put(c);
+                    give_back(&b2, i);
+                }
+                WaitOutcome::Failed(_) => {}
+                WaitOutcome::TimedOut => panic!("no deadline was given"),
+            });
+            close(&bag);
+            bag.slots[i].put(c);
+            give_back(&bag, i);
+            waiter.join().unwrap();
+            assert_eq!(bag.violations.load(Relaxed), 0);
+            assert_eq!(bag.slots[0].state.load(Relaxed), EMPTY);
+            assert_eq!(bag.waiting(), 0);
         });
     }
 }

@@ -145,7 +145,7 @@ fn keepalive<C: Connector>(s: &Shared<C>, idx: usize) {
     match r {
         Ok(()) => {
             slot.alive_at.store(coarse_now_ns(), Relaxed);
-            s.bag.release(idx, RESERVED);
+            s.make_idle(idx, RESERVED);
         }
         Err(error) => {
             s.counters.validation_failures.fetch_add(1, Relaxed);

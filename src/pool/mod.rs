@@ -220,9 +220,21 @@ impl<C: Connector> Shared<C> {
         if self.is_closed() {
             self.close_entry(idx, RESERVED, CloseReason::PoolClosed);
         } else {
-            self.bag.release(idx, RESERVED);
+            self.make_idle(idx, RESERVED);
         }
         true
+    }
+
+    /// The owner (`from`: IN_USE or RESERVED) makes an entry idle, or hands it
+    /// to a waiter. If the pool closed meanwhile, close's sweep of idle
+    /// entries may have passed this one already: take it back and close it.
+    /// Exactly one of the two gets it (see `Bag::is_closed`, and the
+    /// `close_races_return_and_waiter` loom model).
+    pub(crate) fn make_idle(&self, idx: usize, from: u8) {
+        self.bag.release(idx, from);
+        if self.bag.is_closed() && self.bag.reserve(idx) {
+            self.close_entry(idx, RESERVED, CloseReason::PoolClosed);
+        }
     }
 
     /// Closes the connection of an owned entry and frees the slot.
@@ -341,7 +353,7 @@ impl<C: Connector> Shared<C> {
                 slot.returned_at.store(now, Relaxed);
                 slot.alive_at.store(now, Relaxed);
                 slot.borrowed_at.store(NOT_BORROWED, Relaxed);
-                self.bag.release(idx, IN_USE);
+                self.make_idle(idx, IN_USE);
             }
             Err(reason) => self.close_entry(idx, IN_USE, reason),
         }
@@ -455,7 +467,7 @@ impl<C: Connector> Shared<C> {
             self.suspended.store(false, SeqCst);
             self.suspend_cv.notify_all();
         }
-        self.bag.fail_waiters(&Error::closed(), true);
+        self.bag.close(&Error::closed());
         lock(&self.shutdown_tx).take();
         // Cut off connects in flight so adder threads exit now.
         let inflight: Vec<ConnectAttempt> = lock(&self.attempts).clone();
