@@ -7,6 +7,7 @@
 //! names the knob; nothing panics.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -142,6 +143,77 @@ pub struct ConnectConfig {
     pub(crate) database: Option<String>,
     pub(crate) query_timeout: Option<Duration>,
     pub(crate) reset_on_return: bool,
+    pub(crate) tls_mode: TlsMode,
+    pub(crate) tls_ca: Option<PathBuf>,
+    pub(crate) tls_cert: Option<PathBuf>,
+    pub(crate) tls_key: Option<PathBuf>,
+}
+
+/// Whether and how connections are encrypted (knob `tls_mode`).
+///
+/// The names and meanings follow MySQL's `--ssl-mode`. TLS is rustls (the
+/// `mysql` crate's `rustls-tls-ring`); the trust store for verification is
+/// `tls_ca` plus the Mozilla root certificates bundled by the `mysql` crate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TlsMode {
+    /// Plain TCP, no TLS (the default).
+    #[default]
+    Disabled,
+    /// TLS, without certificate verification, when the server's greeting
+    /// offers it (capability flag `CLIENT_SSL`); plaintext when it does not,
+    /// and over a unix socket. A TLS handshake that fails is an error, never a
+    /// silent fallback.
+    Preferred,
+    /// TLS or fail; the server certificate is not verified (protects against
+    /// eavesdropping, not against an active man in the middle).
+    Required,
+    /// TLS, and the server certificate must chain to `tls_ca`; the host name
+    /// is not checked.
+    VerifyCa,
+    /// TLS, the certificate must chain to a trusted CA and name the host of
+    /// the URL (DNS name or IP address in its subject alternative names).
+    VerifyIdentity,
+}
+
+impl TlsMode {
+    /// The knob's text form (`disabled`, `preferred`, `required`, `verify_ca`,
+    /// `verify_identity`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TlsMode::Disabled => "disabled",
+            TlsMode::Preferred => "preferred",
+            TlsMode::Required => "required",
+            TlsMode::VerifyCa => "verify_ca",
+            TlsMode::VerifyIdentity => "verify_identity",
+        }
+    }
+
+    /// Parses the knob's text form (case-insensitive).
+    pub fn parse(v: &str) -> Result<TlsMode> {
+        Ok(match v.trim().to_ascii_lowercase().as_str() {
+            "disabled" => TlsMode::Disabled,
+            "preferred" => TlsMode::Preferred,
+            "required" => TlsMode::Required,
+            "verify_ca" => TlsMode::VerifyCa,
+            "verify_identity" => TlsMode::VerifyIdentity,
+            _ => {
+                return Err(Error::config(format!(
+                    "tls_mode must be disabled, preferred, required, verify_ca or verify_identity, got {v:?}"
+                )))
+            }
+        })
+    }
+
+    /// Whether the server certificate is checked against a CA.
+    pub fn verifies(self) -> bool {
+        matches!(self, TlsMode::VerifyCa | TlsMode::VerifyIdentity)
+    }
+}
+
+impl fmt::Display for TlsMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Default for ConnectConfig {
@@ -155,6 +227,10 @@ impl Default for ConnectConfig {
             database: None,
             query_timeout: None,
             reset_on_return: false,
+            tls_mode: TlsMode::Disabled,
+            tls_ca: None,
+            tls_cert: None,
+            tls_key: None,
         }
     }
 }
@@ -172,6 +248,121 @@ impl ConnectConfig {
     pub fn user(&self) -> Option<&str> {
         self.user.as_deref()
     }
+    /// Whether and how connections are encrypted.
+    pub fn tls_mode(&self) -> TlsMode {
+        self.tls_mode
+    }
+    /// The CA certificate(s) file (PEM) server certificates are verified against.
+    pub fn tls_ca(&self) -> Option<&Path> {
+        self.tls_ca.as_deref()
+    }
+    /// The client certificate (chain) file (PEM).
+    pub fn tls_cert(&self) -> Option<&Path> {
+        self.tls_cert.as_deref()
+    }
+    /// The client private key file (PEM). Only its path is ever printed.
+    pub fn tls_key(&self) -> Option<&Path> {
+        self.tls_key.as_deref()
+    }
+
+    /// Checks the TLS knobs together, and that each file exists and holds
+    /// what it should (PEM). Key material is read but never printed.
+    fn validate_tls(&self) -> Result<()> {
+        let files = [
+            ("tls_ca", &self.tls_ca),
+            ("tls_cert", &self.tls_cert),
+            ("tls_key", &self.tls_key),
+        ];
+        if self.tls_mode == TlsMode::Disabled {
+            if let Some((knob, _)) = files.iter().find(|(_, v)| v.is_some()) {
+                return Err(Error::config(format!(
+                    "{knob} is set but tls_mode is disabled (the default): set tls_mode \
+                     (e.g. verify_identity) to use TLS"
+                )));
+            }
+            return Ok(());
+        }
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(_), None) => {
+                return Err(Error::config(
+                    "tls_cert is set without tls_key: a client certificate needs its private key",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(Error::config(
+                    "tls_key is set without tls_cert: a client private key needs its certificate",
+                ))
+            }
+            _ => {}
+        }
+        if self.tls_mode == TlsMode::VerifyCa && self.tls_ca.is_none() {
+            return Err(Error::config(
+                "tls_mode=verify_ca needs tls_ca (the PEM file of the CA that signed the server's certificate)",
+            ));
+        }
+        if let Some(sock) = &self.socket {
+            if self.tls_mode != TlsMode::Preferred {
+                return Err(Error::config(format!(
+                    "tls_mode={} cannot be used with socket={sock}: connections through a unix \
+                     socket are never encrypted (use TCP, or tls_mode=preferred or disabled)",
+                    self.tls_mode
+                )));
+            }
+        }
+        if let Some(ca) = &self.tls_ca {
+            check_pem(ca, "tls_ca", PemWant::Certificates)?;
+        }
+        if let Some(cert) = &self.tls_cert {
+            check_pem(cert, "tls_cert", PemWant::Certificates)?;
+        }
+        if let Some(key) = &self.tls_key {
+            check_pem(key, "tls_key", PemWant::PrivateKey)?;
+        }
+        Ok(())
+    }
+}
+
+enum PemWant {
+    Certificates,
+    PrivateKey,
+}
+
+/// Reads `path` and checks it holds PEM certificates (at least one) or a PEM
+/// private key. The error names the knob and the file, never the contents.
+fn check_pem(path: &Path, knob: &str, want: PemWant) -> Result<()> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let shown = path.display();
+    let data = std::fs::read(path)
+        .map_err(|e| Error::config(format!("{knob}: cannot read {shown}: {e}")))?;
+    match want {
+        PemWant::Certificates => {
+            let mut n = 0;
+            for c in CertificateDer::pem_slice_iter(&data) {
+                if c.is_err() {
+                    return Err(Error::config(format!(
+                        "{knob}: {shown} has a malformed PEM certificate"
+                    )));
+                }
+                n += 1;
+            }
+            if n == 0 {
+                return Err(Error::config(format!(
+                    "{knob}: {shown} holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)"
+                )));
+            }
+        }
+        PemWant::PrivateKey => {
+            // Whatever the parser says may quote the file: say only what is wrong.
+            if PrivateKeyDer::from_pem_slice(&data).is_err() {
+                return Err(Error::config(format!(
+                    "{knob}: {shown} holds no PEM private key (expected -----BEGIN PRIVATE KEY-----, \
+                     -----BEGIN RSA PRIVATE KEY----- or -----BEGIN EC PRIVATE KEY-----)"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 // The password never appears in Debug output (nor anywhere else we print).
@@ -184,6 +375,10 @@ impl fmt::Debug for ConnectConfig {
             .field("database", &self.database)
             .field("query_timeout", &self.query_timeout)
             .field("reset_on_return", &self.reset_on_return)
+            .field("tls_mode", &self.tls_mode)
+            .field("tls_ca", &self.tls_ca)
+            .field("tls_cert", &self.tls_cert)
+            .field("tls_key", &self.tls_key)
             .finish()
     }
 }
@@ -440,6 +635,32 @@ impl Builder {
         /// temporary tables, prepared statements). An open transaction is rolled
         /// back on return whatever this says. Defaults to false.
         reset_on_return, connect.reset_on_return, bool);
+    /// Whether and how connections are encrypted: `disabled` (the default),
+    /// `preferred`, `required`, `verify_ca` or `verify_identity`. See
+    /// [`TlsMode`].
+    pub fn tls_mode(mut self, mode: TlsMode) -> Self {
+        self.cfg.connect.tls_mode = mode;
+        self
+    }
+    /// PEM file of the CA certificate(s) that server certificates must chain
+    /// to (`verify_ca`, `verify_identity`). Checked when the configuration is
+    /// built. Off by default.
+    pub fn tls_ca(mut self, path: Option<&str>) -> Self {
+        self.cfg.connect.tls_ca = path.map(PathBuf::from);
+        self
+    }
+    /// PEM file of the client certificate (chain), for servers that require
+    /// one (`REQUIRE X509`). Needs `tls_key`. Off by default.
+    pub fn tls_cert(mut self, path: Option<&str>) -> Self {
+        self.cfg.connect.tls_cert = path.map(PathBuf::from);
+        self
+    }
+    /// PEM file of the client certificate's private key. Needs `tls_cert`.
+    /// Only the path is ever printed. Off by default.
+    pub fn tls_key(mut self, path: Option<&str>) -> Self {
+        self.cfg.connect.tls_key = path.map(PathBuf::from);
+        self
+    }
     setter!(
         /// Most connections the pool holds, idle and in use together.
         /// Defaults to 10. Range 1 to 4096.
@@ -514,6 +735,7 @@ impl Builder {
         if self.cfg.connect.port == 0 {
             return Err(Error::config("port must be between 1 and 65535, got 0"));
         }
+        self.cfg.connect.validate_tls()?;
         Ok(self.cfg)
     }
 
@@ -624,6 +846,10 @@ impl Builder {
                     Some(v.to_owned())
                 }
             }
+            "tls_mode" => c.tls_mode = TlsMode::parse(v)?,
+            "tls_ca" => c.tls_ca = opt_path(v),
+            "tls_cert" => c.tls_cert = opt_path(v),
+            "tls_key" => c.tls_key = opt_path(v),
             "host" => c.host = v.to_owned(),
             "port" => {
                 c.port = v.parse().map_err(|_| {
@@ -738,6 +964,10 @@ pub const KNOBS: &[&str] = &[
     "query_timeout",
     "reset_on_return",
     "socket",
+    "tls_mode",
+    "tls_ca",
+    "tls_cert",
+    "tls_key",
     "host",
     "port",
     "user",
@@ -818,6 +1048,15 @@ fn percent_decode(s: &str, what: &str) -> Result<String> {
     }
     String::from_utf8(out)
         .map_err(|_| Error::config(format!("{what} is not valid UTF-8 after percent-decoding")))
+}
+
+/// A path knob: empty means unset.
+fn opt_path(v: &str) -> Option<PathBuf> {
+    if v.is_empty() {
+        None
+    } else {
+        Some(PathBuf::from(v))
+    }
 }
 
 fn parse_usize(knob: &str, v: &str) -> Result<usize> {
@@ -1011,6 +1250,122 @@ mod tests {
         );
         let e = Config::from_url("pg://u:hunter2secret@h/db").unwrap_err();
         assert!(!e.to_string().contains("hunter2secret"), "{e}");
+    }
+
+    /// A file under the temp dir holding `text`, removed on drop.
+    struct TempFile(std::path::PathBuf);
+    impl TempFile {
+        fn new(name: &str, text: &str) -> TempFile {
+            let p = std::env::temp_dir().join(format!("staunch-{}-{name}", std::process::id()));
+            std::fs::write(&p, text).unwrap();
+            TempFile(p)
+        }
+        fn s(&self) -> String {
+            self.0.display().to_string()
+        }
+    }
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    // Not a real certificate or key: only the PEM framing is checked here
+    // (and the contents of the key must never be echoed).
+    const FAKE_CERT: &str =
+        "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUb2s=\n-----END CERTIFICATE-----\n";
+    const FAKE_KEY: &str =
+        "-----BEGIN PRIVATE KEY-----\nS3cr3tK3yMaterialDoNotPrint\n-----END PRIVATE KEY-----\n";
+
+    #[test]
+    fn tls_knobs_parse_and_default() {
+        let c = Config::from_url("mysql://h/db").unwrap();
+        assert_eq!(c.connect.tls_mode(), TlsMode::Disabled);
+        for (v, m) in [
+            ("disabled", TlsMode::Disabled),
+            ("preferred", TlsMode::Preferred),
+            ("required", TlsMode::Required),
+            ("REQUIRED", TlsMode::Required),
+            ("verify_identity", TlsMode::VerifyIdentity),
+        ] {
+            let c = Config::from_url(&format!("mysql://h/db?tls_mode={v}")).unwrap();
+            assert_eq!(c.connect.tls_mode(), m, "{v}");
+            assert_eq!(TlsMode::parse(m.as_str()).unwrap(), m);
+        }
+        let ca = TempFile::new("ca.pem", FAKE_CERT);
+        let cert = TempFile::new("cert.pem", FAKE_CERT);
+        let key = TempFile::new("key.pem", FAKE_KEY);
+        let c = Config::from_url(&format!(
+            "mysql://h/db?tls_mode=verify_ca&tls_ca={}&tls_cert={}&tls_key={}",
+            ca.s(),
+            cert.s(),
+            key.s()
+        ))
+        .unwrap();
+        assert_eq!(c.connect.tls_mode(), TlsMode::VerifyCa);
+        assert_eq!(c.connect.tls_ca(), Some(ca.0.as_path()));
+        assert_eq!(c.connect.tls_cert(), Some(cert.0.as_path()));
+        assert_eq!(c.connect.tls_key(), Some(key.0.as_path()));
+        let b = Builder::new()
+            .tls_mode(TlsMode::VerifyCa)
+            .tls_ca(Some(&ca.s()))
+            .config()
+            .unwrap();
+        assert_eq!(b.connect.tls_ca(), Some(ca.0.as_path()));
+        // Paths are shown (they are not secrets), the key is not.
+        let dbg = format!("{c:?}");
+        assert!(dbg.contains(&key.s()), "{dbg}");
+        assert!(!dbg.contains("S3cr3t"), "{dbg}");
+        // verify_identity may rely on the bundled public roots alone.
+        Config::from_url("mysql://h/db?tls_mode=verify_identity").unwrap();
+    }
+
+    #[test]
+    fn bad_tls_settings_say_what_is_wrong() {
+        let ca = TempFile::new("ca2.pem", FAKE_CERT);
+        let key = TempFile::new("key2.pem", FAKE_KEY);
+        let not_pem = TempFile::new("notpem.pem", "hello, I am not a certificate\n");
+        let broken = TempFile::new(
+            "broken.pem",
+            "-----BEGIN CERTIFICATE-----\nMIIB\n", // no END line
+        );
+        let ca = ca.s();
+        let key_s = key.s();
+        for (url, needle) in [
+            ("mysql://h/db?tls_mode=on".to_string(), "tls_mode must be disabled, preferred, required, verify_ca or verify_identity, got \"on\""),
+            (format!("mysql://h/db?tls_mode=required&tls_cert={ca}"), "tls_cert is set without tls_key"),
+            (format!("mysql://h/db?tls_mode=required&tls_key={key_s}"), "tls_key is set without tls_cert"),
+            ("mysql://h/db?tls_mode=verify_ca".to_string(), "tls_mode=verify_ca needs tls_ca"),
+            (format!("mysql://h/db?tls_ca={ca}"), "tls_ca is set but tls_mode is disabled"),
+            (
+                "mysql://h/db?tls_mode=verify_ca&tls_ca=/nonexistent/staunch-ca.pem".to_string(),
+                "tls_ca: cannot read /nonexistent/staunch-ca.pem",
+            ),
+            (format!("mysql://h/db?tls_mode=verify_ca&tls_ca={}", not_pem.s()), "holds no PEM certificate"),
+            (format!("mysql://h/db?tls_mode=verify_ca&tls_ca={}", broken.s()), "malformed PEM certificate"),
+            (
+                format!("mysql://h/db?tls_mode=required&tls_cert={ca}&tls_key={ca}"),
+                "tls_key: ",
+            ),
+            (
+                "mysql://h/db?tls_mode=required&socket=/tmp/x.sock".to_string(),
+                "tls_mode=required cannot be used with socket",
+            ),
+        ] {
+            let e = Config::from_url(&url).expect_err(&url);
+            assert_eq!(e.kind(), crate::ErrorKind::Config, "{url}");
+            assert!(e.to_string().contains(needle), "{url}: {e}");
+        }
+        // A key file that is not a key: the error names the file, not its contents.
+        let e = Config::from_url(&format!(
+            "mysql://h/db?tls_mode=required&tls_cert={ca}&tls_key={}",
+            not_pem.s()
+        ))
+        .unwrap_err();
+        assert!(e.to_string().contains(&not_pem.s()), "{e}");
+        assert!(!e.to_string().contains("hello"), "{e}");
+        // preferred over a socket is plaintext, and allowed.
+        Config::from_url("mysql://h/db?tls_mode=preferred&socket=/tmp/x.sock").unwrap();
     }
 
     #[test]

@@ -17,7 +17,9 @@ pub enum ErrorKind {
     /// unreachable. The message carries the last connect error and its cause.
     Unreachable,
     /// A connect failed for a reason retrying will not fix (access denied,
-    /// unknown database, ...). `get` reports it at once instead of waiting.
+    /// unknown database, a server certificate that fails TLS verification, a
+    /// server without TLS when `tls_mode` requires it, ...). `get` reports it
+    /// at once instead of waiting.
     ConnectRejected,
     /// One connect attempt failed (refused, reset, timed out). Seen in events
     /// and as the cause inside `Unreachable`.
@@ -72,6 +74,9 @@ struct Inner {
     server_code: Option<u16>,
     sql_state: Option<String>,
     source: Option<Error>,
+    /// Set by a connector for a connect failure retrying cannot fix that
+    /// carries no server error number (e.g. a rejected TLS certificate).
+    permanent: bool,
 }
 
 impl Error {
@@ -83,8 +88,17 @@ impl Error {
                 server_code: None,
                 sql_state: None,
                 source: None,
+                permanent: false,
             }),
         }
+    }
+
+    /// An error that retrying will not fix, though the server sent no error
+    /// number (see [`Error::is_marked_permanent`]).
+    pub(crate) fn permanent(kind: ErrorKind, message: impl Into<String>) -> Error {
+        let mut e = Error::new(kind, message);
+        Arc::get_mut(&mut e.inner).expect("new error").permanent = true;
+        e
     }
 
     pub(crate) fn with_source(kind: ErrorKind, message: impl Into<String>, source: Error) -> Error {
@@ -95,6 +109,7 @@ impl Error {
                 server_code: source.server_code(),
                 sql_state: source.sql_state().map(str::to_owned),
                 source: Some(source),
+                permanent: false,
             }),
         }
     }
@@ -120,6 +135,7 @@ impl Error {
                     server_code: Some(me.code),
                     sql_state: Some(me.state.clone()),
                     source: None,
+                    permanent: false,
                 }),
             },
             mysql::Error::IoError(io) => {
@@ -159,6 +175,20 @@ impl Error {
     /// The error this one wraps (e.g. the last connect error of a timeout).
     pub fn cause(&self) -> Option<&Error> {
         self.inner.source.as_ref()
+    }
+
+    /// Whether this error or one it wraps was marked as one that retrying
+    /// will not fix, without a server error number (a TLS certificate the
+    /// client rejected, a server without TLS when TLS is required).
+    pub(crate) fn is_marked_permanent(&self) -> bool {
+        let mut e = Some(self);
+        while let Some(x) = e {
+            if x.inner.permanent {
+                return true;
+            }
+            e = x.cause();
+        }
+        false
     }
 
     /// Whether this error or one it wraps carries one of these server error

@@ -39,7 +39,9 @@ pub mod topology;
 use std::fmt;
 use std::sync::Arc;
 
-pub use crate::config::{Builder, Config, ConnectConfig, PingType, PoolConfig, TopologyConfig};
+pub use crate::config::{
+    Builder, Config, ConnectConfig, PingType, PoolConfig, TlsMode, TopologyConfig,
+};
 pub use crate::connector::{ConnectAttempt, Connector, MysqlConnector};
 pub use crate::error::{Error, ErrorKind, Result};
 pub use crate::events::{Event, EventListener, LogListener};

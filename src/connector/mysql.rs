@@ -25,6 +25,21 @@
 //! (the `mysql` crate's default silently reconnects a loopback TCP connection
 //! through the server's unix socket, bypassing any proxy or VIP).
 //!
+//! # TLS
+//! `tls_mode` maps onto the `mysql` crate's rustls `SslOpts`: `required` and
+//! `preferred` accept any certificate, `verify_ca` checks the chain only,
+//! `verify_identity` checks the chain and the name. The crate takes the name
+//! to check from the address it connects to, so with `verify_identity` it is
+//! given the URL's host name (and resolves it itself, to the same address
+//! family as the local port chosen here); otherwise the address resolved here.
+//! The TLS handshake runs on the same socket, so the watchdog cuts it off at
+//! the deadline like any other stage. `preferred` falls back to plaintext only
+//! when the server's greeting lacks `CLIENT_SSL` (the crate's
+//! `TlsNotSupported`), by connecting again within the same deadline. A
+//! certificate the client rejects, a TLS alert from the server about
+//! certificates, or a server without TLS when TLS is required are permanent
+//! errors: retrying cannot fix them.
+//!
 //! # Transactions left open
 //! Sessions enable `session_track_transaction_info=STATE`, so OK packets
 //! carry the transaction state when it changes. On return, the last OK packet
@@ -42,10 +57,12 @@ use std::time::Duration;
 
 use mysql::consts::{CapabilityFlags, SessionStateType};
 use mysql::prelude::{AsStatement, Queryable};
-use mysql::{Binary, Conn, OptsBuilder, Params, QueryResult, Statement, Text};
+use mysql::{
+    Binary, ClientIdentity, Conn, OptsBuilder, Params, QueryResult, SslOpts, Statement, Text,
+};
 
 use super::{ConnectAttempt, Connector};
-use crate::config::{fmt_duration, ConnectConfig};
+use crate::config::{fmt_duration, ConnectConfig, TlsMode};
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{PooledConn, FLAG_BROKEN, FLAG_TOUCHED};
 use crate::sys;
@@ -100,6 +117,33 @@ impl MysqlConnector {
             .additional_capabilities(CapabilityFlags::CLIENT_SESSION_TRACK)
     }
 
+    /// The `mysql` crate's TLS options for `tls_mode`, or None for plaintext.
+    fn ssl_opts(&self) -> Option<SslOpts> {
+        let c = &self.cfg;
+        let opts = match c.tls_mode {
+            TlsMode::Disabled => return None,
+            TlsMode::Preferred | TlsMode::Required => {
+                SslOpts::default().with_danger_accept_invalid_certs(true)
+            }
+            TlsMode::VerifyCa => SslOpts::default()
+                .with_root_cert_path(c.tls_ca.clone())
+                .with_danger_skip_domain_validation(true),
+            TlsMode::VerifyIdentity => SslOpts::default().with_root_cert_path(c.tls_ca.clone()),
+        };
+        let identity = match (&c.tls_cert, &c.tls_key) {
+            (Some(cert), Some(key)) => Some(ClientIdentity::new(cert.clone(), key.clone())),
+            _ => None,
+        };
+        // rustls needs a process-wide crypto provider; the `mysql` crate asks
+        // for the default one, which is ambiguous when some other crate in the
+        // program also enabled aws-lc-rs. Install ring (the one built here)
+        // unless the program already chose one.
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        Some(opts.with_client_identity(identity))
+    }
+
     fn connect_tcp(&self, attempt: &ConnectAttempt) -> Result<Conn> {
         let ep = self.cfg.endpoint();
         let addr = (self.cfg.host.as_str(), self.cfg.port)
@@ -111,9 +155,16 @@ impl MysqlConnector {
             })?;
         let phase = Arc::new(AtomicU8::new(PHASE_TCP));
         let mut last_err = None;
+        let mut tls = self.ssl_opts();
+        // The crate checks the certificate against the name it connects to.
+        let target = if self.cfg.tls_mode == TlsMode::VerifyIdentity {
+            self.cfg.host.clone()
+        } else {
+            addr.ip().to_string()
+        };
         // A port we picked may be taken by someone else before we bind it:
-        // then try another.
-        for _ in 0..3 {
+        // then try another. `preferred` may take one more round, in plaintext.
+        for _ in 0..4 {
             let local = pick_local_port(&addr).map_err(|e| {
                 Error::new(
                     ErrorKind::Connect,
@@ -125,7 +176,8 @@ impl MysqlConnector {
             let per_read = attempt.remaining() + Duration::from_millis(500);
             let opts = self
                 .base_opts(per_read)
-                .ip_or_hostname(Some(addr.ip().to_string()))
+                .ssl_opts(tls.clone())
+                .ip_or_hostname(Some(target.clone()))
                 .tcp_port(addr.port())
                 .tcp_connect_timeout(Some(attempt.remaining().max(Duration::from_millis(1))))
                 .bind_address(Some(SocketAddr::new(local.ip(), local.port())));
@@ -141,6 +193,18 @@ impl MysqlConnector {
                     last_err = Some(Error::new(
                         ErrorKind::Connect,
                         format!("local port {local} in use"),
+                    ));
+                }
+                Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported))
+                    if self.cfg.tls_mode == TlsMode::Preferred
+                        && tls.is_some()
+                        && attempt.cancelled().is_none() =>
+                {
+                    // The greeting offered no TLS: connect again in plaintext.
+                    tls = None;
+                    last_err = Some(Error::new(
+                        ErrorKind::Connect,
+                        format!("{ep} offers no TLS and the plaintext retry did not happen"),
                     ));
                 }
                 Err(e) => return Err(self.connect_error(attempt, &e, "handshake")),
@@ -161,6 +225,9 @@ impl MysqlConnector {
                     fmt_duration(self.connect_timeout_hint(attempt))
                 ),
             );
+        }
+        if let Some(tls) = self.tls_error(e) {
+            return tls;
         }
         match e {
             mysql::Error::MySqlError(_) => Error::with_source(
@@ -187,6 +254,113 @@ impl MysqlConnector {
                 ErrorKind::Connect,
                 format!("connect to {ep} failed during the {phase} after {after}: {other}"),
             ),
+        }
+    }
+
+    /// Words for a TLS failure (None when `e` is not one). Failures that a
+    /// retry cannot fix are marked permanent.
+    fn tls_error(&self, e: &mysql::Error) -> Option<Error> {
+        let mode = self.cfg.tls_mode;
+        if mode == TlsMode::Disabled {
+            return None;
+        }
+        let ep = self.cfg.endpoint();
+        let files = || {
+            let mut v = Vec::new();
+            for (knob, p) in [
+                ("tls_ca", &self.cfg.tls_ca),
+                ("tls_cert", &self.cfg.tls_cert),
+                ("tls_key", &self.cfg.tls_key),
+            ] {
+                if let Some(p) = p {
+                    v.push(format!("{knob}={}", p.display()));
+                }
+            }
+            v.join(", ")
+        };
+        let rejected = |what: String| {
+            Some(Error::permanent(
+                ErrorKind::Connect,
+                format!("TLS connect to {ep} failed (tls_mode={mode}): {what}"),
+            ))
+        };
+        let tls_err = match e {
+            mysql::Error::DriverError(mysql::DriverError::TlsNotSupported) => {
+                return rejected(
+                    "the server does not offer TLS (its greeting lacks CLIENT_SSL; \
+                     is it started with ssl_cert/ssl_key?)"
+                        .into(),
+                );
+            }
+            mysql::Error::TlsError(t) => {
+                return rejected(format!(
+                    "cannot set up TLS with {}: {t}",
+                    match files() {
+                        f if f.is_empty() => "these settings".to_string(),
+                        f => f,
+                    }
+                ));
+            }
+            mysql::Error::IoError(io) if io.kind() == io::ErrorKind::NotFound => {
+                return rejected(format!("cannot read a TLS file ({}): {io}", files()));
+            }
+            mysql::Error::IoError(io)
+            | mysql::Error::CodecError(
+                mysql::mysql_common::proto::codec::error::PacketCodecError::Io(io),
+            ) => io.get_ref()?.downcast_ref::<rustls::Error>()?,
+            _ => return None,
+        };
+        use rustls::{AlertDescription as A, CertificateError as C};
+        match tls_err {
+            rustls::Error::InvalidCertificate(ce) => {
+                let why = match ce {
+                    C::UnknownIssuer => format!(
+                        "it is not signed by a trusted CA ({})",
+                        match &self.cfg.tls_ca {
+                            Some(ca) => format!("tls_ca={}", ca.display()),
+                            None => "no tls_ca given, only the bundled public roots".into(),
+                        }
+                    ),
+                    C::NotValidForName | C::NotValidForNameContext { .. } => format!(
+                        "it is not valid for the host name {:?}: {ce}",
+                        self.cfg.host
+                    ),
+                    C::Expired | C::ExpiredContext { .. } => format!("it has expired: {ce}"),
+                    C::NotValidYet | C::NotValidYetContext { .. } => {
+                        format!("it is not valid yet: {ce}")
+                    }
+                    other => other.to_string(),
+                };
+                rejected(format!(
+                    "certificate verification failed: the server's certificate was rejected: {why}"
+                ))
+            }
+            rustls::Error::AlertReceived(
+                a @ (A::BadCertificate
+                | A::UnsupportedCertificate
+                | A::CertificateRevoked
+                | A::CertificateExpired
+                | A::CertificateUnknown
+                | A::UnknownCA
+                | A::AccessDenied
+                | A::CertificateRequired
+                | A::HandshakeFailure
+                | A::ProtocolVersion
+                | A::InsufficientSecurity),
+            ) => rejected(format!(
+                "the server refused the TLS handshake (alert {a:?}){}",
+                match files() {
+                    f if f.is_empty() => String::new(),
+                    f => format!("; client settings: {f}"),
+                }
+            )),
+            rustls::Error::PeerIncompatible(p) => rejected(format!(
+                "the server's TLS is incompatible with this client: {p:?}"
+            )),
+            other => Some(Error::new(
+                ErrorKind::Connect,
+                format!("TLS connect to {ep} failed (tls_mode={mode}): {other}"),
+            )),
         }
     }
 
@@ -289,7 +463,7 @@ impl Connector for MysqlConnector {
     }
 
     fn is_permanent(&self, err: &Error) -> bool {
-        err.has_server_code(PERMANENT_CODES)
+        err.has_server_code(PERMANENT_CODES) || err.is_marked_permanent()
     }
 
     fn socket_fd(&self, conn: &Conn) -> Option<std::os::fd::RawFd> {

@@ -177,7 +177,7 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Outcome<C::Conn> {
                     Error::with_source(
                         ErrorKind::ConnectRejected,
                         format!(
-                            "the server at {} rejected the connection",
+                            "the connection to {} was rejected (retrying will not help)",
                             s.connector.endpoint()
                         ),
                         e,
