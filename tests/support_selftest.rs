@@ -91,7 +91,7 @@ fn server_starts_and_answers() {
 fn start_with_args_and_set_global() {
     let s = MariaDb::start_with(ServerOpts {
         args: vec!["--max-connections=12".into(), "--wait-timeout=2".into()],
-        replication: None,
+        ..Default::default()
     });
     assert_eq!(s.query_i64("SELECT @@max_connections"), Some(12));
     assert_eq!(s.query_i64("SELECT @@global.wait_timeout"), Some(2));
@@ -210,7 +210,7 @@ fn stop_then_restart() {
 fn bad_args_panic_with_log_tail() {
     let _ = MariaDb::start_with(ServerOpts {
         args: vec!["--no-such-option".into()],
-        replication: None,
+        ..Default::default()
     });
 }
 

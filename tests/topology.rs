@@ -28,6 +28,7 @@ fn cluster(n: usize, replica_args: &[&str]) -> (MariaDb, Vec<MariaDb>) {
             let r = MariaDb::start_with(ServerOpts {
                 replication: Some(2 + i as u32),
                 args,
+                ..Default::default()
             });
             r.make_replica_of(&p);
             r

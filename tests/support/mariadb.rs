@@ -73,6 +73,200 @@ pub struct ServerOpts {
     /// `Some(server_id)` enables the binary log for replication
     /// (`log_bin`, `log_slave_updates`, `binlog_format=ROW`, GTIDs).
     pub replication: Option<u32>,
+    /// `Some(..)` starts the server with TLS (`--ssl-ca/--ssl-cert/--ssl-key`)
+    /// using the test certificates of [`test_certs`]; `None` (the default):
+    /// no TLS at all, as before.
+    pub tls: Option<ServerCert>,
+}
+
+/// Which server certificate a TLS server presents (all signed by
+/// [`TestCerts::ca`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerCert {
+    /// Subject alternative names `DNS:localhost` and `IP:127.0.0.1`.
+    Localhost,
+    /// Only `DNS:db.staunch.test`: valid for neither `localhost` nor
+    /// 127.0.0.1, for host-name mismatch tests.
+    OtherName,
+}
+
+/// Certificates and keys (PEM) made once per test process with the `openssl`
+/// command line, under `/tmp/stn-<pid>-certs/` (removed at exit). EC P-256
+/// keys, certificates valid for ten years.
+#[derive(Debug)]
+pub struct TestCerts {
+    pub dir: PathBuf,
+    /// The CA that signed every certificate below.
+    pub ca: PathBuf,
+    /// Server certificate and key: `DNS:localhost`, `IP:127.0.0.1`.
+    pub server_cert: PathBuf,
+    pub server_key: PathBuf,
+    /// Server certificate and key for `DNS:db.staunch.test` only.
+    pub other_name_cert: PathBuf,
+    pub other_name_key: PathBuf,
+    /// Client certificate (CN `staunch-client`, clientAuth) and key.
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
+    /// A second CA, unrelated to `ca`, that signed nothing here.
+    pub other_ca: PathBuf,
+}
+
+fn openssl_bin() -> String {
+    std::env::var("STAUNCH_OPENSSL").unwrap_or_else(|_| "/usr/bin/openssl".to_string())
+}
+
+static CERTS: OnceCell<Result<TestCerts, String>> = OnceCell::new();
+
+/// The test certificates, made on first use. Panics with openssl's output if
+/// they cannot be made.
+pub fn test_certs() -> &'static TestCerts {
+    match CERTS.get_or_init(make_certs) {
+        Ok(c) => c,
+        Err(e) => panic!("cannot make the TLS test certificates: {e}"),
+    }
+}
+
+fn run_openssl(dir: &Path, args: &[&str]) -> Result<(), String> {
+    let out = Command::new(openssl_bin())
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", openssl_bin()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "openssl {} failed ({}): {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(())
+}
+
+fn make_certs() -> Result<TestCerts, String> {
+    install_atexit_cleanup();
+    let dir = PathBuf::from(format!("/tmp/stn-{}-certs", std::process::id()));
+    let id = NEXT_ID.fetch_add(1, Ordering::SeqCst);
+    track_dir(id, &dir);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    // A self-signed CA.
+    let ca = |name: &str, cn: &str| -> Result<(), String> {
+        let (key, pem, subj) = (
+            format!("{name}.key"),
+            format!("{name}.pem"),
+            format!("/CN={cn}"),
+        );
+        let mut a = vec!["req", "-x509"];
+        a.extend(ec);
+        a.extend([
+            "-keyout",
+            &key,
+            "-out",
+            &pem,
+            "-days",
+            "3650",
+            "-subj",
+            &subj,
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        ]);
+        run_openssl(&dir, &a)
+    };
+    ca("ca", "staunch test CA")?;
+    ca("other-ca", "staunch unrelated CA")?;
+    // A leaf signed by `ca`: key + CSR, then the CA signs it with `ext`.
+    let mut serial = 0x5EED_0000_u32;
+    let mut leaf = |name: &str, cn: &str, ext: &str| -> Result<(), String> {
+        serial += 1;
+        let (key, csr, pem, extf, subj, ser) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("{name}.pem"),
+            format!("{name}.ext"),
+            format!("/CN={cn}"),
+            format!("{serial}"),
+        );
+        fs::write(dir.join(&extf), ext).map_err(|e| format!("write {extf}: {e}"))?;
+        let mut a = vec!["req", "-new"];
+        a.extend(ec);
+        a.extend(["-keyout", &key, "-out", &csr, "-subj", &subj]);
+        run_openssl(&dir, &a)?;
+        run_openssl(
+            &dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-set_serial",
+                &ser,
+                "-days",
+                "3650",
+                "-extfile",
+                &extf,
+                "-out",
+                &pem,
+            ],
+        )
+    };
+    let server_ext = |san: &str| {
+        format!(
+            "basicConstraints=critical,CA:FALSE\n\
+             keyUsage=critical,digitalSignature,keyEncipherment\n\
+             extendedKeyUsage=serverAuth\n\
+             subjectAltName={san}\n"
+        )
+    };
+    leaf(
+        "server",
+        "localhost",
+        &server_ext("DNS:localhost,IP:127.0.0.1"),
+    )?;
+    leaf(
+        "other-name",
+        "db.staunch.test",
+        &server_ext("DNS:db.staunch.test"),
+    )?;
+    leaf(
+        "client",
+        "staunch-client",
+        "basicConstraints=critical,CA:FALSE\n\
+         keyUsage=critical,digitalSignature\n\
+         extendedKeyUsage=clientAuth\n",
+    )?;
+    // The server drops to the mysql user when we are root: it must read them.
+    chown_to_mysql(&dir)?;
+    for entry in fs::read_dir(&dir).map_err(|e| format!("list {}: {e}", dir.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        chown_to_mysql(&path)?;
+    }
+    let f = |n: &str| dir.join(n);
+    Ok(TestCerts {
+        ca: f("ca.pem"),
+        server_cert: f("server.pem"),
+        server_key: f("server.key"),
+        other_name_cert: f("other-name.pem"),
+        other_name_key: f("other-name.key"),
+        client_cert: f("client.pem"),
+        client_key: f("client.key"),
+        other_ca: f("other-ca.pem"),
+        dir,
+    })
 }
 
 /// Client options for a TCP connection to `addr` (never the unix socket),
@@ -443,6 +637,7 @@ pub struct MariaDb {
     dir: PathBuf,
     port: u16,
     replication: Option<u32>,
+    tls: Option<ServerCert>,
     extra_args: Vec<String>,
     proc_: Mutex<Proc>,
     /// Root session used by the helpers (`sql`, `query_i64`, ...): one cached
@@ -497,6 +692,7 @@ impl MariaDb {
             dir,
             port,
             replication: opts.replication,
+            tls: opts.tls,
             extra_args: opts.args.clone(),
             proc_: Mutex::new(Proc::default()),
             helper: Mutex::new(None),
@@ -604,6 +800,18 @@ impl MariaDb {
                 format!("--report-port={}", self.port),
             ]),
             None => a.push("--skip-log-bin".into()),
+        }
+        if let Some(which) = self.tls {
+            let c = test_certs();
+            let (cert, key) = match which {
+                ServerCert::Localhost => (&c.server_cert, &c.server_key),
+                ServerCert::OtherName => (&c.other_name_cert, &c.other_name_key),
+            };
+            a.extend([
+                format!("--ssl-ca={}", d(c.ca.clone())),
+                format!("--ssl-cert={}", d(cert.clone())),
+                format!("--ssl-key={}", d(key.clone())),
+            ]);
         }
         a.extend(self.extra_args.iter().cloned());
         a

@@ -9,6 +9,6 @@ pub mod ownership;
 pub mod proxy;
 
 #[allow(unused_imports)]
-pub use mariadb::{MariaDb, ServerOpts};
+pub use mariadb::{test_certs, MariaDb, ServerCert, ServerOpts};
 #[allow(unused_imports)]
 pub use proxy::{Mode, Proxy};

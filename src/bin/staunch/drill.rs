@@ -1171,6 +1171,7 @@ pub fn start_cluster(table: Option<&str>) -> Result<(MariaDb, Vec<MariaDb>), Str
                         MariaDb::start_with(ServerOpts {
                             replication: Some(2 + i),
                             args: REPLICA_ARGS.iter().map(|a| a.to_string()).collect(),
+                            ..Default::default()
                         })
                     })
                 })
