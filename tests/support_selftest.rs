@@ -378,6 +378,57 @@ fn proxy_reset_closes() {
 }
 
 #[test]
+fn proxy_close_after_hangs_up_cleanly() {
+    let s = MariaDb::start();
+    // The greeting's length, from the server itself: a 3-byte length and a
+    // sequence number, then the payload.
+    let greeting_len = {
+        let mut raw = TcpStream::connect(s.addr()).expect("connect to the server");
+        raw.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut head = [0u8; 4];
+        raw.read_exact(&mut head).expect("greeting header");
+        4 + (head[0] as usize | (head[1] as usize) << 8 | (head[2] as usize) << 16)
+    };
+    let p = Proxy::start(s.addr());
+    let read_all = |n: usize| {
+        p.set_mode(Mode::CloseAfter(n));
+        let mut raw = TcpStream::connect(p.addr()).expect("TCP connect succeeds");
+        raw.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut got = Vec::new();
+        // EOF (a FIN), not a reset and not a timeout.
+        raw.read_to_end(&mut got)
+            .unwrap_or_else(|e| panic!("CloseAfter({n}): expected EOF, got {e}"));
+        got.len()
+    };
+    assert_eq!(read_all(0), 0);
+    assert_eq!(read_all(10), 10);
+    assert_eq!(read_all(greeting_len), greeting_len);
+    // The whole greeting, then EOF when the client answers it.
+    p.set_mode(Mode::CloseAfter(greeting_len));
+    let t0 = Instant::now();
+    let err = app_conn(p.addr(), Duration::from_secs(2)).expect_err("hung up");
+    eprintln!(
+        "connect through CloseAfter({greeting_len}) failed after {:?}: {err}",
+        t0.elapsed()
+    );
+    assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+    assert!(
+        !err.to_string().contains("reset"),
+        "a clean close, not a reset: {err}"
+    );
+    wait_until(
+        "the proxy to forget closed connections",
+        Duration::from_secs(2),
+        || p.open_connections() == 0,
+    );
+    assert_eq!(p.accepted(), 4);
+
+    p.set_mode(Mode::Pass);
+    let mut c = app_conn(p.addr(), Duration::from_secs(2)).expect("pass again");
+    assert_eq!(server_port(&mut c), i64::from(s.port()));
+}
+
+#[test]
 fn proxy_drip_is_slow() {
     let s = MariaDb::start();
     let p = Proxy::start(s.addr());

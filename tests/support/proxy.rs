@@ -39,6 +39,13 @@ pub enum Mode {
     /// Forward client->server normally, server->client one byte at a time
     /// with this pause before each byte (defeats a per-read socket timeout).
     Drip(Duration),
+    /// Forward both ways until this many bytes went server->client, then
+    /// close the client side cleanly (FIN, no RST): a server that hangs up
+    /// mid-handshake. `CloseAfter(0)` accepts and closes at once; a value
+    /// inside the greeting cuts it short; the greeting's exact length lets the
+    /// client send its authentication and then meet EOF. The rest of what the
+    /// client sends is read and discarded (so closing sends no RST).
+    CloseAfter(usize),
 }
 
 struct Conn {
@@ -316,7 +323,7 @@ fn handle_accepted(inner: &Arc<Inner>, s: TcpStream) {
                 },
             );
         }
-        Mode::Pass | Mode::Latency(_) | Mode::Drip(_) => {
+        Mode::Pass | Mode::Latency(_) | Mode::Drip(_) | Mode::CloseAfter(_) => {
             let _ = s.set_nonblocking(false);
             let client_handle = match s.try_clone() {
                 Ok(c) => c,
@@ -383,6 +390,8 @@ enum Style {
     Plain,
     Delay(Duration),
     Drip(Duration),
+    /// Forward this many bytes, then FIN the destination and stop.
+    CloseAfter(usize),
 }
 
 fn run_pipe(
@@ -437,8 +446,12 @@ fn run_pipe(
     let (c2s, s2c) = match mode {
         Mode::Latency(d) => (Style::Delay(d), Style::Delay(d)),
         Mode::Drip(d) => (Style::Plain, Style::Drip(d)),
+        Mode::CloseAfter(n) => (Style::Plain, Style::CloseAfter(n)),
         _ => (Style::Plain, Style::Plain),
     };
+    // Set when the server->client side was cut (CloseAfter): from then on
+    // the client's bytes are discarded instead of forwarded.
+    let cut = Arc::new(AtomicBool::new(false));
     let pending = Arc::new(AtomicUsize::new(2));
     let finish = move |inner: &Inner, pending: &AtomicUsize| {
         if pending.fetch_sub(1, Ordering::SeqCst) == 1 {
@@ -447,11 +460,12 @@ fn run_pipe(
     };
     let spawned = {
         let (inner2, severed2, pending2) = (inner.clone(), severed.clone(), pending.clone());
+        let cut2 = cut.clone();
         spawn_tracked(
             &inner,
             format!("chaos-proxy-{}-{id}-s2c", inner.port),
             move || {
-                pump(&upstream2, &client2, s2c, &inner2, &severed2);
+                pump(&upstream2, &client2, s2c, &inner2, &severed2, &cut2);
                 finish(&inner2, &pending2);
             },
         )
@@ -460,13 +474,34 @@ fn run_pipe(
         log::warn!("chaos proxy {}: spawn: {e}", inner.port);
         return abort(Some(&upstream));
     }
-    pump(&client, &upstream, c2s, &inner, &severed);
+    pump(&client, &upstream, c2s, &inner, &severed, &cut);
     finish(&inner, &pending);
 }
 
-/// Copy `src` to `dst` until EOF, error, sever or shutdown.
-fn pump(src: &TcpStream, dst: &TcpStream, style: Style, inner: &Inner, severed: &AtomicBool) {
+/// Copy `src` to `dst` until EOF, error, sever or shutdown (or, for
+/// `Style::CloseAfter`, until its budget is spent: then `cut` is set).
+fn pump(
+    src: &TcpStream,
+    dst: &TcpStream,
+    style: Style,
+    inner: &Inner,
+    severed: &AtomicBool,
+    cut: &AtomicBool,
+) {
     let stop = || severed.load(Ordering::SeqCst) || inner.shutdown.load(Ordering::SeqCst);
+    // Hang up on `dst` cleanly: FIN to it, and the other side is dropped.
+    let hang_up = || {
+        cut.store(true, Ordering::SeqCst);
+        let _ = dst.shutdown(Shutdown::Write);
+        let _ = src.shutdown(Shutdown::Both);
+    };
+    if let Style::CloseAfter(0) = style {
+        return hang_up();
+    }
+    let mut budget = match style {
+        Style::CloseAfter(n) => n,
+        _ => usize::MAX,
+    };
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         if stop() {
@@ -474,12 +509,15 @@ fn pump(src: &TcpStream, dst: &TcpStream, style: Style, inner: &Inner, severed: 
         }
         let n = match (&*src).read(&mut buf) {
             Ok(0) => {
-                if !stop() {
+                if !stop() && !cut.load(Ordering::SeqCst) {
                     // Orderly close: pass the half-close on.
                     let _ = dst.shutdown(Shutdown::Write);
                 }
                 return;
             }
+            // The other direction hung up: swallow what this side still
+            // sends, so that closing it later sends FIN, not RST.
+            Ok(_) if cut.load(Ordering::SeqCst) => continue,
             Ok(n) => n,
             Err(e)
                 if matches!(
@@ -491,19 +529,26 @@ fn pump(src: &TcpStream, dst: &TcpStream, style: Style, inner: &Inner, severed: 
             }
             Err(_) => return reset_both(src, dst, severed),
         };
-        let chunk = &buf[..n];
+        let chunk = &buf[..n.min(budget)];
+        budget -= chunk.len();
         let ok = match style {
-            Style::Plain => write_all(dst, chunk, &stop),
+            Style::Plain | Style::CloseAfter(_) => write_all(dst, chunk, &stop),
             Style::Delay(d) => nap(d, &stop) && write_all(dst, chunk, &stop),
             Style::Drip(d) => chunk
                 .iter()
                 .all(|b| nap(d, &stop) && write_all(dst, std::slice::from_ref(b), &stop)),
         };
         if !ok {
+            if cut.load(Ordering::SeqCst) {
+                continue; // raced with the hang-up: the rest is discarded
+            }
             if !stop() {
                 reset_both(src, dst, severed);
             }
             return;
+        }
+        if budget == 0 {
+            return hang_up();
         }
     }
 }
