@@ -188,7 +188,17 @@ impl ConnectAttempt {
         }
         let found = guard.as_ref().and_then(|f| f());
         let ok = found.is_some();
-        *crate::sync::lock(&self.inner.cancelled_because) = found;
+        *crate::sync::lock(&self.inner.cancelled_because) = match (found, guard.is_some()) {
+            (Some(found), _) => Some(found),
+            // Not "cut off": the connecting thread goes on until its own
+            // socket timeouts end it.
+            (None, true) => Some(
+                "past its deadline, but the watchdog could not find its socket to cut it off \
+                 (e.g. no file descriptor left to read /proc with); it ran until its socket timeout"
+                    .to_string(),
+            ),
+            (None, false) => None,
+        };
         self.inner
             .state
             .store(CANCELLED, std::sync::atomic::Ordering::Release);

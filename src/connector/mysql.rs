@@ -56,6 +56,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mysql::consts::{CapabilityFlags, SessionStateType};
+use mysql::mysql_common::proto::codec::error::PacketCodecError;
 use mysql::prelude::{AsStatement, Queryable};
 use mysql::{
     Binary, ClientIdentity, Conn, OptsBuilder, Params, QueryResult, SslOpts, Statement, Text,
@@ -168,7 +169,7 @@ impl MysqlConnector {
             let local = pick_local_port(&addr).map_err(|e| {
                 Error::new(
                     ErrorKind::Connect,
-                    format!("cannot pick a local port to reach {ep}: {e}"),
+                    format!("cannot pick a local port to reach {ep}: {}", os_error(&e)),
                 )
             })?;
             let p2 = phase.clone();
@@ -239,9 +240,42 @@ impl MysqlConnector {
                 ErrorKind::Connect,
                 format!("TCP connect to {ep} timed out after {after}: no answer to SYN"),
             ),
+            mysql::Error::DriverError(mysql::DriverError::CouldNotConnect(Some((
+                _,
+                desc,
+                io::ErrorKind::ConnectionReset,
+            )))) => Error::new(
+                ErrorKind::Connect,
+                format!(
+                    "connect to {ep} failed: the connection was reset as soon as it was accepted, before the handshake: {desc}"
+                ),
+            ),
             mysql::Error::DriverError(mysql::DriverError::CouldNotConnect(Some((_, desc, _)))) => {
-                Error::new(ErrorKind::Connect, format!("TCP connect to {ep} failed: {desc}"))
+                Error::new(
+                    ErrorKind::Connect,
+                    format!("TCP connect to {ep} failed: {}", os_error_text(desc)),
+                )
             }
+            mysql::Error::IoError(io) | mysql::Error::CodecError(PacketCodecError::Io(io))
+                if hung_up(io) =>
+            {
+                let how = if io.kind() == io::ErrorKind::ConnectionReset {
+                    "the connection was reset"
+                } else {
+                    "the server closed the connection"
+                };
+                Error::new(
+                    ErrorKind::Connect,
+                    format!("connect to {ep} failed: {how} during the {phase} after {after} ({io})"),
+                )
+            }
+            mysql::Error::CodecError(PacketCodecError::PacketTooLarge) => Error::new(
+                ErrorKind::Connect,
+                format!(
+                    "connect to {ep} failed during the {phase} after {after}: the server sent a packet larger than the client accepts (max_allowed_packet; {} MiB until the handshake is done)",
+                    HANDSHAKE_MAX_PACKET >> 20
+                ),
+            ),
             mysql::Error::IoError(io)
                 if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
             {
@@ -250,6 +284,13 @@ impl MysqlConnector {
                     format!("connect to {ep} timed out after {after} during the {phase}: a socket read got no data"),
                 )
             }
+            mysql::Error::IoError(io) | mysql::Error::CodecError(PacketCodecError::Io(io)) => Error::new(
+                ErrorKind::Connect,
+                format!(
+                    "connect to {ep} failed during the {phase} after {after}: {}",
+                    os_error(io)
+                ),
+            ),
             other => Error::new(
                 ErrorKind::Connect,
                 format!("connect to {ep} failed during the {phase} after {after}: {other}"),
@@ -492,6 +533,42 @@ fn tracked_transaction_open(conn: &Conn) -> Option<bool> {
     }
 }
 
+/// The most the `mysql` crate accepts in one packet before it has asked the
+/// server for its max_allowed_packet (its DEFAULT_MAX_ALLOWED_PACKET).
+const HANDSHAKE_MAX_PACKET: usize = 4 * 1024 * 1024;
+
+/// Whether an I/O error means the peer hung up (EOF, reset, broken pipe);
+/// the `mysql` crate reports EOF as BrokenPipe "server disconnected", and a
+/// stream that ends inside a packet as "bytes remaining on stream".
+fn hung_up(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+    ) || e.to_string() == "bytes remaining on stream"
+}
+
+/// An OS error in words; running out of file descriptors is named as such
+/// (the bare "Too many open files" does not say that it is this process's
+/// limit, nor that it passes on its own).
+fn os_error(e: &io::Error) -> String {
+    os_error_text(&e.to_string())
+}
+
+/// As [`os_error`], for an error the `mysql` crate has already turned into
+/// text (std's form: "... (os error N)").
+fn os_error_text(text: &str) -> String {
+    if text.contains(&format!("(os error {})", libc::EMFILE)) {
+        format!("no file descriptor available: this process has reached its open-file limit (RLIMIT_NOFILE): {text}")
+    } else if text.contains(&format!("(os error {})", libc::ENFILE)) {
+        format!("no file descriptor available: the system-wide open-file limit is reached: {text}")
+    } else {
+        text.to_string()
+    }
+}
+
 /// Asks the kernel for a free local port for a connection to `peer`.
 fn pick_local_port(peer: &SocketAddr) -> io::Result<SocketAddr> {
     let any: IpAddr = match peer {
@@ -685,6 +762,17 @@ impl PooledConn<MysqlConnector> {
 #[cfg(test)]
 mod tests {
     use super::may_open_transaction as m;
+
+    #[test]
+    fn descriptor_exhaustion_is_named() {
+        let s = super::os_error(&std::io::Error::from_raw_os_error(libc::EMFILE));
+        assert!(
+            s.starts_with("no file descriptor available") && s.contains("Too many open files"),
+            "{s}"
+        );
+        let refused = "Connection refused (os error 111)";
+        assert_eq!(super::os_error_text(refused), refused);
+    }
 
     #[test]
     fn statement_classifier() {
