@@ -147,6 +147,15 @@ impl Error {
                 };
                 Error::new(ErrorKind::Io, format!("{context}: {what}"))
             }
+            mysql::Error::CodecError(
+                mysql::mysql_common::proto::codec::error::PacketCodecError::PacketTooLarge,
+            ) => Error::new(
+                ErrorKind::Io,
+                format!(
+                    "{context}: the server sent a packet larger than the client takes \
+                     (max_allowed_packet, the server's value when the connection was made)"
+                ),
+            ),
             other => Error::new(ErrorKind::Io, format!("{context}: {other}")),
         }
     }

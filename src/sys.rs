@@ -88,6 +88,31 @@ pub fn shutdown(fd: RawFd) {
     }
 }
 
+/// What a non-blocking peek finds on a connection that should be quiet (no
+/// command in flight, so the server has nothing to send): None when nothing
+/// is waiting, else why the connection is out of step with the server.
+pub fn unexpected_input(fd: RawFd) -> Option<&'static str> {
+    let mut b = [0u8; 1];
+    // SAFETY: b is writable for the one byte asked; MSG_PEEK leaves it
+    // queued and MSG_DONTWAIT makes the call return at once.
+    let n = unsafe {
+        libc::recv(
+            fd,
+            b.as_mut_ptr().cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    match n {
+        1.. => Some("unread data is waiting (the rest of an answer the client did not take)"),
+        0 => Some("the server closed the connection"),
+        _ => match io::Error::last_os_error().kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => None,
+            _ => Some("the socket is in error"),
+        },
+    }
+}
+
 /// A duplicate of `fd` that is closed on drop: holding it keeps the socket
 /// alive, so the fd number cannot be reused for something else meanwhile.
 pub struct DupFd(RawFd);

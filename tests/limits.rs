@@ -442,3 +442,162 @@ fn a_result_over_the_servers_max_allowed_packet_is_null_and_the_pool_stays_healt
     drop(c);
     assert_eq!(select1(&p, Duration::from_secs(5)).unwrap(), 1);
 }
+
+/// The answers of the next borrowers are their own: a connection left with
+/// unread bytes of a failed result would answer with those instead.
+fn next_borrowers_get_their_own_answers(p: &Pool) {
+    for tag in 1..=5u64 {
+        let mut c = p.get_timeout(Duration::from_secs(5)).unwrap();
+        let got: Option<u64> = c.exec_first("SELECT ?", (tag,)).unwrap();
+        assert_eq!(got, Some(tag));
+    }
+}
+
+#[test]
+fn a_row_larger_than_the_client_takes_fails_clearly_and_is_not_returned_broken() {
+    let _heavy = heavy();
+    // The client takes packets up to the server's max_allowed_packet; two
+    // columns under it each make a row over it, which the server sends.
+    let s = MariaDb::start_with(ServerOpts {
+        args: vec!["--max-allowed-packet=4M".into()],
+        ..Default::default()
+    });
+    let p = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    let big = "SELECT REPEAT('a', 3*1024*1024), REPEAT('b', 3*1024*1024)";
+    // The first row is small, the second too large.
+    let second = "SELECT IF(k = 1, 'a', REPEAT('a', 3*1024*1024)), \
+                  IF(k = 1, 'b', REPEAT('b', 3*1024*1024)) \
+                  FROM (SELECT 1 AS k UNION ALL SELECT 2) AS t ORDER BY k";
+    type Pair = (Vec<u8>, Vec<u8>);
+    let mut broken = 0;
+    let mut check = |what: &str, p: &Pool| {
+        broken += 1;
+        let st = p.stats();
+        assert_eq!(
+            st.closed_broken, broken,
+            "{what}: the connection must be closed: {st:?}"
+        );
+        next_borrowers_get_their_own_answers(p);
+    };
+
+    // Through PooledConn's own Queryable.
+    {
+        let mut c = p.get().unwrap();
+        let e = c.query_first::<Pair, _>(big).expect_err("a 6 MiB row");
+        eprintln!("query_first of a 6 MiB row: {e}");
+        assert!(e.to_string().contains("max_allowed_packet"), "{e}");
+    }
+    check("query_first", &p);
+    {
+        // As mysql::Conn's: the first row, and no word of the rest.
+        let mut c = p.get().unwrap();
+        let first = c.query_first::<Pair, _>(second).unwrap();
+        assert_eq!(first, Some((b"a".to_vec(), b"b".to_vec())));
+    }
+    check("query_first, second row too large", &p);
+    {
+        let mut c = p.get().unwrap();
+        let _ = c.query_drop(big);
+    }
+    check("query_drop", &p);
+    {
+        let mut c = p.get().unwrap();
+        let e = c
+            .exec_first::<Pair, _, _>(big, ())
+            .expect_err("a 6 MiB row");
+        assert!(e.to_string().contains("max_allowed_packet"), "{e}");
+    }
+    check("exec_first", &p);
+    // Through the raw mysql::Conn, which the pool cannot watch: the return
+    // path finds the rest of the answer (or reads it instead of its own).
+    {
+        let mut c = p.get().unwrap();
+        let raw: &mut mysql::Conn = &mut c;
+        let e = raw.query_first::<Pair, _>(big).expect_err("a 6 MiB row");
+        assert!(e.to_string().contains("max_allowed_packet"), "{e}");
+    }
+    check("mysql::Conn::query_first", &p);
+}
+
+/// The same through the C ABI, whose query and execute read the answers
+/// themselves.
+#[test]
+fn a_row_larger_than_the_client_takes_through_the_c_abi_is_not_returned_broken() {
+    use staunch::ffi::*;
+    use std::ffi::CString;
+    use std::ptr::null_mut;
+
+    let _heavy = heavy();
+    let s = MariaDb::start_with(ServerOpts {
+        args: vec!["--max-allowed-packet=4M".into()],
+        ..Default::default()
+    });
+    let url = CString::new(format!("{}?max_size=1", s.url())).unwrap();
+    let mut pool = null_mut();
+    assert_eq!(
+        staunch_pool_open(url.as_ptr(), &mut pool, null_mut()),
+        STAUNCH_OK
+    );
+    let big = CString::new("SELECT REPEAT('a', 3*1024*1024), REPEAT('b', 3*1024*1024)").unwrap();
+    let one = CString::new("SELECT 1").unwrap();
+    let get = |pool| {
+        let mut conn = null_mut();
+        assert_eq!(
+            staunch_pool_get(pool, 5000, &mut conn, null_mut()),
+            STAUNCH_OK
+        );
+        conn
+    };
+    let closed_broken = |pool| {
+        let mut st = staunch_stats::default();
+        assert_eq!(staunch_pool_stats(pool, &mut st, null_mut()), STAUNCH_OK);
+        st.closed_broken
+    };
+    for (n, what) in [(1, "staunch_conn_query"), (2, "staunch_conn_execute")] {
+        let conn = get(pool);
+        let mut err = null_mut();
+        let status = if n == 1 {
+            let mut rows = null_mut();
+            staunch_conn_query(conn, big.as_ptr(), std::ptr::null(), 0, &mut rows, &mut err)
+        } else {
+            staunch_conn_execute(
+                conn,
+                big.as_ptr(),
+                std::ptr::null(),
+                0,
+                null_mut(),
+                null_mut(),
+                &mut err,
+            )
+        };
+        assert_ne!(status, STAUNCH_OK, "{what}: a 6 MiB row cannot be read");
+        // SAFETY: err was set with the failure; the message lives until freed.
+        let msg = unsafe { std::ffi::CStr::from_ptr(staunch_error_message(err)) }
+            .to_string_lossy()
+            .into_owned();
+        eprintln!("{what}: {msg}");
+        assert!(msg.contains("max_allowed_packet"), "{what}: {msg}");
+        staunch_error_free(err);
+        staunch_conn_free(conn);
+        assert_eq!(
+            closed_broken(pool),
+            n,
+            "{what}: the connection must be closed"
+        );
+        for _ in 0..3 {
+            let conn = get(pool);
+            let status = staunch_conn_execute(
+                conn,
+                one.as_ptr(),
+                std::ptr::null(),
+                0,
+                null_mut(),
+                null_mut(),
+                null_mut(),
+            );
+            assert_eq!(status, STAUNCH_OK, "{what}: the next borrower's statement");
+            staunch_conn_free(conn);
+        }
+    }
+    staunch_pool_free(pool);
+}

@@ -57,9 +57,10 @@ use std::time::Duration;
 
 use mysql::consts::{CapabilityFlags, SessionStateType};
 use mysql::mysql_common::proto::codec::error::PacketCodecError;
-use mysql::prelude::{AsStatement, Queryable};
+use mysql::prelude::{AsStatement, FromRow, Protocol, Queryable};
 use mysql::{
-    Binary, ClientIdentity, Conn, OptsBuilder, Params, QueryResult, SslOpts, Statement, Text,
+    from_row, from_row_opt, Binary, ClientIdentity, Conn, FromRowError, OptsBuilder, Params,
+    QueryResult, SslOpts, Statement, Text,
 };
 
 use super::{ConnectAttempt, Connector};
@@ -473,7 +474,42 @@ impl Connector for MysqlConnector {
     }
 
     fn validate(&self, conn: &mut Conn, timeout: Duration) -> Result<()> {
+        // A COM_PING only reads one packet and takes anything but an error
+        // packet as its answer: on a connection with a stale answer waiting
+        // it would pass. Look first.
+        if let Some(why) = sys::unexpected_input(conn.as_raw_fd()) {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "validation on {}: the connection is out of step with the server: {why}",
+                    self.cfg.endpoint()
+                ),
+            ));
+        }
         self.bounded(conn, timeout, |c| c.ping(), "validation (COM_PING)")
+    }
+
+    /// A returned connection on which the server has sent something is out
+    /// of step: an error while reading a result (a packet over
+    /// max_allowed_packet, a timeout) leaves the rest of that result unread,
+    /// and the `mysql` crate does not mark the connection for it. The next
+    /// command would read that rest as its own answer. `PooledConn`'s
+    /// `Queryable` and the C ABI see such errors themselves; this is the net
+    /// for what they cannot see (a borrower iterating `query_iter` itself,
+    /// or using the raw `mysql::Conn`), and it catches the rest only once it
+    /// has arrived. One non-blocking peek, no round trip.
+    fn is_broken(&self, conn: &Conn) -> bool {
+        match sys::unexpected_input(conn.as_raw_fd()) {
+            Some(why) => {
+                log::warn!(
+                    target: "staunch",
+                    "discarding a returned connection to {}: {why}",
+                    self.cfg.endpoint()
+                );
+                true
+            }
+            None => false,
+        }
     }
 
     fn recycle(&self, conn: &mut Conn, touched: bool) -> Result<bool> {
@@ -739,9 +775,212 @@ impl Queryable for PooledConn<MysqlConnector> {
         let stmt = stmt.as_statement(self)?.into_owned();
         self.track(move |c| c.exec_batch(stmt, params))
     }
+
+    // The methods below give what `mysql::Conn`'s give, and also read the
+    // rest of the answer themselves: the trait's own versions leave it to
+    // `QueryResult`'s drop, which drops any error met there (a row over
+    // max_allowed_packet, a timeout), so the pool would take back a
+    // connection with half an answer still to come.
+
+    fn query_first<T: FromRow, Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<Option<T>> {
+        let (conn, flags) = self.text(query.as_ref());
+        let mut r = watch(flags, conn.query_iter(query))?;
+        let first = watch(flags, r.next().transpose());
+        settle(flags, &mut r);
+        first.map(|row| row.map(from_row))
+    }
+
+    fn query_first_opt<T: FromRow, Q: AsRef<str>>(
+        &mut self,
+        query: Q,
+    ) -> mysql::Result<Option<Result<T, FromRowError>>> {
+        let (conn, flags) = self.text(query.as_ref());
+        let mut r = watch(flags, conn.query_iter(query))?;
+        let first = watch(flags, r.next().transpose());
+        settle(flags, &mut r);
+        first.map(|row| row.map(from_row_opt))
+    }
+
+    fn query_fold<T, F, Q, U>(&mut self, query: Q, init: U, mut f: F) -> mysql::Result<U>
+    where
+        Q: AsRef<str>,
+        T: FromRow,
+        F: FnMut(U, T) -> U,
+    {
+        let (conn, flags) = self.text(query.as_ref());
+        let mut r = watch(flags, conn.query_iter(query))?;
+        let out = watch(
+            flags,
+            fold_set(&mut r, init, |acc, row| f(acc, from_row(row))),
+        );
+        settle(flags, &mut r);
+        out
+    }
+
+    fn query_fold_opt<T, F, Q, U>(&mut self, query: Q, init: U, mut f: F) -> mysql::Result<U>
+    where
+        Q: AsRef<str>,
+        T: FromRow,
+        F: FnMut(U, Result<T, FromRowError>) -> U,
+    {
+        let (conn, flags) = self.text(query.as_ref());
+        let mut r = watch(flags, conn.query_iter(query))?;
+        let out = watch(
+            flags,
+            fold_set(&mut r, init, |acc, row| f(acc, from_row_opt(row))),
+        );
+        settle(flags, &mut r);
+        out
+    }
+
+    fn query_drop<Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<()> {
+        let (conn, flags) = self.text(query.as_ref());
+        let mut r = watch(flags, conn.query_iter(query))?;
+        settle(flags, &mut r);
+        Ok(())
+    }
+
+    fn exec_first<T, S, P>(&mut self, stmt: S, params: P) -> mysql::Result<Option<T>>
+    where
+        S: AsStatement,
+        P: Into<Params>,
+        T: FromRow,
+    {
+        let stmt = stmt.as_statement(self)?.into_owned();
+        let (conn, flags) = self.split();
+        let mut r = watch(flags, conn.exec_iter(stmt, params))?;
+        let first = watch(flags, r.next().transpose());
+        settle(flags, &mut r);
+        first.map(|row| row.map(from_row))
+    }
+
+    fn exec_first_opt<T, S, P>(
+        &mut self,
+        stmt: S,
+        params: P,
+    ) -> mysql::Result<Option<Result<T, FromRowError>>>
+    where
+        S: AsStatement,
+        P: Into<Params>,
+        T: FromRow,
+    {
+        let stmt = stmt.as_statement(self)?.into_owned();
+        let (conn, flags) = self.split();
+        let mut r = watch(flags, conn.exec_iter(stmt, params))?;
+        let first = watch(flags, r.next().transpose());
+        settle(flags, &mut r);
+        first.map(|row| row.map(from_row_opt))
+    }
+
+    fn exec_fold<T, S, P, U, F>(
+        &mut self,
+        stmt: S,
+        params: P,
+        init: U,
+        mut f: F,
+    ) -> mysql::Result<U>
+    where
+        S: AsStatement,
+        P: Into<Params>,
+        T: FromRow,
+        F: FnMut(U, T) -> U,
+    {
+        let stmt = stmt.as_statement(self)?.into_owned();
+        let (conn, flags) = self.split();
+        let mut r = watch(flags, conn.exec_iter(stmt, params))?;
+        let out = watch(
+            flags,
+            fold_set(&mut r, init, |acc, row| f(acc, from_row(row))),
+        );
+        settle(flags, &mut r);
+        out
+    }
+
+    fn exec_fold_opt<T, S, P, U, F>(
+        &mut self,
+        stmt: S,
+        params: P,
+        init: U,
+        mut f: F,
+    ) -> mysql::Result<U>
+    where
+        S: AsStatement,
+        P: Into<Params>,
+        T: FromRow,
+        F: FnMut(U, Result<T, FromRowError>) -> U,
+    {
+        let stmt = stmt.as_statement(self)?.into_owned();
+        let (conn, flags) = self.split();
+        let mut r = watch(flags, conn.exec_iter(stmt, params))?;
+        let out = watch(
+            flags,
+            fold_set(&mut r, init, |acc, row| f(acc, from_row_opt(row))),
+        );
+        settle(flags, &mut r);
+        out
+    }
+
+    fn exec_drop<S, P>(&mut self, stmt: S, params: P) -> mysql::Result<()>
+    where
+        S: AsStatement,
+        P: Into<Params>,
+    {
+        let stmt = stmt.as_statement(self)?.into_owned();
+        let (conn, flags) = self.split();
+        let mut r = watch(flags, conn.exec_iter(stmt, params))?;
+        settle(flags, &mut r);
+        Ok(())
+    }
+}
+
+/// Marks the connection broken when `r` failed other than with an error the
+/// server sent (after which the session is still in step).
+fn watch<T>(flags: &mut u8, r: mysql::Result<T>) -> mysql::Result<T> {
+    if let Err(e) = &r {
+        if !matches!(e, mysql::Error::MySqlError(_)) {
+            *flags |= FLAG_BROKEN;
+        }
+    }
+    r
+}
+
+/// Folds the rows of the current result set.
+fn fold_set<P: Protocol, U>(
+    r: &mut QueryResult<'_, '_, '_, P>,
+    init: U,
+    mut f: impl FnMut(U, mysql::Row) -> U,
+) -> mysql::Result<U> {
+    let mut acc = init;
+    for row in r.by_ref() {
+        acc = f(acc, row?);
+    }
+    Ok(acc)
+}
+
+/// Reads what is left of an answer, every result set to its end; an error
+/// there (the caller already has what it asked for) marks the connection
+/// broken.
+fn settle<P: Protocol>(flags: &mut u8, r: &mut QueryResult<'_, '_, '_, P>) {
+    let rest = (|| {
+        while let Some(set) = r.iter() {
+            for row in set {
+                row?;
+            }
+        }
+        Ok(())
+    })();
+    let _ = watch(flags, rest);
 }
 
 impl PooledConn<MysqlConnector> {
+    /// Notes a text statement (see `may_open_transaction`) and splits.
+    fn text(&mut self, sql: &str) -> (&mut Conn, &mut u8) {
+        if may_open_transaction(sql) {
+            self.flags |= FLAG_TOUCHED;
+        }
+        self.split()
+    }
+
     /// Runs `f` on the raw connection; an I/O-level failure marks the
     /// connection broken (it is closed instead of returned).
     fn track<'a, T>(

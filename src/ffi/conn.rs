@@ -315,6 +315,16 @@ fn mysql_failure(context: &str, e: &mysql::Error) -> Failure {
     Failure::from(Error::from_mysql(context, e))
 }
 
+/// A failure while reading an answer: unless the server sent it, the rest of
+/// the answer may still be on its way, so the connection is closed on
+/// release instead of going back to the pool out of step.
+fn read_failure(conn: &mut PooledConn, context: &str, e: &mysql::Error) -> Failure {
+    if !matches!(e, mysql::Error::MySqlError(_)) {
+        conn.flags |= crate::pool::FLAG_BROKEN;
+    }
+    mysql_failure(context, e)
+}
+
 /// Prepares `sql` and checks its placeholder count.
 fn prepare(conn: &mut PooledConn, sql: &str, n: usize) -> Result<mysql::Statement, Failure> {
     let stmt = conn.prep(sql).map_err(|e| mysql_failure("prepare", &e))?;
@@ -394,13 +404,15 @@ pub extern "C" fn staunch_conn_execute(
                 let r = pc
                     .query_iter(sql)
                     .map_err(|e| mysql_failure("execute", &e))?;
-                drain(r).map_err(|e| mysql_failure("execute", &e))
+                let done = drain(r);
+                done.map_err(|e| read_failure(pc, "execute", &e))
             } else {
                 let stmt = prepare(pc, sql, n_params)?;
                 let r = pc
                     .exec_iter(&stmt, params_of(values))
                     .map_err(|e| mysql_failure("execute", &e))?;
-                drain(r).map_err(|e| mysql_failure("execute", &e))
+                let done = drain(r);
+                done.map_err(|e| read_failure(pc, "execute", &e))
             }
         })?;
         set_opt(affected_rows, affected);
@@ -440,7 +452,8 @@ pub extern "C" fn staunch_conn_query(
             let r = pc
                 .exec_iter(&stmt, params_of(values))
                 .map_err(|e| mysql_failure("query", &e))?;
-            collect_rows(r).map_err(|e| mysql_failure("query", &e))
+            let rows = collect_rows(r);
+            rows.map_err(|e| read_failure(pc, "query", &e))
         })?;
         out.set(Box::into_raw(Box::new(rows)));
         Ok(())
