@@ -10,7 +10,7 @@ mod support;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,16 @@ static HEAVY: Mutex<()> = Mutex::new(());
 
 fn heavy() -> MutexGuard<'static, ()> {
     HEAVY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Tests that count panics on pool threads hold this shared; the one test
+/// that makes the driver panic on purpose holds it exclusively.
+static PANICS: RwLock<()> = RwLock::new(());
+
+/// A guard under which no test provokes panics, and the panics counted so far.
+fn no_panics_expected() -> (RwLockReadGuard<'static, ()>, usize) {
+    let g = PANICS.read().unwrap_or_else(|e| e.into_inner());
+    (g, pool_thread_panics())
 }
 
 /// Counts panics on the pool's own threads (`staunch-*`): they are caught and
@@ -100,7 +110,7 @@ fn greeting_len(s: &MariaDb) -> usize {
 
 #[test]
 fn accept_and_reset_fails_clearly_retries_with_backoff_and_recovers() {
-    let before = pool_thread_panics();
+    let (_no_panics, before) = no_panics_expected();
     let s = MariaDb::start();
     let proxy = Proxy::start(s.addr());
     proxy.set_mode(Mode::Reset);
@@ -152,7 +162,7 @@ fn accept_and_reset_fails_clearly_retries_with_backoff_and_recovers() {
 
 #[test]
 fn server_hanging_up_mid_handshake_fails_clearly_and_recovers() {
-    let before = pool_thread_panics();
+    let (_no_panics, before) = no_panics_expected();
     let s = MariaDb::start();
     let greeting = greeting_len(&s);
     let proxy = Proxy::start(s.addr());
@@ -331,7 +341,7 @@ fn vm_rss_kib() -> u64 {
 #[test]
 fn huge_packets_from_a_hostile_server_fail_clearly_with_bounded_memory() {
     let _heavy = heavy();
-    let before = pool_thread_panics();
+    let (_no_panics, before) = no_panics_expected();
     let rss0 = vm_rss_kib();
     type Case = (&'static str, fn(&mut TcpStream, &AtomicBool), &'static str);
     let cases: [Case; 3] = [
@@ -600,4 +610,82 @@ fn a_row_larger_than_the_client_takes_through_the_c_abi_is_not_returned_broken()
         }
     }
     staunch_pool_free(pool);
+}
+
+/// A greeting the `mysql` crate cannot take: an auth-plugin-data length of
+/// 128 (its parser subtracts 8 from it as an i8, which overflows and panics
+/// in a build with overflow checks, such as this test's).
+fn greeting_with_auth_data_len_128(sock: &mut TcpStream, stop: &AtomicBool) {
+    let mut p = vec![10u8];
+    p.extend_from_slice(b"5.5.5-10.11.6-MariaDB\0");
+    p.extend_from_slice(&7u32.to_le_bytes()); // connection id
+    p.extend_from_slice(b"12345678"); // scramble, first part
+    p.push(0); // filler
+    p.extend_from_slice(&0xF7FF_u16.to_le_bytes()); // capabilities, lower half
+    p.push(8); // collation
+    p.extend_from_slice(&2u16.to_le_bytes()); // status
+    p.extend_from_slice(&0u16.to_le_bytes()); // capabilities, upper half
+    p.push(128); // auth plugin data length
+    p.extend_from_slice(&[0; 6]); // reserved
+    p.extend_from_slice(&[0; 4]); // MariaDB capabilities
+    p.extend_from_slice(b"9012345678901\0");
+    let mut packet = header(p.len(), 0).to_vec();
+    packet.extend_from_slice(&p);
+    if send(sock, &packet, stop) {
+        // Hold the connection until the client goes.
+        let _ = sock.set_read_timeout(Some(Duration::from_millis(50)));
+        let mut b = [0u8; 256];
+        while !stop.load(SeqCst) {
+            match sock.read(&mut b) {
+                Ok(0) => return,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+#[test]
+fn a_greeting_that_makes_the_driver_panic_is_a_connect_error_and_the_pool_recovers() {
+    let _panics = PANICS.write().unwrap_or_else(|e| e.into_inner());
+    let s = MariaDb::start();
+    let peer = Hostile::start(greeting_with_auth_data_len_128);
+    let proxy = Proxy::start(peer.addr);
+    let (p, failures) = pool_at(
+        proxy.addr(),
+        "max_size=2&connect_timeout=500ms&connection_timeout=600ms",
+    );
+    // More failed connects than max_size: none may use up a slot for good.
+    for i in 0..3 {
+        let e = p.get().expect_err("the greeting cannot be parsed");
+        eprintln!("get() {i}: {e}");
+        assert_eq!(e.kind(), ErrorKind::Unreachable, "{e}");
+    }
+    let f = failures.all();
+    eprintln!(
+        "{} connects, first error: {:?}",
+        peer.accepted.load(SeqCst),
+        f.first()
+    );
+    assert!(peer.accepted.load(SeqCst) >= 3);
+    let (_, first) = f.first().expect("a ConnectFailed event");
+    // Where, and that it is an error, not a stuck connect. (With overflow
+    // checks off the parser fails without panicking: the message differs.)
+    assert!(
+        first.contains(&format!("127.0.0.1:{}", proxy.port())),
+        "{first}"
+    );
+    // The server behind the address is a real one again.
+    proxy.set_target(s.addr());
+    let t = Instant::now();
+    assert_eq!(select1(&p, Duration::from_secs(5)).unwrap(), 1);
+    eprintln!("recovered in {:?}", t.elapsed());
+    let st = p.stats();
+    assert_eq!(
+        (st.total, st.connecting, st.pending_creates),
+        (1, 0, 0),
+        "{st:?}"
+    );
 }

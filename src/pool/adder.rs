@@ -137,7 +137,7 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Outcome<C::Conn> {
         lock(&s.attempts).push(attempt.clone());
         let _ = s.wake_watchdog.try_send(());
         let started = Instant::now();
-        let result = s.connector.connect(&attempt);
+        let result = connect_caught(s, &attempt);
         let in_time = attempt.finish();
         lock(&s.attempts).retain(|a| !a.same(&attempt));
         s.connecting.fetch_sub(1, SeqCst);
@@ -207,6 +207,31 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Outcome<C::Conn> {
             }
         }
     }
+}
+
+/// The connector's connect, with a panic in it turned into a connect error:
+/// a driver bug that what a server sends can trigger (the `mysql` crate's
+/// greeting parser overflows on some auth data lengths) must cost one failed
+/// attempt, not the request and the connecting count it holds, which would
+/// leave the pool unable to connect again.
+fn connect_caught<C: Connector>(s: &Shared<C>, attempt: &ConnectAttempt) -> Result<C::Conn, Error> {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        s.connector.connect(attempt)
+    }));
+    r.unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|m| m.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_string());
+        Err(Error::new(
+            ErrorKind::Connect,
+            format!(
+                "connect to {} failed: the driver panicked ({what}), most likely on something the server sent",
+                s.connector.endpoint()
+            ),
+        ))
+    })
 }
 
 pub(crate) fn spawn_watchdog<C: Connector>(s: &Arc<Shared<C>>) -> std::io::Result<()> {

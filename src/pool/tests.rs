@@ -13,6 +13,8 @@ use crate::connector::{ConnectAttempt, Connector};
 struct Script {
     /// Fail this many next connects (transient).
     fail_next: AtomicUsize,
+    /// Panic in this many next connects (a driver bug).
+    panic_next: AtomicUsize,
     /// Fail every connect permanently.
     reject: AtomicBool,
     /// Connects block until cancelled by the watchdog.
@@ -57,6 +59,10 @@ impl Connector for Fake {
         }
         if self.s.reject.load(SeqCst) {
             return Err(Error::new(ErrorKind::Connect, "access denied"));
+        }
+        if self.s.panic_next.load(SeqCst) > 0 {
+            self.s.panic_next.fetch_sub(1, SeqCst);
+            panic!("fake: driver bug");
         }
         if self.s.fail_next.load(SeqCst) > 0 {
             self.s.fail_next.fetch_sub(1, SeqCst);
@@ -226,6 +232,37 @@ fn transient_failures_are_retried_within_the_timeout() {
     let c = p.get().unwrap();
     assert_eq!(c.n, 4);
     assert_eq!(p.stats().connect_failures, 3);
+}
+
+#[test]
+fn a_connector_panic_is_one_failed_connect() {
+    let (p, s) = pool(PoolConfig {
+        max_size: 1,
+        ..cfg()
+    });
+    // Before, a panic kept its request pending and its connect counted for
+    // good: no waiter asked for a connection again, and the message said a
+    // connect was still running.
+    s.panic_next.store(usize::MAX / 2, SeqCst);
+    let e = p.get_timeout(Duration::from_secs(1)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unreachable, "{e}");
+    assert!(
+        e.to_string()
+            .contains("the driver panicked (fake: driver bug)"),
+        "{e}"
+    );
+    let panics = s.connects.load(SeqCst);
+    assert!(panics >= 2, "retried with backoff: {panics} connects");
+    s.panic_next.store(0, SeqCst);
+    let c = p.get_timeout(Duration::from_secs(3)).unwrap();
+    drop(c);
+    let st = p.stats();
+    assert_eq!(
+        (st.total, st.connecting, st.pending_creates),
+        (1, 0, 0),
+        "{st:?}"
+    );
+    assert_eq!(st.connect_failures as usize, s.connects.load(SeqCst) - 1);
 }
 
 #[test]
