@@ -39,8 +39,9 @@ pub trait Connector: Send + Sync + 'static {
         Ok(false)
     }
 
-    /// Whether a borrower saw this connection fail in a way that makes it
-    /// unusable (checked on return, no I/O).
+    /// Whether a connection is unusable although the pool saw no error on
+    /// it. Asked on return only when the borrower had the raw connection or
+    /// read an answer itself (the pool cannot know how far); must not block.
     fn is_broken(&self, conn: &Self::Conn) -> bool {
         let _ = conn;
         false

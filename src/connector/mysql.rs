@@ -66,7 +66,7 @@ use mysql::{
 use super::{ConnectAttempt, Connector};
 use crate::config::{fmt_duration, ConnectConfig, TlsMode};
 use crate::error::{Error, ErrorKind, Result};
-use crate::pool::{PooledConn, FLAG_BROKEN, FLAG_TOUCHED};
+use crate::pool::{PooledConn, FLAG_BROKEN, FLAG_TOUCHED, FLAG_UNSETTLED};
 use crate::sys;
 
 /// Statements run on every new session (and after a reset).
@@ -496,8 +496,9 @@ impl Connector for MysqlConnector {
     /// command would read that rest as its own answer. `PooledConn`'s
     /// `Queryable` and the C ABI see such errors themselves; this is the net
     /// for what they cannot see (a borrower iterating `query_iter` itself,
-    /// or using the raw `mysql::Conn`), and it catches the rest only once it
-    /// has arrived. One non-blocking peek, no round trip.
+    /// or using the raw `mysql::Conn`: the pool asks only then), and it
+    /// catches the rest only once it has arrived. One non-blocking peek, no
+    /// round trip.
     fn is_broken(&self, conn: &Conn) -> bool {
         match sys::unexpected_input(conn.as_raw_fd()) {
             Some(why) => {
@@ -736,6 +737,9 @@ impl Queryable for PooledConn<MysqlConnector> {
         if may_open_transaction(q) {
             self.flags |= FLAG_TOUCHED;
         }
+        // The borrower reads the answer: whether it reads all of it, and
+        // whether that fails, happens out of our sight.
+        self.flags |= FLAG_UNSETTLED;
         self.track(|c| c.query_iter(q))
     }
 
@@ -762,6 +766,7 @@ impl Queryable for PooledConn<MysqlConnector> {
     {
         // Text is prepared through our `prep`, which checks it.
         let stmt = stmt.as_statement(self)?.into_owned();
+        self.flags |= FLAG_UNSETTLED;
         self.track(move |c| c.exec_iter(stmt, params))
     }
 

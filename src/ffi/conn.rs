@@ -315,14 +315,23 @@ fn mysql_failure(context: &str, e: &mysql::Error) -> Failure {
     Failure::from(Error::from_mysql(context, e))
 }
 
-/// A failure while reading an answer: unless the server sent it, the rest of
-/// the answer may still be on its way, so the connection is closed on
+/// The outcome of reading a whole answer. Read to its end, the connection
+/// needs no check on release; a failure other than the server's may leave
+/// the rest of the answer still on its way, so the connection is closed on
 /// release instead of going back to the pool out of step.
-fn read_failure(conn: &mut PooledConn, context: &str, e: &mysql::Error) -> Failure {
-    if !matches!(e, mysql::Error::MySqlError(_)) {
-        conn.flags |= crate::pool::FLAG_BROKEN;
+fn read_to_end<T>(conn: &mut PooledConn, context: &str, r: mysql::Result<T>) -> Result<T, Failure> {
+    match r {
+        Ok(v) => {
+            conn.flags &= !crate::pool::FLAG_UNSETTLED;
+            Ok(v)
+        }
+        Err(e) => {
+            if !matches!(e, mysql::Error::MySqlError(_)) {
+                conn.flags |= crate::pool::FLAG_BROKEN;
+            }
+            Err(mysql_failure(context, &e))
+        }
     }
-    mysql_failure(context, e)
 }
 
 /// Prepares `sql` and checks its placeholder count.
@@ -405,14 +414,14 @@ pub extern "C" fn staunch_conn_execute(
                     .query_iter(sql)
                     .map_err(|e| mysql_failure("execute", &e))?;
                 let done = drain(r);
-                done.map_err(|e| read_failure(pc, "execute", &e))
+                read_to_end(pc, "execute", done)
             } else {
                 let stmt = prepare(pc, sql, n_params)?;
                 let r = pc
                     .exec_iter(&stmt, params_of(values))
                     .map_err(|e| mysql_failure("execute", &e))?;
                 let done = drain(r);
-                done.map_err(|e| read_failure(pc, "execute", &e))
+                read_to_end(pc, "execute", done)
             }
         })?;
         set_opt(affected_rows, affected);
@@ -453,7 +462,7 @@ pub extern "C" fn staunch_conn_query(
                 .exec_iter(&stmt, params_of(values))
                 .map_err(|e| mysql_failure("query", &e))?;
             let rows = collect_rows(r);
-            rows.map_err(|e| read_failure(pc, "query", &e))
+            read_to_end(pc, "query", rows)
         })?;
         out.set(Box::into_raw(Box::new(rows)));
         Ok(())

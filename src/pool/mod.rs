@@ -325,7 +325,9 @@ impl<C: Connector> Shared<C> {
     fn give_back(&self, idx: usize, mut conn: C::Conn, flags: u8) {
         let keep = if self.is_closed() {
             Err(CloseReason::PoolClosed)
-        } else if flags & FLAG_BROKEN != 0 || self.connector.is_broken(&conn) {
+        } else if flags & FLAG_BROKEN != 0
+            || (flags & (FLAG_TOUCHED | FLAG_UNSETTLED) != 0 && self.connector.is_broken(&conn))
+        {
             Err(CloseReason::Broken)
         } else {
             match self.connector.recycle(&mut conn, flags & FLAG_TOUCHED != 0) {
@@ -489,6 +491,9 @@ pub(crate) const NOT_BORROWED: u64 = u64::MAX;
 
 pub(crate) const FLAG_TOUCHED: u8 = 1;
 pub(crate) const FLAG_BROKEN: u8 = 2;
+/// The borrower read an answer itself (the connector cannot tell whether it
+/// read all of it): the return path asks the connector's `is_broken`.
+pub(crate) const FLAG_UNSETTLED: u8 = 4;
 
 /// A small random amount in [0, max], for jitter (xorshift; not for secrets).
 pub(crate) fn jitter(max: u64) -> u64 {
