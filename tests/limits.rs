@@ -657,9 +657,11 @@ fn a_greeting_that_makes_the_driver_panic_is_a_connect_error_and_the_pool_recove
     let proxy = Proxy::start(peer.addr);
     let (p, failures) = pool_at(
         proxy.addr(),
-        "max_size=2&connect_timeout=500ms&connection_timeout=600ms",
+        "max_size=2&connect_timeout=500ms&connection_timeout=1500ms",
     );
     // More failed connects than max_size: none may use up a slot for good.
+    // (Each panic prints a backtrace, which can take a while: hence the
+    // generous timeout.)
     for i in 0..3 {
         let e = p.get().expect_err("the greeting cannot be parsed");
         eprintln!("get() {i}: {e}");
