@@ -1046,6 +1046,7 @@ mod socket_finder_tests {
     /// read in another thread. (The bind-before-connect itself is the
     /// `mysql` crate's `bind_address`, exercised by every real connect.)
     #[test]
+    #[cfg_attr(miri, ignore = "real sockets: Miri does not emulate connect")]
     fn finds_and_shuts_down_a_blocked_socket() {
         let server = TcpListener::bind("127.0.0.1:0").unwrap();
         let peer = server.local_addr().unwrap();

@@ -432,6 +432,7 @@ mod tests {
     /// A refused port: get fails UNREACHABLE in bounded time, the callback
     /// sees the failures, and the finalizer runs once, at staunch_pool_free.
     #[test]
+    #[cfg_attr(miri, ignore = "real sockets: Miri does not emulate connect")]
     fn refused_port_is_unreachable_and_callback_lifecycle() {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()

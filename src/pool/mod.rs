@@ -241,8 +241,10 @@ impl<C: Connector> Shared<C> {
     pub fn close_entry(&self, idx: usize, from: u8, reason: CloseReason) {
         let id = self.bag.slots[idx].id.load(Relaxed);
         let conn = self.bag.remove(idx, from);
-        self.total.fetch_sub(1, SeqCst);
+        // Counted before `total` drops, so that whoever sees the lower total
+        // also sees why (stats never show a connection gone for no reason).
         self.counters.closed(reason);
+        self.total.fetch_sub(1, SeqCst);
         // Dropping a connection may write a goodbye packet: bounded by the
         // connection's own socket timeouts, and outside any lock.
         drop(conn);
