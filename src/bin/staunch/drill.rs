@@ -16,9 +16,13 @@ use staunch::config::redact_url;
 use staunch::{Event, Pool};
 
 use crate::report::{Bounds, NotRun, Report, Verification};
+use crate::soak::{self, Planned, SoakFigures};
 use crate::support::mariadb::{APP_PASS, APP_USER, DB_NAME};
 use crate::support::{MariaDb, Mode, Proxy, ServerOpts};
-use crate::workload::{self, fmt_d, lock, Acked, Kind, PhaseSpec, Shared, Sink, Window};
+use crate::vitals::Vitals;
+use crate::workload::{
+    self, fmt_d, lock, Acked, Kind, PhaseSpec, ProxyFault, Shared, Sink, Window,
+};
 use crate::{panic_text, race, signals};
 use crate::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SETUP};
 
@@ -162,6 +166,12 @@ impl Env {
         }
     }
 
+    /// What the soak draws from: the faults above and, where there is a
+    /// proxy, its modes.
+    fn soak_plan(&self, duration: Duration, seed: u64) -> Vec<Planned> {
+        soak::plan(&self.faults(), self.vip().is_some(), duration, seed)
+    }
+
     fn label(&self, kind: Kind, hold: Duration) -> String {
         let local = matches!(self, Env::Local { .. });
         match kind {
@@ -180,6 +190,18 @@ impl Env {
                 fmt_hold(hold)
             ),
             Kind::PrimaryPromotion => "D: primary dies (SIGSTOP), replica promoted".into(),
+            Kind::Proxy(ProxyFault::Latency(d)) => {
+                format!("VIP: latency {} per chunk ({})", fmt_d(d), fmt_hold(hold))
+            }
+            Kind::Proxy(ProxyFault::Drip(d)) => {
+                format!("VIP: drip, {} per byte ({})", fmt_d(d), fmt_hold(hold))
+            }
+            Kind::Proxy(ProxyFault::Reset) => {
+                format!("VIP: accept and reset ({})", fmt_hold(hold))
+            }
+            Kind::Proxy(ProxyFault::BlackHole) => {
+                format!("VIP: black hole ({}), same server back", fmt_hold(hold))
+            }
         }
     }
 
@@ -217,7 +239,65 @@ impl Env {
             }
             Kind::IdleReplicas => self.idle_replicas(hold, w, sh),
             Kind::PrimaryPromotion => self.promote(w, sh),
+            Kind::Proxy(f) => self.proxy_mode(f, hold, w, sh),
         }
+    }
+
+    /// The path through the VIP degrades: the proxy switches to a mode of
+    /// `f` and cuts the connections open now (RST), so that the pool's
+    /// reconnects meet it; after `hold` it passes again and cuts the
+    /// connections made meanwhile (they would stay slow: the proxy keeps a
+    /// connection in the mode it was accepted in). Recovery is measured from
+    /// that moment.
+    fn proxy_mode(
+        &mut self,
+        f: ProxyFault,
+        hold: Duration,
+        w: &Window,
+        sh: &Shared,
+    ) -> Result<(), String> {
+        let Some(proxy) = self.vip() else {
+            return Err("a proxy mode needs the VIP".into());
+        };
+        let (mode, what) = match f {
+            ProxyFault::Latency(d) => (
+                Mode::Latency(d),
+                format!("every chunk delayed {} both ways", fmt_d(d)),
+            ),
+            ProxyFault::Drip(d) => (
+                Mode::Drip(d),
+                format!("the server's bytes one at a time, {} apart", fmt_d(d)),
+            ),
+            ProxyFault::Reset => (Mode::Reset, "connects accepted and reset (RST)".into()),
+            ProxyFault::BlackHole => (
+                Mode::BlackHole,
+                "connects accepted and never answered".into(),
+            ),
+        };
+        sh.set_phase(match f {
+            ProxyFault::Latency(_) => "VIP: latency",
+            ProxyFault::Drip(_) => "VIP: drip",
+            ProxyFault::Reset => "VIP: reset",
+            ProxyFault::BlackHole => "VIP: black hole",
+        });
+        proxy.set_mode(mode);
+        let cut = proxy.open_connections();
+        proxy.sever_all();
+        sh.event(format!("VIP: {what}; its {cut} open connections cut"));
+        let t = Instant::now();
+        signals::sleep(hold);
+        // Back to pass whatever happens, even on Ctrl-C.
+        proxy.set_mode(Mode::Pass);
+        let made = proxy.open_connections();
+        proxy.sever_all();
+        sh.end_fault(w);
+        let note = format!(
+            "VIP: {what} for {}; then passes again, cutting the {made} connections made meanwhile",
+            fmt_d(t.elapsed())
+        );
+        sh.event(&note);
+        w.note(note);
+        Ok(())
     }
 
     fn kill_connections(&mut self, w: &Window, sh: &Shared) -> Result<(), String> {
@@ -522,34 +602,6 @@ fn fmt_hold(d: Duration) -> String {
     }
 }
 
-/// A small xorshift generator for the soak's schedule (not for secrets).
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        // splitmix64 of the seed, so that small seeds differ at once.
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        Rng((z ^ (z >> 31)) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    /// A duration in [lo, hi] ms, in 100 ms steps.
-    fn millis(&mut self, lo: u64, hi: u64) -> Duration {
-        Duration::from_millis(lo + self.below((hi - lo) / 100 + 1) * 100)
-    }
-}
-
 pub fn run(o: Options) -> u8 {
     let env = match &o.url {
         None => setup_local(),
@@ -805,15 +857,12 @@ fn open_pool(url: &str, sink: &Arc<Sink>, cluster: bool) -> Result<(Pool, Shared
 
 /// What fault schedule a phase runs.
 #[derive(Clone, Copy)]
-enum Schedule {
+enum Schedule<'a> {
     /// Every fault of the environment once, numbered from `first` of `total`.
-    Fixed {
-        first: usize,
-        total: usize,
-    },
+    Fixed { first: usize, total: usize },
     Soak {
         duration: Duration,
-        seed: u64,
+        plan: &'a [Planned],
     },
 }
 
@@ -822,6 +871,16 @@ struct PhaseOut {
     windows: Vec<Arc<Window>>,
     acked: Vec<Acked>,
     violations: u64,
+    /// The soak's run-wide measurements (with a soak schedule).
+    soak: Option<SoakRaw>,
+}
+
+/// What a soak phase measured beyond the windows.
+struct SoakRaw {
+    start: Vitals,
+    samples: Vec<Vitals>,
+    end: soak::EndState,
+    errors_by_kind: std::collections::BTreeMap<String, u64>,
 }
 
 /// One phase: the workload on `pool`, a baseline, the faults of `schedule`,
@@ -868,8 +927,20 @@ fn run_phase(
     sh.say(baseline_text);
     signals::sleep(baseline);
 
+    // The soak's reference point: the process after the warm-up.
+    let soaking = matches!(schedule, Schedule::Soak { .. });
+    let start_vitals = soaking.then(|| {
+        let v = Vitals::sample(sh.elapsed(), &pool);
+        sh.event(format!(
+            "after the warm-up: {} KiB resident, {} open fds, {} threads ({} the pool's), {} connections",
+            v.rss_kib, v.fds, v.threads.total, v.threads.pool, v.pool_total
+        ));
+        sh.sampling.store(true, SeqCst);
+        v
+    });
+
     match schedule {
-        Schedule::Soak { duration, seed } => soak(env, &sh, url, duration, seed),
+        Schedule::Soak { duration, plan } => soak(env, &sh, url, duration, plan),
         Schedule::Fixed { first, total } => fixed(env, &sh, url, first, total),
     }
     sh.say(if signals::interrupted() {
@@ -878,18 +949,52 @@ fn run_phase(
         "stopping the workload"
     });
     sh.stop.store(true, SeqCst);
-    let mut acked: Vec<Acked> = Vec::new();
+    let mut logs = Vec::new();
     for h in workers {
         match h.join() {
-            Ok(a) => acked.extend(a),
+            Ok(a) => logs.push(a),
             Err(_) => eprintln!("staunch drill: a worker thread panicked"),
         }
     }
     sh.finish();
+    // The soak: wait (bounded) for the pool and the process to go back
+    // within their bounds, while the reporter still samples.
+    let end = start_vitals.as_ref().map(|v| {
+        sh.say(format!(
+            "workload stopped: waiting at most {} for connections and threads to return to their bounds",
+            fmt_hold(soak::END_CHECK_BOUND)
+        ));
+        let e = soak::await_end(&pool, v, sh.t0);
+        if !e.at_first.is_empty() {
+            sh.say(format!("at the workload's end: {}", e.at_first.join("; ")));
+        }
+        sh.say(if e.problems.is_empty() {
+            format!("within bounds after {}", fmt_d(e.waited))
+        } else {
+            format!(
+                "still out of bounds after {}: {}",
+                fmt_d(e.waited),
+                e.problems.join("; ")
+            )
+        });
+        e
+    });
+    sh.sampling.store(false, SeqCst);
     reporter_done.store(true, SeqCst);
     if let Some(r) = reporter {
         let _ = r.join();
     }
+    let soak = match (start_vitals, end) {
+        (Some(start), Some(end)) => Some(SoakRaw {
+            start,
+            samples: std::mem::take(&mut *lock(&sh.samples)),
+            end,
+            errors_by_kind: lock(&sh.errors_by_kind).clone(),
+        }),
+        _ => None,
+    };
+    // Unpacked after the soak's last sample.
+    let acked: Vec<Acked> = logs.into_iter().flat_map(|l| l.into_acked()).collect();
     let violations = pool.stats().violations;
     pool.close();
     // Make sure the servers can be read (a Ctrl-C may have come mid-fault).
@@ -898,6 +1003,7 @@ fn run_phase(
         windows: sh.windows(),
         acked,
         violations,
+        soak,
     }
 }
 
@@ -967,7 +1073,12 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
             return EXIT_SETUP;
         }
     };
-    let bounds = Bounds::of(pool.config());
+    let (max_size, min_idle) = (pool.config().max_size(), pool.config().min_idle());
+    let mut bounds = Bounds::of(pool.config());
+    if o.soak.is_some() {
+        // The soak holds every get() to its own, tighter slack.
+        bounds.wait = bounds.connection_timeout + soak::WAIT_SLACK;
+    }
     println!("  pool      {}", redact_url(&pool_url));
     println!(
         "  workload  {} threads: reads (SELECT ? of a tag of their own) and writes \
@@ -975,9 +1086,10 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
         o.threads
     );
     println!(
-        "  survived  every get() within {} (connection_timeout + 500ms), a first success within {} \
+        "  survived  every get() within {} (connection_timeout + {}), a first success within {} \
          of the fault's end (connect_timeout + 2s), no acknowledged write lost, no crossed answer",
         fmt_d(bounds.wait),
+        fmt_d(bounds.wait - bounds.connection_timeout),
         fmt_d(bounds.recovery)
     );
     let seed = o.soak.map(|_| {
@@ -988,11 +1100,28 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
                 .unwrap_or(1)
         })
     });
+    let plan: Vec<Planned> = match (o.soak, seed) {
+        (Some(d), Some(seed)) => env.soak_plan(d, seed),
+        _ => Vec::new(),
+    };
     if let (Some(d), Some(seed)) = (o.soak, seed) {
         println!(
-            "  soak      {} of faults picked at random, seed {seed} (repeat with --soak {} --seed {seed})",
+            "  soak      {} of faults picked at random, seed {seed} (repeat with --soak {} --seed {seed}); \
+             the schedule (the run stops at {}, then {} of load and the end checks):",
             fmt_hold(d),
-            staunch::config::fmt_duration(d)
+            staunch::config::fmt_duration(d),
+            fmt_hold(d),
+            fmt_hold(soak::FINAL_SETTLE)
+        );
+        soak::print_schedule(&plan);
+        println!(
+            "  at the end every get() within {}, every acknowledged write read back, no crossed answer; \
+             connections, threads and fds back within bounds within {}; resident memory growth within \
+             max({} MiB, {} %)",
+            fmt_d(bounds.wait),
+            fmt_hold(soak::END_CHECK_BOUND),
+            soak::RSS_GROWTH_MIN_KIB / 1024,
+            soak::RSS_GROWTH_PERCENT
         );
     }
     println!();
@@ -1002,7 +1131,10 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
     let with_cluster = !remote && o.soak.is_none();
     let single_faults = env.faults().len();
     let schedule = match (o.soak, seed) {
-        (Some(duration), Some(seed)) => Schedule::Soak { duration, seed },
+        (Some(duration), Some(_)) => Schedule::Soak {
+            duration,
+            plan: &plan,
+        },
         _ => Schedule::Fixed {
             first: 1,
             total: single_faults + if with_cluster { 2 } else { 0 },
@@ -1061,6 +1193,18 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
     }
     drop(env); // stops the proxy and the servers of the first phase
 
+    let soak_figures = match (p1.soak, seed) {
+        (Some(raw), Some(seed)) => Some(soak_figures(
+            raw,
+            seed,
+            plan,
+            &p1.windows,
+            p1.acked.len() as u64,
+            bounds.connection_timeout,
+            (max_size, min_idle),
+        )),
+        _ => None,
+    };
     let mut windows = p1.windows;
     let mut violations = p1.violations;
     let mut cluster_bounds = None;
@@ -1128,6 +1272,7 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
         violations,
         interrupted,
         duration: sink.t0.elapsed(),
+        soak_figures,
     };
     println!();
     report.print();
@@ -1143,6 +1288,51 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
         EXIT_OK
     } else {
         EXIT_FAILED
+    }
+}
+
+/// The soak's figures from what its phase measured.
+fn soak_figures(
+    raw: SoakRaw,
+    seed: u64,
+    schedule: Vec<Planned>,
+    windows: &[Arc<Window>],
+    acked: u64,
+    connection_timeout: Duration,
+    (max_size, min_idle): (usize, usize),
+) -> SoakFigures {
+    let mut faults_by_kind = std::collections::BTreeMap::new();
+    for w in windows.iter().filter(|w| w.kind != Kind::Baseline) {
+        *faults_by_kind.entry(w.kind.key()).or_insert(0) += 1;
+    }
+    let mut errors_by_kind = raw.errors_by_kind;
+    let race_errors: u64 = windows
+        .iter()
+        .filter_map(|w| lock(&w.race).as_ref().map(|r| r.errors))
+        .sum();
+    if race_errors > 0 {
+        errors_by_kind.insert("race borrowers (C)".into(), race_errors);
+    }
+    SoakFigures {
+        seed,
+        schedule,
+        faults_run: faults_by_kind.values().sum::<u64>() as usize,
+        ops: windows.iter().map(|w| w.ops.load(SeqCst)).sum(),
+        reads: windows.iter().map(|w| w.reads.load(SeqCst)).sum(),
+        faults_by_kind,
+        errors_by_kind,
+        longest_wait: windows
+            .iter()
+            .map(|w| w.longest_wait())
+            .max()
+            .unwrap_or_default(),
+        connection_timeout,
+        max_size,
+        min_idle,
+        start: raw.start,
+        acked,
+        samples: raw.samples,
+        end: raw.end,
     }
 }
 
@@ -1360,25 +1550,27 @@ fn fixed(env: &mut Env, sh: &Arc<Shared>, url: &str, first: usize, total: usize)
     }
 }
 
-/// Faults picked at random for `duration`.
-fn soak(env: &mut Env, sh: &Arc<Shared>, url: &str, duration: Duration, seed: u64) {
-    let mut rng = Rng::new(seed);
-    let faults = env.faults();
+/// The soak: the planned faults, one after another, until `duration` has
+/// passed; then `soak::FINAL_SETTLE` of normal load.
+fn soak(env: &mut Env, sh: &Arc<Shared>, url: &str, duration: Duration, plan: &[Planned]) {
     let start = Instant::now();
-    let mut n = 0;
-    while start.elapsed() < duration && !signals::interrupted() {
-        let kind = faults[rng.below(faults.len() as u64) as usize];
-        let hold = match kind {
-            Kind::KillRestart => rng.millis(300, 2500),
-            Kind::KeepaliveRace => rng.millis(1000, 3000),
-            _ => rng.millis(500, 4000),
-        };
-        n += 1;
-        let label = format!("#{n} {}", env.label(kind, hold));
-        sh.say(format!("fault #{n}: {}", env.label(kind, hold)));
-        run_fault(env, sh, url, kind, hold, &label);
+    for (i, p) in plan.iter().enumerate() {
+        if start.elapsed() >= duration || signals::interrupted() {
+            break;
+        }
+        let n = i + 1;
+        let label = format!("#{n} {}", env.label(p.kind, p.hold));
+        sh.say(format!("fault #{n}: {}", env.label(p.kind, p.hold)));
+        run_fault(env, sh, url, p.kind, p.hold, &label);
         let left = duration.saturating_sub(start.elapsed());
-        settle(sh, kind, rng.millis(2000, 5000).min(left));
+        settle(sh, p.kind, p.gap.min(left));
+    }
+    if !signals::interrupted() {
+        sh.say(format!(
+            "last fault over: {} of normal load before the workload stops",
+            fmt_hold(soak::FINAL_SETTLE)
+        ));
+        signals::sleep(soak::FINAL_SETTLE);
     }
 }
 
@@ -1564,16 +1756,5 @@ mod tests {
         assert!(!u.contains("max_size=8"), "{u}");
         let u = via_proxy("mysql://db.example", 4000).unwrap();
         assert!(u.starts_with("mysql://127.0.0.1:4000?max_size=8&"), "{u}");
-    }
-
-    #[test]
-    fn rng_is_repeatable() {
-        let a: Vec<u64> = {
-            let mut r = Rng::new(7);
-            (0..5).map(|_| r.below(100)).collect()
-        };
-        let mut r = Rng::new(7);
-        let b: Vec<u64> = (0..5).map(|_| r.below(100)).collect();
-        assert_eq!(a, b);
     }
 }

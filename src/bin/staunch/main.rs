@@ -20,6 +20,8 @@ mod drill;
 mod monitor;
 mod race;
 mod report;
+mod soak;
+mod vitals;
 mod workload;
 
 use std::process::ExitCode;
@@ -165,8 +167,26 @@ With --url the drill runs against an existing server instead: a local chaos
 proxy goes in front of it, the faults are KILL of the pool's own connections,
 a black hole that recovers to the same server, and the keepalive race; the
 workload uses its own table staunch_drill_<pid> and drops it at the end. B
-and D need a local cluster and are not run. --soak draws from the
-single-server faults only; B and D are not run.";
+and D need a local cluster and are not run.
+
+--soak DURATION (with --seed N; same seed, same schedule, printed at the
+start) is the chaos soak: faults drawn at random from the single-server set
+and the chaos proxy's modes (latency 50-300ms per chunk, drip 1-15ms per
+byte, accept-and-reset, black hole; each held 0.5-4s, then the VIP passes
+again), each followed by 2-5s of normal load, until DURATION has passed;
+then 5s of load and the end checks. B and D are not run. Besides each
+fault's verdict (every get() within connection_timeout + 250ms in the soak),
+it fails (exit 1) unless, over the whole run: the longest get() wait is
+within connection_timeout + 250ms; every acknowledged write is read back;
+no answer crossed; within 20s of the workload's end the pool holds at most
+max_size connections, min_idle..max_size of them idle, none borrowed, no
+connect in flight, and its threads, the process's threads and open fds are
+back to their level after the warm-up (allowing 2 threads and 7 fds per
+connection the pool holds beyond it: the in-process proxy's); resident
+memory grew by at most max(20 MiB, 50 %) beyond the drill's own record of
+acknowledged writes. RSS, fds and threads are sampled every second; the
+report shows start, end, peak and the trend, operations, faults and errors
+by kind.";
 
 #[derive(clap::Args, Debug)]
 struct DrillArgs {

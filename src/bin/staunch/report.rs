@@ -125,6 +125,8 @@ pub struct Report {
     pub violations: u64,
     pub interrupted: bool,
     pub duration: Duration,
+    /// The soak's run-wide figures and invariants (with --soak).
+    pub soak_figures: Option<crate::soak::SoakFigures>,
 }
 
 /// One row of the table, evaluated.
@@ -272,6 +274,18 @@ impl Report {
         rows
     }
 
+    /// The soak's invariants, evaluated (empty without --soak).
+    fn soak_invariants(&self) -> Vec<crate::soak::Invariant> {
+        let Some(f) = &self.soak_figures else {
+            return Vec::new();
+        };
+        let writes = match &self.verification {
+            Verification::Done { acked, found, .. } => Some((*acked, *found)),
+            Verification::Skipped(_) => None,
+        };
+        f.invariants(writes, self.crossed())
+    }
+
     /// Every fault that ran was survived, and the global invariants hold.
     pub fn passed(&self) -> bool {
         let all_rows = self.rows().iter().all(|r| r.survived);
@@ -285,6 +299,7 @@ impl Report {
             && self.violations == 0
             && !self.not_run.iter().any(|n| n.failed)
             && !self.interrupted
+            && self.soak_invariants().iter().all(|i| i.ok)
     }
 
     fn crossed(&self) -> u64 {
@@ -423,6 +438,11 @@ impl Report {
         }
         println!("crossed answers: {}", self.crossed());
         println!("pool invariant violations: {}", self.violations);
+        if let Some(f) = &self.soak_figures {
+            println!();
+            f.print(&self.soak_invariants());
+            println!();
+        }
         let ran = self.faults_ran();
         let survived = rows
             .iter()
@@ -596,6 +616,9 @@ impl Report {
         }
         let _ = writeln!(o, "  \"crossed_answers\": {},", self.crossed());
         let _ = writeln!(o, "  \"pool_invariant_violations\": {},", self.violations);
+        if let Some(f) = &self.soak_figures {
+            let _ = writeln!(o, "  \"soak\": {},", f.to_json(&self.soak_invariants()));
+        }
         let _ = writeln!(o, "  \"interrupted\": {},", self.interrupted);
         let _ = writeln!(o, "  \"passed\": {}", self.passed());
         o.push_str("}\n");

@@ -6,7 +6,7 @@
 //! error, a successful operation, an acknowledged write) goes to the window
 //! current when it is made.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
@@ -74,6 +74,22 @@ pub enum Kind {
     IdleReplicas,
     /// Incident D: the primary freezes and a replica is promoted.
     PrimaryPromotion,
+    /// The soak's chaos-proxy modes: the path through the VIP degrades for a
+    /// while, then passes again.
+    Proxy(ProxyFault),
+}
+
+/// A mode of the chaos proxy that the soak switches the VIP to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProxyFault {
+    /// Every chunk, both ways, is delayed by this much.
+    Latency(Duration),
+    /// The server's bytes come one at a time, with this pause before each.
+    Drip(Duration),
+    /// Connects are accepted and reset at once (RST).
+    Reset,
+    /// Connects are accepted and never answered; the same server comes back.
+    BlackHole,
 }
 
 impl Kind {
@@ -91,6 +107,10 @@ impl Kind {
             Kind::KeepaliveRace => "incident_c_keepalive_race",
             Kind::IdleReplicas => "incident_b_idle_replicas",
             Kind::PrimaryPromotion => "incident_d_primary_promotion",
+            Kind::Proxy(ProxyFault::Latency(_)) => "proxy_latency",
+            Kind::Proxy(ProxyFault::Drip(_)) => "proxy_drip",
+            Kind::Proxy(ProxyFault::Reset) => "proxy_reset",
+            Kind::Proxy(ProxyFault::BlackHole) => "proxy_black_hole",
         }
     }
     /// Which successful operations count as the recovery: B's is the first
@@ -255,6 +275,13 @@ pub struct Shared {
     /// used, so that the KILL fault kills exactly the pool's own sessions.
     pub track_ids: bool,
     pub conn_ids: Mutex<HashMap<u64, u64>>,
+    /// Errors of the workload over the whole phase, by kind (what failed and
+    /// how: `get(): database unreachable`, `write: i/o ConnectionReset`, ...).
+    pub errors_by_kind: Mutex<BTreeMap<String, u64>>,
+    /// The process's vitals, once per second, while set (the soak, after
+    /// its warm-up).
+    pub sampling: AtomicBool,
+    pub samples: Mutex<Vec<crate::vitals::Vitals>>,
 }
 
 impl Shared {
@@ -285,6 +312,9 @@ impl Shared {
             events,
             track_ids: spec.track_ids,
             conn_ids: Mutex::new(HashMap::new()),
+            errors_by_kind: Mutex::new(BTreeMap::new()),
+            sampling: AtomicBool::new(false),
+            samples: Mutex::new(Vec::new()),
             pool,
         })
     }
@@ -366,7 +396,8 @@ impl Shared {
         self.sec_wait_us.fetch_max(us, SeqCst);
     }
 
-    fn record_error(&self, w: &Window, what: String, read: bool) {
+    fn record_error(&self, w: &Window, what: String, class: String, read: bool) {
+        *lock(&self.errors_by_kind).entry(class).or_default() += 1;
         let now = self.now_ns();
         w.errors.fetch_add(1, SeqCst);
         if read {
@@ -465,6 +496,56 @@ impl Window {
 /// A write the pool acknowledged: its id and the window it was made in.
 pub type Acked = (u64, usize);
 
+/// The writes one worker had acknowledged, kept compactly while the
+/// workload runs (one bit per sequence number, and the window at each change)
+/// so that the soak's resident-memory figure is the pool's, not this record's
+/// (a `Vec<Acked>` grows 16 bytes per write, tens of MiB over 10 minutes).
+#[derive(Default)]
+pub struct AckLog {
+    worker: u32,
+    bits: Vec<u64>,
+    /// (first sequence number, window index), in order.
+    windows: Vec<(u64, usize)>,
+}
+
+impl AckLog {
+    pub fn new(worker: u32) -> AckLog {
+        AckLog {
+            worker,
+            ..AckLog::default()
+        }
+    }
+    /// Records the write of sequence number `seq`, acknowledged in `window`
+    /// (windows and sequence numbers only grow).
+    pub fn push(&mut self, seq: u64, window: usize) {
+        if self.windows.last().map(|w| w.1) != Some(window) {
+            self.windows.push((seq, window));
+        }
+        let i = (seq / 64) as usize;
+        if self.bits.len() <= i {
+            self.bits.resize(i + 1, 0);
+        }
+        self.bits[i] |= 1 << (seq % 64);
+    }
+    /// Every write recorded, as (id, window).
+    pub fn into_acked(self) -> Vec<Acked> {
+        let mut out = Vec::new();
+        let mut w = 0;
+        for (i, word) in self.bits.iter().enumerate() {
+            let mut word = *word;
+            while word != 0 {
+                let seq = i as u64 * 64 + u64::from(word.trailing_zeros());
+                word &= word - 1;
+                while w + 1 < self.windows.len() && self.windows[w + 1].0 <= seq {
+                    w += 1;
+                }
+                out.push((tag(self.worker, seq), self.windows[w].1));
+            }
+        }
+        out
+    }
+}
+
 /// Ids and tags: worker number in the high bits, a sequence below.
 pub fn tag(worker: u32, seq: u64) -> u64 {
     (u64::from(worker) + 1) << 40 | seq
@@ -473,8 +554,8 @@ pub fn tag(worker: u32, seq: u64) -> u64 {
 /// One worker thread: alternates reads and writes until told to stop (only
 /// writes while reads are paused). Reads go through `get_read()` when the
 /// phase splits them. Returns the writes the pool acknowledged.
-pub fn worker(sh: Arc<Shared>, worker_no: u32) -> Vec<Acked> {
-    let mut acked = Vec::new();
+pub fn worker(sh: Arc<Shared>, worker_no: u32) -> AckLog {
+    let mut acked = AckLog::new(worker_no);
     let insert = format!(
         "INSERT INTO {} (id, worker, seq) VALUES (?, ?, ?)",
         sh.table
@@ -501,7 +582,8 @@ pub fn worker(sh: Arc<Shared>, worker_no: u32) -> Vec<Acked> {
                 } else {
                     e.to_string()
                 };
-                sh.record_error(&w, what, read);
+                let class = format!("get(): {}", e.kind().as_str());
+                sh.record_error(&w, what, class, read);
                 thread::sleep(Duration::from_millis(20));
                 continue;
             }
@@ -529,7 +611,7 @@ pub fn worker(sh: Arc<Shared>, worker_no: u32) -> Vec<Acked> {
                     }
                     Ok(false)
                 }
-                Err(e) => Err(format!("read: {e}")),
+                Err(e) => Err((format!("read: {e}"), format!("read: {}", error_class(&e)))),
             }
         } else {
             let r = conn
@@ -538,7 +620,7 @@ pub fn worker(sh: Arc<Shared>, worker_no: u32) -> Vec<Acked> {
                 .and_then(|()| conn.query_drop("COMMIT"));
             match r {
                 Ok(()) => Ok(true),
-                Err(e) => Err(format!("write: {e}")),
+                Err(e) => Err((format!("write: {e}"), format!("write: {}", error_class(&e)))),
             }
         };
         // Back to the pool before the bookkeeping.
@@ -547,17 +629,34 @@ pub fn worker(sh: Arc<Shared>, worker_no: u32) -> Vec<Acked> {
         match result {
             Ok(wrote) => {
                 if wrote {
-                    acked.push((tag, w.index));
+                    acked.push(seq, w.index);
                 }
                 sh.record_ok(&w, began, read);
             }
-            Err(e) => {
-                sh.record_error(&w, e, read);
+            Err((e, class)) => {
+                sh.record_error(&w, e, class, read);
                 thread::sleep(Duration::from_millis(10));
             }
         }
     }
     acked
+}
+
+/// A short class of a query error, for counting errors by kind.
+fn error_class(e: &mysql::Error) -> String {
+    // The variant's name from its Debug form, without the data.
+    fn variant(d: String) -> String {
+        d.split(|c: char| !c.is_alphanumeric() && c != '_')
+            .next()
+            .unwrap_or("")
+            .to_string()
+    }
+    match e {
+        mysql::Error::MySqlError(m) => format!("server error {}", m.code),
+        mysql::Error::IoError(io) => format!("i/o {:?}", io.kind()),
+        mysql::Error::DriverError(d) => format!("driver {}", variant(format!("{d:?}"))),
+        other => variant(format!("{other:?}")),
+    }
 }
 
 /// Prints queued event lines as they come and, unless quiet, one status line
@@ -568,6 +667,10 @@ pub fn reporter(sh: Arc<Shared>, quiet: bool, done: Arc<AtomicBool>) {
         sh.flush_events();
         if Instant::now() >= next {
             next += Duration::from_secs(1);
+            if sh.sampling.load(SeqCst) {
+                let v = crate::vitals::Vitals::sample(sh.elapsed(), &sh.pool);
+                lock(&sh.samples).push(v);
+            }
             let ops = sh.sec_ops.swap(0, SeqCst);
             let errors = sh.sec_errors.swap(0, SeqCst);
             let wait = Duration::from_micros(sh.sec_wait_us.swap(0, SeqCst));
@@ -617,5 +720,30 @@ pub fn fmt_d(d: Duration) -> String {
         format!("{ms:.0}ms")
     } else {
         format!("{:.2}s", ms / 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ack_log_gives_back_every_write_with_its_window() {
+        let mut log = AckLog::new(3);
+        let writes = [
+            (1, 0),
+            (3, 0),
+            (63, 1),
+            (64, 1),
+            (65, 2),
+            (200, 2),
+            (1001, 5),
+        ];
+        for (seq, w) in writes {
+            log.push(seq, w);
+        }
+        let want: Vec<Acked> = writes.iter().map(|&(s, w)| (tag(3, s), w)).collect();
+        assert_eq!(log.into_acked(), want);
+        assert!(AckLog::new(0).into_acked().is_empty());
     }
 }
