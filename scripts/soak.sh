@@ -9,6 +9,8 @@
 #   scripts/soak.sh 10m 1 --quiet   # further arguments go to the drill
 #
 # The JSON report goes to $SOAK_JSON (default target/soak-<DURATION>-<SEED>.json).
+# SOAK_PROFILE=dev uses the debug build (what `cargo test` already built)
+# instead of --release: for CI, where a release build would take minutes.
 # Exit code: the drill's (0 passed, 1 an invariant or a fault's verdict
 # failed, 2 set-up failed, 130 interrupted).
 set -euo pipefail
@@ -33,7 +35,7 @@ if ! have_mariadbd; then
 fi
 
 set +e
-cargo run --release --bin staunch -- drill --soak "$duration" --seed "$seed" --json "$json" "$@"
+cargo run --profile "${SOAK_PROFILE:-release}" --bin staunch -- drill --soak "$duration" --seed "$seed" --json "$json" "$@"
 code=$?
 set -e
 echo "soak.sh: exit code $code; JSON report in $json"

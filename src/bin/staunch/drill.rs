@@ -603,6 +603,15 @@ fn fmt_hold(d: Duration) -> String {
 }
 
 pub fn run(o: Options) -> u8 {
+    // Before any thread: the soak's resident-memory figure should be the
+    // pool's, not glibc's per-thread arena retention.
+    let arenas_capped = o.soak.is_some() && crate::vitals::cap_malloc_arenas();
+    if arenas_capped {
+        println!(
+            "soak: glibc malloc arenas capped at {} (see the README's soak section)",
+            crate::vitals::MALLOC_ARENAS
+        );
+    }
     let env = match &o.url {
         None => setup_local(),
         Some(u) => setup_remote(u),

@@ -183,8 +183,9 @@ max_size connections, min_idle..max_size of them idle, none borrowed, no
 connect in flight, and its threads, the process's threads and open fds are
 back to their level after the warm-up (allowing 2 threads and 7 fds per
 connection the pool holds beyond it: the in-process proxy's); resident
-memory grew by at most max(20 MiB, 50 %) beyond the drill's own record of
-acknowledged writes. RSS, fds and threads are sampled every second; the
+memory grew by at most max(20 MiB, 50 %) (glibc's malloc arenas are capped
+at 2 in the soak, so that their retention does not stand in for the pool's
+memory). RSS, malloc'd memory, fds and threads are sampled every second; the
 report shows start, end, peak and the trend, operations, faults and errors
 by kind.";
 

@@ -43,13 +43,14 @@ pub const FDS_PER_CONNECTION: usize = 7;
 pub const THREADS_PER_CONNECTION: usize = 2;
 /// Transient descriptors (a /proc read, a server's log being reopened).
 pub const FD_SLACK: usize = 4;
-/// Resident memory may grow by the larger of these over the run (the drill
-/// keeps its record of acknowledged writes as a bitmap, ~100 KiB per worker
-/// over 10 minutes, so the figure is the pool's): glibc gives new threads (the
-/// race's borrowers, proxy pipes, extra adders) malloc arenas of their own
-/// and keeps freed memory in them, which makes a steady state a few MiB above
-/// the warm-up; a leak of even 1 KiB per operation exceeds 20 MiB within a
-/// minute or two of the soak's ~500 operations per second.
+/// Resident memory may grow by the larger of these over the run. A
+/// steady-state pool holds a bounded set of connections and threads, so its
+/// memory should not grow; what may is allocator retention (freed memory
+/// malloc keeps; bounded by capping its arenas, `vitals::cap_malloc_arenas`),
+/// the drill's own small records (acked writes as a bitmap, one sample a
+/// second, one window per fault) and a larger peak of connections at the
+/// end. A leak of even 1 KiB per operation (~3,500 a second) exceeds 20 MiB
+/// within ten seconds.
 pub const RSS_GROWTH_MIN_KIB: u64 = 20 * 1024;
 pub const RSS_GROWTH_PERCENT: u64 = 50;
 
@@ -404,11 +405,15 @@ impl SoakFigures {
             key: "resident_memory",
             name: "resident memory",
             figure: format!(
-                "start {}, end {}, peak {}; growth {}",
+                "start {}, end {}, peak {}; growth {} (malloc'd in use: start {}, end {}, with {} and {} connections)",
                 mib(s.rss_kib),
                 mib(e.rss_kib),
                 mib(self.peak_rss_kib()),
-                mib_signed(growth)
+                mib_signed(growth),
+                mib(s.heap_kib),
+                mib(e.heap_kib),
+                s.pool_total,
+                e.pool_total
             ),
             bound: format!(
                 "growth <= {} (max of {} and {} % of the start)",
