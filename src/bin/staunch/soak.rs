@@ -626,7 +626,7 @@ pub fn describe(kind: Kind) -> String {
         Kind::KillConnections => "KILL every pooled connection".into(),
         Kind::VipBlackHole => "A: black hole, VIP moves".into(),
         Kind::Freeze => "freeze (SIGSTOP)".into(),
-        Kind::KillRestart => "kill -9, restart".into(),
+        Kind::KillRestart => "kill -9 and restart".into(),
         Kind::KeepaliveRace => "C: keepalive race".into(),
         other => other.key().into(),
     }
@@ -637,12 +637,17 @@ pub fn describe(kind: Kind) -> String {
 pub fn print_schedule(schedule: &[Planned]) {
     let mut at = Duration::ZERO;
     for (i, p) in schedule.iter().enumerate() {
+        let held = match p.kind {
+            // Instant: the hold is not used.
+            Kind::KillConnections => String::new(),
+            Kind::KillRestart => format!(", down {}", fmt_d(p.hold)),
+            _ => format!(" for {}", fmt_d(p.hold)),
+        };
         println!(
-            "            #{:<3} +{:>5.1}s  {} for {}, then {} of load",
+            "            #{:<3} +{:>5.1}s  {}{held}, then {} of load",
             i + 1,
             at.as_secs_f64(),
             describe(p.kind),
-            fmt_d(p.hold),
             fmt_d(p.gap)
         );
         at += p.hold + p.gap;
