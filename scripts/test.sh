@@ -34,4 +34,8 @@ if [ -x scripts/c-tests.sh ]; then
   echo "== C ABI: ctest (normal, ASan+UBSan, valgrind)"
   scripts/c-tests.sh
 fi
+if [ -d fuzz ]; then
+  echo "== fuzz: every target for 20 s from the committed corpus"
+  scripts/fuzz.sh 20
+fi
 echo "== all tests passed"
