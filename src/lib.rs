@@ -36,6 +36,12 @@ mod sync;
 mod sys;
 pub mod topology;
 
+// The fuzz targets' bodies (fuzz/), shared with the unit tests that replay the
+// committed corpus on stable. Not part of the API.
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod __fuzz;
+
 use std::fmt;
 use std::sync::Arc;
 

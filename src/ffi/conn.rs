@@ -213,7 +213,7 @@ unsafe fn param_bytes<'a>(i: usize, p: &staunch_param) -> Result<&'a [u8], Failu
 ///
 /// # Safety
 /// As for `param_bytes`.
-unsafe fn to_value(i: usize, p: &staunch_param) -> Result<Value, Failure> {
+pub(crate) unsafe fn to_value(i: usize, p: &staunch_param) -> Result<Value, Failure> {
     Ok(match p.r#type {
         STAUNCH_PARAM_NULL => Value::NULL,
         STAUNCH_PARAM_INT64 => Value::Int(p.i64),
@@ -295,7 +295,10 @@ unsafe fn to_value(i: usize, p: &staunch_param) -> Result<Value, Failure> {
 /// # Safety
 /// `params` is NULL or points to `n` initialized `staunch_param`s whose
 /// text/bytes pointers are valid for their lengths (header contract).
-unsafe fn to_values(params: *const staunch_param, n: usize) -> Result<Vec<Value>, Failure> {
+pub(crate) unsafe fn to_values(
+    params: *const staunch_param,
+    n: usize,
+) -> Result<Vec<Value>, Failure> {
     if n == 0 {
         return Ok(Vec::new());
     }

@@ -38,7 +38,7 @@ pub const STAUNCH_COLUMN_TIME: staunch_column_type = 9;
 /// The binary collation: a string column with it holds bytes, not text.
 const BINARY_CHARSET: u16 = 63;
 
-fn column_type(c: &Column) -> staunch_column_type {
+pub(crate) fn column_type(c: &Column) -> staunch_column_type {
     use ColumnType::*;
     let unsigned = c.flags().contains(ColumnFlags::UNSIGNED_FLAG);
     match c.column_type() {
@@ -242,6 +242,33 @@ pub(crate) fn collect_rows<P: mysql::prelude::Protocol>(
 }
 
 impl staunch_rows {
+    /// A row set built from columns `(name, type)` and values as the server
+    /// would send them (each row as long as the column list), for the fuzz
+    /// targets and tests.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn from_values(
+        columns: Vec<(Vec<u8>, staunch_column_type)>,
+        rows: Vec<Vec<Value>>,
+    ) -> staunch_rows {
+        staunch_rows {
+            columns: columns
+                .into_iter()
+                .map(|(mut name, ctype)| {
+                    name.push(0);
+                    Col { name, ctype }
+                })
+                .collect(),
+            rows: rows
+                .into_iter()
+                .map(|r| r.into_iter().map(Cell::from_value).collect())
+                .collect::<Vec<_>>()
+                .into_iter(),
+            current: None,
+            affected_rows: 0,
+            last_insert_id: 0,
+        }
+    }
+
     fn col(&self, idx: usize) -> Result<&Col, Failure> {
         self.columns.get(idx).ok_or_else(|| {
             Failure::new(
