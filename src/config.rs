@@ -1135,25 +1135,32 @@ pub fn fmt_duration(d: Duration) -> String {
 
 /// The URL with every password replaced (the userinfo's and any
 /// `*password=` parameter), for messages.
+///
+/// Malformed URLs are messages too (the parse error quotes them), so a
+/// `user:password@` part is found even where it does not belong: without
+/// `scheme://` (`mysql:/u:pw@h`, `u:pw@h`) or after a slash
+/// (`mysql:///u:pw@h`). Then everything before the last `@` is replaced,
+/// which may hide more than the password but never less.
 pub fn redact_url(url: &str) -> String {
     let (main, query) = match url.split_once('?') {
         Some((m, q)) => (m, Some(q)),
         None => (url, None),
     };
-    let mut out = match main.find("://") {
-        Some(scheme_end) => {
-            let (scheme, rest) = main.split_at(scheme_end + 3);
-            let end = rest.find('/').unwrap_or(rest.len());
-            let (authority, tail) = rest.split_at(end);
-            match authority.rsplit_once('@') {
-                Some((ui, hp)) => match ui.split_once(':') {
-                    Some((u, _)) => format!("{scheme}{u}:<redacted>@{hp}{tail}"),
-                    None => main.to_owned(),
-                },
-                None => main.to_owned(),
-            }
-        }
-        None => main.to_owned(),
+    let (scheme, rest) = match main.find("://") {
+        Some(scheme_end) => main.split_at(scheme_end + 3),
+        None => ("", main),
+    };
+    let end = rest.find('/').unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let mut out = match authority.rsplit_once('@') {
+        Some((ui, hp)) => match ui.split_once(':') {
+            Some((u, _)) => format!("{scheme}{u}:<redacted>@{hp}{tail}"),
+            None => main.to_owned(),
+        },
+        None => match rest.rsplit_once('@') {
+            Some((_, after)) => format!("{scheme}<redacted>@{after}"),
+            None => main.to_owned(),
+        },
     };
     if let Some(q) = query {
         let params: Vec<String> = q
@@ -1366,6 +1373,29 @@ mod tests {
         assert!(!e.to_string().contains("hello"), "{e}");
         // preferred over a socket is plaintext, and allowed.
         Config::from_url("mysql://h/db?tls_mode=preferred&socket=/tmp/x.sock").unwrap();
+    }
+
+    /// Found by the config_url fuzz target: a URL without `scheme://` (a
+    /// typo, or a forgotten scheme) had its password quoted in the error.
+    #[test]
+    fn password_never_printed_from_a_malformed_url() {
+        for url in [
+            "u:hunter2secret@h/db",
+            ":hunter2secret@/?",
+            "mysql:/u:hunter2secret@h/db",
+            "mysql:u:hunter2secret@h/db",
+            "mysql//u:hunter2secret@h/db?max_size=2",
+            "mysql:///u:hunter2secret@h/db",
+        ] {
+            let red = redact_url(url);
+            assert!(!red.contains("hunter2secret"), "{url} -> {red}");
+            assert_eq!(redact_url(&red), red, "{url}");
+            if let Err(e) = Config::from_url(url) {
+                assert!(!e.to_string().contains("hunter2secret"), "{url}: {e}");
+            }
+        }
+        assert_eq!(redact_url("u:hunter2secret@h/db"), "u:<redacted>@h/db");
+        assert_eq!(redact_url("mysql:/u:hunter2secret@h/db"), "<redacted>@h/db");
     }
 
     #[test]
