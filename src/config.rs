@@ -798,6 +798,15 @@ impl Builder {
             c.port = port;
             self.cfg.topology.more_hosts = hosts;
         }
+        if path.contains('@') {
+            // Most likely a misplaced user:password@ (mysql:///u:pw@h/db):
+            // taken as a database name it would be printed and sent to the
+            // server. The path is not quoted, for the same reason.
+            return Err(Error::config(
+                "the url's database name contains '@': user:password@ goes right after mysql:// \
+                 (write an '@' that belongs to the database name as %40)",
+            ));
+        }
         if !path.is_empty() {
             c.database = Some(percent_decode(path, "database")?);
         }
@@ -1395,6 +1404,12 @@ mod tests {
             }
         }
         assert_eq!(redact_url("u:hunter2secret@h/db"), "u:<redacted>@h/db");
+        // A userinfo after the slash is not taken as a database name (which
+        // Debug prints and the server quotes back); %40 still gives an '@'.
+        let e = Config::from_url("mysql:///u:hunter2secret@h/db").unwrap_err();
+        assert!(e.to_string().contains("database name contains '@'"), "{e}");
+        let c = Config::from_url("mysql://h/a%40b").unwrap();
+        assert_eq!(c.connect.database.as_deref(), Some("a@b"));
         assert_eq!(redact_url("mysql:/u:hunter2secret@h/db"), "<redacted>@h/db");
     }
 
