@@ -1155,9 +1155,17 @@ pub fn redact_url(url: &str) -> String {
         Some((m, q)) => (m, Some(q)),
         None => (url, None),
     };
+    // A scheme is letters, digits, '+', '-' and '.': a "://" after anything
+    // else (an '@', say) is not the scheme's.
     let (scheme, rest) = match main.find("://") {
-        Some(scheme_end) => main.split_at(scheme_end + 3),
-        None => ("", main),
+        Some(scheme_end)
+            if main[..scheme_end]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)) =>
+        {
+            main.split_at(scheme_end + 3)
+        }
+        _ => ("", main),
     };
     let end = rest.find('/').unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
@@ -1395,6 +1403,9 @@ mod tests {
             "mysql:u:hunter2secret@h/db",
             "mysql//u:hunter2secret@h/db?max_size=2",
             "mysql:///u:hunter2secret@h/db",
+            // A "://" after the userinfo is not a scheme.
+            "=:hunter2secret=@ysql:///db?=",
+            "u:hunter2secret@h/x://y",
         ] {
             let red = redact_url(url);
             assert!(!red.contains("hunter2secret"), "{url} -> {red}");
