@@ -614,7 +614,7 @@ impl Ffi {
     fn options_set_url(&mut self, u: &mut Unstructured) {
         let o = pick(u, &self.opts);
         let url = if u.arbitrary().unwrap_or(false) {
-            let q: String = u.arbitrary().unwrap_or_default();
+            let q = string_without(u, "\0");
             Some(format!("mysql://127.0.0.1:{}/?{q}\0", closed_port()).into_bytes())
         } else {
             c_arg(u)
@@ -696,7 +696,7 @@ impl Ffi {
 
     fn pool_open_url(&mut self, u: &mut Unstructured) {
         let url = if u.arbitrary().unwrap_or(false) {
-            let q: String = u.arbitrary().unwrap_or_default();
+            let q = string_without(u, "\0");
             Some(format!("mysql://u:pw@127.0.0.1:{}/db?{q}\0", closed_port()).into_bytes())
         } else {
             c_arg(u)
