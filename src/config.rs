@@ -327,14 +327,36 @@ enum PemWant {
     PrivateKey,
 }
 
+/// The largest TLS file read (a full public CA bundle is about 0.2 MiB).
+const MAX_PEM_FILE: u64 = 4 << 20;
+
 /// Reads `path` and checks it holds PEM certificates (at least one) or a PEM
 /// private key. The error names the knob and the file, never the contents.
 fn check_pem(path: &Path, knob: &str, want: PemWant) -> Result<()> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use std::io::Read;
     let shown = path.display();
-    let data = std::fs::read(path)
-        .map_err(|e| Error::config(format!("{knob}: cannot read {shown}: {e}")))?;
+    let cannot = |e: std::io::Error| Error::config(format!("{knob}: cannot read {shown}: {e}"));
+    // Checked before opening: opening a FIFO blocks, and reading a device
+    // such as /dev/zero never ends.
+    if !std::fs::metadata(path).map_err(cannot)?.is_file() {
+        return Err(Error::config(format!(
+            "{knob}: {shown} is not a regular file"
+        )));
+    }
+    let mut data = Vec::new();
+    std::fs::File::open(path)
+        .map_err(cannot)?
+        .take(MAX_PEM_FILE + 1)
+        .read_to_end(&mut data)
+        .map_err(cannot)?;
+    if data.len() as u64 > MAX_PEM_FILE {
+        return Err(Error::config(format!(
+            "{knob}: {shown} is larger than {} MiB, too large for a PEM file",
+            MAX_PEM_FILE >> 20
+        )));
+    }
     match want {
         PemWant::Certificates => {
             let mut n = 0;
@@ -1353,6 +1375,7 @@ mod tests {
             "broken.pem",
             "-----BEGIN CERTIFICATE-----\nMIIB\n", // no END line
         );
+        let huge = TempFile::new("huge.pem", &"x".repeat((4 << 20) + 1));
         let ca = ca.s();
         let key_s = key.s();
         for (url, needle) in [
@@ -1374,6 +1397,15 @@ mod tests {
             (
                 "mysql://h/db?tls_mode=required&socket=/tmp/x.sock".to_string(),
                 "tls_mode=required cannot be used with socket",
+            ),
+            // A device would be read forever, a FIFO would block the open.
+            (
+                "mysql://h/db?tls_mode=verify_ca&tls_ca=/dev/zero".to_string(),
+                "tls_ca: /dev/zero is not a regular file",
+            ),
+            (
+                format!("mysql://h/db?tls_mode=verify_ca&tls_ca={}", huge.s()),
+                "is larger than 4 MiB, too large for a PEM file",
             ),
         ] {
             let e = Config::from_url(&url).expect_err(&url);
