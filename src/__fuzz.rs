@@ -1543,7 +1543,10 @@ mod tests {
     }
 
     #[test]
-    #[cfg_attr(miri, ignore = "real sockets: its pools connect to a closed loopback port")]
+    #[cfg_attr(
+        miri,
+        ignore = "real sockets: its pools connect to a closed loopback port"
+    )]
     fn corpus_ffi() {
         replay("ffi", super::ffi);
     }
