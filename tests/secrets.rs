@@ -49,6 +49,20 @@ fn assert_clean(what: &str, text: &str) {
     );
 }
 
+/// A pool whose events are recorded as their Debug text.
+fn recording_pool(url: &str) -> (Pool, Arc<Mutex<Vec<String>>>) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let ev = events.clone();
+    let pool = Pool::builder()
+        .url(url)
+        .event_listener(Arc::new(move |e: &Event| {
+            ev.lock().unwrap().push(format!("{e:?}"))
+        }))
+        .build()
+        .unwrap();
+    (pool, events)
+}
+
 fn capture_logs() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -87,16 +101,8 @@ fn the_password_appears_nowhere() {
     }
 
     // A pool through a proxy that fails, recovers, leaks and closes.
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let ev = events.clone();
     proxy.set_mode(Mode::BlackHole);
-    let pool = Pool::builder()
-        .url(&url)
-        .event_listener(Arc::new(move |e: &Event| {
-            ev.lock().unwrap().push(format!("{e:?}"))
-        }))
-        .build()
-        .unwrap();
+    let (pool, events) = recording_pool(&url);
     let e = pool.get().unwrap_err();
     seen.push(format!("{e} {e:?}"));
     proxy.set_mode(Mode::Pass);
@@ -172,15 +178,7 @@ fn the_password_appears_nowhere_in_topology_and_monitor() {
     let e = Pool::from_url(&url.replace(ODD_PW_URL, "Kx4%2")).unwrap_err();
     seen.push(format!("{e} {e:?}"));
 
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let ev = events.clone();
-    let pool = Pool::builder()
-        .url(&url)
-        .event_listener(Arc::new(move |e: &Event| {
-            ev.lock().unwrap().push(format!("{e:?}"))
-        }))
-        .build()
-        .unwrap();
+    let (pool, events) = recording_pool(&url);
     // Both hosts are writable: once the monitor has looked, that is a split
     // brain (reported; the first host stays the writer).
     let deadline = std::time::Instant::now() + Duration::from_secs(10);

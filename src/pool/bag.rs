@@ -520,12 +520,7 @@ mod loom_model {
     #[test]
     fn return_hands_off_to_waiter() {
         loom::model(|| {
-            let bag = Arc::new(Bag::<u32>::new(1));
-            let i = bag.reserve_empty().unwrap();
-            bag.slots[i].put(1);
-            bag.release(i, RESERVED);
-            let i = bag.claim_idle(true).unwrap();
-            let c = bag.slots[i].take().unwrap();
+            let (bag, i, c) = borrowed();
             let b2 = bag.clone();
             let waiter = thread::spawn(move || match b2.wait(None, || {}) {
                 WaitOutcome::Got(i) => {
