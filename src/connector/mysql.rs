@@ -789,10 +789,8 @@ impl Queryable for PooledConn<MysqlConnector> {
 
     fn query_first<T: FromRow, Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<Option<T>> {
         let (conn, flags) = self.text(query.as_ref());
-        let mut r = watch(flags, conn.query_iter(query))?;
-        let first = watch(flags, r.next().transpose());
-        settle(flags, &mut r);
-        first.map(|row| row.map(from_row))
+        let r = watch(flags, conn.query_iter(query))?;
+        first_row(flags, r).map(|row| row.map(from_row))
     }
 
     fn query_first_opt<T: FromRow, Q: AsRef<str>>(
@@ -800,10 +798,8 @@ impl Queryable for PooledConn<MysqlConnector> {
         query: Q,
     ) -> mysql::Result<Option<Result<T, FromRowError>>> {
         let (conn, flags) = self.text(query.as_ref());
-        let mut r = watch(flags, conn.query_iter(query))?;
-        let first = watch(flags, r.next().transpose());
-        settle(flags, &mut r);
-        first.map(|row| row.map(from_row_opt))
+        let r = watch(flags, conn.query_iter(query))?;
+        first_row(flags, r).map(|row| row.map(from_row_opt))
     }
 
     fn query_fold<T, F, Q, U>(&mut self, query: Q, init: U, mut f: F) -> mysql::Result<U>
@@ -853,10 +849,8 @@ impl Queryable for PooledConn<MysqlConnector> {
     {
         let stmt = stmt.as_statement(self)?.into_owned();
         let (conn, flags) = self.split();
-        let mut r = watch(flags, conn.exec_iter(stmt, params))?;
-        let first = watch(flags, r.next().transpose());
-        settle(flags, &mut r);
-        first.map(|row| row.map(from_row))
+        let r = watch(flags, conn.exec_iter(stmt, params))?;
+        first_row(flags, r).map(|row| row.map(from_row))
     }
 
     fn exec_first_opt<T, S, P>(
@@ -871,10 +865,8 @@ impl Queryable for PooledConn<MysqlConnector> {
     {
         let stmt = stmt.as_statement(self)?.into_owned();
         let (conn, flags) = self.split();
-        let mut r = watch(flags, conn.exec_iter(stmt, params))?;
-        let first = watch(flags, r.next().transpose());
-        settle(flags, &mut r);
-        first.map(|row| row.map(from_row_opt))
+        let r = watch(flags, conn.exec_iter(stmt, params))?;
+        first_row(flags, r).map(|row| row.map(from_row_opt))
     }
 
     fn exec_fold<T, S, P, U, F>(
@@ -965,6 +957,16 @@ fn fold_set<P: Protocol, U>(
 /// Reads what is left of an answer, every result set to its end; an error
 /// there (the caller already has what it asked for) marks the connection
 /// broken.
+/// The first row of an answer; the rest is read off (see `settle`).
+fn first_row<P: Protocol>(
+    flags: &mut u8,
+    mut r: QueryResult<'_, '_, '_, P>,
+) -> mysql::Result<Option<mysql::Row>> {
+    let first = watch(flags, r.next().transpose());
+    settle(flags, &mut r);
+    first
+}
+
 fn settle<P: Protocol>(flags: &mut u8, r: &mut QueryResult<'_, '_, '_, P>) {
     let rest = (|| {
         while let Some(set) = r.iter() {
