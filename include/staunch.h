@@ -846,7 +846,8 @@ staunch_status staunch_options_set_url(struct staunch_options *opts,
  * that observed it: pool threads (staunch-adder-N, staunch-housekeeper,
  * staunch-watchdog) for connects, keepalive, retirement and leaks; the
  * calling thread for validation failures on borrow, timeouts of
- * staunch_pool_get, connections closed on release and staunch_pool_close.
+ * staunch_pool_get, connections closed on release and staunch_pool_close
+ * (one a pool thread holds as the pool closes is closed on that thread).
  * Several threads may call it at once. It must be quick, must not block, and
  * must not call staunch functions (other than reading the event); no pool
  * lock is held while it runs. It may run before staunch_pool_open_options
@@ -961,10 +962,14 @@ staunch_status staunch_pool_soft_evict(struct staunch_pool *pool, struct staunch
  * Closes the pool: threads waiting in staunch_pool_get fail with
  * STAUNCH_CLOSED, connects in flight are cut off, idle connections are closed
  * now, borrowed ones when released (using them meanwhile gives
- * STAUNCH_CLOSED). Idempotent; the handle stays valid (for stats) until
- * `staunch_pool_free`. Returns without waiting for the pool's threads, which
- * exit on their own promptly; closing idle connections sends each a goodbye
- * packet, bounded by the socket timeouts. Thread-safe.
+ * STAUNCH_CLOSED). A connection a pool thread holds at that moment (a
+ * keepalive check, a new connection being added) is closed by that thread,
+ * and this waits for it, at most `validation_timeout` + 1 s: when it
+ * returns, only borrowed connections are open. Idempotent; the handle stays
+ * valid (for stats) until `staunch_pool_free`. Does not wait for the pool's
+ * threads to exit, which they do promptly on their own; closing idle
+ * connections sends each a goodbye packet, bounded by the socket timeouts.
+ * Thread-safe.
  */
 staunch_status staunch_pool_close(struct staunch_pool *pool, struct staunch_error **err);
 
@@ -973,12 +978,12 @@ staunch_status staunch_pool_close(struct staunch_pool *pool, struct staunch_erro
  * no-op. Connections still borrowed stay valid handles: they report
  * STAUNCH_CLOSED on use and must still be freed with `staunch_conn_free`.
  *
+ * If no connection handle of the pool is left, it first waits until the
+ * pool's threads have finished their work and let go of the pool (they are
+ * exiting; nothing of the pool runs any more), normally well under a
+ * millisecond, at most 1 s; their events until then reach the callback.
  * Once this returns, the event callback is not called again for this pool
- * (it waits for callbacks running on other threads to return), and, if no
- * connection handle of the pool is left, the pool's threads have finished
- * their work and let go of the pool (they are exiting; nothing of the pool
- * runs any more): it waits for that, normally well under a millisecond, at
- * most 1 s. Must be the last call on this pool handle, and must not run
+ * (it waits for callbacks running on other threads to return). Must be the last call on this pool handle, and must not run
  * concurrently with other calls on it.
  */
 void staunch_pool_free(struct staunch_pool *pool);

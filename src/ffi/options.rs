@@ -108,7 +108,8 @@ pub extern "C" fn staunch_options_set_url(
 /// that observed it: pool threads (staunch-adder-N, staunch-housekeeper,
 /// staunch-watchdog) for connects, keepalive, retirement and leaks; the
 /// calling thread for validation failures on borrow, timeouts of
-/// staunch_pool_get, connections closed on release and staunch_pool_close.
+/// staunch_pool_get, connections closed on release and staunch_pool_close
+/// (one a pool thread holds as the pool closes is closed on that thread).
 /// Several threads may call it at once. It must be quick, must not block, and
 /// must not call staunch functions (other than reading the event); no pool
 /// lock is held while it runs. It may run before staunch_pool_open_options

@@ -351,10 +351,14 @@ pub extern "C" fn staunch_pool_soft_evict(
 /// Closes the pool: threads waiting in staunch_pool_get fail with
 /// STAUNCH_CLOSED, connects in flight are cut off, idle connections are closed
 /// now, borrowed ones when released (using them meanwhile gives
-/// STAUNCH_CLOSED). Idempotent; the handle stays valid (for stats) until
-/// `staunch_pool_free`. Returns without waiting for the pool's threads, which
-/// exit on their own promptly; closing idle connections sends each a goodbye
-/// packet, bounded by the socket timeouts. Thread-safe.
+/// STAUNCH_CLOSED). A connection a pool thread holds at that moment (a
+/// keepalive check, a new connection being added) is closed by that thread,
+/// and this waits for it, at most `validation_timeout` + 1 s: when it
+/// returns, only borrowed connections are open. Idempotent; the handle stays
+/// valid (for stats) until `staunch_pool_free`. Does not wait for the pool's
+/// threads to exit, which they do promptly on their own; closing idle
+/// connections sends each a goodbye packet, bounded by the socket timeouts.
+/// Thread-safe.
 #[no_mangle]
 pub extern "C" fn staunch_pool_close(
     pool: *mut staunch_pool,
@@ -372,12 +376,12 @@ pub extern "C" fn staunch_pool_close(
 /// no-op. Connections still borrowed stay valid handles: they report
 /// STAUNCH_CLOSED on use and must still be freed with `staunch_conn_free`.
 ///
+/// If no connection handle of the pool is left, it first waits until the
+/// pool's threads have finished their work and let go of the pool (they are
+/// exiting; nothing of the pool runs any more), normally well under a
+/// millisecond, at most 1 s; their events until then reach the callback.
 /// Once this returns, the event callback is not called again for this pool
-/// (it waits for callbacks running on other threads to return), and, if no
-/// connection handle of the pool is left, the pool's threads have finished
-/// their work and let go of the pool (they are exiting; nothing of the pool
-/// runs any more): it waits for that, normally well under a millisecond, at
-/// most 1 s. Must be the last call on this pool handle, and must not run
+/// (it waits for callbacks running on other threads to return). Must be the last call on this pool handle, and must not run
 /// concurrently with other calls on it.
 #[no_mangle]
 pub extern "C" fn staunch_pool_free(pool: *mut staunch_pool) {
@@ -388,20 +392,23 @@ pub extern "C" fn staunch_pool_free(pool: *mut staunch_pool) {
         // SAFETY: created by staunch_pool_open*, freed once (contract).
         let core = unsafe { Box::from_raw(pool) }.core;
         core.pool.close();
-        core.listener.shut();
         // Connection handles out keep the pool's shared state (and so the
         // listener) alive: then there is nothing to wait for now.
-        let Ok(core) = Arc::try_unwrap(core) else {
-            return;
+        let core = match Arc::try_unwrap(core) {
+            Ok(core) => core,
+            Err(core) => return core.listener.shut(),
         };
         let PoolCore { pool, listener } = core;
         drop(pool);
         // The shared state holds the other reference to the listener until
-        // the last pool thread lets go of it.
+        // the last pool thread lets go of it. The gate stays open until then,
+        // so that the events of the pool's last moments (a connect completing
+        // as it closed) still reach the callback.
         let deadline = Instant::now() + THREADS_EXIT_WAIT;
         while Arc::strong_count(&listener) > 1 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_micros(200));
         }
+        listener.shut();
     })
 }
 

@@ -397,7 +397,7 @@ impl<T> Bag<T> {
     /// out its whole deadline). Idle entries stay where they are: the owner
     /// of the pool removes them with `reserve` + `remove`, and a borrower
     /// returning after that checks [`is_closed`](Bag::is_closed) after its
-    /// `release` (see the `close_races_return_and_waiter` model).
+    /// `release` (see the `close_races_return` and `close_races_waiter` models).
     pub fn close(&self, err: &Error) -> usize {
         let mut q = lock(&self.waiters);
         self.closed.store(true, SeqCst);

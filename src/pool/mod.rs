@@ -78,6 +78,11 @@ pub(crate) struct Health {
 
 pub(crate) const PERMANENT_HOLDOFF: Duration = Duration::from_secs(1);
 
+/// How long past `validation_timeout` `close` waits for connections pool
+/// threads hold (closing a connection sends a goodbye packet, bounded by the
+/// socket's write timeout).
+pub(crate) const CLOSE_WAIT_SLACK: Duration = Duration::from_secs(1);
+
 pub(crate) struct Shared<C: Connector> {
     pub cfg: PoolConfig,
     pub connector: C,
@@ -229,7 +234,7 @@ impl<C: Connector> Shared<C> {
     /// to a waiter. If the pool closed meanwhile, close's sweep of idle
     /// entries may have passed this one already: take it back and close it.
     /// Exactly one of the two gets it (see `Bag::is_closed`, and the
-    /// `close_races_return_and_waiter` loom model).
+    /// `close_races_return` loom model).
     pub(crate) fn make_idle(&self, idx: usize, from: u8) {
         self.bag.release(idx, from);
         if self.bag.is_closed() && self.bag.reserve(idx) {
@@ -478,12 +483,37 @@ impl<C: Connector> Shared<C> {
         for a in inflight {
             a.cancel();
         }
-        for idx in 0..self.bag.slots.len() {
-            if self.bag.reserve(idx) {
-                self.close_entry(idx, RESERVED, CloseReason::PoolClosed);
-            }
-        }
+        self.close_unborrowed();
         self.emit(Event::PoolClosed);
+    }
+
+    /// Closes every connection not borrowed: the idle ones here, and those a
+    /// pool thread holds (a keepalive check, a new connection being added, a
+    /// hand-back re-checking `closed`) by that thread, which sees the pool
+    /// closed when it lets go; this waits for those, at most
+    /// `CLOSE_WAIT_SLACK` past `validation_timeout` (the longest a pool thread
+    /// holds an entry). So when `close` returns, only borrowed connections
+    /// are still open, and the events of the others have been emitted.
+    fn close_unborrowed(&self) {
+        let deadline = Instant::now() + self.cfg.validation_timeout + CLOSE_WAIT_SLACK;
+        let mut pause = Duration::from_micros(20);
+        loop {
+            let mut held = false;
+            for idx in 0..self.bag.slots.len() {
+                match self.bag.slots[idx].state.load(SeqCst) {
+                    IDLE if self.bag.reserve(idx) => {
+                        self.close_entry(idx, RESERVED, CloseReason::PoolClosed)
+                    }
+                    IDLE | RESERVED => held = true,
+                    _ => {}
+                }
+            }
+            if !held || Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(5));
+        }
     }
 }
 
@@ -791,8 +821,11 @@ impl<C: Connector> Pool<C> {
 
     /// Closes the pool: waiters fail with `Closed`, connects in flight are cut
     /// off, idle connections are closed now, borrowed ones when returned.
-    /// Idempotent; returns without waiting for background threads, which exit
-    /// promptly on their own.
+    /// A connection a pool thread holds at that moment (a keepalive check, a
+    /// new connection being added) is closed by that thread, and `close`
+    /// waits for it, at most `validation_timeout` + 1 s; so when it returns,
+    /// only borrowed connections are open. Idempotent; does not wait for the
+    /// background threads to exit, which they do promptly on their own.
     pub fn close(&self) {
         self.shared.close();
     }

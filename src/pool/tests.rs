@@ -21,6 +21,8 @@ struct Script {
     hang: AtomicBool,
     /// Validation fails.
     invalid: AtomicBool,
+    /// Validation takes this many milliseconds.
+    validate_ms: AtomicUsize,
     connects: AtomicUsize,
     validations: AtomicUsize,
     recycles: AtomicUsize,
@@ -79,6 +81,7 @@ impl Connector for Fake {
         assert!(!conn.busy.swap(true, SeqCst), "validated while in use");
         self.s.validations.fetch_add(1, SeqCst);
         thread::yield_now();
+        thread::sleep(Duration::from_millis(self.s.validate_ms.load(SeqCst) as u64));
         conn.busy.store(false, SeqCst);
         if self.s.invalid.load(SeqCst) {
             Err(Error::new(ErrorKind::Io, "ping failed"))
@@ -366,6 +369,36 @@ fn incident_c_keepalive_never_shares_a_connection() {
     assert!(
         s.validations.load(SeqCst) > 10,
         "keepalive must have run: {st:?}"
+    );
+}
+
+#[test]
+fn close_waits_for_a_connection_a_pool_thread_holds() {
+    // A keepalive check is running (the housekeeper holds the entry
+    // RESERVED) when close is called: close cannot take the entry, and must
+    // not return until the housekeeper, letting go, has closed it.
+    let (p, s) = pool(PoolConfig {
+        max_size: 1,
+        keepalive_interval: Some(Duration::from_millis(20)),
+        alive_bypass_window: Duration::from_secs(60),
+        ..cfg()
+    });
+    drop(p.get().unwrap());
+    s.validate_ms.store(300, SeqCst);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while s.validations.load(SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "no keepalive ran");
+        thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(p.stats().reserved, 1, "the keepalive holds the entry");
+    let started = Instant::now();
+    p.close();
+    let st = p.stats();
+    assert_eq!(
+        (st.total, st.idle, st.reserved, st.closed_pool_closed),
+        (0, 0, 0, 1),
+        "close returned after {:?} with a connection still open: {st:?}",
+        started.elapsed()
     );
 }
 
