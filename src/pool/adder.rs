@@ -209,29 +209,16 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Outcome<C::Conn> {
     }
 }
 
-/// The connector's connect, with a panic in it turned into a connect error:
-/// a driver bug that what a server sends can trigger (the `mysql` crate's
-/// greeting parser overflows on some auth data lengths) must cost one failed
-/// attempt, not the request and the connecting count it holds, which would
-/// leave the pool unable to connect again.
+/// The connector's connect, with a panic in it turned into a connect error
+/// (see `driver_call`): a panic must cost one failed attempt, not the request
+/// and the connecting count it holds, which would leave the pool unable to
+/// connect again.
 fn connect_caught<C: Connector>(s: &Shared<C>, attempt: &ConnectAttempt) -> Result<C::Conn, Error> {
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        s.connector.connect(attempt)
-    }));
-    r.unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|m| m.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "no message".to_string());
-        Err(Error::new(
-            ErrorKind::Connect,
-            format!(
-                "connect to {} failed: the driver panicked ({what}), most likely on something the server sent",
-                s.connector.endpoint()
-            ),
-        ))
-    })
+    super::driver_call(
+        ErrorKind::Connect,
+        || format!("connect to {}", s.connector.endpoint()),
+        || s.connector.connect(attempt),
+    )
 }
 
 pub(crate) fn spawn_watchdog<C: Connector>(s: &Arc<Shared<C>>) -> std::io::Result<()> {

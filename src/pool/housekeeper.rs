@@ -140,7 +140,7 @@ fn keepalive<C: Connector>(s: &Shared<C>, idx: usize) {
         s.close_entry(idx, RESERVED, CloseReason::Broken);
         return;
     };
-    let r = s.connector.validate(&mut conn, s.cfg.validation_timeout);
+    let r = s.validate(&mut conn, s.cfg.validation_timeout);
     slot.put(conn);
     match r {
         Ok(()) => {

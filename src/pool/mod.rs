@@ -298,7 +298,7 @@ impl<C: Connector> Shared<C> {
                 .validation_timeout
                 .min(budget)
                 .max(Duration::from_millis(1));
-            if let Err(error) = self.connector.validate(&mut conn, bound) {
+            if let Err(error) = self.validate(&mut conn, bound) {
                 self.counters.validation_failures.fetch_add(1, Relaxed);
                 let id = slot.id.load(Relaxed);
                 slot.put(conn);
@@ -333,11 +333,16 @@ impl<C: Connector> Shared<C> {
         let keep = if self.is_closed() {
             Err(CloseReason::PoolClosed)
         } else if flags & FLAG_BROKEN != 0
-            || (flags & (FLAG_TOUCHED | FLAG_UNSETTLED) != 0 && self.connector.is_broken(&conn))
+            || (flags & (FLAG_TOUCHED | FLAG_UNSETTLED) != 0 && self.is_broken(&conn))
         {
             Err(CloseReason::Broken)
         } else {
-            match self.connector.recycle(&mut conn, flags & FLAG_TOUCHED != 0) {
+            let touched = flags & FLAG_TOUCHED != 0;
+            match driver_call(
+                ErrorKind::Io,
+                || format!("recycling a connection to {}", self.connector.endpoint()),
+                || self.connector.recycle(&mut conn, touched),
+            ) {
                 Ok(rolled_back) => {
                     if rolled_back {
                         self.counters.rollbacks_on_return.fetch_add(1, Relaxed);
@@ -366,6 +371,23 @@ impl<C: Connector> Shared<C> {
             }
             Err(reason) => self.close_entry(idx, IN_USE, reason),
         }
+    }
+
+    /// The connector's validate, a panic in it counting as a failure.
+    pub(crate) fn validate(&self, conn: &mut C::Conn, bound: Duration) -> Result<()> {
+        driver_call(
+            ErrorKind::Io,
+            || format!("validating a connection to {}", self.connector.endpoint()),
+            || self.connector.validate(conn, bound),
+        )
+    }
+
+    /// The connector's is_broken, a panic in it meaning broken.
+    fn is_broken(&self, conn: &C::Conn) -> bool {
+        driver_call(ErrorKind::Io, String::new, || {
+            Ok(self.connector.is_broken(conn))
+        })
+        .unwrap_or(true)
     }
 
     /// Records a failed connect that started at `started`. A connect that
@@ -515,6 +537,33 @@ impl<C: Connector> Shared<C> {
             pause = (pause * 2).min(Duration::from_millis(5));
         }
     }
+}
+
+/// Runs a connector call with a panic in it turned into an error of `kind`
+/// about `what`. A driver bug that what a server sends can trigger (the
+/// `mysql` crate's greeting parser overflows on some auth data lengths) must
+/// cost one connect attempt or one connection: never a slot left owned by
+/// nobody, a request left pending, or a panic out of `get()` or across the C
+/// boundary. No-op cost when nothing panics.
+pub(crate) fn driver_call<T>(
+    kind: ErrorKind,
+    what: impl FnOnce() -> String,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let msg = panic
+            .downcast_ref::<&str>()
+            .map(|m| m.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_string());
+        Err(Error::new(
+            kind,
+            format!(
+                "{} failed: the driver panicked ({msg}), most likely on something the server sent",
+                what()
+            ),
+        ))
+    })
 }
 
 /// `borrowed_at` between borrows: the leak check skips the entry (it may be

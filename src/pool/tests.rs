@@ -23,9 +23,20 @@ struct Script {
     invalid: AtomicBool,
     /// Validation takes this many milliseconds.
     validate_ms: AtomicUsize,
+    /// The next this many calls of validate, recycle or is_broken panic (a
+    /// driver bug).
+    panic_checks: AtomicUsize,
     connects: AtomicUsize,
     validations: AtomicUsize,
     recycles: AtomicUsize,
+}
+
+impl Script {
+    fn take_panic(&self) -> bool {
+        self.panic_checks
+            .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+    }
 }
 
 struct Fake {
@@ -80,6 +91,10 @@ impl Connector for Fake {
     fn validate(&self, conn: &mut FakeConn, _t: Duration) -> Result<()> {
         assert!(!conn.busy.swap(true, SeqCst), "validated while in use");
         self.s.validations.fetch_add(1, SeqCst);
+        if self.s.take_panic() {
+            conn.busy.store(false, SeqCst);
+            std::panic::resume_unwind(Box::new("fake: ping parser bug"));
+        }
         thread::yield_now();
         thread::sleep(Duration::from_millis(self.s.validate_ms.load(SeqCst) as u64));
         conn.busy.store(false, SeqCst);
@@ -91,7 +106,16 @@ impl Connector for Fake {
     }
     fn recycle(&self, _c: &mut FakeConn, _touched: bool) -> Result<bool> {
         self.s.recycles.fetch_add(1, SeqCst);
+        if self.s.take_panic() {
+            std::panic::resume_unwind(Box::new("fake: rollback bug"));
+        }
         Ok(false)
+    }
+    fn is_broken(&self, _c: &FakeConn) -> bool {
+        if self.s.take_panic() {
+            std::panic::resume_unwind(Box::new("fake: peek bug"));
+        }
+        false
     }
     fn is_permanent(&self, e: &Error) -> bool {
         e.to_string().contains("access denied")
@@ -372,6 +396,71 @@ fn incident_c_keepalive_never_shares_a_connection() {
     );
 }
 
+/// Waits until `f` holds, at most 5 s.
+fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn a_panic_in_validate_or_recycle_costs_the_connection_not_the_slot() {
+    // Before, a panic in validate on borrow went out of get() with the entry
+    // still IN_USE and its connection gone; in keepalive it left the entry
+    // RESERVED for good; in recycle it went out of the borrower's drop. Each
+    // lost a slot for the life of the pool.
+    let (p, s) = pool(PoolConfig {
+        max_size: 1,
+        alive_bypass_window: Duration::ZERO,
+        ..cfg()
+    });
+    drop(p.get().unwrap());
+
+    // On borrow: the connection is closed, get() connects a new one.
+    s.panic_checks.store(1, SeqCst);
+    let c = p.get().expect("get() after a panicking validation");
+    assert_eq!(c.n, 2, "a new connection");
+    let st = p.stats();
+    assert_eq!((st.closed_broken, st.validation_failures), (1, 1), "{st:?}");
+
+    // On return: recycle panics, the connection is closed.
+    s.panic_checks.store(1, SeqCst);
+    drop(c);
+    let st = p.stats();
+    assert_eq!((st.total, st.closed_broken), (0, 2), "{st:?}");
+
+    // On return of a connection used raw: is_broken panics, same outcome.
+    let mut c = p.get().unwrap();
+    let _ = &mut *c; // touched: the return path asks is_broken
+    s.panic_checks.store(1, SeqCst);
+    drop(c);
+    let st = p.stats();
+    assert_eq!((st.total, st.closed_broken), (0, 3), "{st:?}");
+    let c = p.get().unwrap();
+    assert_eq!(c.n, 4);
+    drop(c);
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "real-time bounds: Miri runs the pool ~100x slower")]
+fn a_panic_in_keepalive_costs_the_connection_not_the_slot() {
+    let (p, s) = pool(PoolConfig {
+        max_size: 1,
+        keepalive_interval: Some(Duration::from_millis(20)),
+        alive_bypass_window: Duration::from_secs(60),
+        ..cfg()
+    });
+    drop(p.get().unwrap());
+    s.panic_checks.store(1, SeqCst);
+    eventually("the keepalive panicked", || p.stats().closed_broken == 1);
+    let st = p.stats();
+    assert_eq!((st.total, st.reserved), (0, 0), "{st:?}");
+    let c = p.get_timeout(Duration::from_secs(3)).unwrap();
+    assert_eq!(c.n, 2);
+}
+
 #[test]
 fn close_waits_for_a_connection_a_pool_thread_holds() {
     // A keepalive check is running (the housekeeper holds the entry
@@ -385,11 +474,7 @@ fn close_waits_for_a_connection_a_pool_thread_holds() {
     });
     drop(p.get().unwrap());
     s.validate_ms.store(300, SeqCst);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while s.validations.load(SeqCst) == 0 {
-        assert!(Instant::now() < deadline, "no keepalive ran");
-        thread::sleep(Duration::from_millis(2));
-    }
+    eventually("a keepalive ran", || s.validations.load(SeqCst) > 0);
     assert_eq!(p.stats().reserved, 1, "the keepalive holds the entry");
     let started = Instant::now();
     p.close();
