@@ -978,13 +978,15 @@ staunch_status staunch_pool_close(struct staunch_pool *pool, struct staunch_erro
  * no-op. Connections still borrowed stay valid handles: they report
  * STAUNCH_CLOSED on use and must still be freed with `staunch_conn_free`.
  *
- * If no connection handle of the pool is left, it first waits until the
- * pool's threads have finished their work and let go of the pool (they are
- * exiting; nothing of the pool runs any more), normally well under a
- * millisecond, at most 1 s; their events until then reach the callback.
- * Once this returns, the event callback is not called again for this pool
- * (it waits for callbacks running on other threads to return). Must be the last call on this pool handle, and must not run
- * concurrently with other calls on it.
+ * It first waits until the pool's threads have exited (joined), normally
+ * well under a millisecond, at most 1 s (a connect stuck where it cannot be
+ * cut off, such as a host name lookup, is left to finish on its own); their
+ * events until then reach the callback. Once this returns, the event
+ * callback is not called again for this pool (it waits for callbacks
+ * running on other threads to return), and, unless connection handles of
+ * the pool are left, nothing of the pool runs any more. Must be the last
+ * call on this pool handle, and must not run concurrently with other calls
+ * on it.
  */
 void staunch_pool_free(struct staunch_pool *pool);
 

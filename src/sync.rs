@@ -18,6 +18,23 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     }
 }
 
+/// Joins a thread if it exits by `deadline`; else leaves it running
+/// (detached) and returns false. False at once for the calling thread itself.
+pub(crate) fn join_until(h: std::thread::JoinHandle<()>, deadline: std::time::Instant) -> bool {
+    use std::time::{Duration, Instant};
+    if h.thread().id() == std::thread::current().id() {
+        return false;
+    }
+    let mut pause = Duration::from_micros(20);
+    while !h.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(5));
+    }
+    // Finished: its closure returned (pool threads catch their panics), and
+    // join waits for the rest of its exit (thread-local destructors).
+    h.is_finished() && h.join().is_ok()
+}
+
 /// The primitives of the model-checked code: loom's under `cfg(loom)`.
 pub(crate) mod model {
     #[cfg(loom)]

@@ -23,6 +23,10 @@ fn conf_basic() {
     pool.close();
     pool.close();
     assert!(pool.is_closed());
+    assert!(
+        pool.close_and_join(Duration::from_secs(5)),
+        "pool threads left"
+    );
 }
 
 #[test]

@@ -120,6 +120,14 @@ fn writes_go_to_the_primary_and_reads_to_replicas() {
     assert_eq!(hs.len(), 3);
     assert!(hs[0].is_writer && !hs[1].is_writer && !hs[2].is_writer);
     assert_eq!(pool.writer(), Some(format!("127.0.0.1:{}", p.port())));
+    // Every host's threads and the monitor exit (the monitor may be in a
+    // check, bounded by ping_timeout).
+    let started = Instant::now();
+    assert!(
+        pool.close_and_join(Duration::from_secs(10)),
+        "pool threads still running after {:?}",
+        started.elapsed()
+    );
 }
 
 /// Incident B: replica connections left idle past the replica's wait_timeout

@@ -376,13 +376,15 @@ pub extern "C" fn staunch_pool_close(
 /// no-op. Connections still borrowed stay valid handles: they report
 /// STAUNCH_CLOSED on use and must still be freed with `staunch_conn_free`.
 ///
-/// If no connection handle of the pool is left, it first waits until the
-/// pool's threads have finished their work and let go of the pool (they are
-/// exiting; nothing of the pool runs any more), normally well under a
-/// millisecond, at most 1 s; their events until then reach the callback.
-/// Once this returns, the event callback is not called again for this pool
-/// (it waits for callbacks running on other threads to return). Must be the last call on this pool handle, and must not run
-/// concurrently with other calls on it.
+/// It first waits until the pool's threads have exited (joined), normally
+/// well under a millisecond, at most 1 s (a connect stuck where it cannot be
+/// cut off, such as a host name lookup, is left to finish on its own); their
+/// events until then reach the callback. Once this returns, the event
+/// callback is not called again for this pool (it waits for callbacks
+/// running on other threads to return), and, unless connection handles of
+/// the pool are left, nothing of the pool runs any more. Must be the last
+/// call on this pool handle, and must not run concurrently with other calls
+/// on it.
 #[no_mangle]
 pub extern "C" fn staunch_pool_free(pool: *mut staunch_pool) {
     guard_value((), || {
@@ -391,20 +393,23 @@ pub extern "C" fn staunch_pool_free(pool: *mut staunch_pool) {
         }
         // SAFETY: created by staunch_pool_open*, freed once (contract).
         let core = unsafe { Box::from_raw(pool) }.core;
-        core.pool.close();
+        // The pool's threads exit once it is closed, borrowed connections or
+        // not; the callback gate stays open meanwhile, so that the events of
+        // their last moments (a connect completing as it closed) still reach
+        // the callback.
+        let deadline = Instant::now() + THREADS_EXIT_WAIT;
+        core.pool.close_and_join(THREADS_EXIT_WAIT);
         // Connection handles out keep the pool's shared state (and so the
-        // listener) alive: then there is nothing to wait for now.
+        // listener) alive: nothing more to wait for.
         let core = match Arc::try_unwrap(core) {
             Ok(core) => core,
             Err(core) => return core.listener.shut(),
         };
         let PoolCore { pool, listener } = core;
         drop(pool);
-        // The shared state holds the other reference to the listener until
-        // the last pool thread lets go of it. The gate stays open until then,
-        // so that the events of the pool's last moments (a connect completing
-        // as it closed) still reach the callback.
-        let deadline = Instant::now() + THREADS_EXIT_WAIT;
+        // Joined: no pool thread holds the shared state, which the drop above
+        // freed along with its reference to the listener. Should a thread
+        // have missed the deadline, give it what is left of it.
         while Arc::strong_count(&listener) > 1 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_micros(200));
         }

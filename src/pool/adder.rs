@@ -59,11 +59,16 @@ pub(crate) fn spawn<C: Connector>(s: &Arc<Shared<C>>) -> std::io::Result<()> {
             }
             s2.adders.fetch_sub(1, SeqCst);
         });
-    if let Err(e) = r {
-        s.adders.fetch_sub(1, SeqCst);
-        return Err(e);
+    match r {
+        Ok(handle) => {
+            s.keep_thread(handle);
+            Ok(())
+        }
+        Err(e) => {
+            s.adders.fetch_sub(1, SeqCst);
+            Err(e)
+        }
     }
-    Ok(())
 }
 
 fn run<C: Connector>(s: &Arc<Shared<C>>) {
@@ -222,16 +227,17 @@ fn connect_caught<C: Connector>(s: &Shared<C>, attempt: &ConnectAttempt) -> Resu
 }
 
 pub(crate) fn spawn_watchdog<C: Connector>(s: &Arc<Shared<C>>) -> std::io::Result<()> {
-    let s = s.clone();
-    std::thread::Builder::new()
+    let s2 = s.clone();
+    let handle = std::thread::Builder::new()
         .name("staunch-watchdog".into())
         .spawn(move || loop {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| watchdog(&s)));
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| watchdog(&s2)));
             match r {
                 Ok(()) => break,
                 Err(_) => log::error!(target: "staunch", "watchdog panicked; continuing"),
             }
         })?;
+    s.keep_thread(handle);
     Ok(())
 }
 

@@ -38,10 +38,11 @@ fn tick<C: Connector>(s: &Shared<C>) -> Duration {
 }
 
 pub(crate) fn spawn<C: Connector>(s: &Arc<Shared<C>>) -> std::io::Result<()> {
-    let s = s.clone();
-    std::thread::Builder::new()
+    let s2 = s.clone();
+    let handle = std::thread::Builder::new()
         .name("staunch-housekeeper".into())
         .spawn(move || {
+            let s = s2;
             let period = tick(&s);
             loop {
                 crossbeam_channel::select! {
@@ -58,6 +59,7 @@ pub(crate) fn spawn<C: Connector>(s: &Arc<Shared<C>>) -> std::io::Result<()> {
                 }
             }
         })?;
+    s.keep_thread(handle);
     Ok(())
 }
 

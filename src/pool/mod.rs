@@ -118,11 +118,40 @@ pub(crate) struct Shared<C: Connector> {
     pub wake_housekeeper: Sender<()>,
     pub wake_housekeeper_rx: Receiver<()>,
     pub health: Mutex<Health>,
+    /// The pool's threads (adders, housekeeper, watchdog), for
+    /// `close_and_join`; finished ones are dropped as new ones start.
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
     pub bypass_ns: u64,
     pub leak_ns: u64,
 }
 
 impl<C: Connector> Shared<C> {
+    /// Keeps a pool thread's handle for `join_threads`.
+    pub(crate) fn keep_thread(&self, handle: std::thread::JoinHandle<()>) {
+        let mut threads = lock(&self.threads);
+        threads.retain(|h| !h.is_finished());
+        threads.push(handle);
+    }
+
+    /// Joins the pool's threads (after close, they are on their way out),
+    /// giving up on those still running at `deadline` (left detached; they
+    /// exit on their own). True when every one was joined. The calling
+    /// thread, if it is one of them, is skipped (and counts as not joined).
+    pub(crate) fn join_threads(&self, deadline: Instant) -> bool {
+        let mut all = true;
+        // Taken in rounds: a thread started while the pool closed (an extra
+        // adder) adds its handle after the first take.
+        loop {
+            let handles = std::mem::take(&mut *lock(&self.threads));
+            if handles.is_empty() {
+                return all;
+            }
+            for h in handles {
+                all &= crate::sync::join_until(h, deadline);
+            }
+        }
+    }
+
     pub fn emit(&self, e: Event) {
         let l = &self.listener;
         if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| l.on_event(&e))).is_err() {
@@ -647,6 +676,7 @@ impl<C: Connector> Pool<C> {
             wake_housekeeper,
             wake_housekeeper_rx,
             health: Mutex::new(Health::default()),
+            threads: Mutex::new(Vec::new()),
         });
         let started = (0..shared.cfg.adder_threads)
             .try_for_each(|_| adder::spawn(&shared))
@@ -877,6 +907,22 @@ impl<C: Connector> Pool<C> {
     /// background threads to exit, which they do promptly on their own.
     pub fn close(&self) {
         self.shared.close();
+    }
+
+    /// [`close`](Pool::close), then waits until the pool's threads have
+    /// exited, at most until `timeout` has passed since the call (then gives
+    /// up on the rest, which exit on their own). Returns whether every
+    /// thread exited in time. For a caller that must know nothing of the
+    /// pool runs any more (before unloading the library, say); called from a
+    /// pool thread (an event listener), it cannot join that thread.
+    pub fn close_and_join(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        self.close();
+        self.join_threads(deadline)
+    }
+
+    pub(crate) fn join_threads(&self, deadline: Instant) -> bool {
+        self.shared.join_threads(deadline)
     }
 
     /// Whether [`close`](Pool::close) was called.

@@ -19,6 +19,9 @@ struct Script {
     reject: AtomicBool,
     /// Connects block until cancelled by the watchdog.
     hang: AtomicBool,
+    /// A cut-off hanging connect takes this long to return (a thread slow
+    /// to wind down).
+    hang_exit_ms: AtomicUsize,
     /// Validation fails.
     invalid: AtomicBool,
     /// Validation takes this many milliseconds.
@@ -65,6 +68,10 @@ impl Connector for Fake {
             while !*cut {
                 cut = gate.1.wait(cut).unwrap();
             }
+            drop(cut);
+            thread::sleep(Duration::from_millis(
+                self.s.hang_exit_ms.load(SeqCst) as u64
+            ));
             return Err(Error::new(
                 ErrorKind::Connect,
                 format!("cut off: {}", attempt.cancelled().unwrap()),
@@ -459,6 +466,47 @@ fn a_panic_in_keepalive_costs_the_connection_not_the_slot() {
     assert_eq!((st.total, st.reserved), (0, 0), "{st:?}");
     let c = p.get_timeout(Duration::from_secs(3)).unwrap();
     assert_eq!(c.n, 2);
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "real-time bounds: Miri runs the pool ~100x slower")]
+fn close_and_join_returns_once_the_threads_have_exited() {
+    let (p, s) = pool(PoolConfig {
+        max_size: 1,
+        connect_timeout: Duration::from_secs(30),
+        ..cfg()
+    });
+    // An adder stuck in a connect that, once cut off by close, takes 300 ms
+    // to return: close alone returns before it has.
+    s.hang.store(true, SeqCst);
+    s.hang_exit_ms.store(300, SeqCst);
+    assert!(p.get_timeout(Duration::from_millis(20)).is_err());
+    eventually("a connect is running", || p.stats().connecting == 1);
+    let started = Instant::now();
+    assert!(p.close_and_join(Duration::from_secs(5)));
+    assert!(
+        started.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        started.elapsed()
+    );
+    // Only this handle and its owner hold the pool now: no thread does.
+    assert_eq!(Arc::strong_count(&p.shared), 2);
+    assert!(lock(&p.shared.threads).is_empty());
+
+    // A thread that cannot exit in time is reported, not waited past.
+    let (p, s) = pool(PoolConfig {
+        max_size: 1,
+        connect_timeout: Duration::from_secs(30),
+        ..cfg()
+    });
+    s.hang.store(true, SeqCst);
+    s.hang_exit_ms.store(2000, SeqCst);
+    assert!(p.get_timeout(Duration::from_millis(20)).is_err());
+    eventually("a connect is running", || p.stats().connecting == 1);
+    let started = Instant::now();
+    assert!(!p.close_and_join(Duration::from_millis(200)));
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(1000), "gave up after {took:?}");
 }
 
 #[test]

@@ -83,6 +83,8 @@ pub(crate) struct Topo {
     pub stop_tx: Mutex<Option<crossbeam_channel::Sender<()>>>,
     pub stop_rx: crossbeam_channel::Receiver<()>,
     pub secondary_check: Option<SecondaryCheck>,
+    /// The monitor thread, for `close_and_join`.
+    pub monitor: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// A user-supplied secondary check: given the suspected primary's
@@ -242,14 +244,18 @@ impl Pool {
             stop_tx: Mutex::new(Some(stop_tx)),
             stop_rx,
             secondary_check,
+            monitor: Mutex::new(None),
         });
         if t.cfg.monitor_enabled() {
-            if let Err(e) = monitor::spawn(&t) {
-                close(&t);
-                return Err(Error::new(
-                    ErrorKind::Internal,
-                    format!("cannot start the monitor thread: {e}"),
-                ));
+            match monitor::spawn(&t) {
+                Ok(handle) => *lock(&t.monitor) = Some(handle),
+                Err(e) => {
+                    close(&t);
+                    return Err(Error::new(
+                        ErrorKind::Internal,
+                        format!("cannot start the monitor thread: {e}"),
+                    ));
+                }
             }
         }
         Ok(Pool {
@@ -406,6 +412,26 @@ impl Pool {
     /// Closes the pool (every host, the monitor). Idempotent.
     pub fn close(&self) {
         close(&self.t);
+    }
+
+    /// [`close`](Pool::close), then waits until the pool's threads (each
+    /// host's adders, housekeeper and watchdog, and the monitor) have exited,
+    /// at most until `timeout` has passed since the call; gives up on the
+    /// rest, which exit on their own. Returns whether every thread exited in
+    /// time. A monitor probe stuck past `ping_timeout` was already abandoned
+    /// by the monitor and is not waited for. Called from a pool thread (an
+    /// event listener), it cannot join that thread.
+    pub fn close_and_join(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        close(&self.t);
+        let mut all = true;
+        if let Some(m) = lock(&self.t.monitor).take() {
+            all &= crate::sync::join_until(m, deadline);
+        }
+        for h in &self.t.hosts {
+            all &= h.pool.join_threads(deadline);
+        }
+        all
     }
 
     /// Whether [`close`](Pool::close) was called.

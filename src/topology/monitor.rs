@@ -47,7 +47,7 @@ use crate::connector::{ConnectAttempt, Connector, MysqlConnector};
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::Event;
 
-pub(super) fn spawn(t: &Arc<Topo>) -> std::io::Result<()> {
+pub(super) fn spawn(t: &Arc<Topo>) -> std::io::Result<std::thread::JoinHandle<()>> {
     let t = t.clone();
     std::thread::Builder::new()
         .name("staunch-monitor".into())
@@ -60,8 +60,7 @@ pub(super) fn spawn(t: &Arc<Topo>) -> std::io::Result<()> {
                     Err(_) => log::error!(target: "staunch", "monitor panicked; continuing"),
                 }
             }
-        })?;
-    Ok(())
+        })
 }
 
 struct Monitor {
