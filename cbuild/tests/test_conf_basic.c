@@ -33,9 +33,8 @@ int main(void) {
     OK(staunch_pool_close, pool); /* idempotent */
     FAILS(STAUNCH_CLOSED, "closed", staunch_pool_get, pool, 100, &conn);
     staunch_pool_free(pool);
-    /* No connection handle out: free waited until the pool's threads let go
-     * of the pool; they are gone moments later (the last instructions of a
-     * thread's exit are not observable from here). No thread stays stuck. */
+    /* Free joined the pool's threads: none is left (the kernel may list a
+     * joined thread for a moment longer; hence the short wait). */
     uint64_t deadline = now_ms() + 100 + slack_ms();
     while (count_staunch_threads() > 0 && now_ms() < deadline) sleep_ms(1);
     CHECKF(count_staunch_threads() == 0, "%d staunch threads left", count_staunch_threads());

@@ -53,39 +53,11 @@ void check_fails_at(const char *file, int line, const char *call, staunch_status
     staunch_error_free(err);
 }
 
-static int count_threads(void) {
-    DIR *d = opendir("/proc/self/task");
-    if (d == NULL) return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (e->d_name[0] != '.') n++;
-    closedir(d);
-    return n;
-}
-
-/* At exit, wait (up to 3 s) for every other thread to end. staunch_pool_free
- * waits until the pool's threads have let go of the pool, but cannot join them
- * (the core keeps no join handles), so a pool thread may still be running its
- * last instructions when main returns; valgrind would then report its glibc
- * thread block as "possibly lost". Every test joins its own threads, so any
- * thread left after 3 s is a pool thread that did not exit: valgrind reports
- * it, which is what we want. */
-static void wait_other_threads(void) {
-    uint64_t deadline = now_ms() + 3000;
-    while (count_threads() > 1 && now_ms() < deadline) sleep_ms(5);
-}
-
 const char *test_url(void) {
-    static int hooked = 0;
     const char *u = getenv("STAUNCH_TEST_URL");
     if (u == NULL || u[0] == '\0') {
         fprintf(stderr, "STAUNCH_TEST_URL is not set: skipped\n");
         exit(TEST_SKIP);
-    }
-    if (!hooked) {
-        hooked = 1;
-        atexit(wait_other_threads);
     }
     return u;
 }
