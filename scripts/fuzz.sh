@@ -33,8 +33,8 @@ trap 'rm -rf "$work"' EXIT
 
 failed=()
 cd fuzz
-# Leaks on the threads a pool spawns are thread-exit races, not leaks (see
-# the file); leaks on the calling thread are still reported.
+# Leaks on the detached probe threads of a topology monitor are thread-exit
+# races, not leaks (see the file); leaks on the calling thread are reported.
 export LSAN_OPTIONS="suppressions=$PWD/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 for target in $(cargo +nightly fuzz list); do
   mkdir -p "$work/$target" "artifacts/$target"
