@@ -466,9 +466,8 @@ fn a_panic_in_validate_or_recycle_costs_the_connection_not_the_slot() {
     drop(c);
 }
 
-#[test]
-#[cfg_attr(miri, ignore = "real-time bounds: Miri runs the pool ~100x slower")]
-fn a_panic_in_keepalive_costs_the_connection_not_the_slot() {
+/// A pool of one with a keepalive every 20 ms, its connection idle.
+fn one_idle_with_keepalive() -> (Pool<Fake>, Arc<Script>) {
     let (p, s) = pool(PoolConfig {
         max_size: 1,
         keepalive_interval: Some(Duration::from_millis(20)),
@@ -476,6 +475,13 @@ fn a_panic_in_keepalive_costs_the_connection_not_the_slot() {
         ..cfg()
     });
     drop(p.get().unwrap());
+    (p, s)
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "real-time bounds: Miri runs the pool ~100x slower")]
+fn a_panic_in_keepalive_costs_the_connection_not_the_slot() {
+    let (p, s) = one_idle_with_keepalive();
     s.panic_checks.store(1, SeqCst);
     eventually("the keepalive panicked", || p.stats().closed_broken == 1);
     let st = p.stats();
@@ -484,41 +490,36 @@ fn a_panic_in_keepalive_costs_the_connection_not_the_slot() {
     assert_eq!(c.n, 2);
 }
 
-#[test]
-#[cfg_attr(miri, ignore = "real-time bounds: Miri runs the pool ~100x slower")]
-fn close_and_join_returns_once_the_threads_have_exited() {
+/// A pool of one whose adder is stuck in a connect that, once cut off,
+/// takes `exit_ms` to return (a thread slow to wind down).
+fn stuck_in_connect(exit_ms: usize) -> Pool<Fake> {
     let (p, s) = pool(PoolConfig {
         max_size: 1,
         connect_timeout: Duration::from_secs(30),
         ..cfg()
     });
-    // An adder stuck in a connect that, once cut off by close, takes 300 ms
-    // to return: close alone returns before it has.
     s.hang.store(true, SeqCst);
-    s.hang_exit_ms.store(300, SeqCst);
+    s.hang_exit_ms.store(exit_ms, SeqCst);
     assert!(p.get_timeout(Duration::from_millis(20)).is_err());
     eventually("a connect is running", || p.stats().connecting == 1);
+    p
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "real-time bounds: Miri runs the pool ~100x slower")]
+fn close_and_join_returns_once_the_threads_have_exited() {
+    // close alone returns before the adder has.
+    let p = stuck_in_connect(300);
     let started = Instant::now();
     assert!(p.close_and_join(Duration::from_secs(5)));
-    assert!(
-        started.elapsed() >= Duration::from_millis(250),
-        "{:?}",
-        started.elapsed()
-    );
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(250), "{took:?}");
     // Only this handle and its owner hold the pool now: no thread does.
     assert_eq!(Arc::strong_count(&p.shared), 2);
     assert!(lock(&p.shared.threads).is_empty());
 
     // A thread that cannot exit in time is reported, not waited past.
-    let (p, s) = pool(PoolConfig {
-        max_size: 1,
-        connect_timeout: Duration::from_secs(30),
-        ..cfg()
-    });
-    s.hang.store(true, SeqCst);
-    s.hang_exit_ms.store(2000, SeqCst);
-    assert!(p.get_timeout(Duration::from_millis(20)).is_err());
-    eventually("a connect is running", || p.stats().connecting == 1);
+    let p = stuck_in_connect(2000);
     let started = Instant::now();
     assert!(!p.close_and_join(Duration::from_millis(200)));
     let took = started.elapsed();
@@ -530,13 +531,7 @@ fn close_waits_for_a_connection_a_pool_thread_holds() {
     // A keepalive check is running (the housekeeper holds the entry
     // RESERVED) when close is called: close cannot take the entry, and must
     // not return until the housekeeper, letting go, has closed it.
-    let (p, s) = pool(PoolConfig {
-        max_size: 1,
-        keepalive_interval: Some(Duration::from_millis(20)),
-        alive_bypass_window: Duration::from_secs(60),
-        ..cfg()
-    });
-    drop(p.get().unwrap());
+    let (p, s) = one_idle_with_keepalive();
     s.validate_ms.store(300, SeqCst);
     eventually("a keepalive ran", || s.validations.load(SeqCst) > 0);
     assert_eq!(p.stats().reserved, 1, "the keepalive holds the entry");
