@@ -42,11 +42,16 @@ if [ "${1:-}" = "--run-passes" ]; then
         # and 8 x 50 instead of 8 x 500 checkouts in conf_threads. The
         # examples run too: they return from main right after
         # staunch_pool_free, which joins the pool's threads, so no thread of
-        # ours is left for valgrind to find half-exited.
+        # ours is left for valgrind to find half-exited. tls_connect is left
+        # out: ring's AES-GCM is assembly (from BoringSSL) that memcheck
+        # follows as uninitialised data (it reports a conditional jump in
+        # ring's open_within and uninitialised bytes in rustls's writev), the
+        # false positive OpenSSL's GCM assembly is known for; the plain and
+        # ASan+UBSan passes run it.
         sep='?'; case $STAUNCH_TEST_URL in *\?*) sep='&' ;; esac
         STAUNCH_TEST_URL="$STAUNCH_TEST_URL${sep}connect_timeout=30s&connection_timeout=60s" \
         STAUNCH_TEST_SLACK_MS=3000 STAUNCH_TEST_THREAD_ROUNDS=50 \
-          ctest --test-dir cbuild/build-valgrind --output-on-failure \
+          ctest --test-dir cbuild/build-valgrind --output-on-failure -E '^tls_connect$' \
           || failed+=("$pass") ;;
       install)
         "$ROOT/scripts/c-install-check.sh" || failed+=("$pass") ;;
