@@ -954,9 +954,6 @@ fn fold_set<P: Protocol, U>(
     Ok(acc)
 }
 
-/// Reads what is left of an answer, every result set to its end; an error
-/// there (the caller already has what it asked for) marks the connection
-/// broken.
 /// The first row of an answer; the rest is read off (see `settle`).
 fn first_row<P: Protocol>(
     flags: &mut u8,
@@ -967,6 +964,9 @@ fn first_row<P: Protocol>(
     first
 }
 
+/// Reads what is left of an answer, every result set to its end; an error
+/// there (the caller already has what it asked for) marks the connection
+/// broken.
 fn settle<P: Protocol>(flags: &mut u8, r: &mut QueryResult<'_, '_, '_, P>) {
     let rest = (|| {
         while let Some(set) = r.iter() {
