@@ -18,21 +18,33 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     }
 }
 
-/// Joins a thread if it exits by `deadline`; else leaves it running
-/// (detached) and returns false. False at once for the calling thread itself.
-pub(crate) fn join_until(h: std::thread::JoinHandle<()>, deadline: std::time::Instant) -> bool {
+/// Calls `done` until it returns true or `deadline` passes, sleeping in
+/// between (20 µs, doubling up to 5 ms: short waits end quickly, long ones
+/// cost little). Returns `done`'s last answer.
+pub(crate) fn poll_until(deadline: std::time::Instant, mut done: impl FnMut() -> bool) -> bool {
     use std::time::{Duration, Instant};
-    if h.thread().id() == std::thread::current().id() {
-        return false;
-    }
     let mut pause = Duration::from_micros(20);
-    while !h.is_finished() && Instant::now() < deadline {
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(5));
     }
+}
+
+/// Joins a thread if it exits by `deadline`; else leaves it running
+/// (detached) and returns false. False at once for the calling thread itself.
+pub(crate) fn join_until(h: std::thread::JoinHandle<()>, deadline: std::time::Instant) -> bool {
+    if h.thread().id() == std::thread::current().id() {
+        return false;
+    }
     // Finished: its closure returned (pool threads catch their panics), and
     // join waits for the rest of its exit (thread-local destructors).
-    h.is_finished() && h.join().is_ok()
+    poll_until(deadline, || h.is_finished()) && h.join().is_ok()
 }
 
 /// The primitives of the model-checked code: loom's under `cfg(loom)`.

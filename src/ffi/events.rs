@@ -8,10 +8,9 @@
 //! or connections freed later.
 //!
 //! Every pool opened from C gets an `FfiListener`, with or without a callback
-//! (without one, events go to the `log` crate as in Rust). The pool's shared
-//! state owns it, so it doubles as a liveness probe: once only the C handle
-//! holds it, the shared state is gone, and with it every pool thread
-//! (`staunch_pool_free` waits for that, see `super::pool`).
+//! (without one, events go to the `log` crate as in Rust). `staunch_pool_free`
+//! shuts its gate after joining the pool's threads, so their last events
+//! still reach the callback (see `super::pool`).
 
 use std::ffi::{c_char, c_void, CString};
 use std::sync::{Arc, RwLock};

@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::conn::staunch_conn;
 use super::error::{staunch_error, staunch_status, Failure};
@@ -28,13 +28,11 @@ impl std::fmt::Debug for staunch_pool {
 }
 
 /// What the pool handle and every connection handle borrowed from it share.
-/// The strong count tells `staunch_pool_free` whether connection handles are
-/// still out.
 #[derive(Debug)]
 pub(crate) struct PoolCore {
     pub pool: Pool,
-    /// Installed in the pool (which owns the other reference while its
-    /// shared state lives): the C callback's gate, and a liveness probe.
+    /// Installed in the pool (which holds the other reference): the C
+    /// callback's gate, which `staunch_pool_free` shuts.
     listener: Arc<FfiListener>,
 }
 
@@ -394,26 +392,12 @@ pub extern "C" fn staunch_pool_free(pool: *mut staunch_pool) {
         // SAFETY: created by staunch_pool_open*, freed once (contract).
         let core = unsafe { Box::from_raw(pool) }.core;
         // The pool's threads exit once it is closed, borrowed connections or
-        // not; the callback gate stays open meanwhile, so that the events of
-        // their last moments (a connect completing as it closed) still reach
-        // the callback.
-        let deadline = Instant::now() + THREADS_EXIT_WAIT;
+        // not; the callback gate stays open until they have, so that the
+        // events of their last moments (a connect completing as it closed)
+        // still reach the callback. Connection handles still out keep the
+        // rest of the pool (and the listener) alive until they are freed.
         core.pool.close_and_join(THREADS_EXIT_WAIT);
-        // Connection handles out keep the pool's shared state (and so the
-        // listener) alive: nothing more to wait for.
-        let core = match Arc::try_unwrap(core) {
-            Ok(core) => core,
-            Err(core) => return core.listener.shut(),
-        };
-        let PoolCore { pool, listener } = core;
-        drop(pool);
-        // Joined: no pool thread holds the shared state, which the drop above
-        // freed along with its reference to the listener. Should a thread
-        // have missed the deadline, give it what is left of it.
-        while Arc::strong_count(&listener) > 1 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        listener.shut();
+        core.listener.shut();
     })
 }
 
@@ -426,6 +410,7 @@ mod tests {
     use std::ffi::{c_void, CStr, CString};
     use std::ptr;
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::time::Instant;
 
     static FAILED: AtomicUsize = AtomicUsize::new(0);
     static FINALIZED: AtomicUsize = AtomicUsize::new(0);

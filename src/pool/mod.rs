@@ -547,8 +547,7 @@ impl<C: Connector> Shared<C> {
     /// are still open, and the events of the others have been emitted.
     fn close_unborrowed(&self) {
         let deadline = Instant::now() + self.cfg.validation_timeout + CLOSE_WAIT_SLACK;
-        let mut pause = Duration::from_micros(20);
-        loop {
+        crate::sync::poll_until(deadline, || {
             let mut held = false;
             for idx in 0..self.bag.slots.len() {
                 match self.bag.slots[idx].state.load(SeqCst) {
@@ -559,12 +558,8 @@ impl<C: Connector> Shared<C> {
                     _ => {}
                 }
             }
-            if !held || Instant::now() >= deadline {
-                return;
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(5));
-        }
+            !held
+        });
     }
 }
 
