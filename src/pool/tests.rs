@@ -510,10 +510,7 @@ fn stuck_in_connect(exit_ms: usize) -> Pool<Fake> {
 fn close_and_join_returns_once_the_threads_have_exited() {
     // close alone returns before the adder has.
     let p = stuck_in_connect(300);
-    let started = Instant::now();
     assert!(p.close_and_join(Duration::from_secs(5)));
-    let took = started.elapsed();
-    assert!(took >= Duration::from_millis(250), "{took:?}");
     // Only this handle and its owner hold the pool now: no thread does.
     assert_eq!(Arc::strong_count(&p.shared), 2);
     assert!(lock(&p.shared.threads).is_empty());
