@@ -15,19 +15,6 @@ static const char *env_or_skip(const char *name) {
     return v;
 }
 
-/* The TLS version of the session, as the server reports it ("" when plain). */
-static void ssl_version(staunch_conn *conn, char *out, size_t n) {
-    staunch_rows *rows = NULL;
-    OK(staunch_conn_query, conn, "SHOW SESSION STATUS LIKE 'Ssl_version'", NULL, 0, &rows);
-    bool has = false;
-    OK(staunch_rows_next, rows, &has);
-    CHECK(has);
-    const char *v = NULL;
-    OK(staunch_rows_get_text, rows, 1, &v, NULL);
-    snprintf(out, n, "%s", v);
-    staunch_rows_free(rows);
-}
-
 /* Opens a pool on `base` with `params` appended, gets a connection and
  * returns its session's TLS version in `out`. */
 static void connect_and_check(const char *base, const char *params, char *out, size_t n) {
@@ -37,7 +24,9 @@ static void connect_and_check(const char *base, const char *params, char *out, s
     OK(staunch_pool_open, url, &pool);
     staunch_conn *conn = NULL;
     OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &conn);
-    ssl_version(conn, out, n);
+    /* The TLS version of the session, as the server reports it ("" when
+     * plaintext). */
+    query_text(conn, "SHOW SESSION STATUS LIKE 'Ssl_version'", 1, out, n);
     CHECK(query_i64(conn, "SELECT 6 * 7") == 42);
     staunch_conn_free(conn);
     staunch_pool_free(pool);

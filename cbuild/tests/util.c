@@ -133,7 +133,8 @@ void exec_sql(staunch_conn *c, const char *sql) {
     CHECKF(st == STAUNCH_OK, "%s: %s", sql, staunch_error_message(err));
 }
 
-int64_t query_i64(staunch_conn *c, const char *sql) {
+/* The rows of `sql`, positioned on the first row (there must be one). */
+static staunch_rows *first_row(staunch_conn *c, const char *sql) {
     staunch_rows *rows = NULL;
     staunch_error *err = NULL;
     staunch_status st = staunch_conn_query(c, sql, NULL, 0, &rows, &err);
@@ -141,10 +142,24 @@ int64_t query_i64(staunch_conn *c, const char *sql) {
     bool has = false;
     OK(staunch_rows_next, rows, &has);
     CHECKF(has, "%s: no row", sql);
+    return rows;
+}
+
+int64_t query_i64(staunch_conn *c, const char *sql) {
+    staunch_rows *rows = first_row(c, sql);
     int64_t v = 0;
     OK(staunch_rows_get_i64, rows, 0, &v);
     staunch_rows_free(rows);
     return v;
+}
+
+void query_text(staunch_conn *c, const char *sql, size_t col, char *buf, size_t n) {
+    staunch_rows *rows = first_row(c, sql);
+    const char *v = NULL;
+    OK(staunch_rows_get_text, rows, col, &v, NULL);
+    CHECKF(strlen(v) < n, "%s: %zu bytes do not fit in %zu", sql, strlen(v), n);
+    snprintf(buf, n, "%s", v);
+    staunch_rows_free(rows);
 }
 
 uint64_t now_ms(void) {

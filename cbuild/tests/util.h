@@ -77,6 +77,8 @@ test_endpoint parse_url(const char *url);
 staunch_pool *open_pool(const char *params);
 void exec_sql(staunch_conn *c, const char *sql);
 int64_t query_i64(staunch_conn *c, const char *sql);
+/* Column `col` of the first row of `sql`, as text, copied into buf[n]. */
+void query_text(staunch_conn *c, const char *sql, size_t col, char *buf, size_t n);
 
 uint64_t now_ms(void);
 void sleep_ms(unsigned ms);
