@@ -19,8 +19,7 @@
 
 #[path = "common/mod.rs"]
 mod common;
-#[path = "../tests/support/mod.rs"]
-mod support;
+use staunch_testkit as support;
 
 use std::time::{Duration, Instant};
 

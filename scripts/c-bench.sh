@@ -14,7 +14,7 @@ fi
 
 # The library exactly as `cargo build --lib --release` makes it (see c-tests.sh).
 TARGET_DIR=${STAUNCH_C_TARGET_DIR:-$PWD/target/c-abi}
-cargo build --lib --release --target-dir "$TARGET_DIR"
+cargo build -p staunch --lib --release --target-dir "$TARGET_DIR"
 cmake -S cbuild -B cbuild/build-bench -DCMAKE_BUILD_TYPE=Release -DSTAUNCH_PROFILE=release \
   -DSTAUNCH_LINK=shared -DSTAUNCH_BUILD_TESTS=OFF -DSTAUNCH_CARGO_TARGET_DIR="$TARGET_DIR" >/dev/null
 cmake --build cbuild/build-bench --target bench_get_release >/dev/null

@@ -97,8 +97,8 @@ fi
 # libraries. The C side gets exactly what `cargo build --lib` makes.
 TARGET_DIR=${STAUNCH_C_TARGET_DIR:-$ROOT/target/c-abi}
 echo "== cargo build --lib (into $TARGET_DIR)"
-cargo build --lib --target-dir "$TARGET_DIR"
-if want valgrind; then cargo build --lib --release --target-dir "$TARGET_DIR"; fi
+cargo build -p staunch --lib --target-dir "$TARGET_DIR"
+if want valgrind; then cargo build -p staunch --lib --release --target-dir "$TARGET_DIR"; fi
 
 configure() {   # dir, cmake args...
   local dir=$1

@@ -23,4 +23,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
 fi
 # Isolation off: the pool reads the monotonic clock and names its threads.
 MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation}" \
-  cargo +nightly miri test --lib --target-dir target/miri "$@"
+  cargo +nightly miri test -p staunch --lib --target-dir target/miri "$@"

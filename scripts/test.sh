@@ -14,7 +14,7 @@ echo "== Rust: unit and integration tests (real MariaDB servers)"
 cargo test --no-fail-fast
 
 echo "== Rust: loom model of the entry state machine and hand-off"
-RUSTFLAGS="--cfg loom" cargo test --release --lib --target-dir target/loom loom_model
+RUSTFLAGS="--cfg loom" cargo test -p staunch --release --lib --target-dir target/loom loom_model
 
 echo "== chaos soak: 60 s, seed 1 (the debug build cargo test made)"
 SOAK_PROFILE=dev scripts/soak.sh 60s 1 --quiet

@@ -11,4 +11,4 @@ rustup component add --toolchain nightly rust-src >/dev/null
 target="$(rustc -vV | sed -n 's/^host: //p')"
 RUSTFLAGS="-Zsanitizer=thread" RUSTDOCFLAGS="-Zsanitizer=thread" \
   TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}" \
-  cargo +nightly test -Zbuild-std --target "$target" --lib --target-dir target/tsan "$@"
+  cargo +nightly test -Zbuild-std --target "$target" -p staunch --lib --target-dir target/tsan "$@"

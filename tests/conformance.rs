@@ -1,7 +1,7 @@
 //! The conformance scenarios of ../shared/CONFORMANCE.md for the Rust face.
 //! Every other face (C, Python, Go, JVM) runs the same ids.
 
-mod support;
+use staunch_testkit as support;
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};

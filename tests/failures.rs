@@ -1,7 +1,7 @@
 //! How the pool behaves when the server or the application misbehaves, each
 //! against a real MariaDB started by the test.
 
-mod support;
+use staunch_testkit as support;
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};

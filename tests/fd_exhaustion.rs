@@ -5,7 +5,7 @@
 //! `RLIMIT_NOFILE` and fills every free descriptor, which would break any test
 //! running beside it in the same process.
 
-mod support;
+use staunch_testkit as support;
 
 use std::fs::File;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};

@@ -2,7 +2,7 @@
 //! Figures (longest wait, recovery time) are printed for the record; the
 //! assertions are the pool's documented bounds, with slack for a loaded CI box.
 
-mod support;
+use staunch_testkit as support;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,6 @@
 //! Knobs that change what the pool does, each shown against a real server.
 
-mod support;
+use staunch_testkit as support;
 
 use std::thread;
 use std::time::{Duration, Instant};

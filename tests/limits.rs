@@ -5,7 +5,7 @@
 //! max_connections is in tests/failures.rs; running out of file descriptors
 //! in tests/fd_exhaustion.rs, a binary of its own.)
 
-mod support;
+use staunch_testkit as support;
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};

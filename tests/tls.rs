@@ -2,7 +2,7 @@
 //! the test support with the `openssl` command line), and one fake server
 //! that never finishes the TLS handshake.
 
-mod support;
+use staunch_testkit as support;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

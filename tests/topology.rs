@@ -1,7 +1,7 @@
 //! Primary/replica routing and the primary monitor (incidents B and D),
 //! against a real MariaDB primary and replicas set up by the test support.
 
-mod support;
+use staunch_testkit as support;
 
 use std::sync::{Arc, Mutex};
 use std::thread;

@@ -17,14 +17,14 @@ use staunch::{Event, Pool};
 
 use crate::report::{Bounds, NotRun, Report, Verification};
 use crate::soak::{self, Planned, SoakFigures};
-use crate::support::mariadb::{APP_PASS, APP_USER, DB_NAME};
-use crate::support::{MariaDb, Mode, Proxy, ServerOpts};
 use crate::vitals::Vitals;
 use crate::workload::{
     self, fmt_d, lock, Acked, Kind, PhaseSpec, ProxyFault, Shared, Sink, Window,
 };
 use crate::{panic_text, race, signals};
 use crate::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SETUP};
+use staunch_testkit::mariadb::{APP_PASS, APP_USER, DB_NAME};
+use staunch_testkit::{MariaDb, Mode, Proxy, ServerOpts};
 
 pub struct Options {
     pub url: Option<String>,
@@ -690,7 +690,7 @@ fn setup_local() -> Result<Setup, String> {
         .collect();
     let url = format!(
         "mysql://{APP_USER}:{}@{}/{DB_NAME}?{}",
-        crate::support::mariadb::APP_PASS,
+        staunch_testkit::mariadb::APP_PASS,
         proxy.addr(),
         knobs.join("&")
     );

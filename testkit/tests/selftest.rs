@@ -1,7 +1,7 @@
 //! Self-tests of the integration-test support code (real MariaDB servers and
-//! the chaos proxy). Run with `cargo test --test support_selftest`.
+//! the chaos proxy). Run with `cargo test -p staunch-testkit`.
 
-mod support;
+use staunch_testkit as support;
 
 use std::io::{ErrorKind, Read};
 use std::net::{SocketAddr, TcpStream};

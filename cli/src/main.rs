@@ -9,11 +9,8 @@
 //! - `staunch monitor URL`: runs the primary monitor of a topology pool on
 //!   its own and prints what it finds, MHA-style, until Ctrl-C.
 //!
-//! The throwaway servers and the chaos proxy are the integration tests'
-//! support code, included here as a module (not copied).
-
-#[path = "../../../tests/support/mod.rs"]
-mod support;
+//! The throwaway servers and the chaos proxy come from the test kit
+//! (`staunch-testkit`), the same code the integration tests use.
 
 mod check;
 mod drill;

@@ -15,8 +15,8 @@ use mysql::prelude::Queryable;
 use staunch::MysqlConnector;
 
 use crate::signals;
-use crate::support::ownership::Instrumented;
 use crate::workload::{lock, RaceResult};
+use staunch_testkit::ownership::Instrumented;
 
 pub const BORROWERS: u64 = 8;
 pub const CONNECTIONS: usize = 3;

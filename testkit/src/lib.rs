@@ -1,0 +1,19 @@
+//! staunch's test kit: throwaway MariaDB servers, replication topologies and a
+//! chaos TCP proxy, for the library's integration tests, the `staunch drill`
+//! and, through the `staunch-testkit` command line, the Python, Go and JVM
+//! tests (one harness for every face).
+//!
+//! - [`MariaDb`]: a `mariadbd` of its own (temporary data directory, free
+//!   port, own socket) that a test can freeze, kill, restart, replicate from
+//!   and `KILL` connections on; cleaned up on drop, on panic and at exit.
+//! - [`Proxy`]: a TCP proxy whose [`Mode`] (pass, black hole, reset, latency,
+//!   drip, ...) and target change at run time.
+//! - [`ownership::Instrumented`]: a connector that counts two owners of one
+//!   connection at once (incident C).
+
+pub mod mariadb;
+pub mod ownership;
+pub mod proxy;
+
+pub use mariadb::{test_certs, MariaDb, ServerCert, ServerOpts};
+pub use proxy::{Mode, Proxy};
