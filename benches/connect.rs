@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
-use staunch::{ConnectAttempt, Connector, MysqlConnector};
+use staunch::pool::{ConnectAttempt, Connector};
+use staunch::MysqlConnector;
 
 use common::{median, percentile_sorted};
 

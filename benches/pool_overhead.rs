@@ -2,7 +2,7 @@
 //! connection, across pools:
 //!
 //! - `floor`: a crossbeam `ArrayQueue` pop + push (the least a pool can do);
-//! - `staunch`: the generic `staunch::pool::Pool` over a no-op `Connector`
+//! - `staunch`: the generic `staunch::pool::CorePool` over a no-op `Connector`
 //!   (housekeeping timers off, default `alive_bypass_window`);
 //! - `r2d2`: the same no-op connection behind `r2d2::ManageConnection`, with
 //!   r2d2's default config (`test_on_check_out = true`: `is_valid` on every
@@ -31,7 +31,7 @@ use std::sync::{Barrier, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
-use staunch::{ConnectAttempt, Connector};
+use staunch::pool::{ConnectAttempt, Connector};
 
 use common::{median, thread_cpu_ns};
 
@@ -201,7 +201,7 @@ const CONTENDERS: [&str; 5] = ["floor", "staunch", "r2d2", "r2d2-notest", "mutex
 
 struct Pools {
     floor: ArrayQueue<NoopConn>,
-    staunch: staunch::pool::Pool<NoopConnector>,
+    staunch: staunch::pool::CorePool<NoopConnector>,
     r2d2: r2d2::Pool<NoopManager>,
     r2d2_notest: r2d2::Pool<NoopManager>,
     mutex: MutexPool,
@@ -224,7 +224,7 @@ impl Pools {
             .pool()
             .clone();
         let staunch =
-            staunch::pool::Pool::with_connector(cfg, NoopConnector).expect("staunch pool");
+            staunch::pool::CorePool::with_connector(cfg, NoopConnector).expect("staunch pool");
         let t0 = Instant::now();
         while staunch.stats().idle < size {
             assert!(

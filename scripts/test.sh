@@ -10,8 +10,11 @@ cd "$(dirname "$0")/.."
 
 scripts/install-mariadb.sh
 
-echo "== Rust: unit and integration tests (real MariaDB servers)"
-cargo test --no-fail-fast
+echo "== Rust: unit and integration tests (real MariaDB servers), every crate of the workspace"
+cargo test --workspace --no-fail-fast
+
+echo "== fuzz: the committed corpus replayed through the targets' bodies (stable)"
+cargo test --manifest-path fuzz/Cargo.toml --target-dir target --lib
 
 echo "== Rust: loom model of the entry state machine and hand-off"
 RUSTFLAGS="--cfg loom" cargo test -p staunch --release --lib --target-dir target/loom loom_model

@@ -7,403 +7,16 @@
 //! names the knob; nothing panics.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::client::{ConnectConfig, TlsMode};
+use crate::duration::{parse_duration, parse_opt_duration};
 use crate::error::{Error, Result};
-
-/// Pool knobs, independent of MySQL. See [`Builder`] for what each one means.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PoolConfig {
-    pub(crate) max_size: usize,
-    pub(crate) min_idle: usize,
-    pub(crate) connection_timeout: Duration,
-    pub(crate) connect_timeout: Duration,
-    pub(crate) validation_timeout: Duration,
-    pub(crate) idle_timeout: Option<Duration>,
-    pub(crate) max_lifetime: Option<Duration>,
-    pub(crate) keepalive_interval: Option<Duration>,
-    pub(crate) leak_detection_threshold: Option<Duration>,
-    pub(crate) adder_threads: usize,
-    pub(crate) alive_bypass_window: Duration,
-    pub(crate) initialization_fail_timeout: Option<Duration>,
-}
-
-impl Default for PoolConfig {
-    fn default() -> Self {
-        PoolConfig {
-            max_size: 10,
-            min_idle: 0,
-            connection_timeout: Duration::from_secs(10),
-            connect_timeout: Duration::from_secs(3),
-            validation_timeout: Duration::from_secs(1),
-            idle_timeout: Some(Duration::from_secs(600)),
-            max_lifetime: Some(Duration::from_secs(1800)),
-            keepalive_interval: Some(Duration::from_secs(120)),
-            leak_detection_threshold: None,
-            adder_threads: 2,
-            alive_bypass_window: Duration::from_millis(500),
-            initialization_fail_timeout: None,
-        }
-    }
-}
-
-impl PoolConfig {
-    /// Most connections the pool holds (idle + in use).
-    pub fn max_size(&self) -> usize {
-        self.max_size
-    }
-    /// Fewest idle connections the housekeeper keeps.
-    pub fn min_idle(&self) -> usize {
-        self.min_idle
-    }
-    /// Longest `get()` waits.
-    pub fn connection_timeout(&self) -> Duration {
-        self.connection_timeout
-    }
-    /// Hard deadline of one whole connect.
-    pub fn connect_timeout(&self) -> Duration {
-        self.connect_timeout
-    }
-
-    /// Checks every range and every relation between knobs.
-    pub fn validate(&self) -> Result<()> {
-        fn range(knob: &str, v: Duration, min: Duration, max: Duration) -> Result<()> {
-            if v < min || v > max {
-                return Err(Error::config(format!(
-                    "{knob} must be between {} and {}, got {}",
-                    fmt_duration(min),
-                    fmt_duration(max),
-                    fmt_duration(v)
-                )));
-            }
-            Ok(())
-        }
-        let ms = Duration::from_millis;
-        let hour = Duration::from_secs(3600);
-        if self.max_size == 0 || self.max_size > MAX_POOL_SIZE {
-            return Err(Error::config(format!(
-                "max_size must be between 1 and {MAX_POOL_SIZE}, got {}",
-                self.max_size
-            )));
-        }
-        if self.min_idle > self.max_size {
-            return Err(Error::config(format!(
-                "min_idle ({}) must not exceed max_size ({})",
-                self.min_idle, self.max_size
-            )));
-        }
-        range("connection_timeout", self.connection_timeout, ms(1), hour)?;
-        range("connect_timeout", self.connect_timeout, ms(1), hour)?;
-        range("validation_timeout", self.validation_timeout, ms(1), hour)?;
-        range("alive_bypass_window", self.alive_bypass_window, ms(0), hour)?;
-        for (knob, v) in [
-            ("idle_timeout", self.idle_timeout),
-            ("max_lifetime", self.max_lifetime),
-            ("keepalive_interval", self.keepalive_interval),
-            ("leak_detection_threshold", self.leak_detection_threshold),
-        ] {
-            if let Some(v) = v {
-                range(knob, v, ms(10), Duration::from_secs(7 * 24 * 3600))?;
-            }
-        }
-        if let Some(v) = self.initialization_fail_timeout {
-            range("initialization_fail_timeout", v, ms(0), hour)?;
-        }
-        if self.adder_threads == 0 || self.adder_threads > 64 {
-            return Err(Error::config(format!(
-                "adder_threads must be between 1 and 64, got {}",
-                self.adder_threads
-            )));
-        }
-        if let (Some(k), Some(l)) = (self.keepalive_interval, self.max_lifetime) {
-            if k >= l {
-                return Err(Error::config(format!(
-                    "keepalive_interval ({}) must be shorter than max_lifetime ({}), or off",
-                    fmt_duration(k),
-                    fmt_duration(l)
-                )));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Largest `max_size` accepted.
-pub const MAX_POOL_SIZE: usize = 4096;
-
-/// Where and how to connect: the MySQL side of the configuration.
-#[derive(Clone, PartialEq)]
-pub struct ConnectConfig {
-    pub(crate) host: String,
-    pub(crate) port: u16,
-    pub(crate) socket: Option<String>,
-    pub(crate) user: Option<String>,
-    pub(crate) password: Option<String>,
-    pub(crate) database: Option<String>,
-    pub(crate) query_timeout: Option<Duration>,
-    pub(crate) reset_on_return: bool,
-    pub(crate) tls_mode: TlsMode,
-    pub(crate) tls_ca: Option<PathBuf>,
-    pub(crate) tls_cert: Option<PathBuf>,
-    pub(crate) tls_key: Option<PathBuf>,
-}
-
-/// Whether and how connections are encrypted (knob `tls_mode`).
-///
-/// The names and meanings follow MySQL's `--ssl-mode`. TLS is rustls (the
-/// `mysql` crate's `rustls-tls-ring`); the trust store for verification is
-/// `tls_ca` plus the Mozilla root certificates bundled by the `mysql` crate.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum TlsMode {
-    /// Plain TCP, no TLS (the default).
-    #[default]
-    Disabled,
-    /// TLS, without certificate verification, when the server's greeting
-    /// offers it (capability flag `CLIENT_SSL`); plaintext when it does not,
-    /// and over a unix socket. A TLS handshake that fails is an error, never a
-    /// silent fallback.
-    Preferred,
-    /// TLS or fail; the server certificate is not verified (protects against
-    /// eavesdropping, not against an active man in the middle).
-    Required,
-    /// TLS, and the server certificate must chain to `tls_ca`; the host name
-    /// is not checked.
-    VerifyCa,
-    /// TLS, the certificate must chain to a trusted CA and name the host of
-    /// the URL (DNS name or IP address in its subject alternative names).
-    VerifyIdentity,
-}
-
-impl TlsMode {
-    /// The knob's text form (`disabled`, `preferred`, `required`, `verify_ca`,
-    /// `verify_identity`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TlsMode::Disabled => "disabled",
-            TlsMode::Preferred => "preferred",
-            TlsMode::Required => "required",
-            TlsMode::VerifyCa => "verify_ca",
-            TlsMode::VerifyIdentity => "verify_identity",
-        }
-    }
-
-    /// Parses the knob's text form (case-insensitive).
-    pub fn parse(v: &str) -> Result<TlsMode> {
-        Ok(match v.trim().to_ascii_lowercase().as_str() {
-            "disabled" => TlsMode::Disabled,
-            "preferred" => TlsMode::Preferred,
-            "required" => TlsMode::Required,
-            "verify_ca" => TlsMode::VerifyCa,
-            "verify_identity" => TlsMode::VerifyIdentity,
-            _ => {
-                return Err(Error::config(format!(
-                    "tls_mode must be disabled, preferred, required, verify_ca or verify_identity, got {v:?}"
-                )))
-            }
-        })
-    }
-
-    /// Whether the server certificate is checked against a CA.
-    pub fn verifies(self) -> bool {
-        matches!(self, TlsMode::VerifyCa | TlsMode::VerifyIdentity)
-    }
-}
-
-impl fmt::Display for TlsMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Default for ConnectConfig {
-    fn default() -> Self {
-        ConnectConfig {
-            host: "127.0.0.1".into(),
-            port: 3306,
-            socket: None,
-            user: None,
-            password: None,
-            database: None,
-            query_timeout: None,
-            reset_on_return: false,
-            tls_mode: TlsMode::Disabled,
-            tls_ca: None,
-            tls_cert: None,
-            tls_key: None,
-        }
-    }
-}
-
-impl ConnectConfig {
-    /// `host:port`, or the socket path, for messages.
-    pub fn endpoint(&self) -> String {
-        match &self.socket {
-            Some(s) => format!("unix:{s}"),
-            None if self.host.contains(':') => format!("[{}]:{}", self.host, self.port),
-            None => format!("{}:{}", self.host, self.port),
-        }
-    }
-    /// The user name, if set.
-    pub fn user(&self) -> Option<&str> {
-        self.user.as_deref()
-    }
-    /// Whether and how connections are encrypted.
-    pub fn tls_mode(&self) -> TlsMode {
-        self.tls_mode
-    }
-    /// The CA certificate(s) file (PEM) server certificates are verified against.
-    pub fn tls_ca(&self) -> Option<&Path> {
-        self.tls_ca.as_deref()
-    }
-    /// The client certificate (chain) file (PEM).
-    pub fn tls_cert(&self) -> Option<&Path> {
-        self.tls_cert.as_deref()
-    }
-    /// The client private key file (PEM). Only its path is ever printed.
-    pub fn tls_key(&self) -> Option<&Path> {
-        self.tls_key.as_deref()
-    }
-
-    /// Checks the TLS knobs together, and that each file exists and holds
-    /// what it should (PEM). Key material is read but never printed.
-    fn validate_tls(&self) -> Result<()> {
-        let files = [
-            ("tls_ca", &self.tls_ca),
-            ("tls_cert", &self.tls_cert),
-            ("tls_key", &self.tls_key),
-        ];
-        if self.tls_mode == TlsMode::Disabled {
-            if let Some((knob, _)) = files.iter().find(|(_, v)| v.is_some()) {
-                return Err(Error::config(format!(
-                    "{knob} is set but tls_mode is disabled (the default): set tls_mode \
-                     (e.g. verify_identity) to use TLS"
-                )));
-            }
-            return Ok(());
-        }
-        match (&self.tls_cert, &self.tls_key) {
-            (Some(_), None) => {
-                return Err(Error::config(
-                    "tls_cert is set without tls_key: a client certificate needs its private key",
-                ))
-            }
-            (None, Some(_)) => {
-                return Err(Error::config(
-                    "tls_key is set without tls_cert: a client private key needs its certificate",
-                ))
-            }
-            _ => {}
-        }
-        if self.tls_mode == TlsMode::VerifyCa && self.tls_ca.is_none() {
-            return Err(Error::config(
-                "tls_mode=verify_ca needs tls_ca (the PEM file of the CA that signed the server's certificate)",
-            ));
-        }
-        if let Some(sock) = &self.socket {
-            if self.tls_mode != TlsMode::Preferred {
-                return Err(Error::config(format!(
-                    "tls_mode={} cannot be used with socket={sock}: connections through a unix \
-                     socket are never encrypted (use TCP, or tls_mode=preferred or disabled)",
-                    self.tls_mode
-                )));
-            }
-        }
-        if let Some(ca) = &self.tls_ca {
-            check_pem(ca, "tls_ca", PemWant::Certificates)?;
-        }
-        if let Some(cert) = &self.tls_cert {
-            check_pem(cert, "tls_cert", PemWant::Certificates)?;
-        }
-        if let Some(key) = &self.tls_key {
-            check_pem(key, "tls_key", PemWant::PrivateKey)?;
-        }
-        Ok(())
-    }
-}
-
-enum PemWant {
-    Certificates,
-    PrivateKey,
-}
-
-/// The largest TLS file read (a full public CA bundle is about 0.2 MiB).
-const MAX_PEM_FILE: u64 = 4 << 20;
-
-/// Reads `path` and checks it holds PEM certificates (at least one) or a PEM
-/// private key. The error names the knob and the file, never the contents.
-fn check_pem(path: &Path, knob: &str, want: PemWant) -> Result<()> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    use std::io::Read;
-    let shown = path.display();
-    let cannot = |e: std::io::Error| Error::config(format!("{knob}: cannot read {shown}: {e}"));
-    // Checked before opening: opening a FIFO blocks, and reading a device
-    // such as /dev/zero never ends.
-    if !std::fs::metadata(path).map_err(cannot)?.is_file() {
-        return Err(Error::config(format!(
-            "{knob}: {shown} is not a regular file"
-        )));
-    }
-    let mut data = Vec::new();
-    std::fs::File::open(path)
-        .map_err(cannot)?
-        .take(MAX_PEM_FILE + 1)
-        .read_to_end(&mut data)
-        .map_err(cannot)?;
-    if data.len() as u64 > MAX_PEM_FILE {
-        return Err(Error::config(format!(
-            "{knob}: {shown} is larger than {} MiB, too large for a PEM file",
-            MAX_PEM_FILE >> 20
-        )));
-    }
-    match want {
-        PemWant::Certificates => {
-            let mut n = 0;
-            for c in CertificateDer::pem_slice_iter(&data) {
-                if c.is_err() {
-                    return Err(Error::config(format!(
-                        "{knob}: {shown} has a malformed PEM certificate"
-                    )));
-                }
-                n += 1;
-            }
-            if n == 0 {
-                return Err(Error::config(format!(
-                    "{knob}: {shown} holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)"
-                )));
-            }
-        }
-        PemWant::PrivateKey => {
-            // Whatever the parser says may quote the file: say only what is wrong.
-            if PrivateKeyDer::from_pem_slice(&data).is_err() {
-                return Err(Error::config(format!(
-                    "{knob}: {shown} holds no PEM private key (expected -----BEGIN PRIVATE KEY-----, \
-                     -----BEGIN RSA PRIVATE KEY----- or -----BEGIN EC PRIVATE KEY-----)"
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-// The password never appears in Debug output (nor anywhere else we print).
-impl fmt::Debug for ConnectConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConnectConfig")
-            .field("endpoint", &self.endpoint())
-            .field("user", &self.user)
-            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
-            .field("database", &self.database)
-            .field("query_timeout", &self.query_timeout)
-            .field("reset_on_return", &self.reset_on_return)
-            .field("tls_mode", &self.tls_mode)
-            .field("tls_ca", &self.tls_ca)
-            .field("tls_cert", &self.tls_cert)
-            .field("tls_key", &self.tls_key)
-            .finish()
-    }
-}
+use crate::events::EventListener;
+use crate::pool::PoolConfig;
+use crate::topology::{PingType, SecondaryCheck, TopologyConfig};
 
 /// The whole configuration of a pool: where to connect and the pool knobs.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -413,135 +26,14 @@ pub struct Config {
     pub(crate) topology: TopologyConfig,
 }
 
-/// How the primary is probed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PingType {
-    /// A new connection each time (then `SELECT 1`).
-    Connect,
-    /// `SELECT 1` on a connection the monitor keeps.
-    Select,
-    /// Upsert a timestamp into `heartbeat_table` on a kept connection.
-    Insert,
-}
-
-/// MHA's list of server errors that prove the server is alive.
-pub const DEFAULT_ALIVE_ERROR_CODES: &[u16] = &[
-    1040, 1042, 1043, 1044, 1045, 1129, 1130, 1203, 1226, 1251, 1275,
-];
-
-/// Hosts, roles and the primary monitor (multi-host URLs).
-#[derive(Clone, PartialEq)]
-pub struct TopologyConfig {
-    /// Hosts after the first (the first is in `ConnectConfig`).
-    pub(crate) more_hosts: Vec<(String, u16)>,
-    pub(crate) replication: bool,
-    pub(crate) monitor: Option<bool>,
-    pub(crate) ping_type: PingType,
-    pub(crate) ping_interval: Duration,
-    pub(crate) ping_timeout: Duration,
-    pub(crate) failure_threshold: u32,
-    pub(crate) alive_error_codes: Vec<u16>,
-    pub(crate) secondary_check: bool,
-    pub(crate) max_replication_lag: Option<Duration>,
-    pub(crate) read_fallback: bool,
-    pub(crate) heartbeat_table: String,
-    pub(crate) min_failover_interval: Duration,
-    pub(crate) monitor_user: Option<String>,
-    pub(crate) monitor_password: Option<String>,
-}
-
-impl Default for TopologyConfig {
-    fn default() -> Self {
-        TopologyConfig {
-            more_hosts: Vec::new(),
-            replication: false,
-            monitor: None,
-            ping_type: PingType::Select,
-            ping_interval: Duration::from_secs(1),
-            ping_timeout: Duration::from_secs(2),
-            failure_threshold: 4,
-            alive_error_codes: DEFAULT_ALIVE_ERROR_CODES.to_vec(),
-            secondary_check: true,
-            max_replication_lag: Some(Duration::from_secs(30)),
-            read_fallback: true,
-            heartbeat_table: "staunch_heartbeat".into(),
-            min_failover_interval: Duration::from_secs(60),
-            monitor_user: None,
-            monitor_password: None,
-        }
-    }
-}
-
-impl fmt::Debug for TopologyConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TopologyConfig")
-            .field("more_hosts", &self.more_hosts)
-            .field("replication", &self.replication)
-            .field("monitor", &self.monitor_enabled())
-            .field("ping_type", &self.ping_type)
-            .field("ping_interval", &self.ping_interval)
-            .field("ping_timeout", &self.ping_timeout)
-            .field("failure_threshold", &self.failure_threshold)
-            .field("alive_error_codes", &self.alive_error_codes)
-            .field("secondary_check", &self.secondary_check)
-            .field("max_replication_lag", &self.max_replication_lag)
-            .field("read_fallback", &self.read_fallback)
-            .field("min_failover_interval", &self.min_failover_interval)
-            .field("monitor_user", &self.monitor_user)
-            .field(
-                "monitor_password",
-                &self.monitor_password.as_ref().map(|_| "<redacted>"),
-            )
-            .finish()
-    }
-}
-
-impl TopologyConfig {
-    /// Whether the primary monitor runs: by default only with
-    /// `topology=replication`.
-    pub fn monitor_enabled(&self) -> bool {
-        self.monitor.unwrap_or(self.replication)
-    }
-
-    fn validate(&self) -> Result<()> {
-        if !self.more_hosts.is_empty() && !self.replication {
-            return Err(Error::config(
-                "the url names several hosts: add topology=replication (the first host is the initial primary)",
-            ));
-        }
-        if self.failure_threshold == 0 || self.failure_threshold > 1000 {
-            return Err(Error::config(format!(
-                "failure_threshold must be between 1 and 1000, got {}",
-                self.failure_threshold
-            )));
-        }
-        for (knob, v) in [
-            ("ping_interval", self.ping_interval),
-            ("ping_timeout", self.ping_timeout),
-        ] {
-            if v < Duration::from_millis(10) || v > Duration::from_secs(3600) {
-                return Err(Error::config(format!(
-                    "{knob} must be between 10ms and 1h, got {}",
-                    fmt_duration(v)
-                )));
-            }
-        }
-        if self.heartbeat_table.is_empty()
-            || !self
-                .heartbeat_table
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-        {
-            return Err(Error::config(format!(
-                "heartbeat_table must be a plain table name (letters, digits, _ and .), got {:?}",
-                self.heartbeat_table
-            )));
-        }
-        Ok(())
-    }
-}
-
 impl Config {
+    /// `url` with every password replaced (the userinfo's and any
+    /// `*password=` parameter), for messages: see the crate's own use in
+    /// its errors. Malformed URLs are redacted too.
+    pub fn redact_url(url: &str) -> String {
+        redact_url(url)
+    }
+
     /// Parses a URL: `mysql://user:pass@host:port/db?knob=value&…`.
     ///
     /// User, password and database are percent-decoded. `?socket=/path` connects
@@ -575,8 +67,8 @@ impl Config {
 pub struct Builder {
     cfg: Config,
     error: Option<Error>,
-    pub(crate) listener: Option<std::sync::Arc<dyn crate::events::EventListener>>,
-    pub(crate) secondary: Option<crate::topology::SecondaryCheck>,
+    pub(crate) listener: Option<Arc<dyn EventListener>>,
+    pub(crate) secondary: Option<SecondaryCheck>,
 }
 
 impl fmt::Debug for Builder {
@@ -847,178 +339,211 @@ impl Builder {
     }
 
     fn set_knob(&mut self, knob: &str, v: &str) -> Result<()> {
-        let p = &mut self.cfg.pool;
-        let c = &mut self.cfg.connect;
-        match knob {
-            "max_size" => p.max_size = parse_usize(knob, v)?,
-            "min_idle" => p.min_idle = parse_usize(knob, v)?,
-            "connection_timeout" => p.connection_timeout = parse_duration(knob, v)?,
-            "connect_timeout" => p.connect_timeout = parse_duration(knob, v)?,
-            "validation_timeout" => p.validation_timeout = parse_duration(knob, v)?,
-            "idle_timeout" => p.idle_timeout = parse_opt_duration(knob, v)?,
-            "max_lifetime" => p.max_lifetime = parse_opt_duration(knob, v)?,
-            "keepalive_interval" => p.keepalive_interval = parse_opt_duration(knob, v)?,
-            "leak_detection_threshold" => p.leak_detection_threshold = parse_opt_duration(knob, v)?,
-            "adder_threads" => p.adder_threads = parse_usize(knob, v)?,
-            "alive_bypass_window" => p.alive_bypass_window = parse_duration(knob, v)?,
-            // Here 0 means "one attempt", so only `off` turns it off.
-            "initialization_fail_timeout" => {
-                p.initialization_fail_timeout = match v.trim() {
-                    "off" | "none" => None,
-                    _ => Some(parse_duration(knob, v)?),
-                }
-            }
-            "query_timeout" => c.query_timeout = parse_opt_duration(knob, v)?,
-            "reset_on_return" => c.reset_on_return = parse_bool(knob, v)?,
-            "socket" => {
-                c.socket = if v.is_empty() {
-                    None
-                } else {
-                    Some(v.to_owned())
-                }
-            }
-            "tls_mode" => c.tls_mode = TlsMode::parse(v)?,
-            "tls_ca" => c.tls_ca = opt_path(v),
-            "tls_cert" => c.tls_cert = opt_path(v),
-            "tls_key" => c.tls_key = opt_path(v),
-            "host" => c.host = v.to_owned(),
-            "port" => {
-                c.port = v.parse().map_err(|_| {
-                    Error::config(format!("port must be a number from 1 to 65535, got {v:?}"))
-                })?
-            }
-            "user" => c.user = Some(v.to_owned()),
-            "topology" => {
-                self.cfg.topology.replication = match v.trim() {
-                    "single" => false,
-                    "replication" => true,
-                    _ => {
-                        return Err(Error::config(format!(
-                            "topology must be single or replication, got {v:?}"
-                        )))
-                    }
-                }
-            }
-            "monitor" => self.cfg.topology.monitor = Some(parse_bool(knob, v)?),
-            "ping_type" => {
-                self.cfg.topology.ping_type = match v.trim() {
-                    "connect" => PingType::Connect,
-                    "select" => PingType::Select,
-                    "insert" => PingType::Insert,
-                    _ => {
-                        return Err(Error::config(format!(
-                            "ping_type must be connect, select or insert, got {v:?}"
-                        )))
-                    }
-                }
-            }
-            "ping_interval" => self.cfg.topology.ping_interval = parse_duration(knob, v)?,
-            "ping_timeout" => self.cfg.topology.ping_timeout = parse_duration(knob, v)?,
-            "failure_threshold" => {
-                self.cfg.topology.failure_threshold = v.trim().parse().map_err(|_| {
-                    Error::config(format!(
-                        "failure_threshold must be a whole number, got {v:?}"
-                    ))
-                })?
-            }
-            "alive_error_codes" => {
-                self.cfg.topology.alive_error_codes = v
-                    .split(',')
-                    .filter(|x| !x.trim().is_empty())
-                    .map(|x| {
-                        x.trim().parse::<u16>().map_err(|_| {
-                            Error::config(format!(
-                                "alive_error_codes must be comma-separated error numbers, got {x:?}"
-                            ))
-                        })
-                    })
-                    .collect::<Result<_>>()?
-            }
-            "secondary_check" => {
-                self.cfg.topology.secondary_check = match v.trim() {
-                    "replicas" => true,
-                    "none" | "off" => false,
-                    _ => {
-                        return Err(Error::config(format!(
-                            "secondary_check must be replicas or none, got {v:?}"
-                        )))
-                    }
-                }
-            }
-            "max_replication_lag" => {
-                self.cfg.topology.max_replication_lag = parse_opt_duration(knob, v)?
-            }
-            "read_fallback" => {
-                self.cfg.topology.read_fallback = match v.trim() {
-                    "writer" => true,
-                    "fail" => false,
-                    _ => {
-                        return Err(Error::config(format!(
-                            "read_fallback must be writer or fail, got {v:?}"
-                        )))
-                    }
-                }
-            }
-            "heartbeat_table" => self.cfg.topology.heartbeat_table = v.trim().to_owned(),
-            "min_failover_interval" => {
-                self.cfg.topology.min_failover_interval = parse_duration(knob, v)?
-            }
-            "monitor_user" => self.cfg.topology.monitor_user = Some(v.to_owned()),
-            "monitor_password" => self.cfg.topology.monitor_password = Some(v.to_owned()),
-            "password" => c.password = Some(v.to_owned()),
-            "database" => c.database = Some(v.to_owned()),
-            _ => {
-                return Err(Error::config(format!(
-                    "unknown knob {knob:?} (known: {})",
-                    KNOBS.join(", ")
-                )))
-            }
-        }
-        Ok(())
+        (find_knob(knob)?.set)(&mut self.cfg, knob, v)
     }
 }
 
-/// Every knob name accepted by [`Builder::set`] and as a URL parameter.
-pub const KNOBS: &[&str] = &[
-    "max_size",
-    "min_idle",
-    "connection_timeout",
-    "connect_timeout",
-    "validation_timeout",
-    "idle_timeout",
-    "max_lifetime",
-    "keepalive_interval",
-    "leak_detection_threshold",
-    "adder_threads",
-    "alive_bypass_window",
-    "initialization_fail_timeout",
-    "query_timeout",
-    "reset_on_return",
-    "socket",
-    "tls_mode",
-    "tls_ca",
-    "tls_cert",
-    "tls_key",
-    "host",
-    "port",
-    "user",
-    "password",
-    "database",
-    "topology",
-    "monitor",
-    "ping_type",
-    "ping_interval",
-    "ping_timeout",
-    "failure_threshold",
-    "alive_error_codes",
-    "secondary_check",
-    "max_replication_lag",
-    "read_fallback",
-    "heartbeat_table",
-    "min_failover_interval",
-    "monitor_user",
-    "monitor_password",
-];
+/// One knob: its name (in URLs, `Builder::set` and `staunch_options_set`) and
+/// how its text form is applied. [`KNOBS`] is the only list of them.
+pub(crate) struct Knob {
+    pub name: &'static str,
+    set: fn(&mut Config, &str, &str) -> Result<()>,
+}
+
+macro_rules! knobs {
+    ($($name:literal => |$c:ident, $k:ident, $v:ident| $body:expr,)*) => {
+        /// Every knob, in the order the README lists them.
+        pub(crate) const KNOBS: &[Knob] = &[$(Knob {
+            name: $name,
+            set: |$c: &mut Config, $k: &str, $v: &str| {
+                let _ = $k;
+                $body;
+                Ok(())
+            },
+        },)*];
+    };
+}
+
+knobs! {
+    "max_size" => |c, k, v| c.pool.max_size = parse_usize(k, v)?,
+    "min_idle" => |c, k, v| c.pool.min_idle = parse_usize(k, v)?,
+    "connection_timeout" => |c, k, v| c.pool.connection_timeout = parse_duration(k, v)?,
+    "connect_timeout" => |c, k, v| c.pool.connect_timeout = parse_duration(k, v)?,
+    "validation_timeout" => |c, k, v| c.pool.validation_timeout = parse_duration(k, v)?,
+    "idle_timeout" => |c, k, v| c.pool.idle_timeout = parse_opt_duration(k, v)?,
+    "max_lifetime" => |c, k, v| c.pool.max_lifetime = parse_opt_duration(k, v)?,
+    "keepalive_interval" => |c, k, v| c.pool.keepalive_interval = parse_opt_duration(k, v)?,
+    "leak_detection_threshold" => |c, k, v| {
+        c.pool.leak_detection_threshold = parse_opt_duration(k, v)?
+    },
+    "adder_threads" => |c, k, v| c.pool.adder_threads = parse_usize(k, v)?,
+    "alive_bypass_window" => |c, k, v| c.pool.alive_bypass_window = parse_duration(k, v)?,
+    // Here 0 means "one attempt", so only `off` turns it off.
+    "initialization_fail_timeout" => |c, k, v| {
+        c.pool.initialization_fail_timeout = match v.trim() {
+            "off" | "none" => None,
+            _ => Some(parse_duration(k, v)?),
+        }
+    },
+    "query_timeout" => |c, k, v| c.connect.query_timeout = parse_opt_duration(k, v)?,
+    "reset_on_return" => |c, k, v| c.connect.reset_on_return = parse_bool(k, v)?,
+    "socket" => |c, _k, v| c.connect.socket = (!v.is_empty()).then(|| v.to_owned()),
+    "tls_mode" => |c, _k, v| c.connect.tls_mode = TlsMode::parse(v)?,
+    "tls_ca" => |c, _k, v| c.connect.tls_ca = opt_path(v),
+    "tls_cert" => |c, _k, v| c.connect.tls_cert = opt_path(v),
+    "tls_key" => |c, _k, v| c.connect.tls_key = opt_path(v),
+    "host" => |c, _k, v| c.connect.host = v.to_owned(),
+    "port" => |c, _k, v| {
+        c.connect.port = v.parse().map_err(|_| {
+            Error::config(format!("port must be a number from 1 to 65535, got {v:?}"))
+        })?
+    },
+    "user" => |c, _k, v| c.connect.user = Some(v.to_owned()),
+    "password" => |c, _k, v| c.connect.password = Some(v.to_owned()),
+    "database" => |c, _k, v| c.connect.database = Some(v.to_owned()),
+    "topology" => |c, _k, v| {
+        c.topology.replication = match v.trim() {
+            "single" => false,
+            "replication" => true,
+            _ => {
+                return Err(Error::config(format!(
+                    "topology must be single or replication, got {v:?}"
+                )))
+            }
+        }
+    },
+    "monitor" => |c, k, v| c.topology.monitor = Some(parse_bool(k, v)?),
+    "ping_type" => |c, _k, v| {
+        c.topology.ping_type = match v.trim() {
+            "connect" => PingType::Connect,
+            "select" => PingType::Select,
+            "insert" => PingType::Insert,
+            _ => {
+                return Err(Error::config(format!(
+                    "ping_type must be connect, select or insert, got {v:?}"
+                )))
+            }
+        }
+    },
+    "ping_interval" => |c, k, v| c.topology.ping_interval = parse_duration(k, v)?,
+    "ping_timeout" => |c, k, v| c.topology.ping_timeout = parse_duration(k, v)?,
+    "failure_threshold" => |c, _k, v| {
+        c.topology.failure_threshold = v.trim().parse().map_err(|_| {
+            Error::config(format!(
+                "failure_threshold must be a whole number, got {v:?}"
+            ))
+        })?
+    },
+    "alive_error_codes" => |c, _k, v| {
+        c.topology.alive_error_codes = v
+            .split(',')
+            .filter(|x| !x.trim().is_empty())
+            .map(|x| {
+                x.trim().parse::<u16>().map_err(|_| {
+                    Error::config(format!(
+                        "alive_error_codes must be comma-separated error numbers, got {x:?}"
+                    ))
+                })
+            })
+            .collect::<Result<_>>()?
+    },
+    "secondary_check" => |c, _k, v| {
+        c.topology.secondary_check = match v.trim() {
+            "replicas" => true,
+            "none" | "off" => false,
+            _ => {
+                return Err(Error::config(format!(
+                    "secondary_check must be replicas or none, got {v:?}"
+                )))
+            }
+        }
+    },
+    "max_replication_lag" => |c, k, v| {
+        c.topology.max_replication_lag = parse_opt_duration(k, v)?
+    },
+    "read_fallback" => |c, _k, v| {
+        c.topology.read_fallback = match v.trim() {
+            "writer" => true,
+            "fail" => false,
+            _ => {
+                return Err(Error::config(format!(
+                    "read_fallback must be writer or fail, got {v:?}"
+                )))
+            }
+        }
+    },
+    "heartbeat_table" => |c, _k, v| c.topology.heartbeat_table = v.trim().to_owned(),
+    "min_failover_interval" => |c, k, v| {
+        c.topology.min_failover_interval = parse_duration(k, v)?
+    },
+    "monitor_user" => |c, _k, v| c.topology.monitor_user = Some(v.to_owned()),
+    "monitor_password" => |c, _k, v| c.topology.monitor_password = Some(v.to_owned()),
+}
+
+/// The URL with every password replaced (the userinfo's and any
+/// `*password=` parameter), for messages.
+///
+/// Malformed URLs are messages too (the parse error quotes them), so a
+/// `user:password@` part is found even where it does not belong: without
+/// `scheme://` (`mysql:/u:pw@h`, `u:pw@h`) or after a slash
+/// (`mysql:///u:pw@h`). Then everything before the last `@` is replaced,
+/// which may hide more than the password but never less.
+pub(crate) fn redact_url(url: &str) -> String {
+    let (main, query) = match url.split_once('?') {
+        Some((m, q)) => (m, Some(q)),
+        None => (url, None),
+    };
+    // A scheme is letters, digits, '+', '-' and '.': a "://" after anything
+    // else (an '@', say) is not the scheme's.
+    let (scheme, rest) = match main.find("://") {
+        Some(scheme_end)
+            if main[..scheme_end]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)) =>
+        {
+            main.split_at(scheme_end + 3)
+        }
+        _ => ("", main),
+    };
+    let end = rest.find('/').unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let mut out = match authority.rsplit_once('@') {
+        Some((ui, hp)) => match ui.split_once(':') {
+            Some((u, _)) => format!("{scheme}{u}:<redacted>@{hp}{tail}"),
+            None => main.to_owned(),
+        },
+        None => match rest.rsplit_once('@') {
+            Some((_, after)) => format!("{scheme}<redacted>@{after}"),
+            None => main.to_owned(),
+        },
+    };
+    if let Some(q) = query {
+        let params: Vec<String> = q
+            .split('&')
+            .map(|p| match p.split_once('=') {
+                Some((k, _)) if k.to_ascii_lowercase().contains("password") => {
+                    format!("{k}=<redacted>")
+                }
+                _ => p.to_owned(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&params.join("&"));
+    }
+    out
+}
+
+/// The knob called `name`, or the error every caller reports for an unknown
+/// one (it lists the known ones).
+pub(crate) fn find_knob(name: &str) -> Result<&'static Knob> {
+    KNOBS.iter().find(|k| k.name == name).ok_or_else(|| {
+        let known: Vec<&str> = KNOBS.iter().map(|k| k.name).collect();
+        Error::config(format!(
+            "unknown knob {name:?} (known: {})",
+            known.join(", ")
+        ))
+    })
+}
 
 fn split_host_port(hp: &str) -> Result<(String, Option<u16>)> {
     let bad_port =
@@ -1104,117 +629,6 @@ fn parse_bool(knob: &str, v: &str) -> Result<bool> {
             "{knob} must be true or false, got {v:?}"
         ))),
     }
-}
-
-/// Parses `250ms`, `2s`, `1.5s`, `5m`, `1h`, `100us`. A bare number is rejected
-/// (the unit would be a guess), except `0`.
-pub fn parse_duration(knob: &str, v: &str) -> Result<Duration> {
-    let t = v.trim();
-    let bad = || {
-        Error::config(format!(
-            "{knob} must be a duration such as 250ms, 2s, 5m or 1h, got {v:?}"
-        ))
-    };
-    if t == "0" {
-        return Ok(Duration::ZERO);
-    }
-    if t.starts_with('-') {
-        return Err(Error::config(format!(
-            "{knob} must not be negative, got {v:?}"
-        )));
-    }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(bad)?;
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| bad())?;
-    let secs = match unit {
-        "us" | "µs" => n / 1e6,
-        "ms" => n / 1e3,
-        "s" => n,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        "d" => n * 86400.0,
-        _ => return Err(bad()),
-    };
-    if !secs.is_finite() || secs > 1e9 {
-        return Err(bad());
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
-fn parse_opt_duration(knob: &str, v: &str) -> Result<Option<Duration>> {
-    match v.trim() {
-        "off" | "none" | "0" => Ok(None),
-        _ => parse_duration(knob, v).map(Some),
-    }
-}
-
-/// Formats a duration the way URLs write it (`250ms`, `2s`, `1.5s`).
-pub fn fmt_duration(d: Duration) -> String {
-    let ms = d.as_secs_f64() * 1e3;
-    if d.is_zero() {
-        "0".into()
-    } else if ms < 1.0 {
-        format!("{}us", d.as_micros())
-    } else if ms < 1000.0 {
-        format!("{}ms", (ms * 10.0).round() / 10.0)
-    } else {
-        format!("{}s", (ms / 100.0).round() / 10.0)
-    }
-}
-
-/// The URL with every password replaced (the userinfo's and any
-/// `*password=` parameter), for messages.
-///
-/// Malformed URLs are messages too (the parse error quotes them), so a
-/// `user:password@` part is found even where it does not belong: without
-/// `scheme://` (`mysql:/u:pw@h`, `u:pw@h`) or after a slash
-/// (`mysql:///u:pw@h`). Then everything before the last `@` is replaced,
-/// which may hide more than the password but never less.
-pub fn redact_url(url: &str) -> String {
-    let (main, query) = match url.split_once('?') {
-        Some((m, q)) => (m, Some(q)),
-        None => (url, None),
-    };
-    // A scheme is letters, digits, '+', '-' and '.': a "://" after anything
-    // else (an '@', say) is not the scheme's.
-    let (scheme, rest) = match main.find("://") {
-        Some(scheme_end)
-            if main[..scheme_end]
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)) =>
-        {
-            main.split_at(scheme_end + 3)
-        }
-        _ => ("", main),
-    };
-    let end = rest.find('/').unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let mut out = match authority.rsplit_once('@') {
-        Some((ui, hp)) => match ui.split_once(':') {
-            Some((u, _)) => format!("{scheme}{u}:<redacted>@{hp}{tail}"),
-            None => main.to_owned(),
-        },
-        None => match rest.rsplit_once('@') {
-            Some((_, after)) => format!("{scheme}<redacted>@{after}"),
-            None => main.to_owned(),
-        },
-    };
-    if let Some(q) = query {
-        let params: Vec<String> = q
-            .split('&')
-            .map(|p| match p.split_once('=') {
-                Some((k, _)) if k.to_ascii_lowercase().contains("password") => {
-                    format!("{k}=<redacted>")
-                }
-                _ => p.to_owned(),
-            })
-            .collect();
-        out.push('?');
-        out.push_str(&params.join("&"));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -1454,22 +868,5 @@ mod tests {
         let c = Config::from_url("mysql://h/a%40b").unwrap();
         assert_eq!(c.connect.database.as_deref(), Some("a@b"));
         assert_eq!(redact_url("mysql:/u:hunter2secret@h/db"), "<redacted>@h/db");
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(
-            parse_duration("k", "1.5s").unwrap(),
-            Duration::from_millis(1500)
-        );
-        assert_eq!(parse_duration("k", "5m").unwrap(), Duration::from_secs(300));
-        assert_eq!(
-            parse_duration("k", "100us").unwrap(),
-            Duration::from_micros(100)
-        );
-        assert!(parse_duration("k", "5x").is_err());
-        assert!(parse_duration("k", "").is_err());
-        assert_eq!(fmt_duration(Duration::from_millis(250)), "250ms");
-        assert_eq!(fmt_duration(Duration::from_millis(2500)), "2.5s");
     }
 }

@@ -9,7 +9,6 @@
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::pool::stats::CloseReason;
 
 /// Something that happened in a pool.
 #[derive(Clone, Debug)]
@@ -82,6 +81,53 @@ pub enum Event {
     },
     /// A replica is back within bounds and gets reads again.
     ReplicaRecovered { endpoint: String },
+}
+
+/// Why a connection was closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+#[repr(u8)]
+pub enum CloseReason {
+    /// Idle longer than `idle_timeout` while above `min_idle`.
+    IdleTimeout = 0,
+    /// Reached `max_lifetime` (minus jitter).
+    MaxLifetime = 1,
+    /// Failed validation, keepalive, or the reset on return, or broke during
+    /// a statement.
+    Broken = 2,
+    /// Soft eviction (`soft_evict`, or a topology change).
+    Evicted = 3,
+    /// The pool was closed.
+    PoolClosed = 4,
+}
+
+impl CloseReason {
+    /// A short name, stable across versions.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CloseReason::IdleTimeout => "idle_timeout",
+            CloseReason::MaxLifetime => "max_lifetime",
+            CloseReason::Broken => "broken",
+            CloseReason::Evicted => "evicted",
+            CloseReason::PoolClosed => "pool_closed",
+        }
+    }
+    /// Every reason, in discriminant order (`ALL[r as usize] == r`).
+    pub(crate) const ALL: [CloseReason; 5] = [
+        CloseReason::IdleTimeout,
+        CloseReason::MaxLifetime,
+        CloseReason::Broken,
+        CloseReason::Evicted,
+        CloseReason::PoolClosed,
+    ];
+}
+
+/// Delivers `e` to `listener`, outside any lock; a panic in the listener is
+/// caught and logged (it must not take down a pool thread or a `get`).
+pub(crate) fn emit(listener: &dyn EventListener, e: Event) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| listener.on_event(&e))).is_err() {
+        log::error!(target: "staunch", "event listener panicked on {e:?}");
+    }
 }
 
 /// Receives pool events. See the module docs for threading rules.

@@ -10,7 +10,7 @@
 //! (C), and how a good master monitor decides a server is dead (D).
 //!
 //! ```no_run
-//! use mysql::prelude::Queryable;
+//! use staunch::mysql::prelude::Queryable;
 //!
 //! let pool = staunch::Pool::from_url("mysql://app:secret@127.0.0.1:3306/shop?max_size=8")?;
 //! let mut conn = pool.get()?;
@@ -20,47 +20,81 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The pool core ([`pool::Pool`]) is generic over a [`Connector`]; the
-//! [`Pool`] and [`PooledConn`] names of the crate root are its MySQL form, and
-//! a `PooledConn` derefs to [`mysql::Conn`].
+//! # Layers
+//! Each folder is one layer, and every dependency points down:
+//! - `pool/`: the generic pool core ([`pool::CorePool`] over a
+//!   [`pool::Connector`]); knows nothing of MySQL;
+//! - `client/`: the MySQL side ([`MysqlConnector`], [`PooledConn`]);
+//! - `topology/`: one core per host, routing, the primary monitor ([`Pool`]);
+//! - `config.rs`: the URL and [`Builder`] over the three layers' knobs;
+//! - `ffi/`: the C ABI (`include/staunch.h`), not part of the Rust API.
+//!
+//! Below them all: errors, events, durations, and the `sync`/`sys` shims.
 #![deny(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
-pub mod config;
-pub mod connector;
-pub mod error;
-pub mod events;
+mod client;
+mod config;
+pub mod duration;
+mod error;
+mod events;
+#[doc(hidden)]
 pub mod ffi;
 pub mod pool;
 mod sync;
 mod sys;
-pub mod topology;
+mod topology;
 
-// The fuzz targets' bodies (fuzz/), shared with the unit tests that replay the
-// committed corpus on stable. Not part of the API.
-#[cfg(any(test, feature = "fuzzing"))]
+// The crate-private items the fuzz targets (fuzz/) check. Not part of the API.
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod __fuzz;
 
 use std::fmt;
 use std::sync::Arc;
 
-pub use crate::config::{
-    Builder, Config, ConnectConfig, PingType, PoolConfig, TlsMode, TopologyConfig,
-};
-pub use crate::connector::{ConnectAttempt, Connector, MysqlConnector};
+pub use crate::client::{ConnectConfig, MysqlConnector, PooledConn, TlsMode};
+pub use crate::config::{Builder, Config};
 pub use crate::error::{Error, ErrorKind, Result};
-pub use crate::events::{Event, EventListener, LogListener};
-pub use crate::pool::stats::{CloseReason, Latency, Stats};
-pub use mysql;
+pub use crate::events::{CloseReason, Event, EventListener, LogListener};
+pub use crate::pool::config::PoolConfig;
+pub use crate::pool::stats::{Latency, Stats};
+pub use crate::topology::{
+    HostHealth, HostStats, PingType, Pool, TopologyConfig, DEFAULT_ALIVE_ERROR_CODES,
+};
+/// The `mysql` crate staunch is built on (`Queryable`, `Value`, ...), so that
+/// its version always matches.
+pub use ::mysql;
 
-/// A pool of MySQL/MariaDB connections: one server, or a primary and its
-/// replicas (see [`topology`]).
-pub use crate::topology::{HostHealth, HostStats, Pool};
+impl Pool {
+    /// Opens a pool from a URL: `mysql://user:pass@host:port/db?knob=value&…`,
+    /// or with several hosts and `topology=replication`. See [`Builder`] for
+    /// the knobs and their defaults.
+    pub fn from_url(url: &str) -> Result<Pool> {
+        Builder::new().url(url).build()
+    }
 
-/// A borrowed MySQL connection: derefs to [`mysql::Conn`] and implements
-/// [`mysql::prelude::Queryable`]; dropping it returns it to the pool.
-pub type PooledConn = pool::PooledConn<MysqlConnector>;
+    /// A builder for a pool, with every knob at its default.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
+    /// Opens a pool from a finished configuration, logging events.
+    pub fn new(config: Config) -> Result<Pool> {
+        Self::new_with_listener(config, Arc::new(LogListener))
+    }
+
+    /// Opens a pool whose events go to `listener`.
+    pub fn new_with_listener(config: Config, listener: Arc<dyn EventListener>) -> Result<Pool> {
+        Pool::open(
+            config.connect(),
+            config.pool(),
+            config.topology(),
+            listener,
+            None,
+        )
+    }
+}
 
 impl Builder {
     /// Sends pool events to `listener` instead of the `log` crate.
@@ -85,12 +119,19 @@ impl Builder {
             .take()
             .unwrap_or_else(|| Arc::new(LogListener));
         let secondary = self.secondary.take();
-        Pool::open(self.config()?, listener, secondary)
+        let cfg = self.config()?;
+        Pool::open(
+            cfg.connect(),
+            cfg.pool(),
+            cfg.topology(),
+            listener,
+            secondary,
+        )
     }
 }
 
 impl fmt::Debug for dyn EventListener {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("EventListener")
+        f.debug_struct("EventListener").finish_non_exhaustive()
     }
 }

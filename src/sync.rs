@@ -47,6 +47,38 @@ pub(crate) fn join_until(h: std::thread::JoinHandle<()>, deadline: std::time::In
     poll_until(deadline, || h.is_finished()) && h.join().is_ok()
 }
 
+/// The message of a caught panic (`panic!("...")` payloads are `&str` or
+/// `String`).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|m| m.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string())
+}
+
+/// Starts a pool thread named `name` that runs `body` until it returns, then
+/// `on_exit`. A panic in `body` (a connector or listener bug) is logged and
+/// `body` runs again: it must not take the pool's ability to connect, check
+/// or monitor with it.
+pub(crate) fn spawn_resilient(
+    name: String,
+    mut body: impl FnMut() + Send + 'static,
+    on_exit: impl FnOnce() + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new().name(name).spawn(move || {
+        while let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut body)) {
+            let name = std::thread::current().name().unwrap_or("?").to_owned();
+            log::error!(
+                target: "staunch",
+                "{name} panicked ({}); continuing",
+                panic_message(&*p)
+            );
+        }
+        on_exit();
+    })
+}
+
 /// The primitives of the model-checked code: loom's under `cfg(loom)`.
 pub(crate) mod model {
     #[cfg(loom)]

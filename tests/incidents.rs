@@ -276,7 +276,7 @@ fn incident_c_keepalive_never_shares_a_connection() {
         Duration::from_secs(1),
     ));
     let (violations, validations) = (conn.violations.clone(), conn.validations.clone());
-    let pool = staunch::pool::Pool::with_connector(cfg.pool().clone(), conn).unwrap();
+    let pool = staunch::pool::CorePool::with_connector(cfg.pool().clone(), conn).unwrap();
     let crossed = Arc::new(AtomicUsize::new(0));
     let queries = Arc::new(AtomicUsize::new(0));
     let stop = Instant::now() + Duration::from_millis(2000);

@@ -10,13 +10,12 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
 use mysql::{Row, Value};
-use staunch::config::redact_url;
 
 use crate::workload::fmt_d;
 use crate::{EXIT_FAILED, EXIT_OK};
 
 pub fn run(url: &str) -> u8 {
-    println!("staunch check {}", redact_url(url));
+    println!("staunch check {}", staunch::Config::redact_url(url));
     let cfg = match staunch::Config::from_url(url) {
         Ok(c) => c,
         Err(e) => {
@@ -51,7 +50,7 @@ pub fn run(url: &str) -> u8 {
                 "  could not connect to {} (gave up after {}; connect_timeout {})",
                 cfg.connect().endpoint(),
                 fmt_d(took),
-                staunch::config::fmt_duration(connect_timeout)
+                staunch::duration::fmt_duration(connect_timeout)
             );
             println!("  error ({}): {e}", e.kind().as_str());
             pool.close();

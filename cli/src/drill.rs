@@ -12,7 +12,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
-use staunch::config::redact_url;
 use staunch::{Event, Pool};
 
 use crate::report::{Bounds, NotRun, Report, Verification};
@@ -731,7 +730,7 @@ fn setup_remote(url: &str) -> Result<Setup, String> {
     let version = {
         let mut c = admin
             .get_timeout(budget)
-            .map_err(|e| format!("{}: {e}", redact_url(url)))?;
+            .map_err(|e| format!("{}: {e}", staunch::Config::redact_url(url)))?;
         let v: Option<String> = c
             .query_first("SELECT VERSION()")
             .map_err(|e| e.to_string())?;
@@ -1088,7 +1087,7 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
         // The soak holds every get() to its own, tighter slack.
         bounds.wait = bounds.connection_timeout + soak::WAIT_SLACK;
     }
-    println!("  pool      {}", redact_url(&pool_url));
+    println!("  pool      {}", staunch::Config::redact_url(&pool_url));
     println!(
         "  workload  {} threads: reads (SELECT ? of a tag of their own) and writes \
          (BEGIN; INSERT a unique id; COMMIT) into {table}",
@@ -1118,7 +1117,7 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
             "  soak      {} of faults picked at random, seed {seed} (repeat with --soak {} --seed {seed}); \
              the schedule (the run stops at {}, then {} of load and the end checks):",
             fmt_hold(d),
-            staunch::config::fmt_duration(d),
+            staunch::duration::fmt_duration(d),
             fmt_hold(d),
             fmt_hold(soak::FINAL_SETTLE)
         );
@@ -1268,7 +1267,7 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
 
     let report = Report {
         mode: if remote { "url" } else { "local" },
-        url: redact_url(&pool_url),
+        url: staunch::Config::redact_url(&pool_url),
         server_version: version,
         threads: o.threads,
         soak: o.soak,
@@ -1460,7 +1459,7 @@ fn cluster_phase(
     let (pool, cell) = open_pool(&url, sink, true)?;
     let mut bounds = Bounds::of(pool.config());
     bounds.failover_detection = Some(failover_detection_bound());
-    println!("  pool      {}", redact_url(&url));
+    println!("  pool      {}", staunch::Config::redact_url(&url));
     println!(
         "  workload  the same, writes through get() (the writer), reads through get_read() (the replicas)"
     );

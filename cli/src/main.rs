@@ -230,7 +230,7 @@ struct CheckArgs {
 }
 
 fn parse_soak(s: &str) -> Result<Duration, String> {
-    let d = staunch::config::parse_duration("--soak", s).map_err(|e| e.to_string())?;
+    let d = staunch::duration::parse_duration("--soak", s).map_err(|e| e.to_string())?;
     if d < Duration::from_secs(5) || d > Duration::from_secs(24 * 3600) {
         return Err(format!("--soak must be between 5s and 24h, got {s}"));
     }

@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use staunch::config::{fmt_duration, redact_url};
+use staunch::duration::fmt_duration;
 use staunch::{Event, HostHealth, HostStats};
 
 use crate::workload::{fmt_d, lock};
@@ -227,7 +227,7 @@ pub fn run(url: &str) -> u8 {
         }
     };
     let ping_interval =
-        staunch::config::parse_duration("ping_interval", &knob(&url, "ping_interval", "1s"))
+        staunch::duration::parse_duration("ping_interval", &knob(&url, "ping_interval", "1s"))
             .unwrap_or(Duration::from_secs(1));
     let events: Arc<Mutex<Vec<(SystemTime, Event)>>> = Arc::default();
     let listener = {
@@ -259,7 +259,7 @@ pub fn run(url: &str) -> u8 {
         "info",
         &format!(
             "staunch monitor {}: {} {}",
-            redact_url(&url),
+            staunch::Config::redact_url(&url),
             hosts.len(),
             if hosts.len() == 1 { "host" } else { "hosts" }
         ),

@@ -36,7 +36,7 @@ pub fn run(url: &str, duration: Duration) -> Result<RaceResult, String> {
         Duration::from_millis(500),
     ));
     let (violations, validations) = (connector.violations.clone(), connector.validations.clone());
-    let pool = staunch::pool::Pool::with_connector(cfg.pool().clone(), connector)
+    let pool = staunch::pool::CorePool::with_connector(cfg.pool().clone(), connector)
         .map_err(|e| e.to_string())?;
     let crossed = Arc::new(AtomicU64::new(0));
     let queries = Arc::new(AtomicU64::new(0));

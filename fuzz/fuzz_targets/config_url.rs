@@ -1,4 +1,4 @@
 #![no_main]
-//! See `staunch::__fuzz::config_url` for what this target feeds and checks.
+//! See `staunch_fuzz::config_url` (fuzz/src/lib.rs) for what this target feeds and checks.
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| staunch::__fuzz::config_url(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| staunch_fuzz::config_url(data));

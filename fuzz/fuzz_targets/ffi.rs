@@ -1,4 +1,4 @@
 #![no_main]
-//! See `staunch::__fuzz::ffi` for what this target feeds and checks.
+//! See `staunch_fuzz::ffi` (fuzz/src/lib.rs) for what this target feeds and checks.
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| staunch::__fuzz::ffi(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| staunch_fuzz::ffi(data));

@@ -1,4 +1,4 @@
 #![no_main]
-//! See `staunch::__fuzz::params_rows` for what this target feeds and checks.
+//! See `staunch_fuzz::params_rows` (fuzz/src/lib.rs) for what this target feeds and checks.
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| staunch::__fuzz::params_rows(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| staunch_fuzz::params_rows(data));

@@ -1,7 +1,6 @@
 //! `staunch_conn`: a borrowed connection, statements and parameters.
 
 use std::ffi::{c_char, c_void};
-use std::ops::DerefMut;
 use std::sync::{Arc, Mutex, TryLockError};
 
 use mysql::prelude::Queryable;
@@ -11,8 +10,8 @@ use super::error::*;
 use super::pool::PoolCore;
 use super::rows::{collect_rows, staunch_rows};
 use super::{arg, arg_str, guard, guard_value, set_opt, Out};
+use crate::client::{watch, PooledConn};
 use crate::error::Error;
-use crate::PooledConn;
 
 /// A connection borrowed from a pool by `staunch_pool_get`. Give it back with
 /// `staunch_conn_release` (the handle stays, unusable) or `staunch_conn_free`
@@ -50,7 +49,7 @@ impl staunch_conn {
             Err(TryLockError::Poisoned(p)) => {
                 let mut g = p.into_inner();
                 if let Some(c) = g.as_mut() {
-                    c.flags |= crate::pool::FLAG_BROKEN;
+                    c.marks().mark_broken();
                 }
                 g
             }
@@ -323,18 +322,10 @@ fn mysql_failure(context: &str, e: &mysql::Error) -> Failure {
 /// the rest of the answer still on its way, so the connection is closed on
 /// release instead of going back to the pool out of step.
 fn read_to_end<T>(conn: &mut PooledConn, context: &str, r: mysql::Result<T>) -> Result<T, Failure> {
-    match r {
-        Ok(v) => {
-            conn.flags &= !crate::pool::FLAG_UNSETTLED;
-            Ok(v)
-        }
-        Err(e) => {
-            if !matches!(e, mysql::Error::MySqlError(_)) {
-                conn.flags |= crate::pool::FLAG_BROKEN;
-            }
-            Err(mysql_failure(context, &e))
-        }
-    }
+    let mut marks = conn.marks();
+    let v = watch(&mut marks, r).map_err(|e| mysql_failure(context, &e))?;
+    marks.note_settled(true);
+    Ok(v)
 }
 
 /// Prepares `sql` and checks its placeholder count.
@@ -524,12 +515,8 @@ pub extern "C" fn staunch_conn_ping(
         // SAFETY: NULL or a live connection (header contract).
         let c = unsafe { arg(conn, "conn") }?;
         c.with(|pc| {
-            pc.deref_mut().ping().map_err(|e| {
-                if !matches!(e, mysql::Error::MySqlError(_)) {
-                    pc.flags |= crate::pool::FLAG_BROKEN;
-                }
-                mysql_failure("ping", &e)
-            })
+            pc.track(|c| c.ping())
+                .map_err(|e| mysql_failure("ping", &e))
         })
     })
 }

@@ -20,7 +20,11 @@
 //!   mutex (a second thread gets `STAUNCH_CONN_BUSY` instead of a data race).
 //!   Row sets and options are single-threaded, as documented in the header.
 //!
-//! The only unsafe code of the crate lives here: dereferencing what C passes.
+//! Unsafe code lives here (dereferencing what C passes) and in three fenced
+//! places besides, each with its SAFETY argument: `sys.rs` (the libc calls:
+//! socket options, `shutdown`, `poll`), `sync::model::OwnedCell` and
+//! `pool::bag`'s `take`/`put` (a cell whose access is serialized by entry
+//! ownership, proven by the `Entry` token), and the hidden `__fuzz` module.
 #![allow(unsafe_code)]
 // The exports are called from C, where every pointer is raw: the validity of
 // what they point to is the C caller's contract, documented in the header for
@@ -51,17 +55,17 @@ macro_rules! cstr {
 
 // The order of these modules is the order of the header's sections (cbindgen
 // reads them in declaration order); blank lines keep rustfmt from sorting.
-pub mod error;
+pub(crate) mod error;
 
-pub mod options;
+pub(crate) mod options;
 
-pub mod pool;
+pub(crate) mod pool;
 
-pub mod conn;
+pub(crate) mod conn;
 
-pub mod rows;
+pub(crate) mod rows;
 
-pub mod events;
+pub(crate) mod events;
 
 pub use self::conn::*;
 pub use self::error::*;
@@ -152,12 +156,9 @@ pub(crate) fn guard_value<T>(fallback: T, f: impl FnOnce() -> T) -> T {
 }
 
 fn panic_failure(payload: Box<dyn Any + Send>) -> Failure {
+    // Reading or dropping a payload can itself panic: both stay inside.
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
-        let what = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic without a message".to_string());
+        let what = crate::sync::panic_message(&*payload);
         drop(payload);
         what
     }));

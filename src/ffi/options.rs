@@ -4,10 +4,10 @@ use std::ffi::{c_char, c_void};
 
 use std::sync::Arc;
 
-use super::error::{staunch_error, staunch_status, Failure, STAUNCH_INVALID_CONFIG};
+use super::error::{staunch_error, staunch_status, Failure};
 use super::events::{staunch_event_callback, staunch_finalizer, Callback};
 use super::{arg_mut, arg_str, guard, guard_value, Out};
-use crate::config::{Builder, KNOBS};
+use crate::config::{find_knob, Builder};
 
 /// A pool configuration: a URL and/or knobs, and an optional event callback.
 /// Created by `staunch_options_new`, freed by `staunch_options_free`; one
@@ -69,12 +69,7 @@ pub extern "C" fn staunch_options_set(
         let knob = unsafe { arg_str(knob, "knob") }?;
         // SAFETY: as above.
         let value = unsafe { arg_str(value, "value") }?;
-        if !KNOBS.contains(&knob) {
-            return Err(Failure::new(
-                STAUNCH_INVALID_CONFIG,
-                format!("unknown knob {knob:?} (known: {})", KNOBS.join(", ")),
-            ));
-        }
+        find_knob(knob).map_err(Failure::from)?;
         o.builder = std::mem::take(&mut o.builder).set(knob, value);
         Ok(())
     })
@@ -165,7 +160,9 @@ pub extern "C" fn staunch_options_free(opts: *mut staunch_options) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ffi::{staunch_error_free, staunch_error_message, STAUNCH_OK};
+    use crate::ffi::{
+        staunch_error_free, staunch_error_message, STAUNCH_INVALID_CONFIG, STAUNCH_OK,
+    };
     use std::ffi::{CStr, CString};
     use std::ptr;
     use std::sync::atomic::{AtomicUsize, Ordering};

@@ -245,7 +245,7 @@ impl staunch_rows {
     /// A row set built from columns `(name, type)` and values as the server
     /// would send them (each row as long as the column list), for the fuzz
     /// targets and tests.
-    #[cfg(any(test, feature = "fuzzing"))]
+    #[cfg(feature = "fuzzing")]
     pub(crate) fn from_values(
         columns: Vec<(Vec<u8>, staunch_column_type)>,
         rows: Vec<Vec<Value>>,

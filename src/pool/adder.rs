@@ -23,11 +23,12 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::RecvTimeoutError;
 
+use super::connector::{ConnectAttempt, Connector};
 use super::{jitter, Shared};
-use crate::connector::{ConnectAttempt, Connector};
+use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind};
 use crate::events::Event;
-use crate::sync::{lock, Arc};
+use crate::sync::{lock, spawn_resilient, Arc};
 
 /// How long every adder must have been busy, with requests waiting, before
 /// another adder starts.
@@ -44,21 +45,14 @@ fn max_adders<C: Connector>(s: &Shared<C>) -> usize {
 pub(crate) fn spawn<C: Connector>(s: &Arc<Shared<C>>) -> std::io::Result<()> {
     let n = s.adders_started.fetch_add(1, SeqCst) + 1;
     s.adders.fetch_add(1, SeqCst);
-    let s2 = s.clone();
-    let r = std::thread::Builder::new()
-        .name(format!("staunch-adder-{n}"))
-        .spawn(move || {
-            // A panic in a connector must not take the thread (and the pool's
-            // ability to connect) with it: log and carry on.
-            loop {
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&s2)));
-                match r {
-                    Ok(()) => break,
-                    Err(_) => log::error!(target: "staunch", "adder thread panicked; continuing"),
-                }
-            }
-            s2.adders.fetch_sub(1, SeqCst);
-        });
+    let (s2, s3) = (s.clone(), s.clone());
+    let r = spawn_resilient(
+        format!("staunch-adder-{n}"),
+        move || run(&s2),
+        move || {
+            s3.adders.fetch_sub(1, SeqCst);
+        },
+    );
     match r {
         Ok(handle) => {
             s.keep_thread(handle);
@@ -156,7 +150,7 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Outcome<C::Conn> {
                     format!(
                         "connect to {} overran connect_timeout ({}) and was cut off",
                         s.connector.endpoint(),
-                        crate::config::fmt_duration(s.cfg.connect_timeout)
+                        fmt_duration(s.cfg.connect_timeout)
                     ),
                 ))
             }
@@ -197,7 +191,7 @@ fn work_on_request<C: Connector>(s: &Arc<Shared<C>>) -> Outcome<C::Conn> {
                     attempt: attempt_no,
                 });
                 if permanent {
-                    s.bag.fail_waiters(&e, true);
+                    s.bag.fail_waiters(&e);
                     return Outcome::Ended;
                 }
                 failures += 1;
@@ -228,15 +222,7 @@ fn connect_caught<C: Connector>(s: &Shared<C>, attempt: &ConnectAttempt) -> Resu
 
 pub(crate) fn spawn_watchdog<C: Connector>(s: &Arc<Shared<C>>) -> std::io::Result<()> {
     let s2 = s.clone();
-    let handle = std::thread::Builder::new()
-        .name("staunch-watchdog".into())
-        .spawn(move || loop {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| watchdog(&s2)));
-            match r {
-                Ok(()) => break,
-                Err(_) => log::error!(target: "staunch", "watchdog panicked; continuing"),
-            }
-        })?;
+    let handle = spawn_resilient("staunch-watchdog".into(), move || watchdog(&s2), || {})?;
     s.keep_thread(handle);
     Ok(())
 }

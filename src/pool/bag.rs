@@ -120,31 +120,33 @@ impl<T> Slot<T> {
     pub fn borrower(&self) -> Option<String> {
         lock(&self.borrower).clone()
     }
+}
 
-    /// Moves the connection out. Caller owns the entry.
-    pub fn take(&self) -> Option<T> {
-        // SAFETY: the caller owns the entry (documented precondition of every
-        // caller in pool/mod.rs: it just won a CAS or holds a RESERVED entry).
-        #[allow(unsafe_code)]
-        unsafe {
-            self.conn.with_mut(|c| c.take())
-        }
-    }
+/// Proof that the holder owns one entry: only the bag makes one, when an
+/// ownership-deciding read-modify-write (the bitmap bit, or the slot's CAS)
+/// succeeds, and [`release`](Bag::release) and [`remove`](Bag::remove)
+/// consume it. Neither `Clone` nor `Copy`, so there is at most one per entry
+/// at a time: what makes the unsynchronized [`take`](Bag::take) and
+/// [`put`](Bag::put) sound.
+#[derive(Debug)]
+#[must_use = "an entry that is neither released nor removed stays owned forever"]
+pub(crate) struct Entry {
+    idx: usize,
+    /// IN_USE (a borrower) or RESERVED (a pool thread).
+    state: u8,
+}
 
-    /// Moves a connection in. Caller owns the entry.
-    pub fn put(&self, conn: T) {
-        // SAFETY: as in `take`.
-        #[allow(unsafe_code)]
-        unsafe {
-            self.conn.with_mut(|c| *c = Some(conn))
-        }
+impl Entry {
+    /// The slot's index.
+    pub fn idx(&self) -> usize {
+        self.idx
     }
 }
 
 /// What a waiter receives.
 pub(crate) enum Handoff {
     /// An entry, already IN_USE and owned by the waiter.
-    Entry(usize),
+    Entry(Entry),
     /// A failure to report to the waiter (a permanent connect error, close).
     Fail(Error),
 }
@@ -193,7 +195,7 @@ fn deliver(out: Vec<(Arc<Waiter>, Handoff)>) {
 }
 
 pub(crate) enum WaitOutcome {
-    Got(usize),
+    Got(Entry),
     Failed(Error),
     TimedOut,
 }
@@ -246,6 +248,30 @@ impl<T> Bag<T> {
         self.idle_bits[w].load(Relaxed) & mask != 0
     }
 
+    /// The slot of an entry the caller owns.
+    pub fn slot(&self, e: &Entry) -> &Slot<T> {
+        &self.slots[e.idx]
+    }
+
+    /// Moves the connection out of an entry the caller owns.
+    pub fn take(&self, e: &Entry) -> Option<T> {
+        // SAFETY: `e` proves the caller owns the entry (see `Entry`), so no
+        // other thread touches the cell meanwhile.
+        #[allow(unsafe_code)]
+        unsafe {
+            self.slots[e.idx].conn.with_mut(|c| c.take())
+        }
+    }
+
+    /// Moves a connection into an entry the caller owns.
+    pub fn put(&self, e: &Entry, conn: T) {
+        // SAFETY: as in `take`.
+        #[allow(unsafe_code)]
+        unsafe {
+            self.slots[e.idx].conn.with_mut(|c| *c = Some(conn))
+        }
+    }
+
     /// Moves an entry the caller owns (it won the bitmap bit, or holds it
     /// IN_USE / RESERVED) from `from` to `to`. Ownership was already decided
     /// by an atomic read-modify-write, so this is a checked store, not a CAS:
@@ -267,7 +293,7 @@ impl<T> Bag<T> {
     /// `barge` false it takes nothing while callers are queued, so a running
     /// thread never overtakes a waiting one (FIFO fairness).
     #[inline]
-    pub fn claim_idle(&self, barge: bool) -> Option<usize> {
+    pub fn claim_idle(&self, barge: bool) -> Option<Entry> {
         for (w, word) in self.idle_bits.iter().enumerate() {
             let mut cur = word.load(Acquire);
             if !barge && cur & WAITERS != 0 {
@@ -279,7 +305,7 @@ impl<T> Bag<T> {
                     Ok(_) => {
                         let idx = w * PER_WORD + bit;
                         if self.transition(idx, IDLE, IN_USE) {
-                            return Some(idx);
+                            return Some(Entry { idx, state: IN_USE });
                         }
                         break;
                     }
@@ -296,40 +322,51 @@ impl<T> Bag<T> {
     }
 
     /// Takes one particular idle entry for a pool thread: IDLE → RESERVED.
-    /// False if it is not idle (a borrower or someone else got it first).
-    pub fn reserve(&self, idx: usize) -> bool {
+    /// None if it is not idle (a borrower or someone else got it first).
+    pub fn reserve(&self, idx: usize) -> Option<Entry> {
         let (w, mask) = bit_of(idx);
         let prev = self.idle_bits[w].fetch_and(!mask, AcqRel);
-        prev & mask != 0 && self.transition(idx, IDLE, RESERVED)
-    }
-
-    /// Finds an empty slot for a new connection: EMPTY → RESERVED.
-    pub fn reserve_empty(&self) -> Option<usize> {
-        (0..self.slots.len()).find(|&i| {
-            self.slots[i]
-                .state
-                .compare_exchange(EMPTY, RESERVED, AcqRel, Acquire)
-                .is_ok()
+        (prev & mask != 0 && self.transition(idx, IDLE, RESERVED)).then_some(Entry {
+            idx,
+            state: RESERVED,
         })
     }
 
-    /// The owner (IN_USE or RESERVED) gives the entry back: it becomes idle,
-    /// or goes straight to the longest waiter. The connection must be in the slot.
-    pub fn release(&self, idx: usize, from: u8) {
-        if !self.transition(idx, from, IDLE) {
-            return;
+    /// Finds an empty slot for a new connection: EMPTY → RESERVED.
+    pub fn reserve_empty(&self) -> Option<Entry> {
+        (0..self.slots.len())
+            .find(|&i| {
+                self.slots[i]
+                    .state
+                    .compare_exchange(EMPTY, RESERVED, AcqRel, Acquire)
+                    .is_ok()
+            })
+            .map(|idx| Entry {
+                idx,
+                state: RESERVED,
+            })
+    }
+
+    /// The owner gives the entry back: it becomes idle, or goes straight to
+    /// the longest waiter. The connection must be in the slot. Returns the
+    /// slot's index (no longer owned).
+    pub fn release(&self, e: Entry) -> usize {
+        let idx = e.idx;
+        if !self.transition(idx, e.state, IDLE) {
+            return idx;
         }
         let (w, mask) = bit_of(idx);
         if self.idle_bits[w].fetch_or(mask, AcqRel) & WAITERS != 0 {
             self.serve_waiters();
         }
+        idx
     }
 
     /// The owner removes the entry: its connection is taken out, the slot
     /// becomes EMPTY.
-    pub fn remove(&self, idx: usize, from: u8) -> Option<T> {
-        let conn = self.slots[idx].take();
-        self.transition(idx, from, EMPTY);
+    pub fn remove(&self, e: Entry) -> Option<T> {
+        let conn = self.take(&e);
+        self.transition(e.idx, e.state, EMPTY);
         conn
     }
 
@@ -347,12 +384,12 @@ impl<T> Bag<T> {
     fn serve_locked(&self, q: &mut VecDeque<Arc<Waiter>>) -> Vec<(Arc<Waiter>, Handoff)> {
         let mut out = Vec::new();
         while !q.is_empty() {
-            let Some(idx) = self.claim_idle(true) else {
+            let Some(e) = self.claim_idle(true) else {
                 break;
             };
             let w = q.pop_front().expect("queue is not empty");
             self.waiting.fetch_sub(1, SeqCst);
-            out.push((w, Handoff::Entry(idx)));
+            out.push((w, Handoff::Entry(e)));
         }
         self.clear_flag_if_empty(q);
         out
@@ -375,13 +412,12 @@ impl<T> Bag<T> {
         }
     }
 
-    /// Fails the oldest waiter (or all of them) with `err`. Returns how many.
-    pub fn fail_waiters(&self, err: &Error, all: bool) -> usize {
+    /// Fails every queued waiter with `err`. Returns how many.
+    pub fn fail_waiters(&self, err: &Error) -> usize {
         let mut q = lock(&self.waiters);
-        let n = if all { q.len() } else { q.len().min(1) };
+        let n = q.len();
         let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            let w = q.pop_front().expect("counted");
+        for w in q.drain(..) {
             self.waiting.fetch_sub(1, SeqCst);
             out.push((w, Handoff::Fail(err.clone())));
         }
@@ -466,7 +502,7 @@ impl<T> Bag<T> {
             }
         };
         match got {
-            Some(Handoff::Entry(idx)) => WaitOutcome::Got(idx),
+            Some(Handoff::Entry(e)) => WaitOutcome::Got(e),
             Some(Handoff::Fail(e)) => WaitOutcome::Failed(e),
             None => WaitOutcome::TimedOut,
         }
@@ -485,26 +521,23 @@ mod loom_model {
     #[test]
     fn borrow_and_keepalive_never_share() {
         loom::model(|| {
-            let bag = Arc::new(Bag::<u32>::new(1));
-            let i = bag.reserve_empty().unwrap();
-            bag.slots[i].put(7);
-            bag.release(i, RESERVED);
+            let bag = one_idle(7);
             let borrowers: Vec<_> = (0..2)
                 .map(|_| {
                     let bag = bag.clone();
                     thread::spawn(move || {
-                        if let Some(i) = bag.claim_idle(true) {
-                            let c = bag.slots[i].take().unwrap();
-                            bag.slots[i].put(c + 1);
-                            bag.release(i, IN_USE);
+                        if let Some(e) = bag.claim_idle(true) {
+                            let c = bag.take(&e).unwrap();
+                            bag.put(&e, c + 1);
+                            bag.release(e);
                         }
                     })
                 })
                 .collect();
-            if bag.reserve(0) {
-                let c = bag.slots[0].take().unwrap();
-                bag.slots[0].put(c);
-                bag.release(0, RESERVED);
+            if let Some(e) = bag.reserve(0) {
+                let c = bag.take(&e).unwrap();
+                bag.put(&e, c);
+                bag.release(e);
             }
             for b in borrowers {
                 b.join().unwrap();
@@ -520,18 +553,18 @@ mod loom_model {
     #[test]
     fn return_hands_off_to_waiter() {
         loom::model(|| {
-            let (bag, i, c) = borrowed();
+            let (bag, e, c) = borrowed();
             let b2 = bag.clone();
             let waiter = thread::spawn(move || match b2.wait(None, || {}) {
-                WaitOutcome::Got(i) => {
-                    let c = b2.slots[i].take().unwrap();
-                    b2.slots[i].put(c);
-                    b2.release(i, IN_USE);
+                WaitOutcome::Got(e) => {
+                    let c = b2.take(&e).unwrap();
+                    b2.put(&e, c);
+                    b2.release(e);
                 }
                 _ => panic!("waiter not served"),
             });
-            bag.slots[i].put(c);
-            bag.release(i, IN_USE);
+            bag.put(&e, c);
+            bag.release(e);
             waiter.join().unwrap();
             assert_eq!(bag.violations.load(Relaxed), 0);
             assert!(bag.is_idle(0));
@@ -542,22 +575,19 @@ mod loom_model {
     #[test]
     fn evict_races_borrow() {
         loom::model(|| {
-            let bag = Arc::new(Bag::<u32>::new(1));
-            let i = bag.reserve_empty().unwrap();
-            bag.slots[i].put(1);
-            bag.release(i, RESERVED);
+            let bag = one_idle(1);
             let b2 = bag.clone();
             let t = thread::spawn(move || {
-                if let Some(i) = b2.claim_idle(true) {
-                    let c = b2.slots[i].take().unwrap();
-                    b2.slots[i].put(c);
-                    b2.release(i, IN_USE);
+                if let Some(e) = b2.claim_idle(true) {
+                    let c = b2.take(&e).unwrap();
+                    b2.put(&e, c);
+                    b2.release(e);
                     true
                 } else {
                     false
                 }
             });
-            let evicted = bag.reserve(0) && bag.remove(0, RESERVED).is_some();
+            let evicted = bag.reserve(0).is_some_and(|e| bag.remove(e).is_some());
             let borrowed = t.join().unwrap();
             assert!(evicted || borrowed);
             assert_eq!(bag.violations.load(Relaxed), 0);
@@ -567,10 +597,12 @@ mod loom_model {
     }
 
     /// What the pool's `make_idle` does when a borrower returns an entry.
-    fn give_back(bag: &Bag<u32>, i: usize) {
-        bag.release(i, IN_USE);
-        if bag.is_closed() && bag.reserve(i) {
-            bag.remove(i, RESERVED);
+    fn give_back(bag: &Bag<u32>, e: Entry) {
+        let i = bag.release(e);
+        if bag.is_closed() {
+            if let Some(e) = bag.reserve(i) {
+                bag.remove(e);
+            }
         }
     }
 
@@ -578,20 +610,26 @@ mod loom_model {
     /// of the idle entries.
     fn close(bag: &Bag<u32>) {
         bag.close(&Error::closed());
-        if bag.reserve(0) {
-            bag.remove(0, RESERVED);
+        if let Some(e) = bag.reserve(0) {
+            bag.remove(e);
         }
     }
 
-    /// One entry, borrowed.
-    fn borrowed() -> (Arc<Bag<u32>>, usize, u32) {
+    /// A bag of one entry, idle, holding `v`.
+    fn one_idle(v: u32) -> Arc<Bag<u32>> {
         let bag = Arc::new(Bag::<u32>::new(1));
-        let i = bag.reserve_empty().unwrap();
-        bag.slots[i].put(1);
-        bag.release(i, RESERVED);
-        let i = bag.claim_idle(true).unwrap();
-        let c = bag.slots[i].take().unwrap();
-        (bag, i, c)
+        let e = bag.reserve_empty().unwrap();
+        bag.put(&e, v);
+        bag.release(e);
+        bag
+    }
+
+    /// One entry, borrowed.
+    fn borrowed() -> (Arc<Bag<u32>>, Entry, u32) {
+        let bag = one_idle(1);
+        let e = bag.claim_idle(true).unwrap();
+        let c = bag.take(&e).unwrap();
+        (bag, e, c)
     }
 
     /// Close racing a borrower's return: the entry always ends removed,
@@ -600,11 +638,11 @@ mod loom_model {
     #[test]
     fn close_races_return() {
         loom::model(|| {
-            let (bag, i, c) = borrowed();
+            let (bag, e, c) = borrowed();
             let b2 = bag.clone();
             let returner = thread::spawn(move || {
-                b2.slots[i].put(c);
-                give_back(&b2, i);
+                b2.put(&e, c);
+                give_back(&b2, e);
             });
             close(&bag);
             returner.join().unwrap();
@@ -620,20 +658,20 @@ mod loom_model {
     #[test]
     fn close_races_waiter() {
         loom::model(|| {
-            let (bag, i, c) = borrowed();
+            let (bag, e, c) = borrowed();
             let b2 = bag.clone();
             let waiter = thread::spawn(move || match b2.wait(None, || {}) {
-                WaitOutcome::Got(i) => {
-                    let c = b2.slots[i].take().unwrap();
-                    b2.slots[i].put(c);
-                    give_back(&b2, i);
+                WaitOutcome::Got(e) => {
+                    let c = b2.take(&e).unwrap();
+                    b2.put(&e, c);
+                    give_back(&b2, e);
                 }
                 WaitOutcome::Failed(_) => {}
                 WaitOutcome::TimedOut => panic!("no deadline was given"),
             });
             close(&bag);
-            bag.slots[i].put(c);
-            give_back(&bag, i);
+            bag.put(&e, c);
+            give_back(&bag, e);
             waiter.join().unwrap();
             assert_eq!(bag.violations.load(Relaxed), 0);
             assert_eq!(bag.slots[0].state.load(Relaxed), EMPTY);

@@ -13,12 +13,12 @@
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::time::Duration;
 
-use super::bag::{IDLE, IN_USE, RESERVED};
-use super::stats::CloseReason;
+use super::bag::{Entry, IDLE, IN_USE};
+use super::connector::Connector;
 use super::Shared;
-use crate::connector::Connector;
+use crate::events::CloseReason;
 use crate::events::Event;
-use crate::sync::Arc;
+use crate::sync::{spawn_resilient, Arc};
 use crate::sys::coarse_now_ns;
 
 fn tick<C: Connector>(s: &Shared<C>) -> Duration {
@@ -39,28 +39,26 @@ fn tick<C: Connector>(s: &Shared<C>) -> Duration {
 
 pub(crate) fn spawn<C: Connector>(s: &Arc<Shared<C>>) -> std::io::Result<()> {
     let s2 = s.clone();
-    let handle = std::thread::Builder::new()
-        .name("staunch-housekeeper".into())
-        .spawn(move || {
-            let s = s2;
-            let period = tick(&s);
-            loop {
-                crossbeam_channel::select! {
-                    recv(s.wake_housekeeper_rx) -> _ => {}
-                    recv(s.shutdown_rx) -> _ => return,
-                    default(period) => {}
-                }
-                if s.is_closed() {
-                    return;
-                }
-                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_once(&s))).is_err()
-                {
-                    log::error!(target: "staunch", "housekeeper panicked; continuing");
-                }
-            }
-        })?;
+    let handle = spawn_resilient("staunch-housekeeper".into(), move || run(&s2), || {})?;
     s.keep_thread(handle);
     Ok(())
+}
+
+/// Waits a tick (or a kick), then does a pass, until the pool closes. After
+/// a panic in a pass, `spawn_resilient` starts this again: with a wait.
+fn run<C: Connector>(s: &Shared<C>) {
+    let period = tick(s);
+    loop {
+        crossbeam_channel::select! {
+            recv(s.wake_housekeeper_rx) -> _ => {}
+            recv(s.shutdown_rx) -> _ => return,
+            default(period) => {}
+        }
+        if s.is_closed() {
+            return;
+        }
+        run_once(s);
+    }
 }
 
 /// One housekeeping pass.
@@ -91,14 +89,13 @@ pub(crate) fn run_once<C: Connector>(s: &Shared<C>) {
                 }
                 // Reserve first: a borrower that got there before us wins and
                 // we skip this entry.
-                if !s.bag.reserve(idx) {
+                let Some(entry) = s.bag.reserve(idx) else {
                     continue;
+                };
+                match retire {
+                    Some(reason) => s.close_entry(entry, reason),
+                    None => keepalive(s, entry),
                 }
-                if let Some(reason) = retire {
-                    s.close_entry(idx, RESERVED, reason);
-                    continue;
-                }
-                keepalive(s, idx);
             }
             IN_USE if s.leak_ns != 0 => {
                 let since = slot.borrowed_at.load(Relaxed);
@@ -134,25 +131,25 @@ pub(crate) fn run_once<C: Connector>(s: &Shared<C>) {
 }
 
 /// Validates a RESERVED idle entry; puts it back or closes it.
-fn keepalive<C: Connector>(s: &Shared<C>, idx: usize) {
-    let slot = &s.bag.slots[idx];
+fn keepalive<C: Connector>(s: &Shared<C>, entry: Entry) {
+    let slot = s.bag.slot(&entry);
     s.counters.keepalives.fetch_add(1, Relaxed);
-    let Some(mut conn) = slot.take() else {
+    let Some(mut conn) = s.bag.take(&entry) else {
         s.bag.violations.fetch_add(1, Relaxed);
-        s.close_entry(idx, RESERVED, CloseReason::Broken);
+        s.close_entry(entry, CloseReason::Broken);
         return;
     };
     let r = s.validate(&mut conn, s.cfg.validation_timeout);
-    slot.put(conn);
+    s.bag.put(&entry, conn);
     match r {
         Ok(()) => {
             slot.alive_at.store(coarse_now_ns(), Relaxed);
-            s.make_idle(idx, RESERVED);
+            s.make_idle(entry);
         }
         Err(error) => {
             s.counters.validation_failures.fetch_add(1, Relaxed);
             let id = slot.id.load(Relaxed);
-            s.close_entry(idx, RESERVED, CloseReason::Broken);
+            s.close_entry(entry, CloseReason::Broken);
             s.emit(Event::ValidationFailed { id, error });
         }
     }

@@ -16,10 +16,12 @@
 //! small mutexes for the in-flight connect list, the health record and the
 //! suspend flag. None is held across I/O or a listener call.
 
-pub(crate) mod adder;
+mod adder;
 pub(crate) mod bag;
-pub(crate) mod housekeeper;
-pub mod stats;
+pub(crate) mod config;
+mod connector;
+mod housekeeper;
+pub(crate) mod stats;
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
@@ -28,26 +30,31 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use self::bag::{Bag, WaitOutcome, IDLE, IN_USE, RESERVED};
-use self::stats::{CloseReason, Counters, Stats};
-use crate::config::{fmt_duration, PoolConfig};
-use crate::connector::{ConnectAttempt, Connector};
+use self::bag::{Bag, Entry, WaitOutcome, IDLE, IN_USE, RESERVED};
+pub use self::config::PoolConfig;
+pub use self::connector::{ConnectAttempt, Connector};
+use self::stats::{Counters, Stats};
+use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
-use crate::events::{Event, EventListener, LogListener};
-use crate::sync::{lock, Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex};
+use crate::events::{emit, CloseReason, Event, EventListener, LogListener};
+use crate::sync::{lock, panic_message, Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex};
 use crate::sys::coarse_now_ns;
 
-/// A pool of connections made by `C`. Cheap to clone (an `Arc` inside); all
-/// clones share one pool. The pool closes when [`close`](Pool::close) is
-/// called or the last clone is dropped.
-pub struct Pool<C: Connector> {
+/// The generic pool core: a pool of connections made by `C`. The crate's
+/// [`Pool`](crate::Pool) is one such core per MySQL host, with routing on
+/// top; use this directly with a [`Connector`] of your own.
+///
+/// Cheap to clone (an `Arc` inside); all clones share one pool. The pool
+/// closes when [`close`](CorePool::close) is called or the last clone is
+/// dropped.
+pub struct CorePool<C: Connector> {
     shared: Arc<Shared<C>>,
     _owner: Arc<Owner<C>>,
 }
 
-impl<C: Connector> Clone for Pool<C> {
+impl<C: Connector> Clone for CorePool<C> {
     fn clone(&self) -> Self {
-        Pool {
+        CorePool {
             shared: self.shared.clone(),
             _owner: self._owner.clone(),
         }
@@ -83,12 +90,30 @@ pub(crate) const PERMANENT_HOLDOFF: Duration = Duration::from_secs(1);
 /// socket's write timeout).
 pub(crate) const CLOSE_WAIT_SLACK: Duration = Duration::from_secs(1);
 
+/// The state every handle, borrowed connection and pool thread shares.
+///
+/// No field is behind one pool-wide lock. Each says what guards it: an
+/// atomic's ordering, or the small mutex it sits in (held only to read or
+/// update the value, never across I/O or a listener call).
 pub(crate) struct Shared<C: Connector> {
+    // Set at start, read-only afterwards.
     pub cfg: PoolConfig,
     pub connector: C,
-    pub bag: Bag<C::Conn>,
     pub listener: Arc<dyn EventListener>,
+    /// `alive_bypass_window` and `leak_detection_threshold` in ns (0: off),
+    /// for the hot path's integer compare.
+    pub bypass_ns: u64,
+    pub leak_ns: u64,
+
+    /// The entries and the waiter queue: each slot's state is a CAS, the
+    /// queue has its own lock (see `bag.rs`).
+    pub bag: Bag<C::Conn>,
+    /// Cumulative counters: independent `Relaxed` atomics.
     pub counters: Counters,
+
+    // Gauges, `SeqCst`: `request_create` and `create_needed` read several of
+    // them together to decide whether to connect, and must not see them out
+    // of order with `closed`.
     /// Connections open (slots not EMPTY).
     pub total: AtomicUsize,
     /// Create requests outstanding (queued or being worked on).
@@ -100,29 +125,41 @@ pub(crate) struct Shared<C: Connector> {
     pub adders_started: AtomicUsize,
     /// Soft-eviction generation: entries created before the current one retire.
     pub generation: AtomicU64,
+    /// Connection numbers handed out (`Relaxed`: only uniqueness matters).
+    pub next_id: AtomicU64,
+
+    // Lifecycle.
+    /// Set once by `close` (`SeqCst`); the bag has its own flag, set under
+    /// its waiter lock, for callers about to wait.
     pub closed: AtomicBool,
+    /// `suspend`/`resume`: the flag is read without the lock on the hot path
+    /// (`Relaxed`); it is written, and slow-path callers wait on
+    /// `suspend_cv`, under `suspend_lock`.
     pub suspended: AtomicBool,
     suspend_lock: Mutex<()>,
     suspend_cv: Condvar,
-    pub next_id: AtomicU64,
+
+    // Channels (internally synchronized).
+    /// Create requests to the adders; `pending` counts what is in it.
     pub create_tx: Sender<()>,
     pub create_rx: Receiver<()>,
     /// Dropped on close: every pool thread sleeps on the receiver, so close
-    /// wakes them all.
+    /// wakes them all. The mutex only guards the take.
     shutdown_tx: Mutex<Option<Sender<()>>>,
     pub shutdown_rx: Receiver<()>,
-    /// Connects in flight, for the watchdog. Held only to push/remove/copy.
-    pub attempts: Mutex<Vec<ConnectAttempt>>,
     pub wake_watchdog: Sender<()>,
     pub wake_watchdog_rx: Receiver<()>,
     pub wake_housekeeper: Sender<()>,
     pub wake_housekeeper_rx: Receiver<()>,
+
+    // Small mutexes, each held only to push, remove or copy.
+    /// Connects in flight, for the watchdog.
+    pub attempts: Mutex<Vec<ConnectAttempt>>,
+    /// What is known about reaching the database (last error, outage).
     pub health: Mutex<Health>,
     /// The pool's threads (adders, housekeeper, watchdog), for
     /// `close_and_join`; finished ones are dropped as new ones start.
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
-    pub bypass_ns: u64,
-    pub leak_ns: u64,
 }
 
 impl<C: Connector> Shared<C> {
@@ -153,10 +190,7 @@ impl<C: Connector> Shared<C> {
     }
 
     pub fn emit(&self, e: Event) {
-        let l = &self.listener;
-        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| l.on_event(&e))).is_err() {
-            log::error!(target: "staunch", "event listener panicked on {e:?}");
-        }
+        emit(&*self.listener, e)
     }
 
     pub fn is_closed(&self) -> bool {
@@ -206,14 +240,14 @@ impl<C: Connector> Shared<C> {
 
     /// Puts a new connection into the pool (to a waiter first).
     pub fn add(&self, conn: C::Conn, took: Duration) -> bool {
-        let Some(idx) = self.bag.reserve_empty() else {
+        let Some(entry) = self.bag.reserve_empty() else {
             // max_size reached meanwhile (can only happen through races on
             // the counters): the connection is surplus.
             drop(conn);
             return false;
         };
         let now = coarse_now_ns();
-        let slot = &self.bag.slots[idx];
+        let slot = self.bag.slot(&entry);
         let id = self.next_id.fetch_add(1, Relaxed) + 1;
         slot.id.store(id, Relaxed);
         slot.generation.store(self.generation.load(SeqCst), Relaxed);
@@ -242,7 +276,7 @@ impl<C: Connector> Shared<C> {
             Some((fd as u64) << 32 | (inode & 0xffff_ffff))
         });
         slot.socket.store(sock.unwrap_or(u64::MAX), Relaxed);
-        slot.put(conn);
+        self.bag.put(&entry, conn);
         self.total.fetch_add(1, SeqCst);
         self.counters.created.fetch_add(1, Relaxed);
         self.counters.connect_time.record(took);
@@ -252,29 +286,31 @@ impl<C: Connector> Shared<C> {
             took,
         });
         if self.is_closed() {
-            self.close_entry(idx, RESERVED, CloseReason::PoolClosed);
+            self.close_entry(entry, CloseReason::PoolClosed);
         } else {
-            self.make_idle(idx, RESERVED);
+            self.make_idle(entry);
         }
         true
     }
 
-    /// The owner (`from`: IN_USE or RESERVED) makes an entry idle, or hands it
-    /// to a waiter. If the pool closed meanwhile, close's sweep of idle
+    /// The owner (a borrower or a pool thread) makes an entry idle, or hands
+    /// it to a waiter. If the pool closed meanwhile, close's sweep of idle
     /// entries may have passed this one already: take it back and close it.
     /// Exactly one of the two gets it (see `Bag::is_closed`, and the
     /// `close_races_return` loom model).
-    pub(crate) fn make_idle(&self, idx: usize, from: u8) {
-        self.bag.release(idx, from);
-        if self.bag.is_closed() && self.bag.reserve(idx) {
-            self.close_entry(idx, RESERVED, CloseReason::PoolClosed);
+    pub(crate) fn make_idle(&self, entry: Entry) {
+        let idx = self.bag.release(entry);
+        if self.bag.is_closed() {
+            if let Some(e) = self.bag.reserve(idx) {
+                self.close_entry(e, CloseReason::PoolClosed);
+            }
         }
     }
 
     /// Closes the connection of an owned entry and frees the slot.
-    pub fn close_entry(&self, idx: usize, from: u8, reason: CloseReason) {
-        let id = self.bag.slots[idx].id.load(Relaxed);
-        let conn = self.bag.remove(idx, from);
+    pub fn close_entry(&self, entry: Entry, reason: CloseReason) {
+        let id = self.bag.slot(&entry).id.load(Relaxed);
+        let conn = self.bag.remove(entry);
         // Counted before `total` drops, so that whoever sees the lower total
         // also sees why (stats never show a connection gone for no reason).
         self.counters.closed(reason);
@@ -308,15 +344,15 @@ impl<C: Connector> Shared<C> {
     /// `now` is the caller's coarse clock reading; `budget` bounds validation
     /// (the time the caller has left).
     #[inline]
-    fn checkout(self: &Arc<Self>, idx: usize, now: u64, budget: Duration) -> Option<PooledConn<C>> {
-        if let Some(reason) = self.retire_reason(idx, now) {
-            self.close_entry(idx, IN_USE, reason);
+    fn checkout(self: &Arc<Self>, entry: Entry, now: u64, budget: Duration) -> Option<Lease<C>> {
+        if let Some(reason) = self.retire_reason(entry.idx(), now) {
+            self.close_entry(entry, reason);
             return None;
         }
-        let slot = &self.bag.slots[idx];
-        let Some(mut conn) = slot.take() else {
+        let slot = self.bag.slot(&entry);
+        let Some(mut conn) = self.bag.take(&entry) else {
             self.bag.violations.fetch_add(1, Relaxed);
-            self.close_entry(idx, IN_USE, CloseReason::Broken);
+            self.close_entry(entry, CloseReason::Broken);
             return None;
         };
         // `>=`: with a zero window every borrow validates, even within one
@@ -330,8 +366,8 @@ impl<C: Connector> Shared<C> {
             if let Err(error) = self.validate(&mut conn, bound) {
                 self.counters.validation_failures.fetch_add(1, Relaxed);
                 let id = slot.id.load(Relaxed);
-                slot.put(conn);
-                self.close_entry(idx, IN_USE, CloseReason::Broken);
+                self.bag.put(&entry, conn);
+                self.close_entry(entry, CloseReason::Broken);
                 self.emit(Event::ValidationFailed { id, error });
                 return None;
             }
@@ -349,16 +385,15 @@ impl<C: Connector> Shared<C> {
                     .unwrap_or_else(|| format!("{:?}", t.id())),
             ));
         }
-        Some(PooledConn {
-            conn: Some(conn),
-            idx,
+        Some(Lease {
+            held: Some((entry, conn)),
             flags: 0,
             shared: self.clone(),
         })
     }
 
     /// A borrower gives its connection back.
-    fn give_back(&self, idx: usize, mut conn: C::Conn, flags: u8) {
+    fn give_back(&self, entry: Entry, mut conn: C::Conn, flags: u8) {
         let keep = if self.is_closed() {
             Err(CloseReason::PoolClosed)
         } else if flags & FLAG_BROKEN != 0
@@ -384,10 +419,10 @@ impl<C: Connector> Shared<C> {
                 }
             }
         };
-        let slot = &self.bag.slots[idx];
-        slot.put(conn);
+        self.bag.put(&entry, conn);
+        let slot = self.bag.slot(&entry);
         let now = coarse_now_ns();
-        let keep = keep.and_then(|()| match self.retire_reason(idx, now) {
+        let keep = keep.and_then(|()| match self.retire_reason(entry.idx(), now) {
             Some(r) => Err(r),
             None => Ok(()),
         });
@@ -396,9 +431,9 @@ impl<C: Connector> Shared<C> {
                 slot.returned_at.store(now, Relaxed);
                 slot.alive_at.store(now, Relaxed);
                 slot.borrowed_at.store(NOT_BORROWED, Relaxed);
-                self.make_idle(idx, IN_USE);
+                self.make_idle(entry);
             }
-            Err(reason) => self.close_entry(idx, IN_USE, reason),
+            Err(reason) => self.close_entry(entry, reason),
         }
     }
 
@@ -551,10 +586,11 @@ impl<C: Connector> Shared<C> {
             let mut held = false;
             for idx in 0..self.bag.slots.len() {
                 match self.bag.slots[idx].state.load(SeqCst) {
-                    IDLE if self.bag.reserve(idx) => {
-                        self.close_entry(idx, RESERVED, CloseReason::PoolClosed)
-                    }
-                    IDLE | RESERVED => held = true,
+                    IDLE => match self.bag.reserve(idx) {
+                        Some(e) => self.close_entry(e, CloseReason::PoolClosed),
+                        None => held = true,
+                    },
+                    RESERVED => held = true,
                     _ => {}
                 }
             }
@@ -575,11 +611,7 @@ pub(crate) fn driver_call<T>(
     f: impl FnOnce() -> Result<T>,
 ) -> Result<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let msg = panic
-            .downcast_ref::<&str>()
-            .map(|m| m.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "no message".to_string());
+        let msg = panic_message(&*panic);
         Err(Error::new(
             kind,
             format!(
@@ -594,11 +626,12 @@ pub(crate) fn driver_call<T>(
 /// IN_USE already, handed to a waiter that has not stamped it yet).
 pub(crate) const NOT_BORROWED: u64 = u64::MAX;
 
-pub(crate) const FLAG_TOUCHED: u8 = 1;
-pub(crate) const FLAG_BROKEN: u8 = 2;
+/// A `Lease`'s flags (see its methods).
+const FLAG_TOUCHED: u8 = 1;
+const FLAG_BROKEN: u8 = 2;
 /// The borrower read an answer itself (the connector cannot tell whether it
 /// read all of it): the return path asks the connector's `is_broken`.
-pub(crate) const FLAG_UNSETTLED: u8 = 4;
+const FLAG_UNSETTLED: u8 = 4;
 
 /// A small random amount in [0, max], for jitter (xorshift; not for secrets).
 pub(crate) fn jitter(max: u64) -> u64 {
@@ -620,21 +653,21 @@ pub(crate) fn jitter(max: u64) -> u64 {
     })
 }
 
-impl<C: Connector> Pool<C> {
+impl<C: Connector> CorePool<C> {
     /// Starts a pool over any connector, with the default listener (the
     /// `log` crate). Spawns the adder, watchdog and housekeeper threads. With
     /// `initialization_fail_timeout` set, makes the first connection before
     /// returning, and fails if that does not succeed.
-    pub fn with_connector(cfg: PoolConfig, connector: C) -> Result<Pool<C>> {
+    pub fn with_connector(cfg: PoolConfig, connector: C) -> Result<CorePool<C>> {
         Self::with_listener(cfg, connector, Arc::new(LogListener))
     }
 
-    /// As [`with_connector`](Pool::with_connector), with an event listener.
+    /// As [`with_connector`](CorePool::with_connector), with an event listener.
     pub fn with_listener(
         cfg: PoolConfig,
         connector: C,
         listener: Arc<dyn EventListener>,
-    ) -> Result<Pool<C>> {
+    ) -> Result<CorePool<C>> {
         cfg.validate()?;
         let (create_tx, create_rx) = crossbeam_channel::bounded(cfg.max_size * 2 + 16);
         let (shutdown_tx, shutdown_rx) = crossbeam_channel::bounded(0);
@@ -684,7 +717,7 @@ impl<C: Connector> Pool<C> {
                 format!("cannot start a pool thread: {e}"),
             ));
         }
-        let pool = Pool {
+        let pool = CorePool {
             _owner: Arc::new(Owner(shared.clone())),
             shared,
         };
@@ -708,12 +741,12 @@ impl<C: Connector> Pool<C> {
     }
 
     /// Borrows a connection, waiting at most `connection_timeout`.
-    pub fn get(&self) -> Result<PooledConn<C>> {
+    pub fn get(&self) -> Result<Lease<C>> {
         self.get_timeout(self.shared.cfg.connection_timeout)
     }
 
     /// Borrows a connection if one is idle now; never waits and never connects.
-    pub fn try_get(&self) -> Result<Option<PooledConn<C>>> {
+    pub fn try_get(&self) -> Result<Option<Lease<C>>> {
         let s = &self.shared;
         if s.is_closed() {
             return Err(Error::closed());
@@ -721,8 +754,8 @@ impl<C: Connector> Pool<C> {
         if s.suspended.load(Relaxed) {
             return Ok(None);
         }
-        while let Some(idx) = s.bag.claim_idle(false) {
-            if let Some(c) = s.checkout(idx, coarse_now_ns(), s.cfg.validation_timeout) {
+        while let Some(e) = s.bag.claim_idle(false) {
+            if let Some(c) = s.checkout(e, coarse_now_ns(), s.cfg.validation_timeout) {
                 return Ok(Some(c));
             }
         }
@@ -732,7 +765,7 @@ impl<C: Connector> Pool<C> {
     /// Borrows a connection, waiting at most `timeout`. Fails with
     /// `PoolExhausted` or `Unreachable` (the message says which and why),
     /// `ConnectRejected` at once on a permanent connect error, or `Closed`.
-    pub fn get_timeout(&self, timeout: Duration) -> Result<PooledConn<C>> {
+    pub fn get_timeout(&self, timeout: Duration) -> Result<Lease<C>> {
         let s = &self.shared;
         if s.is_closed() {
             return Err(Error::closed());
@@ -741,8 +774,8 @@ impl<C: Connector> Pool<C> {
         let start = coarse_now_ns();
         if !s.suspended.load(Relaxed) {
             let mut budget = timeout;
-            while let Some(idx) = s.bag.claim_idle(false) {
-                if let Some(c) = s.checkout(idx, start, budget) {
+            while let Some(e) = s.bag.claim_idle(false) {
+                if let Some(c) = s.checkout(e, start, budget) {
                     return Ok(c);
                 }
                 // That one was broken or retired: charge the time it took.
@@ -757,7 +790,7 @@ impl<C: Connector> Pool<C> {
     }
 
     #[cold]
-    fn get_slow(&self, start_coarse: u64, timeout: Duration) -> Result<PooledConn<C>> {
+    fn get_slow(&self, start_coarse: u64, timeout: Duration) -> Result<Lease<C>> {
         let s = &self.shared;
         // Time already spent on the fast path (validations that failed).
         let spent = Duration::from_nanos(coarse_now_ns().saturating_sub(start_coarse));
@@ -791,9 +824,9 @@ impl<C: Connector> Pool<C> {
                 }
             });
             match outcome {
-                WaitOutcome::Got(idx) => {
+                WaitOutcome::Got(e) => {
                     let left = deadline.saturating_duration_since(Instant::now());
-                    if let Some(c) = s.checkout(idx, coarse_now_ns(), left) {
+                    if let Some(c) = s.checkout(e, coarse_now_ns(), left) {
                         s.counters.slow_acquires.fetch_add(1, Relaxed);
                         s.counters.acquire_wait.record(start.elapsed());
                         return Ok(c);
@@ -835,20 +868,7 @@ impl<C: Connector> Pool<C> {
         let c = &s.counters;
         st.acquired = s.bag.slots.iter().map(|x| x.borrows.load(Relaxed)).sum();
         let fast = st.acquired.saturating_sub(c.slow_acquires.load(Relaxed));
-        st.acquire_timeouts = c.acquire_timeouts.load(Relaxed);
-        st.created = c.created.load(Relaxed);
-        let closed: Vec<u64> = c.closed.iter().map(|x| x.load(Relaxed)).collect();
-        st.closed_idle_timeout = closed[0];
-        st.closed_max_lifetime = closed[1];
-        st.closed_broken = closed[2];
-        st.closed_evicted = closed[3];
-        st.closed_pool_closed = closed[4];
-        st.connect_failures = c.connect_failures.load(Relaxed);
-        st.abandoned_connects = c.abandoned_connects.load(Relaxed);
-        st.validation_failures = c.validation_failures.load(Relaxed);
-        st.keepalives = c.keepalives.load(Relaxed);
-        st.leaks_reported = c.leaks_reported.load(Relaxed);
-        st.rollbacks_on_return = c.rollbacks_on_return.load(Relaxed);
+        c.fill(&mut st);
         st.acquire_latency = c.acquire_wait.snapshot(fast);
         st.connect_latency = c.connect_time.snapshot(0);
         st.violations = s.bag.violations.load(Relaxed) as u64;
@@ -874,13 +894,13 @@ impl<C: Connector> Pool<C> {
     }
 
     /// Stops handing out connections: `get` waits (up to its timeout) until
-    /// [`resume`](Pool::resume). Borrowed connections are unaffected.
+    /// [`resume`](CorePool::resume). Borrowed connections are unaffected.
     pub fn suspend(&self) {
         let _g = lock(&self.shared.suspend_lock);
         self.shared.suspended.store(true, SeqCst);
     }
 
-    /// Ends a [`suspend`](Pool::suspend).
+    /// Ends a [`suspend`](CorePool::suspend).
     pub fn resume(&self) {
         let s = &self.shared;
         {
@@ -904,7 +924,7 @@ impl<C: Connector> Pool<C> {
         self.shared.close();
     }
 
-    /// [`close`](Pool::close), then waits until the pool's threads have
+    /// [`close`](CorePool::close), then waits until the pool's threads have
     /// exited, at most until `timeout` has passed since the call (then gives
     /// up on the rest, which exit on their own). Returns whether every
     /// thread exited in time. For a caller that must know nothing of the
@@ -920,7 +940,7 @@ impl<C: Connector> Pool<C> {
         self.shared.join_threads(deadline)
     }
 
-    /// Whether [`close`](Pool::close) was called.
+    /// Whether [`close`](CorePool::close) was called.
     pub fn is_closed(&self) -> bool {
         self.shared.is_closed()
     }
@@ -928,7 +948,7 @@ impl<C: Connector> Pool<C> {
     /// Fails every caller waiting in `get` with `err` (the topology layer
     /// uses it when this host stops being the writer).
     pub(crate) fn fail_waiters(&self, err: &Error) {
-        self.shared.bag.fail_waiters(err, true);
+        self.shared.bag.fail_waiters(err);
     }
 
     /// Shuts down the sockets of every borrowed connection, so that a query
@@ -971,10 +991,10 @@ impl<C: Connector> Pool<C> {
     }
 }
 
-impl<C: Connector> fmt::Debug for Pool<C> {
+impl<C: Connector> fmt::Debug for CorePool<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = self.shared.snapshot_gauges();
-        f.debug_struct("Pool")
+        f.debug_struct("CorePool")
             .field("endpoint", &self.shared.connector.endpoint())
             .field("total", &s.total)
             .field("active", &s.active)
@@ -991,65 +1011,105 @@ impl<C: Connector> Shared<C> {
     }
 }
 
-/// A borrowed connection. Derefs to the connector's connection type (for
-/// MySQL, `mysql::Conn`); dropping it returns the connection to the pool, after
-/// rolling back any transaction left open.
-pub struct PooledConn<C: Connector> {
-    conn: Option<C::Conn>,
-    idx: usize,
-    pub(crate) flags: u8,
+/// A borrowed connection of a [`CorePool`]. Derefs to the connector's
+/// connection type; dropping it returns the connection to the pool, through
+/// the connector's [`recycle`](Connector::recycle).
+///
+/// The flags say what the pool must do on return; only the methods below set
+/// them, so the rules of the return path stay in this module.
+pub struct Lease<C: Connector> {
+    /// The entry this lease owns and its connection; taken on drop.
+    held: Option<(Entry, C::Conn)>,
+    flags: u8,
     shared: Arc<Shared<C>>,
 }
 
-impl<C: Connector> PooledConn<C> {
-    /// The connection and the flags, borrowed apart.
-    pub(crate) fn split(&mut self) -> (&mut C::Conn, &mut u8) {
-        (
-            self.conn.as_mut().expect("present until drop"),
-            &mut self.flags,
-        )
-    }
-
+impl<C: Connector> Lease<C> {
     /// The pool-wide number of this connection (as in events).
     pub fn id(&self) -> u64 {
-        self.shared.bag.slots[self.idx].id.load(Relaxed)
+        self.shared.bag.slot(&self.held().0).id.load(Relaxed)
     }
 
     /// Marks the connection as unusable: it is closed instead of returned.
     pub fn discard(mut self) {
-        self.flags |= FLAG_BROKEN;
+        self.marks().mark_broken();
+    }
+
+    /// The connection and its marks, borrowed apart, without noting raw
+    /// access (for layers above the pool that track what they run).
+    pub(crate) fn split(&mut self) -> (&mut C::Conn, Marks<'_>) {
+        let (_, conn) = self.held.as_mut().expect("held until drop");
+        (conn, Marks(&mut self.flags))
+    }
+
+    fn held(&self) -> &(Entry, C::Conn) {
+        self.held.as_ref().expect("held until drop")
+    }
+
+    /// What the return path must do, as [`Marks`].
+    pub(crate) fn marks(&mut self) -> Marks<'_> {
+        Marks(&mut self.flags)
     }
 }
 
-impl<C: Connector> Deref for PooledConn<C> {
-    type Target = C::Conn;
-    fn deref(&self) -> &C::Conn {
-        self.conn.as_ref().expect("present until drop")
-    }
-}
+/// What a borrower tells the return path about a [`Lease`]'s connection.
+/// Only these methods set a lease's flags, so the rules of the return path
+/// stay in this module.
+#[derive(Debug)]
+pub(crate) struct Marks<'a>(&'a mut u8);
 
-impl<C: Connector> DerefMut for PooledConn<C> {
-    /// Raw mutable access: the pool can no longer know the session state, so
-    /// the return path checks it (for MySQL: a rollback if one may be needed).
-    fn deref_mut(&mut self) -> &mut C::Conn {
-        self.flags |= FLAG_TOUCHED;
-        self.conn.as_mut().expect("present until drop")
+impl Marks<'_> {
+    /// The connection is out of step or unusable: close it on return.
+    pub fn mark_broken(&mut self) {
+        *self.0 |= FLAG_BROKEN;
     }
-}
 
-impl<C: Connector> Drop for PooledConn<C> {
-    fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            self.shared.give_back(self.idx, conn, self.flags);
+    /// The borrower did something whose effect on the session the pool
+    /// cannot see: `recycle` is told (`touched`).
+    pub fn note_touched(&mut self) {
+        *self.0 |= FLAG_TOUCHED;
+    }
+
+    /// The borrower reads an answer itself (`settled` false), or a layer
+    /// above read one to its end (`settled` true). An unsettled connection
+    /// is checked with the connector's `is_broken` on return.
+    pub fn note_settled(&mut self, settled: bool) {
+        if settled {
+            *self.0 &= !FLAG_UNSETTLED;
+        } else {
+            *self.0 |= FLAG_UNSETTLED;
         }
     }
 }
 
-impl<C: Connector> fmt::Debug for PooledConn<C> {
+impl<C: Connector> Deref for Lease<C> {
+    type Target = C::Conn;
+    fn deref(&self) -> &C::Conn {
+        &self.held().1
+    }
+}
+
+impl<C: Connector> DerefMut for Lease<C> {
+    /// Raw mutable access: the pool can no longer know the session state, so
+    /// the return path checks it (for MySQL: a rollback if one may be needed).
+    fn deref_mut(&mut self) -> &mut C::Conn {
+        let (conn, mut marks) = self.split();
+        marks.note_touched();
+        conn
+    }
+}
+
+impl<C: Connector> Drop for Lease<C> {
+    fn drop(&mut self) {
+        if let Some((entry, conn)) = self.held.take() {
+            self.shared.give_back(entry, conn, self.flags);
+        }
+    }
+}
+
+impl<C: Connector> fmt::Debug for Lease<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PooledConn")
-            .field("id", &self.id())
-            .finish()
+        f.debug_struct("Lease").field("id", &self.id()).finish()
     }
 }
 

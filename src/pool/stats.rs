@@ -9,41 +9,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
-/// Why a connection was closed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum CloseReason {
-    /// Idle longer than `idle_timeout` while above `min_idle`.
-    IdleTimeout,
-    /// Reached `max_lifetime` (minus jitter).
-    MaxLifetime,
-    /// Failed validation, keepalive, or the reset on return.
-    Broken,
-    /// Soft eviction (`soft_evict`, or a topology change).
-    Evicted,
-    /// The pool was closed.
-    PoolClosed,
-}
-
-impl CloseReason {
-    /// A short name, stable across versions.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CloseReason::IdleTimeout => "idle_timeout",
-            CloseReason::MaxLifetime => "max_lifetime",
-            CloseReason::Broken => "broken",
-            CloseReason::Evicted => "evicted",
-            CloseReason::PoolClosed => "pool_closed",
-        }
-    }
-    pub(crate) const ALL: [CloseReason; 5] = [
-        CloseReason::IdleTimeout,
-        CloseReason::MaxLifetime,
-        CloseReason::Broken,
-        CloseReason::Evicted,
-        CloseReason::PoolClosed,
-    ];
-}
+use crate::events::CloseReason;
 
 const BUCKETS: usize = 40;
 
@@ -104,45 +70,155 @@ impl Histogram {
     }
 }
 
-/// Counters the pool keeps; snapshot with [`crate::Pool::stats`].
-pub(crate) struct Counters {
-    pub slow_acquires: AtomicU64,
-    pub acquire_wait: Histogram,
-    pub acquire_timeouts: AtomicU64,
-    pub created: AtomicU64,
-    pub closed: [AtomicU64; 5],
-    pub connect_failures: AtomicU64,
-    pub connect_time: Histogram,
-    pub abandoned_connects: AtomicU64,
-    pub validation_failures: AtomicU64,
-    pub keepalives: AtomicU64,
-    pub leaks_reported: AtomicU64,
-    pub rollbacks_on_return: AtomicU64,
+/// Defines [`Stats`] from one list of fields, so that the snapshot, the
+/// per-host sum and the pool's atomic counters cannot drift apart:
+/// - `gauges`: what the pool holds now, read from the bag by the snapshot;
+/// - `derived`: cumulative figures the snapshot computes (from slots, from
+///   the close reasons);
+/// - `counters`: cumulative figures with one `AtomicU64` each in
+///   [`Counters`], copied by [`Counters::fill`].
+///
+/// Every field of the three groups is summed by `absorb`.
+macro_rules! stats {
+    (
+        gauges { $($(#[$gd:meta])* $g:ident,)* }
+        derived { $($(#[$dd:meta])* $d:ident,)* }
+        counters { $($(#[$cd:meta])* $c:ident,)* }
+    ) => {
+        /// A snapshot of the pool: gauges (now) and cumulative counters (since start).
+        ///
+        /// Gauges are read one after the other without stopping the pool, so under
+        /// load they may not add up exactly (`active + idle + reserved == total` holds
+        /// when the pool is quiet).
+        #[derive(Clone, Debug, Default, PartialEq)]
+        #[non_exhaustive]
+        pub struct Stats {
+            $($(#[$gd])* pub $g: usize,)*
+            $($(#[$dd])* pub $d: u64,)*
+            $($(#[$cd])* pub $c: u64,)*
+            /// Time callers waited in `get` (an immediate hand-out counts as < 1 µs).
+            pub acquire_latency: Latency,
+            /// Time one successful connect took.
+            pub connect_latency: Latency,
+        }
+
+        impl Stats {
+            /// Adds another pool's gauges and counters to these (latency untouched).
+            pub(crate) fn absorb(&mut self, o: &Stats) {
+                $(self.$g += o.$g;)*
+                $(self.$d += o.$d;)*
+                $(self.$c += o.$c;)*
+            }
+        }
+
+        /// The cumulative counters a pool bumps (on slow paths only), besides
+        /// the close reasons and the two histograms. Each is independent:
+        /// `Relaxed` is enough, a snapshot reads them one by one.
+        pub(crate) struct Counters {
+            $(pub $c: AtomicU64,)*
+            /// Connections closed, indexed by `CloseReason as usize`.
+            closed: [AtomicU64; CloseReason::ALL.len()],
+            /// `get`s that had to wait (the others count as < 1 µs).
+            pub slow_acquires: AtomicU64,
+            pub acquire_wait: Histogram,
+            pub connect_time: Histogram,
+        }
+
+        impl Counters {
+            pub fn new() -> Self {
+                Counters {
+                    $($c: AtomicU64::new(0),)*
+                    closed: std::array::from_fn(|_| AtomicU64::new(0)),
+                    slow_acquires: AtomicU64::new(0),
+                    acquire_wait: Histogram::new(),
+                    connect_time: Histogram::new(),
+                }
+            }
+
+            /// Copies the counters and the close reasons into `s`.
+            pub fn fill(&self, s: &mut Stats) {
+                $(s.$c = self.$c.load(Relaxed);)*
+                for r in CloseReason::ALL {
+                    *s.closed_mut(r) = self.closed[r as usize].load(Relaxed);
+                }
+            }
+        }
+    };
+}
+
+stats! {
+    gauges {
+        /// Connections open (idle, in use, or held by a pool thread).
+        total,
+        /// Connections borrowed by the application.
+        active,
+        /// Connections ready to hand out.
+        idle,
+        /// Connections held by pool threads (keepalive, retirement) right now.
+        reserved,
+        /// Threads blocked in `get`.
+        waiting,
+        /// Connection requests queued or being connected.
+        pending_creates,
+        /// Connects running right now.
+        connecting,
+        /// Connect threads alive.
+        adder_threads,
+    }
+    derived {
+        /// Successful `get`s.
+        acquired,
+        /// Connections closed, by reason (see [`CloseReason`]): idle longer
+        /// than `idle_timeout`.
+        closed_idle_timeout,
+        /// ... past `max_lifetime`.
+        closed_max_lifetime,
+        /// ... broken (failed validation, keepalive, the reset on return, or
+        /// an error that left the session out of step).
+        closed_broken,
+        /// ... soft-evicted.
+        closed_evicted,
+        /// ... because the pool closed.
+        closed_pool_closed,
+        /// Broken internal invariants observed (must be 0; report a bug if not).
+        violations,
+    }
+    counters {
+        /// `get`s that timed out.
+        acquire_timeouts,
+        /// Connections created.
+        created,
+        /// Connect attempts that failed.
+        connect_failures,
+        /// Connect attempts that overran the hard deadline and were cut off.
+        abandoned_connects,
+        /// Validations (on borrow or keepalive) that failed.
+        validation_failures,
+        /// Keepalive checks run.
+        keepalives,
+        /// Borrowed connections reported as possible leaks.
+        leaks_reported,
+        /// Transactions rolled back because a connection was returned inside one.
+        rollbacks_on_return,
+    }
 }
 
 impl Counters {
-    pub fn new() -> Self {
-        Counters {
-            slow_acquires: AtomicU64::new(0),
-            acquire_wait: Histogram::new(),
-            acquire_timeouts: AtomicU64::new(0),
-            created: AtomicU64::new(0),
-            closed: std::array::from_fn(|_| AtomicU64::new(0)),
-            connect_failures: AtomicU64::new(0),
-            connect_time: Histogram::new(),
-            abandoned_connects: AtomicU64::new(0),
-            validation_failures: AtomicU64::new(0),
-            keepalives: AtomicU64::new(0),
-            leaks_reported: AtomicU64::new(0),
-            rollbacks_on_return: AtomicU64::new(0),
-        }
-    }
+    /// Counts a close, by its reason.
     pub fn closed(&self, r: CloseReason) {
-        let i = CloseReason::ALL
-            .iter()
-            .position(|x| *x == r)
-            .expect("listed");
-        self.closed[i].fetch_add(1, Relaxed);
+        self.closed[r as usize].fetch_add(1, Relaxed);
+    }
+}
+
+impl Stats {
+    fn closed_mut(&mut self, reason: CloseReason) -> &mut u64 {
+        match reason {
+            CloseReason::IdleTimeout => &mut self.closed_idle_timeout,
+            CloseReason::MaxLifetime => &mut self.closed_max_lifetime,
+            CloseReason::Broken => &mut self.closed_broken,
+            CloseReason::Evicted => &mut self.closed_evicted,
+            CloseReason::PoolClosed => &mut self.closed_pool_closed,
+        }
     }
 }
 
@@ -155,90 +231,4 @@ pub struct Latency {
     pub p95: Duration,
     pub p99: Duration,
     pub max: Duration,
-}
-
-impl Stats {
-    /// Adds another pool's gauges and counters to these (latency untouched).
-    pub(crate) fn absorb(&mut self, o: &Stats) {
-        self.total += o.total;
-        self.active += o.active;
-        self.idle += o.idle;
-        self.reserved += o.reserved;
-        self.waiting += o.waiting;
-        self.pending_creates += o.pending_creates;
-        self.connecting += o.connecting;
-        self.adder_threads += o.adder_threads;
-        self.acquired += o.acquired;
-        self.acquire_timeouts += o.acquire_timeouts;
-        self.created += o.created;
-        self.closed_idle_timeout += o.closed_idle_timeout;
-        self.closed_max_lifetime += o.closed_max_lifetime;
-        self.closed_broken += o.closed_broken;
-        self.closed_evicted += o.closed_evicted;
-        self.closed_pool_closed += o.closed_pool_closed;
-        self.connect_failures += o.connect_failures;
-        self.abandoned_connects += o.abandoned_connects;
-        self.validation_failures += o.validation_failures;
-        self.keepalives += o.keepalives;
-        self.leaks_reported += o.leaks_reported;
-        self.rollbacks_on_return += o.rollbacks_on_return;
-        self.violations += o.violations;
-    }
-}
-
-/// A snapshot of the pool: gauges (now) and cumulative counters (since start).
-///
-/// Gauges are read one after the other without stopping the pool, so under
-/// load they may not add up exactly (`active + idle + reserved == total` holds
-/// when the pool is quiet).
-#[derive(Clone, Debug, Default, PartialEq)]
-#[non_exhaustive]
-pub struct Stats {
-    /// Connections open (idle, in use, or held by a pool thread).
-    pub total: usize,
-    /// Connections borrowed by the application.
-    pub active: usize,
-    /// Connections ready to hand out.
-    pub idle: usize,
-    /// Connections held by pool threads (keepalive, retirement) right now.
-    pub reserved: usize,
-    /// Threads blocked in `get`.
-    pub waiting: usize,
-    /// Connection requests queued or being connected.
-    pub pending_creates: usize,
-    /// Connects running right now.
-    pub connecting: usize,
-    /// Connect threads alive.
-    pub adder_threads: usize,
-    /// Successful `get`s.
-    pub acquired: u64,
-    /// `get`s that timed out.
-    pub acquire_timeouts: u64,
-    /// Connections created.
-    pub created: u64,
-    /// Connections closed, by reason: idle_timeout, max_lifetime, broken,
-    /// evicted, pool_closed (see [`CloseReason`]).
-    pub closed_idle_timeout: u64,
-    pub closed_max_lifetime: u64,
-    pub closed_broken: u64,
-    pub closed_evicted: u64,
-    pub closed_pool_closed: u64,
-    /// Connect attempts that failed.
-    pub connect_failures: u64,
-    /// Connect attempts that overran the hard deadline and were cut off.
-    pub abandoned_connects: u64,
-    /// Validations (on borrow or keepalive) that failed.
-    pub validation_failures: u64,
-    /// Keepalive checks run.
-    pub keepalives: u64,
-    /// Borrowed connections reported as possible leaks.
-    pub leaks_reported: u64,
-    /// Transactions rolled back because a connection was returned inside one.
-    pub rollbacks_on_return: u64,
-    /// Time callers waited in `get` (an immediate hand-out counts as < 1 µs).
-    pub acquire_latency: Latency,
-    /// Time one successful connect took.
-    pub connect_latency: Latency,
-    /// Broken internal invariants observed (must be 0; report a bug if not).
-    pub violations: u64,
 }

@@ -7,7 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::connector::{ConnectAttempt, Connector};
+use super::{ConnectAttempt, Connector};
 
 #[derive(Default)]
 struct Script {
@@ -141,9 +141,12 @@ fn cfg() -> PoolConfig {
     }
 }
 
-fn pool(c: PoolConfig) -> (Pool<Fake>, Arc<Script>) {
+fn pool(c: PoolConfig) -> (CorePool<Fake>, Arc<Script>) {
     let s = Arc::new(Script::default());
-    (Pool::with_connector(c, Fake { s: s.clone() }).unwrap(), s)
+    (
+        CorePool::with_connector(c, Fake { s: s.clone() }).unwrap(),
+        s,
+    )
 }
 
 #[test]
@@ -467,7 +470,7 @@ fn a_panic_in_validate_or_recycle_costs_the_connection_not_the_slot() {
 }
 
 /// A pool of one with a keepalive every 20 ms, its connection idle.
-fn one_idle_with_keepalive() -> (Pool<Fake>, Arc<Script>) {
+fn one_idle_with_keepalive() -> (CorePool<Fake>, Arc<Script>) {
     let (p, s) = pool(PoolConfig {
         max_size: 1,
         keepalive_interval: Some(Duration::from_millis(20)),
@@ -492,7 +495,7 @@ fn a_panic_in_keepalive_costs_the_connection_not_the_slot() {
 
 /// A pool of one whose adder is stuck in a connect that, once cut off,
 /// takes `exit_ms` to return (a thread slow to wind down).
-fn stuck_in_connect(exit_ms: usize) -> Pool<Fake> {
+fn stuck_in_connect(exit_ms: usize) -> CorePool<Fake> {
     let (p, s) = pool(PoolConfig {
         max_size: 1,
         connect_timeout: Duration::from_secs(30),
@@ -616,7 +619,7 @@ fn min_idle_is_filled_and_idle_timeout_retires_extra() {
 fn leak_is_reported_with_the_thread_name() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s2 = seen.clone();
-    let p = Pool::with_listener(
+    let p = CorePool::with_listener(
         PoolConfig {
             leak_detection_threshold: Some(Duration::from_millis(50)),
             ..cfg()

@@ -13,6 +13,7 @@
 //! with `read_only = 0` and the first read-only) and the rest are replicas;
 //! `staunch-monitor` (see `monitor.rs`) watches them all.
 
+mod config;
 mod monitor;
 
 use std::fmt;
@@ -21,13 +22,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::config::{Config, ConnectConfig, PoolConfig, TopologyConfig};
-use crate::connector::MysqlConnector;
+pub(crate) use self::config::SecondaryCheck;
+pub use self::config::{PingType, TopologyConfig, DEFAULT_ALIVE_ERROR_CODES};
+use crate::client::{ConnectConfig, MysqlConnector, PooledConn};
 use crate::error::{Error, ErrorKind, Result};
-use crate::events::{Event, EventListener};
+use crate::events::{emit, Event, EventListener};
 use crate::pool::stats::Stats;
+use crate::pool::{CorePool, PoolConfig};
 use crate::sync::lock;
-use crate::PooledConn;
 
 /// `writer` value when no host may take writes.
 const NO_WRITER: usize = usize::MAX;
@@ -35,69 +37,90 @@ const NO_WRITER: usize = usize::MAX;
 /// What the monitor last found about a host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
+#[repr(u8)]
 pub enum HostHealth {
     /// Not checked yet (reads go there; its pool validates every connection).
-    Unknown,
+    Unknown = 0,
     /// Reachable, and for a replica: replicating within `max_replication_lag`.
-    Healthy,
+    Healthy = 1,
     /// A replica lagging past `max_replication_lag`, or whose replication is
     /// broken: no reads.
-    Lagging,
+    Lagging = 2,
     /// The last check could not reach it.
-    Down,
+    Down = 3,
 }
 
-const H_UNKNOWN: u8 = 0;
-const H_HEALTHY: u8 = 1;
-const H_LAGGING: u8 = 2;
-const H_DOWN: u8 = 3;
+impl HostHealth {
+    fn from_u8(v: u8) -> HostHealth {
+        match v {
+            1 => HostHealth::Healthy,
+            2 => HostHealth::Lagging,
+            3 => HostHealth::Down,
+            _ => HostHealth::Unknown,
+        }
+    }
 
-fn health_of(v: u8) -> HostHealth {
-    match v {
-        H_HEALTHY => HostHealth::Healthy,
-        H_LAGGING => HostHealth::Lagging,
-        H_DOWN => HostHealth::Down,
-        _ => HostHealth::Unknown,
+    /// Whether reads may go to a replica in this state.
+    fn takes_reads(self) -> bool {
+        matches!(self, HostHealth::Healthy | HostHealth::Unknown)
     }
 }
 
+/// A [`HostHealth`] that the monitor writes and readers load, each on its
+/// own (`Relaxed`: a reader acting on a value one check old is fine).
+pub(crate) struct AtomicHealth(AtomicU8);
+
+impl AtomicHealth {
+    fn new(h: HostHealth) -> Self {
+        AtomicHealth(AtomicU8::new(h as u8))
+    }
+    pub fn load(&self) -> HostHealth {
+        HostHealth::from_u8(self.0.load(Relaxed))
+    }
+    pub fn store(&self, h: HostHealth) {
+        self.0.store(h as u8, Relaxed)
+    }
+}
+
+/// One server: its own pool, and what the monitor found about it.
 pub(crate) struct Host {
+    // Set at start, read-only afterwards.
     pub endpoint: String,
     pub connect: ConnectConfig,
-    pub pool: crate::pool::Pool<MysqlConnector>,
-    pub health: AtomicU8,
+    pub pool: CorePool<MysqlConnector>,
+    /// Written by the monitor thread only.
+    pub health: AtomicHealth,
     /// Last measured replication lag in ms (u64::MAX: unknown or broken).
+    /// Written by the monitor thread only (`Relaxed`).
     pub lag_ms: AtomicU64,
 }
 
+/// The topology every `Pool` handle and the monitor share.
 pub(crate) struct Topo {
+    // Set at start, read-only afterwards.
     pub hosts: Vec<Host>,
-    /// Index of the host taking writes, or NO_WRITER.
-    pub writer: AtomicUsize,
-    /// Why there is no writer (the error `get` returns meanwhile).
-    pub no_writer: Mutex<Option<Error>>,
     pub cfg: TopologyConfig,
     pub pool_cfg: PoolConfig,
     pub listener: Arc<dyn EventListener>,
+    pub secondary_check: Option<SecondaryCheck>,
+    /// Index of the host taking writes, or NO_WRITER. Written by the monitor
+    /// (`Release`, after `no_writer` is cleared), read by `get` (`Acquire`).
+    pub writer: AtomicUsize,
+    /// Why there is no writer (the error `get` returns meanwhile); its mutex
+    /// is held only to set, clear or clone it.
+    pub no_writer: Mutex<Option<Error>>,
+    /// Set once by `close` (`SeqCst`).
     pub closed: AtomicBool,
+    /// Dropped on close to wake the monitor; the mutex guards only the take.
     pub stop_tx: Mutex<Option<crossbeam_channel::Sender<()>>>,
     pub stop_rx: crossbeam_channel::Receiver<()>,
-    pub secondary_check: Option<SecondaryCheck>,
-    /// The monitor thread, for `close_and_join`.
+    /// The monitor thread, for `close_and_join` (taken once).
     pub monitor: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
-/// A user-supplied secondary check: given the suspected primary's
-/// `host:port`, return true if it is still alive as seen from elsewhere (then
-/// there is no failover).
-pub type SecondaryCheck = Arc<dyn Fn(&str) -> bool + Send + Sync>;
-
 impl Topo {
     pub fn emit(&self, e: Event) {
-        let l = &self.listener;
-        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| l.on_event(&e))).is_err() {
-            log::error!(target: "staunch", "event listener panicked on {e:?}");
-        }
+        emit(&*self.listener, e)
     }
 
     pub fn writer(&self) -> Option<usize> {
@@ -173,49 +196,32 @@ pub struct HostStats {
 }
 
 impl Pool {
-    /// Opens a pool from a URL: `mysql://user:pass@host:port/db?knob=value&…`,
-    /// or with several hosts and `topology=replication`. See
-    /// [`Builder`](crate::Builder) for the knobs and their defaults.
-    pub fn from_url(url: &str) -> Result<Pool> {
-        crate::Builder::new().url(url).build()
-    }
-
-    /// A builder for a pool, with every knob at its default.
-    pub fn builder() -> crate::Builder {
-        crate::Builder::new()
-    }
-
-    /// Opens a pool from a finished configuration, logging events.
-    pub fn new(config: Config) -> Result<Pool> {
-        Self::new_with_listener(config, Arc::new(crate::LogListener))
-    }
-
-    /// Opens a pool whose events go to `listener`.
-    pub fn new_with_listener(config: Config, listener: Arc<dyn EventListener>) -> Result<Pool> {
-        Self::open(config, listener, None)
-    }
-
+    /// Opens a pool: one host's pool per server, and the monitor if
+    /// configured. (The public constructors are in the crate root, over the
+    /// whole configuration.)
     pub(crate) fn open(
-        config: Config,
+        connect: &ConnectConfig,
+        pool_cfg: &PoolConfig,
+        topology: &TopologyConfig,
         listener: Arc<dyn EventListener>,
         secondary_check: Option<SecondaryCheck>,
     ) -> Result<Pool> {
-        let mut targets = vec![config.connect.clone()];
-        for (host, port) in &config.topology.more_hosts {
-            let mut c = config.connect.clone();
+        let mut targets = vec![connect.clone()];
+        for (host, port) in &topology.more_hosts {
+            let mut c = connect.clone();
             c.host = host.clone();
             c.port = *port;
             targets.push(c);
         }
         let mut hosts: Vec<Host> = Vec::with_capacity(targets.len());
         for c in targets {
-            let connector = MysqlConnector::new(c.clone(), config.pool.validation_timeout);
+            let connector = MysqlConnector::new(c.clone(), pool_cfg.validation_timeout);
             // Replicas never need initialization_fail_timeout: the writer does.
-            let mut pc = config.pool.clone();
+            let mut pc = pool_cfg.clone();
             if !hosts.is_empty() {
                 pc.initialization_fail_timeout = None;
             }
-            let pool = match crate::pool::Pool::with_listener(pc, connector, listener.clone()) {
+            let pool = match CorePool::with_listener(pc, connector, listener.clone()) {
                 Ok(p) => p,
                 Err(e) => {
                     for h in &hosts {
@@ -228,7 +234,7 @@ impl Pool {
                 endpoint: c.endpoint(),
                 connect: c,
                 pool,
-                health: AtomicU8::new(H_UNKNOWN),
+                health: AtomicHealth::new(HostHealth::Unknown),
                 lag_ms: AtomicU64::new(u64::MAX),
             });
         }
@@ -237,8 +243,8 @@ impl Pool {
             hosts,
             writer: AtomicUsize::new(0),
             no_writer: Mutex::new(None),
-            pool_cfg: config.pool.clone(),
-            cfg: config.topology.clone(),
+            pool_cfg: pool_cfg.clone(),
+            cfg: topology.clone(),
             listener,
             closed: AtomicBool::new(false),
             stop_tx: Mutex::new(Some(stop_tx)),
@@ -264,7 +270,7 @@ impl Pool {
         })
     }
 
-    fn writer_pool(&self) -> Result<&crate::pool::Pool<MysqlConnector>> {
+    fn writer_pool(&self) -> Result<&CorePool<MysqlConnector>> {
         match self.t.writer() {
             Some(w) => Ok(&self.t.hosts[w].pool),
             None if self.t.closed.load(Relaxed) => Err(Error::closed()),
@@ -275,7 +281,7 @@ impl Pool {
     /// Borrows a connection to the current writer (the primary), waiting at
     /// most `connection_timeout`.
     pub fn get(&self) -> Result<PooledConn> {
-        self.writer_pool()?.get()
+        self.writer_pool()?.get().map(PooledConn::new)
     }
 
     /// As [`get`](Pool::get), waiting at most `timeout`. Fails with
@@ -283,12 +289,14 @@ impl Pool {
     /// `ConnectRejected` at once on a permanent connect error, `NoWriter` at
     /// once while no primary is known, or `Closed`.
     pub fn get_timeout(&self, timeout: Duration) -> Result<PooledConn> {
-        self.writer_pool()?.get_timeout(timeout)
+        self.writer_pool()?
+            .get_timeout(timeout)
+            .map(PooledConn::new)
     }
 
     /// A connection to the writer if one is idle now; never waits.
     pub fn try_get(&self) -> Result<Option<PooledConn>> {
-        self.writer_pool()?.try_get()
+        Ok(self.writer_pool()?.try_get()?.map(PooledConn::new))
     }
 
     /// Borrows a connection for reading: from a healthy replica (spread over
@@ -311,17 +319,14 @@ impl Pool {
         let n = t.hosts.len();
         let eligible: Vec<usize> = (0..n)
             .filter(|&i| Some(i) != writer)
-            .filter(|&i| {
-                matches!(t.hosts[i].health.load(Relaxed), H_HEALTHY | H_UNKNOWN)
-                    && t.cfg.replication
-            })
+            .filter(|&i| t.hosts[i].health.load().takes_reads() && t.cfg.replication)
             .collect();
         if !eligible.is_empty() {
             // Spread over the qualifying replicas; each one's own pool hands
             // out an idle connection or makes one.
             let h = &t.hosts[eligible[next_spread() % eligible.len()]];
             match h.pool.get_timeout(timeout) {
-                Ok(c) => return Ok(c),
+                Ok(c) => return Ok(PooledConn::new(c)),
                 Err(e) if !t.cfg.read_fallback => return Err(e),
                 Err(e) => {
                     log::warn!(target: "staunch", "read from replica {} failed, using the writer: {e}", h.endpoint);
@@ -367,7 +372,7 @@ impl Pool {
             .map(|(i, h)| HostStats {
                 endpoint: h.endpoint.clone(),
                 is_writer: Some(i) == w,
-                health: health_of(h.health.load(Relaxed)),
+                health: h.health.load(),
                 lag: match h.lag_ms.load(Relaxed) {
                     u64::MAX => None,
                     ms => Some(Duration::from_millis(ms)),

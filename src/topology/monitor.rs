@@ -41,26 +41,17 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
-use super::{Topo, H_DOWN, H_HEALTHY, H_LAGGING, H_UNKNOWN};
-use crate::config::{fmt_duration, PingType};
-use crate::connector::{ConnectAttempt, Connector, MysqlConnector};
+use super::{HostHealth, PingType, Topo};
+use crate::client::MysqlConnector;
+use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::Event;
+use crate::pool::{ConnectAttempt, Connector};
+use crate::sync::spawn_resilient;
 
 pub(super) fn spawn(t: &Arc<Topo>) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let t = t.clone();
-    std::thread::Builder::new()
-        .name("staunch-monitor".into())
-        .spawn(move || {
-            let mut m = Monitor::new(t);
-            loop {
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.run()));
-                match r {
-                    Ok(()) => break,
-                    Err(_) => log::error!(target: "staunch", "monitor panicked; continuing"),
-                }
-            }
-        })
+    let mut m = Monitor::new(t.clone());
+    spawn_resilient("staunch-monitor".into(), move || m.run(), || {})
 }
 
 struct Monitor {
@@ -154,7 +145,7 @@ impl Monitor {
         match r {
             Ok(()) => {
                 self.failures = 0;
-                self.t.hosts[w].health.store(H_HEALTHY, Relaxed);
+                self.t.hosts[w].health.store(HostHealth::Healthy);
             }
             Err(e) if self.is_alive_error(&e) => {
                 self.t.emit(Event::PrimaryAliveError {
@@ -164,7 +155,7 @@ impl Monitor {
             }
             Err(e) => {
                 self.failures += 1;
-                self.t.hosts[w].health.store(H_DOWN, Relaxed);
+                self.t.hosts[w].health.store(HostHealth::Down);
                 self.t.emit(Event::PrimarySuspected {
                     endpoint: ep.clone(),
                     failures: self.failures,
@@ -193,7 +184,7 @@ impl Monitor {
             "{} probes in a row failed (last: {last}) and no replica still sees it",
             self.t.cfg.failure_threshold
         );
-        self.t.hosts[w].health.store(H_DOWN, Relaxed);
+        self.t.hosts[w].health.store(HostHealth::Down);
         self.t.emit(Event::PrimaryDead {
             endpoint: ep.clone(),
             reason: reason.clone(),
@@ -362,7 +353,7 @@ impl Monitor {
                     }
                 }
                 self.t.set_writer(c);
-                self.t.hosts[c].health.store(H_HEALTHY, Relaxed);
+                self.t.hosts[c].health.store(HostHealth::Healthy);
                 self.failures = 0;
                 if from != Some(c) {
                     self.last_change = Some(Instant::now());
@@ -432,9 +423,9 @@ impl Monitor {
                 continue;
             }
             let h = &self.t.hosts[i];
-            let before = h.health.load(Relaxed);
+            let before = h.health.load();
             let (now, lag) = match &s {
-                Err(_) => (H_DOWN, None),
+                Err(_) => (HostHealth::Down, None),
                 Ok(st) => {
                     // Another writable host while the writer answers its
                     // probes is split brain; while the writer is failing it
@@ -459,17 +450,24 @@ impl Monitor {
                         None => true,
                     };
                     match &st.replica {
-                        None => (H_LAGGING, None),
-                        Some(r) if !follows_writer(r) => (H_LAGGING, None),
+                        None => (HostHealth::Lagging, None),
+                        Some(r) if !follows_writer(r) => (HostHealth::Lagging, None),
                         Some(r) => match r
                             .get("Seconds_Behind_Master")
                             .and_then(|v| v.parse::<u64>().ok())
                         {
-                            None => (H_LAGGING, None),
+                            None => (HostHealth::Lagging, None),
                             Some(secs) => {
                                 let lag = Duration::from_secs(secs);
                                 let ok = self.t.cfg.max_replication_lag.map_or(true, |m| lag <= m);
-                                (if ok { H_HEALTHY } else { H_LAGGING }, Some(lag))
+                                (
+                                    if ok {
+                                        HostHealth::Healthy
+                                    } else {
+                                        HostHealth::Lagging
+                                    },
+                                    Some(lag),
+                                )
                             }
                         },
                     }
@@ -477,14 +475,14 @@ impl Monitor {
             };
             h.lag_ms
                 .store(lag.map_or(u64::MAX, |l| l.as_millis() as u64), Relaxed);
-            h.health.store(now, Relaxed);
-            let was_ok = matches!(before, H_HEALTHY | H_UNKNOWN);
-            if was_ok && now != H_HEALTHY {
+            h.health.store(now);
+            let was_ok = before.takes_reads();
+            if was_ok && now != HostHealth::Healthy {
                 self.t.emit(Event::ReplicaLagging {
                     endpoint: h.endpoint.clone(),
                     lag,
                 });
-            } else if !was_ok && now == H_HEALTHY {
+            } else if !was_ok && now == HostHealth::Healthy {
                 self.t.emit(Event::ReplicaRecovered {
                     endpoint: h.endpoint.clone(),
                 });

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use staunch::{ConnectAttempt, Connector, MysqlConnector};
+use staunch::pool::{ConnectAttempt, Connector};
+use staunch::MysqlConnector;
 
 pub struct Instrumented {
     pub inner: MysqlConnector,

@@ -1,7 +1,8 @@
 //! How a physical connection is made, checked and reset.
 //!
-//! The pool core is generic over [`Connector`]: [`MysqlConnector`] is the real
-//! one; tests, the loom model and benchmarks plug in fakes.
+//! The pool core is generic over [`Connector`]: the MySQL one is
+//! [`MysqlConnector`](crate::MysqlConnector); tests, the loom model and
+//! benchmarks plug in fakes.
 
 use std::sync::atomic::AtomicU8;
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
@@ -9,9 +10,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
-
-pub mod mysql;
-pub use self::mysql::MysqlConnector;
 
 /// Makes, checks and resets connections for a pool.
 ///
@@ -101,7 +99,8 @@ impl std::fmt::Debug for ConnectAttempt {
 }
 
 impl ConnectAttempt {
-    /// A new attempt that must finish by `deadline`.
+    /// A new attempt that must finish within `timeout` from now (its
+    /// [`deadline`](ConnectAttempt::deadline)).
     pub fn new(timeout: Duration) -> ConnectAttempt {
         let now = Instant::now();
         ConnectAttempt {

@@ -1,4 +1,6 @@
-//! The MySQL/MariaDB connector, over the `mysql` crate.
+//! The MySQL/MariaDB client side, over the `mysql` crate: [`MysqlConnector`]
+//! (bounded connects, validation, the return path) and [`PooledConn`] (what a
+//! borrower runs; see `conn.rs`).
 //!
 //! # Bounding a whole connect
 //! `mysql::Conn::new` creates its socket inside and returns only when the
@@ -48,6 +50,9 @@
 //! `PooledConn`'s own `Queryable`) or used the raw `mysql::Conn` mutably. A
 //! plain `SELECT`-and-return costs no round trip.
 
+mod config;
+mod conn;
+
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, ToSocketAddrs};
 use std::os::fd::AsRawFd;
@@ -57,16 +62,15 @@ use std::time::Duration;
 
 use mysql::consts::{CapabilityFlags, SessionStateType};
 use mysql::mysql_common::proto::codec::error::PacketCodecError;
-use mysql::prelude::{AsStatement, FromRow, Protocol, Queryable};
-use mysql::{
-    from_row, from_row_opt, Binary, ClientIdentity, Conn, FromRowError, OptsBuilder, Params,
-    QueryResult, SslOpts, Statement, Text,
-};
+use mysql::prelude::Queryable;
+use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
 
-use super::{ConnectAttempt, Connector};
-use crate::config::{fmt_duration, ConnectConfig, TlsMode};
+pub use self::config::{ConnectConfig, TlsMode};
+pub(crate) use self::conn::watch;
+pub use self::conn::PooledConn;
+use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
-use crate::pool::{PooledConn, FLAG_BROKEN, FLAG_TOUCHED, FLAG_UNSETTLED};
+use crate::pool::{ConnectAttempt, Connector};
 use crate::sys;
 
 /// Statements run on every new session (and after a reset).
@@ -89,6 +93,8 @@ pub struct MysqlConnector {
     validation_timeout: Duration,
 }
 
+/// How far a TCP connect got, for the watchdog's report: the handshake
+/// (greeting, TLS, authentication), then staunch's own session set-up.
 const PHASE_TCP: u8 = 0;
 const PHASE_INIT: u8 = 1;
 
@@ -184,7 +190,11 @@ impl MysqlConnector {
                 .tcp_connect_timeout(Some(attempt.remaining().max(Duration::from_millis(1))))
                 .bind_address(Some(SocketAddr::new(local.ip(), local.port())));
             match Conn::new(opts) {
-                Ok(conn) => return Ok(conn),
+                Ok(conn) => {
+                    // What the watchdog reports if the deadline passes now.
+                    phase.store(PHASE_INIT, Relaxed);
+                    return Ok(conn);
+                }
                 Err(mysql::Error::DriverError(mysql::DriverError::CouldNotConnect(Some((
                     _,
                     _,
@@ -687,328 +697,8 @@ fn find_fd_by_inode(inode: u64) -> Option<i32> {
     None
 }
 
-/// Whether a statement can open a transaction or change session state that
-/// the return path must undo (leading comments and whitespace skipped).
-fn may_open_transaction(sql: &str) -> bool {
-    let mut s = sql.trim_start();
-    loop {
-        if let Some(rest) = s.strip_prefix("/*") {
-            match rest.find("*/") {
-                Some(end) => s = rest[end + 2..].trim_start(),
-                None => return true,
-            }
-        } else if s.starts_with("--") || s.starts_with('#') {
-            match s.find('\n') {
-                Some(nl) => s = s[nl + 1..].trim_start(),
-                None => return false,
-            }
-        } else {
-            break;
-        }
-    }
-    let word: String = s
-        .chars()
-        .take_while(|c| c.is_ascii_alphabetic())
-        .map(|c| c.to_ascii_uppercase())
-        .collect();
-    match word.as_str() {
-        "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "SHOW" | "DESCRIBE" | "DESC"
-        | "EXPLAIN" | "WITH" | "VALUES" | "TABLE" | "DO" | "CREATE" | "DROP" | "ALTER"
-        | "TRUNCATE" | "RENAME" | "GRANT" | "REVOKE" | "KILL" | "USE" | "ANALYZE" | "OPTIMIZE"
-        | "CHECK" | "FLUSH" | "COMMIT" | "ROLLBACK" => {
-            // These never leave a transaction open on their own, except
-            // under autocommit=0, which only SET can turn on; multi-statement
-            // text may hide one after a ';'.
-            sql.contains(';')
-        }
-        _ => true,
-    }
-}
-
-/// `PooledConn` runs statements itself (method resolution picks this impl
-/// before `Deref`), so it sees every statement and keeps the return path free
-/// of round trips when nothing can be left open.
-impl Queryable for PooledConn<MysqlConnector> {
-    fn query_iter<Q: AsRef<str>>(
-        &mut self,
-        query: Q,
-    ) -> mysql::Result<QueryResult<'_, '_, '_, Text>> {
-        let q = query.as_ref();
-        if may_open_transaction(q) {
-            self.flags |= FLAG_TOUCHED;
-        }
-        // The borrower reads the answer: whether it reads all of it, and
-        // whether that fails, happens out of our sight.
-        self.flags |= FLAG_UNSETTLED;
-        self.track(|c| c.query_iter(q))
-    }
-
-    fn prep<Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<Statement> {
-        let q = query.as_ref();
-        if may_open_transaction(q) {
-            self.flags |= FLAG_TOUCHED;
-        }
-        self.track(|c| c.prep(q))
-    }
-
-    fn close(&mut self, stmt: Statement) -> mysql::Result<()> {
-        self.track(|c| c.close(stmt))
-    }
-
-    fn exec_iter<S, P>(
-        &mut self,
-        stmt: S,
-        params: P,
-    ) -> mysql::Result<QueryResult<'_, '_, '_, Binary>>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-    {
-        // Text is prepared through our `prep`, which checks it.
-        let stmt = stmt.as_statement(self)?.into_owned();
-        self.flags |= FLAG_UNSETTLED;
-        self.track(move |c| c.exec_iter(stmt, params))
-    }
-
-    fn exec_batch<S, P, I>(&mut self, stmt: S, params: I) -> mysql::Result<()>
-    where
-        Self: Sized,
-        S: AsStatement,
-        P: Into<Params>,
-        I: IntoIterator<Item = P>,
-    {
-        let stmt = stmt.as_statement(self)?.into_owned();
-        self.track(move |c| c.exec_batch(stmt, params))
-    }
-
-    // The methods below give what `mysql::Conn`'s give, and also read the
-    // rest of the answer themselves: the trait's own versions leave it to
-    // `QueryResult`'s drop, which drops any error met there (a row over
-    // max_allowed_packet, a timeout), so the pool would take back a
-    // connection with half an answer still to come.
-
-    fn query_first<T: FromRow, Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<Option<T>> {
-        let (conn, flags) = self.text(query.as_ref());
-        let r = watch(flags, conn.query_iter(query))?;
-        first_row(flags, r).map(|row| row.map(from_row))
-    }
-
-    fn query_first_opt<T: FromRow, Q: AsRef<str>>(
-        &mut self,
-        query: Q,
-    ) -> mysql::Result<Option<Result<T, FromRowError>>> {
-        let (conn, flags) = self.text(query.as_ref());
-        let r = watch(flags, conn.query_iter(query))?;
-        first_row(flags, r).map(|row| row.map(from_row_opt))
-    }
-
-    fn query_fold<T, F, Q, U>(&mut self, query: Q, init: U, mut f: F) -> mysql::Result<U>
-    where
-        Q: AsRef<str>,
-        T: FromRow,
-        F: FnMut(U, T) -> U,
-    {
-        let (conn, flags) = self.text(query.as_ref());
-        let mut r = watch(flags, conn.query_iter(query))?;
-        let out = watch(
-            flags,
-            fold_set(&mut r, init, |acc, row| f(acc, from_row(row))),
-        );
-        settle(flags, &mut r);
-        out
-    }
-
-    fn query_fold_opt<T, F, Q, U>(&mut self, query: Q, init: U, mut f: F) -> mysql::Result<U>
-    where
-        Q: AsRef<str>,
-        T: FromRow,
-        F: FnMut(U, Result<T, FromRowError>) -> U,
-    {
-        let (conn, flags) = self.text(query.as_ref());
-        let mut r = watch(flags, conn.query_iter(query))?;
-        let out = watch(
-            flags,
-            fold_set(&mut r, init, |acc, row| f(acc, from_row_opt(row))),
-        );
-        settle(flags, &mut r);
-        out
-    }
-
-    fn query_drop<Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<()> {
-        let (conn, flags) = self.text(query.as_ref());
-        let mut r = watch(flags, conn.query_iter(query))?;
-        settle(flags, &mut r);
-        Ok(())
-    }
-
-    fn exec_first<T, S, P>(&mut self, stmt: S, params: P) -> mysql::Result<Option<T>>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        T: FromRow,
-    {
-        let stmt = stmt.as_statement(self)?.into_owned();
-        let (conn, flags) = self.split();
-        let r = watch(flags, conn.exec_iter(stmt, params))?;
-        first_row(flags, r).map(|row| row.map(from_row))
-    }
-
-    fn exec_first_opt<T, S, P>(
-        &mut self,
-        stmt: S,
-        params: P,
-    ) -> mysql::Result<Option<Result<T, FromRowError>>>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        T: FromRow,
-    {
-        let stmt = stmt.as_statement(self)?.into_owned();
-        let (conn, flags) = self.split();
-        let r = watch(flags, conn.exec_iter(stmt, params))?;
-        first_row(flags, r).map(|row| row.map(from_row_opt))
-    }
-
-    fn exec_fold<T, S, P, U, F>(
-        &mut self,
-        stmt: S,
-        params: P,
-        init: U,
-        mut f: F,
-    ) -> mysql::Result<U>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        T: FromRow,
-        F: FnMut(U, T) -> U,
-    {
-        let stmt = stmt.as_statement(self)?.into_owned();
-        let (conn, flags) = self.split();
-        let mut r = watch(flags, conn.exec_iter(stmt, params))?;
-        let out = watch(
-            flags,
-            fold_set(&mut r, init, |acc, row| f(acc, from_row(row))),
-        );
-        settle(flags, &mut r);
-        out
-    }
-
-    fn exec_fold_opt<T, S, P, U, F>(
-        &mut self,
-        stmt: S,
-        params: P,
-        init: U,
-        mut f: F,
-    ) -> mysql::Result<U>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        T: FromRow,
-        F: FnMut(U, Result<T, FromRowError>) -> U,
-    {
-        let stmt = stmt.as_statement(self)?.into_owned();
-        let (conn, flags) = self.split();
-        let mut r = watch(flags, conn.exec_iter(stmt, params))?;
-        let out = watch(
-            flags,
-            fold_set(&mut r, init, |acc, row| f(acc, from_row_opt(row))),
-        );
-        settle(flags, &mut r);
-        out
-    }
-
-    fn exec_drop<S, P>(&mut self, stmt: S, params: P) -> mysql::Result<()>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-    {
-        let stmt = stmt.as_statement(self)?.into_owned();
-        let (conn, flags) = self.split();
-        let mut r = watch(flags, conn.exec_iter(stmt, params))?;
-        settle(flags, &mut r);
-        Ok(())
-    }
-}
-
-/// Marks the connection broken when `r` failed other than with an error the
-/// server sent (after which the session is still in step).
-fn watch<T>(flags: &mut u8, r: mysql::Result<T>) -> mysql::Result<T> {
-    if let Err(e) = &r {
-        if !matches!(e, mysql::Error::MySqlError(_)) {
-            *flags |= FLAG_BROKEN;
-        }
-    }
-    r
-}
-
-/// Folds the rows of the current result set.
-fn fold_set<P: Protocol, U>(
-    r: &mut QueryResult<'_, '_, '_, P>,
-    init: U,
-    mut f: impl FnMut(U, mysql::Row) -> U,
-) -> mysql::Result<U> {
-    let mut acc = init;
-    for row in r.by_ref() {
-        acc = f(acc, row?);
-    }
-    Ok(acc)
-}
-
-/// The first row of an answer; the rest is read off (see `settle`).
-fn first_row<P: Protocol>(
-    flags: &mut u8,
-    mut r: QueryResult<'_, '_, '_, P>,
-) -> mysql::Result<Option<mysql::Row>> {
-    let first = watch(flags, r.next().transpose());
-    settle(flags, &mut r);
-    first
-}
-
-/// Reads what is left of an answer, every result set to its end; an error
-/// there (the caller already has what it asked for) marks the connection
-/// broken.
-fn settle<P: Protocol>(flags: &mut u8, r: &mut QueryResult<'_, '_, '_, P>) {
-    let rest = (|| {
-        while let Some(set) = r.iter() {
-            for row in set {
-                row?;
-            }
-        }
-        Ok(())
-    })();
-    let _ = watch(flags, rest);
-}
-
-impl PooledConn<MysqlConnector> {
-    /// Notes a text statement (see `may_open_transaction`) and splits.
-    fn text(&mut self, sql: &str) -> (&mut Conn, &mut u8) {
-        if may_open_transaction(sql) {
-            self.flags |= FLAG_TOUCHED;
-        }
-        self.split()
-    }
-
-    /// Runs `f` on the raw connection; an I/O-level failure marks the
-    /// connection broken (it is closed instead of returned).
-    fn track<'a, T>(
-        &'a mut self,
-        f: impl FnOnce(&'a mut Conn) -> mysql::Result<T>,
-    ) -> mysql::Result<T> {
-        let (conn, flags) = self.split();
-        let r = f(conn);
-        if let Err(e) = &r {
-            if !matches!(e, mysql::Error::MySqlError(_)) {
-                *flags |= FLAG_BROKEN;
-            }
-        }
-        r
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::may_open_transaction as m;
-
     #[test]
     fn descriptor_exhaustion_is_named() {
         let s = super::os_error(&std::io::Error::from_raw_os_error(libc::EMFILE));
@@ -1018,23 +708,6 @@ mod tests {
         );
         let refused = "Connection refused (os error 111)";
         assert_eq!(super::os_error_text(refused), refused);
-    }
-
-    #[test]
-    fn statement_classifier() {
-        assert!(!m("SELECT 1"));
-        assert!(!m("  /* hint */ select * from t"));
-        assert!(!m("INSERT INTO t VALUES (1)"));
-        assert!(m("BEGIN"));
-        assert!(m("start transaction"));
-        assert!(m("/* x */ START TRANSACTION READ ONLY"));
-        assert!(m("SET autocommit=0"));
-        assert!(m("XA START 'x'"));
-        assert!(m("CALL proc()"));
-        assert!(m("LOCK TABLES t WRITE"));
-        assert!(m("SELECT 1; BEGIN"));
-        assert!(m("/* unterminated"));
-        assert!(!m("-- c\nSELECT 1"));
     }
 }
 
@@ -1063,6 +736,12 @@ mod socket_finder_tests {
         let phase = AtomicU8::new(PHASE_TCP);
         let found = cancel_socket(local, peer, &phase).expect("socket must be found");
         assert!(found.contains("no greeting"), "{found}");
+        // Once the handshake is done, a cut-off is reported as set-up.
+        let sock2 = std::net::TcpStream::connect(peer).unwrap();
+        let phase = AtomicU8::new(PHASE_INIT);
+        let found = cancel_socket(sock2.local_addr().unwrap(), peer, &phase)
+            .expect("second socket must be found");
+        assert!(found.contains("during session set-up"), "{found}");
         assert_eq!(
             reader.join().unwrap().unwrap(),
             0,

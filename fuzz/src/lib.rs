@@ -1,0 +1,1554 @@
+//! The bodies of the fuzz targets (`fuzz_targets/`, cargo-fuzz on nightly),
+//! and the unit tests that replay the committed corpus through them on
+//! stable (`cargo test --manifest-path fuzz/Cargo.toml --lib`).
+//!
+//! They reach the library through its public API and C ABI, and through
+//! `staunch::__fuzz` (hidden, the `fuzzing` feature) for the few
+//! crate-private items they check. Each body takes the raw
+//! fuzzer bytes, decodes them with `arbitrary`, and checks invariants (not
+//! only "no panic"): a failed call gives a non-empty message with a status of
+//! the documented set, a password never shows in any output, an
+//! out-parameter is written only on success, and the FFI agrees with the
+//! Rust API it wraps.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use arbitrary::{Arbitrary, Unstructured};
+use staunch::mysql::consts::{ColumnFlags, ColumnType};
+use staunch::mysql::{Column, Value};
+
+use staunch::__fuzz::{
+    column_type, knob_names, param_to_value as to_value, params_to_values as to_values,
+    rows_from_values, status_names, view, with_passwords, MAX_POOL_SIZE,
+};
+use staunch::duration::{fmt_duration, parse_duration};
+use staunch::ffi::*;
+use staunch::{Builder, Config, Error, ErrorKind};
+
+fn redact_url(url: &str) -> String {
+    Config::redact_url(url)
+}
+
+// ---------------------------------------------------------------------------
+// config_url
+
+/// A prefix no message template, knob name or default contains, so that a
+/// password built from it can be searched for in any output.
+const SECRET_MARK: &str = "Zq9";
+
+/// URL and configuration parsing: `Config::from_url`, `Builder::set` and the
+/// typed setters, durations, multi-host URLs and `redact_url`.
+pub fn config_url(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let mode = u.int_in_range(0..=4u8).unwrap_or(0);
+    match mode {
+        0 => raw_url(&String::from_utf8_lossy(u.take_rest())),
+        1 => secret_url(&mut u),
+        2 => builder_knobs(&mut u),
+        3 => durations(&mut u),
+        _ => knob_in_url_equals_set(&mut u),
+    }
+}
+
+/// Arbitrary text as a URL.
+fn raw_url(s: &str) {
+    let red = redact_url(s);
+    assert_eq!(
+        redact_url(&red),
+        red,
+        "redact_url is not idempotent on {s:?}"
+    );
+    match Config::from_url(s) {
+        Ok(cfg) => check_config(&cfg),
+        Err(e) => check_config_error(&e, &[]),
+    }
+    let _ = format!("{:?}", Builder::new().url(s));
+}
+
+/// What every configuration that parsed must satisfy.
+fn check_config(cfg: &Config) {
+    let v = view(cfg);
+    assert!((1..=MAX_POOL_SIZE).contains(&v.max_size));
+    assert!(v.min_idle <= v.max_size);
+    assert!((1..=64).contains(&v.adder_threads));
+    assert!(v.port != 0);
+    assert!(v.socket.is_some() || !v.host.is_empty());
+    assert!(!cfg.connect().endpoint().is_empty());
+    // Debug output does not depend on the passwords: they are not in it.
+    let shown = format!("{cfg:?}");
+    let other = with_passwords(cfg, "\u{1}other");
+    assert_eq!(shown, format!("{other:?}"), "Debug shows a password");
+}
+
+/// What every configuration error must satisfy; `secrets` must not show.
+fn check_config_error(e: &Error, secrets: &[&str]) {
+    assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+    let msg = e.to_string();
+    assert!(!msg.trim().is_empty(), "empty error message");
+    let dbg = format!("{e:?}");
+    for s in secrets {
+        assert!(
+            !msg.contains(s),
+            "the error shows the password {s:?}: {msg}"
+        );
+        assert!(
+            !dbg.contains(s),
+            "the error shows the password {s:?}: {dbg}"
+        );
+    }
+}
+
+/// `%XX` for every byte except ASCII letters and digits.
+fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn string_without(u: &mut Unstructured, banned: &str) -> String {
+    let s: String = u.arbitrary().unwrap_or_default();
+    s.chars().filter(|c| !banned.contains(*c)).collect()
+}
+
+/// A URL whose password sits where a password may be written (the userinfo,
+/// or a `password`/`monitor_password` parameter), correctly escaped, among
+/// arbitrary other parts (scheme, user, hosts, database, parameters): the
+/// password must not show in the error, the configuration's Debug output or
+/// `redact_url`'s result.
+fn secret_url(u: &mut Unstructured) {
+    const SCHEMES: &[&str] = &[
+        "mysql://",
+        "mariadb://",
+        "mysql:/",
+        "mysql:",
+        "mysql//",
+        "MySQL://",
+        "mysql:///",
+        "postgres://",
+        "",
+    ];
+    let scheme = match u.choose(SCHEMES) {
+        Ok(s) if !u.ratio(1, 8u8).unwrap_or(false) => s.to_string(),
+        _ => string_without(u, "/?@"),
+    };
+    let user = string_without(u, ":/?@");
+    let secret = format!("{SECRET_MARK}{}", string_without(u, ""));
+    // Characters that need no escape where they go are sometimes left raw.
+    let mut enc = String::new();
+    for c in secret.chars() {
+        let raw = !"%/?&".contains(c) && u.arbitrary().unwrap_or(false);
+        if raw {
+            enc.push(c);
+        } else {
+            enc.push_str(&percent_encode(c.encode_utf8(&mut [0; 4])));
+        }
+    }
+    let hosts = string_without(u, "/?@");
+    let db = string_without(u, "?");
+    let query = string_without(u, "");
+    let place = u.int_in_range(0..=2u8).unwrap_or(0);
+    let others = format!("{scheme}\n{user}\n{hosts}\n{db}\n{query}");
+    if others.contains(SECRET_MARK) {
+        return;
+    }
+    let url = match place {
+        0 => format!("{scheme}{user}:{enc}@{hosts}/{db}?{query}"),
+        1 => format!("{scheme}{user}@{hosts}/{db}?{query}&password={enc}"),
+        _ => format!("{scheme}{user}@{hosts}/{db}?monitor_password={enc}&{query}"),
+    };
+    // The password must occur once, in its slot, not also across the joins
+    // of the other parts.
+    if url.replacen(enc.as_str(), "\0", 1).contains(SECRET_MARK) {
+        return;
+    }
+    let secrets = [secret.as_str(), enc.as_str()];
+    let red = redact_url(&url);
+    for s in secrets {
+        assert!(
+            !red.contains(s),
+            "redact_url({url:?}) shows the password: {red}"
+        );
+    }
+    match Config::from_url(&url) {
+        Ok(cfg) => {
+            check_config(&cfg);
+            let shown = format!("{cfg:?}");
+            for s in secrets {
+                assert!(!shown.contains(s), "Debug of {url:?} shows the password");
+            }
+        }
+        Err(e) => check_config_error(&e, &secrets),
+    }
+    let b = format!("{:?}", Builder::new().url(&url));
+    for s in secrets {
+        assert!(
+            !b.contains(s),
+            "Builder Debug of {url:?} shows the password"
+        );
+    }
+}
+
+fn arbitrary_duration(u: &mut Unstructured) -> Duration {
+    match u.int_in_range(0..=3u8).unwrap_or(0) {
+        0 => Duration::from_millis(u.int_in_range(0..=10_000).unwrap_or(0)),
+        1 => Duration::from_micros(u.int_in_range(0..=100_000).unwrap_or(0)),
+        _ => u.arbitrary().unwrap_or_default(),
+    }
+}
+
+fn arbitrary_opt_duration(u: &mut Unstructured) -> Option<Duration> {
+    if u.arbitrary().unwrap_or(false) {
+        None
+    } else {
+        Some(arbitrary_duration(u))
+    }
+}
+
+/// Knobs set one by one (by name, typed, or from URLs), then `config()`.
+fn builder_knobs(u: &mut Unstructured) {
+    let mut b = Builder::new();
+    let mut secrets: Vec<String> = Vec::new();
+    let mut others = String::new();
+    let n = u.int_in_range(0..=10u8).unwrap_or(0);
+    for _ in 0..n {
+        match u.int_in_range(0..=5u8).unwrap_or(0) {
+            0 | 1 => {
+                let knob = *u.choose(&knob_names()).unwrap_or(&"max_size");
+                let v: String = u.arbitrary().unwrap_or_default();
+                if knob.ends_with("password") {
+                    let v = format!("{SECRET_MARK}{v}");
+                    b = b.set(knob, &v);
+                    secrets.push(v);
+                } else {
+                    b = b.set(knob, &v);
+                    others.push_str(&v);
+                }
+            }
+            2 => {
+                let knob: String = u.arbitrary().unwrap_or_default();
+                let v: String = u.arbitrary().unwrap_or_default();
+                let r = Builder::new().set(&knob, &v).config();
+                if !knob_names().contains(&knob.as_str()) {
+                    let e = r.expect_err("an unknown knob is an error");
+                    assert!(e.to_string().contains(&format!("{knob:?}")), "{e}");
+                }
+                others.push_str(&knob);
+                others.push_str(&v);
+                b = b.set(&knob, &v);
+            }
+            3 => {
+                let url: String = u.arbitrary().unwrap_or_default();
+                others.push_str(&url);
+                b = b.url(&url);
+            }
+            4 => {
+                let pw = format!("{SECRET_MARK}{}", String::arbitrary(u).unwrap_or_default());
+                b = b.password(&pw);
+                secrets.push(pw);
+            }
+            _ => {
+                b = match u.int_in_range(0..=16u8).unwrap_or(0) {
+                    0 => b.max_size(u.arbitrary().unwrap_or(0)),
+                    1 => b.min_idle(u.arbitrary().unwrap_or(0)),
+                    2 => b.connection_timeout(arbitrary_duration(u)),
+                    3 => b.connect_timeout(arbitrary_duration(u)),
+                    4 => b.validation_timeout(arbitrary_duration(u)),
+                    5 => b.idle_timeout(arbitrary_opt_duration(u)),
+                    6 => b.max_lifetime(arbitrary_opt_duration(u)),
+                    7 => b.keepalive_interval(arbitrary_opt_duration(u)),
+                    8 => b.leak_detection_threshold(arbitrary_opt_duration(u)),
+                    9 => b.adder_threads(u.arbitrary().unwrap_or(0)),
+                    10 => b.alive_bypass_window(arbitrary_duration(u)),
+                    11 => b.initialization_fail_timeout(arbitrary_opt_duration(u)),
+                    12 => b.query_timeout(arbitrary_opt_duration(u)),
+                    13 => b.port(u.arbitrary().unwrap_or(0)),
+                    14 => {
+                        let h: String = u.arbitrary().unwrap_or_default();
+                        others.push_str(&h);
+                        b.host(&h)
+                    }
+                    15 => {
+                        let s: Option<String> = u.arbitrary().unwrap_or_default();
+                        others.push_str(s.as_deref().unwrap_or(""));
+                        b.socket(s.as_deref())
+                    }
+                    _ => b.reset_on_return(u.arbitrary().unwrap_or(false)),
+                };
+            }
+        }
+    }
+    // Only passwords not also written (even in part) elsewhere by the fuzzer
+    // are searched.
+    let secrets: Vec<&str> = if others.contains(SECRET_MARK) {
+        Vec::new()
+    } else {
+        secrets.iter().map(String::as_str).collect()
+    };
+    let dbg = format!("{b:?}");
+    for s in &secrets {
+        assert!(!dbg.contains(s), "Builder Debug shows the password");
+    }
+    match b.config() {
+        Ok(cfg) => check_config(&cfg),
+        Err(e) => check_config_error(&e, &secrets),
+    }
+}
+
+/// Formatting a duration and parsing it back gives about the same duration
+/// (the format keeps three significant digits at least).
+fn duration_round_trip(d: Duration) {
+    let text = fmt_duration(d);
+    let back = parse_duration("k", &text)
+        .unwrap_or_else(|e| panic!("fmt_duration({d:?}) = {text:?} does not parse back: {e}"));
+    let diff = back.abs_diff(d);
+    assert!(
+        diff <= (d / 20).max(Duration::from_micros(1)),
+        "{d:?} -> {text:?} -> {back:?}"
+    );
+}
+
+fn durations(u: &mut Unstructured) {
+    let s: String = u.arbitrary().unwrap_or_default();
+    match parse_duration("some_knob", &s) {
+        Ok(d) => {
+            assert!(d <= Duration::from_secs(1_000_000_000), "{s:?} -> {d:?}");
+            duration_round_trip(d);
+        }
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::Config);
+            assert!(e.to_string().contains("some_knob"), "{e}");
+        }
+    }
+    let d: Duration = u.arbitrary().unwrap_or_default();
+    if d < Duration::from_secs(900_000_000) {
+        duration_round_trip(d);
+    }
+}
+
+/// `?knob=value` in a URL and `Builder::set(knob, value)` agree exactly.
+fn knob_in_url_equals_set(u: &mut Unstructured) {
+    let knob = *u.choose(&knob_names()).unwrap_or(&"max_size");
+    let v: String = u.arbitrary().unwrap_or_default();
+    let url = format!("mysql://127.0.0.1/?{knob}={}", percent_encode(&v));
+    let a = Config::from_url(&url);
+    let b = Builder::new().set(knob, &v).config();
+    match (a, b) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a, b, "{url}");
+            check_config(&a);
+        }
+        (Err(a), Err(b)) => {
+            assert_eq!(a.to_string(), b.to_string(), "{url}");
+            check_config_error(&a, &[]);
+        }
+        (a, b) => panic!("{url}: url gives {a:?}, set gives {b:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Shared checks of C-ABI results
+
+/// A status of the documented set, and not one that means a bug.
+fn check_status(s: staunch_status) {
+    assert!(
+        status_names().iter().any(|(c, _)| *c == s),
+        "undocumented status {s}"
+    );
+    assert!(s != STAUNCH_PANIC && s != STAUNCH_INTERNAL, "status {s}");
+}
+
+/// A NUL-terminated UTF-8 string from a getter.
+fn c_text<'a>(p: *const c_char, what: &str) -> &'a str {
+    assert!(!p.is_null(), "{what} returned NULL");
+    // SAFETY: staunch returns NUL-terminated strings that live as documented.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .unwrap_or_else(|_| panic!("{what} is not UTF-8"))
+}
+
+/// Runs a fallible export with or without an error out-parameter (the fuzzer
+/// chooses) and checks the status and the error object.
+fn call(
+    u: &mut Unstructured,
+    f: impl FnOnce(*mut *mut staunch_error) -> staunch_status,
+) -> staunch_status {
+    if u.ratio(1, 4u8).unwrap_or(false) {
+        let s = f(ptr::null_mut());
+        check_status(s);
+        return s;
+    }
+    let mut err: *mut staunch_error = ptr::null_mut();
+    let s = f(&mut err);
+    check_status(s);
+    if s == STAUNCH_OK {
+        assert!(err.is_null(), "*err written on success");
+    } else {
+        assert!(!err.is_null(), "no error object for status {s}");
+        let msg = c_text(staunch_error_message(err), "staunch_error_message");
+        assert_eq!(staunch_error_status(err), s, "{msg}");
+        assert!(!msg.trim().is_empty(), "empty message for status {s}");
+        let state = c_text(staunch_error_sqlstate(err), "staunch_error_sqlstate");
+        assert!(state.is_empty() || state.len() == 5, "{state:?}");
+        staunch_error_free(err);
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------
+// ffi
+
+/// A C string argument: NULL, or the fuzzer's bytes (maybe not UTF-8) cut at
+/// their first NUL, NUL-terminated.
+fn c_arg(u: &mut Unstructured) -> Option<Vec<u8>> {
+    if u.ratio(1, 10u8).unwrap_or(false) {
+        return None;
+    }
+    let b: &[u8] = u.arbitrary().unwrap_or_default();
+    let mut v: Vec<u8> = b.iter().copied().take_while(|&c| c != 0).collect();
+    v.push(0);
+    Some(v)
+}
+
+fn c_ptr(a: &Option<Vec<u8>>) -> *const c_char {
+    a.as_ref().map_or(ptr::null(), |v| v.as_ptr().cast())
+}
+
+/// The status an argument check gives, if any: NULL, then not UTF-8.
+fn str_arg_status(a: &Option<Vec<u8>>) -> Option<staunch_status> {
+    match a {
+        None => Some(STAUNCH_NULL_ARGUMENT),
+        Some(v) if std::str::from_utf8(&v[..v.len() - 1]).is_err() => Some(STAUNCH_INVALID_UTF8),
+        Some(_) => None,
+    }
+}
+
+fn arg_text(a: &Option<Vec<u8>>) -> Option<&str> {
+    a.as_ref()
+        .and_then(|v| std::str::from_utf8(&v[..v.len() - 1]).ok())
+}
+
+/// A loopback port nothing listens on: connects fail at once (RST).
+fn closed_port() -> u16 {
+    static PORT: OnceLock<u16> = OnceLock::new();
+    *PORT.get_or_init(|| {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap_or(9)
+    })
+}
+
+/// Knobs applied last before a pool opens from options, so that it can only
+/// connect to the closed loopback port, and only when asked.
+fn safety_knobs() -> Vec<(CString, CString)> {
+    let port = closed_port().to_string();
+    [
+        ("host", "127.0.0.1"),
+        ("port", port.as_str()),
+        ("socket", ""),
+        ("topology", "single"),
+        ("monitor", "false"),
+        ("min_idle", "0"),
+        ("initialization_fail_timeout", "off"),
+        ("connect_timeout", "20ms"),
+    ]
+    .iter()
+    .map(|(k, v)| (CString::new(*k).unwrap(), CString::new(*v).unwrap()))
+    .collect()
+}
+
+/// Whether a pool opened from `cfg` connects only to the closed port, and
+/// only when asked.
+fn loopback_only(cfg: &Config) -> bool {
+    let v = view(cfg);
+    v.socket.is_none()
+        && v.host == "127.0.0.1"
+        && v.port == closed_port()
+        && v.more_hosts == 0
+        && !cfg.topology().monitor_enabled()
+        && v.min_idle == 0
+        && v.initialization_fail_timeout.is_none()
+}
+
+unsafe extern "C" fn on_event(ev: *const staunch_event, _user_data: *mut c_void) {
+    // SAFETY: valid during the callback (header contract).
+    let ev = unsafe { ev.as_ref() }.expect("event is NULL");
+    let _ = c_text(ev.message, "staunch_event.message");
+    check_status(ev.status);
+    assert!(
+        ev.kind <= STAUNCH_EVENT_POOL_CLOSED,
+        "event kind {}",
+        ev.kind
+    );
+}
+
+unsafe extern "C" fn finalize(user_data: *mut c_void) {
+    // SAFETY: the counter of `Ffi`, alive until every finalizer ran.
+    let n = unsafe { &*user_data.cast::<AtomicUsize>() };
+    n.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Handles open during one `ffi` run, and what the finalizers must add up to.
+struct Ffi {
+    opts: Vec<*mut staunch_options>,
+    pools: Vec<(*mut staunch_pool, bool)>,
+    finalized: std::sync::Arc<AtomicUsize>,
+    finalizers: usize,
+}
+
+/// The handles of `v`, or NULL (the fuzzer chooses).
+fn pick<T: Copy>(u: &mut Unstructured, v: &[T]) -> Option<T> {
+    if v.is_empty() || u.ratio(1, 8u8).unwrap_or(false) {
+        None
+    } else {
+        u.choose(v).ok().copied()
+    }
+}
+
+/// The C ABI with arbitrary arguments: NULL and dangling-free pointers to
+/// fuzzer bytes, invalid UTF-8, options and URLs; pools that can only reach a
+/// closed loopback port. Every call must return a documented status with a
+/// valid error object, and agree with the Rust API where it wraps one.
+pub fn ffi(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let mut f = Ffi {
+        opts: Vec::new(),
+        pools: Vec::new(),
+        finalized: std::sync::Arc::new(AtomicUsize::new(0)),
+        finalizers: 0,
+    };
+    let steps = u.int_in_range(0..=32u8).unwrap_or(0);
+    for _ in 0..steps {
+        if u.is_empty() {
+            break;
+        }
+        f.step(&mut u);
+    }
+    f.finish();
+}
+
+impl Ffi {
+    fn step(&mut self, u: &mut Unstructured) {
+        match u.int_in_range(0..=15u8).unwrap_or(0) {
+            0 => self.options_new(u),
+            1 | 2 => self.options_set(u),
+            3 => self.options_set_url(u),
+            4 => self.options_set_callback(u),
+            5 => self.pool_open_options(u),
+            6 => self.pool_open_url(u),
+            7 => self.pool_get(u),
+            8 => self.pool_small_calls(u),
+            9 => {
+                if !self.pools.is_empty() {
+                    let i = u.choose_index(self.pools.len()).unwrap_or(0);
+                    staunch_pool_free(self.pools.swap_remove(i).0);
+                }
+            }
+            10 => {
+                if !self.opts.is_empty() {
+                    let i = u.choose_index(self.opts.len()).unwrap_or(0);
+                    staunch_options_free(self.opts.swap_remove(i));
+                }
+            }
+            11 => null_handles(u),
+            12 => {
+                let s: u32 = u.arbitrary().unwrap_or(0);
+                let name = c_text(staunch_status_name(s), "staunch_status_name");
+                let known = status_names().iter().any(|(c, _)| *c == s);
+                assert_eq!(known, name != "STAUNCH_UNKNOWN_STATUS", "{s}: {name}");
+            }
+            _ => self.options_set(u),
+        }
+    }
+
+    fn options_new(&mut self, u: &mut Unstructured) {
+        if self.opts.len() >= 3 {
+            return;
+        }
+        if u.ratio(1, 8u8).unwrap_or(false) {
+            let s = call(u, |e| staunch_options_new(ptr::null_mut(), e));
+            assert_eq!(s, STAUNCH_NULL_ARGUMENT);
+            return;
+        }
+        let mut o = ptr::null_mut();
+        let s = call(u, |e| staunch_options_new(&mut o, e));
+        assert_eq!(s, STAUNCH_OK);
+        assert!(!o.is_null());
+        self.opts.push(o);
+    }
+
+    fn options_set(&mut self, u: &mut Unstructured) {
+        let o = pick(u, &self.opts);
+        let knob = if u.arbitrary().unwrap_or(false) {
+            u.choose(&knob_names())
+                .ok()
+                .map(|k| [k.as_bytes(), b"\0"].concat())
+        } else {
+            c_arg(u)
+        };
+        let value = c_arg(u);
+        let want = if o.is_none() {
+            Some(STAUNCH_NULL_ARGUMENT)
+        } else {
+            str_arg_status(&knob)
+                .or_else(|| str_arg_status(&value))
+                .or_else(|| match arg_text(&knob) {
+                    Some(k) if knob_names().contains(&k) => None,
+                    _ => Some(STAUNCH_INVALID_CONFIG),
+                })
+        };
+        let s = call(u, |e| {
+            staunch_options_set(o.unwrap_or(ptr::null_mut()), c_ptr(&knob), c_ptr(&value), e)
+        });
+        assert_eq!(s, want.unwrap_or(STAUNCH_OK));
+    }
+
+    fn options_set_url(&mut self, u: &mut Unstructured) {
+        let o = pick(u, &self.opts);
+        let url = if u.arbitrary().unwrap_or(false) {
+            let q = string_without(u, "\0");
+            Some(format!("mysql://127.0.0.1:{}/?{q}\0", closed_port()).into_bytes())
+        } else {
+            c_arg(u)
+        };
+        let want = if o.is_none() {
+            Some(STAUNCH_NULL_ARGUMENT)
+        } else {
+            str_arg_status(&url)
+        };
+        let s = call(u, |e| {
+            staunch_options_set_url(o.unwrap_or(ptr::null_mut()), c_ptr(&url), e)
+        });
+        assert_eq!(s, want.unwrap_or(STAUNCH_OK));
+    }
+
+    fn options_set_callback(&mut self, u: &mut Unstructured) {
+        let o = pick(u, &self.opts);
+        let cb: staunch_event_callback = if u.arbitrary().unwrap_or(false) {
+            Some(on_event)
+        } else {
+            None
+        };
+        let fin: staunch_finalizer = if u.arbitrary().unwrap_or(false) {
+            Some(finalize)
+        } else {
+            None
+        };
+        // An Arc, not a Box: pool threads write through this pointer while
+        // `self` is borrowed, and a Box claims unique access (Miri flags it).
+        let user_data = std::sync::Arc::as_ptr(&self.finalized)
+            .cast_mut()
+            .cast::<c_void>();
+        let s = call(u, |e| {
+            staunch_options_set_event_callback(o.unwrap_or(ptr::null_mut()), cb, user_data, fin, e)
+        });
+        if o.is_none() {
+            assert_eq!(s, STAUNCH_NULL_ARGUMENT);
+        } else {
+            assert_eq!(s, STAUNCH_OK);
+            if fin.is_some() {
+                self.finalizers += 1;
+            }
+        }
+        let n = self.finalized.load(Ordering::SeqCst);
+        assert!(
+            n <= self.finalizers,
+            "{n} finalizer calls for {}",
+            self.finalizers
+        );
+    }
+
+    fn push_pool(&mut self, p: *mut staunch_pool) {
+        assert!(!p.is_null());
+        self.pools.push((p, false));
+        if self.pools.len() > 2 {
+            staunch_pool_free(self.pools.remove(0).0);
+        }
+    }
+
+    fn pool_open_options(&mut self, u: &mut Unstructured) {
+        let o = pick(u, &self.opts);
+        if let Some(o) = o {
+            for (k, v) in safety_knobs() {
+                let s = staunch_options_set(o, k.as_ptr(), v.as_ptr(), ptr::null_mut());
+                assert_eq!(s, STAUNCH_OK);
+            }
+        }
+        let null_out = u.ratio(1, 8u8).unwrap_or(false);
+        let mut p = ptr::null_mut();
+        let out = if null_out { ptr::null_mut() } else { &mut p };
+        let s = call(u, |e| {
+            staunch_pool_open_options(o.map_or(ptr::null(), |o| o.cast_const()), out, e)
+        });
+        if o.is_none() || null_out {
+            assert_eq!(s, STAUNCH_NULL_ARGUMENT);
+        } else if s == STAUNCH_OK {
+            self.push_pool(p);
+        } else {
+            assert_eq!(s, STAUNCH_INVALID_CONFIG);
+            assert!(p.is_null(), "*out written on failure");
+        }
+    }
+
+    fn pool_open_url(&mut self, u: &mut Unstructured) {
+        let url = if u.arbitrary().unwrap_or(false) {
+            let q = string_without(u, "\0");
+            Some(format!("mysql://u:pw@127.0.0.1:{}/db?{q}\0", closed_port()).into_bytes())
+        } else {
+            c_arg(u)
+        };
+        // What the Rust API says of this URL; never open a pool that could
+        // reach beyond the closed loopback port.
+        let parsed = arg_text(&url).map(|s| Builder::new().url(s).config());
+        if let Some(Ok(cfg)) = &parsed {
+            if !loopback_only(cfg) {
+                return;
+            }
+        }
+        let mut p = ptr::null_mut();
+        let s = call(u, |e| staunch_pool_open(c_ptr(&url), &mut p, e));
+        match (str_arg_status(&url), parsed) {
+            (Some(want), _) => assert_eq!(s, want),
+            (None, Some(Ok(_))) => {
+                assert_eq!(s, STAUNCH_OK);
+                self.push_pool(p);
+            }
+            (None, Some(Err(e))) => assert_eq!(s, STAUNCH_INVALID_CONFIG, "{e}"),
+            (None, None) => unreachable!(),
+        }
+        if s != STAUNCH_OK {
+            assert!(p.is_null(), "*out written on failure");
+        }
+    }
+
+    fn pool_get(&mut self, u: &mut Unstructured) {
+        let pool = pick(u, &self.pools);
+        let timeout = u.int_in_range(0..=3u32).unwrap_or(0);
+        let read = u.arbitrary().unwrap_or(false);
+        let null_out = u.ratio(1, 8u8).unwrap_or(false);
+        let mut c = ptr::null_mut();
+        let out = if null_out { ptr::null_mut() } else { &mut c };
+        let pp = pool.map_or(ptr::null_mut(), |p| p.0);
+        let s = call(u, |e| {
+            if read {
+                staunch_pool_get_read(pp, timeout, out, e)
+            } else {
+                staunch_pool_get(pp, timeout, out, e)
+            }
+        });
+        if pool.is_none() || null_out {
+            assert_eq!(s, STAUNCH_NULL_ARGUMENT);
+        } else if pool.is_some_and(|p| p.1) {
+            assert_eq!(s, STAUNCH_CLOSED);
+        } else {
+            // Nothing listens on the port: no connection can be had.
+            assert!(
+                [
+                    STAUNCH_UNREACHABLE,
+                    STAUNCH_POOL_EXHAUSTED,
+                    STAUNCH_CONNECT_FAILED
+                ]
+                .contains(&s),
+                "status {s}"
+            );
+        }
+        if s != STAUNCH_OK {
+            assert!(c.is_null(), "*out written on failure");
+        }
+        staunch_conn_free(c);
+    }
+
+    fn pool_small_calls(&mut self, u: &mut Unstructured) {
+        let pool = pick(u, &self.pools);
+        let pp = pool.map_or(ptr::null_mut(), |p| p.0);
+        let want_null = pool.is_none();
+        match u.int_in_range(0..=3u8).unwrap_or(0) {
+            0 => {
+                let null_out = u.ratio(1, 8u8).unwrap_or(false);
+                let mut c = ptr::null_mut();
+                let out = if null_out { ptr::null_mut() } else { &mut c };
+                let s = call(u, |e| staunch_pool_try_get(pp, out, e));
+                if want_null || null_out {
+                    assert_eq!(s, STAUNCH_NULL_ARGUMENT);
+                } else if pool.is_some_and(|p| p.1) {
+                    assert_eq!(s, STAUNCH_CLOSED);
+                } else {
+                    assert_eq!(s, STAUNCH_OK);
+                    assert!(c.is_null(), "a connection from a closed port");
+                }
+                staunch_conn_free(c);
+            }
+            1 => {
+                let null_out = u.ratio(1, 8u8).unwrap_or(false);
+                let mut st = staunch_stats {
+                    violations: 77,
+                    ..Default::default()
+                };
+                let out = if null_out {
+                    ptr::null_mut()
+                } else {
+                    &mut st as *mut _
+                };
+                let s = call(u, |e| staunch_pool_stats(pp, out, e));
+                if want_null || null_out {
+                    assert_eq!(s, STAUNCH_NULL_ARGUMENT);
+                } else {
+                    assert_eq!(s, STAUNCH_OK);
+                    assert_eq!((st.total, st.active, st.violations), (0, 0, 0), "{st:?}");
+                }
+            }
+            2 => {
+                let s = call(u, |e| staunch_pool_soft_evict(pp, e));
+                let want = if want_null {
+                    STAUNCH_NULL_ARGUMENT
+                } else {
+                    STAUNCH_OK
+                };
+                assert_eq!(s, want);
+            }
+            _ => {
+                let s = call(u, |e| staunch_pool_close(pp, e));
+                let want = if want_null {
+                    STAUNCH_NULL_ARGUMENT
+                } else {
+                    STAUNCH_OK
+                };
+                assert_eq!(s, want);
+                for p in self.pools.iter_mut().filter(|p| p.0 == pp) {
+                    p.1 = true;
+                }
+            }
+        }
+    }
+
+    /// Frees everything and checks every finalizer ran exactly once.
+    fn finish(mut self) {
+        for (p, _) in self.pools.drain(..) {
+            staunch_pool_free(p);
+        }
+        for o in self.opts.drain(..) {
+            staunch_options_free(o);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.finalized.load(Ordering::SeqCst) < self.finalizers && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(
+            self.finalized.load(Ordering::SeqCst),
+            self.finalizers,
+            "finalizer calls"
+        );
+    }
+}
+
+/// Every export that takes a connection or a row set, with NULL for it: all
+/// give STAUNCH_NULL_ARGUMENT (or their documented neutral value) whatever
+/// the other arguments are.
+fn null_handles(u: &mut Unstructured) {
+    let sql = c_arg(u);
+    let n = u.int_in_range(0..=3usize).unwrap_or(0);
+    let c = ptr::null_mut();
+    let r = ptr::null_mut();
+    let s = match u.int_in_range(0..=16u8).unwrap_or(0) {
+        0 => call(u, |e| {
+            staunch_conn_execute(
+                c,
+                c_ptr(&sql),
+                ptr::null(),
+                n,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                e,
+            )
+        }),
+        1 => {
+            let mut out = ptr::null_mut();
+            call(u, |e| {
+                staunch_conn_query(c, c_ptr(&sql), ptr::null(), n, &mut out, e)
+            })
+        }
+        2 => call(u, |e| staunch_conn_begin(c, e)),
+        3 => call(u, |e| staunch_conn_commit(c, e)),
+        4 => call(u, |e| staunch_conn_rollback(c, e)),
+        5 => call(u, |e| staunch_conn_ping(c, e)),
+        6 => {
+            let mut id = 0;
+            call(u, |e| staunch_conn_server_id(c, &mut id, e))
+        }
+        7 => call(u, |e| staunch_conn_release(c, e)),
+        8 => {
+            let mut b = false;
+            call(u, |e| staunch_rows_next(r, &mut b, e))
+        }
+        9 => {
+            let mut v = 0i64;
+            call(u, |e| staunch_rows_get_i64(r, n, &mut v, e))
+        }
+        10 => {
+            let (mut p, mut len) = (ptr::null(), 0);
+            call(u, |e| staunch_rows_get_text(r, n, &mut p, &mut len, e))
+        }
+        11 => {
+            let mut t = 0;
+            call(u, |e| staunch_rows_column_type(r, n, &mut t, e))
+        }
+        12 => {
+            assert_eq!(staunch_rows_column_count(r), 0);
+            assert_eq!(staunch_rows_affected_rows(r), 0);
+            assert_eq!(staunch_rows_last_insert_id(r), 0);
+            staunch_rows_free(r);
+            staunch_conn_free(c);
+            STAUNCH_NULL_ARGUMENT
+        }
+        13 => {
+            assert_eq!(staunch_error_status(ptr::null()), STAUNCH_NULL_ARGUMENT);
+            assert_eq!(staunch_error_server_code(ptr::null()), 0);
+            assert_eq!(c_text(staunch_error_message(ptr::null()), "message"), "");
+            assert_eq!(c_text(staunch_error_sqlstate(ptr::null()), "sqlstate"), "");
+            staunch_error_free(ptr::null_mut());
+            STAUNCH_NULL_ARGUMENT
+        }
+        14 => {
+            staunch_options_free(ptr::null_mut());
+            staunch_pool_free(ptr::null_mut());
+            let v = c_text(staunch_version_string(), "staunch_version_string");
+            assert_eq!(
+                v,
+                format!("{STAUNCH_VERSION_MAJOR}.{STAUNCH_VERSION_MINOR}.{STAUNCH_VERSION_PATCH}")
+            );
+            STAUNCH_NULL_ARGUMENT
+        }
+        15 => {
+            let mut st = staunch_stats::default();
+            call(u, |e| staunch_pool_stats(ptr::null(), &mut st, e))
+        }
+        _ => {
+            let (mut p, mut len) = (ptr::null(), 0);
+            call(u, |e| staunch_rows_column_name(r, n, &mut p, &mut len, e))
+        }
+    };
+    assert_eq!(s, STAUNCH_NULL_ARGUMENT);
+}
+
+// ---------------------------------------------------------------------------
+// params_rows
+
+/// An arbitrary `mysql::Value`, every variant (in range or not).
+fn arbitrary_value(u: &mut Unstructured) -> Value {
+    match u.int_in_range(0..=7u8).unwrap_or(0) {
+        0 => Value::NULL,
+        1 => Value::Int(u.arbitrary().unwrap_or(0)),
+        2 => Value::UInt(u.arbitrary().unwrap_or(0)),
+        3 => Value::Float(u.arbitrary().unwrap_or(0.0)),
+        4 => Value::Double(u.arbitrary().unwrap_or(0.0)),
+        5 => Value::Bytes(u.arbitrary().unwrap_or_default()),
+        6 => Value::Date(
+            u.arbitrary().unwrap_or(0),
+            u.arbitrary().unwrap_or(0),
+            u.arbitrary().unwrap_or(0),
+            u.arbitrary().unwrap_or(0),
+            u.arbitrary().unwrap_or(0),
+            u.arbitrary().unwrap_or(0),
+            u.arbitrary().unwrap_or(0),
+        ),
+        _ => Value::Time(
+            u.arbitrary().unwrap_or(false),
+            u.arbitrary().unwrap_or(0),
+            u.arbitrary().unwrap_or(0),
+            u.arbitrary().unwrap_or(0),
+            u.arbitrary().unwrap_or(0),
+            u.arbitrary().unwrap_or(0),
+        ),
+    }
+}
+
+/// A column type as `column_type` derives it from server metadata.
+fn arbitrary_column_type(u: &mut Unstructured) -> staunch_column_type {
+    let t: u8 = u.arbitrary().unwrap_or(0);
+    match ColumnType::try_from(t) {
+        Ok(t) => {
+            let flags = ColumnFlags::from_bits_truncate(u.arbitrary().unwrap_or(0));
+            let charset: u16 = if u.arbitrary().unwrap_or(false) {
+                63
+            } else {
+                u.arbitrary().unwrap_or(0)
+            };
+            let c = Column::new(t).with_flags(flags).with_character_set(charset);
+            let ct = column_type(&c);
+            assert!(ct <= STAUNCH_COLUMN_TIME, "column type {ct}");
+            ct
+        }
+        Err(_) => u32::from(t % 10),
+    }
+}
+
+/// One C parameter, with its text/bytes data (if any) in `bufs`.
+fn arbitrary_param(u: &mut Unstructured, bufs: &mut Vec<Vec<u8>>) -> staunch_param {
+    let r#type = if u.ratio(1, 16u8).unwrap_or(false) {
+        u.arbitrary().unwrap_or(0)
+    } else {
+        u.int_in_range(0..=8u32).unwrap_or(0)
+    };
+    let (ptr, len) = if u.ratio(1, 8u8).unwrap_or(false) {
+        (ptr::null(), u.int_in_range(0..=3usize).unwrap_or(0))
+    } else {
+        let data: Vec<u8> = u.arbitrary().unwrap_or_default();
+        let p = data.as_ptr().cast::<c_void>();
+        let len = data.len();
+        bufs.push(data);
+        (p, len)
+    };
+    // Mostly valid calendar fields, sometimes anything.
+    let wild = u.ratio(1, 4u8).unwrap_or(false);
+    let small = |u: &mut Unstructured, max: u8| -> u8 {
+        if wild {
+            u.arbitrary().unwrap_or(0)
+        } else {
+            u.int_in_range(0..=max).unwrap_or(0)
+        }
+    };
+    let datetime = staunch_datetime {
+        year: if wild {
+            u.arbitrary().unwrap_or(0)
+        } else {
+            u.int_in_range(0..=9999).unwrap_or(0)
+        },
+        month: small(u, 12),
+        day: small(u, 31),
+        hour: small(u, 23),
+        minute: small(u, 59),
+        second: small(u, 59),
+        microsecond: if wild {
+            u.arbitrary().unwrap_or(0)
+        } else {
+            u.int_in_range(0..=999_999).unwrap_or(0)
+        },
+    };
+    let time = staunch_time {
+        negative: u.arbitrary().unwrap_or(false),
+        days: if wild {
+            u.arbitrary().unwrap_or(0)
+        } else {
+            u.int_in_range(0..=34).unwrap_or(0)
+        },
+        hours: small(u, 23),
+        minutes: small(u, 59),
+        seconds: small(u, 59),
+        microseconds: if wild {
+            u.arbitrary().unwrap_or(0)
+        } else {
+            u.int_in_range(0..=999_999).unwrap_or(0)
+        },
+    };
+    staunch_param {
+        r#type,
+        i64: u.arbitrary().unwrap_or(0),
+        u64: u.arbitrary().unwrap_or(0),
+        f64: u.arbitrary().unwrap_or(0.0),
+        ptr,
+        len,
+        datetime,
+        time,
+    }
+}
+
+/// The column type a parameter's value is read back from.
+fn column_for(p: &staunch_param, v: &Value) -> staunch_column_type {
+    match v {
+        Value::NULL => STAUNCH_COLUMN_NULL,
+        Value::Int(_) => STAUNCH_COLUMN_INT,
+        Value::UInt(_) => STAUNCH_COLUMN_UINT,
+        Value::Float(_) | Value::Double(_) => STAUNCH_COLUMN_DOUBLE,
+        Value::Bytes(_) if p.r#type == STAUNCH_PARAM_TEXT => STAUNCH_COLUMN_TEXT,
+        Value::Bytes(_) => STAUNCH_COLUMN_BYTES,
+        Value::Date(..) if p.r#type == STAUNCH_PARAM_DATE => STAUNCH_COLUMN_DATE,
+        Value::Date(..) => STAUNCH_COLUMN_DATETIME,
+        Value::Time(..) => STAUNCH_COLUMN_TIME,
+    }
+}
+
+/// Parameter binding (`to_value`/`to_values`, as `staunch_conn_execute` and
+/// `_query` do) and row decoding (`Cell::from_value` and every
+/// `staunch_rows_*` getter): arbitrary parameters either fail with a
+/// parameter status naming their index or read back unchanged; arbitrary
+/// values in arbitrary columns give exactly the documented status of each
+/// getter, and out-parameters are written only on success.
+pub fn params_rows(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    params(&mut u);
+    rows(&mut u);
+}
+
+fn params(u: &mut Unstructured) {
+    let mut bufs = Vec::new();
+    let n = u.int_in_range(0..=6usize).unwrap_or(0);
+    let ps: Vec<staunch_param> = (0..n).map(|_| arbitrary_param(u, &mut bufs)).collect();
+    let mut each = Vec::new();
+    for (i, p) in ps.iter().enumerate() {
+        // SAFETY: ptr is NULL or points to `len` bytes of `bufs`.
+        let r = unsafe { to_value(i, p) };
+        match &r {
+            Ok(v) => {
+                // The type of value matches the type of parameter.
+                let ok = match (p.r#type, v) {
+                    (STAUNCH_PARAM_NULL, Value::NULL) => true,
+                    (STAUNCH_PARAM_INT64, Value::Int(x)) => *x == p.i64,
+                    (STAUNCH_PARAM_UINT64, Value::UInt(x)) => *x == p.u64,
+                    (STAUNCH_PARAM_DOUBLE, Value::Double(x)) => x.to_bits() == p.f64.to_bits(),
+                    (STAUNCH_PARAM_TEXT, Value::Bytes(b)) => std::str::from_utf8(b).is_ok(),
+                    (STAUNCH_PARAM_BYTES, Value::Bytes(_)) => true,
+                    (STAUNCH_PARAM_DATE | STAUNCH_PARAM_DATETIME, Value::Date(..)) => true,
+                    (STAUNCH_PARAM_TIME, Value::Time(..)) => true,
+                    _ => false,
+                };
+                assert!(ok, "{p:?} -> {v:?}");
+            }
+            Err(f) => {
+                check_status(f.status);
+                assert!(
+                    [
+                        STAUNCH_NULL_ARGUMENT,
+                        STAUNCH_INVALID_UTF8,
+                        STAUNCH_OUT_OF_RANGE,
+                        STAUNCH_BAD_PARAM_TYPE
+                    ]
+                    .contains(&f.status),
+                    "{f:?}"
+                );
+                assert!(f.message.starts_with(&format!("params[{i}]")), "{f:?}");
+            }
+        }
+        each.push(r);
+    }
+    // The array converts exactly when each parameter does; else the first
+    // failure is reported.
+    let null_array = n > 0 && u.ratio(1, 8u8).unwrap_or(false);
+    // SAFETY: `ps` holds `n` parameters (or the array is NULL).
+    let all = unsafe { to_values(if null_array { ptr::null() } else { ps.as_ptr() }, n) };
+    match (&all, each.iter().find_map(|r| r.as_ref().err())) {
+        _ if null_array => assert_eq!(all.unwrap_err().status, STAUNCH_NULL_ARGUMENT),
+        (Ok(vs), None) => {
+            let vs2: Vec<&Value> = each.iter().map(|r| r.as_ref().unwrap()).collect();
+            // (Debug, not ==: a NaN double is the same value here.)
+            assert_eq!(format!("{vs:?}"), format!("{vs2:?}"));
+            read_back(u, &ps, vs);
+        }
+        (Err(a), Some(b)) => assert_eq!((a.status, &a.message), (b.status, &b.message)),
+        (a, b) => panic!("to_values gives {a:?}, its parameters {b:?}"),
+    }
+}
+
+/// The values of the parameters, as a row the server sent back, read with
+/// the getter of their type: the same values as the C caller bound.
+fn read_back(u: &mut Unstructured, ps: &[staunch_param], vs: &[Value]) {
+    let columns = ps
+        .iter()
+        .zip(vs)
+        .map(|(p, v)| (b"c".to_vec(), column_for(p, v)))
+        .collect();
+    let rows = rows_from_values(columns, vec![vs.to_vec()]);
+    let mut has = false;
+    assert_eq!(
+        call(u, |e| staunch_rows_next(rows, &mut has, e)),
+        STAUNCH_OK
+    );
+    assert!(has);
+    for (i, p) in ps.iter().enumerate() {
+        let s = match p.r#type {
+            STAUNCH_PARAM_NULL => {
+                let mut null = false;
+                let s = call(u, |e| staunch_rows_is_null(rows, i, &mut null, e));
+                assert!(null);
+                s
+            }
+            STAUNCH_PARAM_INT64 => {
+                let mut v = 0;
+                let s = call(u, |e| staunch_rows_get_i64(rows, i, &mut v, e));
+                assert_eq!(v, p.i64);
+                s
+            }
+            STAUNCH_PARAM_UINT64 => {
+                let mut v = 0;
+                let s = call(u, |e| staunch_rows_get_u64(rows, i, &mut v, e));
+                assert_eq!(v, p.u64);
+                s
+            }
+            STAUNCH_PARAM_DOUBLE => {
+                let mut v = 0.0;
+                let s = call(u, |e| staunch_rows_get_double(rows, i, &mut v, e));
+                assert_eq!(v.to_bits(), p.f64.to_bits());
+                s
+            }
+            STAUNCH_PARAM_TEXT | STAUNCH_PARAM_BYTES => {
+                let (mut ptr, mut len) = (ptr::null(), 0);
+                let s = call(u, |e| {
+                    staunch_rows_get_bytes(rows, i, &mut ptr, &mut len, e)
+                });
+                assert_eq!(len, p.len);
+                // SAFETY: `len` bytes and a NUL, valid until staunch_rows_next.
+                let got = unsafe { std::slice::from_raw_parts(ptr, len + 1) };
+                assert_eq!(got[len], 0);
+                if len > 0 {
+                    // SAFETY: the caller's data, `len` bytes.
+                    let want = unsafe { std::slice::from_raw_parts(p.ptr.cast::<u8>(), len) };
+                    assert_eq!(&got[..len], want);
+                }
+                s
+            }
+            STAUNCH_PARAM_DATE | STAUNCH_PARAM_DATETIME => {
+                let mut v = staunch_datetime::default();
+                let s = call(u, |e| staunch_rows_get_datetime(rows, i, &mut v, e));
+                assert_eq!(v, p.datetime);
+                s
+            }
+            _ => {
+                let mut v = staunch_time::default();
+                let s = call(u, |e| staunch_rows_get_time(rows, i, &mut v, e));
+                assert_eq!(v, p.time);
+                s
+            }
+        };
+        assert_eq!(s, STAUNCH_OK, "{p:?}");
+    }
+    staunch_rows_free(rows);
+}
+
+/// What each getter must give for a cell (the model the getters are checked
+/// against): Ok(value) or the status.
+fn expect_i64(v: &Value) -> Result<i64, staunch_status> {
+    match v {
+        Value::NULL => Err(STAUNCH_NULL_VALUE),
+        Value::Int(i) => Ok(*i),
+        Value::UInt(u) => i64::try_from(*u).map_err(|_| STAUNCH_OUT_OF_RANGE),
+        _ => Err(STAUNCH_WRONG_TYPE),
+    }
+}
+
+fn expect_u64(v: &Value) -> Result<u64, staunch_status> {
+    match v {
+        Value::NULL => Err(STAUNCH_NULL_VALUE),
+        Value::UInt(u) => Ok(*u),
+        Value::Int(i) => u64::try_from(*i).map_err(|_| STAUNCH_OUT_OF_RANGE),
+        _ => Err(STAUNCH_WRONG_TYPE),
+    }
+}
+
+fn expect_double(v: &Value) -> Result<f64, staunch_status> {
+    match v {
+        Value::NULL => Err(STAUNCH_NULL_VALUE),
+        Value::Float(f) => Ok(f64::from(*f)),
+        Value::Double(d) => Ok(*d),
+        _ => Err(STAUNCH_WRONG_TYPE),
+    }
+}
+
+/// Arbitrary values in arbitrary columns, read by arbitrary getters.
+fn rows(u: &mut Unstructured) {
+    let ncols = u.int_in_range(0..=5usize).unwrap_or(0);
+    let columns: Vec<(Vec<u8>, staunch_column_type)> = (0..ncols)
+        .map(|_| {
+            let name: Vec<u8> = u.arbitrary().unwrap_or_default();
+            (name, arbitrary_column_type(u))
+        })
+        .collect();
+    let nrows = u.int_in_range(0..=4usize).unwrap_or(0);
+    let data: Vec<Vec<Value>> = (0..nrows)
+        .map(|_| (0..ncols).map(|_| arbitrary_value(u)).collect())
+        .collect();
+    let rows = rows_from_values(columns.clone(), data.clone());
+    assert_eq!(staunch_rows_column_count(rows), ncols);
+    let mut cursor = data.into_iter();
+    let mut current: Option<Vec<Value>> = None;
+    let steps = u.int_in_range(0..=40u8).unwrap_or(0);
+    for _ in 0..steps {
+        if u.is_empty() {
+            break;
+        }
+        let idx = if u.ratio(1, 16u8).unwrap_or(false) {
+            u.arbitrary().unwrap_or(usize::MAX)
+        } else {
+            u.int_in_range(0..=ncols).unwrap_or(0)
+        };
+        let null_out = u.ratio(1, 16u8).unwrap_or(false);
+        // The status every getter gives before looking at the value.
+        let pre = if null_out {
+            Some(STAUNCH_NULL_ARGUMENT)
+        } else if idx >= ncols {
+            Some(STAUNCH_BAD_INDEX)
+        } else if current.is_none() {
+            Some(STAUNCH_NO_ROW)
+        } else {
+            None
+        };
+        let cell = current.as_ref().and_then(|r| r.get(idx));
+        let ctype = columns.get(idx).map(|c| c.1);
+        macro_rules! out {
+            ($v:expr) => {
+                if null_out {
+                    ptr::null_mut()
+                } else {
+                    $v as *mut _
+                }
+            };
+        }
+        match u.int_in_range(0..=11u8).unwrap_or(0) {
+            0 | 1 => {
+                let mut has = false;
+                let s = call(u, |e| staunch_rows_next(rows, out!(&mut has), e));
+                if null_out {
+                    assert_eq!(s, STAUNCH_NULL_ARGUMENT);
+                } else {
+                    assert_eq!(s, STAUNCH_OK);
+                    current = cursor.next();
+                    assert_eq!(has, current.is_some());
+                }
+            }
+            2 => {
+                let mut null = false;
+                let s = call(u, |e| staunch_rows_is_null(rows, idx, out!(&mut null), e));
+                match pre {
+                    Some(want) => assert_eq!(s, want),
+                    None => {
+                        assert_eq!(s, STAUNCH_OK);
+                        assert_eq!(null, matches!(cell, Some(Value::NULL)));
+                    }
+                }
+            }
+            3 => {
+                let mut v = 0x5a5a_i64;
+                let s = call(u, |e| staunch_rows_get_i64(rows, idx, out!(&mut v), e));
+                let want = pre.map_or_else(|| expect_i64(cell.unwrap()), Err);
+                check_getter(s, want.map(|w| (w, v)), v == 0x5a5a);
+            }
+            4 => {
+                let mut v = 0x5a5a_u64;
+                let s = call(u, |e| staunch_rows_get_u64(rows, idx, out!(&mut v), e));
+                let want = pre.map_or_else(|| expect_u64(cell.unwrap()), Err);
+                check_getter(s, want.map(|w| (w, v)), v == 0x5a5a);
+            }
+            5 => {
+                let mut v = 0.25f64;
+                let s = call(u, |e| staunch_rows_get_double(rows, idx, out!(&mut v), e));
+                let want = pre.map_or_else(|| expect_double(cell.unwrap()), Err);
+                check_getter(
+                    s,
+                    want.map(|w| (w.to_bits(), v.to_bits())),
+                    v.to_bits() == 0.25f64.to_bits(),
+                );
+            }
+            6 => {
+                let (mut p, mut len) = (ptr::null::<c_char>(), usize::MAX);
+                let s = call(u, |e| {
+                    staunch_rows_get_text(rows, idx, out!(&mut p), &mut len, e)
+                });
+                let want = pre.map_or_else(
+                    || match cell.unwrap() {
+                        Value::NULL => Err(STAUNCH_NULL_VALUE),
+                        Value::Bytes(_) if ctype == Some(STAUNCH_COLUMN_BYTES) => {
+                            Err(STAUNCH_WRONG_TYPE)
+                        }
+                        Value::Bytes(b) => std::str::from_utf8(b)
+                            .map(|_| b.clone())
+                            .map_err(|_| STAUNCH_INVALID_UTF8),
+                        _ => Err(STAUNCH_WRONG_TYPE),
+                    },
+                    Err,
+                );
+                let got = (s == STAUNCH_OK).then(|| {
+                    // SAFETY: `len` bytes and a NUL, valid until next.
+                    let b = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len + 1) };
+                    assert_eq!(b[len], 0, "text not NUL-terminated");
+                    assert!(std::str::from_utf8(&b[..len]).is_ok());
+                    b[..len].to_vec()
+                });
+                check_getter(
+                    s,
+                    want.map(|w| (w, got.unwrap_or_default())),
+                    p.is_null() && len == usize::MAX,
+                );
+            }
+            7 => {
+                let (mut p, mut len) = (ptr::null::<u8>(), usize::MAX);
+                let s = call(u, |e| {
+                    staunch_rows_get_bytes(rows, idx, out!(&mut p), &mut len, e)
+                });
+                let want = pre.map_or_else(
+                    || match cell.unwrap() {
+                        Value::NULL => Err(STAUNCH_NULL_VALUE),
+                        Value::Bytes(b) => Ok(b.clone()),
+                        _ => Err(STAUNCH_WRONG_TYPE),
+                    },
+                    Err,
+                );
+                let got = (s == STAUNCH_OK).then(|| {
+                    assert!(!p.is_null());
+                    // SAFETY: as above.
+                    let b = unsafe { std::slice::from_raw_parts(p, len + 1) };
+                    assert_eq!(b[len], 0, "bytes not NUL-terminated");
+                    b[..len].to_vec()
+                });
+                check_getter(
+                    s,
+                    want.map(|w| (w, got.unwrap_or_default())),
+                    p.is_null() && len == usize::MAX,
+                );
+            }
+            8 => {
+                let sentinel = staunch_datetime {
+                    year: 7,
+                    ..Default::default()
+                };
+                let mut v = sentinel;
+                let s = call(u, |e| staunch_rows_get_datetime(rows, idx, out!(&mut v), e));
+                let want = pre.map_or_else(
+                    || match cell.unwrap() {
+                        Value::NULL => Err(STAUNCH_NULL_VALUE),
+                        &Value::Date(year, month, day, hour, minute, second, microsecond) => {
+                            Ok(staunch_datetime {
+                                year,
+                                month,
+                                day,
+                                hour,
+                                minute,
+                                second,
+                                microsecond,
+                            })
+                        }
+                        _ => Err(STAUNCH_WRONG_TYPE),
+                    },
+                    Err,
+                );
+                check_getter(s, want.map(|w| (w, v)), v == sentinel);
+            }
+            9 => {
+                let sentinel = staunch_time {
+                    days: 7,
+                    ..Default::default()
+                };
+                let mut v = sentinel;
+                let s = call(u, |e| staunch_rows_get_time(rows, idx, out!(&mut v), e));
+                let want = pre.map_or_else(
+                    || match cell.unwrap() {
+                        Value::NULL => Err(STAUNCH_NULL_VALUE),
+                        &Value::Time(negative, days, hours, minutes, seconds, microseconds) => {
+                            Ok(staunch_time {
+                                negative,
+                                days,
+                                hours,
+                                minutes,
+                                seconds,
+                                microseconds,
+                            })
+                        }
+                        _ => Err(STAUNCH_WRONG_TYPE),
+                    },
+                    Err,
+                );
+                check_getter(s, want.map(|w| (w, v)), v == sentinel);
+            }
+            10 => {
+                let (mut p, mut len) = (ptr::null::<c_char>(), usize::MAX);
+                let s = call(u, |e| {
+                    staunch_rows_column_name(rows, idx, out!(&mut p), &mut len, e)
+                });
+                if null_out {
+                    assert_eq!(s, STAUNCH_NULL_ARGUMENT);
+                } else if idx >= ncols {
+                    assert_eq!(s, STAUNCH_BAD_INDEX);
+                } else {
+                    assert_eq!(s, STAUNCH_OK);
+                    // SAFETY: `len` bytes and a NUL, owned by the rows.
+                    let b = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len + 1) };
+                    assert_eq!(&b[..len], &columns[idx].0[..]);
+                    assert_eq!(b[len], 0);
+                }
+            }
+            _ => {
+                let mut t = 99;
+                let s = call(u, |e| staunch_rows_column_type(rows, idx, out!(&mut t), e));
+                if null_out {
+                    assert_eq!(s, STAUNCH_NULL_ARGUMENT);
+                } else if idx >= ncols {
+                    assert_eq!(s, STAUNCH_BAD_INDEX);
+                } else {
+                    assert_eq!((s, t), (STAUNCH_OK, columns[idx].1));
+                }
+            }
+        }
+    }
+    staunch_rows_free(rows);
+}
+
+/// A getter's status and result against the model: on success the value
+/// read is the expected one, on failure the status is the expected one and
+/// the out-parameter was not written (`untouched`).
+fn check_getter<T: PartialEq + std::fmt::Debug>(
+    s: staunch_status,
+    want: Result<(T, T), staunch_status>,
+    untouched: bool,
+) {
+    match want {
+        Ok((want, got)) => {
+            assert_eq!(s, STAUNCH_OK);
+            assert_eq!(got, want);
+        }
+        Err(want) => {
+            assert_eq!(s, want);
+            assert!(untouched, "out-parameter written on failure");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Replay of the committed corpus on stable
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// Runs every file of `corpus/<target>` through the target's body.
+    fn replay(target: &str, body: fn(&[u8])) {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("corpus")
+            .join(target);
+        let mut n = 0;
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        for f in files {
+            let data = std::fs::read(&f).unwrap();
+            eprintln!("{}", f.display());
+            body(&data);
+            n += 1;
+        }
+        assert!(n > 0, "{} is empty", dir.display());
+    }
+
+    #[test]
+    fn corpus_config_url() {
+        replay("config_url", super::config_url);
+    }
+
+    #[test]
+    fn corpus_ffi() {
+        replay("ffi", super::ffi);
+    }
+
+    #[test]
+    fn corpus_params_rows() {
+        replay("params_rows", super::params_rows);
+    }
+}

@@ -1,0 +1,280 @@
+//! Where and how to connect: the MySQL side of the configuration.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// Where and how to connect: the MySQL side of the configuration.
+#[derive(Clone, PartialEq)]
+pub struct ConnectConfig {
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    pub(crate) socket: Option<String>,
+    pub(crate) user: Option<String>,
+    pub(crate) password: Option<String>,
+    pub(crate) database: Option<String>,
+    pub(crate) query_timeout: Option<Duration>,
+    pub(crate) reset_on_return: bool,
+    pub(crate) tls_mode: TlsMode,
+    pub(crate) tls_ca: Option<PathBuf>,
+    pub(crate) tls_cert: Option<PathBuf>,
+    pub(crate) tls_key: Option<PathBuf>,
+}
+
+/// Whether and how connections are encrypted (knob `tls_mode`).
+///
+/// The names and meanings follow MySQL's `--ssl-mode`. TLS is rustls (the
+/// `mysql` crate's `rustls-tls-ring`); the trust store for verification is
+/// `tls_ca` plus the Mozilla root certificates bundled by the `mysql` crate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TlsMode {
+    /// Plain TCP, no TLS (the default).
+    #[default]
+    Disabled,
+    /// TLS, without certificate verification, when the server's greeting
+    /// offers it (capability flag `CLIENT_SSL`); plaintext when it does not,
+    /// and over a unix socket. A TLS handshake that fails is an error, never a
+    /// silent fallback.
+    Preferred,
+    /// TLS or fail; the server certificate is not verified (protects against
+    /// eavesdropping, not against an active man in the middle).
+    Required,
+    /// TLS, and the server certificate must chain to `tls_ca`; the host name
+    /// is not checked.
+    VerifyCa,
+    /// TLS, the certificate must chain to a trusted CA and name the host of
+    /// the URL (DNS name or IP address in its subject alternative names).
+    VerifyIdentity,
+}
+
+impl TlsMode {
+    /// The knob's text form (`disabled`, `preferred`, `required`, `verify_ca`,
+    /// `verify_identity`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TlsMode::Disabled => "disabled",
+            TlsMode::Preferred => "preferred",
+            TlsMode::Required => "required",
+            TlsMode::VerifyCa => "verify_ca",
+            TlsMode::VerifyIdentity => "verify_identity",
+        }
+    }
+
+    /// Parses the knob's text form (case-insensitive).
+    pub fn parse(v: &str) -> Result<TlsMode> {
+        Ok(match v.trim().to_ascii_lowercase().as_str() {
+            "disabled" => TlsMode::Disabled,
+            "preferred" => TlsMode::Preferred,
+            "required" => TlsMode::Required,
+            "verify_ca" => TlsMode::VerifyCa,
+            "verify_identity" => TlsMode::VerifyIdentity,
+            _ => {
+                return Err(Error::config(format!(
+                    "tls_mode must be disabled, preferred, required, verify_ca or verify_identity, got {v:?}"
+                )))
+            }
+        })
+    }
+
+    /// Whether the server certificate is checked against a CA.
+    pub fn verifies(self) -> bool {
+        matches!(self, TlsMode::VerifyCa | TlsMode::VerifyIdentity)
+    }
+}
+
+impl fmt::Display for TlsMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Default for ConnectConfig {
+    fn default() -> Self {
+        ConnectConfig {
+            host: "127.0.0.1".into(),
+            port: 3306,
+            socket: None,
+            user: None,
+            password: None,
+            database: None,
+            query_timeout: None,
+            reset_on_return: false,
+            tls_mode: TlsMode::Disabled,
+            tls_ca: None,
+            tls_cert: None,
+            tls_key: None,
+        }
+    }
+}
+
+impl ConnectConfig {
+    /// `host:port`, or the socket path, for messages.
+    pub fn endpoint(&self) -> String {
+        match &self.socket {
+            Some(s) => format!("unix:{s}"),
+            None if self.host.contains(':') => format!("[{}]:{}", self.host, self.port),
+            None => format!("{}:{}", self.host, self.port),
+        }
+    }
+    /// The user name, if set.
+    pub fn user(&self) -> Option<&str> {
+        self.user.as_deref()
+    }
+    /// Whether and how connections are encrypted.
+    pub fn tls_mode(&self) -> TlsMode {
+        self.tls_mode
+    }
+    /// The CA certificate(s) file (PEM) server certificates are verified against.
+    pub fn tls_ca(&self) -> Option<&Path> {
+        self.tls_ca.as_deref()
+    }
+    /// The client certificate (chain) file (PEM).
+    pub fn tls_cert(&self) -> Option<&Path> {
+        self.tls_cert.as_deref()
+    }
+    /// The client private key file (PEM). Only its path is ever printed.
+    pub fn tls_key(&self) -> Option<&Path> {
+        self.tls_key.as_deref()
+    }
+
+    /// Checks the TLS knobs together, and that each file exists and holds
+    /// what it should (PEM). Key material is read but never printed.
+    pub(crate) fn validate_tls(&self) -> Result<()> {
+        let files = [
+            ("tls_ca", &self.tls_ca),
+            ("tls_cert", &self.tls_cert),
+            ("tls_key", &self.tls_key),
+        ];
+        if self.tls_mode == TlsMode::Disabled {
+            if let Some((knob, _)) = files.iter().find(|(_, v)| v.is_some()) {
+                return Err(Error::config(format!(
+                    "{knob} is set but tls_mode is disabled (the default): set tls_mode \
+                     (e.g. verify_identity) to use TLS"
+                )));
+            }
+            return Ok(());
+        }
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(_), None) => {
+                return Err(Error::config(
+                    "tls_cert is set without tls_key: a client certificate needs its private key",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(Error::config(
+                    "tls_key is set without tls_cert: a client private key needs its certificate",
+                ))
+            }
+            _ => {}
+        }
+        if self.tls_mode == TlsMode::VerifyCa && self.tls_ca.is_none() {
+            return Err(Error::config(
+                "tls_mode=verify_ca needs tls_ca (the PEM file of the CA that signed the server's certificate)",
+            ));
+        }
+        if let Some(sock) = &self.socket {
+            if self.tls_mode != TlsMode::Preferred {
+                return Err(Error::config(format!(
+                    "tls_mode={} cannot be used with socket={sock}: connections through a unix \
+                     socket are never encrypted (use TCP, or tls_mode=preferred or disabled)",
+                    self.tls_mode
+                )));
+            }
+        }
+        if let Some(ca) = &self.tls_ca {
+            check_pem(ca, "tls_ca", PemWant::Certificates)?;
+        }
+        if let Some(cert) = &self.tls_cert {
+            check_pem(cert, "tls_cert", PemWant::Certificates)?;
+        }
+        if let Some(key) = &self.tls_key {
+            check_pem(key, "tls_key", PemWant::PrivateKey)?;
+        }
+        Ok(())
+    }
+}
+
+enum PemWant {
+    Certificates,
+    PrivateKey,
+}
+
+/// The largest TLS file read (a full public CA bundle is about 0.2 MiB).
+const MAX_PEM_FILE: u64 = 4 << 20;
+
+/// Reads `path` and checks it holds PEM certificates (at least one) or a PEM
+/// private key. The error names the knob and the file, never the contents.
+fn check_pem(path: &Path, knob: &str, want: PemWant) -> Result<()> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use std::io::Read;
+    let shown = path.display();
+    let cannot = |e: std::io::Error| Error::config(format!("{knob}: cannot read {shown}: {e}"));
+    // Checked before opening: opening a FIFO blocks, and reading a device
+    // such as /dev/zero never ends.
+    if !std::fs::metadata(path).map_err(cannot)?.is_file() {
+        return Err(Error::config(format!(
+            "{knob}: {shown} is not a regular file"
+        )));
+    }
+    let mut data = Vec::new();
+    std::fs::File::open(path)
+        .map_err(cannot)?
+        .take(MAX_PEM_FILE + 1)
+        .read_to_end(&mut data)
+        .map_err(cannot)?;
+    if data.len() as u64 > MAX_PEM_FILE {
+        return Err(Error::config(format!(
+            "{knob}: {shown} is larger than {} MiB, too large for a PEM file",
+            MAX_PEM_FILE >> 20
+        )));
+    }
+    match want {
+        PemWant::Certificates => {
+            let mut n = 0;
+            for c in CertificateDer::pem_slice_iter(&data) {
+                if c.is_err() {
+                    return Err(Error::config(format!(
+                        "{knob}: {shown} has a malformed PEM certificate"
+                    )));
+                }
+                n += 1;
+            }
+            if n == 0 {
+                return Err(Error::config(format!(
+                    "{knob}: {shown} holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)"
+                )));
+            }
+        }
+        PemWant::PrivateKey => {
+            // Whatever the parser says may quote the file: say only what is wrong.
+            if PrivateKeyDer::from_pem_slice(&data).is_err() {
+                return Err(Error::config(format!(
+                    "{knob}: {shown} holds no PEM private key (expected -----BEGIN PRIVATE KEY-----, \
+                     -----BEGIN RSA PRIVATE KEY----- or -----BEGIN EC PRIVATE KEY-----)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+// The password never appears in Debug output (nor anywhere else we print).
+impl fmt::Debug for ConnectConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectConfig")
+            .field("endpoint", &self.endpoint())
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("database", &self.database)
+            .field("query_timeout", &self.query_timeout)
+            .field("reset_on_return", &self.reset_on_return)
+            .field("tls_mode", &self.tls_mode)
+            .field("tls_ca", &self.tls_ca)
+            .field("tls_cert", &self.tls_cert)
+            .field("tls_key", &self.tls_key)
+            .finish()
+    }
+}

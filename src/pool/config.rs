@@ -1,0 +1,128 @@
+//! The pool's own knobs: sizes and time limits, independent of MySQL (as
+//! r2d2 keeps its `Builder` beside `Pool`). The URL and builder forms are in
+//! the crate's `config` module, which fills this in.
+
+use std::time::Duration;
+
+use crate::duration::fmt_duration;
+use crate::error::{Error, Result};
+
+/// Pool knobs, independent of MySQL. See [`Builder`](crate::Builder) for what each one means.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolConfig {
+    pub(crate) max_size: usize,
+    pub(crate) min_idle: usize,
+    pub(crate) connection_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) validation_timeout: Duration,
+    pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) max_lifetime: Option<Duration>,
+    pub(crate) keepalive_interval: Option<Duration>,
+    pub(crate) leak_detection_threshold: Option<Duration>,
+    pub(crate) adder_threads: usize,
+    pub(crate) alive_bypass_window: Duration,
+    pub(crate) initialization_fail_timeout: Option<Duration>,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        PoolConfig {
+            max_size: 10,
+            min_idle: 0,
+            connection_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(3),
+            validation_timeout: Duration::from_secs(1),
+            idle_timeout: Some(Duration::from_secs(600)),
+            max_lifetime: Some(Duration::from_secs(1800)),
+            keepalive_interval: Some(Duration::from_secs(120)),
+            leak_detection_threshold: None,
+            adder_threads: 2,
+            alive_bypass_window: Duration::from_millis(500),
+            initialization_fail_timeout: None,
+        }
+    }
+}
+
+impl PoolConfig {
+    /// Most connections the pool holds (idle + in use).
+    pub fn max_size(&self) -> usize {
+        self.max_size
+    }
+    /// Fewest idle connections the housekeeper keeps.
+    pub fn min_idle(&self) -> usize {
+        self.min_idle
+    }
+    /// Longest `get()` waits.
+    pub fn connection_timeout(&self) -> Duration {
+        self.connection_timeout
+    }
+    /// Hard deadline of one whole connect.
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// Checks every range and every relation between knobs.
+    pub fn validate(&self) -> Result<()> {
+        fn range(knob: &str, v: Duration, min: Duration, max: Duration) -> Result<()> {
+            if v < min || v > max {
+                return Err(Error::config(format!(
+                    "{knob} must be between {} and {}, got {}",
+                    fmt_duration(min),
+                    fmt_duration(max),
+                    fmt_duration(v)
+                )));
+            }
+            Ok(())
+        }
+        let ms = Duration::from_millis;
+        let hour = Duration::from_secs(3600);
+        if self.max_size == 0 || self.max_size > MAX_POOL_SIZE {
+            return Err(Error::config(format!(
+                "max_size must be between 1 and {MAX_POOL_SIZE}, got {}",
+                self.max_size
+            )));
+        }
+        if self.min_idle > self.max_size {
+            return Err(Error::config(format!(
+                "min_idle ({}) must not exceed max_size ({})",
+                self.min_idle, self.max_size
+            )));
+        }
+        range("connection_timeout", self.connection_timeout, ms(1), hour)?;
+        range("connect_timeout", self.connect_timeout, ms(1), hour)?;
+        range("validation_timeout", self.validation_timeout, ms(1), hour)?;
+        range("alive_bypass_window", self.alive_bypass_window, ms(0), hour)?;
+        for (knob, v) in [
+            ("idle_timeout", self.idle_timeout),
+            ("max_lifetime", self.max_lifetime),
+            ("keepalive_interval", self.keepalive_interval),
+            ("leak_detection_threshold", self.leak_detection_threshold),
+        ] {
+            if let Some(v) = v {
+                range(knob, v, ms(10), Duration::from_secs(7 * 24 * 3600))?;
+            }
+        }
+        if let Some(v) = self.initialization_fail_timeout {
+            range("initialization_fail_timeout", v, ms(0), hour)?;
+        }
+        if self.adder_threads == 0 || self.adder_threads > 64 {
+            return Err(Error::config(format!(
+                "adder_threads must be between 1 and 64, got {}",
+                self.adder_threads
+            )));
+        }
+        if let (Some(k), Some(l)) = (self.keepalive_interval, self.max_lifetime) {
+            if k >= l {
+                return Err(Error::config(format!(
+                    "keepalive_interval ({}) must be shorter than max_lifetime ({}), or off",
+                    fmt_duration(k),
+                    fmt_duration(l)
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Largest `max_size` accepted.
+pub const MAX_POOL_SIZE: usize = 4096;
