@@ -257,7 +257,9 @@ impl std::fmt::Debug for Topology {
 /// received (bounded wait on `Gtid_IO_Pos`, since `RESET SLAVE ALL` drops
 /// relay logs not yet applied), then `STOP SLAVE; RESET SLAVE ALL; SET GLOBAL
 /// read_only=0`. Works while the old primary is frozen or dead (nothing here
-/// talks to it). Panics if the replica's SQL thread does not catch up.
+/// talks to it). Panics if the replica's SQL thread does not catch up within
+/// 20 s; if that thread is not running (stopped, or by an error), nothing more
+/// can be applied and the replica is promoted as it is.
 pub fn promote(replica: &MariaDb) {
     replica.sql("STOP SLAVE IO_THREAD");
     let st = replica.slave_status();
