@@ -9,32 +9,21 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
 use staunch::{ErrorKind, Event, Pool};
-use support::{MariaDb, Mode, Proxy, ServerOpts};
+use support::{MariaDb, Mode, Proxy, Topology, TopologyOpts};
 
 /// A primary and `n` replicas; replicas are read_only and notice a dead
 /// primary within ~2 s (slave_net_timeout=2, heartbeat every second).
 fn cluster(n: usize, replica_args: &[&str]) -> (MariaDb, Vec<MariaDb>) {
-    let p = MariaDb::start_with(ServerOpts {
-        replication: Some(1),
+    let mut args = vec!["--slave-net-timeout=2".to_string()];
+    args.extend(replica_args.iter().map(|s| s.to_string()));
+    Topology::start(TopologyOpts {
+        replicas: n,
+        replica_args: args,
+        // These tests were written with the template's grants.
+        app_read_only_admin: true,
         ..Default::default()
-    });
-    let rs: Vec<MariaDb> = (0..n)
-        .map(|i| {
-            let mut args = vec![
-                "--slave-net-timeout=2".to_string(),
-                "--read-only=1".to_string(),
-            ];
-            args.extend(replica_args.iter().map(|s| s.to_string()));
-            let r = MariaDb::start_with(ServerOpts {
-                replication: Some(2 + i as u32),
-                args,
-                ..Default::default()
-            });
-            r.make_replica_of(&p);
-            r
-        })
-        .collect();
-    (p, rs)
+    })
+    .into_parts()
 }
 
 fn url(hosts: &[u16], params: &str) -> String {

@@ -23,7 +23,7 @@ use crate::workload::{
 use crate::{panic_text, race, signals};
 use crate::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SETUP};
 use staunch_testkit::mariadb::{APP_PASS, APP_USER, DB_NAME};
-use staunch_testkit::{MariaDb, Mode, Proxy, ServerOpts};
+use staunch_testkit::{MariaDb, Mode, Proxy, Topology, TopologyOpts};
 
 pub struct Options {
     pub url: Option<String>,
@@ -1355,68 +1355,32 @@ struct ClusterOut {
 /// A primary and two replicas (`REPLICA_ARGS`) replicating from it, with
 /// the drill's table; started in parallel. The servers stop when dropped.
 pub fn start_cluster(table: Option<&str>) -> Result<(MariaDb, Vec<MariaDb>), String> {
-    let started = catch_unwind(AssertUnwindSafe(|| {
-        thread::scope(|s| {
-            let p = s.spawn(|| {
-                MariaDb::start_with(ServerOpts {
-                    replication: Some(1),
-                    ..Default::default()
-                })
-            });
-            let rs: Vec<_> = (0..2u32)
-                .map(|i| {
-                    s.spawn(move || {
-                        MariaDb::start_with(ServerOpts {
-                            replication: Some(2 + i),
-                            args: REPLICA_ARGS.iter().map(|a| a.to_string()).collect(),
-                            ..Default::default()
-                        })
-                    })
-                })
-                .collect();
-            let p = p.join();
-            let rs: Vec<_> = rs.into_iter().map(|h| h.join()).collect();
-            (p, rs)
-        })
-    }))
-    .map_err(|p| panic_text(&*p))?;
-    let (primary, replicas) = match started {
-        (Ok(p), rs) if rs.iter().all(Result::is_ok) => {
-            (p, rs.into_iter().filter_map(Result::ok).collect::<Vec<_>>())
-        }
-        (Err(p), _) => return Err(panic_text(&*p)),
-        (_, rs) => {
-            let why = rs
-                .into_iter()
-                .find_map(Result::err)
-                .map_or("a replica did not start".to_string(), |p| panic_text(&*p));
-            return Err(why);
-        }
+    let opts = TopologyOpts {
+        replicas: 2,
+        // The test kit gives every replica --read-only=1 itself.
+        replica_args: REPLICA_ARGS
+            .iter()
+            .filter(|a| **a != "--read-only=1")
+            .map(|a| a.to_string())
+            .collect(),
+        // The drill's workload was written with the template's grants.
+        app_read_only_admin: true,
+        ..Default::default()
     };
+    let cluster = catch_unwind(AssertUnwindSafe(|| Topology::start_unreplicated(opts)))
+        .map_err(|p| panic_text(&*p))?;
     if signals::interrupted() {
         return Err("interrupted".into());
     }
     catch_unwind(AssertUnwindSafe(|| {
-        thread::scope(|s| {
-            let hs: Vec<_> = replicas
-                .iter()
-                .map(|r| s.spawn(|| r.make_replica_of(&primary)))
-                .collect();
-            for h in hs {
-                if let Err(p) = h.join() {
-                    std::panic::resume_unwind(p);
-                }
-            }
-        });
+        cluster.replicate();
         if let Some(t) = table {
-            primary.sql(&create_table_sql(t));
-            for r in &replicas {
-                r.catch_up_with(&primary);
-            }
+            cluster.primary().sql(&create_table_sql(t));
+            cluster.catch_up();
         }
     }))
     .map_err(|p| panic_text(&*p))?;
-    Ok((primary, replicas))
+    Ok(cluster.into_parts())
 }
 
 /// The topology pool's URL over a cluster.

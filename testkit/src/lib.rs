@@ -6,6 +6,8 @@
 //! - [`MariaDb`]: a `mariadbd` of its own (temporary data directory, free
 //!   port, own socket) that a test can freeze, kill, restart, replicate from
 //!   and `KILL` connections on; cleaned up on drop, on panic and at exit.
+//! - [`Topology`]: a primary and N read-only replicas replicating from it,
+//!   started in parallel, with [`Topology::promote`] as an operator does it.
 //! - [`Proxy`]: a TCP proxy whose [`Mode`] (pass, black hole, reset, latency,
 //!   drip, ...) and target change at run time.
 //! - [`ownership::Instrumented`]: a connector that counts two owners of one
@@ -14,6 +16,8 @@
 pub mod mariadb;
 pub mod ownership;
 pub mod proxy;
+pub mod topology;
 
 pub use mariadb::{test_certs, MariaDb, ServerCert, ServerOpts};
 pub use proxy::{Mode, Proxy};
+pub use topology::{Topology, TopologyOpts};

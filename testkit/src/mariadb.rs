@@ -736,7 +736,8 @@ impl MariaDb {
         self.dir.join("data")
     }
 
-    fn socket_path(&self) -> PathBuf {
+    /// The server's unix socket.
+    pub fn socket_path(&self) -> PathBuf {
         self.dir.join("s.sock")
     }
 
@@ -1042,6 +1043,18 @@ impl MariaDb {
             Value::NULL => None,
             v => Some(v.clone()),
         }
+    }
+
+    /// Every row of `q`'s result, each value as text (None: NULL), on the
+    /// helper session (see [`MariaDb::sql`]); panics with the statement on
+    /// error.
+    pub fn query_rows(&self, q: &str) -> Vec<Vec<Option<String>>> {
+        let rows: Vec<Row> = self
+            .with_helper(q, |c| c.query(q))
+            .unwrap_or_else(|e| panic!("query failed on MariaDB port {}: `{q}`: {e}", self.port));
+        rows.into_iter()
+            .map(|row| row.unwrap().into_iter().map(value_text).collect())
+            .collect()
     }
 
     /// First column of the first row as i64 (None: no row or NULL).
@@ -1397,6 +1410,19 @@ impl std::fmt::Debug for MariaDb {
             .field("dir", &self.dir)
             .field("replication", &self.replication)
             .finish()
+    }
+}
+
+/// A value as the text protocol would show it (None: NULL).
+fn value_text(v: Value) -> Option<String> {
+    match v {
+        Value::NULL => None,
+        Value::Bytes(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+        Value::Int(i) => Some(i.to_string()),
+        Value::UInt(u) => Some(u.to_string()),
+        Value::Float(f) => Some(f.to_string()),
+        Value::Double(d) => Some(d.to_string()),
+        other => Some(other.as_sql(true).trim_matches('\'').to_string()),
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder};
 use support::mariadb::{client_opts, APP_PASS, APP_USER, MONITOR_PASS, MONITOR_USER};
-use support::{MariaDb, Mode, Proxy, ServerOpts};
+use support::{MariaDb, Mode, Proxy, ServerOpts, Topology, TopologyOpts};
 
 fn app_conn(addr: SocketAddr, timeout: Duration) -> Result<Conn, mysql::Error> {
     Conn::new(client_opts(addr, APP_USER, APP_PASS, timeout))
@@ -584,4 +584,46 @@ fn replica_follows_primary() {
         replica.connection_count("system user") >= 2,
         "IO + SQL threads"
     );
+}
+
+#[test]
+fn topology_starts_and_promotes_while_the_primary_is_frozen() {
+    let t0 = Instant::now();
+    let t = Topology::start(TopologyOpts {
+        replicas: 1,
+        ..TopologyOpts::default()
+    });
+    eprintln!("primary + 1 replica replicating in {:?}", t0.elapsed());
+    let (p, r) = (t.primary(), t.replica(0));
+    assert_eq!(t.len(), 2);
+    assert_eq!(t.server(1).map(MariaDb::port), Some(r.port()));
+    assert_eq!(
+        t.url("ping_interval=200ms"),
+        format!(
+            "mysql://app:app-secret@127.0.0.1:{},127.0.0.1:{}/staunch_test?topology=replication&ping_interval=200ms",
+            p.port(),
+            r.port()
+        )
+    );
+    assert_eq!(r.query_i64("SELECT @@read_only"), Some(1));
+    // Stock replica: MariaDB's default slave_net_timeout.
+    assert_eq!(r.query_i64("SELECT @@slave_net_timeout"), Some(60));
+    p.sql("CREATE TABLE w (id INT PRIMARY KEY) ENGINE=InnoDB");
+    p.sql("INSERT INTO w VALUES (1), (2)");
+    t.catch_up();
+    // read_only holds for the application user (no READ_ONLY ADMIN).
+    let mut app = Conn::new(r.app_opts()).unwrap();
+    let e = app.query_drop("INSERT INTO w VALUES (3)").unwrap_err();
+    assert!(e.to_string().contains("read-only"), "{e}");
+
+    p.freeze();
+    let t0 = Instant::now();
+    t.promote(0);
+    eprintln!("promote with the primary frozen took {:?}", t0.elapsed());
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    p.thaw();
+    assert_eq!(r.query_i64("SELECT @@read_only"), Some(0));
+    assert!(r.slave_status().is_empty(), "RESET SLAVE ALL");
+    app.query_drop("INSERT INTO w VALUES (3)").unwrap();
+    assert_eq!(r.query_i64("SELECT COUNT(*) FROM w"), Some(3));
 }
