@@ -51,7 +51,7 @@ pub struct ParamError {
 /// `p`'s text/bytes pointer is NULL or valid for its length.
 pub unsafe fn param_to_value(i: usize, p: &staunch_param) -> Result<Value, ParamError> {
     // SAFETY: per this function's contract.
-    unsafe { crate::ffi::conn::to_value(i, p) }.map_err(|f| ParamError {
+    unsafe { crate::ffi::values::to_value(i, p) }.map_err(|f| ParamError {
         status: f.status,
         message: f.message,
     })
@@ -67,7 +67,7 @@ pub unsafe fn params_to_values(
     n: usize,
 ) -> Result<Vec<Value>, ParamError> {
     // SAFETY: per this function's contract.
-    unsafe { crate::ffi::conn::to_values(params, n) }.map_err(|f| ParamError {
+    unsafe { crate::ffi::values::to_values(params, n) }.map_err(|f| ParamError {
         status: f.status,
         message: f.message,
     })

@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 use staunch::{Event, Pool};
 
-use crate::report::{Bounds, NotRun, Report, Verification};
+use crate::report::{NotRun, Report, Verification};
 use crate::soak::{self, Planned, SoakFigures};
 use crate::vitals::Vitals;
 use crate::workload::{
-    self, fmt_d, lock, Acked, Kind, PhaseSpec, ProxyFault, Shared, Sink, Window,
+    self, fmt_d, lock, Acked, Bounds, Kind, PhaseSpec, ProxyFault, Shared, Sink, Window,
 };
 use crate::{panic_text, race, signals};
 use crate::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SETUP};

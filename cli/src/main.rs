@@ -14,6 +14,7 @@
 
 mod check;
 mod drill;
+mod json;
 mod monitor;
 mod race;
 mod report;

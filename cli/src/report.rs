@@ -7,46 +7,8 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 use std::time::Duration;
 
-use staunch::PoolConfig;
-
-use crate::workload::{fmt_d, lock, Kind, Window};
-
-/// The bounds a fault must stay within to count as survived.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Bounds {
-    pub connection_timeout: Duration,
-    pub connect_timeout: Duration,
-    /// Longest acceptable `get()` wait: connection_timeout + 500 ms.
-    pub wait: Duration,
-    /// Longest acceptable time from the fault's end to the first successful
-    /// operation: connect_timeout + 2 s (one connect, the retry backoff of
-    /// at most 1 s, and scheduling slack).
-    pub recovery: Duration,
-    /// With a primary monitor (incident D): the longest acceptable time from
-    /// the primary's death to the monitor declaring it dead.
-    pub failover_detection: Option<Duration>,
-}
-
-impl Bounds {
-    pub fn of(cfg: &PoolConfig) -> Bounds {
-        Bounds {
-            connection_timeout: cfg.connection_timeout(),
-            connect_timeout: cfg.connect_timeout(),
-            wait: cfg.connection_timeout() + Duration::from_millis(500),
-            recovery: cfg.connect_timeout() + Duration::from_secs(2),
-            failover_detection: None,
-        }
-    }
-
-    /// Recovery bound of a fault of `kind`. D's recovery runs from the
-    /// freeze, so it includes the monitor's detection.
-    pub fn recovery_for(&self, kind: Kind) -> Duration {
-        match (kind, self.failover_detection) {
-            (Kind::PrimaryPromotion, Some(d)) => d + self.recovery,
-            _ => self.recovery,
-        }
-    }
-}
+use crate::json::js;
+use crate::workload::{fmt_d, lock, Bounds, Kind, Window};
 
 /// A fault of the set that this run could not inject.
 pub struct NotRun {
@@ -684,35 +646,9 @@ fn num(x: f64) -> String {
     }
 }
 
-/// A JSON string literal.
-pub fn js(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn json_strings_are_escaped() {
-        assert_eq!(js("a\"b\\c\nd\u{1}é"), "\"a\\\"b\\\\c\\nd\\u0001é\"");
-    }
 
     #[test]
     fn counts_read_well() {

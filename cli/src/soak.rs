@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use staunch::{Pool, Stats};
 
-use crate::report::js;
+use crate::json::js;
 use crate::vitals::Vitals;
 use crate::workload::{fmt_d, Kind, ProxyFault};
 

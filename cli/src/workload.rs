@@ -13,9 +13,44 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
-use staunch::{Pool, Stats};
+use staunch::{Pool, PoolConfig, Stats};
 
-use crate::report::Bounds;
+/// The bounds a fault must stay within to count as survived.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds {
+    pub connection_timeout: Duration,
+    pub connect_timeout: Duration,
+    /// Longest acceptable `get()` wait: connection_timeout + 500 ms.
+    pub wait: Duration,
+    /// Longest acceptable time from the fault's end to the first successful
+    /// operation: connect_timeout + 2 s (one connect, the retry backoff of
+    /// at most 1 s, and scheduling slack).
+    pub recovery: Duration,
+    /// With a primary monitor (incident D): the longest acceptable time from
+    /// the primary's death to the monitor declaring it dead.
+    pub failover_detection: Option<Duration>,
+}
+
+impl Bounds {
+    pub fn of(cfg: &PoolConfig) -> Bounds {
+        Bounds {
+            connection_timeout: cfg.connection_timeout(),
+            connect_timeout: cfg.connect_timeout(),
+            wait: cfg.connection_timeout() + Duration::from_millis(500),
+            recovery: cfg.connect_timeout() + Duration::from_secs(2),
+            failover_detection: None,
+        }
+    }
+
+    /// Recovery bound of a fault of `kind`. D's recovery runs from the
+    /// freeze, so it includes the monitor's detection.
+    pub fn recovery_for(&self, kind: Kind) -> Duration {
+        match (kind, self.failover_detection) {
+            (Kind::PrimaryPromotion, Some(d)) => d + self.recovery,
+            _ => self.recovery,
+        }
+    }
+}
 
 /// "Not yet" for the nanosecond offsets below.
 pub const NEVER: u64 = u64::MAX;

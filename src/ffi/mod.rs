@@ -55,11 +55,15 @@ macro_rules! cstr {
 
 // The order of these modules is the order of the header's sections (cbindgen
 // reads them in declaration order); blank lines keep rustfmt from sorting.
+// Dependencies point one way: pool -> conn -> rows -> values (-> error), and
+// options -> events.
 pub(crate) mod error;
 
 pub(crate) mod options;
 
 pub(crate) mod pool;
+
+pub(crate) mod values;
 
 pub(crate) mod conn;
 
@@ -73,6 +77,7 @@ pub use self::events::*;
 pub use self::options::*;
 pub use self::pool::*;
 pub use self::rows::*;
+pub use self::values::*;
 
 /// Major version of the library (the `X` of `X.Y.Z`).
 pub const STAUNCH_VERSION_MAJOR: u32 = 0;

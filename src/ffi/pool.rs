@@ -18,22 +18,17 @@ use crate::{Pool, Stats};
 /// every function taking a pool may be called from any number of threads at
 /// once, except `staunch_pool_free`, which must be the last call on it.
 pub struct staunch_pool {
-    core: Arc<PoolCore>,
+    /// Connection handles hold clones (to report STAUNCH_CLOSED).
+    pool: Pool,
+    /// Installed in the pool (which holds the other reference): the C
+    /// callback's gate, which `staunch_pool_free` shuts.
+    listener: Arc<FfiListener>,
 }
 
 impl std::fmt::Debug for staunch_pool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.core.pool.fmt(f)
+        self.pool.fmt(f)
     }
-}
-
-/// What the pool handle and every connection handle borrowed from it share.
-#[derive(Debug)]
-pub(crate) struct PoolCore {
-    pub pool: Pool,
-    /// Installed in the pool (which holds the other reference): the C
-    /// callback's gate, which `staunch_pool_free` shuts.
-    listener: Arc<FfiListener>,
 }
 
 /// Longest `staunch_pool_free` waits for the pool's threads to exit.
@@ -171,8 +166,7 @@ fn open(
     let listener = Arc::new(FfiListener::new(callback));
     match builder.event_listener(listener.clone()).build() {
         Ok(pool) => {
-            let core = Arc::new(PoolCore { pool, listener });
-            out.set(Box::into_raw(Box::new(staunch_pool { core })));
+            out.set(Box::into_raw(Box::new(staunch_pool { pool, listener })));
             Ok(())
         }
         Err(e) => {
@@ -274,7 +268,7 @@ fn get_with(
         // SAFETY: NULL or a live pool (header contract).
         let p = unsafe { arg(pool, "pool") }?;
         let out = Out::new(out, "out")?;
-        let pool = &p.core.pool;
+        let pool = &p.pool;
         let timeout = match timeout_ms {
             STAUNCH_TIMEOUT_DEFAULT => pool.config().connection_timeout(),
             ms => Duration::from_millis(u64::from(ms)),
@@ -284,7 +278,7 @@ fn get_with(
         } else {
             pool.get_timeout(timeout)
         }?;
-        out.set(staunch_conn::new_raw(&p.core, conn));
+        out.set(staunch_conn::new_raw(&p.pool, conn));
         Ok(())
     })
 }
@@ -304,8 +298,8 @@ pub extern "C" fn staunch_pool_try_get(
         // SAFETY: NULL or a live pool (header contract).
         let p = unsafe { arg(pool, "pool") }?;
         let out = Out::new(out, "out")?;
-        match p.core.pool.try_get()? {
-            Some(conn) => out.set(staunch_conn::new_raw(&p.core, conn)),
+        match p.pool.try_get()? {
+            Some(conn) => out.set(staunch_conn::new_raw(&p.pool, conn)),
             None => out.set(std::ptr::null_mut()),
         }
         Ok(())
@@ -324,7 +318,7 @@ pub extern "C" fn staunch_pool_stats(
         // SAFETY: NULL or a live pool (header contract).
         let p = unsafe { arg(pool, "pool") }?;
         let out = Out::new(out, "out")?;
-        out.set(staunch_stats::from(&p.core.pool.stats()));
+        out.set(staunch_stats::from(&p.pool.stats()));
         Ok(())
     })
 }
@@ -341,7 +335,7 @@ pub extern "C" fn staunch_pool_soft_evict(
     guard(err, || {
         // SAFETY: NULL or a live pool (header contract).
         let p = unsafe { arg(pool, "pool") }?;
-        p.core.pool.soft_evict();
+        p.pool.soft_evict();
         Ok(())
     })
 }
@@ -365,7 +359,7 @@ pub extern "C" fn staunch_pool_close(
     guard(err, || {
         // SAFETY: NULL or a live pool (header contract).
         let p = unsafe { arg(pool, "pool") }?;
-        p.core.pool.close();
+        p.pool.close();
         Ok(())
     })
 }
@@ -390,7 +384,7 @@ pub extern "C" fn staunch_pool_free(pool: *mut staunch_pool) {
             return;
         }
         // SAFETY: created by staunch_pool_open*, freed once (contract).
-        let core = unsafe { Box::from_raw(pool) }.core;
+        let core = unsafe { Box::from_raw(pool) };
         // The pool's threads exit once it is closed, borrowed connections or
         // not; the callback gate stays open until they have, so that the
         // events of their last moments (a connect completing as it closed)

@@ -6,8 +6,8 @@ use std::ffi::c_char;
 use mysql::consts::{ColumnFlags, ColumnType};
 use mysql::{Column, Value};
 
-use super::conn::{staunch_datetime, staunch_time};
 use super::error::*;
+use super::values::{staunch_datetime, staunch_time};
 use super::{arg, arg_mut, guard, guard_value, Out};
 
 /// The type of a result column, from the server's column metadata. It tells

@@ -1,0 +1,348 @@
+//! `staunch_param` and the date/time structs: values as C passes them in
+//! (parameters) and gets them back (row getters), and their conversion.
+
+use std::ffi::c_void;
+
+use mysql::Value;
+
+use super::error::*;
+
+/// The type of a `staunch_param`.
+pub type staunch_param_type = u32;
+/// SQL NULL (no field is read).
+pub const STAUNCH_PARAM_NULL: staunch_param_type = 0;
+/// A signed 64-bit integer in `i64`.
+pub const STAUNCH_PARAM_INT64: staunch_param_type = 1;
+/// An unsigned 64-bit integer in `u64`.
+pub const STAUNCH_PARAM_UINT64: staunch_param_type = 2;
+/// A double in `f64`.
+pub const STAUNCH_PARAM_DOUBLE: staunch_param_type = 3;
+/// UTF-8 text: `len` bytes at `ptr` (no NUL needed; `ptr` may be NULL when
+/// `len` is 0). Text that is not UTF-8 fails with STAUNCH_INVALID_UTF8. Use it
+/// for DECIMAL values too ("12.50").
+pub const STAUNCH_PARAM_TEXT: staunch_param_type = 4;
+/// Binary data: `len` bytes at `ptr`, NULs allowed (`ptr` may be NULL when
+/// `len` is 0).
+pub const STAUNCH_PARAM_BYTES: staunch_param_type = 5;
+/// A DATE in `datetime` (year, month, day; the time fields must be 0).
+pub const STAUNCH_PARAM_DATE: staunch_param_type = 6;
+/// A DATETIME or TIMESTAMP in `datetime`.
+pub const STAUNCH_PARAM_DATETIME: staunch_param_type = 7;
+/// A TIME in `time`.
+pub const STAUNCH_PARAM_TIME: staunch_param_type = 8;
+
+/// A DATE, DATETIME or TIMESTAMP value (DATE: the time fields are 0). Zero
+/// dates ('0000-00-00') are represented with zeros.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct staunch_datetime {
+    /// 0 to 9999.
+    pub year: u16,
+    /// 1 to 12 (0 in a zero date).
+    pub month: u8,
+    /// 1 to 31 (0 in a zero date).
+    pub day: u8,
+    /// 0 to 23.
+    pub hour: u8,
+    /// 0 to 59.
+    pub minute: u8,
+    /// 0 to 59.
+    pub second: u8,
+    /// 0 to 999999.
+    pub microsecond: u32,
+}
+
+/// A TIME value: a signed duration of up to 838:59:59.999999, as
+/// `days * 24 + hours` hours, minutes, seconds and microseconds.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct staunch_time {
+    /// True for a negative duration.
+    pub negative: bool,
+    /// Whole days.
+    pub days: u32,
+    /// 0 to 23.
+    pub hours: u8,
+    /// 0 to 59.
+    pub minutes: u8,
+    /// 0 to 59.
+    pub seconds: u8,
+    /// 0 to 999999.
+    pub microseconds: u32,
+}
+
+/// One statement parameter, bound to a `?` placeholder (values are sent
+/// separately from the SQL text, never quoted into it). Set `type` and the
+/// field it names; the other fields are not read. The header's
+/// `staunch_param_*` inline helpers build them.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct staunch_param {
+    /// One of the STAUNCH_PARAM_* values.
+    pub r#type: staunch_param_type,
+    /// The value of a STAUNCH_PARAM_INT64.
+    pub i64: i64,
+    /// The value of a STAUNCH_PARAM_UINT64.
+    pub u64: u64,
+    /// The value of a STAUNCH_PARAM_DOUBLE.
+    pub f64: f64,
+    /// The data of a STAUNCH_PARAM_TEXT or STAUNCH_PARAM_BYTES.
+    pub ptr: *const c_void,
+    /// Its length in bytes.
+    pub len: usize,
+    /// The value of a STAUNCH_PARAM_DATE or STAUNCH_PARAM_DATETIME.
+    pub datetime: staunch_datetime,
+    /// The value of a STAUNCH_PARAM_TIME.
+    pub time: staunch_time,
+}
+
+fn out_of_range(i: usize, what: &str) -> Failure {
+    Failure::new(STAUNCH_OUT_OF_RANGE, format!("params[{i}]: {what}"))
+}
+
+fn check_datetime(i: usize, d: &staunch_datetime) -> Result<(), Failure> {
+    let checks = [
+        (u32::from(d.year), 9999, "year"),
+        (u32::from(d.month), 12, "month"),
+        (u32::from(d.day), 31, "day"),
+        (u32::from(d.hour), 23, "hour"),
+        (u32::from(d.minute), 59, "minute"),
+        (u32::from(d.second), 59, "second"),
+        (d.microsecond, 999_999, "microsecond"),
+    ];
+    for (v, max, name) in checks {
+        if v > max {
+            return Err(out_of_range(i, &format!("{name} {v} is above {max}")));
+        }
+    }
+    Ok(())
+}
+
+/// The `len` bytes at `ptr` of a text or bytes parameter.
+///
+/// # Safety
+/// `ptr` is NULL or points to `len` readable bytes (header contract).
+unsafe fn param_bytes<'a>(i: usize, p: &staunch_param) -> Result<&'a [u8], Failure> {
+    if p.len == 0 {
+        return Ok(&[]);
+    }
+    if p.ptr.is_null() {
+        return Err(Failure::null(&format!(
+            "params[{i}].ptr (with len {})",
+            p.len
+        )));
+    }
+    if p.len > isize::MAX as usize {
+        return Err(out_of_range(i, "len is too large"));
+    }
+    // SAFETY: per this function's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p.ptr.cast::<u8>(), p.len) })
+}
+
+/// Converts one C parameter.
+///
+/// # Safety
+/// As for `param_bytes`.
+pub(crate) unsafe fn to_value(i: usize, p: &staunch_param) -> Result<Value, Failure> {
+    Ok(match p.r#type {
+        STAUNCH_PARAM_NULL => Value::NULL,
+        STAUNCH_PARAM_INT64 => Value::Int(p.i64),
+        STAUNCH_PARAM_UINT64 => Value::UInt(p.u64),
+        STAUNCH_PARAM_DOUBLE => Value::Double(p.f64),
+        STAUNCH_PARAM_TEXT => {
+            // SAFETY: per this function's contract.
+            let b = unsafe { param_bytes(i, p) }?;
+            if let Err(e) = std::str::from_utf8(b) {
+                return Err(Failure::new(
+                    STAUNCH_INVALID_UTF8,
+                    format!(
+                        "params[{i}] (STAUNCH_PARAM_TEXT) is not valid UTF-8 (bad byte at offset {}); use STAUNCH_PARAM_BYTES for binary data",
+                        e.valid_up_to()
+                    ),
+                ));
+            }
+            Value::Bytes(b.to_vec())
+        }
+        // SAFETY: per this function's contract.
+        STAUNCH_PARAM_BYTES => Value::Bytes(unsafe { param_bytes(i, p) }?.to_vec()),
+        STAUNCH_PARAM_DATE | STAUNCH_PARAM_DATETIME => {
+            let d = p.datetime;
+            check_datetime(i, &d)?;
+            if p.r#type == STAUNCH_PARAM_DATE
+                && (d.hour, d.minute, d.second, d.microsecond) != (0, 0, 0, 0)
+            {
+                return Err(out_of_range(
+                    i,
+                    "a STAUNCH_PARAM_DATE has no time of day (use STAUNCH_PARAM_DATETIME)",
+                ));
+            }
+            Value::Date(
+                d.year,
+                d.month,
+                d.day,
+                d.hour,
+                d.minute,
+                d.second,
+                d.microsecond,
+            )
+        }
+        STAUNCH_PARAM_TIME => {
+            let t = &p.time;
+            // Read the flag as a byte: C may have stored any value there.
+            // SAFETY: `negative` is one initialized byte of a live struct.
+            let negative = unsafe { std::ptr::addr_of!(t.negative).cast::<u8>().read() } != 0;
+            for (v, max, name) in [
+                (u32::from(t.hours), 23, "hours"),
+                (u32::from(t.minutes), 59, "minutes"),
+                (u32::from(t.seconds), 59, "seconds"),
+                (t.microseconds, 999_999, "microseconds"),
+                (t.days, 34, "days"),
+            ] {
+                if v > max {
+                    return Err(out_of_range(i, &format!("time {name} {v} is above {max}")));
+                }
+            }
+            Value::Time(
+                negative,
+                t.days,
+                t.hours,
+                t.minutes,
+                t.seconds,
+                t.microseconds,
+            )
+        }
+        other => {
+            return Err(Failure::new(
+                STAUNCH_BAD_PARAM_TYPE,
+                format!("params[{i}] has unknown type {other} (see STAUNCH_PARAM_*)"),
+            ))
+        }
+    })
+}
+
+/// Reads and converts the C parameter array.
+///
+/// # Safety
+/// `params` is NULL or points to `n` initialized `staunch_param`s whose
+/// text/bytes pointers are valid for their lengths (header contract).
+pub(crate) unsafe fn to_values(
+    params: *const staunch_param,
+    n: usize,
+) -> Result<Vec<Value>, Failure> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if params.is_null() {
+        return Err(Failure::null(&format!("params (with n_params {n})")));
+    }
+    // SAFETY: per this function's contract.
+    let ps = unsafe { std::slice::from_raw_parts(params, n) };
+    ps.iter()
+        .enumerate()
+        // SAFETY: per this function's contract.
+        .map(|(i, p)| unsafe { to_value(i, p) })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn param(t: staunch_param_type) -> staunch_param {
+        staunch_param {
+            r#type: t,
+            i64: 0,
+            u64: 0,
+            f64: 0.0,
+            ptr: std::ptr::null(),
+            len: 0,
+            datetime: staunch_datetime::default(),
+            time: staunch_time::default(),
+        }
+    }
+
+    fn conv(p: &staunch_param) -> Result<Value, Failure> {
+        // SAFETY: test params point to live data.
+        unsafe { to_value(0, p) }
+    }
+
+    #[test]
+    fn every_param_type_converts() {
+        assert_eq!(conv(&param(STAUNCH_PARAM_NULL)).unwrap(), Value::NULL);
+        let mut p = param(STAUNCH_PARAM_INT64);
+        p.i64 = i64::MIN;
+        assert_eq!(conv(&p).unwrap(), Value::Int(i64::MIN));
+        let mut p = param(STAUNCH_PARAM_UINT64);
+        p.u64 = u64::MAX;
+        assert_eq!(conv(&p).unwrap(), Value::UInt(u64::MAX));
+        let mut p = param(STAUNCH_PARAM_DOUBLE);
+        p.f64 = -0.5;
+        assert_eq!(conv(&p).unwrap(), Value::Double(-0.5));
+        let text = "h\u{e9}llo";
+        let mut p = param(STAUNCH_PARAM_TEXT);
+        p.ptr = text.as_ptr().cast();
+        p.len = text.len();
+        assert_eq!(conv(&p).unwrap(), Value::Bytes(text.as_bytes().to_vec()));
+        let bin = [0u8, 0xff, 0];
+        let mut p = param(STAUNCH_PARAM_BYTES);
+        p.ptr = bin.as_ptr().cast();
+        p.len = bin.len();
+        assert_eq!(conv(&p).unwrap(), Value::Bytes(bin.to_vec()));
+        // Empty data may come with a NULL pointer.
+        assert_eq!(
+            conv(&param(STAUNCH_PARAM_BYTES)).unwrap(),
+            Value::Bytes(Vec::new())
+        );
+        let mut p = param(STAUNCH_PARAM_DATETIME);
+        p.datetime = staunch_datetime {
+            year: 2024,
+            month: 2,
+            day: 29,
+            hour: 23,
+            minute: 59,
+            second: 58,
+            microsecond: 123_456,
+        };
+        assert_eq!(
+            conv(&p).unwrap(),
+            Value::Date(2024, 2, 29, 23, 59, 58, 123_456)
+        );
+        let mut p = param(STAUNCH_PARAM_TIME);
+        p.time = staunch_time {
+            negative: true,
+            days: 34,
+            hours: 22,
+            minutes: 59,
+            seconds: 59,
+            microseconds: 0,
+        };
+        assert_eq!(conv(&p).unwrap(), Value::Time(true, 34, 22, 59, 59, 0));
+    }
+
+    #[test]
+    fn bad_params_fail_with_their_status() {
+        let bad = [b'a', 0xff];
+        let mut p = param(STAUNCH_PARAM_TEXT);
+        p.ptr = bad.as_ptr().cast();
+        p.len = bad.len();
+        assert_eq!(conv(&p).unwrap_err().status, STAUNCH_INVALID_UTF8);
+        let mut p = param(STAUNCH_PARAM_BYTES);
+        p.len = 3;
+        assert_eq!(conv(&p).unwrap_err().status, STAUNCH_NULL_ARGUMENT);
+        assert_eq!(conv(&param(77)).unwrap_err().status, STAUNCH_BAD_PARAM_TYPE);
+        let mut p = param(STAUNCH_PARAM_DATETIME);
+        p.datetime.month = 13;
+        let e = conv(&p).unwrap_err();
+        assert_eq!(e.status, STAUNCH_OUT_OF_RANGE);
+        assert!(e.message.contains("month 13"), "{}", e.message);
+        let mut p = param(STAUNCH_PARAM_DATE);
+        p.datetime.hour = 1;
+        assert_eq!(conv(&p).unwrap_err().status, STAUNCH_OUT_OF_RANGE);
+        let mut p = param(STAUNCH_PARAM_TIME);
+        p.time.minutes = 60;
+        assert_eq!(conv(&p).unwrap_err().status, STAUNCH_OUT_OF_RANGE);
+        // SAFETY: NULL with a count is exactly what is being rejected.
+        let e = unsafe { to_values(std::ptr::null(), 2) }.unwrap_err();
+        assert_eq!(e.status, STAUNCH_NULL_ARGUMENT);
+    }
+}
