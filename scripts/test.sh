@@ -1,44 +1,73 @@
 #!/usr/bin/env bash
-# Runs every test of staunch: the Rust unit and integration tests against real
-# throwaway MariaDB servers (TLS and resource limits included), the loom model
-# of the pool core, a 60 s chaos soak, the unit tests under Miri, the C ABI
-# tests (normal, AddressSanitizer + UBSan, valgrind) and a short run of every
-# fuzz target. Installs what it needs (MariaDB, valgrind, cbindgen, Miri,
-# cargo-fuzz) when missing. Usage: scripts/test.sh
+# Runs every test of staunch, stage by stage, and says what each one cost:
+#
+#   rust      the unit and integration tests of every crate of the workspace
+#             (the library, the command, the test kit) against real throwaway
+#             MariaDB servers (TLS and resource limits included)
+#   fuzz      the committed fuzz corpus replayed through the targets' bodies
+#             (stable; the fuzzers themselves: scripts/fuzz.sh SECONDS)
+#   loom      the loom model of the pool's entry registry
+#   soak      a 60 s chaos soak of the drill
+#   miri      the library's unit tests under Miri (nightly)
+#   c         the C ABI tests (plain, AddressSanitizer + UBSan, valgrind, install)
+#   python, go, java   each binding's own tests (when the binding is there)
+#
+# Usage: scripts/test.sh [STAGE ...]   (default: every stage, in this order)
+# Installs what it needs (MariaDB, valgrind, Miri, ...) when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+all=(rust fuzz loom soak miri c python go java)
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=("${all[@]}")
+for s in "${stages[@]}"; do
+  case " ${all[*]} " in *" $s "*) ;; *) echo "test.sh: unknown stage $s (stages: ${all[*]})" >&2; exit 2 ;; esac
+done
+
 scripts/install-mariadb.sh
 
-echo "== Rust: unit and integration tests (real MariaDB servers), every crate of the workspace"
-cargo test --workspace --no-fail-fast
+timings=()
+run_stage() {
+  local s=$1 t0=$SECONDS
+  case $s in
+    rust)
+      echo "== Rust: unit and integration tests (real MariaDB servers), every crate of the workspace"
+      cargo test --workspace --no-fail-fast ;;
+    fuzz)
+      echo "== fuzz: the committed corpus replayed through the targets' bodies (stable)"
+      cargo test --manifest-path fuzz/Cargo.toml --target-dir target --lib ;;
+    loom)
+      echo "== Rust: loom model of the entry state machine and hand-off"
+      cargo test -p staunch --lib --features loom-model loom_model ;;
+    soak)
+      echo "== chaos soak: 60 s, seed 1 (debug build)"
+      SOAK_PROFILE=dev scripts/soak.sh 60s 1 --quiet ;;
+    miri)
+      echo "== Rust: unit tests under Miri"
+      local code=0
+      scripts/miri.sh || code=$?
+      if [ "$code" = 3 ]; then
+        echo "== Miri SKIPPED: the nightly miri component could not be installed here"
+      elif [ "$code" != 0 ]; then
+        return "$code"
+      fi ;;
+    c)
+      echo "== C ABI: ctest (normal, ASan+UBSan, valgrind)"
+      scripts/c-tests.sh ;;
+    python | go | java)
+      if [ -x "scripts/$s-tests.sh" ]; then
+        echo "== $s binding"
+        "scripts/$s-tests.sh"
+      else
+        echo "== $s binding: not built yet (no scripts/$s-tests.sh)"
+      fi ;;
+  esac
+  timings+=("$(printf '%-8s %5ds' "$s" $((SECONDS - t0)))")
+}
 
-echo "== fuzz: the committed corpus replayed through the targets' bodies (stable)"
-cargo test --manifest-path fuzz/Cargo.toml --target-dir target --lib
-
-echo "== Rust: loom model of the entry state machine and hand-off"
-RUSTFLAGS="--cfg loom" cargo test -p staunch --release --lib --target-dir target/loom loom_model
-
-echo "== chaos soak: 60 s, seed 1 (the debug build cargo test made)"
-SOAK_PROFILE=dev scripts/soak.sh 60s 1 --quiet
-
-echo "== Rust: unit tests under Miri"
-set +e
-scripts/miri.sh
-code=$?
-set -e
-if [ "$code" = 3 ]; then
-  echo "== Miri SKIPPED: the nightly miri component could not be installed here"
-elif [ "$code" != 0 ]; then
-  exit "$code"
-fi
-
-if [ -x scripts/c-tests.sh ]; then
-  echo "== C ABI: ctest (normal, ASan+UBSan, valgrind)"
-  scripts/c-tests.sh
-fi
-if [ -d fuzz ]; then
-  echo "== fuzz: every target for 20 s from the committed corpus"
-  scripts/fuzz.sh 20
-fi
+for s in "${stages[@]}"; do
+  run_stage "$s"
+done
+echo "== time per stage"
+printf '   %s\n' "${timings[@]}"
 echo "== all tests passed"

@@ -1,8 +1,8 @@
 //! Synchronization primitives, behind one shim.
 //!
 //! The pool uses std's types. The entry registry (`pool/bag.rs`) uses the ones
-//! in [`model`], which are loom's under `--cfg loom`, so that
-//! `RUSTFLAGS="--cfg loom" cargo test --release --lib loom_model` checks that
+//! in [`model`], which are loom's with the `loom-model` feature, so that
+//! `cargo test -p staunch --lib --features loom-model loom_model` checks that
 //! code under the loom model checker (the crossbeam pattern).
 
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
@@ -79,16 +79,16 @@ pub(crate) fn spawn_resilient(
     })
 }
 
-/// The primitives of the model-checked code: loom's under `cfg(loom)`.
+/// The primitives of the model-checked code: loom's with `loom-model`.
 pub(crate) mod model {
-    #[cfg(loom)]
+    #[cfg(feature = "loom-model")]
     pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
-    #[cfg(loom)]
+    #[cfg(feature = "loom-model")]
     pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-    #[cfg(not(loom))]
+    #[cfg(not(feature = "loom-model"))]
     pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
-    #[cfg(not(loom))]
+    #[cfg(not(feature = "loom-model"))]
     pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
     /// Locks a mutex, ignoring poisoning: every critical section in the pool keeps
@@ -126,20 +126,20 @@ pub(crate) mod model {
         /// has not been released), so no other thread can access it meanwhile.
         #[allow(unsafe_code)]
         pub(crate) unsafe fn with_mut<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-            #[cfg(loom)]
+            #[cfg(feature = "loom-model")]
             {
                 self.inner.with_mut(|p| f(unsafe { &mut *p }))
             }
-            #[cfg(not(loom))]
+            #[cfg(not(feature = "loom-model"))]
             {
                 f(unsafe { &mut *self.inner.get() })
             }
         }
     }
 
-    #[cfg(loom)]
+    #[cfg(feature = "loom-model")]
     type OwnedCellInner<T> = loom::cell::UnsafeCell<T>;
-    #[cfg(not(loom))]
+    #[cfg(not(feature = "loom-model"))]
     type OwnedCellInner<T> = std::cell::UnsafeCell<T>;
 
     // SAFETY: access to the contents is serialized by entry ownership (see

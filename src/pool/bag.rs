@@ -242,7 +242,7 @@ impl<T> Bag<T> {
             .sum()
     }
 
-    #[cfg(loom)]
+    #[cfg(feature = "loom-model")]
     pub fn is_idle(&self, idx: usize) -> bool {
         let (w, mask) = bit_of(idx);
         self.idle_bits[w].load(Relaxed) & mask != 0
@@ -509,9 +509,9 @@ impl<T> Bag<T> {
     }
 }
 
-#[cfg(all(test, loom))]
+#[cfg(all(test, feature = "loom-model"))]
 mod loom_model {
-    //! `RUSTFLAGS="--cfg loom" cargo test --release --lib loom_model`
+    //! `cargo test -p staunch --lib --features loom-model loom_model`
     use super::*;
     use loom::thread;
 

@@ -1113,5 +1113,5 @@ impl<C: Connector> fmt::Debug for Lease<C> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(feature = "loom-model")))]
 mod tests;
