@@ -8,7 +8,7 @@
 #   BENCHES="connect"   run a subset (default: pool_overhead roundtrip connect)
 #   STAUNCH_BENCH_COMMIT=...  what to record as the commit (default: git)
 #
-# B2 and B3 start a throwaway MariaDB (tests/support), so /usr/sbin/mariadbd
+# B2 and B3 start a throwaway MariaDB (the test kit), so /usr/sbin/mariadbd
 # and mariadb-install-db must be installed (scripts/install-mariadb.sh).
 set -euo pipefail
 
