@@ -59,7 +59,8 @@ fn main() {
         match k {
             0 => connector
                 .connect(&ConnectAttempt::new(Duration::from_secs(3)))
-                .expect("staunch connect"),
+                .expect("staunch connect")
+                .into_conn(),
             1 => Conn::new(default_opts.clone()).expect("mysql default connect"),
             2 => Conn::new(tcp_opts.clone()).expect("mysql tcp connect"),
             3 => {

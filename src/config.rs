@@ -141,14 +141,39 @@ impl Builder {
         self
     }
     setter!(
-        /// Socket read/write timeout while the application owns a connection.
-        /// Defaults to none (a query may run as long as it needs). Range ≥ 1 ms.
+        /// The time limit of one statement, from the moment it is sent to the
+        /// end of its answer. The server enforces it (MariaDB's
+        /// `max_statement_time`, MySQL's `max_execution_time`, which covers
+        /// read-only `SELECT`s only), so a statement past it ends with
+        /// `StatementTimeout` and the connection goes on serving. When the
+        /// server does not answer at all, the pool's watchdog cuts the
+        /// connection off 1 s after the limit (`StatementTimeout`, and the
+        /// connection is broken). A borrow may set its own limit
+        /// (`PooledConn::set_statement_timeout`). Defaults to none (a
+        /// statement may run as long as it needs). Range ≥ 1 ms.
         query_timeout, connect.query_timeout, Option<Duration>);
     setter!(
-        /// Send `COM_RESET_CONNECTION` on every return (clears session variables,
-        /// temporary tables, prepared statements). An open transaction is rolled
-        /// back on return whatever this says. Defaults to false.
+        /// Reset every returned session (`COM_RESET_CONNECTION`, then the
+        /// pool's settings and `init_sql`). By default (false) a session is
+        /// reset only when its state may have changed: the server reported a
+        /// change (a variable, the schema, a temporary table, a prepared
+        /// statement...), or the borrower used the raw `mysql::Conn`. An open
+        /// transaction is rolled back on return whatever this says.
         reset_on_return, connect.reset_on_return, bool);
+    /// SQL run on every new connection and after every reset, after the
+    /// pool's own settings (e.g. `SET time_zone = '+00:00'`; several
+    /// statements separated by `;` are fine). What it sets is the session's
+    /// baseline: a borrower's changes are undone, these are not. Defaults to
+    /// none.
+    pub fn init_sql(mut self, sql: Option<&str>) -> Self {
+        self.cfg.connect.init_sql = sql.map(str::to_owned);
+        self
+    }
+    setter!(
+        /// Report, for UPDATE, the rows a statement matched rather than the
+        /// rows it changed (the `CLIENT_FOUND_ROWS` capability, as JDBC and
+        /// SQLAlchemy expect). Defaults to false.
+        found_rows, connect.found_rows, bool);
     /// Whether and how connections are encrypted: `disabled` (the default),
     /// `preferred`, `required`, `verify_ca` or `verify_identity`. See
     /// [`TlsMode`].
@@ -387,6 +412,8 @@ knobs! {
     },
     "query_timeout" => |c, k, v| c.connect.query_timeout = parse_opt_duration(k, v)?,
     "reset_on_return" => |c, k, v| c.connect.reset_on_return = parse_bool(k, v)?,
+    "init_sql" => |c, _k, v| c.connect.init_sql = (!v.trim().is_empty()).then(|| v.to_owned()),
+    "found_rows" => |c, k, v| c.connect.found_rows = parse_bool(k, v)?,
     "socket" => |c, _k, v| c.connect.socket = (!v.is_empty()).then(|| v.to_owned()),
     "tls_mode" => |c, _k, v| c.connect.tls_mode = TlsMode::parse(v)?,
     "tls_ca" => |c, _k, v| c.connect.tls_ca = opt_path(v),

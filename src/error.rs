@@ -26,8 +26,23 @@ pub enum ErrorKind {
     Connect,
     /// The server answered a statement with an error.
     Server,
-    /// An I/O error on an established connection (reset, timeout, EOF).
+    /// An I/O error on an established connection (reset, EOF, a per-read
+    /// socket timeout). The connection is closed when returned.
     Io,
+    /// The connection broke during an earlier statement (an error that may
+    /// have left part of an answer unread): every later statement on it
+    /// fails with this, at once, and it is closed when returned. Drop it and
+    /// get another.
+    Broken,
+    /// A statement ran past its time limit (`query_timeout`, or the guard's
+    /// own): ended by the server (the connection stays usable) or, when the
+    /// server did not answer at all, cut off by the client (the connection is
+    /// then broken). The message names the limit.
+    StatementTimeout,
+    /// The caller cancelled: a `get` waiting with a cancel token, or a
+    /// statement stopped with its connection's cancel handle (`KILL QUERY`;
+    /// the connection stays usable).
+    Cancelled,
     /// The pool is closed (or was closed while the caller waited).
     Closed,
     /// No server may take writes now: the primary was declared dead and no
@@ -50,6 +65,9 @@ impl ErrorKind {
             ErrorKind::Connect => "connect failed",
             ErrorKind::Server => "server error",
             ErrorKind::Io => "i/o error",
+            ErrorKind::Broken => "broken connection",
+            ErrorKind::StatementTimeout => "statement timed out",
+            ErrorKind::Cancelled => "cancelled",
             ErrorKind::Closed => "pool closed",
             ErrorKind::NoWriter => "no writer",
             ErrorKind::InvalidArgument => "invalid argument",
@@ -93,6 +111,25 @@ impl Error {
         }
     }
 
+    /// An error the server sent (its number and SQLSTATE kept), of `kind`.
+    pub(crate) fn from_server(
+        kind: ErrorKind,
+        message: impl Into<String>,
+        code: u16,
+        sql_state: &str,
+    ) -> Error {
+        Error {
+            inner: Arc::new(Inner {
+                kind,
+                message: message.into(),
+                server_code: Some(code),
+                sql_state: Some(sql_state.to_owned()),
+                source: None,
+                permanent: false,
+            }),
+        }
+    }
+
     /// An error that retrying will not fix, though the server sent no error
     /// number (see [`Error::is_marked_permanent`]).
     pub(crate) fn permanent(kind: ErrorKind, message: impl Into<String>) -> Error {
@@ -120,44 +157,6 @@ impl Error {
 
     pub(crate) fn closed() -> Error {
         Error::new(ErrorKind::Closed, "the pool is closed")
-    }
-
-    /// Wraps an error of the `mysql` crate. `context` says what was being done.
-    pub fn from_mysql(context: &str, e: &mysql::Error) -> Error {
-        match e {
-            mysql::Error::MySqlError(me) => Error {
-                inner: Arc::new(Inner {
-                    kind: ErrorKind::Server,
-                    message: format!(
-                        "{context}: server error {} ({}): {}",
-                        me.code, me.state, me.message
-                    ),
-                    server_code: Some(me.code),
-                    sql_state: Some(me.state.clone()),
-                    source: None,
-                    permanent: false,
-                }),
-            },
-            mysql::Error::IoError(io) => {
-                let what = match io.kind() {
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
-                        "timed out waiting for the server".to_string()
-                    }
-                    _ => io.to_string(),
-                };
-                Error::new(ErrorKind::Io, format!("{context}: {what}"))
-            }
-            mysql::Error::CodecError(
-                mysql::mysql_common::proto::codec::error::PacketCodecError::PacketTooLarge,
-            ) => Error::new(
-                ErrorKind::Io,
-                format!(
-                    "{context}: the server sent a packet larger than the client takes \
-                     (max_allowed_packet, the server's value when the connection was made)"
-                ),
-            ),
-            other => Error::new(ErrorKind::Io, format!("{context}: {other}")),
-        }
     }
 
     /// What kind of error this is.

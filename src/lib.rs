@@ -53,10 +53,13 @@ pub mod __fuzz;
 use std::fmt;
 use std::sync::Arc;
 
-pub use crate::client::{ConnectConfig, MysqlConnector, PooledConn, TlsMode};
+pub use crate::client::{
+    CancelHandle, ConnectConfig, MysqlConnector, PooledConn, Session, TlsMode,
+};
 pub use crate::config::{Builder, Config};
 pub use crate::error::{Error, ErrorKind, Result};
 pub use crate::events::{CloseReason, Event, EventListener, LogListener};
+pub use crate::pool::cancel::CancelToken;
 pub use crate::pool::config::PoolConfig;
 pub use crate::pool::stats::{Latency, Stats};
 pub use crate::topology::{

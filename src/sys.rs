@@ -134,11 +134,9 @@ impl DupFd {
         let rc = unsafe { libc::fstat(self.0, &mut st) };
         (rc == 0).then_some(st.st_ino)
     }
-    /// Bytes the kernel has received on this TCP socket (TCP_INFO
-    /// tcpi_bytes_received, Linux 4.1+), or None if unknown.
-    pub fn tcp_bytes_received(&self) -> Option<u64> {
-        // The kernel's struct tcp_info only grows; tcpi_bytes_received sits at
-        // offset 128 (after 8 one-byte fields, 24 u32 and 3 u64).
+    /// The kernel's `struct tcp_info` for this socket (as many bytes as the
+    /// kernel wrote), or None if it is not a TCP socket.
+    fn tcp_info(&self) -> Option<([u8; 256], usize)> {
         let mut buf = [0u8; 256];
         let mut len = buf.len() as libc::socklen_t;
         // SAFETY: buf is writable for len bytes; the kernel writes at most len.
@@ -151,13 +149,36 @@ impl DupFd {
                 &mut len,
             )
         };
-        if rc != 0 || (len as usize) < 136 {
-            return None;
-        }
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&buf[128..136]);
-        Some(u64::from_ne_bytes(b))
+        (rc == 0).then_some((buf, len as usize))
     }
+
+    /// Bytes the kernel has received on this TCP socket (TCP_INFO
+    /// tcpi_bytes_received, Linux 4.1+), or None if unknown.
+    pub fn tcp_bytes_received(&self) -> Option<u64> {
+        // The kernel's struct tcp_info only grows; tcpi_bytes_received sits at
+        // offset 128 (after 8 one-byte fields, 24 u32 and 3 u64).
+        let (buf, len) = self.tcp_info()?;
+        (len >= 136).then(|| u64::from_ne_bytes(buf[128..136].try_into().expect("8 bytes")))
+    }
+
+    /// How long ago data was last sent and last received on this TCP socket
+    /// (TCP_INFO tcpi_last_data_sent / tcpi_last_data_recv, in ms, at offsets
+    /// 44 and 52 since the first Linux with TCP_INFO), or None if unknown.
+    pub fn tcp_quiet_ms(&self) -> Option<TcpQuiet> {
+        let (buf, len) = self.tcp_info()?;
+        let at = |o: usize| u32::from_ne_bytes(buf[o..o + 4].try_into().expect("4 bytes"));
+        (len >= 56).then(|| TcpQuiet {
+            since_sent_ms: at(44),
+            since_recv_ms: at(52),
+        })
+    }
+}
+
+/// See [`DupFd::tcp_quiet_ms`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpQuiet {
+    pub since_sent_ms: u32,
+    pub since_recv_ms: u32,
 }
 
 impl Drop for DupFd {

@@ -10,19 +10,20 @@ use staunch::{ErrorKind, Pool};
 use support::MariaDb;
 
 #[test]
-fn query_timeout_bounds_a_query_and_discards_the_connection() {
+fn query_timeout_bounds_a_query_and_keeps_the_session() {
     let s = MariaDb::start();
     let p = Pool::from_url(&format!("{}?max_size=1&query_timeout=300ms", s.url())).unwrap();
     let mut c = p.get().unwrap();
     let t = Instant::now();
     let e = c.query_drop("SELECT SLEEP(3)").unwrap_err();
     assert!(t.elapsed() < Duration::from_secs(2), "{e}");
-    drop(c);
-    // The timed-out connection may still have an answer in flight: it must
-    // not be handed out again.
-    let mut c = p.get().unwrap();
+    let e = staunch::Error::from_mysql("SELECT SLEEP(3)", &e);
+    assert_eq!(e.kind(), ErrorKind::StatementTimeout, "{e}");
+    // The server ended the statement: the same connection answers at once.
     assert_eq!(c.query_first::<i64, _>("SELECT 7").unwrap(), Some(7));
-    assert_eq!(p.stats().closed_broken, 1);
+    drop(c);
+    assert_eq!(p.stats().closed_broken, 0);
+    assert_eq!(p.stats().created, 1);
 }
 
 #[test]
@@ -46,11 +47,15 @@ fn reset_on_return_clears_session_state() {
         .unwrap();
     assert_eq!(n, Some(0));
 
-    // Without the knob, session variables survive (the default).
+    // Without the knob, a changed session is reset too (the default), and
+    // one that did not change is not.
     let p = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
-    p.get().unwrap().query_drop("SET @kept = 1").unwrap();
-    let v: Option<Option<i64>> = p.get().unwrap().query_first("SELECT @kept").unwrap();
-    assert_eq!(v, Some(Some(1)));
+    p.get().unwrap().query_drop("SET @gone = 1").unwrap();
+    let v: Option<Option<i64>> = p.get().unwrap().query_first("SELECT @gone").unwrap();
+    assert_eq!(v, Some(None));
+    let resets = p.stats().resets_on_return;
+    p.get().unwrap().query_drop("SELECT 1").unwrap();
+    assert_eq!(p.stats().resets_on_return, resets);
 }
 
 #[test]

@@ -17,6 +17,8 @@ pub struct ConnectConfig {
     pub(crate) database: Option<String>,
     pub(crate) query_timeout: Option<Duration>,
     pub(crate) reset_on_return: bool,
+    pub(crate) init_sql: Option<String>,
+    pub(crate) found_rows: bool,
     pub(crate) tls_mode: TlsMode,
     pub(crate) tls_ca: Option<PathBuf>,
     pub(crate) tls_cert: Option<PathBuf>,
@@ -101,6 +103,8 @@ impl Default for ConnectConfig {
             database: None,
             query_timeout: None,
             reset_on_return: false,
+            init_sql: None,
+            found_rows: false,
             tls_mode: TlsMode::Disabled,
             tls_ca: None,
             tls_cert: None,
@@ -121,6 +125,10 @@ impl ConnectConfig {
     /// The user name, if set.
     pub fn user(&self) -> Option<&str> {
         self.user.as_deref()
+    }
+    /// The statement time limit (`query_timeout`), if set.
+    pub fn query_timeout(&self) -> Option<Duration> {
+        self.query_timeout
     }
     /// Whether and how connections are encrypted.
     pub fn tls_mode(&self) -> TlsMode {
@@ -271,6 +279,8 @@ impl fmt::Debug for ConnectConfig {
             .field("database", &self.database)
             .field("query_timeout", &self.query_timeout)
             .field("reset_on_return", &self.reset_on_return)
+            .field("init_sql", &self.init_sql)
+            .field("found_rows", &self.found_rows)
             .field("tls_mode", &self.tls_mode)
             .field("tls_ca", &self.tls_ca)
             .field("tls_cert", &self.tls_cert)

@@ -1,32 +1,121 @@
-//! [`PooledConn`]: a borrowed MySQL connection, and what it sees of the
-//! statements run on it.
+//! [`PooledConn`]: a borrowed MySQL connection, and the life of each
+//! statement on it.
 //!
 //! `PooledConn` implements [`Queryable`] itself (method resolution picks this
-//! impl before `Deref`), so it sees every statement run through it: a failure
-//! that may leave part of an answer unread marks it broken (see
-//! [`breaks_session`]), and a statement that cannot open a transaction keeps
-//! the return free of round trips.
+//! impl before `Deref`), so it sees every statement run through it. Each one:
+//! 1. is refused at once (`Broken`) if an earlier statement left the session
+//!    out of step; sets the session's server-side time limit first if this
+//!    borrow asked for another one; and enters the session's cancel gate;
+//! 2. runs; its answer is read to the end (by staunch, or by the borrower
+//!    through `query_iter`/`exec_iter`, then it is finished at the next call
+//!    or on return);
+//! 3. on a failure that may have left part of an answer unread (anything but
+//!    the server's own error packet, see [`breaks_session`]) breaks the
+//!    session: the error is returned, every later statement is refused, and
+//!    the connection is closed on return. A statement the pool's watchdog cut
+//!    off (no answer within the time limit plus grace) reports that;
+//! 4. on success, has its OK packet read for what changed in the session
+//!    (`Session::observe`), which lets the return path skip every round trip
+//!    a read-only borrow does not need.
+//!
+//! Through `&mut *guard` (the raw `mysql::Conn`) none of this is seen: the
+//! pool then treats the session as changed (a reset on return), and still
+//! bounds every statement: a borrowed socket that waits past the time limit
+//! plus grace for an answer is shut down by the watchdog, so no late answer
+//! can be read by the next statement.
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
+use std::time::Duration;
 
 use mysql::prelude::{AsStatement, FromRow, Protocol, Queryable};
 use mysql::{
     from_row, from_row_opt, Binary, Conn, FromRowError, Params, QueryResult, Statement, Text,
 };
 
-use super::MysqlConnector;
+use super::error::Refusal;
+use super::session::{Session, State};
+use super::{CancelHandle, MysqlConnector, STATEMENT_GRACE};
 use crate::pool::{Lease, Marks};
 
 /// A borrowed MySQL connection: derefs to [`mysql::Conn`] and implements
 /// [`mysql::prelude::Queryable`]; dropping it returns it to the pool.
+///
+/// Run statements through its own methods (`conn.query_first(...)`, or code
+/// generic over `Queryable` given `&mut conn`): then a failed statement can
+/// never leave its answer for the next one, and a read-only borrow is
+/// returned without a round trip. `&mut *conn` gives the raw `mysql::Conn`
+/// for code that needs exactly that type; the session is then reset on
+/// return (see the module doc).
 pub struct PooledConn {
     lease: Lease<MysqlConnector>,
+    /// A statement whose answer the borrower reads itself (`query_iter`,
+    /// `exec_iter`) is still to be finished (at the next call or on return).
+    open: bool,
+    /// This borrow's statement time limit, when it set one.
+    limit: Option<Option<Duration>>,
+}
+
+/// Whether a failed statement may have left part of an answer unread, so
+/// that the next command would read it as its own: any error but the
+/// server's own error packet (after which the session is still in step).
+/// The one place this rule is written; everything that runs statements on a
+/// borrowed connection (this module's `Queryable`, the C ABI) goes through
+/// [`PooledConn::run`].
+pub(crate) fn breaks_session(e: &mysql::Error) -> bool {
+    use mysql::DriverError::{
+        MismatchedStmtParams, MixedParams, Params, ReadOnlyTransNotSupported,
+    };
+    !matches!(
+        e,
+        mysql::Error::MySqlError(_)
+            // Refused by the driver before anything was sent.
+            | mysql::Error::DriverError(
+                MismatchedStmtParams(..) | Params(_) | MixedParams | ReadOnlyTransNotSupported
+            )
+    )
+}
+
+/// Whether a statement text may hide other statements or routines whose
+/// effects on the session its last OK packet does not report: several
+/// statements (a `;` before the end), or a `CALL`. Errs on the side of
+/// "yes" (a `;` in a string literal counts).
+fn reports_partly(sql: &str) -> bool {
+    let body = sql.trim_end().trim_end_matches(';');
+    body.contains(';') || first_word(sql).eq_ignore_ascii_case("CALL")
+}
+
+/// The first word of a statement, leading comments and whitespace skipped.
+fn first_word(sql: &str) -> &str {
+    let mut s = sql.trim_start();
+    loop {
+        if let Some(rest) = s.strip_prefix("/*") {
+            match rest.find("*/") {
+                Some(end) => s = rest[end + 2..].trim_start(),
+                None => return "",
+            }
+        } else if s.starts_with("--") || s.starts_with('#') {
+            match s.find('\n') {
+                Some(nl) => s = s[nl + 1..].trim_start(),
+                None => return "",
+            }
+        } else {
+            break;
+        }
+    }
+    let end = s
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(s.len());
+    &s[..end]
 }
 
 impl PooledConn {
     pub(crate) fn new(lease: Lease<MysqlConnector>) -> PooledConn {
-        PooledConn { lease }
+        PooledConn {
+            lease,
+            open: false,
+            limit: None,
+        }
     }
 
     /// The pool-wide number of this connection (as in events).
@@ -35,28 +124,259 @@ impl PooledConn {
     }
 
     /// Closes the connection instead of returning it to the pool.
-    pub fn discard(self) {
-        self.lease.discard()
+    pub fn discard(mut self) {
+        self.lease.marks().mark_broken();
+    }
+
+    /// Why this connection is broken, if an earlier statement broke it: it
+    /// then refuses every statement and is closed on return.
+    pub fn broken(&self) -> Option<&str> {
+        self.session().state.broken.as_deref()
+    }
+
+    /// Sets this borrow's statement time limit (until it is returned),
+    /// instead of the pool's `query_timeout`; `None`: no limit. The server
+    /// enforces it (the session's `max_statement_time` / `max_execution_time`
+    /// changes before the next statement, one round trip when it differs);
+    /// the pool's watchdog cuts off a statement whose server has not answered
+    /// the limit plus a grace of 1 s after it was sent.
+    pub fn set_statement_timeout(&mut self, limit: Option<Duration>) {
+        self.limit = Some(limit);
+        self.lease
+            .set_statement_bound(limit.map(|l| l + STATEMENT_GRACE));
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&self.session().conn);
+        // The per-read bound behind the watchdog, for this borrow.
+        let _ = crate::sys::set_socket_timeouts(fd, super::per_read_bound(limit));
+    }
+
+    /// The statement time limit in force for this borrow.
+    pub fn statement_timeout(&self) -> Option<Duration> {
+        match self.limit {
+            Some(l) => l,
+            None => self.lease.connector().config().query_timeout,
+        }
+    }
+
+    /// A handle that cancels, from any thread, the statement running on this
+    /// connection through its own methods (not one run on the raw
+    /// `mysql::Conn`). See [`CancelHandle`].
+    pub fn cancel_handle(&self) -> CancelHandle {
+        let s = self.session();
+        CancelHandle::new(
+            s.gate.clone(),
+            s.gate.borrow(),
+            s.connection_id(),
+            self.lease.connector().clone(),
+        )
     }
 
     /// What the return path must do.
     pub(crate) fn marks(&mut self) -> Marks<'_> {
         self.lease.marks()
     }
+
+    fn session(&self) -> &Session {
+        &self.lease
+    }
+
+    /// Finishes a statement whose answer the borrower read itself: its last
+    /// OK packet is read now.
+    fn finish_open(&mut self) {
+        if std::mem::take(&mut self.open) {
+            let (session, _) = self.lease.split();
+            session.gate.end();
+            session.observe();
+        }
+    }
+
+    /// Steps 1 and 2 of a statement whose answer the borrower reads itself:
+    /// it is finished at the next call or on return.
+    fn start<'a, P: Protocol>(
+        &'a mut self,
+        partly: bool,
+        exec: impl FnOnce(&'a mut Conn) -> mysql::Result<QueryResult<'a, 'a, 'a, P>>,
+    ) -> mysql::Result<QueryResult<'a, 'a, 'a, P>> {
+        self.begin(partly)?;
+        let (session, mut marks) = self.lease.split();
+        marks.note_settled(false);
+        let Session {
+            conn, state, gate, ..
+        } = session;
+        match exec(conn) {
+            Ok(r) => {
+                self.open = true;
+                Ok(r)
+            }
+            Err(e) => {
+                gate.end();
+                Err(fail(state, &mut marks, e))
+            }
+        }
+    }
+
+    /// Step 1 of a statement (see the module doc). `partly` says that its
+    /// OK packet may not report all it changed.
+    fn begin(&mut self, partly: bool) -> mysql::Result<()> {
+        self.finish_open();
+        let wanted = self.statement_timeout();
+        let (session, mut marks, connector) = self.lease.parts();
+        if let Some(why) = &session.state.broken {
+            return Err(Refusal::Broken(why.clone()).into_mysql());
+        }
+        if !session.state.tracked {
+            if let Err(e) = session.init(connector.config()) {
+                return Err(fail(&mut session.state, &mut marks, e));
+            }
+        }
+        if let Err(e) = session.set_limit(wanted) {
+            return Err(fail(&mut session.state, &mut marks, e));
+        }
+        if partly {
+            session.state.dirty = true;
+        }
+        session.gate.begin();
+        Ok(())
+    }
+
+    /// Steps 1 to 4 for a statement run by `exec` and read to its end by it.
+    pub(crate) fn run<T>(
+        &mut self,
+        partly: bool,
+        exec: impl FnOnce(&mut Conn) -> mysql::Result<T>,
+    ) -> mysql::Result<T> {
+        self.begin(partly)?;
+        let (session, mut marks) = self.lease.split();
+        let r = exec(&mut session.conn);
+        session.gate.end();
+        match r {
+            Ok(v) => {
+                session.observe();
+                marks.note_settled(true);
+                Ok(v)
+            }
+            Err(e) => Err(fail(&mut session.state, &mut marks, e)),
+        }
+    }
+
+    /// A text statement, whose answer `read` takes what it wants of; the
+    /// rest (every result set) is read off after it. A failure in that rest
+    /// does not take back what `read` got (as with `mysql::Conn`'s
+    /// `query_first`), but breaks the session.
+    pub(crate) fn run_text<T>(
+        &mut self,
+        sql: &str,
+        read: impl FnOnce(&mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<T>,
+    ) -> mysql::Result<T> {
+        let (v, rest) = self.run(reports_partly(sql), |c| {
+            let mut r = c.query_iter(sql)?;
+            let v = read(&mut r)?;
+            Ok((v, settle(&mut r).err()))
+        })?;
+        self.break_if(rest);
+        Ok(v)
+    }
+
+    /// A prepared statement executed, read as in
+    /// [`run_text`](PooledConn::run_text).
+    pub(crate) fn run_binary<T>(
+        &mut self,
+        stmt: &Statement,
+        params: Params,
+        read: impl FnOnce(&mut QueryResult<'_, '_, '_, Binary>) -> mysql::Result<T>,
+    ) -> mysql::Result<T> {
+        let (v, rest) = self.run(false, |c| {
+            let mut r = c.exec_iter(stmt, params)?;
+            let v = read(&mut r)?;
+            Ok((v, settle(&mut r).err()))
+        })?;
+        self.break_if(rest);
+        Ok(v)
+    }
+
+    /// Step 3 for an error met after the statement gave its caller what it
+    /// asked for.
+    fn break_if(&mut self, e: Option<mysql::Error>) {
+        if let Some(e) = e {
+            let (session, mut marks) = self.lease.split();
+            let _ = fail(&mut session.state, &mut marks, e);
+        }
+    }
+
+    /// Prepares `sql` (through the statement cache).
+    fn prepare(&mut self, sql: &str) -> mysql::Result<Statement> {
+        self.run(reports_partly(sql), |c| c.prep(sql))
+    }
+}
+
+/// Step 3: a failed statement. Breaks the session when the failure
+/// [`breaks_session`]; says so when the watchdog cut it off.
+fn fail(state: &mut State, marks: &mut Marks<'_>, e: mysql::Error) -> mysql::Error {
+    if !breaks_session(&e) || Refusal::of(&e).is_some() {
+        return e;
+    }
+    marks.mark_broken();
+    if marks.was_cut() {
+        let r = Refusal::Cut {
+            limit: state.limit.unwrap_or_default(),
+            grace: STATEMENT_GRACE,
+        };
+        state.broken = Some(r.to_string());
+        return r.into_mysql();
+    }
+    state.broken = Some(e.to_string());
+    e
+}
+
+/// Reads what is left of an answer, every result set to its end.
+fn settle<P: Protocol>(r: &mut QueryResult<'_, '_, '_, P>) -> mysql::Result<()> {
+    while let Some(set) = r.iter() {
+        for row in set {
+            row?;
+        }
+    }
+    Ok(())
+}
+
+/// The first row of the current result set.
+fn first<P: Protocol>(r: &mut QueryResult<'_, '_, '_, P>) -> mysql::Result<Option<mysql::Row>> {
+    r.next().transpose()
+}
+
+/// Folds the rows of the current result set.
+fn fold_set<P: Protocol, U>(
+    r: &mut QueryResult<'_, '_, '_, P>,
+    init: U,
+    mut f: impl FnMut(U, mysql::Row) -> U,
+) -> mysql::Result<U> {
+    let mut acc = init;
+    for row in r.by_ref() {
+        acc = f(acc, row?);
+    }
+    Ok(acc)
 }
 
 impl Deref for PooledConn {
     type Target = Conn;
     fn deref(&self) -> &Conn {
-        &self.lease
+        self.session()
     }
 }
 
 impl DerefMut for PooledConn {
-    /// Raw mutable access: the pool can no longer know the session state, so
-    /// the return path checks it (a rollback if one may be needed).
+    /// Raw mutable access: the pool no longer sees the statements, so the
+    /// session is reset on return (see the module doc).
     fn deref_mut(&mut self) -> &mut Conn {
+        self.finish_open();
         &mut self.lease
+    }
+}
+
+impl Drop for PooledConn {
+    fn drop(&mut self) {
+        self.finish_open();
+        // Cancel handles taken during this borrow no longer act (waits for a
+        // cancel on its way, bounded by its own bound).
+        self.session().gate.next_borrow();
     }
 }
 
@@ -68,72 +388,21 @@ impl fmt::Debug for PooledConn {
     }
 }
 
-/// Whether a statement can open a transaction or change session state that
-/// the return path must undo (leading comments and whitespace skipped).
-fn may_open_transaction(sql: &str) -> bool {
-    let mut s = sql.trim_start();
-    loop {
-        if let Some(rest) = s.strip_prefix("/*") {
-            match rest.find("*/") {
-                Some(end) => s = rest[end + 2..].trim_start(),
-                None => return true,
-            }
-        } else if s.starts_with("--") || s.starts_with('#') {
-            match s.find('\n') {
-                Some(nl) => s = s[nl + 1..].trim_start(),
-                None => return false,
-            }
-        } else {
-            break;
-        }
-    }
-    let word: String = s
-        .chars()
-        .take_while(|c| c.is_ascii_alphabetic())
-        .map(|c| c.to_ascii_uppercase())
-        .collect();
-    match word.as_str() {
-        "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "SHOW" | "DESCRIBE" | "DESC"
-        | "EXPLAIN" | "WITH" | "VALUES" | "TABLE" | "DO" | "CREATE" | "DROP" | "ALTER"
-        | "TRUNCATE" | "RENAME" | "GRANT" | "REVOKE" | "KILL" | "USE" | "ANALYZE" | "OPTIMIZE"
-        | "CHECK" | "FLUSH" | "COMMIT" | "ROLLBACK" => {
-            // These never leave a transaction open on their own, except
-            // under autocommit=0, which only SET can turn on; multi-statement
-            // text may hide one after a ';'.
-            sql.contains(';')
-        }
-        _ => true,
-    }
-}
-
-/// `PooledConn` runs statements itself (method resolution picks this impl
-/// before `Deref`), so it sees every statement and keeps the return path free
-/// of round trips when nothing can be left open.
 impl Queryable for PooledConn {
     fn query_iter<Q: AsRef<str>>(
         &mut self,
         query: Q,
     ) -> mysql::Result<QueryResult<'_, '_, '_, Text>> {
         let q = query.as_ref();
-        if may_open_transaction(q) {
-            self.lease.marks().note_touched();
-        }
-        // The borrower reads the answer: whether it reads all of it, and
-        // whether that fails, happens out of our sight.
-        self.lease.marks().note_settled(false);
-        self.track(|c| c.query_iter(q))
+        self.start(reports_partly(q), |c| c.query_iter(q))
     }
 
     fn prep<Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<Statement> {
-        let q = query.as_ref();
-        if may_open_transaction(q) {
-            self.lease.marks().note_touched();
-        }
-        self.track(|c| c.prep(q))
+        self.prepare(query.as_ref())
     }
 
     fn close(&mut self, stmt: Statement) -> mysql::Result<()> {
-        self.track(|c| c.close(stmt))
+        self.run(false, |c| c.close(stmt))
     }
 
     fn exec_iter<S, P>(
@@ -145,10 +414,9 @@ impl Queryable for PooledConn {
         S: AsStatement,
         P: Into<Params>,
     {
-        // Text is prepared through our `prep`, which checks it.
+        // Text is prepared through our `prep`.
         let stmt = stmt.as_statement(self)?.into_owned();
-        self.lease.marks().note_settled(false);
-        self.track(move |c| c.exec_iter(stmt, params))
+        self.start(false, move |c| c.exec_iter(stmt, params))
     }
 
     fn exec_batch<S, P, I>(&mut self, stmt: S, params: I) -> mysql::Result<()>
@@ -159,28 +427,26 @@ impl Queryable for PooledConn {
         I: IntoIterator<Item = P>,
     {
         let stmt = stmt.as_statement(self)?.into_owned();
-        self.track(move |c| c.exec_batch(stmt, params))
+        self.run(false, move |c| c.exec_batch(stmt, params))
     }
 
-    // The methods below give what `mysql::Conn`'s give, and also read the
-    // rest of the answer themselves: the trait's own versions leave it to
+    // The methods below give what `mysql::Conn`'s give, and read the rest of
+    // the answer themselves: the trait's own versions leave it to
     // `QueryResult`'s drop, which drops any error met there (a row over
     // max_allowed_packet, a timeout), so the pool would take back a
     // connection with half an answer still to come.
 
     fn query_first<T: FromRow, Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<Option<T>> {
-        let (conn, mut flags) = self.text(query.as_ref());
-        let r = watch(&mut flags, conn.query_iter(query))?;
-        first_row(&mut flags, r).map(|row| row.map(from_row))
+        self.run_text(query.as_ref(), first)
+            .map(|row| row.map(from_row))
     }
 
     fn query_first_opt<T: FromRow, Q: AsRef<str>>(
         &mut self,
         query: Q,
     ) -> mysql::Result<Option<Result<T, FromRowError>>> {
-        let (conn, mut flags) = self.text(query.as_ref());
-        let r = watch(&mut flags, conn.query_iter(query))?;
-        first_row(&mut flags, r).map(|row| row.map(from_row_opt))
+        self.run_text(query.as_ref(), first)
+            .map(|row| row.map(from_row_opt))
     }
 
     fn query_fold<T, F, Q, U>(&mut self, query: Q, init: U, mut f: F) -> mysql::Result<U>
@@ -189,14 +455,9 @@ impl Queryable for PooledConn {
         T: FromRow,
         F: FnMut(U, T) -> U,
     {
-        let (conn, mut flags) = self.text(query.as_ref());
-        let mut r = watch(&mut flags, conn.query_iter(query))?;
-        let out = watch(
-            &mut flags,
-            fold_set(&mut r, init, |acc, row| f(acc, from_row(row))),
-        );
-        settle(&mut flags, &mut r);
-        out
+        self.run_text(query.as_ref(), |r| {
+            fold_set(r, init, |acc, row| f(acc, from_row(row)))
+        })
     }
 
     fn query_fold_opt<T, F, Q, U>(&mut self, query: Q, init: U, mut f: F) -> mysql::Result<U>
@@ -205,21 +466,14 @@ impl Queryable for PooledConn {
         T: FromRow,
         F: FnMut(U, Result<T, FromRowError>) -> U,
     {
-        let (conn, mut flags) = self.text(query.as_ref());
-        let mut r = watch(&mut flags, conn.query_iter(query))?;
-        let out = watch(
-            &mut flags,
-            fold_set(&mut r, init, |acc, row| f(acc, from_row_opt(row))),
-        );
-        settle(&mut flags, &mut r);
-        out
+        self.run_text(query.as_ref(), |r| {
+            fold_set(r, init, |acc, row| f(acc, from_row_opt(row)))
+        })
     }
 
     fn query_drop<Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<()> {
-        let (conn, mut flags) = self.text(query.as_ref());
-        let mut r = watch(&mut flags, conn.query_iter(query))?;
-        settle(&mut flags, &mut r);
-        Ok(())
+        // The whole answer is the statement's: its errors are returned.
+        self.run_text(query.as_ref(), settle)
     }
 
     fn exec_first<T, S, P>(&mut self, stmt: S, params: P) -> mysql::Result<Option<T>>
@@ -229,9 +483,8 @@ impl Queryable for PooledConn {
         T: FromRow,
     {
         let stmt = stmt.as_statement(self)?.into_owned();
-        let (conn, mut flags) = self.lease.split();
-        let r = watch(&mut flags, conn.exec_iter(stmt, params))?;
-        first_row(&mut flags, r).map(|row| row.map(from_row))
+        self.run_binary(&stmt, params.into(), first)
+            .map(|row| row.map(from_row))
     }
 
     fn exec_first_opt<T, S, P>(
@@ -245,9 +498,8 @@ impl Queryable for PooledConn {
         T: FromRow,
     {
         let stmt = stmt.as_statement(self)?.into_owned();
-        let (conn, mut flags) = self.lease.split();
-        let r = watch(&mut flags, conn.exec_iter(stmt, params))?;
-        first_row(&mut flags, r).map(|row| row.map(from_row_opt))
+        self.run_binary(&stmt, params.into(), first)
+            .map(|row| row.map(from_row_opt))
     }
 
     fn exec_fold<T, S, P, U, F>(
@@ -264,14 +516,9 @@ impl Queryable for PooledConn {
         F: FnMut(U, T) -> U,
     {
         let stmt = stmt.as_statement(self)?.into_owned();
-        let (conn, mut flags) = self.lease.split();
-        let mut r = watch(&mut flags, conn.exec_iter(stmt, params))?;
-        let out = watch(
-            &mut flags,
-            fold_set(&mut r, init, |acc, row| f(acc, from_row(row))),
-        );
-        settle(&mut flags, &mut r);
-        out
+        self.run_binary(&stmt, params.into(), |r| {
+            fold_set(r, init, |acc, row| f(acc, from_row(row)))
+        })
     }
 
     fn exec_fold_opt<T, S, P, U, F>(
@@ -288,14 +535,9 @@ impl Queryable for PooledConn {
         F: FnMut(U, Result<T, FromRowError>) -> U,
     {
         let stmt = stmt.as_statement(self)?.into_owned();
-        let (conn, mut flags) = self.lease.split();
-        let mut r = watch(&mut flags, conn.exec_iter(stmt, params))?;
-        let out = watch(
-            &mut flags,
-            fold_set(&mut r, init, |acc, row| f(acc, from_row_opt(row))),
-        );
-        settle(&mut flags, &mut r);
-        out
+        self.run_binary(&stmt, params.into(), |r| {
+            fold_set(r, init, |acc, row| f(acc, from_row_opt(row)))
+        })
     }
 
     fn exec_drop<S, P>(&mut self, stmt: S, params: P) -> mysql::Result<()>
@@ -304,110 +546,23 @@ impl Queryable for PooledConn {
         P: Into<Params>,
     {
         let stmt = stmt.as_statement(self)?.into_owned();
-        let (conn, mut flags) = self.lease.split();
-        let mut r = watch(&mut flags, conn.exec_iter(stmt, params))?;
-        settle(&mut flags, &mut r);
-        Ok(())
-    }
-}
-
-/// Whether a failed statement may have left part of an answer unread, so
-/// that the next command would read it as its own: any error but the
-/// server's own error packet (after which the session is still in step).
-/// The one place this rule is written; everything that runs statements on a
-/// borrowed connection (this module's `Queryable`, the C ABI) goes through
-/// [`watch`].
-pub(crate) fn breaks_session(e: &mysql::Error) -> bool {
-    !matches!(e, mysql::Error::MySqlError(_))
-}
-
-/// Marks the connection broken when `r` failed in a way that
-/// [`breaks_session`].
-pub(crate) fn watch<T>(marks: &mut Marks<'_>, r: mysql::Result<T>) -> mysql::Result<T> {
-    if let Err(e) = &r {
-        if breaks_session(e) {
-            marks.mark_broken();
-        }
-    }
-    r
-}
-
-/// Folds the rows of the current result set.
-fn fold_set<P: Protocol, U>(
-    r: &mut QueryResult<'_, '_, '_, P>,
-    init: U,
-    mut f: impl FnMut(U, mysql::Row) -> U,
-) -> mysql::Result<U> {
-    let mut acc = init;
-    for row in r.by_ref() {
-        acc = f(acc, row?);
-    }
-    Ok(acc)
-}
-
-/// The first row of an answer; the rest is read off (see `settle`).
-fn first_row<P: Protocol>(
-    flags: &mut Marks<'_>,
-    mut r: QueryResult<'_, '_, '_, P>,
-) -> mysql::Result<Option<mysql::Row>> {
-    let first = watch(flags, r.next().transpose());
-    settle(flags, &mut r);
-    first
-}
-
-/// Reads what is left of an answer, every result set to its end; an error
-/// there (the caller already has what it asked for) marks the connection
-/// broken.
-fn settle<P: Protocol>(flags: &mut Marks<'_>, r: &mut QueryResult<'_, '_, '_, P>) {
-    let rest = (|| {
-        while let Some(set) = r.iter() {
-            for row in set {
-                row?;
-            }
-        }
-        Ok(())
-    })();
-    let _ = watch(flags, rest);
-}
-
-impl PooledConn {
-    /// Notes a text statement (see `may_open_transaction`) and splits.
-    fn text(&mut self, sql: &str) -> (&mut Conn, Marks<'_>) {
-        if may_open_transaction(sql) {
-            self.lease.marks().note_touched();
-        }
-        self.lease.split()
-    }
-
-    /// Runs `f` on the raw connection; a failure that [`breaks_session`]
-    /// marks the connection broken (it is closed instead of returned).
-    pub(crate) fn track<'a, T>(
-        &'a mut self,
-        f: impl FnOnce(&'a mut Conn) -> mysql::Result<T>,
-    ) -> mysql::Result<T> {
-        let (conn, mut marks) = self.lease.split();
-        watch(&mut marks, f(conn))
+        self.run_binary(&stmt, params.into(), settle)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::may_open_transaction as m;
+    use super::reports_partly as p;
 
     #[test]
-    fn statement_classifier() {
-        assert!(!m("SELECT 1"));
-        assert!(!m("  /* hint */ select * from t"));
-        assert!(!m("INSERT INTO t VALUES (1)"));
-        assert!(m("BEGIN"));
-        assert!(m("start transaction"));
-        assert!(m("/* x */ START TRANSACTION READ ONLY"));
-        assert!(m("SET autocommit=0"));
-        assert!(m("XA START 'x'"));
-        assert!(m("CALL proc()"));
-        assert!(m("LOCK TABLES t WRITE"));
-        assert!(m("SELECT 1; BEGIN"));
-        assert!(m("/* unterminated"));
-        assert!(!m("-- c\nSELECT 1"));
+    fn statements_that_may_hide_changes() {
+        assert!(!p("SELECT 1"));
+        assert!(!p("SELECT 1;"));
+        assert!(!p("  /* hint */ select * from t ;  "));
+        assert!(p("SET @x = 1; SELECT 1"));
+        assert!(p("CALL proc()"));
+        assert!(p("/* x */ call proc()"));
+        assert!(p("SELECT 'a;b'"), "errs on the side of yes");
+        assert!(!p("-- c\nSELECT 1"));
     }
 }

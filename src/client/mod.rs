@@ -42,16 +42,17 @@
 //! certificates, or a server without TLS when TLS is required are permanent
 //! errors: retrying cannot fix them.
 //!
-//! # Transactions left open
-//! Sessions enable `session_track_transaction_info=STATE`, so OK packets
-//! carry the transaction state when it changes. On return, the last OK packet
-//! says whether a transaction is open; when it says nothing, staunch rolls
-//! back only if the borrower ran a statement that can open one (seen through
-//! `PooledConn`'s own `Queryable`) or used the raw `mysql::Conn` mutably. A
-//! plain `SELECT`-and-return costs no round trip.
+//! # The return path and statements
+//! See `session.rs` (what the server reports after each statement, so a
+//! read-only borrow is returned without a round trip) and `conn.rs` (the
+//! life of a statement on a borrowed connection: broken sessions refused,
+//! time limits, cancellation).
 
+mod cancel;
 mod config;
 mod conn;
+mod error;
+mod session;
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, ToSocketAddrs};
@@ -60,21 +61,31 @@ use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mysql::consts::{CapabilityFlags, SessionStateType};
+use mysql::consts::CapabilityFlags;
 use mysql::mysql_common::proto::codec::error::PacketCodecError;
 use mysql::prelude::Queryable;
 use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
 
+pub use self::cancel::CancelHandle;
 pub use self::config::{ConnectConfig, TlsMode};
-pub(crate) use self::conn::watch;
 pub use self::conn::PooledConn;
+pub use self::session::Session;
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
-use crate::pool::{ConnectAttempt, Connector};
+use crate::pool::{ConnectAttempt, Connector, Recycled};
 use crate::sys;
 
-/// Statements run on every new session (and after a reset).
-const SESSION_INIT: &str = "SET SESSION session_track_transaction_info = 'STATE'";
+/// How long after a statement's time limit the pool's watchdog waits for
+/// the server's own answer (its time-limit error, normally) before it cuts
+/// the connection off.
+pub(crate) const STATEMENT_GRACE: Duration = Duration::from_secs(1);
+
+/// The per-read socket timeout while a connection is borrowed: a second
+/// line behind the watchdog (which cuts at limit + grace), so none without a
+/// limit.
+fn per_read_bound(limit: Option<Duration>) -> Option<Duration> {
+    limit.map(|l| l + STATEMENT_GRACE + Duration::from_secs(1))
+}
 
 /// Server errors that retrying will not fix.
 const PERMANENT_CODES: &[u16] = &[
@@ -91,6 +102,8 @@ const PERMANENT_CODES: &[u16] = &[
 pub struct MysqlConnector {
     cfg: ConnectConfig,
     validation_timeout: Duration,
+    /// Bounds a cancel's side connection (the pool's `connect_timeout`).
+    connect_timeout: Duration,
 }
 
 /// How far a TCP connect got, for the watchdog's report: the handshake
@@ -100,12 +113,21 @@ const PHASE_INIT: u8 = 1;
 
 impl MysqlConnector {
     /// A connector for `cfg`. Each connect is bounded by the deadline of the
-    /// attempt the pool passes in; the work done on return by `validation_timeout`.
+    /// attempt the pool passes in; the work done on return by
+    /// `validation_timeout`.
     pub fn new(cfg: ConnectConfig, validation_timeout: Duration) -> MysqlConnector {
         MysqlConnector {
             cfg,
             validation_timeout,
+            connect_timeout: crate::PoolConfig::default().connect_timeout,
         }
+    }
+
+    /// Bounds a cancel's side connection (`CancelHandle::cancel`): the
+    /// pool's `connect_timeout`. Defaults to that knob's default.
+    pub fn with_connect_timeout(mut self, connect_timeout: Duration) -> MysqlConnector {
+        self.connect_timeout = connect_timeout;
+        self
     }
 
     /// The connection settings.
@@ -122,7 +144,11 @@ impl MysqlConnector {
             .prefer_socket(false)
             .read_timeout(Some(per_read))
             .write_timeout(Some(per_read))
-            .additional_capabilities(CapabilityFlags::CLIENT_SESSION_TRACK)
+            .additional_capabilities(if c.found_rows {
+                CapabilityFlags::CLIENT_SESSION_TRACK | CapabilityFlags::CLIENT_FOUND_ROWS
+            } else {
+                CapabilityFlags::CLIENT_SESSION_TRACK
+            })
     }
 
     /// The `mysql` crate's TLS options for `tls_mode`, or None for plaintext.
@@ -428,29 +454,34 @@ impl MysqlConnector {
     }
 
     /// Runs `f` with the socket bounded by `bound`, then restores the
-    /// application's query timeout.
+    /// borrowed connections' per-read bound.
     fn bounded<T>(
         &self,
-        conn: &mut Conn,
+        s: &mut Session,
         bound: Duration,
-        f: impl FnOnce(&mut Conn) -> mysql::Result<T>,
+        f: impl FnOnce(&mut Session) -> mysql::Result<T>,
         what: &str,
     ) -> Result<T> {
-        self.set_timeouts(conn, Some(bound))?;
-        let r = f(conn)
-            .map_err(|e| Error::from_mysql(&format!("{what} on {}", self.cfg.endpoint()), &e));
+        self.set_timeouts(s, Some(bound))?;
+        let r =
+            f(s).map_err(|e| Error::from_mysql(&format!("{what} on {}", self.cfg.endpoint()), &e));
         if r.is_ok() {
-            self.set_timeouts(conn, self.cfg.query_timeout)?;
+            self.set_timeouts(s, per_read_bound(self.cfg.query_timeout))?;
         }
         r
+    }
+
+    /// The bound of a cancel's side connection.
+    pub(crate) fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
     }
 }
 
 impl Connector for MysqlConnector {
-    type Conn = Conn;
+    type Conn = Session;
 
-    fn connect(&self, attempt: &ConnectAttempt) -> Result<Conn> {
-        let mut conn = match &self.cfg.socket {
+    fn connect(&self, attempt: &ConnectAttempt) -> Result<Session> {
+        let conn = match &self.cfg.socket {
             Some(path) => {
                 let per_read = attempt.remaining() + Duration::from_millis(500);
                 let opts = self.base_opts(per_read).socket(Some(path.clone()));
@@ -470,20 +501,21 @@ impl Connector for MysqlConnector {
             ));
         }
         self.set_timeouts(&conn, Some(left))?;
-        if let Err(e) = conn.query_drop(SESSION_INIT) {
-            return Err(self.connect_error(attempt, &e, "session set-up"));
-        }
+        let session = match Session::start(conn, &self.cfg) {
+            Ok(s) => s,
+            Err(e) => return Err(self.connect_error(attempt, &e, "session set-up")),
+        };
         if attempt.cancelled().is_some() {
             return Err(Error::new(
                 ErrorKind::Connect,
                 "connect cut off at its deadline",
             ));
         }
-        self.set_timeouts(&conn, self.cfg.query_timeout)?;
-        Ok(conn)
+        self.set_timeouts(&session, per_read_bound(self.cfg.query_timeout))?;
+        Ok(session)
     }
 
-    fn validate(&self, conn: &mut Conn, timeout: Duration) -> Result<()> {
+    fn validate(&self, conn: &mut Session, timeout: Duration) -> Result<()> {
         // A COM_PING only reads one packet and takes anything but an error
         // packet as its answer: on a connection with a stale answer waiting
         // it would pass. Look first.
@@ -509,7 +541,7 @@ impl Connector for MysqlConnector {
     /// or using the raw `mysql::Conn`: the pool asks only then), and it
     /// catches the rest only once it has arrived. One non-blocking peek, no
     /// round trip.
-    fn is_broken(&self, conn: &Conn) -> bool {
+    fn is_broken(&self, conn: &Session) -> bool {
         match sys::unexpected_input(conn.as_raw_fd()) {
             Some(why) => {
                 log::warn!(
@@ -523,60 +555,81 @@ impl Connector for MysqlConnector {
         }
     }
 
-    fn recycle(&self, conn: &mut Conn, touched: bool) -> Result<bool> {
-        let open = match tracked_transaction_open(conn) {
-            Some(open) => open,
-            None => touched,
-        };
-        if open {
-            self.bounded(
-                conn,
-                self.validation_timeout,
-                |c| c.query_drop("ROLLBACK"),
-                "rollback on return",
-            )?;
+    /// What a read-only borrow costs here: nothing. The session's state is
+    /// known from what the server reported after each statement (see
+    /// `session.rs`): a transaction left open is rolled back (one round
+    /// trip); a changed session (a variable, the schema, a temporary table,
+    /// ...) is reset (`COM_RESET_CONNECTION`: one; the pool's settings are
+    /// put back before the next statement, or at once, a second, when there
+    /// is an `init_sql` or a `query_timeout`); so is one whose state is
+    /// unknown because the borrower used the raw `mysql::Conn`, and every
+    /// one with `reset_on_return`. A borrow that set its own statement time
+    /// limit has the pool's put back (one).
+    fn recycle(&self, s: &mut Session, touched: bool) -> Result<Recycled> {
+        if let Some(why) = &s.state.broken {
+            return Err(Error::new(
+                ErrorKind::Broken,
+                format!("the connection broke during a statement: {why}"),
+            ));
         }
-        if self.cfg.reset_on_return {
+        if !s.state.tracked && !touched {
+            // Reset at the last return, and nothing ran since.
+            return Ok(Recycled::AsIs);
+        }
+        if touched || s.state.dirty || self.cfg.reset_on_return {
             self.bounded(
-                conn,
+                s,
                 self.validation_timeout,
-                |c| {
-                    c.reset()?;
-                    c.query_drop(SESSION_INIT)
-                },
+                |s| s.reset(&self.cfg),
                 "reset on return",
             )?;
+            return Ok(Recycled::Reset);
         }
-        Ok(open)
+        if s.state.limit != self.cfg.query_timeout {
+            let limit = self.cfg.query_timeout;
+            self.bounded(
+                s,
+                self.validation_timeout,
+                |s| s.set_limit(limit),
+                "statement time limit on return",
+            )?;
+        }
+        if s.state.txn_open {
+            self.bounded(
+                s,
+                self.validation_timeout,
+                |s| {
+                    s.query_drop("ROLLBACK")?;
+                    s.observe();
+                    Ok(())
+                },
+                "rollback on return",
+            )?;
+            if s.state.txn_open {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    "after ROLLBACK the server still reports a transaction open",
+                ));
+            }
+            return Ok(Recycled::RolledBack);
+        }
+        Ok(Recycled::AsIs)
+    }
+
+    fn statement_bound(&self) -> Option<Duration> {
+        self.cfg.query_timeout.map(|l| l + STATEMENT_GRACE)
     }
 
     fn is_permanent(&self, err: &Error) -> bool {
         err.has_server_code(PERMANENT_CODES) || err.is_marked_permanent()
     }
 
-    fn socket_fd(&self, conn: &Conn) -> Option<std::os::fd::RawFd> {
+    fn socket_fd(&self, conn: &Session) -> Option<std::os::fd::RawFd> {
         Some(conn.as_raw_fd())
     }
 
     fn endpoint(&self) -> String {
         self.cfg.endpoint()
-    }
-}
-
-/// What the last OK packet says of the transaction state: Some(true) when a
-/// transaction is open, Some(false) when none is, None when it says nothing.
-fn tracked_transaction_open(conn: &Conn) -> Option<bool> {
-    let changes = conn.session_state_changes().ok()?;
-    let info = changes
-        .iter()
-        .rev()
-        .find(|i| i.data_type() == SessionStateType::SESSION_TRACK_TRANSACTION_STATE)?;
-    match info.decode().ok()? {
-        mysql::session_state_change::SessionStateChange::TransactionState(s) => {
-            // "T" explicit or "I" implicit transaction in the first position.
-            Some(matches!(s.as_bytes().first(), Some(b'T' | b'I')))
-        }
-        _ => None,
     }
 }
 

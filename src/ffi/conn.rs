@@ -10,7 +10,7 @@ use super::error::*;
 use super::rows::{collect_rows, staunch_rows};
 use super::values::{staunch_param, to_values};
 use super::{arg, arg_str, guard, guard_value, set_opt, Out};
-use crate::client::{watch, PooledConn};
+use crate::client::PooledConn;
 use crate::error::Error;
 use crate::Pool;
 
@@ -81,17 +81,6 @@ fn mysql_failure(context: &str, e: &mysql::Error) -> Failure {
     Failure::from(Error::from_mysql(context, e))
 }
 
-/// The outcome of reading a whole answer. Read to its end, the connection
-/// needs no check on release; a failure other than the server's may leave
-/// the rest of the answer still on its way, so the connection is closed on
-/// release instead of going back to the pool out of step.
-fn read_to_end<T>(conn: &mut PooledConn, context: &str, r: mysql::Result<T>) -> Result<T, Failure> {
-    let mut marks = conn.marks();
-    let v = watch(&mut marks, r).map_err(|e| mysql_failure(context, &e))?;
-    marks.note_settled(true);
-    Ok(v)
-}
-
 /// Prepares `sql` and checks its placeholder count.
 fn prepare(conn: &mut PooledConn, sql: &str, n: usize) -> Result<mysql::Statement, Failure> {
     let stmt = conn.prep(sql).map_err(|e| mysql_failure("prepare", &e))?;
@@ -116,7 +105,7 @@ fn params_of(values: Vec<Value>) -> Params {
 /// Runs every result set of a statement to completion: the affected rows
 /// (summed) and the last non-zero insert id.
 fn drain<P: mysql::prelude::Protocol>(
-    mut r: mysql::QueryResult<'_, '_, '_, P>,
+    r: &mut mysql::QueryResult<'_, '_, '_, P>,
 ) -> mysql::Result<(u64, u64)> {
     let (mut affected, mut last_id) = (0u64, 0u64);
     while let Some(mut set) = r.iter() {
@@ -168,19 +157,12 @@ pub extern "C" fn staunch_conn_execute(
         let values = unsafe { to_values(params, n_params) }?;
         let (affected, last_id) = c.with(|pc| {
             if n_params == 0 {
-                let r = pc
-                    .query_iter(sql)
-                    .map_err(|e| mysql_failure("execute", &e))?;
-                let done = drain(r);
-                read_to_end(pc, "execute", done)
+                pc.run_text(sql, drain)
             } else {
                 let stmt = prepare(pc, sql, n_params)?;
-                let r = pc
-                    .exec_iter(&stmt, params_of(values))
-                    .map_err(|e| mysql_failure("execute", &e))?;
-                let done = drain(r);
-                read_to_end(pc, "execute", done)
+                pc.run_binary(&stmt, params_of(values), drain)
             }
+            .map_err(|e| mysql_failure("execute", &e))
         })?;
         set_opt(affected_rows, affected);
         set_opt(last_insert_id, last_id);
@@ -216,11 +198,8 @@ pub extern "C" fn staunch_conn_query(
         let values = unsafe { to_values(params, n_params) }?;
         let rows = c.with(|pc| {
             let stmt = prepare(pc, sql, n_params)?;
-            let r = pc
-                .exec_iter(&stmt, params_of(values))
-                .map_err(|e| mysql_failure("query", &e))?;
-            let rows = collect_rows(r);
-            read_to_end(pc, "query", rows)
+            pc.run_binary(&stmt, params_of(values), collect_rows)
+                .map_err(|e| mysql_failure("query", &e))
         })?;
         out.set(Box::into_raw(Box::new(rows)));
         Ok(())
@@ -279,7 +258,7 @@ pub extern "C" fn staunch_conn_ping(
         // SAFETY: NULL or a live connection (header contract).
         let c = unsafe { arg(conn, "conn") }?;
         c.with(|pc| {
-            pc.track(|c| c.ping())
+            pc.run(false, |c| c.ping())
                 .map_err(|e| mysql_failure("ping", &e))
         })
     })

@@ -3,7 +3,8 @@
 //! Codes are stable: a number, once published, keeps its meaning and is never
 //! reused. Ranges: 0 success; 1xx the caller passed something unusable; 2xx
 //! the pool could not hand out a connection; 3xx the database failed a
-//! statement; 9xx a bug in staunch.
+//! statement (or the caller ended one: a timeout, a cancel); 9xx a bug in
+//! staunch.
 
 use std::ffi::{c_char, CStr, CString};
 
@@ -74,6 +75,19 @@ pub const STAUNCH_SERVER_ERROR: staunch_status = 300;
 /// An I/O error on the connection (reset, timeout, lost). The connection is
 /// discarded when released.
 pub const STAUNCH_IO_ERROR: staunch_status = 301;
+/// The connection broke during an earlier statement (a failure that may have
+/// left part of an answer unread): every later statement on it fails with
+/// this at once, never with another statement's answer. Release or free it
+/// (it is closed, not returned) and get another.
+pub const STAUNCH_BROKEN: staunch_status = 302;
+/// A statement ran past its time limit (the `query_timeout` knob, or the
+/// connection's own). Ended by the server, the connection stays usable; cut
+/// off by the client because the server did not answer, the connection is
+/// broken (STAUNCH_BROKEN afterwards). The message names the limit.
+pub const STAUNCH_STATEMENT_TIMEOUT: staunch_status = 303;
+/// The caller cancelled: a get waiting with a cancel token, or a statement
+/// stopped through its connection's cancel (the connection stays usable).
+pub const STAUNCH_CANCELLED: staunch_status = 304;
 
 /// A broken internal invariant in staunch. Please report it.
 pub const STAUNCH_INTERNAL: staunch_status = 900;
@@ -108,6 +122,12 @@ pub(crate) const STATUS_NAMES: &[(staunch_status, &CStr)] = &[
     (STAUNCH_NO_WRITER, cstr!("STAUNCH_NO_WRITER")),
     (STAUNCH_SERVER_ERROR, cstr!("STAUNCH_SERVER_ERROR")),
     (STAUNCH_IO_ERROR, cstr!("STAUNCH_IO_ERROR")),
+    (STAUNCH_BROKEN, cstr!("STAUNCH_BROKEN")),
+    (
+        STAUNCH_STATEMENT_TIMEOUT,
+        cstr!("STAUNCH_STATEMENT_TIMEOUT"),
+    ),
+    (STAUNCH_CANCELLED, cstr!("STAUNCH_CANCELLED")),
     (STAUNCH_INTERNAL, cstr!("STAUNCH_INTERNAL")),
     (STAUNCH_PANIC, cstr!("STAUNCH_PANIC")),
 ];
@@ -122,6 +142,9 @@ pub(crate) fn status_of(kind: ErrorKind) -> staunch_status {
         ErrorKind::Connect => STAUNCH_CONNECT_FAILED,
         ErrorKind::Server => STAUNCH_SERVER_ERROR,
         ErrorKind::Io => STAUNCH_IO_ERROR,
+        ErrorKind::Broken => STAUNCH_BROKEN,
+        ErrorKind::StatementTimeout => STAUNCH_STATEMENT_TIMEOUT,
+        ErrorKind::Cancelled => STAUNCH_CANCELLED,
         ErrorKind::Closed => STAUNCH_CLOSED,
         ErrorKind::NoWriter => STAUNCH_NO_WRITER,
         ErrorKind::InvalidArgument => STAUNCH_INVALID_ARGUMENT,

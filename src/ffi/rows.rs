@@ -198,7 +198,7 @@ impl std::fmt::Debug for staunch_rows {
 
 /// Reads every result set of `r`: keeps the first one with columns.
 pub(crate) fn collect_rows<P: mysql::prelude::Protocol>(
-    mut r: mysql::QueryResult<'_, '_, '_, P>,
+    r: &mut mysql::QueryResult<'_, '_, '_, P>,
 ) -> mysql::Result<staunch_rows> {
     let mut columns: Option<Vec<Col>> = None;
     let mut rows = Vec::new();

@@ -1,4 +1,5 @@
-//! Adder threads, which make connections, and the watchdog, which bounds them.
+//! Adder threads, which make connections, and the watchdog, which bounds them
+//! (and borrowed connections' statements, see `Shared::cut_overdue_statements`).
 //!
 //! Incident A: HikariCP had one adder thread; it blocked forever reading a
 //! greeting that never came, and the pool never recovered. Here:
@@ -233,8 +234,14 @@ fn watchdog<C: Connector>(s: &Arc<Shared<C>>) {
         let now = Instant::now();
         // Sleep until the next deadline or grace check; with nothing in
         // flight, until an adder registers an attempt.
+        let statements = s.statement_bounds.load(Relaxed);
+        let tick = Duration::from_millis(super::STATEMENT_TICK_MS);
         let wait = if inflight.is_empty() {
-            Duration::from_secs(3600)
+            if statements {
+                tick
+            } else {
+                Duration::from_secs(3600)
+            }
         } else {
             inflight
                 .iter()
@@ -242,6 +249,7 @@ fn watchdog<C: Connector>(s: &Arc<Shared<C>>) {
                 .min()
                 .unwrap_or(ADDER_GRACE)
                 .min(ADDER_GRACE / 2)
+                .min(if statements { tick } else { ADDER_GRACE })
                 .max(Duration::from_millis(1))
         };
         crossbeam_channel::select! {
@@ -251,6 +259,9 @@ fn watchdog<C: Connector>(s: &Arc<Shared<C>>) {
         }
         if s.is_closed() {
             return;
+        }
+        if s.statement_bounds.load(Relaxed) {
+            s.cut_overdue_statements();
         }
         let inflight: Vec<ConnectAttempt> = lock(&s.attempts).clone();
         let now = Instant::now();

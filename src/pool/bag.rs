@@ -51,6 +51,7 @@ fn bit_of(idx: usize) -> (usize, u64) {
 }
 use std::time::Instant;
 
+use super::cancel::CancelToken;
 use crate::error::Error;
 use crate::sync::model::{
     lock, Arc, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Condvar, Mutex, OwnedCell,
@@ -90,6 +91,15 @@ pub(crate) struct Slot<T> {
     /// The connection's socket: fd << 32 | low 32 bits of its inode, or
     /// u64::MAX when unknown. Lets the pool cut off a borrowed connection.
     pub socket: AtomicU64,
+    /// The current borrow's statement bound in ms (0: none): the watchdog
+    /// cuts the socket of a borrowed connection that waits longer than this
+    /// for an answer. Set by the borrower (`Relaxed`: the watchdog acting on
+    /// a value one tick old is fine).
+    pub bound_ms: AtomicU64,
+    /// Set once by the watchdog (CAS false -> true, before it shuts the
+    /// socket down) when it cut the current borrow's statement off; cleared
+    /// at checkout.
+    pub cut: AtomicBool,
     /// The borrowing thread's name, recorded only with leak detection on.
     borrower: Mutex<Option<String>>,
 }
@@ -109,6 +119,8 @@ impl<T> Slot<T> {
             leak_reported: AtomicBool::new(false),
             borrows: AtomicU64::new(0),
             socket: AtomicU64::new(u64::MAX),
+            bound_ms: AtomicU64::new(0),
+            cut: AtomicBool::new(false),
             borrower: Mutex::new(None),
         }
     }
@@ -154,6 +166,15 @@ pub(crate) enum Handoff {
 pub(crate) struct Waiter {
     given: Mutex<Option<Handoff>>,
     cv: Condvar,
+    /// Set (then the condvar notified, under `given`) by a cancel token.
+    cancelled: AtomicBool,
+}
+
+/// How a waiter's wait ended.
+enum WaitEnd {
+    Given(Handoff),
+    TimedOut,
+    Cancelled,
 }
 
 impl Waiter {
@@ -162,20 +183,30 @@ impl Waiter {
         self.cv.notify_one();
     }
 
-    /// Blocks until something is given or `deadline` passes (None: no bound,
-    /// used only by the loom model).
-    fn wait(&self, deadline: Option<Instant>) -> Option<Handoff> {
+    /// Wakes the waiter as cancelled (its cancel token fired).
+    pub(crate) fn wake(&self) {
+        self.cancelled.store(true, SeqCst);
+        let _g = lock(&self.given);
+        self.cv.notify_one();
+    }
+
+    /// Blocks until something is given, `deadline` passes (None: no bound,
+    /// used only by the loom model) or, with `cancellable`, it is cancelled.
+    fn wait(&self, deadline: Option<Instant>, cancellable: bool) -> WaitEnd {
         let mut g = lock(&self.given);
         loop {
             if let Some(h) = g.take() {
-                return Some(h);
+                return WaitEnd::Given(h);
+            }
+            if cancellable && self.cancelled.load(SeqCst) {
+                return WaitEnd::Cancelled;
             }
             match deadline {
                 None => g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner()),
                 Some(d) => {
                     let now = Instant::now();
                     if now >= d {
-                        return None;
+                        return WaitEnd::TimedOut;
                     }
                     g = self
                         .cv
@@ -198,6 +229,9 @@ pub(crate) enum WaitOutcome {
     Got(Entry),
     Failed(Error),
     TimedOut,
+    /// The cancel token fired. If an entry was handed over meanwhile, it is
+    /// here, IN_USE: the caller gives it back (as if it had never waited).
+    Cancelled(Option<Entry>),
 }
 
 pub(crate) struct Bag<T> {
@@ -457,14 +491,41 @@ impl<T> Bag<T> {
         self.closed.load(SeqCst)
     }
 
-    /// Waits for an entry until `deadline`. `registered` runs once the caller
-    /// is in the queue and found nothing idle (outside the lock): that is where
-    /// the pool asks for a new connection.
-    pub fn wait(&self, deadline: Option<Instant>, registered: impl FnOnce()) -> WaitOutcome {
+    /// Waits for an entry until `deadline`, or until `cancel` fires.
+    /// `registered` runs once the caller is in the queue and found nothing
+    /// idle (outside the lock): that is where the pool asks for a new
+    /// connection. A cancelled or timed-out waiter leaves the queue as if it
+    /// had never queued.
+    pub fn wait(
+        &self,
+        deadline: Option<Instant>,
+        cancel: Option<&CancelToken>,
+        registered: impl FnOnce(),
+    ) -> WaitOutcome {
         let me = Arc::new(Waiter {
             given: Mutex::new(None),
             cv: Condvar::new(),
+            cancelled: AtomicBool::new(false),
         });
+        if let Some(t) = cancel {
+            if !t.register(&me) {
+                return WaitOutcome::Cancelled(None);
+            }
+        }
+        let outcome = self.wait_registered(&me, deadline, cancel.is_some(), registered);
+        if let Some(t) = cancel {
+            t.unregister(&me);
+        }
+        outcome
+    }
+
+    fn wait_registered(
+        &self,
+        me: &Arc<Waiter>,
+        deadline: Option<Instant>,
+        cancellable: bool,
+        registered: impl FnOnce(),
+    ) -> WaitOutcome {
         let served_now = {
             let mut q = lock(&self.waiters);
             if self.closed.load(SeqCst) {
@@ -477,34 +538,44 @@ impl<T> Bag<T> {
             // to the queue in order (older waiters first, maybe us).
             let out = self.serve_locked(&mut q);
             drop(q);
-            let mine = out.iter().any(|(w, _)| Arc::ptr_eq(w, &me));
+            let mine = out.iter().any(|(w, _)| Arc::ptr_eq(w, me));
             deliver(out);
             mine
         };
         if !served_now {
             registered();
         }
-        let got = match me.wait(deadline) {
-            Some(h) => Some(h),
-            None => {
+        let (got, cancelled) = match me.wait(deadline, cancellable) {
+            WaitEnd::Given(h) => (Some(h), false),
+            end => {
+                let cancelled = matches!(end, WaitEnd::Cancelled);
                 let mut q = lock(&self.waiters);
-                match q.iter().position(|w| Arc::ptr_eq(w, &me)) {
+                match q.iter().position(|w| Arc::ptr_eq(w, me)) {
                     Some(pos) => {
                         q.remove(pos);
                         self.waiting.fetch_sub(1, SeqCst);
                         self.clear_flag_if_empty(&q);
-                        None
+                        drop(q);
+                        (None, cancelled)
                     }
-                    // Served while timing out: the server took us off the
-                    // queue and delivers right after its lock; wait for it.
-                    None => me.wait(None),
+                    // Served meanwhile: the server took us off the queue and
+                    // delivers right after its lock; wait for it.
+                    None => {
+                        drop(q);
+                        match me.wait(None, false) {
+                            WaitEnd::Given(h) => (Some(h), cancelled),
+                            _ => unreachable!("an unbounded, uncancellable wait ends given"),
+                        }
+                    }
                 }
             }
         };
-        match got {
-            Some(Handoff::Entry(e)) => WaitOutcome::Got(e),
-            Some(Handoff::Fail(e)) => WaitOutcome::Failed(e),
-            None => WaitOutcome::TimedOut,
+        match (got, cancelled) {
+            (Some(Handoff::Entry(e)), false) => WaitOutcome::Got(e),
+            (Some(Handoff::Entry(e)), true) => WaitOutcome::Cancelled(Some(e)),
+            (Some(Handoff::Fail(e)), _) => WaitOutcome::Failed(e),
+            (None, false) => WaitOutcome::TimedOut,
+            (None, true) => WaitOutcome::Cancelled(None),
         }
     }
 }
@@ -555,7 +626,7 @@ mod loom_model {
         loom::model(|| {
             let (bag, e, c) = borrowed();
             let b2 = bag.clone();
-            let waiter = thread::spawn(move || match b2.wait(None, || {}) {
+            let waiter = thread::spawn(move || match b2.wait(None, None, || {}) {
                 WaitOutcome::Got(e) => {
                     let c = b2.take(&e).unwrap();
                     b2.put(&e, c);
@@ -660,7 +731,7 @@ mod loom_model {
         loom::model(|| {
             let (bag, e, c) = borrowed();
             let b2 = bag.clone();
-            let waiter = thread::spawn(move || match b2.wait(None, || {}) {
+            let waiter = thread::spawn(move || match b2.wait(None, None, || {}) {
                 WaitOutcome::Got(e) => {
                     let c = b2.take(&e).unwrap();
                     b2.put(&e, c);

@@ -29,12 +29,25 @@ pub trait Connector: Send + Sync + 'static {
     fn validate(&self, conn: &mut Self::Conn, timeout: Duration) -> Result<(), Error>;
 
     /// Prepares a returned connection for the next borrower: roll back an
-    /// open transaction, reset if configured. `touched` is true when the
-    /// borrower had unrestricted mutable access to the raw connection, so its
-    /// state is unknown. An error discards the connection. Must be bounded.
-    fn recycle(&self, conn: &mut Self::Conn, touched: bool) -> Result<bool, Error> {
+    /// open transaction, reset changed session state. `touched` is true when
+    /// the borrower had unrestricted mutable access to the raw connection, so
+    /// its state is unknown. An error discards the connection. Must be
+    /// bounded.
+    fn recycle(&self, conn: &mut Self::Conn, touched: bool) -> Result<Recycled, Error> {
         let _ = (conn, touched);
-        Ok(false)
+        Ok(Recycled::AsIs)
+    }
+
+    /// The longest a borrowed connection may wait for (or keep receiving)
+    /// the answer to what was last sent on it, by default: past it, the
+    /// pool's watchdog shuts the socket down (a statement whose server does
+    /// not answer at all cannot block its caller forever, nor leave its late
+    /// answer for the next statement). None (the default): no bound. A
+    /// borrower can change it for its borrow
+    /// ([`Lease::set_statement_bound`](crate::pool::Lease::set_statement_bound)).
+    /// Needs `socket_fd` (TCP only: the watchdog reads TCP_INFO).
+    fn statement_bound(&self) -> Option<Duration> {
+        None
     }
 
     /// Whether a connection is unusable although the pool saw no error on
@@ -62,6 +75,18 @@ pub trait Connector: Send + Sync + 'static {
 
     /// Where connections go, for messages (`host:port`).
     fn endpoint(&self) -> String;
+}
+
+/// What [`Connector::recycle`] did to a returned connection (counted in the
+/// pool's stats).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recycled {
+    /// Nothing was needed.
+    AsIs,
+    /// An open transaction was rolled back.
+    RolledBack,
+    /// The session was reset (its state had changed, or was unknown).
+    Reset,
 }
 
 const RUNNING: u8 = 0;

@@ -18,6 +18,7 @@
 
 mod adder;
 pub(crate) mod bag;
+pub(crate) mod cancel;
 pub(crate) mod config;
 mod connector;
 mod housekeeper;
@@ -31,8 +32,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use self::bag::{Bag, Entry, WaitOutcome, IDLE, IN_USE, RESERVED};
+pub(crate) use self::cancel::CancelToken;
 pub use self::config::PoolConfig;
-pub use self::connector::{ConnectAttempt, Connector};
+pub use self::connector::{ConnectAttempt, Connector, Recycled};
 use self::stats::{Counters, Stats};
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
@@ -90,6 +92,9 @@ pub(crate) const PERMANENT_HOLDOFF: Duration = Duration::from_secs(1);
 /// socket's write timeout).
 pub(crate) const CLOSE_WAIT_SLACK: Duration = Duration::from_secs(1);
 
+/// How often a `get` waiting on a suspended pool looks at its cancel token.
+const SUSPEND_CANCEL_POLL: Duration = Duration::from_millis(20);
+
 /// The state every handle, borrowed connection and pool thread shares.
 ///
 /// No field is behind one pool-wide lock. Each says what guards it: an
@@ -104,6 +109,12 @@ pub(crate) struct Shared<C: Connector> {
     /// for the hot path's integer compare.
     pub bypass_ns: u64,
     pub leak_ns: u64,
+    /// The connector's statement bound in ms (0: none), each borrow's default.
+    pub default_bound_ms: u64,
+    /// Whether any borrow may have a statement bound (the default one, or a
+    /// borrower's own): the watchdog then checks borrowed sockets every
+    /// `STATEMENT_TICK`. Set, never cleared (`Relaxed`).
+    pub statement_bounds: AtomicBool,
 
     /// The entries and the waiter queue: each slot's state is a CAS, the
     /// queue has its own lock (see `bag.rs`).
@@ -374,6 +385,8 @@ impl<C: Connector> Shared<C> {
             slot.alive_at.store(now, Relaxed);
         }
         slot.borrowed_at.store(now, Relaxed);
+        slot.bound_ms.store(self.default_bound_ms, Relaxed);
+        slot.cut.store(false, Relaxed);
         // Owner-only counter: a plain load and store, no locked instruction.
         slot.borrows.store(slot.borrows.load(Relaxed) + 1, Relaxed);
         if self.leak_ns != 0 {
@@ -397,6 +410,7 @@ impl<C: Connector> Shared<C> {
         let keep = if self.is_closed() {
             Err(CloseReason::PoolClosed)
         } else if flags & FLAG_BROKEN != 0
+            || self.bag.slot(&entry).cut.load(Relaxed)
             || (flags & (FLAG_TOUCHED | FLAG_UNSETTLED) != 0 && self.is_broken(&conn))
         {
             Err(CloseReason::Broken)
@@ -407,9 +421,15 @@ impl<C: Connector> Shared<C> {
                 || format!("recycling a connection to {}", self.connector.endpoint()),
                 || self.connector.recycle(&mut conn, touched),
             ) {
-                Ok(rolled_back) => {
-                    if rolled_back {
-                        self.counters.rollbacks_on_return.fetch_add(1, Relaxed);
+                Ok(done) => {
+                    match done {
+                        Recycled::AsIs => {}
+                        Recycled::RolledBack => {
+                            self.counters.rollbacks_on_return.fetch_add(1, Relaxed);
+                        }
+                        Recycled::Reset => {
+                            self.counters.resets_on_return.fetch_add(1, Relaxed);
+                        }
                     }
                     Ok(())
                 }
@@ -676,6 +696,10 @@ impl<C: Connector> CorePool<C> {
         let shared = Arc::new(Shared {
             bag: Bag::new(cfg.max_size),
             bypass_ns: cfg.alive_bypass_window.as_nanos() as u64,
+            default_bound_ms: connector
+                .statement_bound()
+                .map_or(0, |d| (d.as_millis() as u64).max(1)),
+            statement_bounds: AtomicBool::new(connector.statement_bound().is_some()),
             leak_ns: cfg
                 .leak_detection_threshold
                 .map_or(0, |d| d.as_nanos() as u64),
@@ -766,9 +790,25 @@ impl<C: Connector> CorePool<C> {
     /// `PoolExhausted` or `Unreachable` (the message says which and why),
     /// `ConnectRejected` at once on a permanent connect error, or `Closed`.
     pub fn get_timeout(&self, timeout: Duration) -> Result<Lease<C>> {
+        self.get_inner(timeout, None)
+    }
+
+    /// As [`get_timeout`](CorePool::get_timeout), and `cancel` (fired from
+    /// any thread) makes a waiting call return `Cancelled` promptly, leaving
+    /// the waiter queue and the pool's counts as if it had never waited. An
+    /// already cancelled token fails at once.
+    pub fn get_cancellable(&self, timeout: Duration, cancel: &CancelToken) -> Result<Lease<C>> {
+        self.get_inner(timeout, Some(cancel))
+    }
+
+    #[inline]
+    fn get_inner(&self, timeout: Duration, cancel: Option<&CancelToken>) -> Result<Lease<C>> {
         let s = &self.shared;
         if s.is_closed() {
             return Err(Error::closed());
+        }
+        if cancel.is_some_and(CancelToken::is_cancelled) {
+            return Err(self.cancelled(Duration::ZERO));
         }
         // The one clock read of the hot path; the whole get is bounded from it.
         let start = coarse_now_ns();
@@ -786,11 +826,16 @@ impl<C: Connector> CorePool<C> {
                 }
             }
         }
-        self.get_slow(start, timeout)
+        self.get_slow(start, timeout, cancel)
     }
 
     #[cold]
-    fn get_slow(&self, start_coarse: u64, timeout: Duration) -> Result<Lease<C>> {
+    fn get_slow(
+        &self,
+        start_coarse: u64,
+        timeout: Duration,
+        cancel: Option<&CancelToken>,
+    ) -> Result<Lease<C>> {
         let s = &self.shared;
         // Time already spent on the fast path (validations that failed).
         let spent = Duration::from_nanos(coarse_now_ns().saturating_sub(start_coarse));
@@ -804,9 +849,16 @@ impl<C: Connector> CorePool<C> {
                     drop(g);
                     return Err(self.timed_out(start));
                 }
+                if cancel.is_some_and(CancelToken::is_cancelled) {
+                    drop(g);
+                    return Err(self.cancelled(start.elapsed()));
+                }
+                // A cancel token cannot wake this condvar: look again
+                // every SUSPEND_CANCEL_POLL (suspending is rare).
+                let pause = (deadline - now).min(SUSPEND_CANCEL_POLL);
                 g = s
                     .suspend_cv
-                    .wait_timeout(g, deadline - now)
+                    .wait_timeout(g, pause)
                     .map(|(g, _)| g)
                     .unwrap_or_else(|p| p.into_inner().0);
             }
@@ -818,7 +870,7 @@ impl<C: Connector> CorePool<C> {
             if let Some(e) = self.recent_permanent_failure() {
                 return Err(e);
             }
-            let outcome = s.bag.wait(Some(deadline), || {
+            let outcome = s.bag.wait(Some(deadline), cancel, || {
                 if s.pending.load(SeqCst) < s.bag.waiting() {
                     s.request_create();
                 }
@@ -834,8 +886,30 @@ impl<C: Connector> CorePool<C> {
                 }
                 WaitOutcome::Failed(e) => return Err(e),
                 WaitOutcome::TimedOut => return Err(self.timed_out(start)),
+                WaitOutcome::Cancelled(entry) => {
+                    if let Some(e) = entry {
+                        // Handed over as the cancel fired: back it goes.
+                        s.make_idle(e);
+                    }
+                    return Err(self.cancelled(start.elapsed()));
+                }
             }
         }
+    }
+
+    fn cancelled(&self, waited: Duration) -> Error {
+        self.shared
+            .counters
+            .acquires_cancelled
+            .fetch_add(1, Relaxed);
+        Error::new(
+            ErrorKind::Cancelled,
+            format!(
+                "the wait for a connection to {} was cancelled after {}",
+                self.shared.connector.endpoint(),
+                fmt_duration(waited)
+            ),
+        )
     }
 
     fn timed_out(&self, start: Instant) -> Error {
@@ -956,28 +1030,15 @@ impl<C: Connector> CorePool<C> {
     /// waiting forever (the borrower still owns the connection object; it is
     /// closed when returned). Returns how many were cut.
     pub(crate) fn abort_borrowed(&self) -> usize {
-        let mut n = 0;
-        for slot in self.shared.bag.slots.iter() {
-            if slot.state.load(Relaxed) != IN_USE {
-                continue;
-            }
-            let sock = slot.socket.load(Relaxed);
-            if sock == u64::MAX {
-                continue;
-            }
-            let (fd, inode) = ((sock >> 32) as i32, sock & 0xffff_ffff);
-            // The dup keeps the socket from being closed and its number
-            // reused while we look; the inode says it is still the same one.
-            if let Some(dup) = crate::sys::DupFd::new(fd) {
-                if dup.inode().map(|i| i & 0xffff_ffff) == Some(inode)
-                    && slot.state.load(Relaxed) == IN_USE
-                {
-                    crate::sys::shutdown(dup.fd());
-                    n += 1;
-                }
-            }
-        }
-        n
+        let s = &self.shared;
+        (0..s.bag.slots.len())
+            .filter(|&idx| {
+                s.with_borrowed_socket(idx, |sock| {
+                    crate::sys::shutdown(sock.fd());
+                })
+                .is_some()
+            })
+            .count()
     }
 
     /// The pool knobs in force.
@@ -1009,7 +1070,79 @@ impl<C: Connector> Shared<C> {
     pub fn housekeeper_kick(&self) {
         let _ = self.wake_housekeeper.try_send(());
     }
+
+    /// Runs `f` on the socket of slot `idx` if the slot is borrowed and its
+    /// socket is known. The dup keeps the socket from being closed and its
+    /// number reused while `f` runs; the inode says it is still the same one.
+    fn with_borrowed_socket<T>(
+        &self,
+        idx: usize,
+        f: impl FnOnce(&crate::sys::DupFd) -> T,
+    ) -> Option<T> {
+        let slot = &self.bag.slots[idx];
+        if slot.state.load(Relaxed) != IN_USE {
+            return None;
+        }
+        let sock = slot.socket.load(Relaxed);
+        if sock == u64::MAX {
+            return None;
+        }
+        let (fd, inode) = ((sock >> 32) as i32, sock & 0xffff_ffff);
+        let dup = crate::sys::DupFd::new(fd)?;
+        (dup.inode().map(|i| i & 0xffff_ffff) == Some(inode) && slot.state.load(Relaxed) == IN_USE)
+            .then(|| f(&dup))
+    }
+
+    /// The watchdog's statement check: shuts down the socket of every
+    /// borrowed connection that has waited longer than its borrow's
+    /// statement bound for the answer to what it last sent, or is still
+    /// receiving one that long after (a server that drips). A quiet socket
+    /// whose answer came (the borrower thinking between statements) is
+    /// never cut.
+    pub(crate) fn cut_overdue_statements(&self) {
+        for idx in 0..self.bag.slots.len() {
+            let slot = &self.bag.slots[idx];
+            let bound = slot.bound_ms.load(Relaxed);
+            if bound == 0 || slot.cut.load(Relaxed) {
+                continue;
+            }
+            let cut = self.with_borrowed_socket(idx, |sock| {
+                let Some(q) = sock.tcp_quiet_ms() else {
+                    return false;
+                };
+                let waiting = q.since_sent_ms < q.since_recv_ms;
+                let trickling = !waiting && u64::from(q.since_recv_ms) < 2 * STATEMENT_TICK_MS;
+                let overdue = u64::from(q.since_sent_ms) > bound;
+                if overdue
+                    && (waiting || trickling)
+                    && slot
+                        .cut
+                        .compare_exchange(false, true, Relaxed, Relaxed)
+                        .is_ok()
+                {
+                    crate::sys::shutdown(sock.fd());
+                    true
+                } else {
+                    false
+                }
+            });
+            if cut == Some(true) {
+                self.counters.statements_cut.fetch_add(1, Relaxed);
+                log::warn!(
+                    target: "staunch",
+                    "connection {} to {} got no answer within its statement bound ({}): its socket was shut down",
+                    slot.id.load(Relaxed),
+                    self.connector.endpoint(),
+                    fmt_duration(Duration::from_millis(bound))
+                );
+            }
+        }
+    }
 }
+
+/// How often the watchdog checks borrowed sockets against their statement
+/// bounds (when any may have one).
+pub(crate) const STATEMENT_TICK_MS: u64 = 50;
 
 /// A borrowed connection of a [`CorePool`]. Derefs to the connector's
 /// connection type; dropping it returns the connection to the pool, through
@@ -1038,8 +1171,27 @@ impl<C: Connector> Lease<C> {
     /// The connection and its marks, borrowed apart, without noting raw
     /// access (for layers above the pool that track what they run).
     pub(crate) fn split(&mut self) -> (&mut C::Conn, Marks<'_>) {
-        let (_, conn) = self.held.as_mut().expect("held until drop");
-        (conn, Marks(&mut self.flags))
+        let (conn, marks, _) = self.parts();
+        (conn, marks)
+    }
+
+    /// As [`split`](Lease::split), with the pool's connector too.
+    pub(crate) fn parts(&mut self) -> (&mut C::Conn, Marks<'_>, &C) {
+        let (entry, conn) = self.held.as_mut().expect("held until drop");
+        let cut = &self.shared.bag.slots[entry.idx()].cut;
+        (
+            conn,
+            Marks {
+                flags: &mut self.flags,
+                cut,
+            },
+            &self.shared.connector,
+        )
+    }
+
+    /// The pool's connector.
+    pub fn connector(&self) -> &C {
+        &self.shared.connector
     }
 
     fn held(&self) -> &(Entry, C::Conn) {
@@ -1048,7 +1200,30 @@ impl<C: Connector> Lease<C> {
 
     /// What the return path must do, as [`Marks`].
     pub(crate) fn marks(&mut self) -> Marks<'_> {
-        Marks(&mut self.flags)
+        self.split().1
+    }
+
+    /// Sets this borrow's statement bound (see
+    /// [`Connector::statement_bound`], the default): the longest the
+    /// connection may wait for the answer to what was last sent on it before
+    /// the pool's watchdog shuts its socket down. None: no bound.
+    pub fn set_statement_bound(&mut self, bound: Option<Duration>) {
+        let ms = bound.map_or(0, |d| (d.as_millis() as u64).max(1));
+        self.shared
+            .bag
+            .slot(&self.held().0)
+            .bound_ms
+            .store(ms, Relaxed);
+        if ms != 0 && !self.shared.statement_bounds.swap(true, Relaxed) {
+            let _ = self.shared.wake_watchdog.try_send(());
+        }
+    }
+
+    /// Whether the watchdog cut this borrow's connection off (a statement
+    /// waited past its bound): the socket is shut down, the connection is
+    /// closed on return.
+    pub fn was_cut(&self) -> bool {
+        self.shared.bag.slot(&self.held().0).cut.load(Relaxed)
     }
 }
 
@@ -1056,18 +1231,27 @@ impl<C: Connector> Lease<C> {
 /// Only these methods set a lease's flags, so the rules of the return path
 /// stay in this module.
 #[derive(Debug)]
-pub(crate) struct Marks<'a>(&'a mut u8);
+pub(crate) struct Marks<'a> {
+    flags: &'a mut u8,
+    /// The slot's `cut` flag (see `Lease::was_cut`).
+    cut: &'a crate::sync::model::AtomicBool,
+}
 
 impl Marks<'_> {
     /// The connection is out of step or unusable: close it on return.
     pub fn mark_broken(&mut self) {
-        *self.0 |= FLAG_BROKEN;
+        *self.flags |= FLAG_BROKEN;
+    }
+
+    /// Whether the watchdog cut this borrow's connection off.
+    pub fn was_cut(&self) -> bool {
+        self.cut.load(Relaxed)
     }
 
     /// The borrower did something whose effect on the session the pool
     /// cannot see: `recycle` is told (`touched`).
     pub fn note_touched(&mut self) {
-        *self.0 |= FLAG_TOUCHED;
+        *self.flags |= FLAG_TOUCHED;
     }
 
     /// The borrower reads an answer itself (`settled` false), or a layer
@@ -1075,9 +1259,9 @@ impl Marks<'_> {
     /// is checked with the connector's `is_broken` on return.
     pub fn note_settled(&mut self, settled: bool) {
         if settled {
-            *self.0 &= !FLAG_UNSETTLED;
+            *self.flags &= !FLAG_UNSETTLED;
         } else {
-            *self.0 |= FLAG_UNSETTLED;
+            *self.flags |= FLAG_UNSETTLED;
         }
     }
 }

@@ -200,6 +200,14 @@ stats! {
         leaks_reported,
         /// Transactions rolled back because a connection was returned inside one.
         rollbacks_on_return,
+        /// Sessions reset on return because their state had changed (or the
+        /// borrower used the raw connection, so it was unknown).
+        resets_on_return,
+        /// `get`s cancelled through their cancel token while they waited.
+        acquires_cancelled,
+        /// Statements cut off by the watchdog: their connection waited past
+        /// its statement bound for an answer (the socket was shut down).
+        statements_cut,
     }
 }
 

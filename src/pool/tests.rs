@@ -7,7 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::*;
-use super::{ConnectAttempt, Connector};
+use super::{ConnectAttempt, Connector, Recycled};
 
 #[derive(Default)]
 struct Script {
@@ -111,12 +111,12 @@ impl Connector for Fake {
             Ok(())
         }
     }
-    fn recycle(&self, _c: &mut FakeConn, _touched: bool) -> Result<bool> {
+    fn recycle(&self, _c: &mut FakeConn, _touched: bool) -> Result<Recycled> {
         self.s.recycles.fetch_add(1, SeqCst);
         if self.s.take_panic() {
             std::panic::resume_unwind(Box::new("fake: rollback bug"));
         }
-        Ok(false)
+        Ok(Recycled::AsIs)
     }
     fn is_broken(&self, _c: &FakeConn) -> bool {
         if self.s.take_panic() {

@@ -28,7 +28,7 @@ use crate::client::{ConnectConfig, MysqlConnector, PooledConn};
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::{emit, Event, EventListener};
 use crate::pool::stats::Stats;
-use crate::pool::{CorePool, PoolConfig};
+use crate::pool::{CancelToken, CorePool, PoolConfig};
 use crate::sync::lock;
 
 /// `writer` value when no host may take writes.
@@ -215,7 +215,8 @@ impl Pool {
         }
         let mut hosts: Vec<Host> = Vec::with_capacity(targets.len());
         for c in targets {
-            let connector = MysqlConnector::new(c.clone(), pool_cfg.validation_timeout);
+            let connector = MysqlConnector::new(c.clone(), pool_cfg.validation_timeout)
+                .with_connect_timeout(pool_cfg.connect_timeout);
             // Replicas never need initialization_fail_timeout: the writer does.
             let mut pc = pool_cfg.clone();
             if !hosts.is_empty() {
@@ -289,9 +290,24 @@ impl Pool {
     /// `ConnectRejected` at once on a permanent connect error, `NoWriter` at
     /// once while no primary is known, or `Closed`.
     pub fn get_timeout(&self, timeout: Duration) -> Result<PooledConn> {
-        self.writer_pool()?
-            .get_timeout(timeout)
-            .map(PooledConn::new)
+        self.get_inner(timeout, None)
+    }
+
+    /// As [`get_timeout`](Pool::get_timeout), and `cancel`, fired from any
+    /// thread, makes a waiting call return `Cancelled` promptly, leaving the
+    /// pool as if it had never waited (an already cancelled token fails at
+    /// once).
+    pub fn get_cancellable(&self, timeout: Duration, cancel: &CancelToken) -> Result<PooledConn> {
+        self.get_inner(timeout, Some(cancel))
+    }
+
+    fn get_inner(&self, timeout: Duration, cancel: Option<&CancelToken>) -> Result<PooledConn> {
+        let pool = self.writer_pool()?;
+        match cancel {
+            Some(c) => pool.get_cancellable(timeout, c),
+            None => pool.get_timeout(timeout),
+        }
+        .map(PooledConn::new)
     }
 
     /// A connection to the writer if one is idle now; never waits.
@@ -310,6 +326,24 @@ impl Pool {
 
     /// As [`get_read`](Pool::get_read), waiting at most `timeout`.
     pub fn get_read_timeout(&self, timeout: Duration) -> Result<PooledConn> {
+        self.get_read_inner(timeout, None)
+    }
+
+    /// As [`get_read_timeout`](Pool::get_read_timeout), cancellable as
+    /// [`get_cancellable`](Pool::get_cancellable) is.
+    pub fn get_read_cancellable(
+        &self,
+        timeout: Duration,
+        cancel: &CancelToken,
+    ) -> Result<PooledConn> {
+        self.get_read_inner(timeout, Some(cancel))
+    }
+
+    fn get_read_inner(
+        &self,
+        timeout: Duration,
+        cancel: Option<&CancelToken>,
+    ) -> Result<PooledConn> {
         let t = &self.t;
         if t.closed.load(Relaxed) {
             return Err(Error::closed());
@@ -325,9 +359,15 @@ impl Pool {
             // Spread over the qualifying replicas; each one's own pool hands
             // out an idle connection or makes one.
             let h = &t.hosts[eligible[next_spread() % eligible.len()]];
-            match h.pool.get_timeout(timeout) {
+            let got = match cancel {
+                Some(c) => h.pool.get_cancellable(timeout, c),
+                None => h.pool.get_timeout(timeout),
+            };
+            match got {
                 Ok(c) => return Ok(PooledConn::new(c)),
-                Err(e) if !t.cfg.read_fallback => return Err(e),
+                Err(e) if !t.cfg.read_fallback || e.kind() == ErrorKind::Cancelled => {
+                    return Err(e)
+                }
                 Err(e) => {
                     log::warn!(target: "staunch", "read from replica {} failed, using the writer: {e}", h.endpoint);
                     // The fallback gets what is left of the caller's bound.
@@ -335,7 +375,7 @@ impl Pool {
                     if left.is_zero() {
                         return Err(e);
                     }
-                    return self.get_timeout(left);
+                    return self.get_inner(left, cancel);
                 }
             }
         } else if writer.is_some() && n > 1 && !t.cfg.read_fallback {
@@ -344,7 +384,7 @@ impl Pool {
                 "no replica qualifies for reads (down, lagging or broken) and read_fallback=fail",
             ));
         }
-        self.get_timeout(timeout)
+        self.get_inner(timeout, cancel)
     }
 
     /// A snapshot of gauges and counters, summed over every host (latency

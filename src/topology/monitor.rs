@@ -41,6 +41,8 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
+use crate::client::Session;
+
 use super::{HostHealth, PingType, Topo};
 use crate::client::MysqlConnector;
 use crate::duration::fmt_duration;
@@ -58,7 +60,7 @@ struct Monitor {
     t: Arc<Topo>,
     failures: u32,
     /// The kept connection for select/insert pings, and which host it is to.
-    kept: Option<(usize, Conn)>,
+    kept: Option<(usize, Session)>,
     last_writer: Option<usize>,
     last_change: Option<Instant>,
     discovered: bool,

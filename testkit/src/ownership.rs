@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use staunch::pool::{ConnectAttempt, Connector};
-use staunch::MysqlConnector;
+use staunch::pool::{ConnectAttempt, Connector, Recycled};
+use staunch::{MysqlConnector, Session};
 
 pub struct Instrumented {
     pub inner: MysqlConnector,
@@ -30,7 +30,7 @@ impl Instrumented {
 
 /// A connection and its "someone is using me" flag.
 pub struct Owned {
-    pub conn: mysql::Conn,
+    pub conn: Session,
     pub busy: Arc<AtomicBool>,
 }
 
@@ -62,7 +62,7 @@ impl Connector for Instrumented {
         c.leave();
         r
     }
-    fn recycle(&self, c: &mut Owned, touched: bool) -> staunch::Result<bool> {
+    fn recycle(&self, c: &mut Owned, touched: bool) -> staunch::Result<Recycled> {
         self.inner.recycle(&mut c.conn, touched)
     }
     fn is_permanent(&self, e: &staunch::Error) -> bool {

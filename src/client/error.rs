@@ -1,0 +1,128 @@
+//! How the `mysql` crate's errors become staunch's, and the two errors of
+//! staunch's own that travel inside `mysql::Error` (through `Queryable`,
+//! whose methods must return the crate's error type).
+
+use std::fmt;
+use std::io;
+use std::time::Duration;
+
+use mysql::mysql_common::proto::codec::error::PacketCodecError;
+
+use crate::duration::fmt_duration;
+use crate::error::{Error, ErrorKind};
+
+/// MariaDB's ER_STATEMENT_TIMEOUT: `max_statement_time` exceeded.
+pub(crate) const ER_STATEMENT_TIMEOUT: u16 = 1969;
+/// MySQL's ER_QUERY_TIMEOUT: `max_execution_time` exceeded.
+pub(crate) const ER_QUERY_TIMEOUT: u16 = 3024;
+/// ER_QUERY_INTERRUPTED: `KILL QUERY` (staunch's cancel, or anyone's).
+pub(crate) const ER_QUERY_INTERRUPTED: u16 = 1317;
+
+/// An error of staunch's own, carried in a `mysql::Error::IoError` so that
+/// `Queryable` methods can return it; [`Error::from_mysql`] gives it back its
+/// kind.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// The connection broke during an earlier statement (why).
+    Broken(String),
+    /// The statement got no answer within its bound, and its socket was shut
+    /// down (the statement time limit and the grace after it).
+    Cut { limit: Duration, grace: Duration },
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Broken(why) => write!(
+                f,
+                "this connection broke during an earlier statement ({why}); drop it and get another"
+            ),
+            Refusal::Cut { limit, grace } => write!(
+                f,
+                "the statement got no answer within its time limit of {} (plus {} of grace): \
+                 the server did not end it, so the connection was cut off (it is broken now)",
+                fmt_duration(*limit),
+                fmt_duration(*grace)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+impl Refusal {
+    pub(crate) fn into_mysql(self) -> mysql::Error {
+        let kind = match self {
+            Refusal::Broken(_) => io::ErrorKind::NotConnected,
+            Refusal::Cut { .. } => io::ErrorKind::TimedOut,
+        };
+        mysql::Error::IoError(io::Error::new(kind, self))
+    }
+
+    /// The refusal inside `e`, if it carries one.
+    pub(crate) fn of(e: &mysql::Error) -> Option<&Refusal> {
+        match e {
+            mysql::Error::IoError(io) => io.get_ref()?.downcast_ref::<Refusal>(),
+            _ => None,
+        }
+    }
+}
+
+impl Error {
+    /// Wraps an error of the `mysql` crate. `context` says what was being
+    /// done. A statement time limit the server enforced is `StatementTimeout`,
+    /// a `KILL QUERY` is `Cancelled`, staunch's own refusals keep their kind
+    /// (`Broken`, `StatementTimeout`), other server errors are `Server`, the
+    /// rest `Io`.
+    pub fn from_mysql(context: &str, e: &mysql::Error) -> Error {
+        match e {
+            mysql::Error::MySqlError(me) => {
+                let (kind, what) = match me.code {
+                    ER_STATEMENT_TIMEOUT | ER_QUERY_TIMEOUT => (
+                        ErrorKind::StatementTimeout,
+                        "the statement ran past its time limit and the server ended it \
+                         (the connection is still usable): ",
+                    ),
+                    ER_QUERY_INTERRUPTED => (
+                        ErrorKind::Cancelled,
+                        "the statement was cancelled (KILL QUERY; the connection is still usable): ",
+                    ),
+                    _ => (ErrorKind::Server, ""),
+                };
+                Error::from_server(
+                    kind,
+                    format!(
+                        "{context}: {what}server error {} ({}): {}",
+                        me.code, me.state, me.message
+                    ),
+                    me.code,
+                    &me.state,
+                )
+            }
+            mysql::Error::IoError(io) => {
+                if let Some(r) = Refusal::of(e) {
+                    let kind = match r {
+                        Refusal::Broken(_) => ErrorKind::Broken,
+                        Refusal::Cut { .. } => ErrorKind::StatementTimeout,
+                    };
+                    return Error::new(kind, format!("{context}: {r}"));
+                }
+                let what = match io.kind() {
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+                        "timed out waiting for the server".to_string()
+                    }
+                    _ => io.to_string(),
+                };
+                Error::new(ErrorKind::Io, format!("{context}: {what}"))
+            }
+            mysql::Error::CodecError(PacketCodecError::PacketTooLarge) => Error::new(
+                ErrorKind::Io,
+                format!(
+                    "{context}: the server sent a packet larger than the client takes \
+                     (max_allowed_packet, the server's value when the connection was made)"
+                ),
+            ),
+            other => Error::new(ErrorKind::Io, format!("{context}: {other}")),
+        }
+    }
+}

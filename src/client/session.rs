@@ -1,0 +1,365 @@
+//! [`Session`]: one MySQL connection and what staunch knows of its state.
+//!
+//! # Knowing the session's state without asking
+//! Every session runs with `session_track_transaction_info = 'STATE'` and
+//! `session_track_state_change = ON` (set when it is made and after every
+//! reset). The server then puts, in the OK packet that ends a statement, the
+//! transaction state when the statement changed it ("T_______" after BEGIN,
+//! "I___W___" after a write under autocommit=0, "_______L" after LOCK TABLES,
+//! "________" after COMMIT) and a state-change flag when the statement
+//! changed anything else of the session (a user variable, a system variable,
+//! the schema, a temporary table, a prepared statement). The `mysql` crate
+//! keeps the packet's status flags private but gives these
+//! (`Conn::session_state_changes`, from the last OK packet).
+//!
+//! They come only in the packet of the statement that made the change, so
+//! staunch must look after every statement: [`Session::observe`] does, for
+//! everything run through `PooledConn`'s own methods and the C ABI. Then the
+//! return path knows, without a round trip, whether a transaction is open
+//! (roll it back) and whether the session changed (reset it). What it cannot
+//! see, it treats as changed: statements run on the raw `mysql::Conn`
+//! (`&mut *guard`), the statements before the last of a multi-statement
+//! text, a `CALL`, and any statement that failed after it may have changed
+//! something (a multi-statement text).
+//!
+//! # Statement time limits on the server
+//! `query_timeout` is also set as the session's server-side limit (MariaDB's
+//! `max_statement_time`, MySQL's `max_execution_time`, which covers only
+//! read-only `SELECT`s), so a statement past it ends with the server's own
+//! error and the session stays in step. A borrow may set its own limit; the
+//! session variable changes (one statement) only when the limit does.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering::AcqRel, Ordering::Acquire};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use mysql::consts::SessionStateType;
+use mysql::prelude::Queryable;
+use mysql::Conn;
+
+use super::ConnectConfig;
+use crate::sync::lock;
+
+/// The server kind, for the statement time limit's variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    MariaDb,
+    MySql,
+}
+
+impl Flavor {
+    /// MariaDB sends "5.5.5-10.x.y-MariaDB" in its greeting (which the
+    /// `mysql` crate reads as 5.5.5), or a version from 10 up; MySQL is 5.x,
+    /// 8.x, 9.x.
+    fn of(conn: &Conn) -> Flavor {
+        match conn.server_version() {
+            (5, 5, 5) => Flavor::MariaDb,
+            (major, _, _) if major >= 10 => Flavor::MariaDb,
+            _ => Flavor::MySql,
+        }
+    }
+}
+
+/// What staunch knows of a session; changed only by its owner.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    /// Why the session is out of step with the server, once it is: every
+    /// later statement fails with this (`Broken`) and it is never returned.
+    pub broken: Option<String>,
+    /// A transaction is open (explicit, implicit under autocommit=0, or
+    /// LOCK TABLES), as the server last reported.
+    pub txn_open: bool,
+    /// The session may differ from a fresh one (a variable, the schema, a
+    /// temporary table, a prepared statement, ...): reset it on return.
+    pub dirty: bool,
+    /// The server-side statement time limit in force in the session.
+    pub limit: Option<Duration>,
+    /// The pool's settings are in force (tracking, the time limit,
+    /// `init_sql`). After a reset they are put back at once when there is
+    /// something to put back besides tracking (`init_sql`, a time limit),
+    /// else before the session's next statement through the guard (a borrow
+    /// that only uses the raw `mysql::Conn` needs no tracking: it is reset
+    /// anyway).
+    pub tracked: bool,
+}
+
+/// One MySQL session: the connection, what staunch knows of its state, and
+/// the gate its cancel handles go through. Derefs to [`mysql::Conn`].
+///
+/// Made by [`MysqlConnector`](crate::MysqlConnector); a pool hands it out
+/// inside a [`PooledConn`](crate::PooledConn).
+pub struct Session {
+    pub(crate) conn: Conn,
+    pub(crate) state: State,
+    pub(crate) gate: Arc<Gate>,
+    pub(crate) flavor: Flavor,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("connection_id", &self.conn.connection_id())
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Deref for Session {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        &self.conn
+    }
+}
+
+impl DerefMut for Session {
+    fn deref_mut(&mut self) -> &mut Conn {
+        &mut self.conn
+    }
+}
+
+impl Session {
+    /// The connection alone (staunch stops tracking it).
+    pub fn into_conn(self) -> Conn {
+        self.conn
+    }
+
+    /// Sets up a new connection as a session: tracking, the statement time
+    /// limit, then `init_sql`.
+    pub(crate) fn start(conn: Conn, cfg: &ConnectConfig) -> mysql::Result<Session> {
+        let mut s = Session {
+            flavor: Flavor::of(&conn),
+            conn,
+            state: State::default(),
+            gate: Arc::new(Gate::default()),
+        };
+        s.init(cfg)?;
+        Ok(s)
+    }
+
+    /// The pool's settings, on a fresh (or just reset) session: one
+    /// statement, plus `init_sql` if set. Leaves the state clean.
+    pub(crate) fn init(&mut self, cfg: &ConnectConfig) -> mysql::Result<()> {
+        let mut sql = String::from(
+            "SET SESSION session_track_transaction_info = 'STATE', session_track_state_change = ON",
+        );
+        if let Some(t) = cfg.query_timeout {
+            sql.push_str(", ");
+            sql.push_str(&self.limit_assignment(Some(t)));
+        }
+        self.conn.query_drop(&sql)?;
+        if let Some(init) = cfg.init_sql.as_deref() {
+            self.conn.query_drop(init)?;
+        }
+        self.observe();
+        self.state.dirty = false;
+        self.state.limit = cfg.query_timeout;
+        self.state.tracked = true;
+        Ok(())
+    }
+
+    /// `COM_RESET_CONNECTION` (rolls back, drops variables, temporary tables
+    /// and prepared statements: a fresh session), then the pool's settings
+    /// again, now or before the next statement (see `State::tracked`).
+    pub(crate) fn reset(&mut self, cfg: &ConnectConfig) -> mysql::Result<()> {
+        self.conn.reset()?;
+        self.state = State::default();
+        if cfg.init_sql.is_some() || cfg.query_timeout.is_some() {
+            self.init(cfg)?;
+        }
+        Ok(())
+    }
+
+    /// `max_statement_time = <seconds>` (MariaDB) or `max_execution_time =
+    /// <ms>` (MySQL); 0 is none.
+    fn limit_assignment(&self, limit: Option<Duration>) -> String {
+        match self.flavor {
+            Flavor::MariaDb => format!(
+                "max_statement_time = {:.6}",
+                limit.map_or(0.0, |d| d.as_secs_f64())
+            ),
+            Flavor::MySql => format!(
+                "max_execution_time = {}",
+                limit.map_or(0, |d| d.as_millis().max(1))
+            ),
+        }
+    }
+
+    /// Makes `limit` the session's server-side statement time limit, if it
+    /// is not already (one statement when it changes).
+    pub(crate) fn set_limit(&mut self, limit: Option<Duration>) -> mysql::Result<()> {
+        if self.state.limit == limit {
+            return Ok(());
+        }
+        let sql = format!("SET SESSION {}", self.limit_assignment(limit));
+        self.conn.query_drop(sql)?;
+        self.state.limit = limit;
+        // Its own state-change report says nothing of the borrower's.
+        Ok(())
+    }
+
+    /// Reads what the last OK packet reports (see the module doc): the
+    /// transaction state if it changed, whether anything else did. Call it
+    /// after each statement, once its answer is read to the end.
+    pub(crate) fn observe(&mut self) {
+        let Ok(changes) = self.conn.session_state_changes() else {
+            // A packet staunch cannot parse: assume the worst.
+            self.state.dirty = true;
+            return;
+        };
+        for c in changes {
+            match c.data_type() {
+                SessionStateType::SESSION_TRACK_TRANSACTION_STATE => {
+                    // A length-prefixed string, "________" when idle: the
+                    // first byte is T (explicit) or I (implicit), the last L
+                    // (LOCK TABLES); anything but underscores is a
+                    // transaction to end.
+                    let data = c.data_ref();
+                    let state = data.get(1..).unwrap_or(data);
+                    self.state.txn_open = state.iter().any(|b| *b != b'_');
+                }
+                SessionStateType::SESSION_TRACK_STATE_CHANGE
+                | SessionStateType::SESSION_TRACK_SYSTEM_VARIABLES
+                | SessionStateType::SESSION_TRACK_SCHEMA => self.state.dirty = true,
+                // GTIDs of writes, transaction characteristics: not session
+                // state a later borrower would inherit.
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Who may cancel the statement running on a session, and when. One word:
+/// the borrow number (high 32 bits), `RUNNING` (a statement through the
+/// guard's methods is running) and `CANCELLING` (a cancel's `KILL QUERY` is
+/// on its way).
+///
+/// A cancel takes effect only on the statement running when it was asked
+/// for: it sets `CANCELLING` by CAS only while `RUNNING` is set for its
+/// borrow, and while it is set no new statement begins (nor a new borrow),
+/// so the `KILL QUERY` reaches that statement or, if it just ended, an idle
+/// session (which the server ignores), never the next statement.
+#[derive(Debug, Default)]
+pub(crate) struct Gate {
+    word: AtomicU64,
+    /// Statements and borrows waiting for a cancel to finish wait here
+    /// (rare); held only to wait or notify.
+    lock: Mutex<()>,
+    cv: Condvar,
+}
+
+const RUNNING: u64 = 1;
+const CANCELLING: u64 = 2;
+const BORROW_SHIFT: u32 = 32;
+
+impl Gate {
+    /// The current borrow's number.
+    pub(crate) fn borrow(&self) -> u32 {
+        (self.word.load(Acquire) >> BORROW_SHIFT) as u32
+    }
+
+    /// Waits while a cancel is on its way (bounded by that cancel's own
+    /// bound), then applies `f` to the word by CAS.
+    fn update_when_quiet(&self, f: impl Fn(u64) -> u64) {
+        let mut w = self.word.load(Acquire);
+        loop {
+            if w & CANCELLING != 0 {
+                let g = lock(&self.lock);
+                // Checked under the lock the canceller notifies under.
+                if self.word.load(Acquire) & CANCELLING != 0 {
+                    let _ = self.cv.wait_timeout(g, Duration::from_millis(50));
+                }
+                w = self.word.load(Acquire);
+                continue;
+            }
+            match self.word.compare_exchange_weak(w, f(w), AcqRel, Acquire) {
+                Ok(_) => return,
+                Err(now) => w = now,
+            }
+        }
+    }
+
+    /// A statement begins.
+    pub(crate) fn begin(&self) {
+        self.update_when_quiet(|w| w | RUNNING);
+    }
+
+    /// The statement ended.
+    pub(crate) fn end(&self) {
+        self.word.fetch_and(!RUNNING, AcqRel);
+    }
+
+    /// The borrow ends: cancel handles taken during it no longer act.
+    pub(crate) fn next_borrow(&self) {
+        self.update_when_quiet(|w| ((w >> BORROW_SHIFT) + 1) << BORROW_SHIFT);
+    }
+
+    /// Claims the right to cancel the statement running in `borrow`; false
+    /// if none is running (or another cancel is on its way).
+    pub(crate) fn start_cancel(&self, borrow: u32) -> bool {
+        let mut w = self.word.load(Acquire);
+        loop {
+            if (w >> BORROW_SHIFT) as u32 != borrow || w & RUNNING == 0 || w & CANCELLING != 0 {
+                return false;
+            }
+            match self
+                .word
+                .compare_exchange_weak(w, w | CANCELLING, AcqRel, Acquire)
+            {
+                Ok(_) => return true,
+                Err(now) => w = now,
+            }
+        }
+    }
+
+    /// The cancel's `KILL QUERY` is done (or failed): statements may begin.
+    pub(crate) fn finish_cancel(&self) {
+        self.word.fetch_and(!CANCELLING, AcqRel);
+        let _g = lock(&self.lock);
+        self.cv.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancel_acts_only_on_the_running_statement_of_its_borrow() {
+        let g = Gate::default();
+        let b = g.borrow();
+        assert!(!g.start_cancel(b), "nothing runs yet");
+        g.begin();
+        assert!(g.start_cancel(b));
+        assert!(!g.start_cancel(b), "one cancel at a time");
+        g.end();
+        g.finish_cancel();
+        assert!(!g.start_cancel(b), "the statement ended");
+        g.next_borrow();
+        g.begin();
+        assert!(!g.start_cancel(b), "a handle of the last borrow");
+        assert!(g.start_cancel(g.borrow()));
+        g.finish_cancel();
+    }
+
+    #[test]
+    fn a_statement_waits_for_a_cancel_on_its_way() {
+        let g = Arc::new(Gate::default());
+        g.begin();
+        assert!(g.start_cancel(g.borrow()));
+        g.end();
+        let g2 = g.clone();
+        let t = std::thread::spawn(move || {
+            g2.begin();
+            std::time::Instant::now()
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        let finished = std::time::Instant::now();
+        g.finish_cancel();
+        let began = t.join().unwrap();
+        assert!(
+            began >= finished,
+            "the next statement began before the cancel was done"
+        );
+    }
+}
