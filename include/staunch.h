@@ -584,6 +584,28 @@ typedef uint32_t staunch_column_type;
 #define STAUNCH_IO_ERROR 301
 
 /**
+ * The connection broke during an earlier statement (a failure that may have
+ * left part of an answer unread): every later statement on it fails with
+ * this at once, never with another statement's answer. Release or free it
+ * (it is closed, not returned) and get another.
+ */
+#define STAUNCH_BROKEN 302
+
+/**
+ * A statement ran past its time limit (the `query_timeout` knob, or the
+ * connection's own). Ended by the server, the connection stays usable; cut
+ * off by the client because the server did not answer, the connection is
+ * broken (STAUNCH_BROKEN afterwards). The message names the limit.
+ */
+#define STAUNCH_STATEMENT_TIMEOUT 303
+
+/**
+ * The caller cancelled: a get waiting with a cancel token, or a statement
+ * stopped through its connection's cancel (the connection stays usable).
+ */
+#define STAUNCH_CANCELLED 304
+
+/**
  * A broken internal invariant in staunch. Please report it.
  */
 #define STAUNCH_INTERNAL 900
