@@ -3,7 +3,11 @@
 //!
 //! - `raw`: one `mysql::Conn` per thread (prefer_socket(false): TCP), no pool
 //!   (so at 64 threads it has 64 connections, whatever the pool size column);
-//! - `staunch`: `staunch::Pool::from_url(url + "?max_size=N")`, all defaults;
+//! - `staunch`: `staunch::Pool::from_url(url + "?max_size=N")`, all defaults,
+//!   the statement through the guard's own `Queryable`;
+//! - `staunch &mut *guard`: the same pool, the statement through the raw
+//!   `mysql::Conn` (`&mut *guard`, how code taking `&mut mysql::Conn` uses
+//!   it): the pool cannot see what ran, so it resets the session on return;
 //! - `mysql::Pool`: the `mysql` crate's pool with its defaults (`check_health`:
 //!   a COM_PING on every checkout; `reset_connection`: a COM_RESET_CONNECTION
 //!   on every return), constraints (N, N), and prefer_socket(false) like
@@ -19,7 +23,13 @@
 //! `dur_ms` with all contenders interleaved; every operation's latency is
 //! recorded. Reported: medians over rounds of queries/s, p50, p99.
 //!
-//! Run: `cargo bench --bench roundtrip [-- --reps=7 --dur-ms=250 --quick]`.
+//! Then, per contender, the server's commands per checkout (performance_schema:
+//! rollbacks, resets, pings, selects) over 1,000 checkouts at one thread, and
+//! the issue-11 targets at pool size 8, 1 and 4 threads: both staunch paths
+//! ≥ 0.9× raw and ≥ 1.5× `mysql::Pool`.
+//!
+//! Run: `cargo bench --bench roundtrip [-- --reps=7 --dur-ms=250 --quick
+//! --threads=1,4 --sizes=8]`.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -184,6 +194,7 @@ fn run<F: Fn(usize) + Sync>(threads: usize, dur: Duration, server_pid: u32, op: 
 enum Who {
     Raw,
     Staunch,
+    StaunchRaw,
     MysqlPool,
     R2d2,
     Fifo,
@@ -194,6 +205,7 @@ impl Who {
         match self {
             Who::Raw => "raw mysql::Conn",
             Who::Staunch => "staunch",
+            Who::StaunchRaw => "staunch &mut *guard",
             Who::MysqlPool => "mysql::Pool",
             Who::R2d2 => "r2d2_mysql",
             Who::Fifo => "fair FIFO",
@@ -230,6 +242,14 @@ impl Contenders {
                     select1(&mut c);
                 })
             }
+            Who::StaunchRaw => {
+                let p = &self.staunch[&size];
+                run(threads, dur, pid, &|_| {
+                    let mut c = p.get().expect("staunch get");
+                    let raw: &mut Conn = &mut c;
+                    select1(raw);
+                })
+            }
             Who::MysqlPool => {
                 let p = &self.mysql[&size];
                 run(threads, dur, pid, &|_| {
@@ -260,12 +280,16 @@ fn main() {
     let reps: usize = common::knob("reps", if quick { 3 } else { 7 });
     let dur = Duration::from_millis(common::knob("dur-ms", if quick { 200 } else { 250 }));
     let warm = Duration::from_millis(common::knob("warm-ms", if quick { 100 } else { 200 }));
-    let threads_list = [1usize, 4, 16, 64];
-    let sizes = [8usize, 32];
+    let threads_list = common::list_knob("threads", &[1usize, 4, 16, 64]);
+    let sizes = common::list_knob("sizes", &[8usize, 32]);
     let started = Instant::now();
 
     let db = support::MariaDb::start_with(support::ServerOpts {
-        args: vec!["--max-connections=500".into()],
+        // performance_schema counts the commands each contender sends.
+        args: vec![
+            "--max-connections=500".into(),
+            "--performance-schema=ON".into(),
+        ],
         ..Default::default()
     });
     let url = db.url();
@@ -331,7 +355,13 @@ fn main() {
     let mut results: BTreeMap<(usize, Who, usize), Vec<Run>> = BTreeMap::new();
     let mut cells: Vec<(Who, usize)> = vec![(Who::Raw, 0)];
     for &n in &sizes {
-        for w in [Who::Staunch, Who::MysqlPool, Who::R2d2, Who::Fifo] {
+        for w in [
+            Who::Staunch,
+            Who::StaunchRaw,
+            Who::MysqlPool,
+            Who::R2d2,
+            Who::Fifo,
+        ] {
             cells.push((w, n));
         }
     }
@@ -482,11 +512,86 @@ fn main() {
         }
         println!();
     }
+    // The issue-11 targets, at the smallest pool size, 1 and 4 threads.
+    let n = sizes[0];
+    println!("**Targets** (pool size {n}; per-round ratios, median): both staunch paths ≥ 0.9× raw, ≥ 1.5× mysql::Pool\n");
+    println!("| threads | staunch ÷ raw | staunch ÷ mysql::Pool | &mut *guard ÷ raw | &mut *guard ÷ mysql::Pool |");
+    println!("|---:|---:|---:|---:|---:|");
+    let ratio = |t: usize, a: Who, an: usize, w: Who, wn: usize| -> f64 {
+        let x: Vec<f64> = results[&(t, a, an)].iter().map(Run::qps).collect();
+        let y: Vec<f64> = results[&(t, w, wn)].iter().map(Run::qps).collect();
+        common::paired_ratio(&x, &y)
+    };
+    for &t in threads_list.iter().filter(|t| [1, 4].contains(*t)) {
+        println!(
+            "| {t} | {:.2}× | {:.2}× | {:.2}× | {:.2}× |",
+            ratio(t, Who::Staunch, n, Who::Raw, 0),
+            ratio(t, Who::Staunch, n, Who::MysqlPool, n),
+            ratio(t, Who::StaunchRaw, n, Who::Raw, 0),
+            ratio(t, Who::StaunchRaw, n, Who::MysqlPool, n),
+        );
+    }
+    println!();
+    // What each contender makes the server do per checkout.
+    let events = [
+        "statement/sql/select",
+        "statement/sql/rollback",
+        "statement/com/Reset connection",
+        "statement/com/Ping",
+    ];
+    let count = |e: &str| -> i64 {
+        db.query_i64(&format!(
+            "SELECT COUNT_STAR FROM performance_schema.events_statements_summary_global_by_event_name \
+             WHERE EVENT_NAME = '{e}'"
+        ))
+        .unwrap_or(0)
+    };
+    println!("**Server commands per checkout** (1,000 checkouts + SELECT 1 at 1 thread, pool size {n}; performance_schema)\n");
+    println!("| contender | SELECT | ROLLBACK | COM_RESET_CONNECTION | COM_PING |");
+    println!("|---|---:|---:|---:|---:|");
+    // The counts' own SELECTs, measured with nothing in between.
+    let snapshot = || -> Vec<i64> { events.iter().map(|e| count(e)).collect() };
+    let delta = |f: &dyn Fn()| -> Vec<i64> {
+        let before = snapshot();
+        f();
+        snapshot().iter().zip(&before).map(|(a, b)| a - b).collect()
+    };
+    let idle = delta(&|| {});
+    for (w, wn) in [
+        (Who::Raw, 0),
+        (Who::Staunch, n),
+        (Who::StaunchRaw, n),
+        (Who::MysqlPool, n),
+        (Who::R2d2, n),
+    ] {
+        let d = delta(&|| {
+            for _ in 0..1000 {
+                match w {
+                    Who::Raw => select1(&mut *c.raw[0].lock().unwrap()),
+                    Who::Staunch => select1(&mut c.staunch[&wn].get().unwrap()),
+                    Who::StaunchRaw => {
+                        let mut g = c.staunch[&wn].get().unwrap();
+                        select1::<Conn>(&mut g)
+                    }
+                    Who::MysqlPool => select1(&mut c.mysql[&wn].get_conn().unwrap()),
+                    Who::R2d2 => select1(&mut *c.r2d2[&wn].get().unwrap()),
+                    Who::Fifo => unreachable!(),
+                }
+            }
+        });
+        let per: Vec<String> = d
+            .iter()
+            .zip(&idle)
+            .map(|(d, i)| format!("{:.2}", (d - i) as f64 / 1000.0))
+            .collect();
+        println!("| {} | {} |", w.name(), per.join(" | "));
+    }
+    println!();
     for &n in &sizes {
         let st = c.staunch[&n].stats();
         println!(
-            "staunch pool size {n}: created {}, acquired {}, validation failures {}, rollbacks on return {}, violations {}.",
-            st.created, st.acquired, st.validation_failures, st.rollbacks_on_return, st.violations
+            "staunch pool size {n}: created {}, acquired {}, validation failures {}, rollbacks on return {}, resets on return {}, violations {}.",
+            st.created, st.acquired, st.validation_failures, st.rollbacks_on_return, st.resets_on_return, st.violations
         );
     }
     println!();

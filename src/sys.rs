@@ -113,6 +113,37 @@ pub fn unexpected_input(fd: RawFd) -> Option<&'static str> {
     }
 }
 
+/// The syscall numbers of a blocking read of a socket (read, readv,
+/// recvfrom, recvmsg) on this architecture; empty where not known here.
+#[cfg(target_arch = "x86_64")]
+const READ_SYSCALLS: &[u64] = &[0, 19, 45, 47];
+#[cfg(target_arch = "aarch64")]
+const READ_SYSCALLS: &[u64] = &[63, 65, 207, 212];
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const READ_SYSCALLS: &[u64] = &[];
+
+/// Whether a thread of this process is blocked right now in a read of
+/// `fd`: the first two fields of `/proc/self/task/<tid>/syscall` are the
+/// number of the system call a thread is in and its first argument (the fd
+/// for a read). False when that cannot be read (no /proc, an unknown
+/// architecture). Costs a file read per thread: for rare checks only.
+pub fn thread_reading(fd: RawFd) -> bool {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        let Ok(text) = std::fs::read_to_string(t.path().join("syscall")) else {
+            return false;
+        };
+        let mut f = text.split_whitespace();
+        let nr = f.next().and_then(|v| v.parse::<u64>().ok());
+        let arg0 = f
+            .next()
+            .and_then(|v| u64::from_str_radix(v.trim_start_matches("0x"), 16).ok());
+        matches!((nr, arg0), (Some(nr), Some(a)) if READ_SYSCALLS.contains(&nr) && a == fd as u64)
+    })
+}
+
 /// A duplicate of `fd` that is closed on drop: holding it keeps the socket
 /// alive, so the fd number cannot be reused for something else meanwhile.
 pub struct DupFd(RawFd);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
 use mysql::Value;
-use staunch::{ErrorKind, Event, Pool};
+use staunch::{CancelToken, ErrorKind, Event, Pool};
 use support::{MariaDb, Mode, Proxy};
 
 #[test]
@@ -335,4 +335,158 @@ fn conf_events() {
             .any(|e| e.starts_with("recovered@staunch-adder-")),
         "{seen:?}"
     );
+}
+
+/// The kind of a `mysql::Error` from a `PooledConn` method.
+fn kind(e: &mysql::Error) -> ErrorKind {
+    staunch::Error::from_mysql("statement", e).kind()
+}
+
+/// Statements whose text contains `marker`, running on the server now.
+fn running(s: &MariaDb, marker: &str) -> i64 {
+    s.query_i64(&format!(
+        "SELECT COUNT(*) FROM information_schema.PROCESSLIST \
+         WHERE INFO LIKE '%{marker}%' AND INFO NOT LIKE '%PROCESSLIST%'"
+    ))
+    .unwrap_or(0)
+}
+
+/// pool as if it had never waited.
+#[test]
+fn conf_cancel_get() {
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    let mut held = pool.get().unwrap();
+    let token = CancelToken::new();
+    let (p2, t2) = (pool.clone(), token.clone());
+    let waiter = thread::spawn(move || {
+        let t = Instant::now();
+        let r = p2.get_cancellable(Duration::from_secs(10), &t2);
+        (r.map(|_| ()), Instant::now(), t)
+    });
+    thread::sleep(Duration::from_millis(300));
+    assert_eq!(pool.stats().waiting, 1);
+    let fired = Instant::now();
+    token.cancel();
+    let (r, back, _) = waiter.join().unwrap();
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Cancelled, "{e}");
+    assert!(back.duration_since(fired) < Duration::from_millis(100));
+    let st = pool.stats();
+    assert_eq!(
+        (st.waiting, st.active, st.acquires_cancelled),
+        (0, 1, 1),
+        "{st:?}"
+    );
+    assert_eq!(st.acquire_timeouts, 0);
+    assert_eq!(held.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
+    // A cancelled token fails at once; a fresh one waits as usual.
+    assert_eq!(
+        pool.get_cancellable(Duration::from_secs(5), &token)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Cancelled
+    );
+    drop(held);
+    let mut c = pool
+        .get_cancellable(Duration::from_secs(5), &CancelToken::new())
+        .unwrap();
+    assert_eq!(c.query_first::<i64, _>("SELECT 2").unwrap(), Some(2));
+}
+
+/// server no longer runs it, the connection goes on.
+#[test]
+fn conf_cancel_statement() {
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&s.url()).unwrap();
+    let mut c = pool.get().unwrap();
+    let h = c.cancel_handle();
+    assert!(!h.cancel().unwrap(), "nothing runs yet");
+    let canceller = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(500));
+        let t = Instant::now();
+        (h.cancel(), t)
+    });
+    let t = Instant::now();
+    let e = c
+        .query_first::<i64, _>("SELECT SLEEP(10) /* cancel-me */")
+        .unwrap_err();
+    let ended = Instant::now();
+    let (cancelled, asked) = canceller.join().unwrap();
+    assert!(cancelled.unwrap(), "the cancel found the statement running");
+    assert_eq!(kind(&e), ErrorKind::Cancelled, "{e}");
+    assert!(
+        ended.duration_since(asked) < Duration::from_secs(1),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(running(&s, "cancel-me"), 0);
+    assert_eq!(c.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
+}
+
+/// the watchdog cuts it off at limit + grace: the handle is broken from
+/// then on, and the late answer is never read.
+#[test]
+fn conf_no_crossed_answer() {
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&format!("{}?query_timeout=300ms&max_size=1", s.url())).unwrap();
+    let mut c = pool.get().unwrap();
+    let t = Instant::now();
+    let e = c
+        .query_first::<i64, _>("SET STATEMENT max_statement_time=0 FOR SELECT 111 + SLEEP(3)")
+        .unwrap_err();
+    let took = t.elapsed();
+    assert_eq!(kind(&e), ErrorKind::StatementTimeout, "{e}");
+    assert!(
+        took >= Duration::from_millis(1250) && took < Duration::from_millis(2500),
+        "cut after {took:?} (limit 300ms + 1s grace)"
+    );
+    assert!(c.broken().is_some());
+    thread::sleep(Duration::from_secs(2)); // the server's answer would be there by now
+    let e = c.query_first::<i64, _>("SELECT 222").unwrap_err();
+    assert_eq!(kind(&e), ErrorKind::Broken, "{e}");
+    assert!(e.to_string().contains("drop it and get another"), "{e}");
+    drop(c);
+    let mut c = pool.get().unwrap();
+    assert_eq!(c.query_first::<i64, _>("SELECT 222").unwrap(), Some(222));
+    let st = pool.stats();
+    assert_eq!((st.closed_broken, st.statements_cut), (1, 1), "{st:?}");
+}
+
+/// A per-statement limit of 300 ms on `SELECT SLEEP(5)`: "timed out", not
+/// a bare I/O error, and the connection answers next.
+#[test]
+fn conf_statement_timeout() {
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&s.url()).unwrap();
+    let mut c = pool.get().unwrap();
+    c.set_statement_timeout(Some(Duration::from_millis(300)));
+    let t = Instant::now();
+    let e = c.query_drop("SELECT SLEEP(5)").unwrap_err();
+    assert_eq!(kind(&e), ErrorKind::StatementTimeout, "{e}");
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    assert_eq!(c.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
+}
+
+/// When the server does not end the statement (here it was told not to),
+/// A borrower sets a user variable and the time zone; the next borrower of
+/// the same connection sees neither.
+#[test]
+fn conf_session_reset() {
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    let zone: Option<String> = pool
+        .get()
+        .unwrap()
+        .query_first("SELECT @@time_zone")
+        .unwrap();
+    {
+        let mut c = pool.get().unwrap();
+        c.query_drop("SET @x = 42").unwrap();
+        c.query_drop("SET time_zone = '+05:17'").unwrap();
+    }
+    let mut c = pool.get().unwrap();
+    let (x, tz): (Option<i64>, String) = c.query_first("SELECT @x, @@time_zone").unwrap().unwrap();
+    assert_eq!((x, Some(tz)), (None, zone));
+    assert_eq!(pool.stats().created, 1);
 }

@@ -46,13 +46,15 @@ impl CancelHandle {
         gate: Arc<Gate>,
         borrow: u32,
         connection_id: u32,
-        connector: MysqlConnector,
+        connector: &MysqlConnector,
     ) -> CancelHandle {
         CancelHandle {
             gate,
             borrow,
             connection_id,
-            connector,
+            // The kill's own connection needs none of the borrowers' session
+            // settings, and must not be cut by their time limit.
+            connector: connector.for_side_connection(),
         }
     }
 

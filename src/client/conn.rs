@@ -166,7 +166,7 @@ impl PooledConn {
             s.gate.clone(),
             s.gate.borrow(),
             s.connection_id(),
-            self.lease.connector().clone(),
+            self.lease.connector(),
         )
     }
 
@@ -183,8 +183,9 @@ impl PooledConn {
     /// OK packet is read now.
     fn finish_open(&mut self) {
         if std::mem::take(&mut self.open) {
-            let (session, _) = self.lease.split();
+            let (session, mut marks) = self.lease.split();
             session.gate.end();
+            marks.note_statement(false);
             session.observe();
         }
     }
@@ -209,6 +210,7 @@ impl PooledConn {
             }
             Err(e) => {
                 gate.end();
+                marks.note_statement(false);
                 Err(fail(state, &mut marks, e))
             }
         }
@@ -235,6 +237,7 @@ impl PooledConn {
             session.state.dirty = true;
         }
         session.gate.begin();
+        marks.note_statement(true);
         Ok(())
     }
 
@@ -248,6 +251,7 @@ impl PooledConn {
         let (session, mut marks) = self.lease.split();
         let r = exec(&mut session.conn);
         session.gate.end();
+        marks.note_statement(false);
         match r {
             Ok(v) => {
                 session.observe();

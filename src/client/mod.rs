@@ -471,6 +471,15 @@ impl MysqlConnector {
         r
     }
 
+    /// A connector to the same server for a side connection (a cancel's
+    /// `KILL QUERY`): no statement time limit, no `init_sql`.
+    pub(crate) fn for_side_connection(&self) -> MysqlConnector {
+        let mut c = self.clone();
+        c.cfg.query_timeout = None;
+        c.cfg.init_sql = None;
+        c
+    }
+
     /// The bound of a cancel's side connection.
     pub(crate) fn connect_timeout(&self) -> Duration {
         self.connect_timeout
@@ -559,11 +568,12 @@ impl Connector for MysqlConnector {
     /// known from what the server reported after each statement (see
     /// `session.rs`): a transaction left open is rolled back (one round
     /// trip); a changed session (a variable, the schema, a temporary table,
-    /// ...) is reset (`COM_RESET_CONNECTION`: one; the pool's settings are
-    /// put back before the next statement, or at once, a second, when there
-    /// is an `init_sql` or a `query_timeout`); so is one whose state is
-    /// unknown because the borrower used the raw `mysql::Conn`, and every
-    /// one with `reset_on_return`. A borrow that set its own statement time
+    /// ...) is reset (`COM_RESET_CONNECTION`: one; the database selected
+    /// again if it changed: one more; the pool's settings put back before
+    /// the next statement, or at once, one more, when there is an `init_sql`
+    /// or a `query_timeout`); so is one whose state is unknown because the
+    /// borrower used the raw `mysql::Conn` (whose database is selected again
+    /// then), and every one with `reset_on_return`. A borrow that set its own statement time
     /// limit has the pool's put back (one).
     fn recycle(&self, s: &mut Session, touched: bool) -> Result<Recycled> {
         if let Some(why) = &s.state.broken {
@@ -580,7 +590,7 @@ impl Connector for MysqlConnector {
             self.bounded(
                 s,
                 self.validation_timeout,
-                |s| s.reset(&self.cfg),
+                |s| s.reset(&self.cfg, touched),
                 "reset on return",
             )?;
             return Ok(Recycled::Reset);

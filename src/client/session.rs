@@ -73,6 +73,9 @@ pub(crate) struct State {
     /// The session may differ from a fresh one (a variable, the schema, a
     /// temporary table, a prepared statement, ...): reset it on return.
     pub dirty: bool,
+    /// The current database changed (`USE`), which `COM_RESET_CONNECTION`
+    /// does not undo.
+    pub schema_changed: bool,
     /// The server-side statement time limit in force in the session.
     pub limit: Option<Duration>,
     /// The pool's settings are in force (tracking, the time limit,
@@ -159,10 +162,15 @@ impl Session {
     }
 
     /// `COM_RESET_CONNECTION` (rolls back, drops variables, temporary tables
-    /// and prepared statements: a fresh session), then the pool's settings
-    /// again, now or before the next statement (see `State::tracked`).
-    pub(crate) fn reset(&mut self, cfg: &ConnectConfig) -> mysql::Result<()> {
+    /// and prepared statements), the configured database again if it may
+    /// have changed (`unknown`: nothing is known of what ran), then the
+    /// pool's settings again, now or before the next statement (see
+    /// `State::tracked`).
+    pub(crate) fn reset(&mut self, cfg: &ConnectConfig, unknown: bool) -> mysql::Result<()> {
         self.conn.reset()?;
+        if let (true, Some(db)) = (unknown || self.state.schema_changed, &cfg.database) {
+            self.conn.select_db(db)?;
+        }
         self.state = State::default();
         if cfg.init_sql.is_some() || cfg.query_timeout.is_some() {
             self.init(cfg)?;
@@ -218,9 +226,12 @@ impl Session {
                     let state = data.get(1..).unwrap_or(data);
                     self.state.txn_open = state.iter().any(|b| *b != b'_');
                 }
+                SessionStateType::SESSION_TRACK_SCHEMA => {
+                    self.state.dirty = true;
+                    self.state.schema_changed = true;
+                }
                 SessionStateType::SESSION_TRACK_STATE_CHANGE
-                | SessionStateType::SESSION_TRACK_SYSTEM_VARIABLES
-                | SessionStateType::SESSION_TRACK_SCHEMA => self.state.dirty = true,
+                | SessionStateType::SESSION_TRACK_SYSTEM_VARIABLES => self.state.dirty = true,
                 // GTIDs of writes, transaction characteristics: not session
                 // state a later borrower would inherit.
                 _ => {}

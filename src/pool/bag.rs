@@ -91,15 +91,9 @@ pub(crate) struct Slot<T> {
     /// The connection's socket: fd << 32 | low 32 bits of its inode, or
     /// u64::MAX when unknown. Lets the pool cut off a borrowed connection.
     pub socket: AtomicU64,
-    /// The current borrow's statement bound in ms (0: none): the watchdog
-    /// cuts the socket of a borrowed connection that waits longer than this
-    /// for an answer. Set by the borrower (`Relaxed`: the watchdog acting on
-    /// a value one tick old is fine).
-    pub bound_ms: AtomicU64,
-    /// Set once by the watchdog (CAS false -> true, before it shuts the
-    /// socket down) when it cut the current borrow's statement off; cleared
-    /// at checkout.
-    pub cut: AtomicBool,
+    /// What the borrower and the watchdog tell each other about the current
+    /// borrow's statements.
+    pub signals: Signals,
     /// The borrowing thread's name, recorded only with leak detection on.
     borrower: Mutex<Option<String>>,
 }
@@ -119,8 +113,7 @@ impl<T> Slot<T> {
             leak_reported: AtomicBool::new(false),
             borrows: AtomicU64::new(0),
             socket: AtomicU64::new(u64::MAX),
-            bound_ms: AtomicU64::new(0),
-            cut: AtomicBool::new(false),
+            signals: Signals::default(),
             borrower: Mutex::new(None),
         }
     }
@@ -131,6 +124,37 @@ impl<T> Slot<T> {
     }
     pub fn borrower(&self) -> Option<String> {
         lock(&self.borrower).clone()
+    }
+}
+
+/// What the borrower of an entry and the watchdog tell each other. All
+/// `Relaxed`: the watchdog acting on values one tick old is fine, and `cut`
+/// is decided by one CAS.
+#[derive(Debug, Default)]
+pub(crate) struct Signals {
+    /// The borrow's statement bound in ms (0: none).
+    pub bound_ms: AtomicU64,
+    /// Coarse-clock ns when the statement running through the borrower's
+    /// own methods began (0: none runs).
+    pub started_ns: AtomicU64,
+    /// The borrower has the raw connection: the watchdog cannot know when
+    /// its statements begin, and looks at the socket instead.
+    pub raw: AtomicBool,
+    /// Coarse-clock ns of the watchdog's last look for a thread blocked
+    /// reading the socket (rate-limits that look).
+    pub looked_ns: AtomicU64,
+    /// Set once by the watchdog (CAS false -> true, before it shuts the
+    /// socket down) when it cut the borrow's statement off.
+    pub cut: AtomicBool,
+}
+
+impl Signals {
+    /// A new borrow with statement bound `bound_ms`.
+    pub fn start_borrow(&self, bound_ms: u64) {
+        self.bound_ms.store(bound_ms, Relaxed);
+        self.started_ns.store(0, Relaxed);
+        self.raw.store(false, Relaxed);
+        self.cut.store(false, Relaxed);
     }
 }
 
@@ -722,6 +746,38 @@ mod loom_model {
         });
     }
 
+    /// A cancel racing the hand-off of a returned entry to a waiting get:
+    /// the waiter ends served or cancelled (an entry handed over as it was
+    /// cancelled comes back with the outcome), and either way the entry
+    /// ends idle, the queue empty, no violation.
+    #[test]
+    fn cancel_races_hand_off() {
+        loom::model(|| {
+            let (bag, e, c) = borrowed();
+            let token = CancelToken::new();
+            let (b2, t2) = (bag.clone(), token.clone());
+            let waiter = thread::spawn(move || match b2.wait(None, Some(&t2), || {}) {
+                WaitOutcome::Got(e) | WaitOutcome::Cancelled(Some(e)) => {
+                    let c = b2.take(&e).unwrap();
+                    b2.put(&e, c);
+                    b2.release(e);
+                }
+                WaitOutcome::Cancelled(None) => {}
+                WaitOutcome::TimedOut | WaitOutcome::Failed(_) => {
+                    panic!("no deadline was given, nor a close")
+                }
+            });
+            let canceller = thread::spawn(move || token.cancel());
+            bag.put(&e, c);
+            bag.release(e);
+            waiter.join().unwrap();
+            canceller.join().unwrap();
+            assert_eq!(bag.violations.load(Relaxed), 0);
+            assert!(bag.is_idle(0));
+            assert_eq!(bag.waiting(), 0);
+        });
+    }
+
     /// Close racing a caller about to wait: it is failed or served, never
     /// left queued after close (loom reports the deadlock if it is: the wait
     /// has no deadline here), and a served waiter's return still ends with
@@ -738,7 +794,9 @@ mod loom_model {
                     give_back(&b2, e);
                 }
                 WaitOutcome::Failed(_) => {}
-                WaitOutcome::TimedOut => panic!("no deadline was given"),
+                WaitOutcome::TimedOut | WaitOutcome::Cancelled(_) => {
+                    panic!("no deadline and no cancel token were given")
+                }
             });
             close(&bag);
             bag.put(&e, c);

@@ -6,22 +6,32 @@
 //! timed-out waiter does (if an entry was handed to it meanwhile, the entry
 //! goes back to the pool): the pool's counts end as if it had never waited.
 
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering::SeqCst;
 
 use super::bag::Waiter;
-use crate::sync::lock;
+// The model's primitives: loom's under the loom model (see `bag.rs`).
+use crate::sync::model::{lock, Arc, AtomicBool, Mutex};
 
 /// Cancels a waiting `get` from any thread (the shape of Go's `context`,
 /// Python's Ctrl-C, JDBC's `Statement.cancel()`). Once cancelled, a token
 /// stays cancelled: every `get` given it fails at once with
 /// `ErrorKind::Cancelled`.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct CancelToken {
     inner: Arc<Inner>,
 }
 
-#[derive(Default)]
+impl Default for CancelToken {
+    fn default() -> Self {
+        CancelToken {
+            inner: Arc::new(Inner {
+                cancelled: AtomicBool::new(false),
+                waiters: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+}
+
 struct Inner {
     cancelled: AtomicBool,
     /// The waiters of `get`s waiting with this token now (usually one).

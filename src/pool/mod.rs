@@ -385,8 +385,7 @@ impl<C: Connector> Shared<C> {
             slot.alive_at.store(now, Relaxed);
         }
         slot.borrowed_at.store(now, Relaxed);
-        slot.bound_ms.store(self.default_bound_ms, Relaxed);
-        slot.cut.store(false, Relaxed);
+        slot.signals.start_borrow(self.default_bound_ms);
         // Owner-only counter: a plain load and store, no locked instruction.
         slot.borrows.store(slot.borrows.load(Relaxed) + 1, Relaxed);
         if self.leak_ns != 0 {
@@ -410,7 +409,7 @@ impl<C: Connector> Shared<C> {
         let keep = if self.is_closed() {
             Err(CloseReason::PoolClosed)
         } else if flags & FLAG_BROKEN != 0
-            || self.bag.slot(&entry).cut.load(Relaxed)
+            || self.bag.slot(&entry).signals.cut.load(Relaxed)
             || (flags & (FLAG_TOUCHED | FLAG_UNSETTLED) != 0 && self.is_broken(&conn))
         {
             Err(CloseReason::Broken)
@@ -1093,52 +1092,70 @@ impl<C: Connector> Shared<C> {
             .then(|| f(&dup))
     }
 
-    /// The watchdog's statement check: shuts down the socket of every
-    /// borrowed connection that has waited longer than its borrow's
-    /// statement bound for the answer to what it last sent, or is still
-    /// receiving one that long after (a server that drips). A quiet socket
-    /// whose answer came (the borrower thinking between statements) is
-    /// never cut.
+    /// The watchdog's statement check: shuts down the socket of a borrowed
+    /// connection whose statement has run past the borrow's bound, so that
+    /// its caller gets an error now and no later statement can read its
+    /// late answer.
+    /// - A statement run through the borrower's own methods is bounded from
+    ///   the moment it began (the borrower says so, `Marks::note_statement`).
+    /// - On the raw connection the pool does not see statements begin; it
+    ///   sees the socket: what was last sent (the statement) is older than
+    ///   the bound, and a thread is blocked reading the socket now (looked
+    ///   up in /proc at most every 250 ms). A borrower thinking between
+    ///   statements reads nothing, and is never cut.
     pub(crate) fn cut_overdue_statements(&self) {
+        let now = coarse_now_ns();
         for idx in 0..self.bag.slots.len() {
-            let slot = &self.bag.slots[idx];
-            let bound = slot.bound_ms.load(Relaxed);
-            if bound == 0 || slot.cut.load(Relaxed) {
+            let sig = &self.bag.slots[idx].signals;
+            let bound = sig.bound_ms.load(Relaxed);
+            if bound == 0 || sig.cut.load(Relaxed) {
                 continue;
             }
-            let cut = self.with_borrowed_socket(idx, |sock| {
-                let Some(q) = sock.tcp_quiet_ms() else {
-                    return false;
-                };
-                let waiting = q.since_sent_ms < q.since_recv_ms;
-                let trickling = !waiting && u64::from(q.since_recv_ms) < 2 * STATEMENT_TICK_MS;
-                let overdue = u64::from(q.since_sent_ms) > bound;
-                if overdue
-                    && (waiting || trickling)
-                    && slot
-                        .cut
-                        .compare_exchange(false, true, Relaxed, Relaxed)
-                        .is_ok()
-                {
-                    crate::sys::shutdown(sock.fd());
-                    true
-                } else {
-                    false
-                }
-            });
-            if cut == Some(true) {
-                self.counters.statements_cut.fetch_add(1, Relaxed);
-                log::warn!(
-                    target: "staunch",
-                    "connection {} to {} got no answer within its statement bound ({}): its socket was shut down",
-                    slot.id.load(Relaxed),
-                    self.connector.endpoint(),
-                    fmt_duration(Duration::from_millis(bound))
-                );
+            let started = sig.started_ns.load(Relaxed);
+            let overdue = if started != 0 {
+                now.saturating_sub(started) > bound * 1_000_000
+            } else if sig.raw.load(Relaxed)
+                && now.saturating_sub(sig.looked_ns.load(Relaxed)) >= RAW_LOOK_EVERY_NS
+            {
+                self.with_borrowed_socket(idx, |sock| {
+                    let sent_long_ago = sock
+                        .tcp_quiet_ms()
+                        .is_some_and(|q| u64::from(q.since_sent_ms) > bound);
+                    sent_long_ago && {
+                        sig.looked_ns.store(now, Relaxed);
+                        // The borrower reads the socket's own fd, not our dup.
+                        let fd = (self.bag.slots[idx].socket.load(Relaxed) >> 32) as i32;
+                        crate::sys::thread_reading(fd)
+                    }
+                })
+                .unwrap_or(false)
+            } else {
+                false
+            };
+            if !overdue
+                || sig
+                    .cut
+                    .compare_exchange(false, true, Relaxed, Relaxed)
+                    .is_err()
+            {
+                continue;
             }
+            self.with_borrowed_socket(idx, |sock| crate::sys::shutdown(sock.fd()));
+            self.counters.statements_cut.fetch_add(1, Relaxed);
+            log::warn!(
+                target: "staunch",
+                "connection {} to {}: a statement ran past its bound ({}); its socket was shut down",
+                self.bag.slots[idx].id.load(Relaxed),
+                self.connector.endpoint(),
+                fmt_duration(Duration::from_millis(bound))
+            );
         }
     }
 }
+
+/// How often, at most, the watchdog looks in /proc for a thread blocked
+/// reading a raw borrowed connection's socket.
+const RAW_LOOK_EVERY_NS: u64 = 250_000_000;
 
 /// How often the watchdog checks borrowed sockets against their statement
 /// bounds (when any may have one).
@@ -1178,12 +1195,12 @@ impl<C: Connector> Lease<C> {
     /// As [`split`](Lease::split), with the pool's connector too.
     pub(crate) fn parts(&mut self) -> (&mut C::Conn, Marks<'_>, &C) {
         let (entry, conn) = self.held.as_mut().expect("held until drop");
-        let cut = &self.shared.bag.slots[entry.idx()].cut;
+        let signals = &self.shared.bag.slots[entry.idx()].signals;
         (
             conn,
             Marks {
                 flags: &mut self.flags,
-                cut,
+                signals,
             },
             &self.shared.connector,
         )
@@ -1209,11 +1226,8 @@ impl<C: Connector> Lease<C> {
     /// the pool's watchdog shuts its socket down. None: no bound.
     pub fn set_statement_bound(&mut self, bound: Option<Duration>) {
         let ms = bound.map_or(0, |d| (d.as_millis() as u64).max(1));
-        self.shared
-            .bag
-            .slot(&self.held().0)
-            .bound_ms
-            .store(ms, Relaxed);
+        let signals = &self.shared.bag.slot(&self.held().0).signals;
+        signals.bound_ms.store(ms, Relaxed);
         if ms != 0 && !self.shared.statement_bounds.swap(true, Relaxed) {
             let _ = self.shared.wake_watchdog.try_send(());
         }
@@ -1223,7 +1237,12 @@ impl<C: Connector> Lease<C> {
     /// waited past its bound): the socket is shut down, the connection is
     /// closed on return.
     pub fn was_cut(&self) -> bool {
-        self.shared.bag.slot(&self.held().0).cut.load(Relaxed)
+        self.shared
+            .bag
+            .slot(&self.held().0)
+            .signals
+            .cut
+            .load(Relaxed)
     }
 }
 
@@ -1233,8 +1252,8 @@ impl<C: Connector> Lease<C> {
 #[derive(Debug)]
 pub(crate) struct Marks<'a> {
     flags: &'a mut u8,
-    /// The slot's `cut` flag (see `Lease::was_cut`).
-    cut: &'a crate::sync::model::AtomicBool,
+    /// What the borrower and the watchdog tell each other.
+    signals: &'a bag::Signals,
 }
 
 impl Marks<'_> {
@@ -1245,13 +1264,21 @@ impl Marks<'_> {
 
     /// Whether the watchdog cut this borrow's connection off.
     pub fn was_cut(&self) -> bool {
-        self.cut.load(Relaxed)
+        self.signals.cut.load(Relaxed)
+    }
+
+    /// A statement begins (`true`) or ends: the watchdog bounds it from its
+    /// beginning. One clock read and a store.
+    pub fn note_statement(&mut self, running: bool) {
+        let now = if running { coarse_now_ns().max(1) } else { 0 };
+        self.signals.started_ns.store(now, Relaxed);
     }
 
     /// The borrower did something whose effect on the session the pool
     /// cannot see: `recycle` is told (`touched`).
     pub fn note_touched(&mut self) {
         *self.flags |= FLAG_TOUCHED;
+        self.signals.raw.store(true, Relaxed);
     }
 
     /// The borrower reads an answer itself (`settled` false), or a layer
