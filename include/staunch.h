@@ -191,7 +191,8 @@ typedef struct staunch_event {
     uint64_t connection_id;
     /**
      * Consecutive failed connects (connect_failed: including this one;
-     * recovered: before the success); otherwise 0.
+     * recovered: before the success); unreplicated_writes: the number of
+     * transactions; otherwise 0.
      */
     uint64_t count;
     /**
@@ -766,6 +767,22 @@ typedef uint32_t staunch_column_type;
  * The pool was closed.
  */
 #define STAUNCH_EVENT_POOL_CLOSED 8
+
+/**
+ * Topology pools: a former primary, superseded by a promotion the pool
+ * followed, answers with read_only=0 (a stale primary). It gets no writes
+ * and no reads; fence it. `message` names it and the current writer.
+ */
+#define STAUNCH_EVENT_STALE_PRIMARY_WRITABLE 9
+
+/**
+ * Topology pools: writes moved to another host, and these transactions the
+ * former primary committed are missing there (`count` = how many; `message`
+ * names both hosts and the GTID ranges, and says whether the figure is
+ * final or a lower bound from the former primary's last answer, in which
+ * case a final event follows when it answers again).
+ */
+#define STAUNCH_EVENT_UNREPLICATED_WRITES 10
 
 #ifdef __cplusplus
 extern "C" {

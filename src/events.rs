@@ -81,6 +81,29 @@ pub enum Event {
     },
     /// A replica is back within bounds and gets reads again.
     ReplicaRecovered { endpoint: String },
+    /// A former primary, superseded by a promotion the pool followed (or a
+    /// switchover), answers with `read_only = 0`: a stale primary. It gets no
+    /// writes and no reads; an operator must fence it (or make it replicate
+    /// from the writer, after which it is an ordinary host again). `writer`
+    /// is where writes go now.
+    StalePrimaryWritable {
+        endpoint: String,
+        writer: Option<String>,
+    },
+    /// Writes moved from `former` to `writer`: transactions `former` had
+    /// committed that `writer` lacks (`missing`: MariaDB GTID ranges such as
+    /// `0-1-121..0-1-150`, empty if none; `transactions`: how many). With
+    /// `confirmed` false, `former` was unreachable and the figures come from
+    /// its last answer before it stopped answering (a lower bound: writes
+    /// acknowledged after it are unknown); a second event, `confirmed` true,
+    /// follows when it answers again.
+    UnreplicatedWrites {
+        former: String,
+        writer: String,
+        missing: String,
+        transactions: u64,
+        confirmed: bool,
+    },
 }
 
 /// Why a connection was closed.
@@ -210,6 +233,36 @@ impl EventListener for LogListener {
             }
             Event::ReplicaRecovered { endpoint } => {
                 info!(target: "staunch", "replica {endpoint} back in service")
+            }
+            Event::StalePrimaryWritable { endpoint, writer } => log::error!(
+                target: "staunch",
+                "stale primary {endpoint} is writable (read_only=0) after writes moved to {}: no writes or reads go there; fence it",
+                writer.as_deref().unwrap_or("no writer")
+            ),
+            Event::UnreplicatedWrites {
+                former,
+                writer,
+                missing,
+                transactions,
+                confirmed,
+            } => {
+                let what = match (transactions, confirmed) {
+                    (0, true) => "none".to_string(),
+                    (0, false) => "none known yet".to_string(),
+                    (n, true) => format!("{n} ({missing})"),
+                    (n, false) => format!("at least {n} ({missing})"),
+                };
+                let level = if *transactions > 0 {
+                    log::Level::Error
+                } else {
+                    log::Level::Info
+                };
+                log::log!(
+                    target: "staunch",
+                    level,
+                    "transactions committed on the former primary {former} that {writer} lacks: {what}{}",
+                    if *confirmed { "" } else { "; checked again when it answers" }
+                )
             }
         }
     }

@@ -59,9 +59,10 @@ const RACE: Duration = Duration::from_secs(3);
 const RECOVERY_WAIT: Duration = Duration::from_secs(15);
 
 /// Incidents B and D run in a second phase, on a primary and two replicas
-/// of their own, through a topology pool with these knobs (the drill's, with
-/// shorter connect and get() deadlines, and a monitor that notices a dead
-/// primary within seconds).
+/// of their own, through a topology pool with these knobs: the drill's, with
+/// shorter connect and get() deadlines; the monitor at its defaults
+/// (ping_interval 1s, ping_timeout 2s, failure_threshold 4, secondary_check
+/// replicas, min_failover_interval 60s).
 const CLUSTER_KNOBS: &[(&str, &str)] = &[
     ("topology", "replication"),
     ("max_size", "8"),
@@ -70,35 +71,30 @@ const CLUSTER_KNOBS: &[(&str, &str)] = &[
     ("connection_timeout", "1s"),
     ("validation_timeout", "500ms"),
     ("query_timeout", "2s"),
-    ("ping_interval", "250ms"),
-    ("ping_timeout", "300ms"),
-    ("failure_threshold", "4"),
-    ("secondary_check", "replicas"),
 ];
-/// The monitor knobs above, for the detection bound.
-const PING_INTERVAL: Duration = Duration::from_millis(250);
-const PING_TIMEOUT: Duration = Duration::from_millis(300);
-const FAILURE_THRESHOLD: u32 = 4;
-/// Replicas: read-only, notice a dead primary within ~2 s (their I/O thread
-/// times out; heartbeat every second), and close sessions idle for 2 s
-/// (incident B).
-const REPLICA_ARGS: &[&str] = &["--read-only=1", "--slave-net-timeout=2", "--wait-timeout=2"];
+/// Replicas: read-only, MariaDB's replication defaults (slave_net_timeout
+/// 60 s), and they close sessions idle for 2 s (incident B's fault).
+const REPLICA_ARGS: &[&str] = &["--read-only=1", "--wait-timeout=2"];
 /// Normal load on the cluster before B.
 const CLUSTER_BASELINE: Duration = Duration::from_secs(3);
 /// How long B pauses the read load (the replicas' wait_timeout is 2 s).
 const IDLE_PAUSE: Duration = Duration::from_secs(3);
 /// Normal load after B and after D's recovery.
 const CLUSTER_GAP: Duration = Duration::from_secs(4);
+/// D: how long after the freeze replica 1 is promoted (as MHA or an
+/// orchestrator would, after its own detection), and how long after writes
+/// moved the old primary is thawed, still writable.
+const PROMOTE_AFTER: Duration = Duration::from_secs(3);
+const THAW_AFTER: Duration = Duration::from_secs(2);
+/// D: the monitor's documented bound from the promotion to writes moving
+/// there (at its defaults), and the drill's slack on it (a loaded machine).
+const FOLLOW_BOUND: Duration = Duration::from_secs(1);
+const FOLLOW_SLACK: Duration = Duration::from_secs(1);
 
-/// Longest acceptable time from the primary's freeze to the monitor's
-/// PrimaryDead: up to one probe interval before the first failed probe, then
-/// two rounds of failure_threshold failed probes (the first round may end
-/// while a replica still sees the frozen primary, for up to its
-/// slave_net_timeout of 2 s: a suspected partition), each probe interval at
-/// most ping_interval + 2 x ping_timeout (the primary's probe, then the
-/// replicas' check).
+/// Longest acceptable time from the primary's freeze to writes moving to
+/// the promoted replica: the promotion's delay, then the monitor's bound.
 fn failover_detection_bound() -> Duration {
-    (PING_INTERVAL + 2 * PING_TIMEOUT) * (2 * FAILURE_THRESHOLD + 1)
+    PROMOTE_AFTER + FOLLOW_BOUND + FOLLOW_SLACK
 }
 
 /// Where the faults are injected.
@@ -534,9 +530,13 @@ impl Env {
         Ok(())
     }
 
-    /// Incident D: the primary freezes (SIGSTOP) and, as an operator would,
-    /// replica 1 is promoted at once. The pool's monitor must declare the
-    /// primary dead, find the new writer, and writes must work there.
+    /// Incident D, as issue #12 saw it: the primary freezes (SIGSTOP); 3 s
+    /// later, as MHA or an orchestrator would, replica 1 is promoted
+    /// (`STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only=0`, once it has
+    /// applied what it received); replica 2 stays on the frozen primary. The
+    /// monitor (at its defaults) must move writes there within its bound.
+    /// Then the old primary thaws, still writable: it must be reported stale
+    /// and get no writes (checked at the end, row by row) and no reads.
     fn promote(&mut self, w: &Window, sh: &Shared) -> Result<(), String> {
         let Env::Cluster { primary, replicas } = self else {
             return Err("incident D needs a primary and replicas".into());
@@ -549,12 +549,15 @@ impl Env {
             primary.pid(),
             primary.addr()
         ));
-        new.sql("STOP SLAVE");
-        new.set_global("read_only", "0");
+        if !signals::sleep(PROMOTE_AFTER) {
+            return Ok(());
+        }
+        staunch_testkit::topology::promote(new);
         sh.end_fault(w);
         let promoted_after = Duration::from_nanos(sh.now_ns().saturating_sub(w.start_ns));
         sh.event(format!(
-            "replica 1 ({}) promoted, as an operator would: STOP SLAVE; SET GLOBAL read_only=0 ({} after the freeze)",
+            "replica 1 ({}) promoted, as an operator would: STOP SLAVE; RESET SLAVE ALL; SET GLOBAL \
+             read_only=0 ({} after the freeze); replica 2 stays on the frozen primary",
             new.addr(),
             fmt_d(promoted_after)
         ));
@@ -567,24 +570,65 @@ impl Env {
         }
         let at = |ns: u64| {
             w.since_start(ns).map_or("never".to_string(), |d| {
-                format!("{} after the freeze", fmt_d(d))
+                format!(
+                    "{} after the freeze, {} after the promotion",
+                    fmt_d(d),
+                    fmt_d(d.saturating_sub(promoted_after))
+                )
             })
         };
         w.note(format!(
-            "primary {} frozen; replica 1 {} promoted {} after; declared dead {}; writer changed {}; first write {}",
+            "primary {} frozen; replica 1 {} promoted {} after; writes moved there {}; first write {}",
             primary.addr(),
             new.addr(),
             fmt_d(promoted_after),
-            at(w.detected_ns.load(SeqCst)),
             at(w.writer_changed_ns.load(SeqCst)),
-            w.recovery()
-                .map_or("never".to_string(), |d| format!("{} after the freeze", fmt_d(d)))
+            w.recovery().map_or("never".to_string(), |d| format!(
+                "{} after the freeze, {} after the promotion",
+                fmt_d(d),
+                fmt_d(d.saturating_sub(promoted_after))
+            ))
         ));
         let expected = new.addr().to_string();
         match sh.pool.writer() {
             Some(wr) if wr == expected => {}
             other => w.fail(format!(
                 "after the failover the writer is {}, not the promoted replica {expected}",
+                other.unwrap_or_else(|| "none".into())
+            )),
+        }
+        // The old primary comes back, still writable.
+        sh.set_phase("D: stale primary");
+        if !signals::sleep(THAW_AFTER) {
+            return Ok(());
+        }
+        primary.thaw();
+        let thawed = Instant::now();
+        sh.event(format!(
+            "the old primary {} thawed, still read_only=0: a stale primary",
+            primary.addr()
+        ));
+        while thawed.elapsed() < Duration::from_secs(5)
+            && sh.pool.host_stats()[0].health != staunch::HostHealth::Stale
+        {
+            if !signals::sleep(Duration::from_millis(10)) {
+                return Ok(());
+            }
+        }
+        if sh.pool.host_stats()[0].health == staunch::HostHealth::Stale {
+            w.note(format!(
+                "the old primary, thawed {} after writes moved, was reported stale {} later: \
+                 no writes or reads go there",
+                fmt_d(THAW_AFTER),
+                fmt_d(thawed.elapsed())
+            ));
+        } else {
+            w.fail("the thawed old primary was not reported stale within 5s");
+        }
+        match sh.pool.writer() {
+            Some(wr) if wr == expected => {}
+            other => w.fail(format!(
+                "after the old primary thawed the writer is {}, not {expected}",
                 other.unwrap_or_else(|| "none".into())
             )),
         }
@@ -636,6 +680,24 @@ fn create_table_sql(table: &str) -> String {
         "CREATE TABLE {table} (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, \
          worker INT UNSIGNED NOT NULL, seq BIGINT UNSIGNED NOT NULL) ENGINE=InnoDB"
     )
+}
+
+/// The cluster's table: also which server executed each insert (a trigger
+/// sets `sid` to `@@server_id`; replicas apply the row as it is, ROW
+/// format) and when, for D's check that nothing was written on the old
+/// primary after writes moved.
+fn cluster_table_sql(table: &str) -> [String; 2] {
+    [
+        format!(
+            "CREATE TABLE {table} (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, \
+             worker INT UNSIGNED NOT NULL, seq BIGINT UNSIGNED NOT NULL, \
+             sid INT UNSIGNED NOT NULL DEFAULT 0, \
+             at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) ENGINE=InnoDB"
+        ),
+        format!(
+            "CREATE TRIGGER {table}_sid BEFORE INSERT ON {table} FOR EACH ROW SET NEW.sid = @@server_id"
+        ),
+    ]
 }
 
 fn table_name() -> String {
@@ -836,20 +898,19 @@ fn open_pool(url: &str, sink: &Arc<Sink>, cluster: bool) -> Result<(Pool, Shared
                 if let Some((level, text)) = crate::monitor::describe(e) {
                     sink.push(format!("monitor [{level}]: {text}"));
                 }
-                let dead = match e {
-                    Event::PrimaryDead { .. } => true,
-                    Event::WriterChanged { .. } => false,
+                // D's detection is writes moving to the promoted replica
+                // (following the promotion needs no PrimaryDead).
+                let moved = match e {
+                    Event::PrimaryDead { .. } => false,
+                    Event::WriterChanged { .. } => true,
                     _ => return,
                 };
                 if let Some(sh) = cell.get().and_then(Weak::upgrade) {
                     let w = sh.current();
-                    if w.kind == Kind::PrimaryPromotion {
-                        let mark = if dead {
-                            &w.detected_ns
-                        } else {
-                            &w.writer_changed_ns
-                        };
-                        mark.fetch_min(sh.now_ns(), SeqCst);
+                    if w.kind == Kind::PrimaryPromotion && moved {
+                        let now = sh.now_ns();
+                        w.detected_ns.fetch_min(now, SeqCst);
+                        w.writer_changed_ns.fetch_min(now, SeqCst);
                     }
                 }
             }
@@ -1375,7 +1436,9 @@ pub fn start_cluster(table: Option<&str>) -> Result<(MariaDb, Vec<MariaDb>), Str
     catch_unwind(AssertUnwindSafe(|| {
         cluster.replicate();
         if let Some(t) = table {
-            cluster.primary().sql(&create_table_sql(t));
+            for q in cluster_table_sql(t) {
+                cluster.primary().sql(&q);
+            }
             cluster.catch_up();
         }
     }))
@@ -1395,6 +1458,34 @@ fn cluster_url(primary: &MariaDb, replicas: &[MariaDb], knobs: &[(&str, &str)]) 
         hosts.join(","),
         knobs.join("&")
     )
+}
+
+/// D: acknowledged writes the old primary executed (its server id in the
+/// row) at or after the first insert the promoted replica executed.
+fn writes_on_old_after_move(env: &Env, table: &str, acked: &[Acked]) -> Result<usize, String> {
+    let Env::Cluster { primary, replicas } = env else {
+        return Ok(0);
+    };
+    catch_unwind(AssertUnwindSafe(|| {
+        let (old_id, new_id) = (
+            primary.query_i64("SELECT @@server_id").unwrap_or(0),
+            replicas[0].query_i64("SELECT @@server_id").unwrap_or(0),
+        );
+        let Some(moved) = replicas[0].query_string(&format!(
+            "SELECT CAST(MIN(at) AS CHAR) FROM {table} WHERE sid = {new_id}"
+        )) else {
+            return Err("no write was executed on the promoted replica".to_string());
+        };
+        let late: HashSet<u64> = primary
+            .query_rows(&format!(
+                "SELECT id FROM {table} WHERE sid = {old_id} AND at >= '{moved}'"
+            ))
+            .into_iter()
+            .filter_map(|r| r[0].as_deref()?.parse().ok())
+            .collect();
+        Ok(acked.iter().filter(|(id, _)| late.contains(id)).count())
+    }))
+    .map_err(|p| panic_text(&*p))?
 }
 
 /// The second phase: incidents B and D on a primary and two replicas of
@@ -1429,11 +1520,16 @@ fn cluster_phase(
     );
     println!(
         "  survived  every get() within {}; B: no error at all, a first read within {} of the pause's end; \
-         D: primary declared dead within {} of the freeze, a first write within {} of it; \
+         D (promotion {} after the freeze): writes moved to the promoted replica within {} of the freeze \
+         ({} of the promotion + {} slack), a first write within {} of it, the thawed old primary \
+         reported stale and no write acknowledged there after writes moved; \
          no acknowledged write lost (read back from the old primary and the promoted replica)",
         fmt_d(bounds.wait),
         fmt_d(bounds.recovery),
+        fmt_d(PROMOTE_AFTER),
         fmt_d(failover_detection_bound()),
+        fmt_d(FOLLOW_BOUND),
+        fmt_d(FOLLOW_SLACK),
         fmt_d(bounds.recovery_for(Kind::PrimaryPromotion))
     );
     println!();
@@ -1481,10 +1577,20 @@ fn cluster_phase(
                 "every write acknowledged before the freeze had reached replica 1 before its promotion".to_string()
             } else {
                 format!(
-                    "{only_old} writes acknowledged before the freeze had not reached replica 1 before its \
-                     promotion: they are on the old primary only (found there, counted as kept)"
+                    "{only_old} acknowledged writes are on the old primary only (found there, counted as \
+                     kept): they had not reached replica 1 before its promotion"
                 )
             });
+            match writes_on_old_after_move(&env, table, &p.acked) {
+                Ok(0) => d.note(
+                    "no write was acknowledged on the old primary after writes moved (checked row by row: \
+                     the server that executed each insert, and when)",
+                ),
+                Ok(n) => d.fail(format!(
+                    "{n} writes were acknowledged on the old primary after writes had moved to replica 1"
+                )),
+                Err(e) => d.fail(format!("could not check where the writes went: {e}")),
+            }
         }
         v
     };

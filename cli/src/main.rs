@@ -91,7 +91,8 @@ STATUS).
 
 Printed: every monitor event (a failed probe of the primary, an error that
 proves it alive, a suspected partition, the primary declared dead, a writer
-change, split brain, a deferred failover, a replica lagging or back) and
+change, split brain, a deferred failover, a replica lagging or back, a stale
+primary writable again, transactions a promoted replica lacks) and
 every state change (writer, a host's health), as they happen; and once per
 ping_interval the writer and each host's health and replication lag.
 
@@ -102,17 +103,21 @@ Knobs that matter (URL parameters, defaults in brackets):
   ping_interval          time between probes, and between status lines [1s]
   ping_timeout           hard bound on one probe or host check [2s]
   failure_threshold      failed probes in a row before the secondary check [4]
-  secondary_check        replicas: ask the replicas (SHOW SLAVE STATUS)
-                         whether their I/O thread still sees the primary, and
-                         call it a partition if one does; none: skip [replicas]
+  secondary_check        replicas: a replica still sees the primary only if
+                         what it received from it advanced since the primary
+                         stopped answering (a frozen primary keeps the I/O
+                         thread at Yes); none: skip [replicas]
   min_failover_interval  least time between two writer changes [60s]
   max_replication_lag    a replica further behind gets no reads [30s]
   alive_error_codes      server errors that prove the primary alive [MHA's list]
   connect_timeout        bound on the monitor's connects too [3s]
-A replica notices a frozen primary only when its I/O thread times out
-(slave_net_timeout, 60s by default): until then secondary_check=replicas
-reports a partition and there is no failover. staunch follows a promotion
-(the one host with read_only=0); it never promotes.
+Every host is probed on a kept connection (read_only, server_id, GTID
+positions, SHOW SLAVE STATUS: one round trip per host per ping_interval),
+every 200ms while the writer fails or answers read-only. staunch follows a
+promotion, it never makes one: a failing writer and exactly one other host
+with read_only=0 that no longer replicates, or a writer turned read-only and
+one other host writable, move writes at once; a former primary writable again
+is stale (no writes, no reads).
 
 Exit code: 0 when stopped with Ctrl-C or SIGTERM, 2 when the URL is bad.";
 
@@ -138,25 +143,28 @@ Faults, one after another, with normal load in between:
   5. incident C: a second pool with a 10ms keepalive races 8 borrowers over
      3 connections; ownership violations are counted.
 Then a second phase on a primary and two replicas of its own (replicas with
---read-only=1 --slave-net-timeout=2 --wait-timeout=2), through a topology
-pool (connect_timeout 500ms, connection_timeout 1s, ping_interval 250ms,
-ping_timeout 300ms, failure_threshold 4, secondary_check replicas): the same
-workload, writes through get() (the writer), reads through get_read() (the
-replicas), a short baseline, then:
+--read-only=1 --wait-timeout=2, MariaDB's replication defaults), through a
+topology pool (connect_timeout 500ms, connection_timeout 1s, the monitor at
+its defaults: ping_interval 1s, ping_timeout 2s, failure_threshold 4,
+secondary_check replicas): the same workload, writes through get() (the
+writer), reads through get_read() (the replicas), a short baseline, then:
   6. incident B: the read load pauses 3s, past the replicas' wait_timeout,
      so they close the pool's idle connections; then reads resume;
-  7. incident D: the primary is frozen (SIGSTOP) and replica 1 promoted at
-     once (STOP SLAVE; SET GLOBAL read_only=0), as an operator would.
+  7. incident D: the primary is frozen (SIGSTOP); 3s later replica 1 is
+     promoted (STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only=0), as MHA
+     or an orchestrator would, replica 2 left on the frozen primary; 2s after
+     writes moved, the old primary thaws, still writable.
 
 A fault is survived when every get() returned within connection_timeout +
 500ms, the first successful operation came within connect_timeout + 2s of the
 fault's end, no acknowledged write is missing (every id is read back from the
 servers at the end) and no answer crossed. B also needs no error at all (its
-recovery is the first read after the pause); D needs the monitor to declare
-the primary dead within 2 x failure_threshold + 1 probe intervals of the
-freeze (each at most ping_interval + 2 x ping_timeout) and a first write
-within that + connect_timeout + 2s of the freeze; D's writes are read back
-from the old primary (thawed at the end) and the promoted replica. Exit code:
+recovery is the first read after the pause); D needs writes to move to the
+promoted replica within 1s of the promotion (the monitor's bound at its
+defaults; +1s slack), a first write within that + connect_timeout + 2s, the
+thawed old primary reported stale, and no write acknowledged on it after
+writes moved (each row records the server that executed it, and when); D's
+writes are read back from the old primary and the promoted replica. Exit code:
 0 when every fault that ran was survived, 1 when one was not (or the cluster
 could not be set up), 2 when the drill could not be set up, 130 when
 interrupted. Ctrl-C stops the drill cleanly: no server is left behind.

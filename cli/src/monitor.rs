@@ -106,6 +106,33 @@ pub fn describe(e: &Event) -> Option<(&'static str, String)> {
             "info",
             format!("replica {endpoint} back in service: gets reads again"),
         ),
+        Event::StalePrimaryWritable { endpoint, writer } => (
+            "error",
+            format!(
+                "stale primary {endpoint} is writable again after writes moved to {}: no writes or reads go there; fence it",
+                writer.as_deref().unwrap_or("another host")
+            ),
+        ),
+        Event::UnreplicatedWrites {
+            former,
+            writer,
+            missing,
+            transactions,
+            confirmed,
+        } => (
+            if *transactions > 0 { "error" } else { "info" },
+            match (*transactions, *confirmed) {
+                (0, true) => format!("every transaction of the former primary {former} is on {writer}"),
+                (0, false) => format!(
+                    "no transaction of the former primary {former} known missing on {writer}; checked again when it answers"
+                ),
+                (n, true) => format!("{n} transactions of the former primary {former} are missing on {writer}: {missing}"),
+                (n, false) => format!(
+                    "at least {n} transactions of the former primary {former} are missing on {writer}: {missing} \
+                     (from its last answer; final count when it answers)"
+                ),
+            },
+        ),
         _ => return None,
     })
 }
@@ -197,6 +224,7 @@ fn health(h: HostHealth) -> &'static str {
         HostHealth::Healthy => "healthy",
         HostHealth::Lagging => "lagging",
         HostHealth::Down => "down",
+        HostHealth::Stale => "stale primary (no reads, no writes)",
         _ => "unknown",
     }
 }

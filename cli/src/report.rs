@@ -131,9 +131,9 @@ impl Report {
         }
         if w.kind == Kind::PrimaryPromotion {
             match (w.detection(), b.failover_detection) {
-                (None, _) => p.push("the monitor never declared the primary dead".into()),
+                (None, _) => p.push("writes never moved to the promoted replica".into()),
                 (Some(d), Some(bound)) if d > bound => p.push(format!(
-                    "the primary was declared dead after {} (bound {})",
+                    "writes moved to the promoted replica {} after the freeze (bound {})",
                     fmt_d(d),
                     fmt_d(bound)
                 )),
@@ -341,7 +341,7 @@ impl Report {
             println!(
                 "B and D (their pool: connect_timeout {}, connection_timeout {}): longest get() wait \
                  bound {}; B: recovery is the first read after the pause (bound {}), and any error \
-                 fails it; D: detection is the freeze to the monitor's PrimaryDead (bound {}), \
+                 fails it; D: detection is the freeze to writes moving to the promoted replica (bound {}), \
                  recovery the freeze to the first successful write (bound {})",
                 fmt_d(cb.connect_timeout),
                 fmt_d(cb.connection_timeout),

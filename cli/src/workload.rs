@@ -27,7 +27,7 @@ pub struct Bounds {
     /// at most 1 s, and scheduling slack).
     pub recovery: Duration,
     /// With a primary monitor (incident D): the longest acceptable time from
-    /// the primary's death to the monitor declaring it dead.
+    /// the primary's freeze to writes moving to the promoted replica.
     pub failover_detection: Option<Duration>,
 }
 
@@ -203,7 +203,8 @@ pub struct Window {
     /// Successful reads (included in `ops`).
     pub reads: AtomicU64,
     pub crossed: AtomicU64,
-    /// D: when the monitor declared the primary dead (NEVER until then).
+    /// D: when the monitor moved writes to the promoted replica, its
+    /// detection (NEVER until then).
     pub detected_ns: AtomicU64,
     /// D: when the monitor moved writes to another host (NEVER until then).
     pub writer_changed_ns: AtomicU64,
@@ -229,8 +230,8 @@ impl Window {
         let v = self.fault_end_ns.load(SeqCst);
         (v != NEVER).then_some(v)
     }
-    /// Fault start to the first error the workload saw; for D, to the
-    /// monitor's PrimaryDead event.
+    /// Fault start to the first error the workload saw; for D, to writes
+    /// moving to the promoted replica.
     pub fn detection(&self) -> Option<Duration> {
         let v = if self.kind == Kind::PrimaryPromotion {
             self.detected_ns.load(SeqCst)

@@ -47,6 +47,16 @@ pub const STAUNCH_EVENT_LEAK_SUSPECTED: staunch_event_kind = 6;
 pub const STAUNCH_EVENT_ACQUIRE_TIMEOUT: staunch_event_kind = 7;
 /// The pool was closed.
 pub const STAUNCH_EVENT_POOL_CLOSED: staunch_event_kind = 8;
+/// Topology pools: a former primary, superseded by a promotion the pool
+/// followed, answers with read_only=0 (a stale primary). It gets no writes
+/// and no reads; fence it. `message` names it and the current writer.
+pub const STAUNCH_EVENT_STALE_PRIMARY_WRITABLE: staunch_event_kind = 9;
+/// Topology pools: writes moved to another host, and these transactions the
+/// former primary committed are missing there (`count` = how many; `message`
+/// names both hosts and the GTID ranges, and says whether the figure is
+/// final or a lower bound from the former primary's last answer, in which
+/// case a final event follows when it answers again).
+pub const STAUNCH_EVENT_UNREPLICATED_WRITES: staunch_event_kind = 10;
 
 /// One pool event, passed to the callback set with
 /// `staunch_options_set_event_callback`. The struct and `message` are valid
@@ -63,7 +73,8 @@ pub struct staunch_event {
     /// not about one connection.
     pub connection_id: u64,
     /// Consecutive failed connects (connect_failed: including this one;
-    /// recovered: before the success); otherwise 0.
+    /// recovered: before the success); unreplicated_writes: the number of
+    /// transactions; otherwise 0.
     pub count: u64,
     /// A duration in microseconds (connected: the connect; recovered: the
     /// outage; leak_suspected: how long it has been borrowed); otherwise 0.
@@ -233,6 +244,29 @@ fn describe(e: &Event) -> (staunch_event, CString) {
             ev.kind = STAUNCH_EVENT_POOL_CLOSED;
             "pool closed".to_owned()
         }
+        Event::StalePrimaryWritable { endpoint, writer } => {
+            ev.kind = STAUNCH_EVENT_STALE_PRIMARY_WRITABLE;
+            format!(
+                "stale primary {endpoint} is writable (read_only=0); writes go to {}",
+                writer.as_deref().unwrap_or("no host")
+            )
+        }
+        Event::UnreplicatedWrites {
+            former,
+            writer,
+            missing,
+            transactions,
+            confirmed,
+        } => {
+            ev.kind = STAUNCH_EVENT_UNREPLICATED_WRITES;
+            ev.count = *transactions;
+            format!(
+                "{} {transactions} transactions committed on the former primary {former} are missing on {writer}{}{}",
+                if *confirmed { "final:" } else { "at least:" },
+                if missing.is_empty() { String::new() } else { format!(" ({missing})") },
+                if *confirmed { "" } else { "; a final count follows when it answers" }
+            )
+        }
         // A kind added to the crate before it gets its own number here.
         #[allow(unreachable_patterns)]
         other => {
@@ -241,4 +275,43 @@ fn describe(e: &Event) -> (staunch_event, CString) {
         }
     };
     (ev, to_cstring(message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    fn text(e: &Event) -> (staunch_event, String) {
+        let (ev, msg) = describe(e);
+        (
+            ev,
+            unsafe { CStr::from_ptr(msg.as_ptr()) }
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+
+    #[test]
+    fn topology_events_of_issue_12_have_their_codes() {
+        let (ev, m) = text(&Event::StalePrimaryWritable {
+            endpoint: "h1:3306".into(),
+            writer: Some("h2:3306".into()),
+        });
+        assert_eq!(ev.kind, STAUNCH_EVENT_STALE_PRIMARY_WRITABLE);
+        assert!(m.contains("h1:3306") && m.contains("h2:3306"), "{m}");
+        let (ev, m) = text(&Event::UnreplicatedWrites {
+            former: "h1:3306".into(),
+            writer: "h2:3306".into(),
+            missing: "0-1-121..0-1-150".into(),
+            transactions: 30,
+            confirmed: false,
+        });
+        assert_eq!(ev.kind, STAUNCH_EVENT_UNREPLICATED_WRITES);
+        assert_eq!(ev.count, 30);
+        assert!(
+            m.contains("0-1-121..0-1-150") && m.contains("at least"),
+            "{m}"
+        );
+    }
 }

@@ -746,13 +746,14 @@ mod loom_model {
         });
     }
 
-    /// A cancel racing the hand-off of a returned entry to a waiting get:
-    /// the waiter ends served or cancelled (an entry handed over as it was
-    /// cancelled comes back with the outcome), and either way the entry
-    /// ends idle, the queue empty, no violation.
-    #[test]
-    fn cancel_races_hand_off() {
-        loom::model(|| {
+    /// A cancel and the hand-off of a returned entry racing a waiting get
+    /// (in `cancel_first` order or the other; two threads each, so that
+    /// loom explores every interleaving in a second): the waiter ends
+    /// served or cancelled (an entry handed over as it was cancelled comes
+    /// back with the outcome, and goes back to the bag), and either way the
+    /// entry ends idle, the queue empty, no violation.
+    fn cancel_races_hand_off(cancel_first: bool) {
+        loom::model(move || {
             let (bag, e, c) = borrowed();
             let token = CancelToken::new();
             let (b2, t2) = (bag.clone(), token.clone());
@@ -767,15 +768,29 @@ mod loom_model {
                     panic!("no deadline was given, nor a close")
                 }
             });
-            let canceller = thread::spawn(move || token.cancel());
+            if cancel_first {
+                token.cancel();
+            }
             bag.put(&e, c);
             bag.release(e);
+            if !cancel_first {
+                token.cancel();
+            }
             waiter.join().unwrap();
-            canceller.join().unwrap();
             assert_eq!(bag.violations.load(Relaxed), 0);
             assert!(bag.is_idle(0));
             assert_eq!(bag.waiting(), 0);
         });
+    }
+
+    #[test]
+    fn cancel_then_hand_off() {
+        cancel_races_hand_off(true);
+    }
+
+    #[test]
+    fn hand_off_then_cancel() {
+        cancel_races_hand_off(false);
     }
 
     /// Close racing a caller about to wait: it is failed or served, never

@@ -48,6 +48,10 @@ pub enum HostHealth {
     Lagging = 2,
     /// The last check could not reach it.
     Down = 3,
+    /// A former primary, superseded by a promotion the pool followed, that
+    /// answers with `read_only = 0`: no writes, no reads, until it
+    /// replicates again (see `StalePrimaryWritable`).
+    Stale = 4,
 }
 
 impl HostHealth {
@@ -56,6 +60,7 @@ impl HostHealth {
             1 => HostHealth::Healthy,
             2 => HostHealth::Lagging,
             3 => HostHealth::Down,
+            4 => HostHealth::Stale,
             _ => HostHealth::Unknown,
         }
     }

@@ -1,47 +1,106 @@
-//! `staunch-monitor`: the primary health monitor, after MHA's
-//! `wait_until_unreachable` (incident D), with hard timeouts.
+//! `staunch-monitor`: watches every host and moves writes to the host an
+//! operator or orchestrator promoted. It follows promotions; it never makes
+//! one. After MHA's `wait_until_unreachable` (incident D), with hard timeouts,
+//! and with positive evidence first (issue #12).
 //!
-//! Every `ping_interval` it probes the writer with `ping_type`:
-//! - `connect`: a new connection, then `SELECT 1`;
-//! - `select`: `SELECT 1` on a connection it keeps;
-//! - `insert`: upserts a timestamp into `heartbeat_table` on a kept connection.
+//! # What it looks at
 //!
-//! Each probe runs on a short-lived thread and is cut off at `ping_timeout`
-//! (its socket is shut down from the monitor thread), so a frozen server or a
-//! black hole cannot stall the monitor. A probe that fails with a server error
-//! proving the server alive (`alive_error_codes`, MHA's list by default: too many
-//! connections, access denied, ...) is reported and not counted. After
-//! `failure_threshold` failures in a row (MHA: 4) the secondary check runs:
-//! the replicas are asked (`SHOW SLAVE STATUS`) whether their I/O thread still
-//! reaches the primary, and a user check is called if given. If anyone still
-//! sees the primary, it is a partition between us and it: reported, no
-//! failover. Otherwise the primary is declared dead: writes fail fast with
-//! `NoWriter`, the old primary's connections are evicted, and the monitor
-//! polls every host for `@@read_only = 0` until exactly one answers so. staunch
-//! follows a promotion; it never promotes. Two writable hosts at once is split
-//! brain: writes are refused. A writer change to another host waits for
-//! `min_failover_interval` after the previous one (anti-flapping).
+//! Each host is probed on its own: one statement pair on a connection the
+//! monitor keeps (`SELECT @@read_only, @@server_id, @@gtid_binlog_pos,
+//! @@gtid_current_pos; SHOW SLAVE STATUS`, one round trip), every
+//! `ping_interval` in the steady state. For the writer that probe is the
+//! health check of `ping_type`: `select` is the probe as it is; `insert` also
+//! upserts a timestamp into `heartbeat_table` when the writer is writable;
+//! `connect` opens a new connection for every probe of the writer (MHA's
+//! `ping_connect`). Every probe runs on a short-lived thread and is cut off at
+//! `ping_timeout` (its socket is shut down from the monitor thread), and a host
+//! is never probed twice at once: a frozen host or a black hole costs one
+//! stuck thread for at most `ping_timeout` and never delays the other hosts.
 //!
-//! The same loop checks every other host: reachability, `read_only`, and for
-//! replicas `Seconds_Behind_Master` (NULL: broken replication), which decide
-//! whether reads go there.
+//! A host "no longer replicates" when `SHOW SLAVE STATUS` has no row, or both
+//! its threads are stopped (`Slave_IO_Running` neither `Yes` nor
+//! `Connecting`, `Slave_SQL_Running` not `Yes`).
 //!
-//! Note for the replica check: a replica notices a frozen primary only when its
-//! I/O thread times out (`slave_net_timeout`, 60 s by default, with
-//! `MASTER_HEARTBEAT_PERIOD` half of it); until then it still "sees" the
-//! primary and the failover waits. Set those low on the replicas, or pass
-//! `secondary_check=none`.
+//! # The rules, in order
+//!
+//! 1. **Planned switchover.** The writer answers with `read_only = 1` and
+//!    exactly one other host (not a superseded primary, see 4) answers with
+//!    `read_only = 0` and no longer replicates: writes go there at once.
+//!    Statements already running on the old writer finish there (a write
+//!    gets the server's read-only error). Until such a host appears the
+//!    writer stays, checked at the fast cadence.
+//! 2. **Positive evidence first.** The writer is failing (its last probe
+//!    failed other than with an alive error, or its probe has gone unanswered
+//!    for [`LATE`]) and exactly one other host answers with `read_only = 0`
+//!    and no longer replicates: someone promoted it. Writes go there at once,
+//!    without waiting for `failure_threshold` or the secondary check, and the
+//!    sockets of connections still borrowed from the old writer are shut down
+//!    (a statement stuck on a frozen server fails now rather than committing
+//!    there when it thaws).
+//! 3. **Without such evidence, MHA's rules.** After `failure_threshold` failed
+//!    probes in a row (at most one counted per `ping_interval`; alive errors,
+//!    MHA's `alive_error_codes`, are reported and not counted) the secondary
+//!    check runs: the user's check if any, and the replicas (5). If someone
+//!    still sees the primary it is a partition: reported, no failover, and
+//!    the count starts again. Otherwise the primary is declared dead: writes
+//!    fail fast with `NoWriter`, borrowed connections to it are cut off, and
+//!    the first host found alone with `read_only = 0` becomes the writer.
+//!    Two writable hosts with no promotion seen is split brain: writes
+//!    refused until one remains.
+//! 4. **Never back to a superseded primary.** Once writes have moved away
+//!    from a writer the monitor had seen writable (by 1, 2 or 3), that host is
+//!    superseded: never a candidate for writes again, and when it answers with
+//!    `read_only = 0` it is a stale primary: `StalePrimaryWritable` is
+//!    reported (an operator must fence it) and it gets no reads
+//!    ([`HostHealth::Stale`]). It becomes an ordinary host again once it
+//!    replicates (both threads running), e.g. after `CHANGE MASTER TO` the
+//!    writer. On a move, `UnreplicatedWrites` names the GTIDs the old writer
+//!    had committed that the new one lacks: from the old one's last answer
+//!    (a lower bound) if it is unreachable, and again, final, when it answers.
+//! 5. **A secondary check that does not trust `Slave_IO_Running` alone.** A
+//!    frozen primary keeps its TCP connections open, so a replica's I/O thread
+//!    says `Yes` until `slave_net_timeout` (60 s by default); and
+//!    `Seconds_Behind_Master` stays 0 on an idle primary and on a frozen one
+//!    alike. A replica vouches for the primary only if its I/O thread runs,
+//!    its `Master_Server_Id` is the primary's, and what it received
+//!    (`Master_Log_File`/`Read_Master_Log_Pos`, `Gtid_IO_Pos`) advanced since
+//!    the primary's first counted failure (then since the previous secondary
+//!    check): proof the primary still sends. An idle primary that the pool
+//!    alone cannot reach gives no such proof and is declared dead after
+//!    `failure_threshold` failures; no host was promoted, so writes go back
+//!    to it as soon as it answers again (it is not superseded).
+//! 6. **Fast checks while in doubt.** From the first failed (or late) probe
+//!    of the writer, while it answers read-only, or while there is no writer,
+//!    every host is checked every [`FAST`] (or `ping_interval` if shorter),
+//!    each probe still bounded by `ping_timeout`, until the writer answers
+//!    writable again or writes have moved.
+//!
+//! Rules 1 and 2, and the search for a writer when there is none, act only on
+//! answers to probes started after the trouble was first seen (a round of
+//! probes starts at once), so a host made writable just before the writer
+//! failed is not missed. A writer change to another host waits for
+//! `min_failover_interval` after the previous one (anti-flapping); the first
+//! discovery is no change.
+//!
+//! An error on a kept connection (killed, closed by the server's
+//! `wait_timeout`) is no verdict: the same probe retries on a new connection
+//! within its deadline.
+//!
+//! For reads, a host other than the writer qualifies when its last probe
+//! found it replicating from the current writer (`Master_Server_Id`) within
+//! `max_replication_lag` (`Seconds_Behind_Master`; NULL: broken).
+//!
+//! Events are emitted from the monitor thread with no lock held.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crossbeam_channel::{Receiver, Sender};
 use mysql::prelude::Queryable;
 use mysql::Conn;
-
-use crate::client::Session;
 
 use super::{HostHealth, PingType, Topo};
 use crate::client::MysqlConnector;
@@ -51,76 +110,343 @@ use crate::events::Event;
 use crate::pool::{ConnectAttempt, Connector};
 use crate::sync::spawn_resilient;
 
+/// The cadence of checks while in doubt (rule 6), capped by `ping_interval`.
+pub(crate) const FAST: Duration = Duration::from_millis(200);
+
+/// A probe of the writer unanswered this long counts as failing for rule 2
+/// (only when a promotion is seen elsewhere), and starts the fast checks. A
+/// healthy server answers the probe in well under a millisecond on a LAN.
+pub(crate) const LATE: Duration = Duration::from_millis(250);
+
+const MARIADB_STATE: &str = "SELECT @@global.read_only, @@global.server_id, \
+     @@global.gtid_binlog_pos, @@global.gtid_current_pos; SHOW SLAVE STATUS";
+const MYSQL_STATE: &str =
+    "SELECT @@global.read_only, @@global.server_id, '', ''; SHOW SLAVE STATUS";
+
 pub(super) fn spawn(t: &Arc<Topo>) -> std::io::Result<std::thread::JoinHandle<()>> {
     let mut m = Monitor::new(t.clone());
     spawn_resilient("staunch-monitor".into(), move || m.run(), || {})
 }
 
-struct Monitor {
-    t: Arc<Topo>,
-    failures: u32,
-    /// The kept connection for select/insert pings, and which host it is to.
-    kept: Option<(usize, Session)>,
-    last_writer: Option<usize>,
-    last_change: Option<Instant>,
-    discovered: bool,
-    /// Hosts already reported as writable besides the writer.
-    split_reported: Vec<bool>,
-    /// The writer's @@server_id as last read: (host index, id).
-    writer_id: Option<(usize, u64)>,
-}
-
-/// What one check of a host found.
+/// What one probe of a host found.
 #[derive(Debug, Default, Clone)]
-struct HostState {
+struct Sample {
     read_only: bool,
     server_id: u64,
-    /// Some(status) when the host is a replica.
-    replica: Option<HashMap<String, String>>,
+    /// `@@gtid_binlog_pos` (MariaDB; empty otherwise).
+    binlog_pos: String,
+    /// `@@gtid_current_pos` (MariaDB; empty otherwise).
+    current_pos: String,
+    replica: Repl,
+}
+
+#[derive(Debug, Default, Clone)]
+enum Repl {
+    /// `SHOW SLAVE STATUS` has no row.
+    #[default]
+    None,
+    Some(Replica),
+    /// The host answered but would not show its replication status (e.g.
+    /// the monitor user lacks the privilege).
+    Unknown,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Replica {
+    io: String,
+    sql: bool,
+    master_id: Option<u64>,
+    behind: Option<u64>,
+    /// What it has received: log file, position and GTID position, as one
+    /// string (for "did it advance").
+    received: String,
+}
+
+impl Replica {
+    fn replicating(&self) -> bool {
+        self.io == "Yes" || self.io == "Connecting" || self.sql
+    }
+    fn fully_running(&self) -> bool {
+        self.io == "Yes" && self.sql
+    }
+}
+
+impl Sample {
+    /// No slave status row, or both threads stopped.
+    fn detached(&self) -> bool {
+        match &self.replica {
+            Repl::None => true,
+            Repl::Some(r) => !r.replicating(),
+            Repl::Unknown => false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    /// Not probed yet.
+    Unknown,
+    /// The last probe answered: `sample` is its answer.
+    Ok,
+    /// The last probe failed with an error that proves the server alive.
+    Alive,
+    /// The last probe failed or timed out.
+    Failed,
+}
+
+/// A monitor connection and the server's flavour.
+struct MonConn {
+    conn: Conn,
+    mariadb: bool,
+}
+
+struct Inflight {
+    gen: u64,
+    attempt: ConnectAttempt,
+    started: Instant,
+}
+
+/// What the monitor knows about one host.
+struct HostMon {
+    kept: Option<MonConn>,
+    inflight: Option<Inflight>,
+    status: Status,
+    /// The last successful probe's answer (kept when later probes fail).
+    sample: Option<Sample>,
+    /// The last probe's error, if it failed.
+    error: Option<Error>,
+    /// When the last completed probe (answered or failed) started.
+    done_started: Option<Instant>,
+    /// A writer the pool moved away from (rule 4).
+    superseded: bool,
+    stale_reported: bool,
+    split_reported: bool,
+    /// Rule 5: what this replica had received at the start of the current
+    /// evidence window.
+    evidence_base: Option<String>,
+}
+
+impl HostMon {
+    fn new() -> Self {
+        HostMon {
+            kept: None,
+            inflight: None,
+            status: Status::Unknown,
+            sample: None,
+            error: None,
+            done_started: None,
+            superseded: false,
+            stale_reported: false,
+            split_reported: false,
+            evidence_base: None,
+        }
+    }
+
+    /// Answered its last probe with `read_only = 0`.
+    fn writable(&self) -> bool {
+        self.status == Status::Ok && self.sample.as_ref().is_some_and(|s| !s.read_only)
+    }
+
+    fn answered(&self) -> Option<&Sample> {
+        match self.status {
+            Status::Ok => self.sample.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// A probe's result, sent by its thread.
+struct Done {
+    host: usize,
+    gen: u64,
+    started: Instant,
+    result: Result<(Sample, MonConn)>,
+}
+
+/// How writes moved (for what happens to the old writer).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Move {
+    /// Rule 1: the old writer turned read-only; its statements run on.
+    Switchover,
+    /// Rule 2: the old writer is failing; its borrowed connections are cut.
+    Promotion,
+    /// After the writer was declared dead (or at the first discovery).
+    Discovery,
+}
+
+/// A followed promotion whose old writer was unreachable: its final GTID
+/// position is compared when it answers again.
+struct PendingLoss {
+    former: usize,
+    writer: usize,
+    /// The new writer's `gtid_current_pos` when writes moved there.
+    writer_pos: String,
+}
+
+struct Monitor {
+    t: Arc<Topo>,
+    hosts: Vec<HostMon>,
+    tx: Sender<Done>,
+    rx: Receiver<Done>,
+    gen: u64,
+    next_round: Instant,
+    /// Whether the last loop was in doubt (rule 6).
+    doubt: bool,
+    /// When the current trouble (writer failing, late or read-only, or no
+    /// writer) was first seen: rules 1 and 2 and discovery use answers to
+    /// probes started since.
+    doubt_since: Option<Instant>,
+    /// Counted failed probes of the writer in a row, and when the last one
+    /// was counted.
+    failures: u32,
+    last_counted: Option<Instant>,
+    /// The threshold was reached: the secondary check is due.
+    secondary_due: bool,
+    /// Rule 5: samples of probes started after this instant may be an
+    /// evidence base.
+    evidence_since: Option<Instant>,
+    discovered: bool,
+    /// Whether the monitor has seen the current writer (or, with no writer,
+    /// the last one) answer with `read_only = 0`.
+    writer_verified: bool,
+    last_writer: Option<usize>,
+    last_change: Option<Instant>,
+    deferred_reported: Option<(usize, Instant)>,
+    split_refused: Option<Vec<usize>>,
+    pending_loss: Option<PendingLoss>,
 }
 
 impl Monitor {
     fn new(t: Arc<Topo>) -> Self {
         let n = t.hosts.len();
+        let (tx, rx) = crossbeam_channel::unbounded();
         Monitor {
             t,
+            hosts: (0..n).map(|_| HostMon::new()).collect(),
+            tx,
+            rx,
+            gen: 0,
+            next_round: Instant::now(),
+            doubt: false,
+            doubt_since: None,
             failures: 0,
-            kept: None,
+            last_counted: None,
+            secondary_due: false,
+            evidence_since: None,
+            discovered: false,
+            writer_verified: false,
             last_writer: Some(0),
             last_change: None,
-            discovered: false,
-            split_reported: vec![false; n],
-            writer_id: None,
+            deferred_reported: None,
+            split_refused: None,
+            pending_loss: None,
         }
+    }
+
+    fn fast(&self) -> Duration {
+        self.t.cfg.ping_interval.min(FAST)
+    }
+
+    fn late(&self) -> Duration {
+        self.t.cfg.ping_timeout.min(LATE)
+    }
+
+    fn ep(&self, i: usize) -> String {
+        self.t.hosts[i].endpoint.clone()
     }
 
     fn run(&mut self) {
         loop {
             if self.t.closed.load(Relaxed) {
-                return;
+                return self.cancel_all();
             }
-            // Probes start every ping_interval (a probe that times out uses
-            // part of the interval, as MHA's sleep_until does).
-            let tick = Instant::now();
-            if !self.discovered {
-                self.discover();
-                self.discovered = true;
-            } else {
-                match self.t.writer() {
-                    Some(w) => self.probe_writer(w),
-                    None => self.discover(),
+            while let Ok(d) = self.rx.try_recv() {
+                self.on_done(d);
+            }
+            let now = Instant::now();
+            self.cut_overdue(now);
+            self.note_late(now);
+            let doubt = self.in_doubt(now);
+            if doubt && !self.doubt {
+                // The first failed or late probe: look at every host now.
+                self.next_round = now;
+            }
+            self.doubt = doubt;
+            if now >= self.next_round {
+                for i in 0..self.hosts.len() {
+                    self.start_probe(i);
                 }
+                let every = if doubt {
+                    self.fast()
+                } else {
+                    self.t.cfg.ping_interval
+                };
+                self.next_round = now + every;
             }
-            self.check_others();
-            let rest = self.t.cfg.ping_interval.saturating_sub(tick.elapsed());
-            match self
-                .t
-                .stop_rx
-                .recv_timeout(rest.max(Duration::from_millis(1)))
-            {
-                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
-                _ => return,
+            let wait = self
+                .next_wake(now)
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1));
+            crossbeam_channel::select! {
+                recv(self.rx) -> d => {
+                    if let Ok(d) = d {
+                        self.on_done(d);
+                    }
+                }
+                recv(self.t.stop_rx) -> _ => return self.cancel_all(),
+                default(wait) => {}
             }
+        }
+    }
+
+    /// On close: cut off the probes in flight so their threads end now.
+    fn cancel_all(&mut self) {
+        for h in &mut self.hosts {
+            if let Some(f) = h.inflight.take() {
+                f.attempt.cancel();
+            }
+        }
+    }
+
+    /// The next instant something is due: a round, a probe's deadline, or
+    /// a probe becoming late (rules 2 and 6).
+    fn next_wake(&self, now: Instant) -> Instant {
+        let mut wake = self.next_round;
+        for f in self.hosts.iter().filter_map(|h| h.inflight.as_ref()) {
+            wake = wake.min(f.attempt.deadline());
+            let late_at = f.started + self.late();
+            if late_at > now {
+                wake = wake.min(late_at);
+            }
+        }
+        wake
+    }
+
+    /// Whether the fast cadence applies (rule 6).
+    fn in_doubt(&self, now: Instant) -> bool {
+        let Some(w) = self.t.writer() else {
+            return true;
+        };
+        let h = &self.hosts[w];
+        match h.status {
+            Status::Failed => true,
+            Status::Ok if h.sample.as_ref().is_some_and(|s| s.read_only) => true,
+            _ => self.writer_late(w, now),
+        }
+    }
+
+    fn writer_late(&self, w: usize, now: Instant) -> bool {
+        self.hosts[w]
+            .inflight
+            .as_ref()
+            .is_some_and(|f| now.duration_since(f.started) >= self.late())
+    }
+
+    /// In doubt, time alone changes things (a late probe of the writer, or
+    /// of a host whose answer rule 2 waits for): decide again.
+    fn note_late(&mut self, now: Instant) {
+        if self.discovered && self.in_doubt(now) {
+            self.decide(now);
         }
     }
 
@@ -141,49 +467,502 @@ impl Monitor {
         e.has_server_code(&self.t.cfg.alive_error_codes)
     }
 
-    fn probe_writer(&mut self, w: usize) {
-        let r = self.ping(w);
-        let ep = self.t.hosts[w].endpoint.clone();
-        match r {
-            Ok(()) => {
-                self.failures = 0;
-                self.t.hosts[w].health.store(HostHealth::Healthy);
-            }
-            Err(e) if self.is_alive_error(&e) => {
-                self.t.emit(Event::PrimaryAliveError {
-                    endpoint: ep,
-                    error: e,
-                });
-            }
-            Err(e) => {
-                self.failures += 1;
-                self.t.hosts[w].health.store(HostHealth::Down);
-                self.t.emit(Event::PrimarySuspected {
-                    endpoint: ep.clone(),
-                    failures: self.failures,
-                    error: e.clone(),
-                });
-                if self.failures < self.t.cfg.failure_threshold {
-                    return;
-                }
-                self.failures = 0;
-                let seen_by = self.secondary_check(w);
-                if !seen_by.is_empty() {
-                    self.t.emit(Event::PartitionSuspected {
-                        endpoint: ep,
-                        seen_by,
+    /// Starts a bounded probe of host `i` unless one is in flight.
+    fn start_probe(&mut self, i: usize) {
+        if self.hosts[i].inflight.is_some() {
+            return;
+        }
+        self.gen += 1;
+        let gen = self.gen;
+        let started = Instant::now();
+        let attempt = ConnectAttempt::new(self.t.cfg.ping_timeout);
+        let a2 = attempt.clone();
+        let connector = self.connector(i);
+        let heartbeat = (self.t.cfg.ping_type == PingType::Insert && self.t.writer() == Some(i))
+            .then(|| self.t.cfg.heartbeat_table.clone());
+        let kept = self.hosts[i].kept.take();
+        let tx = self.tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("staunch-probe".into())
+            .spawn(move || {
+                let result = probe(&connector, kept, heartbeat.as_deref(), &a2);
+                // Cut off at the deadline: the monitor has moved on.
+                if a2.finish() {
+                    let _ = tx.send(Done {
+                        host: i,
+                        gen,
+                        started,
+                        result,
                     });
-                    return;
                 }
-                self.declare_dead(w, &e);
+            });
+        match spawned {
+            Ok(_) => {
+                self.hosts[i].inflight = Some(Inflight {
+                    gen,
+                    attempt,
+                    started,
+                })
+            }
+            // Says nothing about the host: no probe this round.
+            Err(e) => {
+                log::warn!(target: "staunch", "cannot start a probe thread for {}: {e}", self.ep(i))
             }
         }
     }
 
-    fn declare_dead(&mut self, w: usize, last: &Error) {
-        let ep = self.t.hosts[w].endpoint.clone();
+    /// Cuts off probes past their deadline and records them as failed.
+    fn cut_overdue(&mut self, now: Instant) {
+        for i in 0..self.hosts.len() {
+            let Some(f) = &self.hosts[i].inflight else {
+                continue;
+            };
+            if now < f.attempt.deadline() {
+                continue;
+            }
+            // None: the probe finished just now; its result is on its way.
+            if f.attempt.cancel().is_none() {
+                continue;
+            }
+            let found = f.attempt.cancelled().unwrap_or_default();
+            let (gen, started) = (f.gen, f.started);
+            let err = Error::new(
+                ErrorKind::Io,
+                format!(
+                    "probe of {} got no answer within {}: {found}",
+                    self.t.hosts[i].endpoint,
+                    fmt_duration(self.t.cfg.ping_timeout)
+                ),
+            );
+            self.on_done(Done {
+                host: i,
+                gen,
+                started,
+                result: Err(err),
+            });
+        }
+    }
+
+    fn on_done(&mut self, d: Done) {
+        let i = d.host;
+        if !matches!(&self.hosts[i].inflight, Some(f) if f.gen == d.gen) {
+            // A probe already given up on.
+            return;
+        }
+        let now = Instant::now();
+        let is_writer = self.t.writer() == Some(i);
+        let keep = !(is_writer && self.t.cfg.ping_type == PingType::Connect);
+        let evidence_since = self.evidence_since;
+        let alive = matches!(&d.result, Err(e) if self.is_alive_error(e));
+        let h = &mut self.hosts[i];
+        h.inflight = None;
+        h.done_started = Some(d.started);
+        let error = match d.result {
+            Ok((sample, conn)) => {
+                if keep {
+                    h.kept = Some(conn);
+                }
+                if let (Some(since), None, Repl::Some(r)) =
+                    (evidence_since, &h.evidence_base, &sample.replica)
+                {
+                    if d.started >= since {
+                        h.evidence_base = Some(r.received.clone());
+                    }
+                }
+                h.status = Status::Ok;
+                h.sample = Some(sample);
+                h.error = None;
+                None
+            }
+            Err(e) => {
+                h.kept = None;
+                h.status = if alive { Status::Alive } else { Status::Failed };
+                h.error = Some(e.clone());
+                Some(e)
+            }
+        };
+        if is_writer {
+            self.writer_outcome(i, error, now);
+        }
+        self.decide(now);
+        self.after_answer(i);
+        self.refresh_health();
+    }
+
+    /// Counts the writer's failures (rule 3) and reports its probes.
+    fn writer_outcome(&mut self, w: usize, error: Option<Error>, now: Instant) {
+        match (self.hosts[w].status, error) {
+            (Status::Ok, _) => {
+                self.failures = 0;
+                self.last_counted = None;
+                self.secondary_due = false;
+                self.end_evidence_window();
+                if self.hosts[w].writable() {
+                    self.writer_verified = true;
+                }
+                self.t.hosts[w].health.store(HostHealth::Healthy);
+            }
+            (Status::Alive, Some(error)) => {
+                self.t.emit(Event::PrimaryAliveError {
+                    endpoint: self.ep(w),
+                    error,
+                });
+            }
+            (_, Some(error)) => {
+                self.t.hosts[w].health.store(HostHealth::Down);
+                // At most one failure per ping_interval counts, however fast
+                // the writer is probed while in doubt.
+                let slack = self.fast() / 2;
+                let counts = self.last_counted.map_or(true, |t| {
+                    now.duration_since(t) + slack >= self.t.cfg.ping_interval
+                });
+                if !counts {
+                    return;
+                }
+                self.failures += 1;
+                self.last_counted = Some(now);
+                if self.evidence_since.is_none() {
+                    self.start_evidence_window(now);
+                }
+                self.t.emit(Event::PrimarySuspected {
+                    endpoint: self.ep(w),
+                    failures: self.failures,
+                    error,
+                });
+                if self.failures >= self.t.cfg.failure_threshold {
+                    self.secondary_due = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn start_evidence_window(&mut self, now: Instant) {
+        self.evidence_since = Some(now);
+        for h in &mut self.hosts {
+            h.evidence_base = None;
+        }
+    }
+
+    fn end_evidence_window(&mut self) {
+        self.evidence_since = None;
+        for h in &mut self.hosts {
+            h.evidence_base = None;
+        }
+    }
+
+    /// Applies the rules to what is known now.
+    fn decide(&mut self, now: Instant) {
+        if !self.discovered {
+            if self.hosts.iter().any(|h| h.status == Status::Unknown) {
+                return;
+            }
+            self.discovered = true;
+            self.first_discovery();
+            return;
+        }
+        let Some(w) = self.t.writer() else {
+            self.discover();
+            return;
+        };
+        let others: Vec<usize> = (0..self.hosts.len())
+            .filter(|&i| i != w && self.hosts[i].writable() && !self.hosts[i].superseded)
+            .collect();
+        let ws_status = self.hosts[w].status;
+        let read_only = self.hosts[w].answered().is_some_and(|s| s.read_only);
+        let failing = ws_status == Status::Failed || self.writer_late(w, now);
+        // Rules 1 and 2 act on what every other host says since the writer's
+        // trouble was seen (a round starts at once), not on older answers.
+        let fresh = if read_only || failing {
+            let since = *self.doubt_since.get_or_insert_with(|| {
+                self.next_round = now;
+                now
+            });
+            self.all_fresh(w, since, now)
+        } else {
+            self.doubt_since = None;
+            true
+        };
+        if !fresh {
+            return;
+        }
+        if read_only {
+            // Rule 1.
+            match others.as_slice() {
+                [] => {}
+                [c] => {
+                    let c = *c;
+                    if self.hosts[c].sample.as_ref().is_some_and(Sample::detached) {
+                        self.follow(Some(w), c, Move::Switchover);
+                    }
+                }
+                many => {
+                    let many = many.to_vec();
+                    self.refuse_split(&many);
+                }
+            }
+            return;
+        }
+        if failing {
+            // Rule 2.
+            if let [c] = others.as_slice() {
+                let c = *c;
+                if self.hosts[c].sample.as_ref().is_some_and(Sample::detached)
+                    && self.follow(Some(w), c, Move::Promotion)
+                {
+                    return;
+                }
+            }
+            // Rule 3.
+            if self.secondary_due && ws_status == Status::Failed {
+                self.secondary_due = false;
+                self.failures = 0;
+                let seen_by = self.secondary_check(w);
+                if seen_by.is_empty() {
+                    self.declare_dead(w);
+                } else {
+                    self.t.emit(Event::PartitionSuspected {
+                        endpoint: self.ep(w),
+                        seen_by,
+                    });
+                    // Fresh evidence is needed next time.
+                    self.start_evidence_window(now);
+                }
+            }
+            return;
+        }
+        if ws_status != Status::Ok {
+            return;
+        }
+        // The writer answers, writable: any other writable host is split
+        // brain (writes stay on the writer), reported once.
+        for c in others {
+            if !self.hosts[c].split_reported {
+                self.hosts[c].split_reported = true;
+                self.t.emit(Event::SplitBrain {
+                    writable: vec![self.ep(w), self.ep(c)],
+                    writes_refused: false,
+                });
+            }
+        }
+    }
+
+    /// Whether every host but `w` has answered (or failed) a probe started
+    /// at or after `since`, or has a probe in flight for LATE already.
+    fn all_fresh(&self, w: usize, since: Instant, now: Instant) -> bool {
+        self.hosts.iter().enumerate().all(|(i, h)| {
+            i == w
+                || h.done_started.is_some_and(|t| t >= since)
+                || h.inflight
+                    .as_ref()
+                    .is_some_and(|f| now.duration_since(f.started) >= self.late())
+        })
+    }
+
+    /// The first look, once every host answered or failed once: the first
+    /// host stays the writer unless it is read-only (or unreachable) and
+    /// exactly one other host is writable.
+    fn first_discovery(&mut self) {
+        let writable: Vec<usize> = (0..self.hosts.len())
+            .filter(|&i| self.hosts[i].writable())
+            .collect();
+        let h0 = &self.hosts[0];
+        let h0_failed = h0.status == Status::Failed;
+        let h0_read_only = h0.answered().is_some_and(|s| s.read_only);
+        match writable.as_slice() {
+            [] => {}
+            [0] => self.writer_verified = true,
+            // Another host alone writable: taken if the first is read-only,
+            // or unreachable while that host no longer replicates.
+            [c] if h0_read_only
+                || (h0_failed && self.hosts[*c].sample.as_ref().is_some_and(Sample::detached)) =>
+            {
+                let c = *c;
+                self.last_writer = None;
+                self.follow(None, c, Move::Discovery);
+            }
+            [_] => {}
+            many if many.contains(&0) => {
+                self.writer_verified = true;
+                for &c in many.iter().filter(|&&c| c != 0) {
+                    self.hosts[c].split_reported = true;
+                }
+                self.t.emit(Event::SplitBrain {
+                    writable: many.iter().map(|&i| self.ep(i)).collect(),
+                    writes_refused: false,
+                });
+            }
+            many => {
+                let many = many.to_vec();
+                self.refuse_split(&many);
+            }
+        }
+    }
+
+    /// With no writer: the one writable host that is not superseded.
+    fn discover(&mut self) {
+        let now = Instant::now();
+        let since = *self.doubt_since.get_or_insert(now);
+        if !self.all_fresh(usize::MAX, since, now) {
+            return;
+        }
+        let writable: Vec<usize> = (0..self.hosts.len())
+            .filter(|&i| self.hosts[i].writable() && !self.hosts[i].superseded)
+            .collect();
+        match writable.as_slice() {
+            [] => {}
+            [c] => {
+                let c = *c;
+                self.follow(self.last_writer, c, Move::Discovery);
+            }
+            many => {
+                let many = many.to_vec();
+                self.refuse_split(&many);
+            }
+        }
+    }
+
+    /// Several writable hosts and no way to tell which: writes refused.
+    fn refuse_split(&mut self, many: &[usize]) {
+        if let Some(w) = self.t.writer() {
+            self.last_writer = Some(w);
+        }
+        let writable: Vec<String> = many.iter().map(|&i| self.ep(i)).collect();
+        self.t.refuse_writes(Error::new(
+            ErrorKind::NoWriter,
+            format!("no writer: split brain, {writable:?} all report read_only=0; writes refused"),
+        ));
+        if self.split_refused.as_deref() != Some(many) {
+            self.split_refused = Some(many.to_vec());
+            self.t.emit(Event::SplitBrain {
+                writable,
+                writes_refused: true,
+            });
+        }
+    }
+
+    /// Moves writes from `from` to `to`. Returns false if held back by
+    /// `min_failover_interval`.
+    fn follow(&mut self, from: Option<usize>, to: usize, how: Move) -> bool {
+        let change = from.is_some_and(|f| f != to);
+        if change {
+            if let Some(last) = self.last_change {
+                let min = self.t.cfg.min_failover_interval;
+                if last.elapsed() < min {
+                    let again = match self.deferred_reported {
+                        Some((c, at)) => c != to || at.elapsed() >= self.t.cfg.ping_interval,
+                        None => true,
+                    };
+                    if again {
+                        self.deferred_reported = Some((to, Instant::now()));
+                        self.t.emit(Event::FailoverDeferred {
+                            candidate: self.ep(to),
+                            wait: min - last.elapsed(),
+                        });
+                    }
+                    return false;
+                }
+            }
+        }
+        let from_verified = self.writer_verified;
+        self.t.set_writer(to);
+        self.t.hosts[to].health.store(HostHealth::Healthy);
+        if let (Some(f), true) = (from, change) {
+            let old = &self.t.hosts[f].pool;
+            match how {
+                Move::Switchover => old.soft_evict(),
+                Move::Promotion => {
+                    old.fail_waiters(&Error::new(
+                        ErrorKind::NoWriter,
+                        format!(
+                            "the writer moved from {} to {} (promoted while {} was not answering); retry",
+                            self.ep(f),
+                            self.ep(to),
+                            self.ep(f)
+                        ),
+                    ));
+                    old.soft_evict();
+                    // Statements stuck on a frozen server fail now instead of
+                    // committing there when it thaws.
+                    let cut = old.abort_borrowed();
+                    if cut > 0 {
+                        log::warn!(target: "staunch", "cut off {cut} borrowed connections to the former writer {}", self.ep(f));
+                    }
+                }
+                // Done when it was declared dead.
+                Move::Discovery => {}
+            }
+            self.last_change = Some(Instant::now());
+            if from_verified {
+                self.hosts[f].superseded = true;
+                self.hosts[f].stale_reported = false;
+            }
+        }
+        log::info!(target: "staunch", "writes move to {} ({how:?})", self.ep(to));
+        self.failures = 0;
+        self.last_counted = None;
+        self.secondary_due = false;
+        self.doubt_since = None;
+        self.end_evidence_window();
+        self.writer_verified = true;
+        self.last_writer = Some(to);
+        self.split_refused = None;
+        self.deferred_reported = None;
+        for h in &mut self.hosts {
+            h.split_reported = false;
+        }
+        self.t.emit(Event::WriterChanged {
+            from: from.map(|f| self.ep(f)),
+            to: self.ep(to),
+        });
+        if let (Some(f), true, true) = (from, change, from_verified) {
+            self.report_loss(f, to, how);
+        }
+        self.refresh_health();
+        true
+    }
+
+    /// Rule 4: which GTIDs the former writer had that the new one lacks.
+    fn report_loss(&mut self, f: usize, to: usize, how: Move) {
+        let writer_pos = self.hosts[to]
+            .sample
+            .as_ref()
+            .map(|s| s.current_pos.clone())
+            .unwrap_or_default();
+        let former = &self.hosts[f];
+        // Only a writer that answered read-only has its final position in
+        // its last answer; a failing one may have committed more since.
+        let confirmed = how == Move::Switchover && former.status == Status::Ok;
+        let former_pos = former
+            .sample
+            .as_ref()
+            .map(|s| s.binlog_pos.clone())
+            .unwrap_or_default();
+        let (missing, transactions) = missing_gtids(&former_pos, &writer_pos);
+        self.pending_loss = (!confirmed).then_some(PendingLoss {
+            former: f,
+            writer: to,
+            writer_pos,
+        });
+        if transactions > 0 || !confirmed {
+            self.t.emit(Event::UnreplicatedWrites {
+                former: self.ep(f),
+                writer: self.ep(to),
+                missing,
+                transactions,
+                confirmed,
+            });
+        }
+    }
+
+    fn declare_dead(&mut self, w: usize) {
+        let ep = self.ep(w);
+        let last = self.hosts[w]
+            .error
+            .as_ref()
+            .map_or_else(|| "no answer".to_string(), |e| e.to_string());
         let reason = format!(
-            "{} probes in a row failed (last: {last}) and no replica still sees it",
+            "{} probes in a row failed (last: {last}), no host was promoted, and no replica shows it still sending",
             self.t.cfg.failure_threshold
         );
         self.t.hosts[w].health.store(HostHealth::Down);
@@ -195,296 +974,160 @@ impl Monitor {
             ErrorKind::NoWriter,
             format!("no writer: the primary {ep} was declared dead ({reason}); waiting for a host with read_only=0"),
         ));
-        self.t.hosts[w].pool.soft_evict();
+        let pool = &self.t.hosts[w].pool;
+        pool.soft_evict();
         // Queries in flight on a dead server would wait forever without a
         // query_timeout: cut them off.
-        let cut = self.t.hosts[w].pool.abort_borrowed();
+        let cut = pool.abort_borrowed();
         if cut > 0 {
             log::warn!(target: "staunch", "cut off {cut} borrowed connections to the dead primary {ep}");
         }
-        self.kept = None;
         self.last_writer = Some(w);
-        // Look for the new writer at once, without waiting for the dead
-        // host's probe to time out (later rounds include it again).
-        self.discover_skipping(Some(w));
+        self.end_evidence_window();
+        // A host already known writable takes over at once.
+        self.discover();
     }
 
-    /// Probes host `i` with the configured ping type, under a hard timeout.
-    fn ping(&mut self, i: usize) -> Result<()> {
-        let connector = self.connector(i);
-        let timeout = self.t.cfg.ping_timeout;
-        let ep = self.t.hosts[i].endpoint.clone();
-        match self.t.cfg.ping_type {
-            PingType::Connect => bounded(timeout, &ep, move |a| {
-                let mut c = connector.connect(&a)?;
-                c.query_drop("SELECT 1")
-                    .map_err(|e| Error::from_mysql("SELECT 1", &e))
-            }),
-            ty => {
-                let kept = match self.kept.take() {
-                    Some((h, c)) if h == i => Some(c),
-                    _ => None,
-                };
-                let table = self.t.cfg.heartbeat_table.clone();
-                let r = bounded(timeout, &ep, move |a| {
-                    let fresh = kept.is_none();
-                    let mut c = match kept {
-                        Some(c) => c,
-                        None => connector.connect(&a)?,
-                    };
-                    // Let the monitor cut this connection off at the deadline.
-                    if let Some(dup) = crate::sys::DupFd::new(c.as_raw_fd()) {
-                        a.set_canceller(move || {
-                            crate::sys::shutdown(dup.fd());
-                            Some("no answer to the probe".into())
-                        });
-                    }
-                    let q = |c: &mut Conn, sql: &str| {
-                        c.query_drop(sql).map_err(|e| Error::from_mysql(sql, &e))
-                    };
-                    if ty == PingType::Insert {
-                        if fresh {
-                            q(
-                                &mut c,
-                                &format!(
-                                    "CREATE TABLE IF NOT EXISTS {table} (id INT PRIMARY KEY, ts DATETIME(6) NOT NULL)"
-                                ),
-                            )?;
-                        }
-                        q(
-                            &mut c,
-                            &format!(
-                                "INSERT INTO {table} (id, ts) VALUES (1, NOW(6)) ON DUPLICATE KEY UPDATE ts = VALUES(ts)"
-                            ),
-                        )?;
-                    } else {
-                        q(&mut c, "SELECT 1")?;
-                    }
-                    Ok(c)
-                });
-                r.map(|c| self.kept = Some((i, c)))
-            }
-        }
-    }
-
-    /// Asks the others whether they still see the primary. Returns who does.
+    /// Rule 5: who still sees the primary. The user's check runs on a
+    /// thread of its own, bounded by `ping_timeout`.
     fn secondary_check(&self, w: usize) -> Vec<String> {
-        let ep = &self.t.hosts[w].endpoint;
-        if let Some(check) = &self.t.secondary_check {
-            if check(ep) {
-                return vec!["secondary check".to_string()];
+        let ep = self.ep(w);
+        if let Some(check) = self.t.secondary_check.clone() {
+            let e2 = ep.clone();
+            match bounded(self.t.cfg.ping_timeout, "the secondary check", move || {
+                Ok(check(&e2))
+            }) {
+                Ok(true) => return vec!["secondary check".to_string()],
+                Ok(false) => {}
+                Err(e) => log::warn!(target: "staunch", "secondary check for {ep}: {e}"),
             }
         }
         if !self.t.cfg.secondary_check {
             return Vec::new();
         }
-        let states = self.check_hosts(|i| i != w);
-        states
-            .into_iter()
-            .filter_map(|(i, s)| {
-                let st = s.ok()?.replica?;
-                (st.get("Slave_IO_Running").map(String::as_str) == Some("Yes"))
-                    .then(|| self.t.hosts[i].endpoint.clone())
+        let primary_id = self.hosts[w].sample.as_ref().map(|s| s.server_id);
+        self.hosts
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != w)
+            .filter_map(|(i, h)| {
+                let Repl::Some(r) = &h.answered()?.replica else {
+                    return None;
+                };
+                let advanced = h.evidence_base.as_ref().is_some_and(|b| *b != r.received);
+                let from_primary = primary_id.map_or(true, |id| r.master_id == Some(id));
+                (r.io == "Yes" && from_primary && advanced).then(|| self.ep(i))
             })
             .collect()
     }
 
-    /// Reads `read_only` and replication status of the chosen hosts, in
-    /// parallel, each under `ping_timeout`.
-    fn check_hosts(&self, pick: impl Fn(usize) -> bool) -> Vec<(usize, Result<HostState>)> {
-        let idx: Vec<usize> = (0..self.t.hosts.len()).filter(|&i| pick(i)).collect();
-        let timeout = self.t.cfg.ping_timeout;
-        std::thread::scope(|s| {
-            let handles: Vec<_> = idx
-                .iter()
-                .map(|&i| {
-                    let connector = self.connector(i);
-                    let ep = self.t.hosts[i].endpoint.clone();
-                    s.spawn(move || {
-                        (
-                            i,
-                            bounded(timeout, &ep, move |a| host_state(&connector, &a)),
-                        )
-                    })
-                })
-                .collect();
-            handles.into_iter().filter_map(|h| h.join().ok()).collect()
-        })
-    }
-
-    /// Finds the writer: the one host with `read_only = 0`.
-    fn discover(&mut self) {
-        self.discover_skipping(None)
-    }
-
-    fn discover_skipping(&mut self, skip: Option<usize>) {
-        let states = self.check_hosts(|i| Some(i) != skip);
-        let writable: Vec<usize> = states
-            .iter()
-            .filter(|(_, s)| matches!(s, Ok(st) if !st.read_only))
-            .map(|(i, _)| *i)
-            .collect();
-        let eps = |v: &[usize]| {
-            v.iter()
-                .map(|&i| self.t.hosts[i].endpoint.clone())
-                .collect::<Vec<_>>()
-        };
-        let current = self.t.writer();
-        match writable.as_slice() {
-            [] => {}
-            [c] => {
-                let c = *c;
-                if current == Some(c) {
-                    return;
-                }
-                if current.is_some() {
-                    // Initial discovery with the first host writable is the
-                    // common case; any other writer while one is in use is
-                    // handled by check_others.
-                    return;
-                }
-                let from = self.last_writer;
-                if let (Some(last), true) = (self.last_change, from != Some(c)) {
-                    let min = self.t.cfg.min_failover_interval;
-                    if last.elapsed() < min {
-                        self.t.emit(Event::FailoverDeferred {
-                            candidate: self.t.hosts[c].endpoint.clone(),
-                            wait: min - last.elapsed(),
-                        });
-                        return;
-                    }
-                }
-                self.t.set_writer(c);
-                self.t.hosts[c].health.store(HostHealth::Healthy);
-                self.failures = 0;
-                if from != Some(c) {
-                    self.last_change = Some(Instant::now());
-                }
-                self.last_writer = Some(c);
-                self.split_reported = vec![false; self.t.hosts.len()];
-                self.t.emit(Event::WriterChanged {
-                    from: from.map(|f| self.t.hosts[f].endpoint.clone()),
-                    to: self.t.hosts[c].endpoint.clone(),
-                });
-            }
-            many => {
-                let writable = eps(many);
-                if !self.discovered {
-                    // At start: the first host stays writer only if it is one
-                    // of them; refuse otherwise.
-                    if many.contains(&0) {
-                        self.t.emit(Event::SplitBrain {
-                            writable,
-                            writes_refused: false,
-                        });
-                        return;
-                    }
-                }
-                if current.is_none() || !self.discovered {
-                    self.t.refuse_writes(Error::new(
-                        ErrorKind::NoWriter,
-                        format!("no writer: split brain, {writable:?} all report read_only=0; writes refused"),
-                    ));
-                    self.t.emit(Event::SplitBrain {
-                        writable,
-                        writes_refused: true,
-                    });
-                }
-            }
-        }
-    }
-
-    /// Health of every host but the writer: reachability, replication lag,
-    /// and a second writable host (split brain while we have a writer: the
-    /// other one is not used).
-    fn check_others(&mut self) {
-        let w = self.t.writer();
-        if w.is_none() {
+    /// After host `i` answered: rule 4's stale primary and loss report.
+    fn after_answer(&mut self, i: usize) {
+        if self.t.writer() == Some(i) || self.hosts[i].status != Status::Ok {
             return;
         }
-        // The writer is read too, for its server_id: a replica counts only if
-        // it replicates from the current writer (after a failover, a replica
-        // may still follow, or go back to, the old primary).
-        // Only while the writer answers its probes: a failing writer would
-        // hold every tick up for ping_timeout (its last id is kept).
-        let with_writer = self.failures == 0;
-        let states = self.check_hosts(|i| with_writer || Some(i) != w);
-        if let Some(id) = states
-            .iter()
-            .find(|(i, _)| Some(*i) == w)
-            .and_then(|(_, s)| s.as_ref().ok().map(|st| st.server_id))
-        {
-            self.writer_id = Some((w.unwrap_or(0), id));
+        let Some(s) = self.hosts[i].sample.clone() else {
+            return;
+        };
+        if self.pending_loss.as_ref().is_some_and(|p| p.former == i) {
+            let p = self.pending_loss.take().expect("checked");
+            let (missing, transactions) = missing_gtids(&s.binlog_pos, &p.writer_pos);
+            self.t.emit(Event::UnreplicatedWrites {
+                former: self.ep(i),
+                writer: self.ep(p.writer),
+                missing,
+                transactions,
+                confirmed: true,
+            });
         }
-        let writer_id = self
-            .writer_id
-            .filter(|(h, _)| Some(*h) == w)
-            .map(|(_, id)| id);
-        for (i, s) in states {
+        let h = &mut self.hosts[i];
+        if s.read_only {
+            // Reported again if it turns writable again.
+            h.split_reported = false;
+        }
+        if !h.superseded {
+            return;
+        }
+        if let Repl::Some(r) = &s.replica {
+            if r.fully_running() {
+                // Replicates again: an ordinary host.
+                h.superseded = false;
+                h.stale_reported = false;
+                return;
+            }
+        }
+        if s.read_only {
+            h.stale_reported = false;
+        } else if !h.stale_reported {
+            h.stale_reported = true;
+            let writer = self.t.writer().map(|w| self.ep(w));
+            self.t.emit(Event::StalePrimaryWritable {
+                endpoint: self.ep(i),
+                writer,
+            });
+        }
+    }
+
+    /// Read routing: every host but the writer, from its last probe.
+    fn refresh_health(&mut self) {
+        let w = self.t.writer();
+        let writer_id = w
+            .and_then(|w| self.hosts[w].sample.as_ref())
+            .map(|s| s.server_id);
+        for i in 0..self.hosts.len() {
             if Some(i) == w {
                 continue;
             }
-            let h = &self.t.hosts[i];
-            let before = h.health.load();
-            let (now, lag) = match &s {
-                Err(_) => (HostHealth::Down, None),
-                Ok(st) => {
-                    // Another writable host while the writer answers its
-                    // probes is split brain; while the writer is failing it
-                    // is most likely a promotion in progress (discovery
-                    // decides once the writer is declared dead).
-                    if !st.read_only && !self.split_reported[i] && self.failures == 0 {
-                        self.split_reported[i] = true;
-                        self.t.emit(Event::SplitBrain {
-                            writable: vec![
-                                self.t.hosts[w.unwrap_or(0)].endpoint.clone(),
-                                h.endpoint.clone(),
-                            ],
-                            writes_refused: false,
-                        });
-                    }
-                    let follows_writer = |r: &HashMap<String, String>| match writer_id {
-                        Some(id) => {
-                            r.get("Master_Server_Id")
-                                .and_then(|v| v.parse::<u64>().ok())
-                                == Some(id)
-                        }
-                        None => true,
-                    };
-                    match &st.replica {
-                        None => (HostHealth::Lagging, None),
-                        Some(r) if !follows_writer(r) => (HostHealth::Lagging, None),
-                        Some(r) => match r
-                            .get("Seconds_Behind_Master")
-                            .and_then(|v| v.parse::<u64>().ok())
-                        {
-                            None => (HostHealth::Lagging, None),
-                            Some(secs) => {
-                                let lag = Duration::from_secs(secs);
-                                let ok = self.t.cfg.max_replication_lag.map_or(true, |m| lag <= m);
-                                (
-                                    if ok {
-                                        HostHealth::Healthy
-                                    } else {
-                                        HostHealth::Lagging
-                                    },
-                                    Some(lag),
-                                )
+            let hm = &self.hosts[i];
+            let (now, lag) = match hm.status {
+                Status::Unknown => continue,
+                Status::Alive | Status::Failed => (HostHealth::Down, None),
+                Status::Ok => {
+                    let s = hm.sample.as_ref().expect("a sample with Status::Ok");
+                    if hm.superseded && !s.read_only {
+                        (HostHealth::Stale, None)
+                    } else {
+                        match &s.replica {
+                            Repl::Some(r)
+                                if writer_id.map_or(true, |id| r.master_id == Some(id)) =>
+                            {
+                                match r.behind {
+                                    None => (HostHealth::Lagging, None),
+                                    Some(secs) => {
+                                        let lag = Duration::from_secs(secs);
+                                        let ok = self
+                                            .t
+                                            .cfg
+                                            .max_replication_lag
+                                            .map_or(true, |m| lag <= m);
+                                        let h = if ok {
+                                            HostHealth::Healthy
+                                        } else {
+                                            HostHealth::Lagging
+                                        };
+                                        (h, Some(lag))
+                                    }
+                                }
                             }
-                        },
+                            _ => (HostHealth::Lagging, None),
+                        }
                     }
                 }
             };
+            let h = &self.t.hosts[i];
+            let before = h.health.load();
             h.lag_ms
                 .store(lag.map_or(u64::MAX, |l| l.as_millis() as u64), Relaxed);
             h.health.store(now);
-            let was_ok = before.takes_reads();
-            if was_ok && now != HostHealth::Healthy {
+            if before == now {
+                continue;
+            }
+            if before.takes_reads() && !now.takes_reads() && now != HostHealth::Stale {
                 self.t.emit(Event::ReplicaLagging {
                     endpoint: h.endpoint.clone(),
                     lag,
                 });
-            } else if !was_ok && now == HostHealth::Healthy {
+            } else if !before.takes_reads() && now == HostHealth::Healthy {
                 self.t.emit(Event::ReplicaRecovered {
                     endpoint: h.endpoint.clone(),
                 });
@@ -493,78 +1136,248 @@ impl Monitor {
     }
 }
 
-/// `read_only` and `SHOW SLAVE STATUS` of one host.
-fn host_state(connector: &MysqlConnector, a: &ConnectAttempt) -> Result<HostState> {
-    let mut c = connector.connect(a)?;
-    let (ro, server_id): (i64, u64) = c
-        .query_first("SELECT @@global.read_only, @@global.server_id")
-        .map_err(|e| Error::from_mysql("SELECT @@read_only", &e))?
-        .unwrap_or((0, 0));
-    let rows: Vec<mysql::Row> = c
-        .query("SHOW SLAVE STATUS")
-        .map_err(|e| Error::from_mysql("SHOW SLAVE STATUS", &e))?;
-    let replica = rows.into_iter().next().map(|row| {
-        let cols: Vec<String> = row
-            .columns_ref()
-            .iter()
-            .map(|c| c.name_str().into_owned())
-            .collect();
-        let vals = row.unwrap();
-        cols.into_iter()
-            .zip(vals)
-            .map(|(k, v)| {
-                let v = match v {
-                    mysql::Value::NULL => String::new(),
-                    mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-                    other => other.as_sql(true),
-                };
-                (k, v)
-            })
-            .collect()
-    });
-    Ok(HostState {
-        read_only: ro != 0,
-        server_id,
-        replica,
-    })
+/// One probe, on the probe thread: on the kept connection if there is one,
+/// else on a new one; lets the monitor cut the socket at the deadline, reads
+/// the host's state and, for the writer with `ping_type=insert`, upserts the
+/// heartbeat. An error on a kept connection (killed, closed by the server's
+/// `wait_timeout`, reset) is no verdict on the server: a new connection
+/// decides, within the same deadline (a probe cut off at the deadline is not
+/// retried).
+fn probe(
+    connector: &MysqlConnector,
+    kept: Option<MonConn>,
+    heartbeat: Option<&str>,
+    a: &ConnectAttempt,
+) -> Result<(Sample, MonConn)> {
+    if let Some(mc) = kept {
+        match probe_on(mc, false, heartbeat, a) {
+            Err(e) if a.cancelled().is_none() => {
+                log::debug!(target: "staunch", "monitor connection to {} broke ({e}); reconnecting", connector.endpoint());
+            }
+            r => return r,
+        }
+    }
+    let mc = MonConn {
+        conn: connector.connect(a)?.into_conn(),
+        mariadb: true,
+    };
+    probe_on(mc, true, heartbeat, a)
 }
 
-/// Runs `f` on its own thread and gives up at `timeout`, cancelling the
-/// attempt (which shuts the probe's socket down) so the thread ends too.
+fn probe_on(
+    mut mc: MonConn,
+    fresh: bool,
+    heartbeat: Option<&str>,
+    a: &ConnectAttempt,
+) -> Result<(Sample, MonConn)> {
+    if let Some(dup) = crate::sys::DupFd::new(mc.conn.as_raw_fd()) {
+        a.set_canceller(move || {
+            crate::sys::shutdown(dup.fd());
+            Some("no answer to the probe".into())
+        });
+    }
+    if fresh {
+        let v: Option<String> = mc
+            .conn
+            .query_first("SELECT @@version")
+            .map_err(|e| Error::from_mysql("SELECT @@version", &e))?;
+        mc.mariadb = v.is_some_and(|v| v.contains("MariaDB"));
+    }
+    let sample = read_state(&mut mc)?;
+    if let (Some(table), false) = (heartbeat, sample.read_only) {
+        let q = |c: &mut Conn, sql: &str| c.query_drop(sql).map_err(|e| Error::from_mysql(sql, &e));
+        if fresh {
+            q(
+                &mut mc.conn,
+                &format!(
+                    "CREATE TABLE IF NOT EXISTS {table} (id INT PRIMARY KEY, ts DATETIME(6) NOT NULL)"
+                ),
+            )?;
+        }
+        q(
+            &mut mc.conn,
+            &format!(
+                "INSERT INTO {table} (id, ts) VALUES (1, NOW(6)) ON DUPLICATE KEY UPDATE ts = VALUES(ts)"
+            ),
+        )?;
+    }
+    Ok((sample, mc))
+}
+
+/// `read_only`, `server_id`, GTID positions and `SHOW SLAVE STATUS`, in one
+/// round trip.
+fn read_state(mc: &mut MonConn) -> Result<Sample> {
+    let sql = if mc.mariadb {
+        MARIADB_STATE
+    } else {
+        MYSQL_STATE
+    };
+    let err = |e: &mysql::Error| Error::from_mysql("host state", e);
+    let mut r = mc.conn.query_iter(sql).map_err(|e| err(&e))?;
+    let mut sample = Sample::default();
+    {
+        let mut set = r
+            .iter()
+            .ok_or_else(|| Error::new(ErrorKind::Io, "host state: no answer"))?;
+        let row = set
+            .next()
+            .ok_or_else(|| Error::new(ErrorKind::Io, "host state: no row"))?
+            .map_err(|e| err(&e))?;
+        let (ro, id, bpos, cpos): (i64, u64, Option<String>, Option<String>) =
+            mysql::from_row_opt(row)
+                .map_err(|e| Error::new(ErrorKind::Io, format!("host state: {e}")))?;
+        sample.read_only = ro != 0;
+        sample.server_id = id;
+        sample.binlog_pos = bpos.unwrap_or_default();
+        sample.current_pos = cpos.unwrap_or_default();
+        for row in set {
+            row.map_err(|e| err(&e))?;
+        }
+    }
+    sample.replica = match r.iter() {
+        None => Repl::Unknown,
+        Some(set) => {
+            let mut first = None;
+            let mut failed = None;
+            for row in set {
+                match row {
+                    Ok(row) if first.is_none() => first = Some(row),
+                    Ok(_) => {}
+                    Err(e) => failed = Some(e),
+                }
+            }
+            match (failed, first) {
+                // The server refused SHOW SLAVE STATUS: it answered.
+                (Some(mysql::Error::MySqlError(_)), _) => Repl::Unknown,
+                (Some(e), _) => return Err(err(&e)),
+                (None, None) => Repl::None,
+                (None, Some(row)) => Repl::Some(replica_of(row)),
+            }
+        }
+    };
+    drop(r);
+    Ok(sample)
+}
+
+fn replica_of(row: mysql::Row) -> Replica {
+    let cols: Vec<String> = row
+        .columns_ref()
+        .iter()
+        .map(|c| c.name_str().into_owned())
+        .collect();
+    let vals = row.unwrap();
+    let m: BTreeMap<String, String> = cols
+        .into_iter()
+        .zip(vals)
+        .map(|(k, v)| {
+            let v = match v {
+                mysql::Value::NULL => String::new(),
+                mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+                other => other.as_sql(true),
+            };
+            (k, v)
+        })
+        .collect();
+    let get = |k: &str| m.get(k).cloned().unwrap_or_default();
+    Replica {
+        io: get("Slave_IO_Running"),
+        sql: get("Slave_SQL_Running") == "Yes",
+        master_id: get("Master_Server_Id").parse().ok(),
+        behind: get("Seconds_Behind_Master").parse().ok(),
+        received: format!(
+            "{}:{}:{}{}",
+            get("Master_Log_File"),
+            get("Read_Master_Log_Pos"),
+            get("Gtid_IO_Pos"),
+            get("Retrieved_Gtid_Set")
+        ),
+    }
+}
+
+/// GTIDs in `former` (a MariaDB GTID position, `domain-server-seq,...`)
+/// beyond what `writer` has in the same domain: `(ranges, count)`, e.g.
+/// `("0-1-121..0-1-150", 30)`. Sequence numbers count transactions within a
+/// domain. Empty when nothing is known to be missing.
+pub(crate) fn missing_gtids(former: &str, writer: &str) -> (String, u64) {
+    let parse = |s: &str| -> Vec<(u32, u32, u64)> {
+        s.split(',')
+            .filter_map(|g| {
+                let mut it = g.trim().splitn(3, '-');
+                Some((
+                    it.next()?.parse().ok()?,
+                    it.next()?.parse().ok()?,
+                    it.next()?.parse().ok()?,
+                ))
+            })
+            .collect()
+    };
+    let have = parse(writer);
+    let mut ranges = Vec::new();
+    let mut count = 0;
+    for (domain, server, seq) in parse(former) {
+        let had = have
+            .iter()
+            .filter(|(d, _, _)| *d == domain)
+            .map(|(_, _, s)| *s)
+            .max()
+            .unwrap_or(0);
+        if seq > had {
+            count += seq - had;
+            ranges.push(if seq == had + 1 {
+                format!("{domain}-{server}-{seq}")
+            } else {
+                format!("{domain}-{server}-{}..{domain}-{server}-{seq}", had + 1)
+            });
+        }
+    }
+    (ranges.join(","), count)
+}
+
+/// Runs `f` on its own thread and gives up at `timeout` (the thread ends
+/// when `f` returns).
 fn bounded<T: Send + 'static>(
     timeout: Duration,
-    endpoint: &str,
-    f: impl FnOnce(ConnectAttempt) -> Result<T> + Send + 'static,
+    what: &str,
+    f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
-    let attempt = ConnectAttempt::new(timeout);
-    let a2 = attempt.clone();
     let (tx, rx) = crossbeam_channel::bounded(1);
     let spawned = std::thread::Builder::new()
-        .name("staunch-probe".into())
+        .name("staunch-check".into())
         .spawn(move || {
-            let _ = tx.send(f(a2));
+            let _ = tx.send(f());
         });
     if let Err(e) = spawned {
         return Err(Error::new(
             ErrorKind::Internal,
-            format!("cannot start a probe thread: {e}"),
+            format!("cannot start a thread for {what}: {e}"),
         ));
     }
-    match rx.recv_timeout(timeout) {
-        Ok(r) => {
-            attempt.finish();
-            r
-        }
-        Err(_) => {
-            attempt.cancel();
-            let found = attempt.cancelled().unwrap_or_default();
-            Err(Error::new(
-                ErrorKind::Io,
-                format!(
-                    "probe of {endpoint} got no answer within {}: {found}",
-                    fmt_duration(timeout)
-                ),
-            ))
-        }
+    rx.recv_timeout(timeout).unwrap_or_else(|_| {
+        Err(Error::new(
+            ErrorKind::Io,
+            format!("{what} gave no answer within {}", fmt_duration(timeout)),
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::missing_gtids;
+
+    #[test]
+    fn missing_gtid_ranges() {
+        assert_eq!(
+            missing_gtids("0-1-150", "0-1-120"),
+            ("0-1-121..0-1-150".into(), 30)
+        );
+        assert_eq!(missing_gtids("0-1-121", "0-1-120"), ("0-1-121".into(), 1));
+        assert_eq!(missing_gtids("0-1-120", "0-1-120"), (String::new(), 0));
+        // The new writer wrote on: nothing the former had is missing.
+        assert_eq!(missing_gtids("0-1-120", "0-3-125"), (String::new(), 0));
+        assert_eq!(
+            missing_gtids("0-1-10,1-1-5", "0-1-10"),
+            ("1-1-1..1-1-5".into(), 5)
+        );
+        assert_eq!(missing_gtids("", "0-1-3"), (String::new(), 0));
     }
 }

@@ -1317,6 +1317,42 @@ impl MariaDb {
         }
     }
 
+    /// Make this server (a former primary, or a replica of one) replicate
+    /// from `primary`, continuing from its own GTID position
+    /// (`MASTER_USE_GTID=current_pos`: a former primary's position is in its
+    /// binary log, not in `gtid_slave_pos`), then wait until both
+    /// replication threads run. Stops replication first if it runs. Leaves
+    /// `read_only` as it is.
+    pub fn repoint_to(&self, primary: &MariaDb) {
+        self.sql("STOP SLAVE");
+        self.sql(&format!(
+            "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={}, \
+             MASTER_USER='{REPL_USER}', MASTER_PASSWORD='{REPL_PASS}', \
+             MASTER_USE_GTID=current_pos, MASTER_CONNECT_RETRY=1",
+            primary.port
+        ));
+        self.sql("START SLAVE");
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            let st = self.slave_status();
+            let get = |k: &str| st.get(k).cloned().unwrap_or_default();
+            if get("Slave_IO_Running") == "Yes" && get("Slave_SQL_Running") == "Yes" {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "repoint_to: replication from port {} not running after {READY_TIMEOUT:?}: \
+                 IO={} ({}), SQL={} ({})",
+                primary.port,
+                get("Slave_IO_Running"),
+                get("Last_IO_Error"),
+                get("Slave_SQL_Running"),
+                get("Last_SQL_Error")
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// `SHOW SLAVE STATUS` as column name -> value (empty if not a replica).
     pub fn slave_status(&self) -> HashMap<String, String> {
         let row: Option<Row> = self

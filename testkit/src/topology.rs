@@ -237,6 +237,18 @@ impl Topology {
         promote(&self.replicas[i]);
     }
 
+    /// A planned switchover to replica `i`, as an operator does it: the
+    /// primary turns `read_only=1` (the application's writes there fail from
+    /// now on), replica `i` applies everything the primary committed, then is
+    /// promoted ([`promote`]). Returns the instant replica `i` turned
+    /// writable. Nothing is re-pointed (see [`MariaDb::repoint_to`]).
+    pub fn switchover(&self, i: usize) -> Instant {
+        self.primary.set_global("read_only", "1");
+        self.replicas[i].catch_up_with(&self.primary);
+        promote(&self.replicas[i]);
+        Instant::now()
+    }
+
     /// The servers themselves: `(primary, replicas)`.
     pub fn into_parts(self) -> (MariaDb, Vec<MariaDb>) {
         (self.primary, self.replicas)
