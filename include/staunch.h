@@ -27,6 +27,9 @@
  *   A staunch_conn may move between threads but is used by one thread at a
  *   time; a call made while another thread is inside a call on the same
  *   connection fails with STAUNCH_CONN_BUSY (it is not undefined behaviour).
+ *   The one exception is staunch_conn_cancel (and the never-blocking
+ *   staunch_conn_id / _is_broken), made to be called from another thread
+ *   while a statement runs. A staunch_cancel_token is thread-safe.
  *   staunch_rows and staunch_options are not thread-safe: one thread at a time.
  *   A staunch_error is immutable: read it from any thread. Event callbacks run
  *   on pool threads or on the calling thread, several at once (see
@@ -73,9 +76,35 @@
  *   server's error number and SQLSTATE (initialize it to NULL, and free it
  *   with staunch_error_free). Out-parameters are written only on success.
  *
- * Versions
+ * Versions and the ABI promise
  *   STAUNCH_VERSION (major * 10000 + minor * 100 + patch) is the version of
- *   this header; staunch_version() the version of the library loaded.
+ *   this header; staunch_version() the version of the library loaded. A
+ *   program or binding checks at load that staunch_version() / 10000 equals
+ *   the STAUNCH_VERSION_MAJOR it was built for, and that the library's
+ *   minor version is at least the one whose calls it uses. The shared
+ *   library's SONAME is libstaunch.so.<major>.
+ *
+ *   Within one major version (1.x), a release never removes or renames a
+ *   function, type, constant or field; never changes a function's
+ *   parameters or meaning, a constant's value, a status code's meaning, or
+ *   a struct's existing fields; and never changes the size or layout of
+ *   staunch_param, staunch_value, staunch_datetime or staunch_time (arrays
+ *   of them cross the ABI; staunch_param and staunch_value keep _reserved
+ *   room instead). A minor release may add functions, constants, status
+ *   codes (in the ranges above: treat an unknown code by its range), event
+ *   kinds (STAUNCH_EVENT_OTHER says what to do with one you do not know),
+ *   knobs, flags bits (which older libraries refuse with
+ *   STAUNCH_INVALID_ARGUMENT), and fields at the end of the size-prefixed
+ *   structs (staunch_stats, staunch_result, staunch_column_info,
+ *   staunch_txn_options: the caller sets .size, the library writes or reads
+ *   only what both know) and of staunch_event (passed by pointer, read
+ *   only). Opaque handles may change freely. Anything else is a new major
+ *   version. staunch_struct_size / staunch_field_offset give the layout the
+ *   library was built with, for bindings that declare the structs by hand.
+ *
+ *   A cffi-ready variant of this header, include/staunch_cdef.h (the same
+ *   declarations without preprocessor lines or comments), is generated
+ *   with it.
  */
 
 #ifndef STAUNCH_H
@@ -86,17 +115,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 /**
  * Major version of the library (the `X` of `X.Y.Z`).
  */
-#define STAUNCH_VERSION_MAJOR 0
+#define STAUNCH_VERSION_MAJOR 1
 
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 1
+#define STAUNCH_VERSION_MINOR 0
 
 /**
  * Patch version of the library.
@@ -106,22 +134,52 @@
 /**
  * The version as one number, `major * 10000 + minor * 100 + patch`, for
  * `#if STAUNCH_VERSION >= 10203`. Compare with `staunch_version()` at run
- * time to detect a header/library mismatch.
+ * time to detect a header/library mismatch. (Literal numbers, so that
+ * cffi's `cdef` takes them; a test checks them against Cargo.toml.)
  */
-#define STAUNCH_VERSION (((STAUNCH_VERSION_MAJOR * 10000) + (STAUNCH_VERSION_MINOR * 100)) + STAUNCH_VERSION_PATCH)
+#define STAUNCH_VERSION 10000
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
- * `connection_timeout` (10 s unless configured).
+ * `connection_timeout` (10 s unless configured), or to
+ * `staunch_conn_set_timeout` for the pool's `query_timeout`. (UINT32_MAX.)
  */
-#define STAUNCH_TIMEOUT_DEFAULT UINT32_MAX
+#define STAUNCH_TIMEOUT_DEFAULT 4294967295
+
+/**
+ * `flags` of `staunch_conn_query_ex`: read the rows as they arrive instead
+ * of whole. The row set then holds the connection (every other call on it
+ * fails with STAUNCH_CONN_BUSY) until the first result set is read to its
+ * end, the caller moves to the next result set, or the row set is freed.
+ */
+#define STAUNCH_QUERY_STREAM 1
+
+/**
+ * `flags` of `staunch_conn_query_ex`: send the statement as text (the text
+ * protocol), for statements MySQL cannot prepare (error 1295: some SHOW,
+ * `CALL` of procedures with OUT parameters, ...); `n_params` must be 0.
+ * Values still come typed by their columns.
+ */
+#define STAUNCH_QUERY_TEXT 2
+
+/**
+ * A cancel token: `staunch_cancel_token_cancel` makes every
+ * `staunch_pool_get_cancellable` / `_get_read_cancellable` waiting with it
+ * return STAUNCH_CANCELLED promptly, and every later one at once (a token
+ * stays cancelled; make a new one per request). Thread-safe: any thread may
+ * cancel it while others wait with it. Free with
+ * `staunch_cancel_token_free` once no call uses it.
+ */
+typedef struct staunch_cancel_token staunch_cancel_token;
 
 /**
  * A connection borrowed from a pool by `staunch_pool_get`. Give it back with
  * `staunch_conn_release` (the handle stays, unusable) or `staunch_conn_free`
  * (returns it if needed and frees the handle). May move between threads but
  * is used by one thread at a time: a call made while another thread is inside
- * a call on the same connection fails with STAUNCH_CONN_BUSY.
+ * a call on the same connection fails with STAUNCH_CONN_BUSY. The one
+ * exception is `staunch_conn_cancel`, made to be called from another thread
+ * while a statement runs.
  */
 typedef struct staunch_conn staunch_conn;
 
@@ -150,10 +208,11 @@ typedef struct staunch_options staunch_options;
 typedef struct staunch_pool staunch_pool;
 
 /**
- * The result of `staunch_conn_query`, read whole: column metadata, the rows,
- * and a cursor. Owns all its data (it does not borrow the connection). Free
- * with `staunch_rows_free`. Not thread-safe: use it from one thread at a time
- * (it may move between threads).
+ * The answer to `staunch_conn_query` / `staunch_conn_query_ex`: one or more
+ * result sets (a `CALL` gives several), each with column metadata, rows and
+ * what its closing packet said; a cursor over the current set's rows.
+ * Free with `staunch_rows_free`. Not thread-safe: one thread at a time (it
+ * may move between threads).
  */
 typedef struct staunch_rows staunch_rows;
 
@@ -204,6 +263,10 @@ typedef struct staunch_event {
      * A human-readable description, NUL-terminated UTF-8, never NULL.
      */
     const char *message;
+    /**
+     * The pool the event comes from (`staunch_pool_id`).
+     */
+    uint64_t pool_id;
 } staunch_event;
 
 /**
@@ -223,8 +286,16 @@ typedef void (*staunch_finalizer)(void *user_data);
  * not add up exactly; `active + idle + reserved == total` holds when the pool
  * is quiet. Latencies are upper bucket edges (a p50 of 64 means "at most
  * 64 µs") except the maxima, which are exact.
+ *
+ * Set `size` to `sizeof(staunch_stats)` before the call: fields are only
+ * ever added at the end, and a library older than the header fills the
+ * ones it knows (and sets `size` to how many bytes it wrote).
  */
 typedef struct staunch_stats {
+    /**
+     * The caller's `sizeof(staunch_stats)`; on return, the bytes written.
+     */
+    size_t size;
     /**
      * Gauge: connections open (idle, in use, or held by a pool thread).
      */
@@ -341,6 +412,32 @@ typedef struct staunch_stats {
     uint64_t connect_p50_us;
     uint64_t connect_p99_us;
     uint64_t connect_max_us;
+    /**
+     * Gauge: the most connections the pool opens (max_size; summed over the
+     * hosts of a topology pool).
+     */
+    uint64_t max_size;
+    /**
+     * Counter: successful gets that found no idle connection and waited.
+     */
+    uint64_t acquires_waited;
+    /**
+     * Counter: the time those gets waited in total, in microseconds.
+     */
+    uint64_t acquire_wait_us;
+    /**
+     * Counter: gets cancelled through their cancel token.
+     */
+    uint64_t acquires_cancelled;
+    /**
+     * Counter: sessions reset on release because their state changed.
+     */
+    uint64_t resets_on_return;
+    /**
+     * Counter: statements cut off by the pool because their server did not
+     * answer within the time limit plus 1 s (the connection was closed).
+     */
+    uint64_t statements_cut;
 } staunch_stats;
 
 /**
@@ -417,8 +514,10 @@ typedef struct staunch_time {
 /**
  * One statement parameter, bound to a `?` placeholder (values are sent
  * separately from the SQL text, never quoted into it). Set `type` and the
- * field it names; the other fields are not read. The header's
- * `staunch_param_*` inline helpers build them.
+ * field it names; the other fields are not read. The `staunch_param_*`
+ * functions build them. Its layout is fixed for every 1.x release (96
+ * bytes on 64-bit targets, `_reserved` included; see
+ * `staunch_struct_size`).
  */
 typedef struct staunch_param {
     /**
@@ -453,13 +552,182 @@ typedef struct staunch_param {
      * The value of a STAUNCH_PARAM_TIME.
      */
     struct staunch_time time;
+    /**
+     * Room for later types; set to zero (the helpers do), never read.
+     */
+    uint64_t _reserved[2];
 } staunch_param;
+
+/**
+ * What a statement run by `staunch_conn_execute` did, and the session's
+ * state after it: filled by `staunch_conn_last_result` (set `size` to
+ * `sizeof(staunch_result)` first; fields added later go at the end).
+ */
+typedef struct staunch_result {
+    /**
+     * The caller's `sizeof(staunch_result)`.
+     */
+    size_t size;
+    /**
+     * Rows affected (summed over the result sets of a multi-statement).
+     */
+    uint64_t affected_rows;
+    /**
+     * The last AUTO_INCREMENT id generated, or 0.
+     */
+    uint64_t last_insert_id;
+    /**
+     * Warnings raised (read them with `SHOW WARNINGS`).
+     */
+    uint32_t warnings;
+    /**
+     * A transaction is open in the session, as the server last reported
+     * (explicit, implicit under autocommit=0, or LOCK TABLES).
+     */
+    bool in_transaction;
+    /**
+     * `autocommit` is on in the session, as the server last reported.
+     */
+    bool autocommit;
+    /**
+     * The server's info string for the statement ("Rows matched: 1
+     * Changed: 1 Warnings: 0", "Records: 3 Duplicates: 0 ..."), "" if none:
+     * NUL-terminated, owned by the connection handle, valid until the next
+     * statement on it or its free.
+     */
+    const char *info;
+} staunch_result;
+
+/**
+ * The isolation level of a transaction started by `staunch_conn_begin_ex`.
+ */
+typedef uint32_t staunch_isolation;
+
+/**
+ * How `staunch_conn_begin_ex` starts a transaction. Set `size` to
+ * `sizeof(staunch_txn_options)` (fields added later go at the end, default
+ * 0).
+ */
+typedef struct staunch_txn_options {
+    /**
+     * The caller's `sizeof(staunch_txn_options)`.
+     */
+    size_t size;
+    /**
+     * One of the STAUNCH_ISOLATION_* values.
+     */
+    staunch_isolation isolation;
+    /**
+     * `START TRANSACTION READ ONLY`.
+     */
+    bool read_only;
+} staunch_txn_options;
 
 /**
  * The type of a result column, from the server's column metadata. It tells
  * which getter reads the column's values.
  */
 typedef uint32_t staunch_column_type;
+
+/**
+ * What the server says of one result column, for drivers (Python's
+ * `cursor.description`, JDBC's `ResultSetMetaData`). Filled by
+ * `staunch_rows_column_info`: set `size` to `sizeof(staunch_column_info)`
+ * first; fields added in later versions go at the end, so a caller built
+ * against an older header gets the fields it knows. The strings are
+ * NUL-terminated UTF-8, owned by the row set and valid until it is freed;
+ * each `_len` excludes the NUL.
+ */
+typedef struct staunch_column_info {
+    /**
+     * The caller's `sizeof(staunch_column_info)` (the fields that fit in it
+     * are written).
+     */
+    size_t size;
+    /**
+     * staunch's type: which getter reads the column (STAUNCH_COLUMN_*).
+     */
+    staunch_column_type column_type;
+    /**
+     * The MySQL type code (`enum_field_types`: 1 TINY, 4 FLOAT, 5 DOUBLE,
+     * 7 TIMESTAMP, 10 DATE, 12 DATETIME, 13 YEAR, 16 BIT, 245 JSON, 246
+     * NEWDECIMAL, 252 BLOB/TEXT, 253 VAR_STRING, 254 STRING, ...).
+     */
+    uint32_t type_code;
+    /**
+     * The MySQL column flags: 1 NOT NULL, 2 PRIMARY KEY, 4 UNIQUE KEY,
+     * 8 MULTIPLE KEY, 16 BLOB, 32 UNSIGNED, 64 ZEROFILL, 128 BINARY,
+     * 256 ENUM, 512 AUTO_INCREMENT, 1024 TIMESTAMP, 2048 SET.
+     */
+    uint32_t flags;
+    /**
+     * The character set (collation) id; 63 is binary.
+     */
+    uint32_t charset;
+    /**
+     * The display length (in bytes of the character set); TINYINT(1) has 1.
+     */
+    uint32_t length;
+    /**
+     * Digits after the decimal point (DECIMAL, FLOAT, DOUBLE; fractional
+     * seconds of temporal types).
+     */
+    uint32_t decimals;
+    /**
+     * The column's name as the result gives it (its alias, if any).
+     */
+    const char *name;
+    size_t name_len;
+    /**
+     * The column's name in its table (empty for an expression).
+     */
+    const char *org_name;
+    size_t org_name_len;
+    /**
+     * The table as the query names it (its alias, if any).
+     */
+    const char *table;
+    size_t table_len;
+    /**
+     * The table's name.
+     */
+    const char *org_table;
+    size_t org_table_len;
+    /**
+     * The database of the table.
+     */
+    const char *schema;
+    size_t schema_len;
+} staunch_column_info;
+
+/**
+ * One value of a row, as `staunch_rows_fetch` gives it: `type` says which
+ * field holds it (a STAUNCH_COLUMN_* value: STAUNCH_COLUMN_NULL for SQL
+ * NULL, INT in `i64`, UINT in `u64`, DOUBLE in `f64` (FLOAT columns too),
+ * DECIMAL, TEXT and BYTES as `len` bytes at `ptr` (not NUL-terminated
+ * for BYTES; TEXT and DECIMAL are followed by a NUL), DATE and DATETIME in
+ * `datetime`, TIME in `time`). `ptr` points into the row set: valid until
+ * its next fetch, `staunch_rows_next`, `staunch_rows_next_result` or
+ * `staunch_rows_free`. Its layout is fixed for every 1.x release (96
+ * bytes on 64-bit targets).
+ */
+typedef struct staunch_value {
+    /**
+     * A STAUNCH_COLUMN_* value.
+     */
+    uint32_t type;
+    int64_t i64;
+    uint64_t u64;
+    double f64;
+    const char *ptr;
+    size_t len;
+    struct staunch_datetime datetime;
+    struct staunch_time time;
+    /**
+     * Zero; room for later types.
+     */
+    uint64_t _reserved[2];
+} staunch_value;
 
 /**
  * Success.
@@ -664,6 +932,19 @@ typedef uint32_t staunch_column_type;
  * A TIME in `time`.
  */
 #define STAUNCH_PARAM_TIME 8
+
+/**
+ * The session's own level (the server's default unless changed).
+ */
+#define STAUNCH_ISOLATION_DEFAULT 0
+
+#define STAUNCH_ISOLATION_READ_UNCOMMITTED 1
+
+#define STAUNCH_ISOLATION_READ_COMMITTED 2
+
+#define STAUNCH_ISOLATION_REPEATABLE_READ 3
+
+#define STAUNCH_ISOLATION_SERIALIZABLE 4
 
 /**
  * The column is always NULL (e.g. `SELECT NULL`).
@@ -971,6 +1252,30 @@ staunch_status staunch_pool_get_read(struct staunch_pool *pool,
                                      struct staunch_error **err);
 
 /**
+ * `staunch_pool_get` that `staunch_cancel_token_cancel`, called from any
+ * thread, ends promptly with STAUNCH_CANCELLED (the waiter leaves the
+ * queue; a connection handed over as the cancel came goes back to the
+ * pool). A token already cancelled fails at once. `token` may be NULL (then
+ * this is `staunch_pool_get`); it is only used during the call. Same
+ * timeout, ownership, blocking and thread-safety rules as
+ * `staunch_pool_get` otherwise.
+ */
+staunch_status staunch_pool_get_cancellable(struct staunch_pool *pool,
+                                            uint32_t timeout_ms,
+                                            const struct staunch_cancel_token *token,
+                                            struct staunch_conn **out,
+                                            struct staunch_error **err);
+
+/**
+ * `staunch_pool_get_read`, cancellable as `staunch_pool_get_cancellable`.
+ */
+staunch_status staunch_pool_get_read_cancellable(struct staunch_pool *pool,
+                                                 uint32_t timeout_ms,
+                                                 const struct staunch_cancel_token *token,
+                                                 struct staunch_conn **out,
+                                                 struct staunch_error **err);
+
+/**
  * Borrows a connection if one is idle right now; never waits and never
  * connects. On STAUNCH_OK, `*out` receives the connection (owned by the
  * caller, as from `staunch_pool_get`), or NULL when none is idle. Fails with STAUNCH_CLOSED if the pool is closed. Blocks at most
@@ -982,8 +1287,10 @@ staunch_status staunch_pool_try_get(struct staunch_pool *pool,
                                     struct staunch_error **err);
 
 /**
- * Fills `*out` with a snapshot of the pool's gauges and counters. Works on a
- * closed pool too. Never blocks (reads atomics). Thread-safe.
+ * Fills `*out` with a snapshot of the pool's gauges and counters: set
+ * `out->size = sizeof(staunch_stats)` first (a smaller size gives the
+ * fields that fit; less than a `size_t`, STAUNCH_INVALID_ARGUMENT). Works
+ * on a closed pool too. Never blocks (reads atomics). Thread-safe.
  */
 staunch_status staunch_pool_stats(const struct staunch_pool *pool,
                                   struct staunch_stats *out,
@@ -1013,6 +1320,12 @@ staunch_status staunch_pool_soft_evict(struct staunch_pool *pool, struct staunch
 staunch_status staunch_pool_close(struct staunch_pool *pool, struct staunch_error **err);
 
 /**
+ * This pool's number among the pools the process opened (from 1; the
+ * `pool_id` of its events), 0 for NULL. Never blocks; any thread.
+ */
+uint64_t staunch_pool_id(const struct staunch_pool *pool);
+
+/**
  * Closes the pool (as `staunch_pool_close`) and frees the handle. NULL is a
  * no-op. Connections still borrowed stay valid handles: they report
  * STAUNCH_CLOSED on use and must still be freed with `staunch_conn_free`.
@@ -1030,6 +1343,103 @@ staunch_status staunch_pool_close(struct staunch_pool *pool, struct staunch_erro
 void staunch_pool_free(struct staunch_pool *pool);
 
 /**
+ * `staunch_pool_free` for a caller that must not block (a garbage
+ * collector's finalizer, a thread holding its runtime's lock that an event
+ * callback may need): frees the handle and returns at once; a thread of
+ * its own closes the pool, waits for its threads and shuts the event
+ * callback as `staunch_pool_free` does. Until then events may still reach
+ * the callback: the callback's finalizer, which runs after its last call,
+ * is the sign it is over. NULL is a no-op. Must be the last call on the
+ * pool handle. (If the system cannot start a thread, it does the work
+ * itself, as `staunch_pool_free`.)
+ */
+void staunch_pool_free_nowait(struct staunch_pool *pool);
+
+/**
+ * A SQL NULL parameter. The `staunch_param_*` builders never fail, never
+ * block, and may be called from any thread; text and bytes parameters
+ * point at the caller's data, which must stay valid until the statement
+ * call returns.
+ */
+struct staunch_param staunch_param_null(void);
+
+/**
+ * A signed 64-bit integer parameter.
+ */
+struct staunch_param staunch_param_i64(int64_t v);
+
+/**
+ * An unsigned 64-bit integer parameter.
+ */
+struct staunch_param staunch_param_u64(uint64_t v);
+
+/**
+ * A double parameter.
+ */
+struct staunch_param staunch_param_double(double v);
+
+/**
+ * A UTF-8 text parameter of `len` bytes at `s` (no NUL needed; checked
+ * when the statement runs).
+ */
+struct staunch_param staunch_param_text_len(const char *s, size_t len);
+
+/**
+ * A NUL-terminated UTF-8 text parameter (NULL gives SQL NULL).
+ */
+struct staunch_param staunch_param_text(const char *s);
+
+/**
+ * A binary parameter of `len` bytes at `data` (NULs allowed), sent as
+ * binary data (never checked or converted as text).
+ */
+struct staunch_param staunch_param_bytes(const void *data, size_t len);
+
+/**
+ * A DATE parameter (checked when the statement runs).
+ */
+struct staunch_param staunch_param_date(uint16_t year, uint8_t month, uint8_t day);
+
+/**
+ * A DATETIME or TIMESTAMP parameter.
+ */
+struct staunch_param staunch_param_datetime(struct staunch_datetime v);
+
+/**
+ * A TIME parameter.
+ */
+struct staunch_param staunch_param_time(struct staunch_time v);
+
+/**
+ * Creates a cancel token, not cancelled. `*out` receives it, owned by the
+ * caller. Never blocks; any thread.
+ */
+staunch_status staunch_cancel_token_new(struct staunch_cancel_token **out,
+                                        struct staunch_error **err);
+
+/**
+ * Cancels the token: gets waiting with it return STAUNCH_CANCELLED (the
+ * pool is left as if they had never waited), later ones fail at once.
+ * Idempotent. Never blocks (beyond a short lock); any thread, at any time
+ * before `staunch_cancel_token_free`. Safe to call from a signal-free
+ * context only (it takes a lock): not from a signal handler.
+ */
+staunch_status staunch_cancel_token_cancel(const struct staunch_cancel_token *token,
+                                           struct staunch_error **err);
+
+/**
+ * Whether the token was cancelled (false for NULL). Never blocks; any
+ * thread.
+ */
+bool staunch_cancel_token_is_cancelled(const struct staunch_cancel_token *token);
+
+/**
+ * Frees a token. NULL is a no-op. Must not run while a call uses the token
+ * (wait for the get it was given to return first).
+ */
+void staunch_cancel_token_free(struct staunch_cancel_token *token);
+
+/**
  * Runs a statement that returns no rows (INSERT, UPDATE, DDL, SET, ...; rows
  * a statement does return are read and discarded).
  *
@@ -1038,16 +1448,23 @@ void staunch_pool_free(struct staunch_pool *pool);
  * as text, so any statement works, including several separated by `;`.
  * `params` may be NULL when `n_params` is 0; it is only read during the
  * call. `affected_rows` and `last_insert_id` may be NULL; they are written on
- * success only.
+ * success only. `staunch_conn_last_result` gives these and more.
  *
  * Errors: STAUNCH_SERVER_ERROR (see staunch_error_server_code / _sqlstate;
- * the connection stays usable), STAUNCH_IO_ERROR (the connection is then
- * discarded on release), parameter errors (1xx), STAUNCH_USE_AFTER_RELEASE,
+ * the connection stays usable), STAUNCH_STATEMENT_TIMEOUT (past its time
+ * limit: ended by the server, the connection stays usable; cut off by the
+ * client when the server did not answer, the connection is then broken),
+ * STAUNCH_CANCELLED (`staunch_conn_cancel`; the connection stays usable),
+ * STAUNCH_IO_ERROR and STAUNCH_BROKEN (the connection is out of step:
+ * every later call fails with STAUNCH_BROKEN, and it is closed on
+ * release), parameter errors (1xx), STAUNCH_USE_AFTER_RELEASE,
  * STAUNCH_CLOSED (the pool was closed), STAUNCH_CONN_BUSY.
  *
- * Blocks for the statement: without a query_timeout knob, as long as the
- * server takes; with it, at most that long per socket read. One thread at a
- * time per connection (another thread gets STAUNCH_CONN_BUSY at once).
+ * Blocks for the statement: as long as the server takes, or within the
+ * connection's time limit (the query_timeout knob, or
+ * `staunch_conn_set_timeout`): the server ends a statement at it; the
+ * client cuts off one whose server did not answer 1 s later. One thread at
+ * a time per connection (another thread gets STAUNCH_CONN_BUSY at once).
  */
 staunch_status staunch_conn_execute(struct staunch_conn *conn,
                                     const char *sql,
@@ -1058,15 +1475,24 @@ staunch_status staunch_conn_execute(struct staunch_conn *conn,
                                     struct staunch_error **err);
 
 /**
- * Runs a query and reads its whole result into a row set (the statement is
- * always prepared, so values come typed; `?` placeholders take `params`).
- * On success `*out` receives the rows: iterate with `staunch_rows_next`,
- * free with `staunch_rows_free`. The row set owns its data: it stays valid
- * after the connection is released or freed. Of a statement returning
- * several result sets (CALL), the first one with columns is kept.
+ * What the last `staunch_conn_execute` on this connection did (see
+ * `staunch_result`; zeros before the first one): set `out->size =
+ * sizeof(staunch_result)` before the call; the fields that fit are written.
+ * Never blocks. Same rules as `staunch_conn_execute` otherwise.
+ */
+staunch_status staunch_conn_last_result(struct staunch_conn *conn,
+                                        struct staunch_result *out,
+                                        struct staunch_error **err);
+
+/**
+ * Runs a query and reads its answer into a row set (the statement is
+ * prepared, so values come typed; `?` placeholders take `params`):
+ * `staunch_conn_query_ex` with no flags. Of a statement returning several
+ * result sets (CALL), every one is kept: move on with
+ * `staunch_rows_next_result`.
  *
  * Errors, blocking and threads as for `staunch_conn_execute`; the whole
- * result is held in memory, so page large results with LIMIT.
+ * answer is held in memory (see `STAUNCH_QUERY_STREAM` for large ones).
  */
 staunch_status staunch_conn_query(struct staunch_conn *conn,
                                   const char *sql,
@@ -1076,11 +1502,41 @@ staunch_status staunch_conn_query(struct staunch_conn *conn,
                                   struct staunch_error **err);
 
 /**
- * Starts a transaction (`START TRANSACTION`). A connection released or
- * freed inside a transaction is rolled back before anyone else gets it.
+ * Runs a query and gives its answer as a row set: `*out` receives it;
+ * iterate with `staunch_rows_next` / `staunch_rows_fetch`, free with
+ * `staunch_rows_free`. `flags`: 0, or `STAUNCH_QUERY_STREAM` and/or
+ * `STAUNCH_QUERY_TEXT` (other bits: STAUNCH_INVALID_ARGUMENT). A buffered
+ * row set owns its data: it stays valid after the connection is released or
+ * freed. A streaming one holds the connection (see STAUNCH_QUERY_STREAM);
+ * freeing the connection's handle first is fine: the connection goes back
+ * to the pool when the row set is done with it.
+ *
  * Errors, blocking and threads as for `staunch_conn_execute`.
  */
+staunch_status staunch_conn_query_ex(struct staunch_conn *conn,
+                                     const char *sql,
+                                     const struct staunch_param *params,
+                                     size_t n_params,
+                                     uint32_t flags,
+                                     struct staunch_rows **out,
+                                     struct staunch_error **err);
+
+/**
+ * Starts a transaction (`START TRANSACTION`). Errors, blocking and threads
+ * as for `staunch_conn_execute`.
+ */
 staunch_status staunch_conn_begin(struct staunch_conn *conn, struct staunch_error **err);
+
+/**
+ * Starts a transaction with an isolation level and/or read only. The level
+ * applies to this transaction only (`SET TRANSACTION ISOLATION LEVEL ...`,
+ * without SESSION), so nothing of it stays in the session for the next
+ * borrower. `opts` NULL is `staunch_conn_begin`. Errors, blocking (one round
+ * trip, two with a level) and threads as for `staunch_conn_execute`.
+ */
+staunch_status staunch_conn_begin_ex(struct staunch_conn *conn,
+                                     const struct staunch_txn_options *opts,
+                                     struct staunch_error **err);
 
 /**
  * Commits the current transaction (`COMMIT`). Errors, blocking and threads
@@ -1096,11 +1552,55 @@ staunch_status staunch_conn_rollback(struct staunch_conn *conn, struct staunch_e
 
 /**
  * Checks the connection is alive (`COM_PING`). On failure (STAUNCH_IO_ERROR)
- * the connection is discarded when released. Blocks for one round trip
- * (bounded by the query_timeout knob if set). Same rules as
+ * the connection is broken: discarded when released. Blocks for one round
+ * trip (bounded by the connection's time limit, if any). Same rules as
  * `staunch_conn_execute` otherwise.
  */
 staunch_status staunch_conn_ping(struct staunch_conn *conn, struct staunch_error **err);
+
+/**
+ * Sets this connection's statement time limit, until it is released:
+ * `timeout_ms` milliseconds, 0 for none, or STAUNCH_TIMEOUT_DEFAULT for the
+ * pool's `query_timeout`. The server ends a statement past it
+ * (STAUNCH_STATEMENT_TIMEOUT, the connection stays usable; it changes the
+ * session's `max_statement_time` before the next statement, one round trip
+ * when the limit differs); a statement whose server has not answered 1 s
+ * after the limit is cut off (STAUNCH_STATEMENT_TIMEOUT, the connection is
+ * then broken). Never blocks. Same rules as `staunch_conn_execute`
+ * otherwise.
+ */
+staunch_status staunch_conn_set_timeout(struct staunch_conn *conn,
+                                        uint32_t timeout_ms,
+                                        struct staunch_error **err);
+
+/**
+ * Cancels the statement running on this connection, from any thread (the
+ * one exception to "one thread at a time"): `KILL QUERY` over a connection
+ * of its own to the same server. The statement then fails with
+ * STAUNCH_CANCELLED and the connection stays usable. `*cancelled` (may be
+ * NULL) receives whether a statement was running (false: nothing was sent).
+ * Only the statement running at the call is affected, never a later one.
+ * Blocks for the kill: at most the pool's `connect_timeout` + 1 s; an error
+ * (STAUNCH_CONNECT_FAILED, ...) says the kill could not be sent. Safe to
+ * call on a released handle (it does nothing then).
+ */
+staunch_status staunch_conn_cancel(const struct staunch_conn *conn,
+                                   bool *cancelled,
+                                   struct staunch_error **err);
+
+/**
+ * Whether an earlier statement broke this connection (it then refuses
+ * every statement with STAUNCH_BROKEN and is closed on release). False for
+ * NULL or a released handle. Never blocks; any thread (a busy connection
+ * reads as not broken).
+ */
+bool staunch_conn_is_broken(const struct staunch_conn *conn);
+
+/**
+ * The pool-wide number of this connection, as in events (a leak report's
+ * `connection_id`); 0 for NULL. Never blocks; any thread.
+ */
+uint64_t staunch_conn_id(const struct staunch_conn *conn);
 
 /**
  * Writes the server's id of this session (`CONNECTION_ID()`, the number
@@ -1118,33 +1618,45 @@ staunch_status staunch_conn_server_id(struct staunch_conn *conn,
  * `staunch_conn_free`. Idempotent. Works after the pool was closed (the
  * connection is then closed). Fails only for NULL or STAUNCH_CONN_BUSY.
  *
- * Blocks while a transaction left open is rolled back (bounded by
- * validation_timeout; twice that with reset_on_return). One thread at a time
- * per connection.
+ * Blocks while the session is made ready for the next borrower: nothing for
+ * a borrow that only read; a transaction left open is rolled back, a
+ * changed session reset (at most a few round trips, each bounded by
+ * validation_timeout). One thread at a time per connection.
  */
 staunch_status staunch_conn_release(struct staunch_conn *conn, struct staunch_error **err);
 
 /**
+ * Closes the connection instead of returning it to the pool (JDBC's
+ * `abort`), and keeps the handle as `staunch_conn_release` does. Closing
+ * writes a goodbye packet and never waits for an answer. Idempotent; fails
+ * only for NULL or STAUNCH_CONN_BUSY.
+ */
+staunch_status staunch_conn_discard(struct staunch_conn *conn, struct staunch_error **err);
+
+/**
  * Releases the connection if it was not (as `staunch_conn_release`, which
- * may block up to validation_timeout, twice that with reset_on_return) and
- * frees the handle. NULL is a no-op. Must be the last call on the handle, not
- * concurrent with another call on it. Works after the pool was freed.
+ * may block for the round trips that make the session ready for the next
+ * borrower, each bounded by validation_timeout: nothing after a read-only
+ * borrow) and frees the handle. NULL is a no-op. Must be the last call on
+ * the handle, not concurrent with another call on it. Works after the pool
+ * was freed. From a finalizer that must not block, call
+ * `staunch_conn_discard` first.
  */
 void staunch_conn_free(struct staunch_conn *conn);
 
 /**
- * The number of columns (0 for a statement without a result set, or a NULL
- * `rows`). Never blocks. One thread at a time per row set (as for every
- * staunch_rows function).
+ * The number of columns of the current result set (0 for a statement
+ * without a result set, or a NULL `rows`). Never blocks. One thread at a
+ * time per row set (as for every staunch_rows function).
  */
 size_t staunch_rows_column_count(const struct staunch_rows *rows);
 
 /**
  * The name of column `idx` (its alias if the query gave one): `*name`
- * receives a NUL-terminated UTF-8 string owned by `rows`, valid until
- * `staunch_rows_free`; `*len` (may be NULL) its length without the NUL.
- * STAUNCH_BAD_INDEX if `idx` is not below the column count. Never blocks;
- * one thread at a time per row set.
+ * receives a NUL-terminated UTF-8 string owned by `rows`, valid until the
+ * next `staunch_rows_next_result` or `staunch_rows_free`; `*len` (may be
+ * NULL) its length without the NUL. STAUNCH_BAD_INDEX if `idx` is not below
+ * the column count. Never blocks; one thread at a time per row set.
  */
 staunch_status staunch_rows_column_name(const struct staunch_rows *rows,
                                         size_t idx,
@@ -1163,19 +1675,79 @@ staunch_status staunch_rows_column_type(const struct staunch_rows *rows,
                                         struct staunch_error **err);
 
 /**
- * Moves to the next row: `*has_row` receives true if there is one, false
- * at the end (then getters fail with STAUNCH_NO_ROW). Pointers obtained from
- * getters for the previous row become invalid. Never blocks (the rows are
- * already in memory); one thread at a time per row set.
+ * What the server says of column `idx` (see `staunch_column_info`): set
+ * `out->size = sizeof(staunch_column_info)` before the call; the fields
+ * that fit in it are written (STAUNCH_INVALID_ARGUMENT if it is smaller
+ * than the `size` field). Strings valid until the next
+ * `staunch_rows_next_result` or `staunch_rows_free`. STAUNCH_BAD_INDEX if
+ * `idx` is not below the column count. Never blocks; one thread at a time
+ * per row set.
+ */
+staunch_status staunch_rows_column_info(const struct staunch_rows *rows,
+                                        size_t idx,
+                                        struct staunch_column_info *out,
+                                        struct staunch_error **err);
+
+/**
+ * Moves to the next row of the current result set: `*has_row` receives
+ * true if there is one, false at the set's end (then getters fail with
+ * STAUNCH_NO_ROW). Pointers obtained from getters for the previous row
+ * become invalid. A buffered row set never blocks; a streaming one
+ * (`STAUNCH_QUERY_STREAM`) blocks for the row's arrival, bounded as the
+ * statement is (`query_timeout` / `staunch_conn_set_timeout`), and reports
+ * an error met on the way (the connection is then broken). One thread at a
+ * time per row set.
  */
 staunch_status staunch_rows_next(struct staunch_rows *rows,
                                  bool *has_row,
                                  struct staunch_error **err);
 
 /**
+ * The bulk getter: reads the next rows of the current result set into
+ * `values`, row after row, `staunch_rows_column_count` values each, as many
+ * whole rows as fit in `capacity` values; `*n_rows` receives how many (0 at
+ * the set's end). Each value is tagged (see `staunch_value`); text and
+ * bytes point into the row set, valid until the next fetch, `_next`,
+ * `_next_result` or `_free`. `capacity` must hold at least one row
+ * (STAUNCH_INVALID_ARGUMENT otherwise, unless the set has no columns). The
+ * one-value getters have no current row after a fetch. Blocking as for
+ * `staunch_rows_next`. One thread at a time per row set.
+ */
+staunch_status staunch_rows_fetch(struct staunch_rows *rows,
+                                  struct staunch_value *values,
+                                  size_t capacity,
+                                  size_t *n_rows,
+                                  struct staunch_error **err);
+
+/**
+ * Moves to the next result set of a statement that returned several (a
+ * `CALL`, multi-statement text): `*has_result` receives true if there is
+ * one (its columns, rows and figures are then current), false after the
+ * last. The current set's unread rows are skipped. Blocking as for
+ * `staunch_rows_next`. One thread at a time per row set.
+ */
+staunch_status staunch_rows_next_result(struct staunch_rows *rows,
+                                        bool *has_result,
+                                        struct staunch_error **err);
+
+/**
+ * The number of rows of the current result set of a buffered row set, in
+ * `*out` (read ones included). STAUNCH_INVALID_ARGUMENT for a streaming
+ * row set (the count is not known until the rows are read). Never blocks;
+ * one thread at a time per row set.
+ */
+staunch_status staunch_rows_row_count(const struct staunch_rows *rows,
+                                      uint64_t *out,
+                                      struct staunch_error **err);
+
+/**
+ * Reads a column of the current row into `*out` (see the getters below for
+ * each type). The getters fail with STAUNCH_NULL_VALUE on NULL,
+ * STAUNCH_WRONG_TYPE for a column of another type (the message names the
+ * right getter), STAUNCH_BAD_INDEX, STAUNCH_NO_ROW; `*out` is written only
+ * on success. They never block; one thread at a time per row set.
+ *
  * `*out` receives whether column `idx` of the current row is SQL NULL.
- * STAUNCH_BAD_INDEX, STAUNCH_NO_ROW as for the getters. Never blocks; one
- * thread at a time per row set.
  */
 staunch_status staunch_rows_is_null(const struct staunch_rows *rows,
                                     size_t idx,
@@ -1262,106 +1834,61 @@ staunch_status staunch_rows_get_time(const struct staunch_rows *rows,
                                      struct staunch_error **err);
 
 /**
- * The number of rows the statement affected, as the server reported it (0
- * for a plain SELECT, or a NULL `rows`). Never blocks; one thread at a time
- * per row set.
+ * The number of rows the current result set's statement affected, as the
+ * server reported it (0 for a plain SELECT, or a NULL `rows`; for a
+ * streaming set, known once its rows are read). Never blocks; one thread at
+ * a time per row set.
  */
 uint64_t staunch_rows_affected_rows(const struct staunch_rows *rows);
 
 /**
- * The AUTO_INCREMENT id the statement generated, or 0 (also for a NULL
- * `rows`). Never blocks; one thread at a time per row set.
+ * The AUTO_INCREMENT id the current result set's statement generated, or 0
+ * (also for a NULL `rows`). Never blocks; one thread at a time per row set.
  */
 uint64_t staunch_rows_last_insert_id(const struct staunch_rows *rows);
 
 /**
+ * The number of warnings the current result set's statement raised (read
+ * them with `SHOW WARNINGS`), or 0 (also for a NULL `rows`; for a streaming
+ * set, known once its rows are read). Never blocks; one thread at a time per
+ * row set.
+ */
+uint32_t staunch_rows_warnings(const struct staunch_rows *rows);
+
+/**
+ * The server's info string for the current result set's statement (e.g.
+ * "Rows matched: 1  Changed: 1  Warnings: 0"), NUL-terminated UTF-8, owned
+ * by `rows` and valid until the next `staunch_rows_next_result` or
+ * `staunch_rows_free`; "" when there is none (or `rows` is NULL). Never
+ * blocks; one thread at a time per row set.
+ */
+const char *staunch_rows_info(const struct staunch_rows *rows);
+
+/**
  * Frees a row set. NULL is a no-op. Pointers obtained from it become
- * invalid. Never blocks. Must be the last call on the row set.
+ * invalid. A streaming row set first reads off the rest of the answer and
+ * gives its connection back (blocking as a statement does, bounded as it
+ * is). Must be the last call on the row set.
  */
 void staunch_rows_free(struct staunch_rows *rows);
+
+/**
+ * `sizeof` the struct named `name` ("staunch_param", "staunch_stats", ...)
+ * in this library, 0 for a name it does not define (or NULL). For
+ * bindings that declare the structs themselves, to check them at load.
+ * Never blocks; any thread.
+ */
+size_t staunch_struct_size(const char *name);
+
+/**
+ * `offsetof` the field `field` of the struct `name` in this library
+ * (`staunch_field_offset("staunch_param", "len")`), or SIZE_MAX for a
+ * struct or field it does not define (or NULL). Never blocks; any thread.
+ */
+size_t staunch_field_offset(const char *name, const char *field);
 
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
 
 #endif  /* STAUNCH_H */
-
-#ifndef STAUNCH_PARAM_HELPERS_H
-#define STAUNCH_PARAM_HELPERS_H
-
-/* Inline helpers to build parameters (not exported symbols). */
-
-static inline staunch_param staunch_param_null(void) {
-    staunch_param p;
-    memset(&p, 0, sizeof p);
-    p.type = STAUNCH_PARAM_NULL;
-    return p;
-}
-
-static inline staunch_param staunch_param_i64(int64_t v) {
-    staunch_param p = staunch_param_null();
-    p.type = STAUNCH_PARAM_INT64;
-    p.i64 = v;
-    return p;
-}
-
-static inline staunch_param staunch_param_u64(uint64_t v) {
-    staunch_param p = staunch_param_null();
-    p.type = STAUNCH_PARAM_UINT64;
-    p.u64 = v;
-    return p;
-}
-
-static inline staunch_param staunch_param_double(double v) {
-    staunch_param p = staunch_param_null();
-    p.type = STAUNCH_PARAM_DOUBLE;
-    p.f64 = v;
-    return p;
-}
-
-/* UTF-8 text of len bytes (no NUL needed). */
-static inline staunch_param staunch_param_text_len(const char *s, size_t len) {
-    staunch_param p = staunch_param_null();
-    p.type = STAUNCH_PARAM_TEXT;
-    p.ptr = s;
-    p.len = len;
-    return p;
-}
-
-/* A NUL-terminated UTF-8 string (NULL gives SQL NULL). */
-static inline staunch_param staunch_param_text(const char *s) {
-    return s ? staunch_param_text_len(s, strlen(s)) : staunch_param_null();
-}
-
-static inline staunch_param staunch_param_bytes(const void *data, size_t len) {
-    staunch_param p = staunch_param_null();
-    p.type = STAUNCH_PARAM_BYTES;
-    p.ptr = data;
-    p.len = len;
-    return p;
-}
-
-static inline staunch_param staunch_param_date(uint16_t year, uint8_t month, uint8_t day) {
-    staunch_param p = staunch_param_null();
-    p.type = STAUNCH_PARAM_DATE;
-    p.datetime.year = year;
-    p.datetime.month = month;
-    p.datetime.day = day;
-    return p;
-}
-
-static inline staunch_param staunch_param_datetime(staunch_datetime v) {
-    staunch_param p = staunch_param_null();
-    p.type = STAUNCH_PARAM_DATETIME;
-    p.datetime = v;
-    return p;
-}
-
-static inline staunch_param staunch_param_time(staunch_time v) {
-    staunch_param p = staunch_param_null();
-    p.type = STAUNCH_PARAM_TIME;
-    p.time = v;
-    return p;
-}
-
-#endif /* STAUNCH_PARAM_HELPERS_H */

@@ -12,6 +12,12 @@ trap 'rm -rf "$prefix"' EXIT
 cmake --install cbuild/build-plain --prefix "$prefix" >/dev/null
 libdir=$(find "$prefix" -name 'libstaunch.so' -printf '%h\n' | head -n1)
 test -f "$prefix/include/staunch.h"
+test -f "$prefix/include/staunch_cdef.h"
+# The library's SONAME and the links of the usual triple.
+soname=$(objdump -p "$libdir/libstaunch.so" | awk '/SONAME/ {print $2}')
+test "$soname" = libstaunch.so.1 || { echo "SONAME is '$soname', not libstaunch.so.1" >&2; exit 1; }
+test -L "$libdir/libstaunch.so.1" && test -L "$libdir/libstaunch.so"
+test -f "$(readlink -f "$libdir/libstaunch.so")"
 test -f "$libdir/libstaunch.a"
 test -f "$libdir/pkgconfig/staunch.pc"
 test -f "$libdir/cmake/staunch/staunchConfig.cmake"
@@ -19,6 +25,8 @@ test -f "$libdir/cmake/staunch/staunchConfig.cmake"
 cmake -S cbuild/install-test -B "$prefix/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/consumer" >/dev/null
 LD_LIBRARY_PATH="$libdir" "$prefix/consumer/consumer_shared"
+# It loads the library by its SONAME.
+objdump -p "$prefix/consumer/consumer_shared" | grep -Eq 'NEEDED +libstaunch[.]so[.]1$'
 "$prefix/consumer/consumer_static"
 
 export PKG_CONFIG_PATH="$libdir/pkgconfig"

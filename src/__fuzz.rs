@@ -67,10 +67,19 @@ pub unsafe fn params_to_values(
     n: usize,
 ) -> Result<Vec<Value>, ParamError> {
     // SAFETY: per this function's contract.
-    unsafe { crate::ffi::values::to_values(params, n) }.map_err(|f| ParamError {
-        status: f.status,
-        message: f.message,
-    })
+    unsafe { crate::ffi::values::to_values(params, n) }
+        .map(|(values, _)| values)
+        .map_err(|f| ParamError {
+            status: f.status,
+            message: f.message,
+        })
+}
+
+/// The statement as `staunch_conn_execute` / `_query` prepare it when some
+/// parameters are bytes (`bytes[i]`: parameter i is): see
+/// `ffi::values::bind_bytes_as_binary`.
+pub fn bind_bytes_as_binary(sql: &str, bytes: &[bool]) -> Option<String> {
+    crate::ffi::values::bind_bytes_as_binary(sql, bytes)
 }
 
 /// The fields of a configuration that the checks look at.

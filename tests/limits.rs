@@ -561,7 +561,10 @@ fn a_row_larger_than_the_client_takes_through_the_c_abi_is_not_returned_broken()
         conn
     };
     let closed_broken = |pool| {
-        let mut st = staunch_stats::default();
+        let mut st = staunch_stats {
+            size: std::mem::size_of::<staunch_stats>(),
+            ..Default::default()
+        };
         assert_eq!(staunch_pool_stats(pool, &mut st, null_mut()), STAUNCH_OK);
         st.closed_broken
     };

@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
     for (intptr_t i = 0; i < WORKERS; i++) pthread_create(&t[i], NULL, worker, (void *)i);
     for (int i = 0; i < WORKERS; i++) pthread_join(t[i], NULL);
 
-    staunch_stats s;
+    staunch_stats s = {.size = sizeof(staunch_stats)};
     staunch_pool_stats(pool, &s, NULL);
     printf("%" PRIu64 " gets on %" PRIu64 " connections; acquire p99 %" PRIu64 " us\n", s.acquired,
            s.created, s.acquire_p99_us);

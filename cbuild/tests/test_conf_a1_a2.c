@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     staunch_error_free(err);
 
     /* Nobody waits now: every connect in flight ends by its deadline. */
-    staunch_stats s;
+    staunch_stats s = {.size = sizeof(staunch_stats)};
     uint64_t deadline = now_ms() + CONNECT_TIMEOUT_MS + slack_ms() + 200;
     do {
         OK(staunch_pool_stats, pool, &s);

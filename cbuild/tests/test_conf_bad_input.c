@@ -16,7 +16,7 @@ static void null_arguments(void) {
     staunch_conn *conn = NULL;
     FAILS(STAUNCH_NULL_ARGUMENT, "pool", staunch_pool_get, NULL, 100, &conn);
     FAILS(STAUNCH_NULL_ARGUMENT, "pool", staunch_pool_try_get, NULL, &conn);
-    staunch_stats s;
+    staunch_stats s = {.size = sizeof(staunch_stats)};
     FAILS(STAUNCH_NULL_ARGUMENT, "pool", staunch_pool_stats, NULL, &s);
     FAILS(STAUNCH_NULL_ARGUMENT, "pool", staunch_pool_close, NULL);
     FAILS(STAUNCH_NULL_ARGUMENT, "pool", staunch_pool_soft_evict, NULL);
@@ -208,7 +208,7 @@ static void use_after_close(void) {
     FAILS(STAUNCH_CLOSED, "closed", staunch_conn_execute, c, "SELECT 1", NULL, 0, NULL, NULL);
     FAILS(STAUNCH_CLOSED, "closed", staunch_pool_get, pool, 100, &c);
     FAILS(STAUNCH_CLOSED, "closed", staunch_pool_try_get, pool, &c);
-    staunch_stats s;
+    staunch_stats s = {.size = sizeof(staunch_stats)};
     OK(staunch_pool_stats, pool, &s); /* the handle stays valid */
     CHECK(s.active == 2);
     OK(staunch_conn_release, c);

@@ -25,7 +25,7 @@ int main(void) {
     OK(staunch_conn_release, conn);
     staunch_conn_free(conn);
 
-    staunch_stats st;
+    staunch_stats st = {.size = sizeof(staunch_stats)};
     OK(staunch_pool_stats, pool, &st);
     CHECK(st.active == 0 && st.idle == 1 && st.total == 1 && st.acquired == 1);
 

@@ -40,7 +40,7 @@ int main(void) {
     }
     for (int i = 0; i < N; i++) staunch_conn_free(c[i]);
 
-    staunch_stats s;
+    staunch_stats s = {.size = sizeof(staunch_stats)};
     OK(staunch_pool_stats, pool, &s);
     CHECKF(s.validation_failures >= N && s.closed_broken >= N,
            "validation_failures=%llu closed_broken=%llu", (unsigned long long)s.validation_failures,

@@ -3,7 +3,7 @@
 #include "util.h"
 
 static staunch_stats stats(staunch_pool *pool) {
-    staunch_stats s;
+    staunch_stats s = {.size = sizeof(staunch_stats)};
     memset(&s, 0xAB, sizeof s);
     OK(staunch_pool_stats, pool, &s);
     return s;

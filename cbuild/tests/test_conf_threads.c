@@ -54,7 +54,7 @@ int main(void) {
     for (int i = 0; i < THREADS; i++) CHECK(pthread_join(t[i], NULL) == 0);
     CHECKF(atomic_load(&errors) == 0, "%d errors", atomic_load(&errors));
 
-    staunch_stats s;
+    staunch_stats s = {.size = sizeof(staunch_stats)};
     OK(staunch_pool_stats, pool, &s);
     CHECKF(s.active == 0, "active = %llu", (unsigned long long)s.active);
     CHECK(s.total <= 4 && s.waiting == 0);

@@ -22,7 +22,7 @@ int main(void) {
     printf("conf_timeout_exhausted: %llu ms: %s\n", (unsigned long long)took, msg);
     staunch_error_free(err);
 
-    staunch_stats s;
+    staunch_stats s = {.size = sizeof(staunch_stats)};
     OK(staunch_pool_stats, pool, &s);
     CHECK(s.acquire_timeouts == 1 && s.active == 1);
 

@@ -61,7 +61,7 @@ int main(void) {
     OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &c);
     CHECK(has_id(c, 4) == 0);
 
-    staunch_stats s;
+    staunch_stats s = {.size = sizeof(staunch_stats)};
     OK(staunch_pool_stats, pool, &s);
     CHECKF(s.rollbacks_on_return == 2, "rollbacks_on_return = %llu",
            (unsigned long long)s.rollbacks_on_return);

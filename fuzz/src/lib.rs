@@ -23,8 +23,9 @@ use staunch::mysql::consts::{ColumnFlags, ColumnType};
 use staunch::mysql::{Column, Value};
 
 use staunch::__fuzz::{
-    column_type, knob_names, param_to_value as to_value, params_to_values as to_values,
-    rows_from_values, status_names, view, with_passwords, MAX_POOL_SIZE,
+    bind_bytes_as_binary, column_type, knob_names, param_to_value as to_value,
+    params_to_values as to_values, rows_from_values, status_names, view, with_passwords,
+    MAX_POOL_SIZE,
 };
 use staunch::duration::{fmt_duration, parse_duration};
 use staunch::ffi::*;
@@ -791,10 +792,21 @@ impl Ffi {
             }
             1 => {
                 let null_out = u.ratio(1, 8u8).unwrap_or(false);
+                // The caller's size: ours, an older (shorter) struct's, or
+                // too small to hold the size field.
+                let full = std::mem::size_of::<staunch_stats>();
+                let size = match u.int_in_range(0..=3u8).unwrap_or(0) {
+                    0 => u.int_in_range(0..=7usize).unwrap_or(0),
+                    1 => 8 * u.int_in_range(1..=full / 8).unwrap_or(1),
+                    _ => full,
+                };
                 let mut st = staunch_stats {
+                    size,
                     violations: 77,
                     ..Default::default()
                 };
+                // violations sits at byte 23 * 8 (after size and 22 fields).
+                let sees_violations = size >= 24 * 8;
                 let out = if null_out {
                     ptr::null_mut()
                 } else {
@@ -803,9 +815,13 @@ impl Ffi {
                 let s = call(u, |e| staunch_pool_stats(pp, out, e));
                 if want_null || null_out {
                     assert_eq!(s, STAUNCH_NULL_ARGUMENT);
+                } else if size < 8 {
+                    assert_eq!(s, STAUNCH_INVALID_ARGUMENT);
                 } else {
                     assert_eq!(s, STAUNCH_OK);
-                    assert_eq!((st.total, st.active, st.violations), (0, 0, 0), "{st:?}");
+                    assert_eq!(st.size, size.min(full));
+                    let v = if sees_violations { 0 } else { 77 };
+                    assert_eq!((st.total, st.active, st.violations), (0, 0, v), "{st:?}");
                 }
             }
             2 => {
@@ -1060,6 +1076,7 @@ fn arbitrary_param(u: &mut Unstructured, bufs: &mut Vec<Vec<u8>>) -> staunch_par
         len,
         datetime,
         time,
+        _reserved: [0; 2],
     }
 }
 
@@ -1088,6 +1105,35 @@ pub fn params_rows(data: &[u8]) {
     let mut u = Unstructured::new(data);
     params(&mut u);
     rows(&mut u);
+    binary_placeholders(&mut u);
+}
+
+/// SQL of `?`, quotes, backticks, backslashes, comment starters and words,
+/// with arbitrary bytes flags: the rewrite casts exactly the flagged
+/// placeholders and changes nothing else (undoing each cast gives the
+/// statement back), or declines when the placeholders are not one per
+/// parameter.
+fn binary_placeholders(u: &mut Unstructured) {
+    const PIECES: &[&str] = &[
+        "?", "'", "\"", "`", "\\", "--", "-- ", "#", "/*", "*/", "\n", " ", "SELECT ", "x", "''",
+        "CAST(? AS BINARY)",
+    ];
+    let n = u.int_in_range(0..=24usize).unwrap_or(0);
+    let sql: String = (0..n)
+        .map(|_| PIECES[u.choose_index(PIECES.len()).unwrap_or(0)])
+        .collect();
+    let k = u.int_in_range(0..=4usize).unwrap_or(0);
+    let bytes: Vec<bool> = (0..k).map(|_| u.arbitrary().unwrap_or(false)).collect();
+    let Some(out) = bind_bytes_as_binary(&sql, &bytes) else {
+        return;
+    };
+    assert!(bytes.iter().any(|b| *b), "{sql:?} {bytes:?} -> {out:?}");
+    let casts = bytes.iter().filter(|b| **b).count();
+    assert_eq!(out.len(), sql.len() + casts * "CAST( AS BINARY)".len(), "{sql:?} -> {out:?}");
+    if !sql.contains("CAST(? AS BINARY)") {
+        // Undoing each cast gives the statement back.
+        assert_eq!(out.replace("CAST(? AS BINARY)", "?"), sql, "{bytes:?} -> {out:?}");
+    }
 }
 
 fn params(u: &mut Unstructured) {
@@ -1302,7 +1348,7 @@ fn rows(u: &mut Unstructured) {
                 }
             };
         }
-        match u.int_in_range(0..=11u8).unwrap_or(0) {
+        match u.int_in_range(0..=12u8).unwrap_or(0) {
             0 | 1 => {
                 let mut has = false;
                 let s = call(u, |e| staunch_rows_next(rows, out!(&mut has), e));
@@ -1457,6 +1503,39 @@ fn rows(u: &mut Unstructured) {
                 );
                 check_getter(s, want.map(|w| (w, v)), v == sentinel);
             }
+            12 => {
+                // The bulk getter: whole rows that fit, each value tagged
+                // NULL exactly where the model has NULL, the same integers;
+                // no current row after it.
+                let cap = u.int_in_range(0..=3 * ncols + 1).unwrap_or(0);
+                let mut vals = vec![staunch_value_sentinel(); cap.max(1)];
+                let mut n = usize::MAX;
+                let vp = if null_out { ptr::null_mut() } else { vals.as_mut_ptr() };
+                let s = call(u, |e| staunch_rows_fetch(rows, vp, cap, &mut n, e));
+                if ncols == 0 {
+                    assert_eq!((s, n), (STAUNCH_OK, 0));
+                } else if null_out {
+                    assert_eq!((s, n), (STAUNCH_NULL_ARGUMENT, usize::MAX));
+                } else if cap < ncols {
+                    assert_eq!((s, n), (STAUNCH_INVALID_ARGUMENT, usize::MAX));
+                } else {
+                    assert_eq!(s, STAUNCH_OK);
+                    let mut got = 0;
+                    while got < cap / ncols {
+                        let Some(row) = cursor.next() else { break };
+                        for (j, v) in row.iter().enumerate() {
+                            let out = &vals[got * ncols + j];
+                            assert_eq!(out.r#type == STAUNCH_COLUMN_NULL, *v == Value::NULL);
+                            if let (Value::Int(i), STAUNCH_COLUMN_INT) = (v, out.r#type) {
+                                assert_eq!(out.i64, *i);
+                            }
+                        }
+                        got += 1;
+                    }
+                    assert_eq!(n, got);
+                    current = None;
+                }
+            }
             10 => {
                 let (mut p, mut len) = (ptr::null::<c_char>(), usize::MAX);
                 let s = call(u, |e| {
@@ -1488,6 +1567,14 @@ fn rows(u: &mut Unstructured) {
         }
     }
     staunch_rows_free(rows);
+}
+
+/// A value no fetch writes (a type tag out of range).
+fn staunch_value_sentinel() -> staunch_value {
+    staunch_value {
+        r#type: 0x5a5a,
+        ..Default::default()
+    }
 }
 
 /// A getter's status and result against the model: on success the value

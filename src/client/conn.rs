@@ -149,6 +149,32 @@ impl PooledConn {
         let _ = crate::sys::set_socket_timeouts(fd, super::per_read_bound(limit));
     }
 
+    /// Goes back to the pool's `query_timeout` after
+    /// [`set_statement_timeout`](PooledConn::set_statement_timeout).
+    pub fn use_pool_statement_timeout(&mut self) {
+        let limit = self.lease.connector().config().query_timeout;
+        self.set_statement_timeout(limit);
+        self.limit = None;
+    }
+
+    /// Whether a transaction is open in the session, as the server last
+    /// reported (explicit, implicit under autocommit=0, or LOCK TABLES).
+    pub fn in_transaction(&self) -> bool {
+        self.session().state.txn_open
+    }
+
+    /// Whether `autocommit` is on in the session, as the server last
+    /// reported (on unless a statement or `init_sql` turned it off).
+    pub fn autocommit(&self) -> bool {
+        !self.session().state.autocommit_off
+    }
+
+    /// Records a failure met while the borrower read an answer itself
+    /// (breaks the session when it may have left part of it unread).
+    pub(crate) fn note_failure(&mut self, e: mysql::Error) {
+        self.break_if(Some(e));
+    }
+
     /// The statement time limit in force for this borrow.
     pub fn statement_timeout(&self) -> Option<Duration> {
         match self.limit {

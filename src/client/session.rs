@@ -36,6 +36,7 @@ use std::time::Duration;
 
 use mysql::consts::SessionStateType;
 use mysql::prelude::Queryable;
+use mysql::session_state_change::SessionStateChange;
 use mysql::Conn;
 
 use super::ConnectConfig;
@@ -73,6 +74,9 @@ pub(crate) struct State {
     /// The session may differ from a fresh one (a variable, the schema, a
     /// temporary table, a prepared statement, ...): reset it on return.
     pub dirty: bool,
+    /// `autocommit` is off in the session, as the server last reported
+    /// (its system-variable tracker reports `autocommit` by default).
+    pub autocommit_off: bool,
     /// The current database changed (`USE`), which `COM_RESET_CONNECTION`
     /// does not undo.
     pub schema_changed: bool,
@@ -230,8 +234,19 @@ impl Session {
                     self.state.dirty = true;
                     self.state.schema_changed = true;
                 }
-                SessionStateType::SESSION_TRACK_STATE_CHANGE
-                | SessionStateType::SESSION_TRACK_SYSTEM_VARIABLES => self.state.dirty = true,
+                SessionStateType::SESSION_TRACK_SYSTEM_VARIABLES => {
+                    self.state.dirty = true;
+                    if let Ok(SessionStateChange::SystemVariables(vars)) = c.decode() {
+                        for v in vars {
+                            if v.name_bytes().eq_ignore_ascii_case(b"autocommit") {
+                                let on = v.value_bytes();
+                                self.state.autocommit_off =
+                                    !(on.eq_ignore_ascii_case(b"on") || on == b"1");
+                            }
+                        }
+                    }
+                }
+                SessionStateType::SESSION_TRACK_STATE_CHANGE => self.state.dirty = true,
                 // GTIDs of writes, transaction characteristics: not session
                 // state a later borrower would inherit.
                 _ => {}

@@ -1,34 +1,91 @@
-//! `staunch_conn`: a borrowed connection, statements and parameters.
+//! `staunch_conn`: a borrowed connection, its statements, transactions,
+//! cancellation and time limit.
 
 use std::ffi::c_char;
-use std::sync::{Mutex, TryLockError};
+use std::sync::{Arc, Mutex, TryLockError};
+use std::time::Duration;
 
 use mysql::prelude::Queryable;
 use mysql::{Params, Value};
 
 use super::error::*;
-use super::rows::{collect_rows, staunch_rows};
-use super::values::{staunch_param, to_values};
-use super::{arg, arg_str, guard, guard_value, set_opt, Out};
-use crate::client::PooledConn;
+use super::rows::{collect_sets, nul_terminated, staunch_rows};
+use super::stream::Stream;
+use super::values::{bind_bytes_as_binary, staunch_param, to_values};
+use super::{arg, arg_str, copy_sized, guard, guard_value, set_opt, Out, STAUNCH_TIMEOUT_DEFAULT};
+use crate::client::{CancelHandle, PooledConn};
 use crate::error::Error;
+use crate::sync::lock;
 use crate::Pool;
 
 /// A connection borrowed from a pool by `staunch_pool_get`. Give it back with
 /// `staunch_conn_release` (the handle stays, unusable) or `staunch_conn_free`
 /// (returns it if needed and frees the handle). May move between threads but
 /// is used by one thread at a time: a call made while another thread is inside
-/// a call on the same connection fails with STAUNCH_CONN_BUSY.
+/// a call on the same connection fails with STAUNCH_CONN_BUSY. The one
+/// exception is `staunch_conn_cancel`, made to be called from another thread
+/// while a statement runs.
 pub struct staunch_conn {
     /// The pool it came from, to report STAUNCH_CLOSED once it is closed.
     pool: Pool,
-    /// None once released. Locked (try_lock) for the length of each call.
-    slot: Mutex<Option<PooledConn>>,
+    /// Where the connection is.
+    home: Arc<Home>,
+    /// Cancels the statement running on it, from any thread.
+    cancel: CancelHandle,
+    /// The pool-wide number of the connection (as in events).
+    id: u64,
+    /// What the last statement did (`staunch_conn_last_result`).
+    last: Mutex<Done>,
+}
+
+/// What a statement did, as its closing packets said.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Done {
+    pub(crate) affected_rows: u64,
+    pub(crate) last_insert_id: u64,
+    pub(crate) warnings: u32,
+    /// The server's info string ("Rows matched: 1  Changed: 1 ..."), NUL
+    /// terminated.
+    pub(crate) info: std::ffi::CString,
+}
+
+/// Where a handle's connection is: locked (`try_lock`) for the length of
+/// each call; a streaming row set holds the connection meanwhile and gives
+/// it back here.
+pub(crate) struct Home {
+    slot: Mutex<Held>,
+}
+
+enum Held {
+    Ready(PooledConn),
+    /// A streaming row set has it.
+    Streaming,
+    Released,
+}
+
+impl Home {
+    /// A streaming row set is done with the connection: back to the handle,
+    /// or to the pool if the handle was released meanwhile (outside the
+    /// lock: returning it may do I/O).
+    pub(crate) fn give_back(&self, conn: PooledConn) {
+        let mut g = lock(&self.slot);
+        let surplus = match &*g {
+            Held::Streaming => {
+                *g = Held::Ready(conn);
+                None
+            }
+            _ => Some(conn),
+        };
+        drop(g);
+        drop(surplus);
+    }
 }
 
 impl std::fmt::Debug for staunch_conn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("staunch_conn").finish_non_exhaustive()
+        f.debug_struct("staunch_conn")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
     }
 }
 
@@ -36,54 +93,114 @@ impl staunch_conn {
     pub(crate) fn new_raw(pool: &Pool, conn: PooledConn) -> *mut staunch_conn {
         Box::into_raw(Box::new(staunch_conn {
             pool: pool.clone(),
-            slot: Mutex::new(Some(conn)),
+            cancel: conn.cancel_handle(),
+            id: conn.id(),
+            last: Mutex::new(Done::default()),
+            home: Arc::new(Home {
+                slot: Mutex::new(Held::Ready(conn)),
+            }),
         }))
     }
 
-    /// Runs `f` on the borrowed connection, after the checks every statement
-    /// makes: not busy, not released, pool not closed.
-    fn with<T>(&self, f: impl FnOnce(&mut PooledConn) -> Result<T, Failure>) -> Result<T, Failure> {
-        let mut slot = match self.slot.try_lock() {
-            Ok(g) => g,
-            // A panic (caught at the boundary) interrupted a statement: the
-            // session may be mid-result, so it is closed on release.
+    /// Locks the slot for a call (a poisoned one, after a caught panic, is
+    /// marked broken: the session may be mid-result).
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Held>, Failure> {
+        match self.home.slot.try_lock() {
+            Ok(g) => Ok(g),
             Err(TryLockError::Poisoned(p)) => {
                 let mut g = p.into_inner();
-                if let Some(c) = g.as_mut() {
+                if let Held::Ready(c) = &mut *g {
                     c.marks().mark_broken();
                 }
-                g
+                Ok(g)
             }
-            Err(TryLockError::WouldBlock) => {
-                return Err(Failure::new(
-                    STAUNCH_CONN_BUSY,
-                    "the connection is in use by another thread (a staunch_conn is used by one thread at a time)",
-                ))
-            }
-        };
-        let conn = slot.as_mut().ok_or_else(|| {
-            Failure::new(
-                STAUNCH_USE_AFTER_RELEASE,
-                "the connection was released (staunch_conn_release): only staunch_conn_free may be called on it",
-            )
-        })?;
-        if self.pool.is_closed() {
-            return Err(Failure::new(
-                STAUNCH_CLOSED,
-                "the pool of this connection was closed: free the connection (staunch_conn_free)",
-            ));
+            Err(TryLockError::WouldBlock) => Err(Failure::new(
+                STAUNCH_CONN_BUSY,
+                "the connection is in use by another thread (a staunch_conn is used by one thread at a time)",
+            )),
         }
-        f(conn)
     }
+
+    /// Runs `f` on the borrowed connection, after the checks every statement
+    /// makes: not busy, not streaming, not released, pool not closed.
+    fn with<T>(&self, f: impl FnOnce(&mut PooledConn) -> Result<T, Failure>) -> Result<T, Failure> {
+        let mut g = self.lock()?;
+        match &mut *g {
+            Held::Ready(conn) => {
+                if self.pool.is_closed() {
+                    return Err(closed());
+                }
+                f(conn)
+            }
+            Held::Streaming => Err(streaming()),
+            Held::Released => Err(released()),
+        }
+    }
+
+    /// Takes the connection out for a streaming row set.
+    fn take_for_stream(&self) -> Result<PooledConn, Failure> {
+        let mut g = self.lock()?;
+        if let Held::Ready(_) = &*g {
+            if self.pool.is_closed() {
+                return Err(closed());
+            }
+            match std::mem::replace(&mut *g, Held::Streaming) {
+                Held::Ready(c) => return Ok(c),
+                _ => unreachable!("checked above"),
+            }
+        }
+        Err(match &*g {
+            Held::Streaming => streaming(),
+            _ => released(),
+        })
+    }
+}
+
+fn closed() -> Failure {
+    Failure::new(
+        STAUNCH_CLOSED,
+        "the pool of this connection was closed: free the connection (staunch_conn_free)",
+    )
+}
+
+fn streaming() -> Failure {
+    Failure::new(
+        STAUNCH_CONN_BUSY,
+        "the connection is busy with a streaming row set: read it to the end or free it \
+         (staunch_rows_free) first",
+    )
+}
+
+fn released() -> Failure {
+    Failure::new(
+        STAUNCH_USE_AFTER_RELEASE,
+        "the connection was released (staunch_conn_release): only staunch_conn_free may be called on it",
+    )
 }
 
 fn mysql_failure(context: &str, e: &mysql::Error) -> Failure {
     Failure::from(Error::from_mysql(context, e))
 }
 
-/// Prepares `sql` and checks its placeholder count.
-fn prepare(conn: &mut PooledConn, sql: &str, n: usize) -> Result<mysql::Statement, Failure> {
-    let stmt = conn.prep(sql).map_err(|e| mysql_failure("prepare", &e))?;
+/// Prepares `sql` and checks its placeholder count. Parameters given as
+/// bytes are bound as binary strings (see `bind_bytes_as_binary`).
+fn prepare(
+    conn: &mut PooledConn,
+    sql: &str,
+    values: &[Value],
+    bytes: &[bool],
+) -> Result<mysql::Statement, Failure> {
+    let n = values.len();
+    let rewritten = bind_bytes_as_binary(sql, bytes);
+    let stmt = match rewritten {
+        Some(binary_sql) => match conn.prep(&binary_sql) {
+            Ok(s) if usize::from(s.num_params()) == n => s,
+            // Not what it seemed (the rewrite found other placeholders than
+            // the server): the statement as it was written.
+            _ => conn.prep(sql).map_err(|e| mysql_failure("prepare", &e))?,
+        },
+        None => conn.prep(sql).map_err(|e| mysql_failure("prepare", &e))?,
+    };
     let want = usize::from(stmt.num_params());
     if want != n {
         return Err(Failure::new(
@@ -103,21 +220,68 @@ fn params_of(values: Vec<Value>) -> Params {
 }
 
 /// Runs every result set of a statement to completion: the affected rows
-/// (summed) and the last non-zero insert id.
+/// (summed), the last non-zero insert id, the warnings (summed) and the last
+/// info string.
 fn drain<P: mysql::prelude::Protocol>(
     r: &mut mysql::QueryResult<'_, '_, '_, P>,
-) -> mysql::Result<(u64, u64)> {
-    let (mut affected, mut last_id) = (0u64, 0u64);
+) -> mysql::Result<Done> {
+    let mut out = Done::default();
+    let mut info = Vec::new();
     while let Some(mut set) = r.iter() {
-        affected = affected.saturating_add(set.affected_rows());
+        out.affected_rows = out.affected_rows.saturating_add(set.affected_rows());
         if let Some(id) = set.last_insert_id().filter(|id| *id != 0) {
-            last_id = id;
+            out.last_insert_id = id;
         }
+        out.warnings = out.warnings.saturating_add(u32::from(set.warnings()));
         for row in set.by_ref() {
             row?;
         }
+        if !set.info_ref().is_empty() {
+            info = set.info_ref().to_vec();
+        }
     }
-    Ok((affected, last_id))
+    out.info = to_cstring_bytes(info);
+    Ok(out)
+}
+
+/// What a statement run by `staunch_conn_execute` did, and the session's
+/// state after it: filled by `staunch_conn_last_result` (set `size` to
+/// `sizeof(staunch_result)` first; fields added later go at the end).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct staunch_result {
+    /// The caller's `sizeof(staunch_result)`.
+    pub size: usize,
+    /// Rows affected (summed over the result sets of a multi-statement).
+    pub affected_rows: u64,
+    /// The last AUTO_INCREMENT id generated, or 0.
+    pub last_insert_id: u64,
+    /// Warnings raised (read them with `SHOW WARNINGS`).
+    pub warnings: u32,
+    /// A transaction is open in the session, as the server last reported
+    /// (explicit, implicit under autocommit=0, or LOCK TABLES).
+    pub in_transaction: bool,
+    /// `autocommit` is on in the session, as the server last reported.
+    pub autocommit: bool,
+    /// The server's info string for the statement ("Rows matched: 1
+    /// Changed: 1 Warnings: 0", "Records: 3 Duplicates: 0 ..."), "" if none:
+    /// NUL-terminated, owned by the connection handle, valid until the next
+    /// statement on it or its free.
+    pub info: *const c_char,
+}
+
+impl Default for staunch_result {
+    fn default() -> staunch_result {
+        staunch_result {
+            size: 0,
+            affected_rows: 0,
+            last_insert_id: 0,
+            warnings: 0,
+            in_transaction: false,
+            autocommit: true,
+            info: std::ptr::null(),
+        }
+    }
 }
 
 /// Runs a statement that returns no rows (INSERT, UPDATE, DDL, SET, ...; rows
@@ -128,16 +292,23 @@ fn drain<P: mysql::prelude::Protocol>(
 /// as text, so any statement works, including several separated by `;`.
 /// `params` may be NULL when `n_params` is 0; it is only read during the
 /// call. `affected_rows` and `last_insert_id` may be NULL; they are written on
-/// success only.
+/// success only. `staunch_conn_last_result` gives these and more.
 ///
 /// Errors: STAUNCH_SERVER_ERROR (see staunch_error_server_code / _sqlstate;
-/// the connection stays usable), STAUNCH_IO_ERROR (the connection is then
-/// discarded on release), parameter errors (1xx), STAUNCH_USE_AFTER_RELEASE,
+/// the connection stays usable), STAUNCH_STATEMENT_TIMEOUT (past its time
+/// limit: ended by the server, the connection stays usable; cut off by the
+/// client when the server did not answer, the connection is then broken),
+/// STAUNCH_CANCELLED (`staunch_conn_cancel`; the connection stays usable),
+/// STAUNCH_IO_ERROR and STAUNCH_BROKEN (the connection is out of step:
+/// every later call fails with STAUNCH_BROKEN, and it is closed on
+/// release), parameter errors (1xx), STAUNCH_USE_AFTER_RELEASE,
 /// STAUNCH_CLOSED (the pool was closed), STAUNCH_CONN_BUSY.
 ///
-/// Blocks for the statement: without a query_timeout knob, as long as the
-/// server takes; with it, at most that long per socket read. One thread at a
-/// time per connection (another thread gets STAUNCH_CONN_BUSY at once).
+/// Blocks for the statement: as long as the server takes, or within the
+/// connection's time limit (the query_timeout knob, or
+/// `staunch_conn_set_timeout`): the server ends a statement at it; the
+/// client cuts off one whose server did not answer 1 s later. One thread at
+/// a time per connection (another thread gets STAUNCH_CONN_BUSY at once).
 #[no_mangle]
 pub extern "C" fn staunch_conn_execute(
     conn: *mut staunch_conn,
@@ -154,31 +325,76 @@ pub extern "C" fn staunch_conn_execute(
         // SAFETY: NULL or a NUL-terminated string (header contract).
         let sql = unsafe { arg_str(sql, "sql") }?;
         // SAFETY: header contract on params.
-        let values = unsafe { to_values(params, n_params) }?;
-        let (affected, last_id) = c.with(|pc| {
-            if n_params == 0 {
+        let (values, bytes) = unsafe { to_values(params, n_params) }?;
+        let done = c.with(|pc| {
+            let done = if n_params == 0 {
                 pc.run_text(sql, drain)
             } else {
-                let stmt = prepare(pc, sql, n_params)?;
+                let stmt = prepare(pc, sql, &values, &bytes)?;
                 pc.run_binary(&stmt, params_of(values), drain)
             }
-            .map_err(|e| mysql_failure("execute", &e))
+            .map_err(|e| mysql_failure("execute", &e))?;
+            Ok(done)
         })?;
-        set_opt(affected_rows, affected);
-        set_opt(last_insert_id, last_id);
+        set_opt(affected_rows, done.affected_rows);
+        set_opt(last_insert_id, done.last_insert_id);
+        *lock(&c.last) = done;
         Ok(())
     })
 }
 
-/// Runs a query and reads its whole result into a row set (the statement is
-/// always prepared, so values come typed; `?` placeholders take `params`).
-/// On success `*out` receives the rows: iterate with `staunch_rows_next`,
-/// free with `staunch_rows_free`. The row set owns its data: it stays valid
-/// after the connection is released or freed. Of a statement returning
-/// several result sets (CALL), the first one with columns is kept.
+/// What the last `staunch_conn_execute` on this connection did (see
+/// `staunch_result`; zeros before the first one): set `out->size =
+/// sizeof(staunch_result)` before the call; the fields that fit are written.
+/// Never blocks. Same rules as `staunch_conn_execute` otherwise.
+#[no_mangle]
+pub extern "C" fn staunch_conn_last_result(
+    conn: *mut staunch_conn,
+    out: *mut staunch_result,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live connection (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        let out = Out::new(out, "out")?;
+        let (in_transaction, autocommit) =
+            c.with(|pc| Ok((pc.in_transaction(), pc.autocommit())))?;
+        let last = lock(&c.last);
+        let r = staunch_result {
+            size: std::mem::size_of::<staunch_result>(),
+            affected_rows: last.affected_rows,
+            last_insert_id: last.last_insert_id,
+            warnings: last.warnings,
+            in_transaction,
+            autocommit,
+            // Lives in the handle until the next statement replaces it.
+            info: last.info.as_ptr(),
+        };
+        // SAFETY: `out` is non-NULL and holds at least its `size` field's
+        // bytes (header contract).
+        unsafe { copy_sized(out.ptr(), &r, "staunch_result") }
+    })
+}
+
+/// `flags` of `staunch_conn_query_ex`: read the rows as they arrive instead
+/// of whole. The row set then holds the connection (every other call on it
+/// fails with STAUNCH_CONN_BUSY) until the first result set is read to its
+/// end, the caller moves to the next result set, or the row set is freed.
+pub const STAUNCH_QUERY_STREAM: u32 = 1;
+/// `flags` of `staunch_conn_query_ex`: send the statement as text (the text
+/// protocol), for statements MySQL cannot prepare (error 1295: some SHOW,
+/// `CALL` of procedures with OUT parameters, ...); `n_params` must be 0.
+/// Values still come typed by their columns.
+pub const STAUNCH_QUERY_TEXT: u32 = 2;
+
+/// Runs a query and reads its answer into a row set (the statement is
+/// prepared, so values come typed; `?` placeholders take `params`):
+/// `staunch_conn_query_ex` with no flags. Of a statement returning several
+/// result sets (CALL), every one is kept: move on with
+/// `staunch_rows_next_result`.
 ///
 /// Errors, blocking and threads as for `staunch_conn_execute`; the whole
-/// result is held in memory, so page large results with LIMIT.
+/// answer is held in memory (see `STAUNCH_QUERY_STREAM` for large ones).
 #[no_mangle]
 pub extern "C" fn staunch_conn_query(
     conn: *mut staunch_conn,
@@ -188,22 +404,105 @@ pub extern "C" fn staunch_conn_query(
     out: *mut *mut staunch_rows,
     err: *mut *mut staunch_error,
 ) -> staunch_status {
+    staunch_conn_query_ex(conn, sql, params, n_params, 0, out, err)
+}
+
+/// Runs a query and gives its answer as a row set: `*out` receives it;
+/// iterate with `staunch_rows_next` / `staunch_rows_fetch`, free with
+/// `staunch_rows_free`. `flags`: 0, or `STAUNCH_QUERY_STREAM` and/or
+/// `STAUNCH_QUERY_TEXT` (other bits: STAUNCH_INVALID_ARGUMENT). A buffered
+/// row set owns its data: it stays valid after the connection is released or
+/// freed. A streaming one holds the connection (see STAUNCH_QUERY_STREAM);
+/// freeing the connection's handle first is fine: the connection goes back
+/// to the pool when the row set is done with it.
+///
+/// Errors, blocking and threads as for `staunch_conn_execute`.
+#[no_mangle]
+pub extern "C" fn staunch_conn_query_ex(
+    conn: *mut staunch_conn,
+    sql: *const c_char,
+    params: *const staunch_param,
+    n_params: usize,
+    flags: u32,
+    out: *mut *mut staunch_rows,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
     guard(err, || {
         // SAFETY: NULL or a live connection (header contract).
         let c = unsafe { arg(conn, "conn") }?;
         // SAFETY: NULL or a NUL-terminated string (header contract).
         let sql = unsafe { arg_str(sql, "sql") }?;
         let out = Out::new(out, "out")?;
+        if flags & !(STAUNCH_QUERY_STREAM | STAUNCH_QUERY_TEXT) != 0 {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                format!("staunch_conn_query_ex: unknown flags {flags:#x} (see STAUNCH_QUERY_*)"),
+            ));
+        }
+        let text = flags & STAUNCH_QUERY_TEXT != 0;
+        if text && n_params > 0 {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                "STAUNCH_QUERY_TEXT sends the statement as text: it takes no parameters (n_params must be 0)",
+            ));
+        }
         // SAFETY: header contract on params.
-        let values = unsafe { to_values(params, n_params) }?;
-        let rows = c.with(|pc| {
-            let stmt = prepare(pc, sql, n_params)?;
-            pc.run_binary(&stmt, params_of(values), collect_rows)
-                .map_err(|e| mysql_failure("query", &e))
-        })?;
+        let (values, bytes) = unsafe { to_values(params, n_params) }?;
+        let rows = if flags & STAUNCH_QUERY_STREAM != 0 {
+            let stmt = if text {
+                None
+            } else {
+                Some(c.with(|pc| prepare(pc, sql, &values, &bytes))?)
+            };
+            let pc = c.take_for_stream()?;
+            let home = c.home.clone();
+            let stream = match stmt {
+                None => Stream::text(pc, home, sql),
+                Some(stmt) => Stream::binary(pc, home, stmt, params_of(values)),
+            }?;
+            staunch_rows::streaming(stream)
+        } else {
+            let sets = c.with(|pc| {
+                let mut sets = if text {
+                    pc.run_text(sql, |r| collect_sets(r, true))
+                } else {
+                    let stmt = prepare(pc, sql, &values, &bytes)?;
+                    pc.run_binary(&stmt, params_of(values), |r| collect_sets(r, false))
+                }
+                .map_err(|e| mysql_failure("query", &e))?;
+                // The crate gives no figures for a set with rows; the
+                // connection's last packet ended the last set.
+                if let Some(last) = sets.back_mut().filter(|s| !s.columns.is_empty()) {
+                    last.warnings = pc.warnings();
+                    last.info = nul_terminated(pc.info_ref());
+                }
+                Ok(sets)
+            })?;
+            *lock(&c.last) = summary(&sets);
+            staunch_rows::buffered(sets)
+        };
         out.set(Box::into_raw(Box::new(rows)));
         Ok(())
     })
+}
+
+/// What a buffered answer did, as `drain` sums it up.
+fn summary(sets: &std::collections::VecDeque<super::rows::Set>) -> Done {
+    let mut out = Done::default();
+    let mut info: &[u8] = &[];
+    for set in sets {
+        out.affected_rows = out.affected_rows.saturating_add(set.affected_rows);
+        if set.last_insert_id != 0 {
+            out.last_insert_id = set.last_insert_id;
+        }
+        out.warnings = out.warnings.saturating_add(u32::from(set.warnings));
+        let i = set.info.strip_suffix(b"\0").unwrap_or(&set.info);
+        if !i.is_empty() {
+            info = i;
+        }
+    }
+    out.info = to_cstring_bytes(info.to_vec());
+    out
 }
 
 fn simple(conn: *mut staunch_conn, err: *mut *mut staunch_error, sql: &str) -> staunch_status {
@@ -214,15 +513,95 @@ fn simple(conn: *mut staunch_conn, err: *mut *mut staunch_error, sql: &str) -> s
     })
 }
 
-/// Starts a transaction (`START TRANSACTION`). A connection released or
-/// freed inside a transaction is rolled back before anyone else gets it.
-/// Errors, blocking and threads as for `staunch_conn_execute`.
+/// Starts a transaction (`START TRANSACTION`). Errors, blocking and threads
+/// as for `staunch_conn_execute`.
 #[no_mangle]
 pub extern "C" fn staunch_conn_begin(
     conn: *mut staunch_conn,
     err: *mut *mut staunch_error,
 ) -> staunch_status {
     simple(conn, err, "START TRANSACTION")
+}
+
+/// The isolation level of a transaction started by `staunch_conn_begin_ex`.
+pub type staunch_isolation = u32;
+/// The session's own level (the server's default unless changed).
+pub const STAUNCH_ISOLATION_DEFAULT: staunch_isolation = 0;
+pub const STAUNCH_ISOLATION_READ_UNCOMMITTED: staunch_isolation = 1;
+pub const STAUNCH_ISOLATION_READ_COMMITTED: staunch_isolation = 2;
+pub const STAUNCH_ISOLATION_REPEATABLE_READ: staunch_isolation = 3;
+pub const STAUNCH_ISOLATION_SERIALIZABLE: staunch_isolation = 4;
+
+/// How `staunch_conn_begin_ex` starts a transaction. Set `size` to
+/// `sizeof(staunch_txn_options)` (fields added later go at the end, default
+/// 0).
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct staunch_txn_options {
+    /// The caller's `sizeof(staunch_txn_options)`.
+    pub size: usize,
+    /// One of the STAUNCH_ISOLATION_* values.
+    pub isolation: staunch_isolation,
+    /// `START TRANSACTION READ ONLY`.
+    pub read_only: bool,
+}
+
+/// Starts a transaction with an isolation level and/or read only. The level
+/// applies to this transaction only (`SET TRANSACTION ISOLATION LEVEL ...`,
+/// without SESSION), so nothing of it stays in the session for the next
+/// borrower. `opts` NULL is `staunch_conn_begin`. Errors, blocking (one round
+/// trip, two with a level) and threads as for `staunch_conn_execute`.
+#[no_mangle]
+pub extern "C" fn staunch_conn_begin_ex(
+    conn: *mut staunch_conn,
+    opts: *const staunch_txn_options,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live connection (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        // SAFETY: NULL, or a struct of at least its `size` field's bytes
+        // (header contract).
+        let o = unsafe { super::read_sized::<staunch_txn_options>(opts, "opts") }?;
+        let (isolation, read_only) = match &o {
+            // SAFETY: `read_sized` gives an initialized (zeroed, then copied)
+            // struct; the flag is read as the byte C may have stored any
+            // value in.
+            Some(o) => unsafe {
+                let p = o.as_ptr();
+                (
+                    std::ptr::addr_of!((*p).isolation).read(),
+                    std::ptr::addr_of!((*p).read_only).cast::<u8>().read() != 0,
+                )
+            },
+            None => (STAUNCH_ISOLATION_DEFAULT, false),
+        };
+        let level = match isolation {
+            STAUNCH_ISOLATION_DEFAULT => None,
+            STAUNCH_ISOLATION_READ_UNCOMMITTED => Some("READ UNCOMMITTED"),
+            STAUNCH_ISOLATION_READ_COMMITTED => Some("READ COMMITTED"),
+            STAUNCH_ISOLATION_REPEATABLE_READ => Some("REPEATABLE READ"),
+            STAUNCH_ISOLATION_SERIALIZABLE => Some("SERIALIZABLE"),
+            other => {
+                return Err(Failure::new(
+                    STAUNCH_INVALID_ARGUMENT,
+                    format!("opts->isolation {other} is not a STAUNCH_ISOLATION_* value"),
+                ))
+            }
+        };
+        c.with(|pc| {
+            if let Some(level) = level {
+                let sql = format!("SET TRANSACTION ISOLATION LEVEL {level}");
+                pc.query_drop(&sql).map_err(|e| mysql_failure(&sql, &e))?;
+            }
+            let sql = if read_only {
+                "START TRANSACTION READ ONLY"
+            } else {
+                "START TRANSACTION"
+            };
+            pc.query_drop(sql).map_err(|e| mysql_failure(sql, &e))
+        })
+    })
 }
 
 /// Commits the current transaction (`COMMIT`). Errors, blocking and threads
@@ -246,8 +625,8 @@ pub extern "C" fn staunch_conn_rollback(
 }
 
 /// Checks the connection is alive (`COM_PING`). On failure (STAUNCH_IO_ERROR)
-/// the connection is discarded when released. Blocks for one round trip
-/// (bounded by the query_timeout knob if set). Same rules as
+/// the connection is broken: discarded when released. Blocks for one round
+/// trip (bounded by the connection's time limit, if any). Same rules as
 /// `staunch_conn_execute` otherwise.
 #[no_mangle]
 pub extern "C" fn staunch_conn_ping(
@@ -261,6 +640,89 @@ pub extern "C" fn staunch_conn_ping(
             pc.run(false, |c| c.ping())
                 .map_err(|e| mysql_failure("ping", &e))
         })
+    })
+}
+
+/// Sets this connection's statement time limit, until it is released:
+/// `timeout_ms` milliseconds, 0 for none, or STAUNCH_TIMEOUT_DEFAULT for the
+/// pool's `query_timeout`. The server ends a statement past it
+/// (STAUNCH_STATEMENT_TIMEOUT, the connection stays usable; it changes the
+/// session's `max_statement_time` before the next statement, one round trip
+/// when the limit differs); a statement whose server has not answered 1 s
+/// after the limit is cut off (STAUNCH_STATEMENT_TIMEOUT, the connection is
+/// then broken). Never blocks. Same rules as `staunch_conn_execute`
+/// otherwise.
+#[no_mangle]
+pub extern "C" fn staunch_conn_set_timeout(
+    conn: *mut staunch_conn,
+    timeout_ms: u32,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live connection (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        c.with(|pc| {
+            match timeout_ms {
+                STAUNCH_TIMEOUT_DEFAULT => pc.use_pool_statement_timeout(),
+                0 => pc.set_statement_timeout(None),
+                ms => pc.set_statement_timeout(Some(Duration::from_millis(u64::from(ms)))),
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Cancels the statement running on this connection, from any thread (the
+/// one exception to "one thread at a time"): `KILL QUERY` over a connection
+/// of its own to the same server. The statement then fails with
+/// STAUNCH_CANCELLED and the connection stays usable. `*cancelled` (may be
+/// NULL) receives whether a statement was running (false: nothing was sent).
+/// Only the statement running at the call is affected, never a later one.
+/// Blocks for the kill: at most the pool's `connect_timeout` + 1 s; an error
+/// (STAUNCH_CONNECT_FAILED, ...) says the kill could not be sent. Safe to
+/// call on a released handle (it does nothing then).
+#[no_mangle]
+pub extern "C" fn staunch_conn_cancel(
+    conn: *const staunch_conn,
+    cancelled: *mut bool,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live connection; this call may run concurrently
+        // with another on the same handle, which only touches `home`
+        // (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        let done = c.cancel.cancel()?;
+        set_opt(cancelled, done);
+        Ok(())
+    })
+}
+
+/// Whether an earlier statement broke this connection (it then refuses
+/// every statement with STAUNCH_BROKEN and is closed on release). False for
+/// NULL or a released handle. Never blocks; any thread (a busy connection
+/// reads as not broken).
+#[no_mangle]
+pub extern "C" fn staunch_conn_is_broken(conn: *const staunch_conn) -> bool {
+    guard_value(false, || {
+        // SAFETY: NULL or a live connection (header contract).
+        let Some(c) = (unsafe { conn.as_ref() }) else {
+            return false;
+        };
+        match c.home.slot.try_lock() {
+            Ok(g) => matches!(&*g, Held::Ready(pc) if pc.broken().is_some()),
+            Err(_) => false,
+        }
+    })
+}
+
+/// The pool-wide number of this connection, as in events (a leak report's
+/// `connection_id`); 0 for NULL. Never blocks; any thread.
+#[no_mangle]
+pub extern "C" fn staunch_conn_id(conn: *const staunch_conn) -> u64 {
+    guard_value(0, || {
+        // SAFETY: NULL or a live connection (header contract).
+        unsafe { conn.as_ref() }.map_or(0, |c| c.id)
     })
 }
 
@@ -283,15 +745,36 @@ pub extern "C" fn staunch_conn_server_id(
     })
 }
 
+/// Takes the connection out of the handle (for release or discard).
+fn take(c: &staunch_conn) -> Result<Option<PooledConn>, Failure> {
+    let mut g = match c.home.slot.try_lock() {
+        Ok(g) => g,
+        Err(TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(TryLockError::WouldBlock) => {
+            return Err(Failure::new(
+                STAUNCH_CONN_BUSY,
+                "the connection is in use by another thread",
+            ))
+        }
+    };
+    // A streaming row set keeps it: it goes to the pool when the row set
+    // is done with it.
+    Ok(match std::mem::replace(&mut *g, Held::Released) {
+        Held::Ready(pc) => Some(pc),
+        _ => None,
+    })
+}
+
 /// Returns the connection to its pool but keeps the handle: any further call
 /// on it except this one and `staunch_conn_free` fails with
 /// STAUNCH_USE_AFTER_RELEASE; the handle is still freed with
 /// `staunch_conn_free`. Idempotent. Works after the pool was closed (the
 /// connection is then closed). Fails only for NULL or STAUNCH_CONN_BUSY.
 ///
-/// Blocks while a transaction left open is rolled back (bounded by
-/// validation_timeout; twice that with reset_on_return). One thread at a time
-/// per connection.
+/// Blocks while the session is made ready for the next borrower: nothing for
+/// a borrow that only read; a transaction left open is rolled back, a
+/// changed session reset (at most a few round trips, each bounded by
+/// validation_timeout). One thread at a time per connection.
 #[no_mangle]
 pub extern "C" fn staunch_conn_release(
     conn: *mut staunch_conn,
@@ -300,25 +783,37 @@ pub extern "C" fn staunch_conn_release(
     guard(err, || {
         // SAFETY: NULL or a live connection (header contract).
         let c = unsafe { arg(conn, "conn") }?;
-        let taken = match c.slot.try_lock() {
-            Ok(mut g) => g.take(),
-            Err(TryLockError::Poisoned(p)) => p.into_inner().take(),
-            Err(TryLockError::WouldBlock) => {
-                return Err(Failure::new(
-                    STAUNCH_CONN_BUSY,
-                    "the connection is in use by another thread",
-                ))
-            }
-        };
-        drop(taken);
+        drop(take(c)?);
+        Ok(())
+    })
+}
+
+/// Closes the connection instead of returning it to the pool (JDBC's
+/// `abort`), and keeps the handle as `staunch_conn_release` does. Closing
+/// writes a goodbye packet and never waits for an answer. Idempotent; fails
+/// only for NULL or STAUNCH_CONN_BUSY.
+#[no_mangle]
+pub extern "C" fn staunch_conn_discard(
+    conn: *mut staunch_conn,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live connection (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        if let Some(pc) = take(c)? {
+            pc.discard();
+        }
         Ok(())
     })
 }
 
 /// Releases the connection if it was not (as `staunch_conn_release`, which
-/// may block up to validation_timeout, twice that with reset_on_return) and
-/// frees the handle. NULL is a no-op. Must be the last call on the handle, not
-/// concurrent with another call on it. Works after the pool was freed.
+/// may block for the round trips that make the session ready for the next
+/// borrower, each bounded by validation_timeout: nothing after a read-only
+/// borrow) and frees the handle. NULL is a no-op. Must be the last call on
+/// the handle, not concurrent with another call on it. Works after the pool
+/// was freed. From a finalizer that must not block, call
+/// `staunch_conn_discard` first.
 #[no_mangle]
 pub extern "C" fn staunch_conn_free(conn: *mut staunch_conn) {
     guard_value((), || {

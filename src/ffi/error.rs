@@ -217,6 +217,15 @@ pub(crate) fn to_cstring(s: String) -> CString {
     }
 }
 
+/// A C string from bytes the server sent (info strings): as `to_cstring`,
+/// with bytes that are not UTF-8 replaced too.
+pub(crate) fn to_cstring_bytes(b: Vec<u8>) -> CString {
+    match String::from_utf8(b) {
+        Ok(s) => to_cstring(s),
+        Err(e) => to_cstring(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    }
+}
+
 /// An error object: what went wrong, in detail. Created by staunch when a
 /// call fails and the caller passed a non-NULL `staunch_error **err`; owned by
 /// the caller, who frees it with `staunch_error_free`. Immutable: may be read

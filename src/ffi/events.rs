@@ -12,12 +12,14 @@
 //! shuts its gate after joining the pool's threads, so their last events
 //! still reach the callback (see `super::pool`).
 
+use std::cell::Cell;
 use std::ffi::{c_char, c_void, CString};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use super::error::{status_of, staunch_status, to_cstring, STAUNCH_OK};
 use crate::events::{Event, EventListener, LogListener};
+use crate::sync::lock;
 
 /// What happened, in a `staunch_event`.
 pub type staunch_event_kind = u32;
@@ -81,6 +83,8 @@ pub struct staunch_event {
     pub duration_us: u64,
     /// A human-readable description, NUL-terminated UTF-8, never NULL.
     pub message: *const c_char,
+    /// The pool the event comes from (`staunch_pool_id`).
+    pub pool_id: u64,
 }
 
 /// The C callback type.
@@ -134,26 +138,57 @@ impl std::fmt::Debug for Callback {
 /// The listener a pool opened from C gets.
 #[derive(Debug)]
 pub(crate) struct FfiListener {
-    /// Readers: callbacks in flight. `shut` takes the write side to wait for
-    /// them and empties the gate.
-    gate: RwLock<Option<Arc<Callback>>>,
+    gate: Mutex<Gate>,
+    /// Signalled when the last callback in flight returns.
+    idle: Condvar,
     /// No C callback: events go to the `log` crate.
     log: bool,
+    /// The pool's number, put in its events.
+    pool_id: u64,
+}
+
+/// The callback, until the gate is shut, and how many calls of it are in
+/// flight. Held only to read or change these, never across a callback.
+#[derive(Debug)]
+struct Gate {
+    cb: Option<Arc<Callback>>,
+    in_flight: usize,
+}
+
+thread_local! {
+    /// The listener whose callback this thread is inside, if any (so that
+    /// a callback that frees its own pool does not wait for itself).
+    static INSIDE: Cell<usize> = const { Cell::new(0) };
 }
 
 impl FfiListener {
     /// A listener calling `cb`, or logging when there is none.
-    pub fn new(cb: Option<Arc<Callback>>) -> FfiListener {
+    pub fn new(cb: Option<Arc<Callback>>, pool_id: u64) -> FfiListener {
         FfiListener {
             log: cb.is_none(),
-            gate: RwLock::new(cb),
+            gate: Mutex::new(Gate { cb, in_flight: 0 }),
+            idle: Condvar::new(),
+            pool_id,
         }
     }
 
-    /// No callback runs after this returns. Drops this pool's reference to
-    /// the callback (running its finalizer if it was the last).
+    fn addr(&self) -> usize {
+        self as *const FfiListener as usize
+    }
+
+    /// No callback starts after this; it returns once the calls in flight
+    /// have (except one on this very thread: a callback freeing its own
+    /// pool). Drops this pool's reference to the callback, running its
+    /// finalizer if it was the last (or leaving that to the last call in
+    /// flight).
     pub fn shut(&self) {
-        let cb = self.gate.write().unwrap_or_else(|p| p.into_inner()).take();
+        let mut g = lock(&self.gate);
+        let cb = g.cb.take();
+        let me = INSIDE.with(Cell::get) == self.addr();
+        while g.in_flight > usize::from(me) {
+            g = self.idle.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+        drop(g);
         drop(cb);
     }
 }
@@ -164,16 +199,46 @@ impl EventListener for FfiListener {
             LogListener.on_event(event);
             return;
         }
-        let gate = self.gate.read().unwrap_or_else(|p| p.into_inner());
-        let Some(cb) = gate.as_ref() else { return };
+        let cb = {
+            let mut g = lock(&self.gate);
+            let Some(cb) = g.cb.clone() else { return };
+            g.in_flight += 1;
+            cb
+        };
+        let call = InFlight {
+            listener: self,
+            outer: INSIDE.with(|c| c.replace(self.addr())),
+            cb,
+        };
         let (ev, message) = describe(event);
         let ev = staunch_event {
             message: message.as_ptr(),
+            pool_id: self.pool_id,
             ..ev
         };
         // SAFETY: the C caller's callback with its user_data; `ev` and the
         // message outlive the call.
-        unsafe { (cb.cb)(&ev, cb.user_data) };
+        unsafe { (call.cb.cb)(&ev, call.cb.user_data) };
+    }
+}
+
+/// One callback in flight: counted out when dropped, even by a panic.
+struct InFlight<'a> {
+    listener: &'a FfiListener,
+    outer: usize,
+    cb: Arc<Callback>,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        INSIDE.with(|c| c.set(self.outer));
+        let mut g = lock(&self.listener.gate);
+        g.in_flight -= 1;
+        if g.in_flight == 0 {
+            self.listener.idle.notify_all();
+        }
+        // `self.cb` is dropped after this, outside the lock: the last
+        // reference once the gate is shut, whose finalizer runs then.
     }
 }
 
@@ -190,6 +255,7 @@ fn describe(e: &Event) -> (staunch_event, CString) {
         count: 0,
         duration_us: 0,
         message: std::ptr::null(),
+        pool_id: 0,
     };
     let message = match e {
         Event::Connected { id, endpoint, took } => {

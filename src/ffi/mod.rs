@@ -65,35 +65,44 @@ pub(crate) mod pool;
 
 pub(crate) mod values;
 
+pub(crate) mod cancel;
+
 pub(crate) mod conn;
+
+pub(crate) mod stream;
 
 pub(crate) mod rows;
 
 pub(crate) mod events;
 
+pub(crate) mod layout;
+
+pub use self::cancel::*;
 pub use self::conn::*;
 pub use self::error::*;
 pub use self::events::*;
+pub use self::layout::*;
 pub use self::options::*;
 pub use self::pool::*;
 pub use self::rows::*;
 pub use self::values::*;
 
 /// Major version of the library (the `X` of `X.Y.Z`).
-pub const STAUNCH_VERSION_MAJOR: u32 = 0;
+pub const STAUNCH_VERSION_MAJOR: u32 = 1;
 /// Minor version of the library.
-pub const STAUNCH_VERSION_MINOR: u32 = 1;
+pub const STAUNCH_VERSION_MINOR: u32 = 0;
 /// Patch version of the library.
 pub const STAUNCH_VERSION_PATCH: u32 = 0;
 /// The version as one number, `major * 10000 + minor * 100 + patch`, for
 /// `#if STAUNCH_VERSION >= 10203`. Compare with `staunch_version()` at run
-/// time to detect a header/library mismatch.
-pub const STAUNCH_VERSION: u32 =
-    STAUNCH_VERSION_MAJOR * 10000 + STAUNCH_VERSION_MINOR * 100 + STAUNCH_VERSION_PATCH;
+/// time to detect a header/library mismatch. (Literal numbers, so that
+/// cffi's `cdef` takes them; a test checks them against Cargo.toml.)
+pub const STAUNCH_VERSION: u32 = 10000;
 
 /// Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
-/// `connection_timeout` (10 s unless configured).
-pub const STAUNCH_TIMEOUT_DEFAULT: u32 = u32::MAX;
+/// `connection_timeout` (10 s unless configured), or to
+/// `staunch_conn_set_timeout` for the pool's `query_timeout`. (UINT32_MAX.)
+pub const STAUNCH_TIMEOUT_DEFAULT: u32 = 4294967295;
 
 /// The version of the library that is loaded, as `STAUNCH_VERSION` encodes it
 /// (`major * 10000 + minor * 100 + patch`). Never blocks; any thread.
@@ -207,12 +216,81 @@ impl<T> Out<T> {
         }
     }
 
+    /// The pointer, for `copy_sized`.
+    pub fn ptr(&self) -> *mut T {
+        self.0
+    }
+
     /// Writes the value (without reading or dropping the old one).
     pub fn set(self, v: T) {
         // SAFETY: non-NULL (checked in `new`) and, per the contract of every
         // export, points to writable storage for a `T`.
         unsafe { self.0.write(v) }
     }
+}
+
+/// The `size` a size-prefixed struct's caller set: at least the field
+/// itself.
+///
+/// # Safety
+/// `p` is non-NULL and points to a readable `usize`.
+unsafe fn caller_size(p: *const usize, name: &str) -> Result<usize, Failure> {
+    // SAFETY: per this function's contract (read unaligned: C's struct is
+    // aligned, but nothing is lost by not relying on it).
+    let size = unsafe { p.read_unaligned() };
+    if size < std::mem::size_of::<usize>() {
+        return Err(Failure::new(
+            STAUNCH_INVALID_ARGUMENT,
+            format!("{name}.size is {size}: set it to sizeof({name}) before the call"),
+        ));
+    }
+    Ok(size)
+}
+
+/// Writes `val` to a size-prefixed struct (`T` leads with `size: usize`):
+/// the bytes that fit in the caller's `size`, then `size` = the bytes
+/// written (less than the caller's when this library's struct is older and
+/// shorter). Fields the caller's struct has and this library's does not are
+/// left as they were.
+///
+/// # Safety
+/// `out` is non-NULL and points to writable storage of the caller's `size`
+/// bytes (at least a `usize`); `T` is `repr(C)`, leading with `size: usize`.
+pub(crate) unsafe fn copy_sized<T: Copy>(out: *mut T, val: &T, name: &str) -> Result<(), Failure> {
+    // SAFETY: per this function's contract.
+    let theirs = unsafe { caller_size(out.cast::<usize>(), name) }?;
+    let n = theirs.min(std::mem::size_of::<T>());
+    // SAFETY: `n` bytes fit in both; they do not overlap (`val` is ours).
+    unsafe {
+        std::ptr::copy_nonoverlapping((val as *const T).cast::<u8>(), out.cast::<u8>(), n);
+        out.cast::<usize>().write_unaligned(n);
+    }
+    Ok(())
+}
+
+/// Reads a size-prefixed struct C passed (NULL: None): the bytes of the
+/// caller's `size` that this library knows, zeros for fields the caller's
+/// (older) struct does not have. Read its fields through raw pointers when a
+/// C `bool` may hold any byte.
+///
+/// # Safety
+/// `p` is NULL or points to readable storage of the caller's `size` bytes
+/// (at least a `usize`); `T` is `repr(C)`, leading with `size: usize`, and
+/// valid when all zeros.
+pub(crate) unsafe fn read_sized<T>(
+    p: *const T,
+    name: &str,
+) -> Result<Option<std::mem::MaybeUninit<T>>, Failure> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: per this function's contract.
+    let theirs = unsafe { caller_size(p.cast::<usize>(), name) }?;
+    let n = theirs.min(std::mem::size_of::<T>());
+    let mut v = std::mem::MaybeUninit::<T>::zeroed();
+    // SAFETY: `n` bytes fit in both and do not overlap.
+    unsafe { std::ptr::copy_nonoverlapping(p.cast::<u8>(), v.as_mut_ptr().cast::<u8>(), n) };
+    Ok(Some(v))
 }
 
 /// An optional out-parameter (NULL: the caller does not want the value).
@@ -258,6 +336,8 @@ mod tests {
         assert_eq!(STAUNCH_VERSION_MINOR, minor);
         assert_eq!(STAUNCH_VERSION_PATCH, patch);
         assert_eq!(staunch_version(), major * 10000 + minor * 100 + patch);
+        assert_eq!(STAUNCH_VERSION, major * 10000 + minor * 100 + patch);
+        assert_eq!(STAUNCH_TIMEOUT_DEFAULT, u32::MAX);
         // SAFETY: a static NUL-terminated string.
         let s = unsafe { CStr::from_ptr(staunch_version_string()) };
         assert_eq!(s.to_str().unwrap(), env!("CARGO_PKG_VERSION"));

@@ -1,14 +1,16 @@
 //! `staunch_pool`: open, borrow, stats, close.
 
 use std::ffi::c_char;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::cancel::staunch_cancel_token;
 use super::conn::staunch_conn;
 use super::error::{staunch_error, staunch_status, Failure};
 use super::events::{Callback, FfiListener};
 use super::options::staunch_options;
-use super::{arg, arg_str, guard, guard_value, Out, STAUNCH_TIMEOUT_DEFAULT};
+use super::{arg, arg_str, copy_sized, guard, guard_value, Out, STAUNCH_TIMEOUT_DEFAULT};
 use crate::config::Builder;
 use crate::pool::stats::Latency;
 use crate::{Pool, Stats};
@@ -20,6 +22,9 @@ use crate::{Pool, Stats};
 pub struct staunch_pool {
     /// Connection handles hold clones (to report STAUNCH_CLOSED).
     pool: Pool,
+    /// This pool's number among those the process opened (from 1), as in
+    /// its events.
+    id: u64,
     /// Installed in the pool (which holds the other reference): the C
     /// callback's gate, which `staunch_pool_free` shuts.
     listener: Arc<FfiListener>,
@@ -40,9 +45,15 @@ const THREADS_EXIT_WAIT: Duration = Duration::from_secs(1);
 /// not add up exactly; `active + idle + reserved == total` holds when the pool
 /// is quiet. Latencies are upper bucket edges (a p50 of 64 means "at most
 /// 64 µs") except the maxima, which are exact.
+///
+/// Set `size` to `sizeof(staunch_stats)` before the call: fields are only
+/// ever added at the end, and a library older than the header fills the
+/// ones it knows (and sets `size` to how many bytes it wrote).
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct staunch_stats {
+    /// The caller's `sizeof(staunch_stats)`; on return, the bytes written.
+    pub size: usize,
     /// Gauge: connections open (idle, in use, or held by a pool thread).
     pub total: u64,
     /// Gauge: connections borrowed by the application.
@@ -105,6 +116,20 @@ pub struct staunch_stats {
     pub connect_p50_us: u64,
     pub connect_p99_us: u64,
     pub connect_max_us: u64,
+    /// Gauge: the most connections the pool opens (max_size; summed over the
+    /// hosts of a topology pool).
+    pub max_size: u64,
+    /// Counter: successful gets that found no idle connection and waited.
+    pub acquires_waited: u64,
+    /// Counter: the time those gets waited in total, in microseconds.
+    pub acquire_wait_us: u64,
+    /// Counter: gets cancelled through their cancel token.
+    pub acquires_cancelled: u64,
+    /// Counter: sessions reset on release because their state changed.
+    pub resets_on_return: u64,
+    /// Counter: statements cut off by the pool because their server did not
+    /// answer within the time limit plus 1 s (the connection was closed).
+    pub statements_cut: u64,
 }
 
 fn us(d: Duration) -> u64 {
@@ -123,6 +148,7 @@ impl From<&Stats> for staunch_stats {
         let (connect_count, connect_p50_us, connect_p99_us, connect_max_us) =
             latency(&s.connect_latency);
         staunch_stats {
+            size: std::mem::size_of::<staunch_stats>(),
             total: n(s.total),
             active: n(s.active),
             idle: n(s.idle),
@@ -154,6 +180,12 @@ impl From<&Stats> for staunch_stats {
             connect_p50_us,
             connect_p99_us,
             connect_max_us,
+            max_size: n(s.max_size),
+            acquires_waited: s.acquires_waited,
+            acquire_wait_us: s.acquire_wait_us,
+            acquires_cancelled: s.acquires_cancelled,
+            resets_on_return: s.resets_on_return,
+            statements_cut: s.statements_cut,
         }
     }
 }
@@ -163,10 +195,12 @@ fn open(
     callback: Option<Arc<Callback>>,
     out: Out<*mut staunch_pool>,
 ) -> Result<(), Failure> {
-    let listener = Arc::new(FfiListener::new(callback));
+    static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+    let id = NEXT_ID.fetch_add(1, Relaxed);
+    let listener = Arc::new(FfiListener::new(callback, id));
     match builder.event_listener(listener.clone()).build() {
         Ok(pool) => {
-            out.set(Box::into_raw(Box::new(staunch_pool { pool, listener })));
+            out.set(Box::into_raw(Box::new(staunch_pool { pool, id, listener })));
             Ok(())
         }
         Err(e) => {
@@ -238,7 +272,7 @@ pub extern "C" fn staunch_pool_get(
     out: *mut *mut staunch_conn,
     err: *mut *mut staunch_error,
 ) -> staunch_status {
-    get_with(pool, timeout_ms, out, err, false)
+    get_with(pool, timeout_ms, std::ptr::null(), out, err, false)
 }
 
 /// Borrows a connection for reading: from a healthy replica when the pool has
@@ -252,7 +286,37 @@ pub extern "C" fn staunch_pool_get_read(
     out: *mut *mut staunch_conn,
     err: *mut *mut staunch_error,
 ) -> staunch_status {
-    get_with(pool, timeout_ms, out, err, true)
+    get_with(pool, timeout_ms, std::ptr::null(), out, err, true)
+}
+
+/// `staunch_pool_get` that `staunch_cancel_token_cancel`, called from any
+/// thread, ends promptly with STAUNCH_CANCELLED (the waiter leaves the
+/// queue; a connection handed over as the cancel came goes back to the
+/// pool). A token already cancelled fails at once. `token` may be NULL (then
+/// this is `staunch_pool_get`); it is only used during the call. Same
+/// timeout, ownership, blocking and thread-safety rules as
+/// `staunch_pool_get` otherwise.
+#[no_mangle]
+pub extern "C" fn staunch_pool_get_cancellable(
+    pool: *mut staunch_pool,
+    timeout_ms: u32,
+    token: *const staunch_cancel_token,
+    out: *mut *mut staunch_conn,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    get_with(pool, timeout_ms, token, out, err, false)
+}
+
+/// `staunch_pool_get_read`, cancellable as `staunch_pool_get_cancellable`.
+#[no_mangle]
+pub extern "C" fn staunch_pool_get_read_cancellable(
+    pool: *mut staunch_pool,
+    timeout_ms: u32,
+    token: *const staunch_cancel_token,
+    out: *mut *mut staunch_conn,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    get_with(pool, timeout_ms, token, out, err, true)
 }
 
 /// `staunch_pool_get` and `staunch_pool_get_read`: the same checks and
@@ -260,6 +324,7 @@ pub extern "C" fn staunch_pool_get_read(
 fn get_with(
     pool: *mut staunch_pool,
     timeout_ms: u32,
+    token: *const staunch_cancel_token,
     out: *mut *mut staunch_conn,
     err: *mut *mut staunch_error,
     read: bool,
@@ -268,15 +333,18 @@ fn get_with(
         // SAFETY: NULL or a live pool (header contract).
         let p = unsafe { arg(pool, "pool") }?;
         let out = Out::new(out, "out")?;
+        // SAFETY: NULL or a live token (header contract).
+        let token = unsafe { token.as_ref() }.map(staunch_cancel_token::token);
         let pool = &p.pool;
         let timeout = match timeout_ms {
             STAUNCH_TIMEOUT_DEFAULT => pool.config().connection_timeout(),
             ms => Duration::from_millis(u64::from(ms)),
         };
-        let conn = if read {
-            pool.get_read_timeout(timeout)
-        } else {
-            pool.get_timeout(timeout)
+        let conn = match (read, token) {
+            (false, None) => pool.get_timeout(timeout),
+            (true, None) => pool.get_read_timeout(timeout),
+            (false, Some(t)) => pool.get_cancellable(timeout, t),
+            (true, Some(t)) => pool.get_read_cancellable(timeout, t),
         }?;
         out.set(staunch_conn::new_raw(&p.pool, conn));
         Ok(())
@@ -306,8 +374,10 @@ pub extern "C" fn staunch_pool_try_get(
     })
 }
 
-/// Fills `*out` with a snapshot of the pool's gauges and counters. Works on a
-/// closed pool too. Never blocks (reads atomics). Thread-safe.
+/// Fills `*out` with a snapshot of the pool's gauges and counters: set
+/// `out->size = sizeof(staunch_stats)` first (a smaller size gives the
+/// fields that fit; less than a `size_t`, STAUNCH_INVALID_ARGUMENT). Works
+/// on a closed pool too. Never blocks (reads atomics). Thread-safe.
 #[no_mangle]
 pub extern "C" fn staunch_pool_stats(
     pool: *const staunch_pool,
@@ -318,8 +388,9 @@ pub extern "C" fn staunch_pool_stats(
         // SAFETY: NULL or a live pool (header contract).
         let p = unsafe { arg(pool, "pool") }?;
         let out = Out::new(out, "out")?;
-        out.set(staunch_stats::from(&p.pool.stats()));
-        Ok(())
+        let stats = staunch_stats::from(&p.pool.stats());
+        // SAFETY: non-NULL, and holds the caller's `size` bytes (contract).
+        unsafe { copy_sized(out.ptr(), &stats, "staunch_stats") }
     })
 }
 
@@ -364,6 +435,16 @@ pub extern "C" fn staunch_pool_close(
     })
 }
 
+/// This pool's number among the pools the process opened (from 1; the
+/// `pool_id` of its events), 0 for NULL. Never blocks; any thread.
+#[no_mangle]
+pub extern "C" fn staunch_pool_id(pool: *const staunch_pool) -> u64 {
+    guard_value(0, || {
+        // SAFETY: NULL or a live pool (header contract).
+        unsafe { pool.as_ref() }.map_or(0, |p| p.id)
+    })
+}
+
 /// Closes the pool (as `staunch_pool_close`) and frees the handle. NULL is a
 /// no-op. Connections still borrowed stay valid handles: they report
 /// STAUNCH_CLOSED on use and must still be freed with `staunch_conn_free`.
@@ -390,8 +471,46 @@ pub extern "C" fn staunch_pool_free(pool: *mut staunch_pool) {
         // events of their last moments (a connect completing as it closed)
         // still reach the callback. Connection handles still out keep the
         // rest of the pool (and the listener) alive until they are freed.
-        core.pool.close_and_join(THREADS_EXIT_WAIT);
-        core.listener.shut();
+        free(*core);
+    })
+}
+
+fn free(core: staunch_pool) {
+    core.pool.close_and_join(THREADS_EXIT_WAIT);
+    core.listener.shut();
+}
+
+/// `staunch_pool_free` for a caller that must not block (a garbage
+/// collector's finalizer, a thread holding its runtime's lock that an event
+/// callback may need): frees the handle and returns at once; a thread of
+/// its own closes the pool, waits for its threads and shuts the event
+/// callback as `staunch_pool_free` does. Until then events may still reach
+/// the callback: the callback's finalizer, which runs after its last call,
+/// is the sign it is over. NULL is a no-op. Must be the last call on the
+/// pool handle. (If the system cannot start a thread, it does the work
+/// itself, as `staunch_pool_free`.)
+#[no_mangle]
+pub extern "C" fn staunch_pool_free_nowait(pool: *mut staunch_pool) {
+    guard_value((), || {
+        if pool.is_null() {
+            return;
+        }
+        // SAFETY: created by staunch_pool_open*, freed once (contract).
+        let core = unsafe { Box::from_raw(pool) };
+        let slot = Arc::new(std::sync::Mutex::new(Some(*core)));
+        let theirs = slot.clone();
+        let spawned = std::thread::Builder::new()
+            .name("staunch-free".into())
+            .spawn(move || {
+                if let Some(core) = crate::sync::lock(&theirs).take() {
+                    free(core);
+                }
+            });
+        if spawned.is_err() {
+            if let Some(core) = crate::sync::lock(&slot).take() {
+                free(core);
+            }
+        }
     })
 }
 
@@ -478,7 +597,10 @@ mod tests {
         staunch_error_free(err);
         assert!(FAILED.load(SeqCst) >= 1);
 
-        let mut stats = staunch_stats::default();
+        let mut stats = staunch_stats {
+            size: std::mem::size_of::<staunch_stats>(),
+            ..staunch_stats::default()
+        };
         assert_eq!(
             staunch_pool_stats(pool, &mut stats, ptr::null_mut()),
             STAUNCH_OK

@@ -1,14 +1,22 @@
-//! `staunch_rows`: a query result, read whole by `staunch_conn_query`, and its
-//! typed getters.
+//! `staunch_rows`: the answer to a query, read whole (buffered) or as it
+//! arrives (streaming), with its result sets, column metadata, typed getters
+//! and a bulk getter.
+//!
+//! A buffered row set owns all its data. A streaming one holds the
+//! connection while its rows are being read (`stream.rs`): the connection
+//! refuses other calls until the last result set is read to its end or the
+//! row set is freed, which gives it back.
 
+use std::collections::VecDeque;
 use std::ffi::c_char;
 
 use mysql::consts::{ColumnFlags, ColumnType};
 use mysql::{Column, Value};
 
 use super::error::*;
-use super::values::{staunch_datetime, staunch_time};
-use super::{arg, arg_mut, guard, guard_value, Out};
+use super::stream::Stream;
+use super::values::{staunch_datetime, staunch_time, staunch_value};
+use super::{arg, arg_mut, copy_sized, guard, guard_value, Out};
 
 /// The type of a result column, from the server's column metadata. It tells
 /// which getter reads the column's values.
@@ -59,6 +67,9 @@ pub(crate) fn column_type(c: &Column) -> staunch_column_type {
         | MYSQL_TYPE_TIMESTAMP
         | MYSQL_TYPE_TIMESTAMP2 => STAUNCH_COLUMN_DATETIME,
         MYSQL_TYPE_TIME | MYSQL_TYPE_TIME2 => STAUNCH_COLUMN_TIME,
+        // MySQL's JSON travels with the binary collation, but it is text
+        // (UTF-8, utf8mb4): the header promises JSON as text.
+        MYSQL_TYPE_JSON => STAUNCH_COLUMN_TEXT,
         MYSQL_TYPE_VARCHAR
         | MYSQL_TYPE_VAR_STRING
         | MYSQL_TYPE_STRING
@@ -67,8 +78,7 @@ pub(crate) fn column_type(c: &Column) -> staunch_column_type {
         | MYSQL_TYPE_LONG_BLOB
         | MYSQL_TYPE_BLOB
         | MYSQL_TYPE_ENUM
-        | MYSQL_TYPE_SET
-        | MYSQL_TYPE_JSON => {
+        | MYSQL_TYPE_SET => {
             if c.character_set() == BINARY_CHARSET {
                 STAUNCH_COLUMN_BYTES
             } else {
@@ -108,15 +118,143 @@ fn getter_for(t: staunch_column_type) -> &'static str {
     }
 }
 
-/// One column: its name (NUL-terminated; the length excludes the NUL) and type.
-struct Col {
-    name: Vec<u8>,
-    ctype: staunch_column_type,
+/// What the server says of one result column, for drivers (Python's
+/// `cursor.description`, JDBC's `ResultSetMetaData`). Filled by
+/// `staunch_rows_column_info`: set `size` to `sizeof(staunch_column_info)`
+/// first; fields added in later versions go at the end, so a caller built
+/// against an older header gets the fields it knows. The strings are
+/// NUL-terminated UTF-8, owned by the row set and valid until it is freed;
+/// each `_len` excludes the NUL.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct staunch_column_info {
+    /// The caller's `sizeof(staunch_column_info)` (the fields that fit in it
+    /// are written).
+    pub size: usize,
+    /// staunch's type: which getter reads the column (STAUNCH_COLUMN_*).
+    pub column_type: staunch_column_type,
+    /// The MySQL type code (`enum_field_types`: 1 TINY, 4 FLOAT, 5 DOUBLE,
+    /// 7 TIMESTAMP, 10 DATE, 12 DATETIME, 13 YEAR, 16 BIT, 245 JSON, 246
+    /// NEWDECIMAL, 252 BLOB/TEXT, 253 VAR_STRING, 254 STRING, ...).
+    pub type_code: u32,
+    /// The MySQL column flags: 1 NOT NULL, 2 PRIMARY KEY, 4 UNIQUE KEY,
+    /// 8 MULTIPLE KEY, 16 BLOB, 32 UNSIGNED, 64 ZEROFILL, 128 BINARY,
+    /// 256 ENUM, 512 AUTO_INCREMENT, 1024 TIMESTAMP, 2048 SET.
+    pub flags: u32,
+    /// The character set (collation) id; 63 is binary.
+    pub charset: u32,
+    /// The display length (in bytes of the character set); TINYINT(1) has 1.
+    pub length: u32,
+    /// Digits after the decimal point (DECIMAL, FLOAT, DOUBLE; fractional
+    /// seconds of temporal types).
+    pub decimals: u32,
+    /// The column's name as the result gives it (its alias, if any).
+    pub name: *const c_char,
+    pub name_len: usize,
+    /// The column's name in its table (empty for an expression).
+    pub org_name: *const c_char,
+    pub org_name_len: usize,
+    /// The table as the query names it (its alias, if any).
+    pub table: *const c_char,
+    pub table_len: usize,
+    /// The table's name.
+    pub org_table: *const c_char,
+    pub org_table_len: usize,
+    /// The database of the table.
+    pub schema: *const c_char,
+    pub schema_len: usize,
+}
+
+/// A NUL-terminated copy of some bytes.
+pub(crate) fn nul_terminated(b: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(b.len() + 1);
+    v.extend_from_slice(b);
+    v.push(0);
+    v
+}
+
+/// One column: its metadata, the strings NUL-terminated.
+pub(crate) struct Col {
+    pub(crate) name: Vec<u8>,
+    pub(crate) ctype: staunch_column_type,
+    type_code: u32,
+    flags: u32,
+    charset: u32,
+    length: u32,
+    decimals: u32,
+    org_name: Vec<u8>,
+    table: Vec<u8>,
+    org_table: Vec<u8>,
+    schema: Vec<u8>,
+}
+
+impl Col {
+    pub(crate) fn of(c: &Column) -> Col {
+        Col {
+            name: nul_terminated(c.name_ref()),
+            ctype: column_type(c),
+            type_code: c.column_type() as u32,
+            flags: u32::from(c.flags().bits()),
+            charset: u32::from(c.character_set()),
+            length: c.column_length(),
+            decimals: u32::from(c.decimals()),
+            org_name: nul_terminated(c.org_name_ref()),
+            table: nul_terminated(c.table_ref()),
+            org_table: nul_terminated(c.org_table_ref()),
+            schema: nul_terminated(c.schema_ref()),
+        }
+    }
+
+    /// A column known only by name and type (tests, fuzzing).
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn named(name: &[u8], ctype: staunch_column_type) -> Col {
+        Col {
+            name: nul_terminated(name),
+            ctype,
+            type_code: 0,
+            flags: 0,
+            charset: 0,
+            length: 0,
+            decimals: 0,
+            org_name: vec![0],
+            table: vec![0],
+            org_table: vec![0],
+            schema: vec![0],
+        }
+    }
+
+    fn info(&self) -> staunch_column_info {
+        let s = |v: &Vec<u8>| (v.as_ptr().cast::<c_char>(), v.len() - 1);
+        let (name, name_len) = s(&self.name);
+        let (org_name, org_name_len) = s(&self.org_name);
+        let (table, table_len) = s(&self.table);
+        let (org_table, org_table_len) = s(&self.org_table);
+        let (schema, schema_len) = s(&self.schema);
+        staunch_column_info {
+            size: std::mem::size_of::<staunch_column_info>(),
+            column_type: self.ctype,
+            type_code: self.type_code,
+            flags: self.flags,
+            charset: self.charset,
+            length: self.length,
+            decimals: self.decimals,
+            name,
+            name_len,
+            org_name,
+            org_name_len,
+            table,
+            table_len,
+            org_table,
+            org_table_len,
+            schema,
+            schema_len,
+        }
+    }
 }
 
 /// One value. Byte strings carry a trailing NUL that their length excludes,
 /// so text can be handed to C as a C string too.
-enum Cell {
+pub(crate) enum Cell {
     Null,
     Int(i64),
     UInt(u64),
@@ -127,7 +265,8 @@ enum Cell {
 }
 
 impl Cell {
-    fn from_value(v: Value) -> Cell {
+    /// A value of the binary protocol (typed by the server).
+    pub(crate) fn from_value(v: Value) -> Cell {
         match v {
             Value::NULL => Cell::Null,
             Value::Int(i) => Cell::Int(i),
@@ -162,6 +301,25 @@ impl Cell {
         }
     }
 
+    /// A value of the text protocol, where every value is text: typed by
+    /// its column, so that the getters behave as for a prepared statement.
+    /// Text that does not parse as the column's type stays bytes.
+    pub(crate) fn from_text(v: Value, ctype: staunch_column_type) -> Cell {
+        let Value::Bytes(b) = v else {
+            return Cell::from_value(v);
+        };
+        let s = std::str::from_utf8(&b).ok();
+        let parsed = s.and_then(|s| match ctype {
+            STAUNCH_COLUMN_INT => s.parse().ok().map(Cell::Int),
+            STAUNCH_COLUMN_UINT => s.parse().ok().map(Cell::UInt),
+            STAUNCH_COLUMN_DOUBLE => s.parse().ok().map(Cell::Double),
+            STAUNCH_COLUMN_DATE | STAUNCH_COLUMN_DATETIME => parse_datetime(s).map(Cell::Date),
+            STAUNCH_COLUMN_TIME => parse_time(s).map(Cell::Time),
+            _ => None,
+        });
+        parsed.unwrap_or_else(|| Cell::from_value(Value::Bytes(b)))
+    }
+
     fn what(&self) -> &'static str {
         match self {
             Cell::Null => "NULL",
@@ -173,109 +331,325 @@ impl Cell {
             Cell::Time(_) => "a time",
         }
     }
+
+    /// The cell as a tagged value for the bulk getter; pointers into it.
+    fn to_value(&self, ctype: staunch_column_type) -> staunch_value {
+        let mut v = staunch_value::null();
+        match self {
+            Cell::Null => {}
+            Cell::Int(i) => {
+                v.r#type = STAUNCH_COLUMN_INT;
+                v.i64 = *i;
+            }
+            Cell::UInt(u) => {
+                v.r#type = STAUNCH_COLUMN_UINT;
+                v.u64 = *u;
+            }
+            Cell::Double(d) => {
+                v.r#type = STAUNCH_COLUMN_DOUBLE;
+                v.f64 = *d;
+            }
+            Cell::Bytes(b) => {
+                // Text, DECIMAL or bytes: the column says which.
+                v.r#type = match ctype {
+                    STAUNCH_COLUMN_TEXT | STAUNCH_COLUMN_DECIMAL => ctype,
+                    _ => STAUNCH_COLUMN_BYTES,
+                };
+                v.ptr = b.as_ptr().cast();
+                v.len = b.len() - 1;
+            }
+            Cell::Date(d) => {
+                v.r#type = if ctype == STAUNCH_COLUMN_DATE {
+                    STAUNCH_COLUMN_DATE
+                } else {
+                    STAUNCH_COLUMN_DATETIME
+                };
+                v.datetime = *d;
+            }
+            Cell::Time(t) => {
+                v.r#type = STAUNCH_COLUMN_TIME;
+                v.time = *t;
+            }
+        }
+        v
+    }
 }
 
-/// The result of `staunch_conn_query`, read whole: column metadata, the rows,
-/// and a cursor. Owns all its data (it does not borrow the connection). Free
-/// with `staunch_rows_free`. Not thread-safe: use it from one thread at a time
-/// (it may move between threads).
+/// `YYYY-MM-DD[ HH:MM:SS[.ffffff]]`.
+fn parse_datetime(s: &str) -> Option<staunch_datetime> {
+    let (date, time) = match s.split_once(' ') {
+        Some((d, t)) => (d, Some(t)),
+        None => (s, None),
+    };
+    let mut d = date.splitn(3, '-');
+    let year = d.next()?.parse().ok()?;
+    let month = d.next()?.parse().ok()?;
+    let day = d.next()?.parse().ok()?;
+    let (hour, minute, second, microsecond) = match time {
+        Some(t) => {
+            let (h, m, s, us) = parse_hms(t)?;
+            (u8::try_from(h).ok()?, m, s, us)
+        }
+        None => (0, 0, 0, 0),
+    };
+    Some(staunch_datetime {
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+        microsecond,
+    })
+}
+
+/// `[-]H+:MM:SS[.ffffff]`.
+fn parse_time(s: &str) -> Option<staunch_time> {
+    let (negative, t) = match s.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, s),
+    };
+    let (h, minutes, seconds, microseconds) = parse_hms(t)?;
+    Some(staunch_time {
+        negative,
+        days: h / 24,
+        hours: (h % 24) as u8,
+        minutes,
+        seconds,
+        microseconds,
+    })
+}
+
+fn parse_hms(t: &str) -> Option<(u32, u8, u8, u32)> {
+    let (hms, frac) = match t.split_once('.') {
+        Some((a, f)) => (a, Some(f)),
+        None => (t, None),
+    };
+    let mut p = hms.splitn(3, ':');
+    let h = p.next()?.parse().ok()?;
+    let m = p.next()?.parse().ok()?;
+    let s = p.next()?.parse().ok()?;
+    let us = match frac {
+        Some(f) if !f.is_empty() && f.len() <= 6 && f.bytes().all(|b| b.is_ascii_digit()) => {
+            f.parse::<u32>().ok()? * 10u32.pow(6 - f.len() as u32)
+        }
+        Some(_) => return None,
+        None => 0,
+    };
+    Some((h, m, s, us))
+}
+
+/// One result set: its columns and what its closing packet said.
+pub(crate) struct Set {
+    pub(crate) columns: Vec<Col>,
+    pub(crate) affected_rows: u64,
+    pub(crate) last_insert_id: u64,
+    pub(crate) warnings: u16,
+    /// The server's info string ("Rows matched: 1 Changed: 1 ..."),
+    /// NUL-terminated.
+    pub(crate) info: Vec<u8>,
+    /// The rows not read yet (buffered row sets only).
+    pub(crate) rows: VecDeque<Vec<Cell>>,
+    /// The number of rows the set had (buffered row sets only).
+    pub(crate) count: u64,
+}
+
+impl Set {
+    pub(crate) fn empty() -> Set {
+        Set {
+            columns: Vec::new(),
+            affected_rows: 0,
+            last_insert_id: 0,
+            warnings: 0,
+            info: vec![0],
+            rows: VecDeque::new(),
+            count: 0,
+        }
+    }
+}
+
+/// Reads every result set of `r` to its end, from the current one.
+/// `text`: the text protocol, whose values are typed by their columns here.
+pub(crate) fn collect_sets<P: mysql::prelude::Protocol>(
+    r: &mut mysql::QueryResult<'_, '_, '_, P>,
+    text: bool,
+) -> mysql::Result<VecDeque<Set>> {
+    let mut sets = collect_rest(r, text)?;
+    if sets.is_empty() {
+        sets.push_back(Set::empty());
+    }
+    Ok(sets)
+}
+
+/// The result sets of `r` from the current one (none if it is done).
+pub(crate) fn collect_rest<P: mysql::prelude::Protocol>(
+    r: &mut mysql::QueryResult<'_, '_, '_, P>,
+    text: bool,
+) -> mysql::Result<VecDeque<Set>> {
+    let mut sets = VecDeque::new();
+    while let Some(mut rs) = r.iter() {
+        let mut set = Set::empty();
+        set.columns = rs.columns().as_ref().iter().map(Col::of).collect();
+        for row in rs.by_ref() {
+            let values = row?.unwrap();
+            set.rows.push_back(cells(values, &set.columns, text));
+        }
+        set.count = set.rows.len() as u64;
+        set.affected_rows = rs.affected_rows();
+        set.last_insert_id = rs.last_insert_id().unwrap_or(0);
+        set.warnings = rs.warnings();
+        set.info = nul_terminated(rs.info_ref());
+        sets.push_back(set);
+    }
+    Ok(sets)
+}
+
+/// The cells of one row.
+pub(crate) fn cells(values: Vec<Value>, columns: &[Col], text: bool) -> Vec<Cell> {
+    values
+        .into_iter()
+        .zip(columns)
+        .map(|(v, c)| {
+            if text {
+                Cell::from_text(v, c.ctype)
+            } else {
+                Cell::from_value(v)
+            }
+        })
+        .collect()
+}
+
+/// Where the rows come from.
+enum Source {
+    /// Read whole: the remaining result sets after the current one.
+    Buffered(VecDeque<Set>),
+    /// The first result set read as its rows arrive, on the connection the
+    /// stream holds; the sets after it (a `CALL`'s) are read whole when the
+    /// caller moves to them, which gives the connection back.
+    Streaming(Box<Stream>),
+}
+
+/// The answer to `staunch_conn_query` / `staunch_conn_query_ex`: one or more
+/// result sets (a `CALL` gives several), each with column metadata, rows and
+/// what its closing packet said; a cursor over the current set's rows.
+/// Free with `staunch_rows_free`. Not thread-safe: one thread at a time (it
+/// may move between threads).
 pub struct staunch_rows {
-    columns: Vec<Col>,
-    rows: std::vec::IntoIter<Vec<Cell>>,
+    /// The current result set (its metadata; buffered: also its rows).
+    set: Set,
+    source: Source,
+    /// The current row, for the getters.
     current: Option<Vec<Cell>>,
-    affected_rows: u64,
-    last_insert_id: u64,
+    /// The rows the last `staunch_rows_fetch` returned (their pointers stay
+    /// valid until the next fetch or move).
+    block: Vec<Vec<Cell>>,
 }
 
 impl std::fmt::Debug for staunch_rows {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("staunch_rows")
-            .field("columns", &self.columns.len())
-            .field("rows_left", &self.rows.len())
+            .field("columns", &self.set.columns.len())
+            .field("streaming", &matches!(self.source, Source::Streaming(_)))
             .finish()
     }
 }
 
-/// Reads every result set of `r`: keeps the first one with columns.
-pub(crate) fn collect_rows<P: mysql::prelude::Protocol>(
-    r: &mut mysql::QueryResult<'_, '_, '_, P>,
-) -> mysql::Result<staunch_rows> {
-    let mut columns: Option<Vec<Col>> = None;
-    let mut rows = Vec::new();
-    let (mut affected, mut last_id) = (0u64, 0u64);
-    while let Some(mut set) = r.iter() {
-        affected = affected.saturating_add(set.affected_rows());
-        if let Some(id) = set.last_insert_id().filter(|id| *id != 0) {
-            last_id = id;
-        }
-        let keep = columns.is_none() && !set.columns().as_ref().is_empty();
-        if keep {
-            columns = Some(
-                set.columns()
-                    .as_ref()
-                    .iter()
-                    .map(|c| {
-                        let mut name = c.name_ref().to_vec();
-                        name.push(0);
-                        Col {
-                            name,
-                            ctype: column_type(c),
-                        }
-                    })
-                    .collect(),
-            );
-        }
-        for row in set.by_ref() {
-            let row = row?;
-            if keep {
-                rows.push(row.unwrap().into_iter().map(Cell::from_value).collect());
-            }
+impl staunch_rows {
+    /// Row sets read whole (the first one current).
+    pub(crate) fn buffered(mut sets: VecDeque<Set>) -> staunch_rows {
+        let set = sets.pop_front().unwrap_or_else(Set::empty);
+        staunch_rows {
+            set,
+            source: Source::Buffered(sets),
+            current: None,
+            block: Vec::new(),
         }
     }
-    Ok(staunch_rows {
-        columns: columns.unwrap_or_default(),
-        rows: rows.into_iter(),
-        current: None,
-        affected_rows: affected,
-        last_insert_id: last_id,
-    })
-}
 
-impl staunch_rows {
+    /// Rows read from a stream as they arrive.
+    pub(crate) fn streaming(stream: Stream) -> staunch_rows {
+        let stream = Box::new(stream);
+        let set = stream.first_set();
+        staunch_rows {
+            set,
+            source: Source::Streaming(stream),
+            current: None,
+            block: Vec::new(),
+        }
+    }
+
     /// A row set built from columns `(name, type)` and values as the server
     /// would send them (each row as long as the column list), for the fuzz
     /// targets and tests.
-    #[cfg(feature = "fuzzing")]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn from_values(
         columns: Vec<(Vec<u8>, staunch_column_type)>,
         rows: Vec<Vec<Value>>,
     ) -> staunch_rows {
-        staunch_rows {
-            columns: columns
-                .into_iter()
-                .map(|(mut name, ctype)| {
-                    name.push(0);
-                    Col { name, ctype }
-                })
-                .collect(),
-            rows: rows
-                .into_iter()
-                .map(|r| r.into_iter().map(Cell::from_value).collect())
-                .collect::<Vec<_>>()
-                .into_iter(),
-            current: None,
-            affected_rows: 0,
-            last_insert_id: 0,
+        let mut set = Set::empty();
+        set.columns = columns
+            .iter()
+            .map(|(name, ctype)| Col::named(name, *ctype))
+            .collect();
+        set.rows = rows
+            .into_iter()
+            .map(|r| r.into_iter().map(Cell::from_value).collect())
+            .collect();
+        set.count = set.rows.len() as u64;
+        staunch_rows::buffered([set].into())
+    }
+
+    /// The next row of the current set, if any.
+    fn next_row(&mut self) -> Result<Option<Vec<Cell>>, Failure> {
+        match &mut self.source {
+            Source::Buffered(_) => Ok(self.set.rows.pop_front()),
+            Source::Streaming(s) => {
+                let row = s.next_row(&self.set.columns)?;
+                if let Some((warnings, info)) = s.take_end() {
+                    self.set.warnings = warnings;
+                    self.set.info = info;
+                }
+                Ok(row)
+            }
+        }
+    }
+
+    /// Moves to the next result set: false when there is none.
+    fn next_set(&mut self) -> Result<bool, Failure> {
+        self.current = None;
+        self.block.clear();
+        match &mut self.source {
+            Source::Buffered(rest) => match rest.pop_front() {
+                Some(set) => {
+                    self.set = set;
+                    Ok(true)
+                }
+                None => Ok(false),
+            },
+            Source::Streaming(s) => {
+                // The rest of this set goes unread; the others are read
+                // whole, and the stream gives its connection back.
+                let mut rest = s.finish(&self.set.columns)?;
+                let next = rest.pop_front();
+                self.source = Source::Buffered(rest);
+                match next {
+                    Some(set) => {
+                        self.set = set;
+                        Ok(true)
+                    }
+                    None => Ok(false),
+                }
+            }
         }
     }
 
     fn col(&self, idx: usize) -> Result<&Col, Failure> {
-        self.columns.get(idx).ok_or_else(|| {
+        self.set.columns.get(idx).ok_or_else(|| {
             Failure::new(
                 STAUNCH_BAD_INDEX,
                 format!(
                     "column index {idx} is out of range: the result has {} column(s)",
-                    self.columns.len()
+                    self.set.columns.len()
                 ),
             )
         })
@@ -329,22 +703,22 @@ fn wrong_type(getter: &str, idx: usize, col: &Col, cell: &Cell) -> Failure {
     )
 }
 
-/// The number of columns (0 for a statement without a result set, or a NULL
-/// `rows`). Never blocks. One thread at a time per row set (as for every
-/// staunch_rows function).
+/// The number of columns of the current result set (0 for a statement
+/// without a result set, or a NULL `rows`). Never blocks. One thread at a
+/// time per row set (as for every staunch_rows function).
 #[no_mangle]
 pub extern "C" fn staunch_rows_column_count(rows: *const staunch_rows) -> usize {
     guard_value(0, || {
         // SAFETY: NULL or a live row set (header contract).
-        unsafe { rows.as_ref() }.map_or(0, |r| r.columns.len())
+        unsafe { rows.as_ref() }.map_or(0, |r| r.set.columns.len())
     })
 }
 
 /// The name of column `idx` (its alias if the query gave one): `*name`
-/// receives a NUL-terminated UTF-8 string owned by `rows`, valid until
-/// `staunch_rows_free`; `*len` (may be NULL) its length without the NUL.
-/// STAUNCH_BAD_INDEX if `idx` is not below the column count. Never blocks;
-/// one thread at a time per row set.
+/// receives a NUL-terminated UTF-8 string owned by `rows`, valid until the
+/// next `staunch_rows_next_result` or `staunch_rows_free`; `*len` (may be
+/// NULL) its length without the NUL. STAUNCH_BAD_INDEX if `idx` is not below
+/// the column count. Never blocks; one thread at a time per row set.
 #[no_mangle]
 pub extern "C" fn staunch_rows_column_name(
     rows: *const staunch_rows,
@@ -383,10 +757,39 @@ pub extern "C" fn staunch_rows_column_type(
     })
 }
 
-/// Moves to the next row: `*has_row` receives true if there is one, false
-/// at the end (then getters fail with STAUNCH_NO_ROW). Pointers obtained from
-/// getters for the previous row become invalid. Never blocks (the rows are
-/// already in memory); one thread at a time per row set.
+/// What the server says of column `idx` (see `staunch_column_info`): set
+/// `out->size = sizeof(staunch_column_info)` before the call; the fields
+/// that fit in it are written (STAUNCH_INVALID_ARGUMENT if it is smaller
+/// than the `size` field). Strings valid until the next
+/// `staunch_rows_next_result` or `staunch_rows_free`. STAUNCH_BAD_INDEX if
+/// `idx` is not below the column count. Never blocks; one thread at a time
+/// per row set.
+#[no_mangle]
+pub extern "C" fn staunch_rows_column_info(
+    rows: *const staunch_rows,
+    idx: usize,
+    out: *mut staunch_column_info,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live row set (header contract).
+        let r = unsafe { arg(rows, "rows") }?;
+        let out = Out::new(out, "out")?;
+        let info = r.col(idx)?.info();
+        // SAFETY: `out` is non-NULL and points to a struct of at least its
+        // `size` field's bytes (header contract).
+        unsafe { copy_sized(out.ptr(), &info, "staunch_column_info") }
+    })
+}
+
+/// Moves to the next row of the current result set: `*has_row` receives
+/// true if there is one, false at the set's end (then getters fail with
+/// STAUNCH_NO_ROW). Pointers obtained from getters for the previous row
+/// become invalid. A buffered row set never blocks; a streaming one
+/// (`STAUNCH_QUERY_STREAM`) blocks for the row's arrival, bounded as the
+/// statement is (`query_timeout` / `staunch_conn_set_timeout`), and reports
+/// an error met on the way (the connection is then broken). One thread at a
+/// time per row set.
 #[no_mangle]
 pub extern "C" fn staunch_rows_next(
     rows: *mut staunch_rows,
@@ -397,15 +800,124 @@ pub extern "C" fn staunch_rows_next(
         // SAFETY: NULL or a live row set used by one thread (contract).
         let r = unsafe { arg_mut(rows, "rows") }?;
         let has_row = Out::new(has_row, "has_row")?;
-        r.current = r.rows.next();
+        r.current = None;
+        r.current = r.next_row()?;
         has_row.set(r.current.is_some());
         Ok(())
     })
 }
 
+/// The bulk getter: reads the next rows of the current result set into
+/// `values`, row after row, `staunch_rows_column_count` values each, as many
+/// whole rows as fit in `capacity` values; `*n_rows` receives how many (0 at
+/// the set's end). Each value is tagged (see `staunch_value`); text and
+/// bytes point into the row set, valid until the next fetch, `_next`,
+/// `_next_result` or `_free`. `capacity` must hold at least one row
+/// (STAUNCH_INVALID_ARGUMENT otherwise, unless the set has no columns). The
+/// one-value getters have no current row after a fetch. Blocking as for
+/// `staunch_rows_next`. One thread at a time per row set.
+#[no_mangle]
+pub extern "C" fn staunch_rows_fetch(
+    rows: *mut staunch_rows,
+    values: *mut staunch_value,
+    capacity: usize,
+    n_rows: *mut usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live row set used by one thread (contract).
+        let r = unsafe { arg_mut(rows, "rows") }?;
+        let n_out = Out::new(n_rows, "n_rows")?;
+        let ncols = r.set.columns.len();
+        if ncols == 0 {
+            n_out.set(0);
+            return Ok(());
+        }
+        if values.is_null() {
+            return Err(Failure::null("values"));
+        }
+        let max = capacity / ncols;
+        if max == 0 {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                format!(
+                    "staunch_rows_fetch: capacity {capacity} holds no whole row of {ncols} values"
+                ),
+            ));
+        }
+        r.current = None;
+        r.block.clear();
+        while r.block.len() < max {
+            match r.next_row()? {
+                Some(row) => r.block.push(row),
+                None => break,
+            }
+        }
+        // SAFETY: `values` points to `capacity` writable values (contract),
+        // and at most `max * ncols <= capacity` are written.
+        let out = unsafe { std::slice::from_raw_parts_mut(values, max * ncols) };
+        for (i, row) in r.block.iter().enumerate() {
+            for (j, (cell, col)) in row.iter().zip(&r.set.columns).enumerate() {
+                out[i * ncols + j] = cell.to_value(col.ctype);
+            }
+        }
+        n_out.set(r.block.len());
+        Ok(())
+    })
+}
+
+/// Moves to the next result set of a statement that returned several (a
+/// `CALL`, multi-statement text): `*has_result` receives true if there is
+/// one (its columns, rows and figures are then current), false after the
+/// last. The current set's unread rows are skipped. Blocking as for
+/// `staunch_rows_next`. One thread at a time per row set.
+#[no_mangle]
+pub extern "C" fn staunch_rows_next_result(
+    rows: *mut staunch_rows,
+    has_result: *mut bool,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live row set used by one thread (contract).
+        let r = unsafe { arg_mut(rows, "rows") }?;
+        let out = Out::new(has_result, "has_result")?;
+        out.set(r.next_set()?);
+        Ok(())
+    })
+}
+
+/// The number of rows of the current result set of a buffered row set, in
+/// `*out` (read ones included). STAUNCH_INVALID_ARGUMENT for a streaming
+/// row set (the count is not known until the rows are read). Never blocks;
+/// one thread at a time per row set.
+#[no_mangle]
+pub extern "C" fn staunch_rows_row_count(
+    rows: *const staunch_rows,
+    out: *mut u64,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live row set (header contract).
+        let r = unsafe { arg(rows, "rows") }?;
+        let out = Out::new(out, "out")?;
+        if let Source::Streaming(_) = r.source {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                "staunch_rows_row_count: a streaming row set does not know its row count until its rows are read",
+            ));
+        }
+        out.set(r.set.count);
+        Ok(())
+    })
+}
+
+/// Reads a column of the current row into `*out` (see the getters below for
+/// each type). The getters fail with STAUNCH_NULL_VALUE on NULL,
+/// STAUNCH_WRONG_TYPE for a column of another type (the message names the
+/// right getter), STAUNCH_BAD_INDEX, STAUNCH_NO_ROW; `*out` is written only
+/// on success. They never block; one thread at a time per row set.
+///
 /// `*out` receives whether column `idx` of the current row is SQL NULL.
-/// STAUNCH_BAD_INDEX, STAUNCH_NO_ROW as for the getters. Never blocks; one
-/// thread at a time per row set.
 #[no_mangle]
 pub extern "C" fn staunch_rows_is_null(
     rows: *const staunch_rows,
@@ -635,34 +1147,62 @@ pub extern "C" fn staunch_rows_get_time(
     })
 }
 
-/// The number of rows the statement affected, as the server reported it (0
-/// for a plain SELECT, or a NULL `rows`). Never blocks; one thread at a time
-/// per row set.
+/// The number of rows the current result set's statement affected, as the
+/// server reported it (0 for a plain SELECT, or a NULL `rows`; for a
+/// streaming set, known once its rows are read). Never blocks; one thread at
+/// a time per row set.
 #[no_mangle]
 pub extern "C" fn staunch_rows_affected_rows(rows: *const staunch_rows) -> u64 {
     guard_value(0, || {
         // SAFETY: NULL or a live row set (header contract).
-        unsafe { rows.as_ref() }.map_or(0, |r| r.affected_rows)
+        unsafe { rows.as_ref() }.map_or(0, |r| r.set.affected_rows)
     })
 }
 
-/// The AUTO_INCREMENT id the statement generated, or 0 (also for a NULL
-/// `rows`). Never blocks; one thread at a time per row set.
+/// The AUTO_INCREMENT id the current result set's statement generated, or 0
+/// (also for a NULL `rows`). Never blocks; one thread at a time per row set.
 #[no_mangle]
 pub extern "C" fn staunch_rows_last_insert_id(rows: *const staunch_rows) -> u64 {
     guard_value(0, || {
         // SAFETY: NULL or a live row set (header contract).
-        unsafe { rows.as_ref() }.map_or(0, |r| r.last_insert_id)
+        unsafe { rows.as_ref() }.map_or(0, |r| r.set.last_insert_id)
+    })
+}
+
+/// The number of warnings the current result set's statement raised (read
+/// them with `SHOW WARNINGS`), or 0 (also for a NULL `rows`; for a streaming
+/// set, known once its rows are read). Never blocks; one thread at a time per
+/// row set.
+#[no_mangle]
+pub extern "C" fn staunch_rows_warnings(rows: *const staunch_rows) -> u32 {
+    guard_value(0, || {
+        // SAFETY: NULL or a live row set (header contract).
+        unsafe { rows.as_ref() }.map_or(0, |r| u32::from(r.set.warnings))
+    })
+}
+
+/// The server's info string for the current result set's statement (e.g.
+/// "Rows matched: 1  Changed: 1  Warnings: 0"), NUL-terminated UTF-8, owned
+/// by `rows` and valid until the next `staunch_rows_next_result` or
+/// `staunch_rows_free`; "" when there is none (or `rows` is NULL). Never
+/// blocks; one thread at a time per row set.
+#[no_mangle]
+pub extern "C" fn staunch_rows_info(rows: *const staunch_rows) -> *const c_char {
+    guard_value(cstr!("").as_ptr(), || {
+        // SAFETY: NULL or a live row set (header contract).
+        unsafe { rows.as_ref() }.map_or(cstr!("").as_ptr(), |r| r.set.info.as_ptr().cast())
     })
 }
 
 /// Frees a row set. NULL is a no-op. Pointers obtained from it become
-/// invalid. Never blocks. Must be the last call on the row set.
+/// invalid. A streaming row set first reads off the rest of the answer and
+/// gives its connection back (blocking as a statement does, bounded as it
+/// is). Must be the last call on the row set.
 #[no_mangle]
 pub extern "C" fn staunch_rows_free(rows: *mut staunch_rows) {
     guard_value((), || {
         if !rows.is_null() {
-            // SAFETY: created by staunch_conn_query, freed once (contract).
+            // SAFETY: created by staunch_conn_query*, freed once (contract).
             drop(unsafe { Box::from_raw(rows) });
         }
     })
@@ -675,30 +1215,22 @@ mod tests {
 
     /// One row: an INT, an UNSIGNED above INT64_MAX, a TEXT, a NULL, BYTES.
     fn sample() -> staunch_rows {
-        let col = |name: &str, ctype| Col {
-            name: [name.as_bytes(), b"\0"].concat(),
-            ctype,
-        };
-        staunch_rows {
-            columns: vec![
-                col("i", STAUNCH_COLUMN_INT),
-                col("u", STAUNCH_COLUMN_UINT),
-                col("t", STAUNCH_COLUMN_TEXT),
-                col("n", STAUNCH_COLUMN_INT),
-                col("b", STAUNCH_COLUMN_BYTES),
+        staunch_rows::from_values(
+            vec![
+                (b"i".to_vec(), STAUNCH_COLUMN_INT),
+                (b"u".to_vec(), STAUNCH_COLUMN_UINT),
+                (b"t".to_vec(), STAUNCH_COLUMN_TEXT),
+                (b"n".to_vec(), STAUNCH_COLUMN_INT),
+                (b"b".to_vec(), STAUNCH_COLUMN_BYTES),
             ],
-            rows: vec![vec![
-                Cell::from_value(Value::Int(-5)),
-                Cell::from_value(Value::UInt(u64::MAX)),
-                Cell::from_value(Value::Bytes(b"caf\xc3\xa9".to_vec())),
-                Cell::from_value(Value::NULL),
-                Cell::from_value(Value::Bytes(vec![0, 1, 0])),
-            ]]
-            .into_iter(),
-            current: None,
-            affected_rows: 0,
-            last_insert_id: 0,
-        }
+            vec![vec![
+                Value::Int(-5),
+                Value::UInt(u64::MAX),
+                Value::Bytes(b"caf\xc3\xa9".to_vec()),
+                Value::NULL,
+                Value::Bytes(vec![0, 1, 0]),
+            ]],
+        )
     }
 
     fn status_of(f: impl FnOnce(*mut *mut staunch_error) -> staunch_status) -> staunch_status {
@@ -780,5 +1312,92 @@ mod tests {
         );
         staunch_rows_free(rows);
         staunch_rows_free(ptr::null_mut());
+    }
+
+    #[test]
+    fn the_bulk_getter_fills_whole_rows_of_tagged_values() {
+        let rows = Box::into_raw(Box::new(staunch_rows::from_values(
+            vec![
+                (b"i".to_vec(), STAUNCH_COLUMN_INT),
+                (b"t".to_vec(), STAUNCH_COLUMN_TEXT),
+            ],
+            (0..5)
+                .map(|k| vec![Value::Int(k), Value::Bytes(format!("r{k}").into_bytes())])
+                .collect(),
+        )));
+        let mut vals = [staunch_value::null(); 5];
+        let mut n = 99usize;
+        assert_eq!(
+            status_of(|e| staunch_rows_fetch(rows, vals.as_mut_ptr(), 1, &mut n, e)),
+            STAUNCH_INVALID_ARGUMENT,
+            "no whole row fits"
+        );
+        assert_eq!(n, 99);
+        let mut seen = Vec::new();
+        loop {
+            assert_eq!(
+                status_of(|e| staunch_rows_fetch(rows, vals.as_mut_ptr(), 5, &mut n, e)),
+                STAUNCH_OK
+            );
+            if n == 0 {
+                break;
+            }
+            assert!(n <= 2, "5 values hold 2 rows of 2");
+            for row in vals[..n * 2].chunks(2) {
+                assert_eq!(row[0].r#type, STAUNCH_COLUMN_INT);
+                assert_eq!(row[1].r#type, STAUNCH_COLUMN_TEXT);
+                // SAFETY: valid until the next fetch.
+                let t = unsafe { std::slice::from_raw_parts(row[1].ptr.cast::<u8>(), row[1].len) };
+                seen.push((row[0].i64, String::from_utf8(t.to_vec()).unwrap()));
+            }
+        }
+        let want: Vec<(i64, String)> = (0..5).map(|k| (k, format!("r{k}"))).collect();
+        assert_eq!(seen, want);
+        staunch_rows_free(rows);
+    }
+
+    #[test]
+    fn text_protocol_values_are_typed_by_their_columns() {
+        let c = |v: &str, t| Cell::from_text(Value::Bytes(v.as_bytes().to_vec()), t);
+        assert!(matches!(c("-42", STAUNCH_COLUMN_INT), Cell::Int(-42)));
+        assert!(matches!(
+            c("18446744073709551615", STAUNCH_COLUMN_UINT),
+            Cell::UInt(u64::MAX)
+        ));
+        assert!(matches!(c("2.5", STAUNCH_COLUMN_DOUBLE), Cell::Double(d) if d == 2.5));
+        assert!(matches!(c("12.50", STAUNCH_COLUMN_DECIMAL), Cell::Bytes(_)));
+        match c("2024-02-29 23:59:58.000123", STAUNCH_COLUMN_DATETIME) {
+            Cell::Date(d) => assert_eq!(
+                (
+                    d.year,
+                    d.month,
+                    d.day,
+                    d.hour,
+                    d.minute,
+                    d.second,
+                    d.microsecond
+                ),
+                (2024, 2, 29, 23, 59, 58, 123)
+            ),
+            _ => panic!(),
+        }
+        match c("-838:59:59.5", STAUNCH_COLUMN_TIME) {
+            Cell::Time(t) => assert_eq!(
+                (
+                    t.negative,
+                    t.days,
+                    t.hours,
+                    t.minutes,
+                    t.seconds,
+                    t.microseconds
+                ),
+                (true, 34, 22, 59, 59, 500_000)
+            ),
+            _ => panic!(),
+        }
+        assert!(matches!(
+            c("not a number", STAUNCH_COLUMN_INT),
+            Cell::Bytes(_)
+        ));
     }
 }

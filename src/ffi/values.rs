@@ -1,7 +1,7 @@
 //! `staunch_param` and the date/time structs: values as C passes them in
 //! (parameters) and gets them back (row getters), and their conversion.
 
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void};
 
 use mysql::Value;
 
@@ -73,8 +73,10 @@ pub struct staunch_time {
 
 /// One statement parameter, bound to a `?` placeholder (values are sent
 /// separately from the SQL text, never quoted into it). Set `type` and the
-/// field it names; the other fields are not read. The header's
-/// `staunch_param_*` inline helpers build them.
+/// field it names; the other fields are not read. The `staunch_param_*`
+/// functions build them. Its layout is fixed for every 1.x release (96
+/// bytes on 64-bit targets, `_reserved` included; see
+/// `staunch_struct_size`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct staunch_param {
@@ -94,6 +96,175 @@ pub struct staunch_param {
     pub datetime: staunch_datetime,
     /// The value of a STAUNCH_PARAM_TIME.
     pub time: staunch_time,
+    /// Room for later types; set to zero (the helpers do), never read.
+    pub _reserved: [u64; 2],
+}
+
+impl staunch_param {
+    fn of(t: staunch_param_type) -> staunch_param {
+        staunch_param {
+            r#type: t,
+            i64: 0,
+            u64: 0,
+            f64: 0.0,
+            ptr: std::ptr::null(),
+            len: 0,
+            datetime: staunch_datetime::default(),
+            time: staunch_time::default(),
+            _reserved: [0; 2],
+        }
+    }
+}
+
+/// A SQL NULL parameter. The `staunch_param_*` builders never fail, never
+/// block, and may be called from any thread; text and bytes parameters
+/// point at the caller's data, which must stay valid until the statement
+/// call returns.
+#[no_mangle]
+pub extern "C" fn staunch_param_null() -> staunch_param {
+    staunch_param::of(STAUNCH_PARAM_NULL)
+}
+
+/// A signed 64-bit integer parameter.
+#[no_mangle]
+pub extern "C" fn staunch_param_i64(v: i64) -> staunch_param {
+    staunch_param {
+        i64: v,
+        ..staunch_param::of(STAUNCH_PARAM_INT64)
+    }
+}
+
+/// An unsigned 64-bit integer parameter.
+#[no_mangle]
+pub extern "C" fn staunch_param_u64(v: u64) -> staunch_param {
+    staunch_param {
+        u64: v,
+        ..staunch_param::of(STAUNCH_PARAM_UINT64)
+    }
+}
+
+/// A double parameter.
+#[no_mangle]
+pub extern "C" fn staunch_param_double(v: f64) -> staunch_param {
+    staunch_param {
+        f64: v,
+        ..staunch_param::of(STAUNCH_PARAM_DOUBLE)
+    }
+}
+
+/// A UTF-8 text parameter of `len` bytes at `s` (no NUL needed; checked
+/// when the statement runs).
+#[no_mangle]
+pub extern "C" fn staunch_param_text_len(s: *const c_char, len: usize) -> staunch_param {
+    staunch_param {
+        ptr: s.cast(),
+        len,
+        ..staunch_param::of(STAUNCH_PARAM_TEXT)
+    }
+}
+
+/// A NUL-terminated UTF-8 text parameter (NULL gives SQL NULL).
+#[no_mangle]
+pub extern "C" fn staunch_param_text(s: *const c_char) -> staunch_param {
+    super::guard_value(staunch_param_null(), || {
+        if s.is_null() {
+            return staunch_param_null();
+        }
+        // SAFETY: a NUL-terminated string (header contract).
+        let len = unsafe { std::ffi::CStr::from_ptr(s) }.to_bytes().len();
+        staunch_param_text_len(s, len)
+    })
+}
+
+/// A binary parameter of `len` bytes at `data` (NULs allowed), sent as
+/// binary data (never checked or converted as text).
+#[no_mangle]
+pub extern "C" fn staunch_param_bytes(data: *const c_void, len: usize) -> staunch_param {
+    staunch_param {
+        ptr: data,
+        len,
+        ..staunch_param::of(STAUNCH_PARAM_BYTES)
+    }
+}
+
+/// A DATE parameter (checked when the statement runs).
+#[no_mangle]
+pub extern "C" fn staunch_param_date(year: u16, month: u8, day: u8) -> staunch_param {
+    staunch_param {
+        datetime: staunch_datetime {
+            year,
+            month,
+            day,
+            ..staunch_datetime::default()
+        },
+        ..staunch_param::of(STAUNCH_PARAM_DATE)
+    }
+}
+
+/// A DATETIME or TIMESTAMP parameter.
+#[no_mangle]
+pub extern "C" fn staunch_param_datetime(v: staunch_datetime) -> staunch_param {
+    staunch_param {
+        datetime: v,
+        ..staunch_param::of(STAUNCH_PARAM_DATETIME)
+    }
+}
+
+/// A TIME parameter.
+#[no_mangle]
+pub extern "C" fn staunch_param_time(v: staunch_time) -> staunch_param {
+    staunch_param {
+        time: v,
+        ..staunch_param::of(STAUNCH_PARAM_TIME)
+    }
+}
+
+/// One value of a row, as `staunch_rows_fetch` gives it: `type` says which
+/// field holds it (a STAUNCH_COLUMN_* value: STAUNCH_COLUMN_NULL for SQL
+/// NULL, INT in `i64`, UINT in `u64`, DOUBLE in `f64` (FLOAT columns too),
+/// DECIMAL, TEXT and BYTES as `len` bytes at `ptr` (not NUL-terminated
+/// for BYTES; TEXT and DECIMAL are followed by a NUL), DATE and DATETIME in
+/// `datetime`, TIME in `time`). `ptr` points into the row set: valid until
+/// its next fetch, `staunch_rows_next`, `staunch_rows_next_result` or
+/// `staunch_rows_free`. Its layout is fixed for every 1.x release (96
+/// bytes on 64-bit targets).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct staunch_value {
+    /// A STAUNCH_COLUMN_* value.
+    pub r#type: u32,
+    pub i64: i64,
+    pub u64: u64,
+    pub f64: f64,
+    pub ptr: *const c_char,
+    pub len: usize,
+    pub datetime: staunch_datetime,
+    pub time: staunch_time,
+    /// Zero; room for later types.
+    pub _reserved: [u64; 2],
+}
+
+impl Default for staunch_value {
+    fn default() -> staunch_value {
+        staunch_value::null()
+    }
+}
+
+impl staunch_value {
+    /// SQL NULL (STAUNCH_COLUMN_NULL is 0).
+    pub(crate) fn null() -> staunch_value {
+        staunch_value {
+            r#type: 0,
+            i64: 0,
+            u64: 0,
+            f64: 0.0,
+            ptr: std::ptr::null(),
+            len: 0,
+            datetime: staunch_datetime::default(),
+            time: staunch_time::default(),
+            _reserved: [0; 2],
+        }
+    }
 }
 
 fn out_of_range(i: usize, what: &str) -> Failure {
@@ -220,7 +391,8 @@ pub(crate) unsafe fn to_value(i: usize, p: &staunch_param) -> Result<Value, Fail
     })
 }
 
-/// Reads and converts the C parameter array.
+/// Reads and converts the C parameter array: the values, and which of them
+/// were given as STAUNCH_PARAM_BYTES (see `bind_bytes_as_binary`).
 ///
 /// # Safety
 /// `params` is NULL or points to `n` initialized `staunch_param`s whose
@@ -228,20 +400,101 @@ pub(crate) unsafe fn to_value(i: usize, p: &staunch_param) -> Result<Value, Fail
 pub(crate) unsafe fn to_values(
     params: *const staunch_param,
     n: usize,
-) -> Result<Vec<Value>, Failure> {
+) -> Result<(Vec<Value>, Vec<bool>), Failure> {
     if n == 0 {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     if params.is_null() {
         return Err(Failure::null(&format!("params (with n_params {n})")));
     }
     // SAFETY: per this function's contract.
     let ps = unsafe { std::slice::from_raw_parts(params, n) };
-    ps.iter()
+    let bytes = ps.iter().map(|p| p.r#type == STAUNCH_PARAM_BYTES).collect();
+    let values = ps
+        .iter()
         .enumerate()
         // SAFETY: per this function's contract.
         .map(|(i, p)| unsafe { to_value(i, p) })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok((values, bytes))
+}
+
+/// The statement with each `?` placeholder whose parameter was given as
+/// bytes written `CAST(? AS BINARY)`, or None when none was (or the
+/// placeholders found are not one per parameter: the caller then prepares
+/// the statement as written).
+///
+/// The `mysql` crate sends every string parameter with the connection's
+/// character set, so the server checks bytes as text (`SELECT ?` of invalid
+/// UTF-8 fails or is mangled); the cast makes them binary. Placeholders are
+/// found as the server finds them: not inside '...', "..." or `...` (with
+/// backslash and doubled-quote escapes), `-- ` and `#` line comments, or
+/// `/* ... */` comments.
+pub(crate) fn bind_bytes_as_binary(sql: &str, bytes: &[bool]) -> Option<String> {
+    if !bytes.iter().any(|b| *b) {
+        return None;
+    }
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len() + 24 * bytes.len());
+    let mut copied = 0;
+    let mut n = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                while i < b.len() {
+                    if b[i] == b'\\' && q != b'`' {
+                        i += 2;
+                    } else if b[i] == q {
+                        if b.get(i + 1) == Some(&q) {
+                            i += 2;
+                        } else {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+                i += 1;
+            }
+            b'#' => {
+                i = b[i..]
+                    .iter()
+                    .position(|c| *c == b'\n')
+                    .map_or(b.len(), |p| i + p)
+            }
+            b'-' if b.get(i + 1) == Some(&b'-')
+                && b.get(i + 2).map_or(true, |c| c.is_ascii_whitespace()) =>
+            {
+                i = b[i..]
+                    .iter()
+                    .position(|c| *c == b'\n')
+                    .map_or(b.len(), |p| i + p)
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = b[i + 2..]
+                    .windows(2)
+                    .position(|w| w == b"*/")
+                    .map_or(b.len(), |p| i + 2 + p + 2)
+            }
+            b'?' => {
+                if bytes.get(n) == Some(&true) {
+                    out.push_str(&sql[copied..i]);
+                    out.push_str("CAST(? AS BINARY)");
+                    copied = i + 1;
+                }
+                n += 1;
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    if n != bytes.len() {
+        return None;
+    }
+    out.push_str(&sql[copied.min(sql.len())..]);
+    Some(out)
 }
 
 #[cfg(test)]
@@ -249,16 +502,7 @@ mod tests {
     use super::*;
 
     fn param(t: staunch_param_type) -> staunch_param {
-        staunch_param {
-            r#type: t,
-            i64: 0,
-            u64: 0,
-            f64: 0.0,
-            ptr: std::ptr::null(),
-            len: 0,
-            datetime: staunch_datetime::default(),
-            time: staunch_time::default(),
-        }
+        staunch_param::of(t)
     }
 
     fn conv(p: &staunch_param) -> Result<Value, Failure> {
@@ -344,5 +588,43 @@ mod tests {
         // SAFETY: NULL with a count is exactly what is being rejected.
         let e = unsafe { to_values(std::ptr::null(), 2) }.unwrap_err();
         assert_eq!(e.status, STAUNCH_NULL_ARGUMENT);
+    }
+
+    #[test]
+    fn bytes_placeholders_are_cast_to_binary_outside_quotes_and_comments() {
+        let sql = "SELECT ?, '?', \"a?\", `?`, ? /* ? */ -- ?\n, 'it''s ?', 'x\\'?', ? # ?";
+        let got = bind_bytes_as_binary(sql, &[true, false, true]).unwrap();
+        assert_eq!(
+            got,
+            "SELECT CAST(? AS BINARY), '?', \"a?\", `?`, ? /* ? */ -- ?\n, 'it''s ?', 'x\\'?', CAST(? AS BINARY) # ?"
+        );
+        assert_eq!(bind_bytes_as_binary(sql, &[false, false, false]), None);
+        // A count that does not match: left as written.
+        assert_eq!(bind_bytes_as_binary("SELECT ?", &[true, true]), None);
+        assert_eq!(
+            bind_bytes_as_binary("SELECT 1--?", &[true]).unwrap(),
+            "SELECT 1--CAST(? AS BINARY)"
+        );
+        assert_eq!(bind_bytes_as_binary("SELECT '?", &[true]), None);
+    }
+
+    #[test]
+    fn builders_match_the_fields_and_the_layout_is_fixed() {
+        assert_eq!(staunch_param_i64(-3).i64, -3);
+        assert_eq!(staunch_param_u64(7).r#type, STAUNCH_PARAM_UINT64);
+        let t = std::ffi::CString::new("h\u{e9}").unwrap();
+        let p = staunch_param_text(t.as_ptr());
+        assert_eq!((p.r#type, p.len), (STAUNCH_PARAM_TEXT, 3));
+        assert_eq!(
+            staunch_param_text(std::ptr::null()).r#type,
+            STAUNCH_PARAM_NULL
+        );
+        let d = staunch_param_date(2024, 2, 29);
+        assert_eq!(conv(&d).unwrap(), Value::Date(2024, 2, 29, 0, 0, 0, 0));
+        if cfg!(target_pointer_width = "64") {
+            assert_eq!(std::mem::size_of::<staunch_param>(), 96);
+            assert_eq!(std::mem::size_of::<staunch_value>(), 96);
+        }
+        assert_eq!(std::mem::align_of::<staunch_param>(), 8);
     }
 }

@@ -569,6 +569,7 @@ impl<C: Connector> Shared<C> {
         s.pending_creates = self.pending.load(SeqCst);
         s.connecting = self.connecting.load(SeqCst);
         s.adder_threads = self.adders.load(SeqCst);
+        s.max_size = self.cfg.max_size;
         s
     }
 
@@ -878,8 +879,12 @@ impl<C: Connector> CorePool<C> {
                 WaitOutcome::Got(e) => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if let Some(c) = s.checkout(e, coarse_now_ns(), left) {
-                        s.counters.slow_acquires.fetch_add(1, Relaxed);
-                        s.counters.acquire_wait.record(start.elapsed());
+                        let waited = start.elapsed();
+                        s.counters.acquires_waited.fetch_add(1, Relaxed);
+                        s.counters
+                            .acquire_wait_us
+                            .fetch_add(waited.as_micros() as u64, Relaxed);
+                        s.counters.acquire_wait.record(waited);
                         return Ok(c);
                     }
                 }
@@ -940,8 +945,8 @@ impl<C: Connector> CorePool<C> {
         let mut st = s.snapshot_gauges();
         let c = &s.counters;
         st.acquired = s.bag.slots.iter().map(|x| x.borrows.load(Relaxed)).sum();
-        let fast = st.acquired.saturating_sub(c.slow_acquires.load(Relaxed));
         c.fill(&mut st);
+        let fast = st.acquired.saturating_sub(st.acquires_waited);
         st.acquire_latency = c.acquire_wait.snapshot(fast);
         st.connect_latency = c.connect_time.snapshot(0);
         st.violations = s.bag.violations.load(Relaxed) as u64;

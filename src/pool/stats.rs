@@ -118,8 +118,6 @@ macro_rules! stats {
             $(pub $c: AtomicU64,)*
             /// Connections closed, indexed by `CloseReason as usize`.
             closed: [AtomicU64; CloseReason::ALL.len()],
-            /// `get`s that had to wait (the others count as < 1 µs).
-            pub slow_acquires: AtomicU64,
             pub acquire_wait: Histogram,
             pub connect_time: Histogram,
         }
@@ -129,7 +127,6 @@ macro_rules! stats {
                 Counters {
                     $($c: AtomicU64::new(0),)*
                     closed: std::array::from_fn(|_| AtomicU64::new(0)),
-                    slow_acquires: AtomicU64::new(0),
                     acquire_wait: Histogram::new(),
                     connect_time: Histogram::new(),
                 }
@@ -164,6 +161,9 @@ stats! {
         connecting,
         /// Connect threads alive.
         adder_threads,
+        /// The most connections the pool opens (`max_size`; summed over the
+        /// hosts of a topology pool).
+        max_size,
     }
     derived {
         /// Successful `get`s.
@@ -208,6 +208,12 @@ stats! {
         /// Statements cut off by the watchdog: their connection waited past
         /// its statement bound for an answer (the socket was shut down).
         statements_cut,
+        /// Successful `get`s that found no idle connection and waited (Go's
+        /// `DBStats.WaitCount`, pgxpool's `EmptyAcquireCount`).
+        acquires_waited,
+        /// Total time those `get`s waited, in microseconds (Go's
+        /// `DBStats.WaitDuration`, pgxpool's `EmptyAcquireWaitTime`).
+        acquire_wait_us,
     }
 }
 

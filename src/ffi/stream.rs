@@ -1,0 +1,254 @@
+//! A streaming answer (`STAUNCH_QUERY_STREAM`): the connection, taken out
+//! of its handle for as long as the first result set is being read, and the
+//! `mysql` crate's result that borrows it.
+//!
+//! The result borrows the connection, and both live in one object that C
+//! holds across calls: a self-referential pair. The connection is therefore
+//! kept as a raw pointer from `Box::into_raw` (never moved, never touched
+//! while the result lives, so nothing retags it), and `Drop` ends the result
+//! before it frees the connection.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use mysql::prelude::{Protocol, Queryable};
+use mysql::{Binary, Params, QueryResult, Statement, Text};
+
+use super::conn::Home;
+use super::error::Failure;
+use super::rows::{cells, collect_rest, nul_terminated, Cell, Col, Set};
+use crate::client::PooledConn;
+use crate::error::Error;
+
+/// The crate's result, of either protocol. `'static` stands for "as long as
+/// the `Stream`'s connection": see the module doc.
+enum Answer {
+    Text(QueryResult<'static, 'static, 'static, Text>),
+    Binary(QueryResult<'static, 'static, 'static, Binary>),
+}
+
+pub(crate) struct Stream {
+    /// Borrows `*conn`: taken (ended) before `conn` is freed.
+    answer: Option<Answer>,
+    /// The connection (from `Box::into_raw`); null once given back.
+    conn: *mut PooledConn,
+    /// The handle it came from, which gets it back.
+    home: Arc<Home>,
+    /// The first result set's rows are read: only the rest remains.
+    first_done: bool,
+    /// The result sets after the first, read whole when the first ended
+    /// (which gave the connection back).
+    rest: VecDeque<Set>,
+    /// What the packet ending the first set said (warnings, info), once it
+    /// ended, for the row set to pick up.
+    end: Option<(u16, Vec<u8>)>,
+}
+
+// SAFETY: a row set (and its stream) is used by one thread at a time and may
+// move between threads (header contract); the connection and the result are
+// `Send`.
+unsafe impl Send for Stream {}
+
+impl Stream {
+    /// Runs `sql` (text protocol) on `conn`, streaming its answer. On
+    /// failure the connection goes back to `home` at once.
+    pub(crate) fn text(conn: PooledConn, home: Arc<Home>, sql: &str) -> Result<Stream, Failure> {
+        Stream::start(conn, home, |c| c.query_iter(sql).map(Answer::Text))
+    }
+
+    /// Executes a prepared statement, streaming its answer.
+    pub(crate) fn binary(
+        conn: PooledConn,
+        home: Arc<Home>,
+        stmt: Statement,
+        params: Params,
+    ) -> Result<Stream, Failure> {
+        Stream::start(conn, home, |c| {
+            c.exec_iter(stmt, params).map(Answer::Binary)
+        })
+    }
+
+    fn start(
+        conn: PooledConn,
+        home: Arc<Home>,
+        run: impl FnOnce(&'static mut PooledConn) -> mysql::Result<Answer>,
+    ) -> Result<Stream, Failure> {
+        let ptr = Box::into_raw(Box::new(conn));
+        // SAFETY: `ptr` is a live, unaliased allocation; the reference lives
+        // as long as the answer, which `Drop` ends before freeing `ptr`, and
+        // nothing else touches `*ptr` meanwhile (the `'static` is that
+        // promise, see the module doc).
+        let r = run(unsafe { &mut *ptr });
+        let mut s = Stream {
+            answer: None,
+            conn: ptr,
+            home,
+            first_done: false,
+            rest: VecDeque::new(),
+            end: None,
+        };
+        match r {
+            Ok(a) => {
+                s.answer = Some(a);
+                Ok(s)
+            }
+            Err(e) => Err(Failure::from(Error::from_mysql("query", &e))),
+        }
+    }
+
+    fn columns(&self) -> Vec<Col> {
+        match &self.answer {
+            Some(Answer::Text(r)) => r.columns().as_ref().iter().map(Col::of).collect(),
+            Some(Answer::Binary(r)) => r.columns().as_ref().iter().map(Col::of).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The first result set's metadata (and, for a set without columns,
+    /// its figures, which are known now).
+    pub(crate) fn first_set(&self) -> Set {
+        let mut set = Set::empty();
+        set.columns = self.columns();
+        let figures = |set: &mut Set, a: u64, id: Option<u64>, w: u16, info: &[u8]| {
+            set.affected_rows = a;
+            set.last_insert_id = id.unwrap_or(0);
+            set.warnings = w;
+            set.info = [info, b"\0"].concat();
+        };
+        match &self.answer {
+            Some(Answer::Text(r)) => figures(
+                &mut set,
+                r.affected_rows(),
+                r.last_insert_id(),
+                r.warnings(),
+                r.info_ref(),
+            ),
+            Some(Answer::Binary(r)) => figures(
+                &mut set,
+                r.affected_rows(),
+                r.last_insert_id(),
+                r.warnings(),
+                r.info_ref(),
+            ),
+            None => {}
+        }
+        set
+    }
+
+    /// The next row of the first result set, or None at its end. At the
+    /// end the rest of the answer is read (whole: a `CALL`'s other sets)
+    /// and the connection given back, so that it is free as soon as the
+    /// rows are read. An error ends the stream (and breaks the connection
+    /// when it may have left part of the answer unread).
+    pub(crate) fn next_row(&mut self, columns: &[Col]) -> Result<Option<Vec<Cell>>, Failure> {
+        if self.first_done {
+            return Ok(None);
+        }
+        let (row, text) = match self.answer.as_mut() {
+            Some(_) if columns.is_empty() => (None, false),
+            Some(Answer::Text(r)) => (r.next(), true),
+            Some(Answer::Binary(r)) => (r.next(), false),
+            None => (None, false),
+        };
+        match row {
+            Some(Ok(row)) => Ok(Some(cells(row.unwrap(), columns, text))),
+            Some(Err(e)) => {
+                self.first_done = true;
+                let f = Failure::from(Error::from_mysql("reading a streamed row", &e));
+                self.give_back(Some(e));
+                Err(f)
+            }
+            None => {
+                self.first_done = true;
+                if columns.is_empty() {
+                    // A first set without rows: step past it.
+                    match self.answer.as_mut() {
+                        Some(Answer::Text(r)) => drop(r.next()),
+                        Some(Answer::Binary(r)) => drop(r.next()),
+                        None => {}
+                    }
+                }
+                let rest = match self.answer.as_mut() {
+                    Some(Answer::Text(r)) => collect_rest(r, true),
+                    Some(Answer::Binary(r)) => collect_rest(r, false),
+                    None => Ok(VecDeque::new()),
+                };
+                match rest {
+                    Ok(sets) => {
+                        self.rest = sets;
+                        self.give_back(None);
+                        Ok(None)
+                    }
+                    Err(e) => {
+                        let f = Failure::from(Error::from_mysql("reading a result set", &e));
+                        self.give_back(Some(e));
+                        Err(f)
+                    }
+                }
+            }
+        }
+    }
+
+    /// What the packet that ended the first set said (warnings, the info
+    /// string), once: known when that set was the last of the answer.
+    pub(crate) fn take_end(&mut self) -> Option<(u16, Vec<u8>)> {
+        self.end.take()
+    }
+
+    /// Skips the rest of the first result set: the sets after it (and the
+    /// connection is given back).
+    pub(crate) fn finish(&mut self, columns: &[Col]) -> Result<VecDeque<Set>, Failure> {
+        while self.next_row(columns)?.is_some() {}
+        Ok(std::mem::take(&mut self.rest))
+    }
+
+    /// Ends the answer (what is left of it is read off), then gives the
+    /// connection back to its handle, broken first if `failure` says the
+    /// answer may be left half read.
+    fn give_back(&mut self, mut failure: Option<mysql::Error>) {
+        if self.conn.is_null() {
+            return;
+        }
+        // What is left of the answer is read off here, where its error can
+        // be seen (the crate's own drop would swallow one).
+        if failure.is_none() {
+            failure = match self.answer.as_mut() {
+                Some(Answer::Text(r)) => read_off(r),
+                Some(Answer::Binary(r)) => read_off(r),
+                None => None,
+            };
+        }
+        drop(self.answer.take());
+        // SAFETY: from `Box::into_raw` in `start`, not freed yet (set to null
+        // below), and the answer that borrowed it is gone.
+        let mut conn = *unsafe { Box::from_raw(self.conn) };
+        self.conn = std::ptr::null_mut();
+        if self.first_done && self.rest.is_empty() && failure.is_none() {
+            // The first set was the last: the connection's last packet is
+            // the one that ended it.
+            self.end = Some((conn.warnings(), nul_terminated(conn.info_ref())));
+        }
+        if let Some(e) = failure {
+            conn.note_failure(e);
+        }
+        self.home.give_back(conn);
+    }
+}
+
+/// Reads every remaining row and result set: the first error met.
+fn read_off<P: Protocol>(r: &mut QueryResult<'_, '_, '_, P>) -> Option<mysql::Error> {
+    while let Some(set) = r.iter() {
+        for row in set {
+            if let Err(e) = row {
+                return Some(e);
+            }
+        }
+    }
+    None
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        self.give_back(None);
+    }
+}
