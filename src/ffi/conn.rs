@@ -233,11 +233,12 @@ fn drain<P: mysql::prelude::Protocol>(
             out.last_insert_id = id;
         }
         out.warnings = out.warnings.saturating_add(u32::from(set.warnings()));
-        for row in set.by_ref() {
-            row?;
-        }
+        // Before the rows: stepping past the set lets its OK packet go.
         if !set.info_ref().is_empty() {
             info = set.info_ref().to_vec();
+        }
+        for row in set.by_ref() {
+            row?;
         }
     }
     out.info = to_cstring_bytes(info);

@@ -337,6 +337,16 @@ impl Cell {
         let mut v = staunch_value::null();
         match self {
             Cell::Null => {}
+            // An integer is tagged by its column where the value fits
+            // (the driver gives a small BIGINT UNSIGNED as signed).
+            Cell::Int(i) if ctype == STAUNCH_COLUMN_UINT && *i >= 0 => {
+                v.r#type = STAUNCH_COLUMN_UINT;
+                v.u64 = *i as u64;
+            }
+            Cell::UInt(u) if ctype == STAUNCH_COLUMN_INT && *u <= i64::MAX as u64 => {
+                v.r#type = STAUNCH_COLUMN_INT;
+                v.i64 = *u as i64;
+            }
             Cell::Int(i) => {
                 v.r#type = STAUNCH_COLUMN_INT;
                 v.i64 = *i;
@@ -490,15 +500,19 @@ pub(crate) fn collect_rest<P: mysql::prelude::Protocol>(
     while let Some(mut rs) = r.iter() {
         let mut set = Set::empty();
         set.columns = rs.columns().as_ref().iter().map(Col::of).collect();
+        // The figures of a set without rows are in its OK packet, which
+        // the crate lets go of once the set is stepped past: read them now
+        // (a set with rows has none here; the caller reads the last one's
+        // from the connection).
+        set.affected_rows = rs.affected_rows();
+        set.last_insert_id = rs.last_insert_id().unwrap_or(0);
+        set.warnings = rs.warnings();
+        set.info = nul_terminated(rs.info_ref());
         for row in rs.by_ref() {
             let values = row?.unwrap();
             set.rows.push_back(cells(values, &set.columns, text));
         }
         set.count = set.rows.len() as u64;
-        set.affected_rows = rs.affected_rows();
-        set.last_insert_id = rs.last_insert_id().unwrap_or(0);
-        set.warnings = rs.warnings();
-        set.info = nul_terminated(rs.info_ref());
         sets.push_back(set);
     }
     Ok(sets)
