@@ -35,7 +35,10 @@ run_stage() {
       cargo test --workspace --no-fail-fast ;;
     fuzz)
       echo "== fuzz: the committed corpus replayed through the targets' bodies (stable)"
-      cargo test --manifest-path fuzz/Cargo.toml --target-dir target --lib ;;
+      # A target directory of its own: the library is a cdylib, whose rlib cargo
+      # names without a hash, so the workspace build (no `fuzzing` feature) and
+      # this one would overwrite each other's target/debug/deps/libstaunch.rlib.
+      cargo test --manifest-path fuzz/Cargo.toml --target-dir target/fuzz-replay --lib ;;
     loom)
       echo "== Rust: loom model of the entry state machine and hand-off"
       cargo test -p staunch --lib --features loom-model loom_model ;;
