@@ -1,0 +1,435 @@
+/* lifecycle: pool and connection ids (also in events: a leak report names
+ * the connection and the pool), broken handles and discard, begin_ex
+ * (isolation for one transaction only, read only, bad options), session
+ * knobs (init_sql on every borrow, found_rows), staunch_pool_free_nowait
+ * while an event callback is blocked on a lock the caller holds, the
+ * parameter builders, and bad input to the cancel functions. */
+#include "util.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* ---- 1. ids and the leak event ---- */
+
+typedef struct {
+    pthread_mutex_t mu;
+    uint64_t want_pool; /* set once the pool is open */
+    int events;
+    int leaks;
+    uint64_t leak_conn;
+    uint64_t leak_pool;
+    int bad_pool_id; /* events whose pool_id differs from want_pool */
+    uint64_t seen_pool_ids[64];
+    int n_seen;
+    int finalized;
+} id_recorder;
+
+static void on_id_event(const staunch_event *ev, void *user_data) {
+    id_recorder *r = user_data;
+    pthread_mutex_lock(&r->mu);
+    r->events++;
+    if (r->n_seen < 64) r->seen_pool_ids[r->n_seen++] = ev->pool_id;
+    if (ev->kind == STAUNCH_EVENT_LEAK_SUSPECTED && r->leaks++ == 0) {
+        r->leak_conn = ev->connection_id;
+        r->leak_pool = ev->pool_id;
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void id_finalize(void *user_data) {
+    id_recorder *r = user_data;
+    pthread_mutex_lock(&r->mu);
+    r->finalized++;
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void ids_and_leak(void) {
+    staunch_pool *a = open_pool("max_size=1");
+    staunch_pool *b = open_pool("max_size=1");
+    CHECK(staunch_pool_id(a) > 0);
+    CHECK(staunch_pool_id(b) > 0);
+    CHECK(staunch_pool_id(a) != staunch_pool_id(b));
+    CHECK(staunch_pool_id(NULL) == 0);
+    CHECK(staunch_conn_id(NULL) == 0);
+    staunch_pool_free(b);
+    staunch_pool_free(a);
+
+    static id_recorder rec;
+    memset(&rec, 0, sizeof rec);
+    pthread_mutex_init(&rec.mu, NULL);
+
+    staunch_options *opts = NULL;
+    OK(staunch_options_new, &opts);
+    char url[1024];
+    url_with(url, sizeof url, test_url(), "leak_detection_threshold=50ms&max_size=2");
+    OK(staunch_options_set_url, opts, url);
+    OK(staunch_options_set_event_callback, opts, on_id_event, &rec, id_finalize);
+    staunch_pool *pool = NULL;
+    OK(staunch_pool_open_options, opts, &pool);
+    staunch_options_free(opts);
+    uint64_t pid = staunch_pool_id(pool);
+    CHECK(pid > 0);
+
+    staunch_conn *conn = NULL;
+    OK(staunch_pool_get, pool, 3000, &conn);
+    uint64_t cid = staunch_conn_id(conn);
+    CHECK(cid > 0);
+    sleep_ms(300);
+    uint64_t deadline = now_ms() + 2000 + slack_ms();
+    for (;;) {
+        pthread_mutex_lock(&rec.mu);
+        int leaks = rec.leaks;
+        pthread_mutex_unlock(&rec.mu);
+        if (leaks > 0 || now_ms() > deadline) break;
+        sleep_ms(10);
+    }
+    staunch_conn_free(conn);
+    staunch_pool_free(pool);
+
+    pthread_mutex_lock(&rec.mu);
+    CHECKF(rec.leaks >= 1, "no leak_suspected event after 300 ms (%d events)", rec.events);
+    CHECKF(rec.leak_conn == cid, "leak event connection_id %llu, conn id %llu",
+           (unsigned long long)rec.leak_conn, (unsigned long long)cid);
+    CHECKF(rec.leak_pool == pid, "leak event pool_id %llu, pool id %llu",
+           (unsigned long long)rec.leak_pool, (unsigned long long)pid);
+    for (int i = 0; i < rec.n_seen; i++)
+        CHECKF(rec.seen_pool_ids[i] == pid, "event %d has pool_id %llu, want %llu", i,
+               (unsigned long long)rec.seen_pool_ids[i], (unsigned long long)pid);
+    CHECK(rec.finalized == 1);
+    pthread_mutex_unlock(&rec.mu);
+    pthread_mutex_destroy(&rec.mu);
+}
+
+/* ---- 2. broken handles and discard ---- */
+
+static staunch_stats stats_of(staunch_pool *pool) {
+    staunch_stats s = {.size = sizeof(staunch_stats)};
+    OK(staunch_pool_stats, pool, &s);
+    return s;
+}
+
+static void broken_and_discard(void) {
+    staunch_pool *pool = open_pool("max_size=2");
+    staunch_conn *victim = NULL, *killer = NULL;
+    OK(staunch_pool_get, pool, 3000, &victim);
+    OK(staunch_pool_get, pool, 3000, &killer);
+    CHECK(!staunch_conn_is_broken(victim));
+    uint64_t sid = 0;
+    OK(staunch_conn_server_id, victim, &sid);
+    CHECK(sid > 0);
+    char sql[64];
+    snprintf(sql, sizeof sql, "KILL %llu", (unsigned long long)sid);
+    exec_sql(killer, sql);
+
+    staunch_error *err = NULL;
+    staunch_status st = staunch_conn_execute(victim, "SELECT 1", NULL, 0, NULL, NULL, &err);
+    CHECKF(st == STAUNCH_IO_ERROR || st == STAUNCH_BROKEN,
+           "SELECT 1 on a killed session: %s: %s", staunch_status_name(st),
+           staunch_error_message(err));
+    staunch_error_free(err);
+    CHECK(staunch_conn_is_broken(victim));
+    FAILS(STAUNCH_BROKEN, NULL, staunch_conn_execute, victim, "SELECT 1", NULL, 0, NULL, NULL);
+    FAILS(STAUNCH_BROKEN, NULL, staunch_conn_ping, victim);
+    FAILS(STAUNCH_BROKEN, NULL, staunch_conn_begin, victim);
+    CHECK(staunch_conn_is_broken(victim));
+
+    staunch_stats before = stats_of(pool);
+    OK(staunch_conn_release, victim);
+    staunch_stats after = stats_of(pool);
+    CHECKF(after.closed_broken == before.closed_broken + 1, "closed_broken %llu -> %llu",
+           (unsigned long long)before.closed_broken, (unsigned long long)after.closed_broken);
+    CHECK(!staunch_conn_is_broken(victim)); /* released: false */
+    FAILS(STAUNCH_USE_AFTER_RELEASE, NULL, staunch_conn_execute, victim, "SELECT 1", NULL, 0,
+          NULL, NULL);
+    OK(staunch_conn_release, victim); /* idempotent */
+    staunch_conn_free(victim);
+
+    /* Discard a healthy connection: closed (counted as closed_broken: the
+     * pool marks it broken), not returned. */
+    CHECK(query_i64(killer, "SELECT 1") == 1);
+    before = stats_of(pool);
+    OK(staunch_conn_discard, killer);
+    after = stats_of(pool);
+    CHECKF(after.total == before.total - 1, "total %llu -> %llu",
+           (unsigned long long)before.total, (unsigned long long)after.total);
+    CHECKF(after.closed_broken == before.closed_broken + 1, "closed_broken %llu -> %llu",
+           (unsigned long long)before.closed_broken, (unsigned long long)after.closed_broken);
+    CHECK(after.idle == before.idle);
+    OK(staunch_conn_discard, killer); /* idempotent */
+    FAILS(STAUNCH_USE_AFTER_RELEASE, NULL, staunch_conn_execute, killer, "SELECT 1", NULL, 0,
+          NULL, NULL);
+    FAILS(STAUNCH_USE_AFTER_RELEASE, NULL, staunch_conn_ping, killer);
+    FAILS(STAUNCH_USE_AFTER_RELEASE, NULL, staunch_conn_begin, killer);
+    uint64_t id2 = 0;
+    FAILS(STAUNCH_USE_AFTER_RELEASE, NULL, staunch_conn_server_id, killer, &id2);
+    staunch_conn_free(killer);
+    CHECK(!staunch_conn_is_broken(NULL));
+    staunch_pool_free(pool);
+}
+
+/* ---- 3. begin_ex ---- */
+
+static void trx_level(staunch_conn *c, char *buf, size_t n) {
+    CHECK(query_i64(c, "SELECT COUNT(*) FROM c_life") >= 1);
+    query_text(c,
+               "SELECT trx_isolation_level FROM information_schema.INNODB_TRX "
+               "WHERE trx_mysql_thread_id = CONNECTION_ID()",
+               0, buf, n);
+}
+
+static void begin_ex(void) {
+    staunch_pool *pool = open_pool("max_size=2");
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, 3000, &c);
+    exec_sql(c, "DROP TABLE IF EXISTS c_life");
+    exec_sql(c, "CREATE TABLE c_life (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB");
+    exec_sql(c, "INSERT INTO c_life VALUES (1, 1)");
+
+    char level[64];
+    staunch_txn_options rc = {.size = sizeof(staunch_txn_options),
+                              .isolation = STAUNCH_ISOLATION_READ_COMMITTED,
+                              .read_only = false};
+    OK(staunch_conn_begin_ex, c, &rc);
+    trx_level(c, level, sizeof level);
+    CHECKF(strcmp(level, "READ COMMITTED") == 0, "begin_ex READ COMMITTED: %s", level);
+    OK(staunch_conn_commit, c);
+
+    /* The next transaction is back at the session's REPEATABLE READ. (Not
+     * read from INNODB_TRX: MariaDB 10.11 still shows the one-shot level
+     * there for the next transaction of the session, even from its own
+     * client, while @@tx_isolation says REPEATABLE-READ; so check what the
+     * transaction sees: under REPEATABLE READ, not another session's
+     * commit made after its first read.) */
+    OK(staunch_conn_begin, c);
+    CHECK(query_i64(c, "SELECT v FROM c_life WHERE id = 1") == 1);
+    staunch_conn *other = NULL;
+    OK(staunch_pool_get, pool, 3000, &other);
+    exec_sql(other, "UPDATE c_life SET v = 5 WHERE id = 1");
+    int64_t seen = query_i64(c, "SELECT v FROM c_life WHERE id = 1");
+    CHECKF(seen == 1, "next transaction saw another session's commit (v %lld): not "
+                      "REPEATABLE READ", (long long)seen);
+    OK(staunch_conn_commit, c);
+    exec_sql(other, "UPDATE c_life SET v = 1 WHERE id = 1");
+    staunch_conn_free(other);
+    char txi[64];
+    query_text(c, "SELECT @@tx_isolation", 0, txi, sizeof txi);
+    CHECKF(strcmp(txi, "REPEATABLE-READ") == 0, "session level after begin_ex: %s", txi);
+
+    staunch_txn_options ro = {.size = sizeof(staunch_txn_options),
+                              .isolation = STAUNCH_ISOLATION_DEFAULT,
+                              .read_only = true};
+    OK(staunch_conn_begin_ex, c, &ro);
+    staunch_error *err = NULL;
+    staunch_status st =
+        staunch_conn_execute(c, "INSERT INTO c_life VALUES (2, 2)", NULL, 0, NULL, NULL, &err);
+    CHECKF(st == STAUNCH_SERVER_ERROR, "INSERT in a read-only transaction: %s: %s",
+           staunch_status_name(st), staunch_error_message(err));
+    CHECKF(staunch_error_server_code(err) == 1792, "server code %u: %s",
+           staunch_error_server_code(err), staunch_error_message(err));
+    staunch_error_free(err);
+    OK(staunch_conn_rollback, c);
+    CHECK(query_i64(c, "SELECT COUNT(*) FROM c_life") == 1);
+
+    OK(staunch_conn_begin_ex, c, NULL);
+    trx_level(c, level, sizeof level); /* a transaction is open */
+    OK(staunch_conn_commit, c);
+
+    staunch_txn_options bad = {.size = sizeof(staunch_txn_options), .isolation = 99};
+    FAILS(STAUNCH_INVALID_ARGUMENT, NULL, staunch_conn_begin_ex, c, &bad);
+    staunch_txn_options nosize = {.size = 0, .isolation = STAUNCH_ISOLATION_READ_COMMITTED};
+    FAILS(STAUNCH_INVALID_ARGUMENT, NULL, staunch_conn_begin_ex, c, &nosize);
+    CHECK(query_i64(c, "SELECT 1") == 1); /* still usable */
+    staunch_conn_free(c);
+    staunch_pool_free(pool);
+}
+
+/* ---- 4. session knobs ---- */
+
+static void check_ansi(staunch_conn *c, const char *when) {
+    char mode[512];
+    query_text(c, "SELECT @@sql_mode", 0, mode, sizeof mode);
+    CHECKF(strstr(mode, "ANSI_QUOTES") != NULL, "%s: sql_mode %s", when, mode);
+}
+
+static uint64_t update_unchanged(staunch_pool *pool) {
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, 3000, &c);
+    uint64_t affected = 99;
+    OK(staunch_conn_execute, c, "UPDATE c_life SET v = v WHERE id = 1", NULL, 0, &affected,
+       NULL);
+    staunch_conn_free(c);
+    return affected;
+}
+
+static void session_knobs(void) {
+    staunch_options *opts = NULL;
+    OK(staunch_options_new, &opts);
+    OK(staunch_options_set_url, opts, test_url());
+    OK(staunch_options_set, opts, "max_size", "1");
+    OK(staunch_options_set, opts, "init_sql", "SET SESSION sql_mode='ANSI_QUOTES'");
+    staunch_pool *pool = NULL;
+    OK(staunch_pool_open_options, opts, &pool);
+    staunch_options_free(opts);
+
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, 3000, &c);
+    uint64_t sid1 = 0, sid2 = 0;
+    OK(staunch_conn_server_id, c, &sid1);
+    check_ansi(c, "first borrow");
+    exec_sql(c, "SET SESSION sql_mode = 'STRICT_TRANS_TABLES'");
+    staunch_conn_free(c);
+    OK(staunch_pool_get, pool, 3000, &c);
+    OK(staunch_conn_server_id, c, &sid2);
+    CHECKF(sid1 == sid2, "max_size=1 pool gave another session (%llu, %llu)",
+           (unsigned long long)sid1, (unsigned long long)sid2);
+    check_ansi(c, "after a borrower changed sql_mode");
+    staunch_conn_free(c);
+    OK(staunch_pool_get, pool, 3000, &c);
+    check_ansi(c, "third borrow");
+    staunch_conn_free(c);
+    staunch_pool_free(pool);
+
+    /* The same through the URL, percent-encoded. */
+    pool = open_pool("max_size=1&init_sql=SET%20SESSION%20sql_mode%3D%27ANSI_QUOTES%27");
+    OK(staunch_pool_get, pool, 3000, &c);
+    check_ansi(c, "init_sql from the URL");
+    staunch_conn_free(c);
+    staunch_pool_free(pool);
+
+    pool = open_pool("max_size=1&found_rows=true");
+    uint64_t n = update_unchanged(pool);
+    CHECKF(n == 1, "found_rows=true: affected %llu", (unsigned long long)n);
+    staunch_pool_free(pool);
+    pool = open_pool("max_size=1");
+    n = update_unchanged(pool);
+    CHECKF(n == 0, "without found_rows: affected %llu", (unsigned long long)n);
+    staunch_pool_free(pool);
+}
+
+/* ---- 5. free_nowait with a blocked callback ---- */
+
+static pthread_mutex_t gil = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int gil_first = 0;   /* the first connect event took the lock path */
+static atomic_int gil_blocked = 0; /* the callback is about to wait for the lock */
+static atomic_int gil_finalized = 0;
+
+static void on_gil_event(const staunch_event *ev, void *user_data) {
+    (void)user_data;
+    if (ev->kind != STAUNCH_EVENT_CONNECTED && ev->kind != STAUNCH_EVENT_CONNECT_FAILED) return;
+    if (atomic_exchange(&gil_first, 1) != 0) return;
+    atomic_store(&gil_blocked, 1);
+    pthread_mutex_lock(&gil);
+    pthread_mutex_unlock(&gil);
+}
+
+static void gil_finalize(void *user_data) {
+    (void)user_data;
+    atomic_store(&gil_finalized, 1);
+}
+
+static void free_nowait(void) {
+    staunch_pool_free_nowait(NULL); /* no-op */
+
+    pthread_mutex_lock(&gil);
+    staunch_options *opts = NULL;
+    OK(staunch_options_new, &opts);
+    OK(staunch_options_set_url, opts, "mysql://u@127.0.0.1:1/db?connect_timeout=200ms");
+    OK(staunch_options_set_event_callback, opts, on_gil_event, NULL, gil_finalize);
+    staunch_pool *pool = NULL;
+    OK(staunch_pool_open_options, opts, &pool);
+    staunch_options_free(opts);
+
+    staunch_conn *conn = NULL;
+    staunch_error *err = NULL;
+    staunch_status st = staunch_pool_get(pool, 300, &conn, &err);
+    CHECKF(st != STAUNCH_OK, "get on a refused port succeeded");
+    staunch_error_free(err);
+    uint64_t deadline = now_ms() + 3000 + slack_ms();
+    while (!atomic_load(&gil_blocked) && now_ms() < deadline) sleep_ms(5);
+    CHECKF(atomic_load(&gil_blocked), "no connect event reached the callback");
+    sleep_ms(20);
+
+    uint64_t t0 = now_ms();
+    staunch_pool_free_nowait(pool);
+    uint64_t took = now_ms() - t0;
+    CHECKF(took <= 100 + slack_ms(), "staunch_pool_free_nowait took %llu ms",
+           (unsigned long long)took);
+    CHECK(!atomic_load(&gil_finalized));
+    pthread_mutex_unlock(&gil);
+
+    deadline = now_ms() + 3000;
+    while (!atomic_load(&gil_finalized) && now_ms() < deadline) sleep_ms(5);
+    CHECKF(atomic_load(&gil_finalized), "finalizer did not run within 3 s");
+}
+
+/* ---- 6. parameter builders ---- */
+
+static void param_builders(void) {
+    staunch_param p = staunch_param_text(NULL);
+    CHECK(p.type == STAUNCH_PARAM_NULL);
+    p = staunch_param_text("abc");
+    CHECK(p.type == STAUNCH_PARAM_TEXT);
+    CHECK(p.len == 3);
+
+    staunch_pool *pool = open_pool("max_size=1");
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, 3000, &c);
+    staunch_param d = staunch_param_date(2024, 2, 29);
+    CHECK(d.type == STAUNCH_PARAM_DATE);
+    staunch_rows *rows = NULL;
+    OK(staunch_conn_query, c, "SELECT ?", &d, 1, &rows);
+    bool has = false;
+    OK(staunch_rows_next, rows, &has);
+    CHECK(has);
+    staunch_datetime dt;
+    memset(&dt, 0xff, sizeof dt);
+    OK(staunch_rows_get_datetime, rows, 0, &dt);
+    CHECKF(dt.year == 2024 && dt.month == 2 && dt.day == 29 && dt.hour == 0 &&
+               dt.minute == 0 && dt.second == 0 && dt.microsecond == 0,
+           "SELECT ? with a date: %u-%u-%u %u:%u:%u.%u", dt.year, dt.month, dt.day, dt.hour,
+           dt.minute, dt.second, dt.microsecond);
+    staunch_rows_free(rows);
+    staunch_conn_free(c);
+    staunch_pool_free(pool);
+}
+
+/* ---- 7. cancel bad input ---- */
+
+static void cancel_bad_input(void) {
+    FAILS(STAUNCH_NULL_ARGUMENT, NULL, staunch_cancel_token_new, NULL);
+    FAILS(STAUNCH_NULL_ARGUMENT, NULL, staunch_cancel_token_cancel, NULL);
+    CHECK(!staunch_cancel_token_is_cancelled(NULL));
+    FAILS(STAUNCH_NULL_ARGUMENT, NULL, staunch_conn_cancel, NULL, NULL);
+
+    staunch_pool *pool = open_pool("max_size=1");
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, 3000, &c);
+    OK(staunch_conn_release, c);
+    bool cancelled = true;
+    OK(staunch_conn_cancel, c, &cancelled);
+    CHECK(!cancelled);
+    FAILS(STAUNCH_USE_AFTER_RELEASE, NULL, staunch_conn_set_timeout, c, 1000);
+    staunch_conn_free(c);
+    staunch_pool_free(pool);
+}
+
+int main(void) {
+    (void)test_url(); /* skip without a server */
+    ids_and_leak();
+    broken_and_discard();
+    begin_ex();
+    session_knobs();
+    free_nowait();
+    param_builders();
+    cancel_bad_input();
+
+    /* Leave nothing behind. */
+    staunch_pool *pool = open_pool("max_size=1");
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, 3000, &c);
+    exec_sql(c, "DROP TABLE IF EXISTS c_life");
+    staunch_conn_free(c);
+    staunch_pool_free(pool);
+    printf("lifecycle: ok\n");
+    return 0;
+}
