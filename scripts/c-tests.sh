@@ -99,6 +99,9 @@ TARGET_DIR=${STAUNCH_C_TARGET_DIR:-$ROOT/target/c-abi}
 echo "== cargo build --lib (into $TARGET_DIR)"
 cargo build -p staunch --lib --target-dir "$TARGET_DIR"
 if want valgrind; then cargo build -p staunch --lib --release --target-dir "$TARGET_DIR"; fi
+# The test kit's command line, for the tests that freeze a server.
+cargo build -p staunch-testkit --bin staunch-testkit --target-dir "$TARGET_DIR"
+export STAUNCH_TESTKIT=${STAUNCH_TESTKIT:-$TARGET_DIR/debug/staunch-testkit}
 
 configure() {   # dir, cmake args...
   local dir=$1
