@@ -219,29 +219,36 @@ fn params_of(values: Vec<Value>) -> Params {
     }
 }
 
-/// Runs every result set of a statement to completion: the affected rows
-/// (summed), the last non-zero insert id, the warnings (summed) and the last
-/// info string.
+impl Done {
+    /// Adds one result set's figures: affected rows and warnings summed, the
+    /// last non-zero insert id and the last non-empty info string kept.
+    fn add(&mut self, affected: u64, insert_id: u64, warnings: u16, info: &[u8]) {
+        self.affected_rows = self.affected_rows.saturating_add(affected);
+        if insert_id != 0 {
+            self.last_insert_id = insert_id;
+        }
+        self.warnings = self.warnings.saturating_add(u32::from(warnings));
+        let info = info.strip_suffix(b"\0").unwrap_or(info);
+        if !info.is_empty() {
+            self.info = to_cstring_bytes(info.to_vec());
+        }
+    }
+}
+
+/// Runs every result set of a statement to completion, summing up what
+/// they did (`Done::add`).
 fn drain<P: mysql::prelude::Protocol>(
     r: &mut mysql::QueryResult<'_, '_, '_, P>,
 ) -> mysql::Result<Done> {
     let mut out = Done::default();
-    let mut info = Vec::new();
     while let Some(mut set) = r.iter() {
-        out.affected_rows = out.affected_rows.saturating_add(set.affected_rows());
-        if let Some(id) = set.last_insert_id().filter(|id| *id != 0) {
-            out.last_insert_id = id;
-        }
-        out.warnings = out.warnings.saturating_add(u32::from(set.warnings()));
         // Before the rows: stepping past the set lets its OK packet go.
-        if !set.info_ref().is_empty() {
-            info = set.info_ref().to_vec();
-        }
+        let id = set.last_insert_id().unwrap_or(0);
+        out.add(set.affected_rows(), id, set.warnings(), set.info_ref());
         for row in set.by_ref() {
             row?;
         }
     }
-    out.info = to_cstring_bytes(info);
     Ok(out)
 }
 
@@ -490,19 +497,14 @@ pub extern "C" fn staunch_conn_query_ex(
 /// What a buffered answer did, as `drain` sums it up.
 fn summary(sets: &std::collections::VecDeque<super::rows::Set>) -> Done {
     let mut out = Done::default();
-    let mut info: &[u8] = &[];
     for set in sets {
-        out.affected_rows = out.affected_rows.saturating_add(set.affected_rows);
-        if set.last_insert_id != 0 {
-            out.last_insert_id = set.last_insert_id;
-        }
-        out.warnings = out.warnings.saturating_add(u32::from(set.warnings));
-        let i = set.info.strip_suffix(b"\0").unwrap_or(&set.info);
-        if !i.is_empty() {
-            info = i;
-        }
+        out.add(
+            set.affected_rows,
+            set.last_insert_id,
+            set.warnings,
+            &set.info,
+        );
     }
-    out.info = to_cstring_bytes(info.to_vec());
     out
 }
 
