@@ -548,4 +548,30 @@ class ConformanceTest {
             assertTrue(pool.stats().resetsOnReturn() >= 1);
         }
     }
+
+    /** A connection and a row set dropped without close(): the Cleaner gives the connection back (discarding it). */
+    @Test
+    void lifecycle_cleaner_releases_forgotten_connections() throws Exception {
+        try (Pool pool = Staunch.open(Env.url("max_size=2"))) {
+            forget(pool);
+            assertEquals(2, pool.stats().active());
+            long deadline = Env.now() + 20_000;
+            while (pool.stats().active() != 0 && Env.now() < deadline) {
+                System.gc();
+                Thread.sleep(50);
+            }
+            assertEquals(0, pool.stats().active(), "the Cleaner released the forgotten connections");
+            try (Conn c = pool.get(Duration.ofSeconds(5))) {
+                assertEquals(1L, selectLong(c, "SELECT 1"));
+            }
+        }
+    }
+
+    private static void forget(Pool pool) {
+        for (int i = 0; i < 2; i++) {
+            Conn c = pool.get(Duration.ofSeconds(5));
+            Rows r = c.query("SELECT 1");
+            assertTrue(r.next());
+        }
+    }
 }
