@@ -125,4 +125,17 @@ class NativeLayoutTest {
         MemorySegment unused = MemorySegment.NULL;
         assertEquals(0, unused.address());
     }
+
+    @Test
+    void every_declared_function_is_in_the_library() throws Exception {
+        Native.check();
+        int n = 0;
+        for (var f : Native.class.getFields()) {
+            if (f.getType() == java.lang.invoke.MethodHandle.class) {
+                assertTrue(f.get(null) != null, "staunch_" + f.getName() + " is missing from the library");
+                n++;
+            }
+        }
+        assertEquals(59, n, "handles declared");
+    }
 }

@@ -8,14 +8,16 @@ import java.util.concurrent.locks.LockSupport;
  * Makes {@link Thread#interrupt()} cancel a waiting get. A thread that waits
  * in a get registers its cancel token here; one daemon thread
  * (staunch-interrupt-watcher) looks at the registered threads every
- * {@value #POLL_MS} ms while any are registered (it parks otherwise) and
- * cancels the token of an interrupted one. The get then ends with
+ * {@value #POLL_MS} ms while gets come (it parks after {@value #IDLE_MS} ms
+ * without any, and the next registration wakes it) and cancels the token of
+ * an interrupted one. The get then ends with
  * STAUNCH_CANCELLED, which the caller reports as an interrupt.
  */
 public final class InterruptWatcher {
     private InterruptWatcher() {}
 
     static final long POLL_MS = 5;
+    static final long IDLE_MS = 1000;
 
     /** One registration: the waiting thread and its token, guarded by itself. */
     public static final class Waiter {
@@ -35,15 +37,21 @@ public final class InterruptWatcher {
 
     private static final Map<Waiter, Boolean> WAITERS = new ConcurrentHashMap<>();
     private static volatile Thread watcher;
+    /** The watcher parks without a deadline: a registration must wake it. */
+    private static volatile boolean sleeping;
+    private static volatile long lastRegistration;
 
     public static Waiter register(java.lang.foreign.MemorySegment token) {
         Waiter w = new Waiter(token);
         WAITERS.put(w, Boolean.TRUE);
+        lastRegistration = System.nanoTime();
         Thread t = watcher;
         if (t == null) {
             t = start();
         }
-        LockSupport.unpark(t);
+        if (sleeping) {
+            LockSupport.unpark(t);
+        }
         return w;
     }
 
@@ -68,8 +76,12 @@ public final class InterruptWatcher {
     private static void run() {
         while (true) {
             try {
-                if (WAITERS.isEmpty()) {
-                    LockSupport.park();
+                if (WAITERS.isEmpty() && System.nanoTime() - lastRegistration > IDLE_MS * 1_000_000L) {
+                    sleeping = true;
+                    if (WAITERS.isEmpty()) { // a registration between the check and the flag is seen here
+                        LockSupport.park();
+                    }
+                    sleeping = false;
                     continue;
                 }
                 for (Waiter w : WAITERS.keySet()) {

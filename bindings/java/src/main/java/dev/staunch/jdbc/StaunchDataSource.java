@@ -115,11 +115,15 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
         knobs.put("min_idle", Integer.toString(n));
     }
 
-    /** Longest getConnection() waits, in ms (HikariCP: connectionTimeout). */
+    /**
+     * Longest getConnection() waits, in ms (HikariCP: connectionTimeout). 0,
+     * HikariCP's "no limit", becomes staunch's longest, 1 h: a wait always has a bound.
+     */
     public void setConnectionTimeout(long ms) {
         configurable();
-        knobs.put("connection_timeout", ms("connectionTimeout", ms == 0 ? 1 : ms));
-        connectionTimeoutMs = ms;
+        long v = ms == 0 ? 3_600_000L : Math.min(ms, 3_600_000L);
+        knobs.put("connection_timeout", ms("connectionTimeout", v));
+        connectionTimeoutMs = v;
     }
 
     public long getConnectionTimeout() { return connectionTimeoutMs < 0 ? 10_000 : connectionTimeoutMs; }
