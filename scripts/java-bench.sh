@@ -35,7 +35,7 @@ trap 'exec {TK[1]}>&-; wait "$TK_PID" 2>/dev/null || true' EXIT
 # The machine may be busy (CI, other builds): the three are interleaved, in
 # rounds of one short JMH run each, and compared on the median of all their
 # measurement iterations (the JMH tables of every round are printed too).
-if [ "${1:-}" = quick ]; then rounds=1; iters=(-wi 1 -w 1s -i 2 -r 1s); else rounds=3; iters=(-wi 1 -w 2s -i 3 -r 2s); fi
+if [ "${1:-}" = quick ]; then rounds=1; iters=(-wi 1 -w 1s -i 2 -r 1s); else rounds=5; iters=(-wi 1 -w 1s -i 3 -r 1s); fi
 out=$(mktemp -d)
 for t in 1 8; do
   for r in $(seq "$rounds"); do

@@ -143,15 +143,14 @@ public final class Pool implements AutoCloseable {
             MemorySegment out = a.allocate(ADDRESS);
             MemorySegment err = Call.errSlot(a);
             MemorySegment token;
-            MemorySegment own = MemorySegment.NULL;
+            ThreadToken own = null;
             if (userToken != null) {
                 token = userToken.handle;
             } else {
-                // A token of our own, which the interrupt watcher cancels on Thread.interrupt().
-                MemorySegment tslot = a.allocate(ADDRESS);
-                Call.check((int) Native.cancel_token_new.invokeExact(tslot, err), err);
-                own = tslot.get(ADDRESS, 0);
-                token = own;
+                // A token of this thread's own, which the interrupt watcher cancels on
+                // Thread.interrupt(); reused by the thread's next gets until it is cancelled.
+                own = ThreadToken.get();
+                token = own.handle;
             }
             InterruptWatcher.Waiter w = InterruptWatcher.register(token);
             int st;
@@ -160,8 +159,8 @@ public final class Pool implements AutoCloseable {
                         : (int) Native.pool_get_cancellable.invokeExact(handle, ms, token, out, err);
             } finally {
                 InterruptWatcher.unregister(w);
-                if (own.address() != 0) {
-                    Native.cancel_token_free.invokeExact(own);
+                if (own != null && w.cancelledByInterrupt()) {
+                    ThreadToken.discard(own); // a token stays cancelled: the next get makes a new one
                 }
             }
             if (st != 0) {
@@ -319,6 +318,48 @@ public final class Pool implements AutoCloseable {
             }
         } catch (Throwable t) {
             throw Native.rethrow(t);
+        }
+    }
+
+    /** A cancel token per thread (freed by the Cleaner when the thread is gone, or once cancelled). */
+    private static final class ThreadToken {
+        private static final ThreadLocal<ThreadToken> CURRENT = new ThreadLocal<>();
+        final MemorySegment handle;
+        final Cleaner.Cleanable cleanable;
+
+        private ThreadToken() {
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment slot = a.allocate(ADDRESS);
+                MemorySegment err = Call.errSlot(a);
+                Call.check((int) Native.cancel_token_new.invokeExact(slot, err), err);
+                handle = slot.get(ADDRESS, 0);
+            } catch (Throwable t) {
+                throw Native.rethrow(t);
+            }
+            MemorySegment h = handle;
+            cleanable = Mem.CLEANER.register(this, () -> {
+                try {
+                    Native.cancel_token_free.invokeExact(h);
+                } catch (Throwable t) {
+                    // never fails
+                }
+            });
+        }
+
+        static ThreadToken get() {
+            ThreadToken t = CURRENT.get();
+            if (t == null) {
+                t = new ThreadToken();
+                CURRENT.set(t);
+            }
+            return t;
+        }
+
+        static void discard(ThreadToken t) {
+            if (CURRENT.get() == t) {
+                CURRENT.remove();
+            }
+            t.cleanable.clean();
         }
     }
 }

@@ -423,6 +423,8 @@ class ConformanceTest {
         try (Pool pool = Staunch.open(Env.url("max_size=1")); Conn held = pool.get(Duration.ofSeconds(5))) {
             AtomicReference<Throwable> got = new AtomicReference<>();
             AtomicReference<Boolean> stillInterrupted = new AtomicReference<>();
+            AtomicReference<Throwable> second = new AtomicReference<>();
+            java.util.concurrent.atomic.AtomicLong firstEnd = new java.util.concurrent.atomic.AtomicLong();
             CountDownLatch done = new CountDownLatch(1);
             Thread waiter = new Thread(() -> {
                 try {
@@ -430,7 +432,15 @@ class ConformanceTest {
                 } catch (Throwable t) {
                     got.set(t);
                 }
+                firstEnd.set(Env.now());
                 stillInterrupted.set(Thread.currentThread().isInterrupted());
+                // Cleared, the same thread's next get waits its full time again (its cancelled token is not reused).
+                Thread.interrupted();
+                try {
+                    pool.get(Duration.ofMillis(100)).close();
+                } catch (Throwable t) {
+                    second.set(t);
+                }
                 done.countDown();
             });
             waiter.start();
@@ -438,11 +448,12 @@ class ConformanceTest {
             long t0 = Env.now();
             waiter.interrupt();
             assertTrue(done.await(5, TimeUnit.SECONDS));
-            long took = Env.now() - t0;
+            long took = firstEnd.get() - t0;
             StaunchException e = (StaunchException) got.get();
             assertEquals(Status.CANCELLED, e.status(), e.getMessage());
             assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
             assertTrue(stillInterrupted.get(), "the interrupt flag stays set");
+            assertEquals(Status.POOL_EXHAUSTED, ((StaunchException) second.get()).status(), String.valueOf(second.get()));
             assertTrue(took <= 100 + Env.slack(), "took " + took);
             assertEquals(0, pool.stats().waiting());
             assertEquals(1L, selectLong(held, "SELECT 1"));
