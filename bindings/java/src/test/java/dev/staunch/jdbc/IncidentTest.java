@@ -87,7 +87,10 @@ class IncidentTest {
 
         String recoveryReport(long deadlineMs) {
             long r = recoveredAt.get();
-            return r == 0 ? "NOT recovered within " + deadlineMs / 1000.0 + " s" : "recovered after " + (r - healthyAt.get()) / 1000.0 + " s";
+            String rec = r == 0 ? "NOT recovered within " + deadlineMs / 1000.0 + " s" : "recovered after " + (r - healthyAt.get()) / 1000.0 + " s";
+            Throwable e = firstError.get();
+            return rec + (e == null ? "; no error ever reported" : "; its first error came " + (firstErrorAt.get() - start.get()) / 1000.0
+                    + " s after the start: " + e.getClass().getSimpleName() + ": " + e.getMessage().lines().findFirst().orElse(""));
         }
     }
 
@@ -143,7 +146,8 @@ class IncidentTest {
                 System.out.println("      after healthy:         " + h.recoveryReport(HIKARI_DEADLINE_AFTER_HEALTHY_MS)
                         + " (app thread " + h.thread.getState() + ", " + h.callsStarted.get() + " getConnection calls started)");
                 Thread.getAllStackTraces().forEach((t, st) -> {
-                    if ((t.getName().startsWith("hikari-incident") || t.getName().startsWith("incident-HikariCP")) && st.length > 0) {
+                    if ((t.getName().startsWith("hikari-incident") || t.getName().startsWith("incident-HikariCP")) && st.length > 0
+                            && java.util.Arrays.stream(st).anyMatch(f -> f.getClassName().contains("mariadb") || f.getClassName().contains("zaxxer.hikari.pool.HikariPool"))) {
                         StringBuilder b = new StringBuilder();
                         for (int i = 0; i < Math.min(st.length, 40); i++) {
                             String f = st[i].toString();
