@@ -44,6 +44,9 @@ class ConformanceTest {
             assertEquals(1L, r.getObject(0));
             assertFalse(r.next());
         }
+        try (Conn r = pool.getRead(Duration.ofSeconds(5))) { // a single-host pool reads from its writer
+            assertEquals(2L, selectLong(r, "SELECT 2"));
+        }
         pool.close();
         pool.close(); // idempotent
         assertTrue(pool.isClosed());
@@ -583,6 +586,32 @@ class ConformanceTest {
             Conn c = pool.get(Duration.ofSeconds(5));
             Rows r = c.query("SELECT 1");
             assertTrue(r.next());
+        }
+    }
+
+    /** Many virtual threads on a small pool: each waits its turn (a downcall pins its carrier, boundedly). */
+    @Test
+    void conf_threads_virtual() throws Exception {
+        try (Pool pool = Staunch.open(Env.url("max_size=4"));
+             ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor()) {
+            List<Future<Long>> fs = new java.util.ArrayList<>();
+            for (int t = 0; t < 64; t++) {
+                long tag = t;
+                fs.add(ex.submit(() -> {
+                    long sum = 0;
+                    for (int i = 0; i < 20; i++) {
+                        try (Conn c = pool.get(Duration.ofSeconds(20))) {
+                            sum += selectLong(c, "SELECT ?", tag);
+                        }
+                    }
+                    return sum;
+                }));
+            }
+            for (int t = 0; t < 64; t++) {
+                assertEquals(20L * t, fs.get(t).get(100, TimeUnit.SECONDS));
+            }
+            assertEquals(0, pool.stats().active());
+            assertEquals(64 * 20, pool.stats().acquired());
         }
     }
 }
