@@ -196,7 +196,7 @@ class ConformanceTest {
     }
 
     @Test
-    void conf_a1_black_hole_times_out_unreachable() throws Exception {
+    void conf_a1_conf_a2_black_hole_then_healthy() throws Exception {
         try (Testkit proxy = Testkit.start("proxy", "--target", Env.server().server(0).get("host") + ":" + Env.server().server(0).get("port"))) {
             proxy.cmd("mode blackhole");
             String url = proxy.url() + "?connect_timeout=500ms&max_size=2";
