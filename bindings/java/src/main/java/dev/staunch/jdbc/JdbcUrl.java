@@ -1,0 +1,196 @@
+package dev.staunch.jdbc;
+
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.sql.SQLNonTransientException;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Translates the JDBC URLs users already have ({@code jdbc:mysql://} of
+ * MySQL Connector/J, {@code jdbc:mariadb://} of MariaDB Connector/J) to
+ * staunch's configuration: a {@code mysql://host:port,.../db} URL and knobs.
+ *
+ * <p>Mapped: user, password, connectTimeout (ms), socketTimeout (ms: staunch's
+ * query_timeout), useSSL, requireSSL, sslMode, verifyServerCertificate,
+ * serverSslCert / trustCertificateKeyStoreUrl (a PEM file), sessionVariables
+ * (init_sql), useAffectedRows (found_rows), localSocket, and any of staunch's
+ * own knobs by their names. Ignored (staunch's behaviour is fixed or the
+ * property only tunes a driver staunch replaces): {@link #IGNORED}. Anything
+ * else is an error naming the property, so that a setting is never silently
+ * lost.
+ */
+public final class JdbcUrl {
+    private JdbcUrl() {}
+
+    /** Properties accepted and ignored, lower-cased. */
+    public static final Set<String> IGNORED = Set.of(
+            "useunicode", "characterencoding", "charset", "servertimezone", "connectiontimezone",
+            "forceconnectiontimezonetosession", "uselegacydatetimecode", "usetimezone", "zerodatetimebehavior",
+            "autoreconnect", "cacheprepstmts", "prepstmtcachesize", "prepstmtcachesqllimit", "useserverprepstmts",
+            "rewritebatchedstatements", "allowpublickeyretrieval", "tcpkeepalive", "allowmultiqueries",
+            "cacheresultsetmetadata", "cacheserverconfiguration", "elidesetautocommits", "maintaintimestats",
+            "uselocalsessionstate", "uselocaltransactionstate", "usessl_default", "pooldatasource",
+            "tinyint1isbit", "transformedbitisboolean", "yearisdatetype", "usecompression", "permitmysqlscheme",
+            "allowlocalinfile", "useinformationschema", "nullcatalogmeanscurrent", "nulldatabasemeanscurrent",
+            "autodeserialize", "usebulkstmts", "usebulkstmtsforinserts", "dumpqueriesonexception",
+            "includeinnodbstatusinexceptions", "logger", "profilesql", "gatherperfmetrics", "cachecallablestmts");
+
+    /** The translated configuration: a staunch URL (no credentials, no parameters) and knobs in order. */
+    public record Translated(String url, Map<String, String> knobs) {}
+
+    public static Translated translate(String jdbcUrl) throws SQLException {
+        if (jdbcUrl == null || jdbcUrl.isBlank()) {
+            throw new SQLNonTransientException("jdbcUrl is not set (jdbc:mysql://host:port/db, jdbc:mariadb://..., or mysql://...)", "HY000");
+        }
+        String u = jdbcUrl.trim();
+        String rest;
+        Map<String, String> knobs = new LinkedHashMap<>();
+        if (u.startsWith("mysql://")) {
+            return new Translated(u, knobs);
+        } else if (u.startsWith("jdbc:mysql://")) {
+            rest = u.substring("jdbc:mysql://".length());
+        } else if (u.startsWith("jdbc:mariadb://")) {
+            rest = u.substring("jdbc:mariadb://".length());
+        } else if (u.startsWith("jdbc:mariadb:replication://") || u.startsWith("jdbc:mysql:replication://")) {
+            rest = u.substring(u.indexOf("://") + 3);
+            knobs.put("topology", "replication");
+        } else {
+            String scheme = u.contains("://") ? u.substring(0, u.indexOf("://") + 3) : u;
+            throw new SQLNonTransientException("jdbcUrl " + scheme + "... is not supported: use jdbc:mysql://, "
+                    + "jdbc:mariadb://, jdbc:mariadb:replication:// or staunch's mysql:// (failover, loadbalance, "
+                    + "sequential and aurora modes are not: staunch has its own topology handling)", "HY000");
+        }
+        String query = null;
+        int q = rest.indexOf('?');
+        if (q >= 0) {
+            query = rest.substring(q + 1);
+            rest = rest.substring(0, q);
+        }
+        String authority = rest;
+        String db = "";
+        int slash = rest.indexOf('/');
+        if (slash >= 0) {
+            authority = rest.substring(0, slash);
+            db = rest.substring(slash + 1);
+        }
+        if (authority.contains("@")) {
+            // jdbc:mariadb://user:pass@host/db is accepted by MariaDB Connector/J.
+            String userinfo = authority.substring(0, authority.lastIndexOf('@'));
+            authority = authority.substring(authority.lastIndexOf('@') + 1);
+            int colon = userinfo.indexOf(':');
+            knobs.put("user", decode(colon >= 0 ? userinfo.substring(0, colon) : userinfo));
+            if (colon >= 0) {
+                knobs.put("password", decode(userinfo.substring(colon + 1)));
+            }
+        }
+        if (authority.startsWith("address=")) {
+            throw new SQLNonTransientException("jdbcUrl: the address=(host=...)(port=...) form is not supported; "
+                    + "write host:port", "HY000");
+        }
+        if (authority.isEmpty()) {
+            authority = "localhost:3306";
+        }
+        StringBuilder url = new StringBuilder("mysql://").append(authority).append('/');
+        if (!db.isEmpty()) {
+            url.append(db);
+        }
+        boolean ssl = false;
+        boolean verify = true;
+        String sslMode = null;
+        if (query != null) {
+            for (String pair : query.split("&")) {
+                if (pair.isEmpty()) {
+                    continue;
+                }
+                int eq = pair.indexOf('=');
+                String k = eq >= 0 ? pair.substring(0, eq) : pair;
+                String v = eq >= 0 ? decode(pair.substring(eq + 1)) : "true";
+                String lk = k.toLowerCase(Locale.ROOT);
+                switch (lk) {
+                    case "user" -> knobs.put("user", v);
+                    case "password" -> knobs.put("password", v);
+                    case "connecttimeout" -> {
+                        long ms = millis(k, v);
+                        if (ms > 0) { // 0 means "no limit" in Connector/J: staunch always keeps one
+                            knobs.put("connect_timeout", ms + "ms");
+                        }
+                    }
+                    case "sockettimeout" -> {
+                        long ms = millis(k, v);
+                        if (ms > 0) {
+                            knobs.put("query_timeout", ms + "ms");
+                        }
+                    }
+                    case "usessl", "requiressl" -> ssl = bool(k, v) || ssl;
+                    case "verifyservercertificate" -> verify = bool(k, v);
+                    case "sslmode" -> sslMode = v;
+                    case "serversslcert", "trustcertificatekeystoreurl" -> {
+                        String path = v.startsWith("file:") ? v.substring(5) : v;
+                        if (path.contains("-----BEGIN")) {
+                            throw new SQLNonTransientException(k + ": give a path to a PEM file, not the certificate itself", "HY000");
+                        }
+                        knobs.put("tls_ca", path);
+                    }
+                    case "sessionvariables" -> knobs.put("init_sql", "SET SESSION " + v);
+                    case "useaffectedrows" -> knobs.put("found_rows", Boolean.toString(!bool(k, v)));
+                    case "localsocket" -> knobs.put("socket", v);
+                    default -> {
+                        if (IGNORED.contains(lk)) {
+                            continue;
+                        }
+                        if (k.equals(lk) && k.matches("[a-z][a-z0-9_]*")) {
+                            knobs.put(k, v); // one of staunch's own knobs (checked by staunch)
+                            continue;
+                        }
+                        throw new SQLNonTransientException("jdbcUrl property " + k + " is not supported by staunch "
+                                + "(mapped: user, password, connectTimeout, socketTimeout, useSSL, requireSSL, sslMode, "
+                                + "verifyServerCertificate, serverSslCert, trustCertificateKeyStoreUrl, sessionVariables, "
+                                + "useAffectedRows, localSocket, and staunch's own knobs; ignored: " + IGNORED + ")", "HY000");
+                    }
+                }
+            }
+        }
+        if (sslMode != null) {
+            knobs.put("tls_mode", switch (sslMode.toLowerCase(Locale.ROOT).replace('-', '_')) {
+                case "disable", "disabled" -> "disabled";
+                case "preferred", "prefer" -> "preferred";
+                case "trust", "required", "require" -> "required";
+                case "verify_ca" -> "verify_ca";
+                case "verify_full", "verify_identity" -> "verify_identity";
+                default -> throw new SQLNonTransientException("sslMode " + sslMode + " is not one of disable, trust, "
+                        + "verify-ca, verify-full (MariaDB) or DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY (MySQL)", "HY000");
+            });
+        } else if (ssl) {
+            knobs.put("tls_mode", verify ? "verify_identity" : "required");
+        }
+        return new Translated(url.toString(), knobs);
+    }
+
+    private static String decode(String s) {
+        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    }
+
+    private static long millis(String k, String v) throws SQLException {
+        try {
+            long ms = Long.parseLong(v.trim());
+            if (ms < 0) {
+                throw new NumberFormatException();
+            }
+            return ms;
+        } catch (NumberFormatException e) {
+            throw new SQLNonTransientException("jdbcUrl property " + k + " must be a whole number of milliseconds, got \"" + v + "\"", "HY000");
+        }
+    }
+
+    private static boolean bool(String k, String v) throws SQLException {
+        return switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "true", "1", "yes" -> true;
+            case "false", "0", "no" -> false;
+            default -> throw new SQLNonTransientException("jdbcUrl property " + k + " must be true or false, got \"" + v + "\"", "HY000");
+        };
+    }
+}

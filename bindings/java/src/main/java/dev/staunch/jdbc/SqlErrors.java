@@ -1,0 +1,102 @@
+package dev.staunch.jdbc;
+
+import dev.staunch.StaunchException;
+import dev.staunch.Status;
+import java.sql.SQLDataException;
+import java.sql.SQLException;
+import java.sql.SQLIntegrityConstraintViolationException;
+import java.sql.SQLInvalidAuthorizationSpecException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLNonTransientException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLSyntaxErrorException;
+import java.sql.SQLTimeoutException;
+import java.sql.SQLTransactionRollbackException;
+import java.sql.SQLTransientConnectionException;
+import java.sql.SQLTransientException;
+
+/**
+ * staunch's status codes and the server's errors as the SQLException
+ * subclasses JDBC defines, with SQLSTATE and the server's error number as the
+ * vendor code, so that Spring's translators and HikariCP-era error handling
+ * see what they expect (1062 is a SQLIntegrityConstraintViolationException
+ * with SQLSTATE 23000: Spring's DuplicateKeyException).
+ */
+public final class SqlErrors {
+    private SqlErrors() {}
+
+    public static SQLException of(StaunchException e) {
+        String msg = e.getMessage();
+        int code = e.serverCode();
+        String state = e.sqlState().isEmpty() ? null : e.sqlState();
+        SQLException r = switch (e.status()) {
+            case Status.SERVER_ERROR -> server(msg, state, code);
+            case Status.STATEMENT_TIMEOUT -> new SQLTimeoutException(msg, or(state, "HYT00"), code);
+            case Status.CANCELLED -> new SQLTransientException(msg, or(state, "70100"), code);
+            case Status.POOL_EXHAUSTED -> new SQLTransientConnectionException(msg, "08001", code);
+            case Status.NO_WRITER -> new SQLTransientConnectionException(msg, "08004", code);
+            case Status.UNREACHABLE, Status.CONNECT_FAILED -> new SQLNonTransientConnectionException(msg, "08001", code);
+            case Status.CONNECT_REJECTED -> "28000".equals(state)
+                    ? new SQLInvalidAuthorizationSpecException(msg, state, code)
+                    : new SQLNonTransientConnectionException(msg, or(state, "08004"), code);
+            case Status.CLOSED, Status.USE_AFTER_RELEASE -> new SQLNonTransientConnectionException(msg, "08003", code);
+            case Status.IO_ERROR, Status.BROKEN -> new SQLRecoverableException(msg, "08S01", code);
+            case Status.PARAM_COUNT -> new SQLException(msg, "07001", code);
+            case Status.WRONG_TYPE, Status.OUT_OF_RANGE, Status.NULL_VALUE, Status.INVALID_UTF8 ->
+                    new SQLDataException(msg, "22000", code);
+            case Status.INVALID_CONFIG -> new SQLNonTransientException(msg, "HY000", code);
+            default -> new SQLException(msg, or(state, "HY000"), code);
+        };
+        r.initCause(e);
+        return r;
+    }
+
+    private static String or(String a, String b) {
+        return a != null ? a : b;
+    }
+
+    private static SQLException server(String msg, String state, int code) {
+        String cls = state == null || state.length() < 2 ? "" : state.substring(0, 2);
+        if (code == 1062 || code == 1586 || code == 1451 || code == 1452 || code == 1048 || cls.equals("23")) {
+            return new SQLIntegrityConstraintViolationException(msg, or(state, "23000"), code);
+        }
+        if (code == 1213 || cls.equals("40")) {
+            return new SQLTransactionRollbackException(msg, or(state, "40001"), code);
+        }
+        if (code == 1205) { // lock wait timeout: worth a retry
+            return new SQLTransientException(msg, or(state, "HY000"), code);
+        }
+        if (code == 1969 || code == 3024) { // max_statement_time / max_execution_time
+            return new SQLTimeoutException(msg, or(state, "70100"), code);
+        }
+        if (cls.equals("42")) {
+            return new SQLSyntaxErrorException(msg, state, code);
+        }
+        if (cls.equals("22")) {
+            return new SQLDataException(msg, state, code);
+        }
+        if (cls.equals("08")) {
+            return new SQLNonTransientConnectionException(msg, state, code);
+        }
+        if (cls.equals("28")) {
+            return new SQLInvalidAuthorizationSpecException(msg, state, code);
+        }
+        return new SQLException(msg, or(state, "HY000"), code);
+    }
+
+    /** A bad argument (from this binding's own checks) as a SQLException. */
+    static SQLException badArgument(RuntimeException e) {
+        SQLException r = e instanceof IllegalArgumentException
+                ? new SQLDataException(e.getMessage(), "22023")
+                : new SQLException(e.getMessage(), "HY000");
+        r.initCause(e);
+        return r;
+    }
+
+    static SQLException wrap(RuntimeException e) {
+        if (e instanceof StaunchException s) {
+            return of(s);
+        }
+        return badArgument(e);
+    }
+}

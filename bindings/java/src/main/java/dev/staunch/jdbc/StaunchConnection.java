@@ -1,0 +1,482 @@
+package dev.staunch.jdbc;
+
+import dev.staunch.Conn;
+import dev.staunch.StaunchException;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLNonTransientException;
+import java.sql.SQLWarning;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Executor;
+
+/**
+ * A {@link Connection} over a borrowed staunch connection. {@link #close()}
+ * returns it to the pool (staunch rolls back a transaction left open and
+ * resets a changed session before anyone else gets it).
+ *
+ * <p>autoCommit, isolation and read-only live in this object, not in the
+ * session: with autoCommit off, the first statement starts a transaction with
+ * the connection's isolation level and read-only flag ({@code START
+ * TRANSACTION [READ ONLY]}, the level for that transaction only), so nothing
+ * leaks to the next borrower. With autoCommit on, each statement is its own
+ * transaction at the server's level (read-only is then a hint, as JDBC allows).
+ */
+public class StaunchConnection extends UnsupportedConnection {
+    private final StaunchDataSource ds;
+    final Conn conn;
+    private volatile boolean closed;
+    private boolean autoCommit;
+    private boolean readOnly;
+    private int isolation; // -1: the server's default
+    private String catalog;
+    private boolean txnOpen;
+    private int networkTimeoutMs;
+    /** What staunch_conn_set_timeout was last told: -1 the pool's query_timeout. */
+    private int currentLimitMs = -1;
+    private Properties clientInfo = new Properties();
+    private StaunchDatabaseMetaData metaData;
+
+    StaunchConnection(StaunchDataSource ds, Conn conn, boolean autoCommit, boolean readOnly, int isolation, String catalog) {
+        this.ds = ds;
+        this.conn = conn;
+        this.autoCommit = autoCommit;
+        this.readOnly = readOnly;
+        this.isolation = isolation;
+        this.catalog = catalog;
+    }
+
+    StaunchDataSource dataSource() {
+        return ds;
+    }
+
+    void open() throws SQLException {
+        if (closed) {
+            throw new SQLNonTransientConnectionException("the connection is closed", "08003");
+        }
+    }
+
+    /** Before a statement: start the transaction autoCommit=false implies, and set the statement's time limit. */
+    void beforeStatement(int queryTimeoutSeconds) throws SQLException {
+        open();
+        try {
+            int want = queryTimeoutSeconds > 0 ? (int) Math.min(queryTimeoutSeconds * 1000L, Integer.MAX_VALUE)
+                    : networkTimeoutMs > 0 ? networkTimeoutMs : -1;
+            if (want != currentLimitMs) {
+                conn.setTimeout(want < 0 ? null : Duration.ofMillis(want));
+                currentLimitMs = want;
+            }
+            if (!autoCommit && !txnOpen) {
+                begin();
+            }
+        } catch (StaunchException e) {
+            throw SqlErrors.of(e);
+        }
+    }
+
+    private void begin() {
+        if (isolation < 0 && !readOnly) {
+            conn.begin();
+        } else {
+            conn.begin(isolation(isolation), readOnly);
+        }
+        txnOpen = true;
+    }
+
+    /** After an execute: keep the Java view in step if the SQL itself committed or began. */
+    void afterExecute(Conn.Result r) {
+        if (!autoCommit) {
+            txnOpen = r.inTransaction();
+        }
+    }
+
+    private static Conn.Isolation isolation(int level) {
+        return switch (level) {
+            case TRANSACTION_READ_UNCOMMITTED -> Conn.Isolation.READ_UNCOMMITTED;
+            case TRANSACTION_READ_COMMITTED -> Conn.Isolation.READ_COMMITTED;
+            case TRANSACTION_REPEATABLE_READ -> Conn.Isolation.REPEATABLE_READ;
+            case TRANSACTION_SERIALIZABLE -> Conn.Isolation.SERIALIZABLE;
+            default -> Conn.Isolation.DEFAULT;
+        };
+    }
+
+    static int isolationByName(String name) {
+        if (name == null) {
+            return -1;
+        }
+        String n = name.trim().toUpperCase(java.util.Locale.ROOT);
+        if (n.startsWith("TRANSACTION_")) {
+            n = n.substring("TRANSACTION_".length());
+        }
+        return switch (n.replace(' ', '_').replace('-', '_')) {
+            case "READ_UNCOMMITTED" -> TRANSACTION_READ_UNCOMMITTED;
+            case "READ_COMMITTED" -> TRANSACTION_READ_COMMITTED;
+            case "REPEATABLE_READ" -> TRANSACTION_REPEATABLE_READ;
+            case "SERIALIZABLE" -> TRANSACTION_SERIALIZABLE;
+            default -> throw new IllegalArgumentException("transactionIsolation " + name + " is not one of "
+                    + "TRANSACTION_READ_UNCOMMITTED, TRANSACTION_READ_COMMITTED, TRANSACTION_REPEATABLE_READ, TRANSACTION_SERIALIZABLE");
+        };
+    }
+
+    /** The staunch connection underneath (for cancel(), stats, ...). */
+    public Conn nativeConnection() {
+        return conn;
+    }
+
+    @Override
+    public Statement createStatement() throws SQLException {
+        open();
+        return new StaunchStatement(this);
+    }
+
+    private static void checkType(int type, int concurrency) throws SQLException {
+        if (type != ResultSet.TYPE_FORWARD_ONLY || concurrency != ResultSet.CONCUR_READ_ONLY) {
+            throw new SQLFeatureNotSupportedException("only TYPE_FORWARD_ONLY, CONCUR_READ_ONLY result sets are "
+                    + "supported (staunch reads whole answers; scroll the list you make of them)", "0A000");
+        }
+    }
+
+    @Override
+    public Statement createStatement(int type, int concurrency) throws SQLException {
+        checkType(type, concurrency);
+        return createStatement();
+    }
+
+    @Override
+    public Statement createStatement(int type, int concurrency, int holdability) throws SQLException {
+        checkType(type, concurrency);
+        return createStatement();
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql) throws SQLException {
+        open();
+        if (sql == null) {
+            throw new SQLNonTransientException("sql must not be null", "HY009");
+        }
+        return new StaunchPreparedStatement(this, sql, false);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, int autoGeneratedKeys) throws SQLException {
+        PreparedStatement p = prepareStatement(sql);
+        ((StaunchPreparedStatement) p).returnKeys = autoGeneratedKeys == Statement.RETURN_GENERATED_KEYS;
+        return p;
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, int[] columnIndexes) throws SQLException {
+        return prepareStatement(sql, Statement.RETURN_GENERATED_KEYS);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, String[] columnNames) throws SQLException {
+        return prepareStatement(sql, Statement.RETURN_GENERATED_KEYS);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, int type, int concurrency) throws SQLException {
+        checkType(type, concurrency);
+        return prepareStatement(sql);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, int type, int concurrency, int holdability) throws SQLException {
+        checkType(type, concurrency);
+        return prepareStatement(sql);
+    }
+
+    @Override
+    public String nativeSQL(String sql) throws SQLException {
+        open();
+        return sql;
+    }
+
+    @Override
+    public void setAutoCommit(boolean on) throws SQLException {
+        open();
+        if (on && !autoCommit && txnOpen) {
+            commit(); // JDBC: switching autocommit on commits the open transaction
+        }
+        autoCommit = on;
+    }
+
+    @Override
+    public boolean getAutoCommit() throws SQLException {
+        open();
+        return autoCommit;
+    }
+
+    @Override
+    public void commit() throws SQLException {
+        open();
+        if (txnOpen) {
+            try {
+                conn.commit();
+            } catch (StaunchException e) {
+                throw SqlErrors.of(e);
+            } finally {
+                txnOpen = false;
+            }
+        }
+    }
+
+    @Override
+    public void rollback() throws SQLException {
+        open();
+        if (txnOpen) {
+            try {
+                conn.rollback();
+            } catch (StaunchException e) {
+                throw SqlErrors.of(e);
+            } finally {
+                txnOpen = false;
+            }
+        }
+    }
+
+    /** Returns the connection to the pool; idempotent. */
+    @Override
+    public void close() throws SQLException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            conn.close();
+        } catch (StaunchException e) {
+            throw SqlErrors.of(e);
+        }
+    }
+
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public DatabaseMetaData getMetaData() throws SQLException {
+        open();
+        if (metaData == null) {
+            metaData = new StaunchDatabaseMetaData(this);
+        }
+        return metaData;
+    }
+
+    @Override
+    public void setReadOnly(boolean ro) throws SQLException {
+        open();
+        readOnly = ro;
+    }
+
+    @Override
+    public boolean isReadOnly() throws SQLException {
+        open();
+        return readOnly;
+    }
+
+    @Override
+    public void setCatalog(String c) throws SQLException {
+        open();
+        if (c != null && !c.equals(getCatalog())) {
+            throw new SQLFeatureNotSupportedException("setCatalog to another database than the pool's is not supported "
+                    + "(it would change the session for the next borrower): qualify names as db.table", "0A000");
+        }
+    }
+
+    @Override
+    public String getCatalog() throws SQLException {
+        open();
+        if (catalog == null) {
+            try (Statement s = createStatement(); ResultSet r = s.executeQuery("SELECT DATABASE()")) {
+                catalog = r.next() ? r.getString(1) : null;
+            }
+        }
+        return catalog;
+    }
+
+    @Override
+    public void setSchema(String schema) throws SQLException {
+        open(); // MySQL has no schemas apart from catalogs: ignored, as JDBC allows
+    }
+
+    @Override
+    public String getSchema() throws SQLException {
+        open();
+        return null;
+    }
+
+    @Override
+    public void setTransactionIsolation(int level) throws SQLException {
+        open();
+        switch (level) {
+            case TRANSACTION_READ_UNCOMMITTED, TRANSACTION_READ_COMMITTED, TRANSACTION_REPEATABLE_READ,
+                 TRANSACTION_SERIALIZABLE -> isolation = level;
+            default -> throw new SQLNonTransientException("transaction isolation " + level + " is not a JDBC level", "HY024");
+        }
+    }
+
+    @Override
+    public int getTransactionIsolation() throws SQLException {
+        open();
+        return isolation < 0 ? TRANSACTION_REPEATABLE_READ : isolation;
+    }
+
+    @Override
+    public SQLWarning getWarnings() throws SQLException {
+        open();
+        return null;
+    }
+
+    @Override
+    public void clearWarnings() throws SQLException {
+        open();
+    }
+
+    @Override
+    public Map<String, Class<?>> getTypeMap() throws SQLException {
+        open();
+        return new java.util.HashMap<>();
+    }
+
+    @Override
+    public void setTypeMap(Map<String, Class<?>> map) throws SQLException {
+        if (map != null && !map.isEmpty()) {
+            throw Errors.unsupported("Connection.setTypeMap (user-defined types)");
+        }
+    }
+
+    @Override
+    public void setHoldability(int h) throws SQLException {
+        open();
+        if (h != ResultSet.HOLD_CURSORS_OVER_COMMIT) {
+            throw new SQLFeatureNotSupportedException("result sets are always held over commit (they are read whole)", "0A000");
+        }
+    }
+
+    @Override
+    public int getHoldability() throws SQLException {
+        open();
+        return ResultSet.HOLD_CURSORS_OVER_COMMIT;
+    }
+
+    /** A COM_PING bounded by {@code timeout} seconds (0: the connection's own limit). */
+    @Override
+    public boolean isValid(int timeout) throws SQLException {
+        if (timeout < 0) {
+            throw new SQLNonTransientException("isValid: timeout must not be negative, got " + timeout, "HY000");
+        }
+        if (closed || conn.isBroken()) {
+            return false;
+        }
+        try {
+            if (timeout > 0) {
+                conn.setTimeout(Duration.ofSeconds(timeout));
+                currentLimitMs = timeout * 1000;
+            }
+            conn.ping();
+            return true;
+        } catch (StaunchException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void setClientInfo(String name, String value) {
+        if (name != null && value != null) {
+            clientInfo.setProperty(name, value);
+        }
+    }
+
+    @Override
+    public void setClientInfo(Properties properties) {
+        clientInfo = new Properties();
+        if (properties != null) {
+            clientInfo.putAll(properties);
+        }
+    }
+
+    @Override
+    public String getClientInfo(String name) throws SQLException {
+        return clientInfo.getProperty(name);
+    }
+
+    @Override
+    public Properties getClientInfo() throws SQLException {
+        Properties p = new Properties();
+        p.putAll(clientInfo);
+        return p;
+    }
+
+    /**
+     * Marks the connection closed at once, cancels a statement running on it,
+     * and closes it (rather than returning it to the pool) on {@code executor}.
+     */
+    @Override
+    public void abort(Executor executor) throws SQLException {
+        if (executor == null) {
+            throw new SQLNonTransientException("abort: executor must not be null", "HY009");
+        }
+        if (closed) {
+            return;
+        }
+        closed = true;
+        executor.execute(() -> {
+            try {
+                conn.cancel();
+            } catch (RuntimeException e) {
+                // the discard below closes it anyway
+            }
+            conn.discard();
+        });
+    }
+
+    /**
+     * The statement time limit of this connection, in ms (0: none). staunch
+     * has no per-read socket timeout to set; this is the limit past which the
+     * server ends a statement and staunch cuts off one the server does not
+     * answer within 1 s more ({@link java.sql.SQLTimeoutException}).
+     */
+    @Override
+    public void setNetworkTimeout(Executor executor, int ms) throws SQLException {
+        open();
+        if (ms < 0) {
+            throw new SQLNonTransientException("setNetworkTimeout: milliseconds must not be negative, got " + ms, "HY000");
+        }
+        networkTimeoutMs = ms;
+    }
+
+    @Override
+    public int getNetworkTimeout() throws SQLException {
+        open();
+        return networkTimeoutMs;
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+        if (iface.isInstance(this)) {
+            return iface.cast(this);
+        }
+        if (iface.isInstance(conn)) {
+            return iface.cast(conn);
+        }
+        throw new SQLNonTransientException("not a wrapper for " + iface.getName(), "HY000");
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) {
+        return iface.isInstance(this) || iface.isInstance(conn);
+    }
+
+    @Override
+    public String toString() {
+        return "StaunchConnection(" + conn + ")";
+    }
+}

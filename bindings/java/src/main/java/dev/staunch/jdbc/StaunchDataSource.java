@@ -1,0 +1,406 @@
+package dev.staunch.jdbc;
+
+import dev.staunch.Conn;
+import dev.staunch.EventListener;
+import dev.staunch.Pool;
+import dev.staunch.Staunch;
+import dev.staunch.StaunchException;
+import dev.staunch.Stats;
+import dev.staunch.Status;
+import java.io.Closeable;
+import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLNonTransientException;
+import java.sql.SQLTransientConnectionException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.logging.Logger;
+import javax.management.ObjectName;
+import javax.sql.DataSource;
+
+/**
+ * A {@link DataSource} backed by a staunch pool, configured with HikariCP's
+ * property names where they mean the same thing, so that it drops in where
+ * HikariDataSource is:
+ *
+ * <pre>{@code
+ * StaunchDataSource ds = new StaunchDataSource();
+ * ds.setJdbcUrl("jdbc:mariadb://db.example:3306/shop?connectTimeout=2000");
+ * ds.setUsername("app");
+ * ds.setPassword("secret");
+ * ds.setMaximumPoolSize(20);
+ * }</pre>
+ *
+ * <p>The pool opens at the first {@link #getConnection()} (or
+ * {@link #open()}); configuration is frozen then. Properties left unset keep
+ * staunch's defaults (not HikariCP's): connectionTimeout 10 s, connect timeout
+ * 3 s per attempt, minimumIdle 0, maximumPoolSize 10, idleTimeout 10 min,
+ * maxLifetime 30 min, keepaliveTime 2 min, validationTimeout 1 s.
+ */
+public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBean {
+    private String jdbcUrl;
+    private String username;
+    private String password;
+    private final Map<String, String> knobs = new LinkedHashMap<>();
+    private boolean autoCommit = true;
+    private boolean readOnly;
+    private int transactionIsolation = -1;
+    private String catalog;
+    private String poolName;
+    private boolean registerMbeans;
+    private long connectionTimeoutMs = -1;
+    private EventListener listener;
+
+    private volatile Pool pool;
+    private volatile boolean closed;
+    private ObjectName mbeanName;
+    private final ReentrantLock suspendLock = new ReentrantLock();
+    private final Condition resumed = suspendLock.newCondition();
+    private volatile boolean suspended;
+
+    public StaunchDataSource() {}
+
+    /** A data source from a JDBC or staunch URL. */
+    public StaunchDataSource(String jdbcUrl) {
+        this.jdbcUrl = jdbcUrl;
+    }
+
+    private void configurable() {
+        if (pool != null || closed) {
+            throw new IllegalStateException("the pool is already open: set properties before the first getConnection()");
+        }
+    }
+
+    private static String ms(String property, long ms) {
+        if (ms < 0) {
+            throw new IllegalArgumentException(property + " must not be negative, got " + ms);
+        }
+        return ms + "ms";
+    }
+
+    // ---- HikariCP's property names -------------------------------------
+
+    public void setJdbcUrl(String jdbcUrl) { configurable(); this.jdbcUrl = jdbcUrl; }
+    public String getJdbcUrl() { return jdbcUrl; }
+    public void setUsername(String username) { configurable(); this.username = username; }
+    public String getUsername() { return username; }
+    public void setPassword(String password) { configurable(); this.password = password; }
+    public String getPassword() { return password; }
+
+    public void setMaximumPoolSize(int n) {
+        configurable();
+        if (n < 1) {
+            throw new IllegalArgumentException("maximumPoolSize must be at least 1, got " + n);
+        }
+        knobs.put("max_size", Integer.toString(n));
+    }
+
+    public int getMaximumPoolSize() { return Integer.parseInt(knobs.getOrDefault("max_size", "10")); }
+
+    public void setMinimumIdle(int n) {
+        configurable();
+        if (n < 0) {
+            throw new IllegalArgumentException("minimumIdle must not be negative, got " + n);
+        }
+        knobs.put("min_idle", Integer.toString(n));
+    }
+
+    /**
+     * Longest getConnection() waits, in ms (HikariCP: connectionTimeout). 0,
+     * HikariCP's "no limit", becomes staunch's longest, 1 h: a wait always has a bound.
+     */
+    public void setConnectionTimeout(long ms) {
+        configurable();
+        long v = ms == 0 ? 3_600_000L : Math.min(ms, 3_600_000L);
+        knobs.put("connection_timeout", ms("connectionTimeout", v));
+        connectionTimeoutMs = v;
+    }
+
+    public long getConnectionTimeout() { return connectionTimeoutMs < 0 ? 10_000 : connectionTimeoutMs; }
+    public void setValidationTimeout(long ms) { configurable(); knobs.put("validation_timeout", ms("validationTimeout", ms)); }
+    /** 0: idle connections are never closed (HikariCP's meaning). */
+    public void setIdleTimeout(long ms) { configurable(); knobs.put("idle_timeout", ms == 0 ? "off" : ms("idleTimeout", ms)); }
+    /** 0: connections never retire (HikariCP's meaning). */
+    public void setMaxLifetime(long ms) { configurable(); knobs.put("max_lifetime", ms == 0 ? "off" : ms("maxLifetime", ms)); }
+    /** 0: no keepalive (HikariCP's meaning). */
+    public void setKeepaliveTime(long ms) { configurable(); knobs.put("keepalive_interval", ms == 0 ? "off" : ms("keepaliveTime", ms)); }
+    /** 0: off. */
+    public void setLeakDetectionThreshold(long ms) { configurable(); knobs.put("leak_detection_threshold", ms == 0 ? "off" : ms("leakDetectionThreshold", ms)); }
+    public void setConnectionInitSql(String sql) { configurable(); knobs.put("init_sql", sql == null ? "" : sql); }
+
+    /** HikariCP: &gt; 0 makes one connection at open and fails if it cannot within that time; staunch's initialization_fail_timeout. */
+    public void setInitializationFailTimeout(long ms) {
+        configurable();
+        if (ms > 0) {
+            knobs.put("initialization_fail_timeout", ms + "ms");
+        } else {
+            knobs.remove("initialization_fail_timeout");
+        }
+    }
+
+    public void setAutoCommit(boolean autoCommit) { configurable(); this.autoCommit = autoCommit; }
+    public boolean isAutoCommit() { return autoCommit; }
+    public void setReadOnly(boolean readOnly) { configurable(); this.readOnly = readOnly; }
+    public boolean isReadOnly() { return readOnly; }
+    public void setCatalog(String catalog) { configurable(); this.catalog = catalog; }
+
+    /** HikariCP's names: TRANSACTION_READ_COMMITTED, ... (or READ_COMMITTED). */
+    public void setTransactionIsolation(String level) {
+        configurable();
+        transactionIsolation = StaunchConnection.isolationByName(level);
+    }
+
+    public void setPoolName(String poolName) { configurable(); this.poolName = poolName; }
+    public String getPoolName() { return poolName == null ? "staunch" : poolName; }
+    public void setRegisterMbeans(boolean register) { configurable(); this.registerMbeans = register; }
+
+    /** Unsupported HikariCP properties fail loudly rather than being ignored. */
+    public void setConnectionTestQuery(String sql) {
+        throw new UnsupportedOperationException("connectionTestQuery: staunch validates with COM_PING (bounded by validationTimeout)");
+    }
+
+    /** Driver properties, as in HikariCP's dataSourceProperties: the same names as jdbcUrl properties. */
+    public void addDataSourceProperty(String name, Object value) {
+        configurable();
+        String sep = jdbcUrl != null && jdbcUrl.contains("?") ? "&" : "?";
+        jdbcUrl = (jdbcUrl == null ? "" : jdbcUrl) + sep + name + "=" + java.net.URLEncoder.encode(String.valueOf(value), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    public void setDataSourceProperties(Properties p) {
+        for (String k : p.stringPropertyNames()) {
+            addDataSourceProperty(k, p.getProperty(k));
+        }
+    }
+
+    /** One of staunch's own knobs by name (see its README): {@code setKnob("connect_timeout", "500ms")}. */
+    public void setKnob(String name, String value) {
+        configurable();
+        knobs.put(name, value);
+    }
+
+    /** Receives the pool's events (connects, failures, recoveries, leaks, ...). */
+    public void setEventListener(EventListener listener) { configurable(); this.listener = listener; }
+
+    // ---- the pool ------------------------------------------------------
+
+    /** Opens the pool now (else the first getConnection does). */
+    public Pool open() throws SQLException {
+        Pool p = pool;
+        if (p != null) {
+            return p;
+        }
+        synchronized (this) {
+            if (closed) {
+                throw new SQLNonTransientConnectionException("the data source " + getPoolName() + " is closed", "08003");
+            }
+            if (pool == null) {
+                JdbcUrl.Translated t = JdbcUrl.translate(jdbcUrl);
+                Staunch.Builder b = Staunch.builder().url(t.url());
+                t.knobs().forEach(b::knob);
+                if (username != null) {
+                    b.knob("user", username);
+                }
+                if (password != null) {
+                    b.knob("password", password);
+                }
+                knobs.forEach(b::knob);
+                if (listener != null) {
+                    b.onEvent(listener);
+                }
+                try {
+                    pool = b.open();
+                } catch (StaunchException e) {
+                    throw SqlErrors.of(e);
+                } catch (IllegalArgumentException | IllegalStateException e) {
+                    throw SqlErrors.badArgument(e);
+                }
+                if (registerMbeans) {
+                    try {
+                        mbeanName = new ObjectName("dev.staunch:type=Pool (" + getPoolName() + ")");
+                        ManagementFactory.getPlatformMBeanServer().registerMBean(this, mbeanName);
+                    } catch (Exception e) {
+                        mbeanName = null;
+                    }
+                }
+            }
+            return pool;
+        }
+    }
+
+    /** The native pool (opens it if needed). */
+    public Pool pool() throws SQLException {
+        return open();
+    }
+
+    @Override
+    public Connection getConnection() throws SQLException {
+        Pool p = open();
+        long start = System.nanoTime();
+        Duration timeout = connectionTimeoutMs < 0 ? null : Duration.ofMillis(Math.max(connectionTimeoutMs, 1));
+        if (suspended) {
+            long limit = connectionTimeoutMs < 0 ? 10_000 : connectionTimeoutMs;
+            awaitResume(limit);
+            long left = limit - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            timeout = Duration.ofMillis(Math.max(left, 0));
+        }
+        Conn c;
+        try {
+            c = p.get(timeout);
+        } catch (StaunchException e) {
+            if (e.status() == Status.CANCELLED && Thread.currentThread().isInterrupted()) {
+                SQLException s = new SQLException(getPoolName() + " - Interrupted during connection acquisition", "08001");
+                s.initCause(e);
+                throw s;
+            }
+            throw SqlErrors.of(e);
+        }
+        return new StaunchConnection(this, c, autoCommit, readOnly, transactionIsolation, catalog);
+    }
+
+    private void awaitResume(long limitMs) throws SQLException {
+        suspendLock.lock();
+        try {
+            long nanos = TimeUnit.MILLISECONDS.toNanos(limitMs);
+            while (suspended) {
+                if (nanos <= 0) {
+                    throw new SQLTransientConnectionException(getPoolName()
+                            + " - the pool is suspended (suspendPool) and was not resumed within " + limitMs + " ms", "08001");
+                }
+                nanos = resumed.awaitNanos(nanos);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SQLException(getPoolName() + " - Interrupted during connection acquisition", "08001", e);
+        } finally {
+            suspendLock.unlock();
+        }
+    }
+
+    @Override
+    public Connection getConnection(String user, String pass) throws SQLException {
+        if (java.util.Objects.equals(user, username) && java.util.Objects.equals(pass, password)) {
+            return getConnection();
+        }
+        throw new SQLFeatureNotSupportedException("getConnection(user, password) with other credentials than the pool's "
+                + "is not supported: a pool connects as one user", "0A000");
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Closes the pool (idempotent). Borrowed connections report closed on use. */
+    @Override
+    public void close() {
+        Pool p;
+        synchronized (this) {
+            closed = true;
+            p = pool;
+            if (mbeanName != null) {
+                try {
+                    ManagementFactory.getPlatformMBeanServer().unregisterMBean(mbeanName);
+                } catch (Exception e) {
+                    // already gone
+                }
+                mbeanName = null;
+            }
+        }
+        resumePool();
+        if (p != null) {
+            p.close();
+        }
+    }
+
+    /** HikariCP's getHikariPoolMXBean(): this data source's management view. */
+    public StaunchPoolMXBean getPoolMXBean() {
+        return this;
+    }
+
+    private Stats stats() {
+        Pool p = pool;
+        return p == null ? null : p.stats();
+    }
+
+    @Override public int getIdleConnections() { Stats s = stats(); return s == null ? 0 : (int) s.idle(); }
+    @Override public int getActiveConnections() { Stats s = stats(); return s == null ? 0 : (int) s.active(); }
+    @Override public int getTotalConnections() { Stats s = stats(); return s == null ? 0 : (int) s.total(); }
+    @Override public int getThreadsAwaitingConnection() { Stats s = stats(); return s == null ? 0 : (int) s.waiting(); }
+
+    @Override
+    public void softEvictConnections() {
+        Pool p = pool;
+        if (p != null) {
+            p.softEvict();
+        }
+    }
+
+    @Override
+    public void suspendPool() {
+        suspended = true;
+    }
+
+    @Override
+    public void resumePool() {
+        suspendLock.lock();
+        try {
+            suspended = false;
+            resumed.signalAll();
+        } finally {
+            suspendLock.unlock();
+        }
+    }
+
+    // ---- DataSource odds and ends -------------------------------------
+
+    @Override public PrintWriter getLogWriter() { return null; }
+    @Override public void setLogWriter(PrintWriter out) {}
+
+    @Override
+    public void setLoginTimeout(int seconds) {
+        if (seconds > 0) {
+            setConnectionTimeout(seconds * 1000L);
+        }
+    }
+
+    @Override public int getLoginTimeout() { return (int) (getConnectionTimeout() / 1000); }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+        throw new SQLFeatureNotSupportedException("staunch does not log through java.util.logging", "0A000");
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+        if (iface.isInstance(this)) {
+            return iface.cast(this);
+        }
+        if (iface == Pool.class) {
+            return iface.cast(open());
+        }
+        throw new SQLNonTransientException("not a wrapper for " + iface.getName(), "HY000");
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) {
+        return iface.isInstance(this) || iface == Pool.class;
+    }
+
+    @Override
+    public String toString() {
+        return "StaunchDataSource (" + getPoolName() + ")";
+    }
+
+    static String lower(String s) {
+        return s.toLowerCase(Locale.ROOT);
+    }
+}

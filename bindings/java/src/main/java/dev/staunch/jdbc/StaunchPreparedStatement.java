@@ -1,0 +1,365 @@
+package dev.staunch.jdbc;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.Reader;
+import java.math.BigDecimal;
+import java.sql.BatchUpdateException;
+import java.sql.Blob;
+import java.sql.Clob;
+import java.sql.Date;
+import java.sql.ParameterMetaData;
+import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
+import java.sql.SQLDataException;
+import java.sql.SQLException;
+import java.sql.SQLNonTransientException;
+import java.sql.SQLType;
+import java.sql.Time;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Calendar;
+import java.util.List;
+
+/**
+ * A {@link java.sql.PreparedStatement}: the values bound to {@code ?} go to
+ * the server separately from the SQL (a prepared statement), never quoted
+ * into it. Batches run their rows one after the other on the connection.
+ */
+public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
+    private final String sql;
+    private final int paramCount;
+    private Object[] params;
+    private boolean[] set;
+    private List<Object[]> batch;
+    boolean returnKeys;
+
+    StaunchPreparedStatement(StaunchConnection connection, String sql, boolean returnKeys) {
+        super(connection);
+        this.sql = sql;
+        this.returnKeys = returnKeys;
+        this.paramCount = countPlaceholders(sql);
+        this.params = new Object[paramCount];
+        this.set = new boolean[paramCount];
+    }
+
+    /** The number of {@code ?} outside quotes and comments. */
+    static int countPlaceholders(String sql) {
+        int n = 0;
+        for (int i = 0; i < sql.length(); i++) {
+            char c = sql.charAt(i);
+            if (c == '\'' || c == '"' || c == '`') {
+                for (i++; i < sql.length() && sql.charAt(i) != c; i++) {
+                    if (sql.charAt(i) == '\\' && c != '`') {
+                        i++;
+                    }
+                }
+            } else if (c == '-' && i + 1 < sql.length() && sql.charAt(i + 1) == '-' || c == '#') {
+                while (i < sql.length() && sql.charAt(i) != '\n') {
+                    i++;
+                }
+            } else if (c == '/' && i + 1 < sql.length() && sql.charAt(i + 1) == '*') {
+                int end = sql.indexOf("*/", i + 2);
+                i = end < 0 ? sql.length() : end + 1;
+            } else if (c == '?') {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private void bind(int index, Object value) throws SQLException {
+        open();
+        if (index < 1 || index > paramCount) {
+            throw new SQLNonTransientException("parameter index " + index + " is not in 1.." + paramCount
+                    + " (the statement has " + paramCount + " placeholders)", "07009");
+        }
+        params[index - 1] = value;
+        set[index - 1] = true;
+    }
+
+    private Object[] bound() throws SQLException {
+        for (int i = 0; i < paramCount; i++) {
+            if (!set[i]) {
+                throw new SQLNonTransientException("parameter " + (i + 1) + " of " + paramCount + " is not set", "07001");
+            }
+        }
+        return params.clone();
+    }
+
+    @Override
+    public ResultSet executeQuery() throws SQLException {
+        run(sql, bound(), Mode.QUERY, false);
+        return getResultSet();
+    }
+
+    @Override
+    public int executeUpdate() throws SQLException {
+        return (int) Math.min(executeLargeUpdate(), Integer.MAX_VALUE);
+    }
+
+    @Override
+    public long executeLargeUpdate() throws SQLException {
+        run(sql, bound(), Mode.UPDATE, returnKeys);
+        return getLargeUpdateCount();
+    }
+
+    @Override
+    public boolean execute() throws SQLException {
+        return run(sql, bound(), Mode.ANY, returnKeys);
+    }
+
+    private SQLException notOnPrepared() {
+        return new SQLNonTransientException("this method takes SQL and is not for a PreparedStatement: call it "
+                + "without the SQL", "HY000");
+    }
+
+    @Override public ResultSet executeQuery(String s) throws SQLException { throw notOnPrepared(); }
+    @Override public int executeUpdate(String s) throws SQLException { throw notOnPrepared(); }
+    @Override public long executeLargeUpdate(String s) throws SQLException { throw notOnPrepared(); }
+    @Override public boolean execute(String s) throws SQLException { throw notOnPrepared(); }
+    @Override public void addBatch(String s) throws SQLException { throw notOnPrepared(); }
+
+    @Override
+    public void clearParameters() throws SQLException {
+        open();
+        params = new Object[paramCount];
+        set = new boolean[paramCount];
+    }
+
+    @Override
+    public void addBatch() throws SQLException {
+        Object[] p = bound();
+        if (batch == null) {
+            batch = new ArrayList<>();
+        }
+        batch.add(p);
+    }
+
+    @Override
+    public void clearBatch() throws SQLException {
+        open();
+        batch = null;
+    }
+
+    @Override
+    public long[] executeLargeBatch() throws SQLException {
+        open();
+        List<Object[]> b = batch == null ? List.of() : batch;
+        batch = null;
+        long[] counts = new long[b.size()];
+        List<Object[]> keys = new ArrayList<>();
+        for (int i = 0; i < counts.length; i++) {
+            try {
+                run(sql, b.get(i), Mode.UPDATE, returnKeys);
+                counts[i] = getLargeUpdateCount();
+                try (ResultSet k = super.getGeneratedKeys()) {
+                    while (k.next()) {
+                        keys.add(new Object[] {k.getLong(1)});
+                    }
+                }
+            } catch (SQLException e) {
+                throw new BatchUpdateException(e.getMessage(), e.getSQLState(), e.getErrorCode(),
+                        Arrays.copyOf(counts, i), e);
+            }
+        }
+        batchKeys = keys;
+        return counts;
+    }
+
+    private List<Object[]> batchKeys;
+
+    @Override
+    public ResultSet getGeneratedKeys() throws SQLException {
+        if (batchKeys != null) {
+            List<Object[]> k = batchKeys;
+            batchKeys = null;
+            return new StaunchResultSet(this, RowSource.keys(k), 0);
+        }
+        return super.getGeneratedKeys();
+    }
+
+    @Override
+    boolean run(String s, Object[] p, Mode mode, boolean keys) throws SQLException {
+        batchKeys = null;
+        return super.run(s, p, mode, keys);
+    }
+
+    @Override
+    public int[] executeBatch() throws SQLException {
+        long[] l = executeLargeBatch();
+        int[] r = new int[l.length];
+        for (int i = 0; i < l.length; i++) {
+            r[i] = (int) Math.min(l[i], Integer.MAX_VALUE);
+        }
+        return r;
+    }
+
+    // ---- setters --------------------------------------------------------
+
+    @Override public void setNull(int i, int sqlType) throws SQLException { bind(i, null); }
+    @Override public void setNull(int i, int sqlType, String typeName) throws SQLException { bind(i, null); }
+    @Override public void setBoolean(int i, boolean x) throws SQLException { bind(i, x ? 1L : 0L); }
+    @Override public void setByte(int i, byte x) throws SQLException { bind(i, (long) x); }
+    @Override public void setShort(int i, short x) throws SQLException { bind(i, (long) x); }
+    @Override public void setInt(int i, int x) throws SQLException { bind(i, (long) x); }
+    @Override public void setLong(int i, long x) throws SQLException { bind(i, x); }
+    @Override public void setFloat(int i, float x) throws SQLException { bind(i, (double) x); }
+    @Override public void setDouble(int i, double x) throws SQLException { bind(i, x); }
+    @Override public void setBigDecimal(int i, BigDecimal x) throws SQLException { bind(i, x); }
+    @Override public void setString(int i, String x) throws SQLException { bind(i, x); }
+    @Override public void setNString(int i, String x) throws SQLException { bind(i, x); }
+    @Override public void setBytes(int i, byte[] x) throws SQLException { bind(i, x == null ? null : x.clone()); }
+    @Override public void setDate(int i, Date x) throws SQLException { bind(i, x == null ? null : x.toLocalDate()); }
+    @Override public void setTime(int i, Time x) throws SQLException { bind(i, x == null ? null : x.toLocalTime()); }
+    @Override public void setTimestamp(int i, Timestamp x) throws SQLException { bind(i, x == null ? null : x.toLocalDateTime()); }
+
+    private static ZoneId zone(Calendar cal) {
+        return cal == null ? ZoneId.systemDefault() : cal.getTimeZone().toZoneId();
+    }
+
+    @Override
+    public void setDate(int i, Date x, Calendar cal) throws SQLException {
+        bind(i, x == null ? null : Instant.ofEpochMilli(x.getTime()).atZone(zone(cal)).toLocalDate());
+    }
+
+    @Override
+    public void setTime(int i, Time x, Calendar cal) throws SQLException {
+        bind(i, x == null ? null : Instant.ofEpochMilli(x.getTime()).atZone(zone(cal)).toLocalTime());
+    }
+
+    @Override
+    public void setTimestamp(int i, Timestamp x, Calendar cal) throws SQLException {
+        bind(i, x == null ? null : x.toInstant().atZone(zone(cal)).toLocalDateTime());
+    }
+
+    private static byte[] readAll(InputStream in, long limit) throws SQLException {
+        try {
+            byte[] b = in.readAllBytes();
+            return limit >= 0 && b.length > limit ? Arrays.copyOf(b, (int) limit) : b;
+        } catch (IOException e) {
+            throw new SQLDataException("reading the stream parameter failed: " + e.getMessage(), "22000", e);
+        }
+    }
+
+    private static String readAll(Reader r, long limit) throws SQLException {
+        try {
+            StringBuilder sb = new StringBuilder();
+            char[] buf = new char[8192];
+            int n;
+            while ((n = r.read(buf)) > 0 && (limit < 0 || sb.length() < limit)) {
+                sb.append(buf, 0, n);
+            }
+            return limit >= 0 && sb.length() > limit ? sb.substring(0, (int) limit) : sb.toString();
+        } catch (IOException e) {
+            throw new SQLDataException("reading the reader parameter failed: " + e.getMessage(), "22000", e);
+        }
+    }
+
+    @Override public void setBinaryStream(int i, InputStream x) throws SQLException { bind(i, x == null ? null : readAll(x, -1)); }
+    @Override public void setBinaryStream(int i, InputStream x, int len) throws SQLException { bind(i, x == null ? null : readAll(x, len)); }
+    @Override public void setBinaryStream(int i, InputStream x, long len) throws SQLException { bind(i, x == null ? null : readAll(x, len)); }
+    @Override public void setAsciiStream(int i, InputStream x) throws SQLException { bind(i, x == null ? null : new String(readAll(x, -1), java.nio.charset.StandardCharsets.US_ASCII)); }
+    @Override public void setAsciiStream(int i, InputStream x, int len) throws SQLException { bind(i, x == null ? null : new String(readAll(x, len), java.nio.charset.StandardCharsets.US_ASCII)); }
+    @Override public void setAsciiStream(int i, InputStream x, long len) throws SQLException { bind(i, x == null ? null : new String(readAll(x, len), java.nio.charset.StandardCharsets.US_ASCII)); }
+    @Override public void setCharacterStream(int i, Reader x) throws SQLException { bind(i, x == null ? null : readAll(x, -1)); }
+    @Override public void setCharacterStream(int i, Reader x, int len) throws SQLException { bind(i, x == null ? null : readAll(x, len)); }
+    @Override public void setCharacterStream(int i, Reader x, long len) throws SQLException { bind(i, x == null ? null : readAll(x, len)); }
+    @Override public void setNCharacterStream(int i, Reader x) throws SQLException { setCharacterStream(i, x); }
+    @Override public void setNCharacterStream(int i, Reader x, long len) throws SQLException { setCharacterStream(i, x, len); }
+    @Override public void setBlob(int i, Blob x) throws SQLException { bind(i, x == null ? null : x.getBytes(1, (int) x.length())); }
+    @Override public void setBlob(int i, InputStream x) throws SQLException { setBinaryStream(i, x); }
+    @Override public void setBlob(int i, InputStream x, long len) throws SQLException { setBinaryStream(i, x, len); }
+    @Override public void setClob(int i, Clob x) throws SQLException { bind(i, x == null ? null : x.getSubString(1, (int) x.length())); }
+    @Override public void setClob(int i, Reader x) throws SQLException { setCharacterStream(i, x); }
+    @Override public void setClob(int i, Reader x, long len) throws SQLException { setCharacterStream(i, x, len); }
+
+    /** Accepts what the native API sends, plus OffsetDateTime/ZonedDateTime/Instant (converted to the JVM's zone). */
+    @Override
+    public void setObject(int i, Object x) throws SQLException {
+        Object v = switch (x) {
+            case null -> null;
+            case Date d -> d.toLocalDate();
+            case Time t -> t.toLocalTime();
+            case Timestamp t -> t.toLocalDateTime();
+            case OffsetDateTime t -> t.atZoneSameInstant(ZoneId.systemDefault()).toLocalDateTime();
+            case ZonedDateTime t -> t.withZoneSameInstant(ZoneId.systemDefault()).toLocalDateTime();
+            case Instant t -> LocalDateTime.ofInstant(t, ZoneId.systemDefault());
+            case java.util.Date d -> LocalDateTime.ofInstant(d.toInstant(), ZoneId.systemDefault());
+            case Blob b -> b.getBytes(1, (int) b.length());
+            case Clob c -> c.getSubString(1, (int) c.length());
+            case InputStream in -> readAll(in, -1);
+            case Reader r -> readAll(r, -1);
+            case byte[] b -> b.clone();
+            case Number n when !(n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte
+                    || n instanceof Double || n instanceof Float || n instanceof BigDecimal
+                    || n instanceof java.math.BigInteger) -> new BigDecimal(n.toString());
+            default -> x;
+        };
+        if (v != null && !(v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte
+                || v instanceof Boolean || v instanceof Double || v instanceof Float || v instanceof BigDecimal
+                || v instanceof java.math.BigInteger || v instanceof String || v instanceof Character
+                || v instanceof byte[] || v instanceof LocalDate || v instanceof LocalDateTime
+                || v instanceof LocalTime || v instanceof java.time.Duration || v instanceof java.util.UUID
+                || v instanceof Enum<?>)) {
+            throw new SQLDataException("parameter " + i + ": cannot send a " + x.getClass().getName(), "22023");
+        }
+        bind(i, v);
+    }
+
+    @Override
+    public void setObject(int i, Object x, int targetSqlType) throws SQLException {
+        if (x == null) {
+            bind(i, null);
+            return;
+        }
+        switch (targetSqlType) {
+            case Types.VARCHAR, Types.CHAR, Types.LONGVARCHAR, Types.NVARCHAR, Types.NCHAR, Types.CLOB ->
+                    setObject(i, x instanceof String ? x : StaunchResultSet.text(x));
+            case Types.BOOLEAN, Types.BIT -> setObject(i, x instanceof Boolean b ? b
+                    : x instanceof Number n ? n.longValue() != 0 : Boolean.parseBoolean(x.toString()));
+            default -> setObject(i, x);
+        }
+    }
+
+    @Override
+    public void setObject(int i, Object x, int targetSqlType, int scaleOrLength) throws SQLException {
+        setObject(i, x, targetSqlType);
+    }
+
+    @Override
+    public void setObject(int i, Object x, SQLType targetSqlType) throws SQLException {
+        setObject(i, x, targetSqlType == null || targetSqlType.getVendorTypeNumber() == null ? Types.OTHER
+                : targetSqlType.getVendorTypeNumber());
+    }
+
+    @Override
+    public void setObject(int i, Object x, SQLType targetSqlType, int scaleOrLength) throws SQLException {
+        setObject(i, x, targetSqlType);
+    }
+
+    @Override
+    public ResultSetMetaData getMetaData() throws SQLException {
+        open();
+        return null; // known only once executed (JDBC allows null)
+    }
+
+    @Override
+    public ParameterMetaData getParameterMetaData() throws SQLException {
+        throw Errors.unsupported("PreparedStatement.getParameterMetaData");
+    }
+
+    @Override
+    public String toString() {
+        return "StaunchPreparedStatement[" + sql + "]";
+    }
+}

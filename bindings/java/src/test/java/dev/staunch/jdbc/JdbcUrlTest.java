@@ -1,0 +1,39 @@
+package dev.staunch.jdbc;
+
+import java.sql.SQLException;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class JdbcUrlTest {
+    @Test
+    void mysql_and_mariadb_urls_translate_with_their_common_properties() throws SQLException {
+        JdbcUrl.Translated t = JdbcUrl.translate("jdbc:mysql://10.0.71.13:33052/appdb?socketTimeout=60000&connectTimeout=30000&serverTimezone=UTC&useSSL=false");
+        assertEquals("mysql://10.0.71.13:33052/appdb", t.url());
+        assertEquals(Map.of("query_timeout", "60000ms", "connect_timeout", "30000ms"), t.knobs());
+        JdbcUrl.Translated m = JdbcUrl.translate("jdbc:mariadb://u%40x:p%26w@h1:3306,h2:3307/db?sslMode=verify-full&user=app&max_size=4");
+        assertEquals("mysql://h1:3306,h2:3307/db", m.url());
+        assertEquals("app", m.knobs().get("user"));
+        assertEquals("p&w", m.knobs().get("password"));
+        assertEquals("verify_identity", m.knobs().get("tls_mode"));
+        assertEquals("4", m.knobs().get("max_size"));
+        assertEquals("replication", JdbcUrl.translate("jdbc:mariadb:replication://a,b/db").knobs().get("topology"));
+        assertEquals("mysql://x:1/y?max_size=2", JdbcUrl.translate("mysql://x:1/y?max_size=2").url());
+        assertEquals("SET SESSION sql_mode='ANSI'", JdbcUrl.translate("jdbc:mysql://h/db?sessionVariables=sql_mode='ANSI'").knobs().get("init_sql"));
+        assertEquals("required", JdbcUrl.translate("jdbc:mysql://h/db?useSSL=true&verifyServerCertificate=false").knobs().get("tls_mode"));
+    }
+
+    @Test
+    void unknown_or_malformed_properties_are_named_in_the_error() {
+        SQLException e = assertThrows(SQLException.class, () -> JdbcUrl.translate("jdbc:mysql://h/db?cachePrepStmts=true&fooBar=1"));
+        assertTrue(e.getMessage().contains("fooBar"), e.getMessage());
+        assertTrue(assertThrows(SQLException.class, () -> JdbcUrl.translate("jdbc:mysql://h/db?connectTimeout=soon")).getMessage().contains("connectTimeout"));
+        assertTrue(assertThrows(SQLException.class, () -> JdbcUrl.translate("jdbc:mysql:loadbalance://h/db")).getMessage().contains("not supported"));
+        assertTrue(assertThrows(SQLException.class, () -> JdbcUrl.translate("jdbc:mysql://h/db?sslMode=sometimes")).getMessage().contains("sslMode"));
+        assertThrows(SQLException.class, () -> JdbcUrl.translate(null));
+        assertThrows(SQLException.class, () -> JdbcUrl.translate("jdbc:mysql://h/db?useSSL=maybe"));
+    }
+}
