@@ -10,6 +10,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 )
 
 // Status is a staunch status code (include/staunch.h): 1xx the caller passed
@@ -97,6 +99,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	msg := "staunch: " + e.Op + ": " + e.Message
+	if strings.HasPrefix(e.Message, e.Op+": ") {
+		msg = "staunch: " + e.Message
+	}
 	if e.ctx != nil {
 		msg += " (" + e.ctx.Error() + ")"
 	}
@@ -173,12 +178,23 @@ func invalid(op, format string, args ...any) error {
 // context.Canceled) works) and the failure is one a context causes.
 func withContext(err error, ctx context.Context) error {
 	var e *Error
-	if ctx == nil || ctx.Err() == nil || !errors.As(err, &e) {
+	if ctx == nil || !errors.As(err, &e) {
+		return err
+	}
+	cerr := ctx.Err()
+	if cerr == nil {
+		// The C call's bound was the deadline: it may return a moment
+		// before the context's own timer fires.
+		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl.Add(-time.Millisecond)) {
+			cerr = context.DeadlineExceeded
+		}
+	}
+	if cerr == nil {
 		return err
 	}
 	switch e.Status {
 	case StatusCancelled, StatusPoolExhausted, StatusUnreachable, StatusTimeout:
-		e.ctx = ctx.Err()
+		e.ctx = cerr
 	}
 	return err
 }

@@ -206,4 +206,3 @@ func bindParams(op string, args []any) (cparams, error) {
 	}
 	return cparams{ptr: (*C.staunch_param)(mem), n: C.size_t(len(args))}, nil
 }
-

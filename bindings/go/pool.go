@@ -53,7 +53,8 @@ type Config struct {
 	// goroutine of the pool, one event at a time, in the order staunch
 	// reported them, so it may take its time and may call the pool; if it
 	// falls more than 1024 events behind, later events are dropped (and
-	// counted in Stat().DroppedEvents).
+	// counted in Stat().DroppedEvents). The last call has returned when
+	// Pool.Close returns; OnEvent must not call Close itself.
 	OnEvent func(Event)
 }
 
@@ -211,7 +212,8 @@ func (p *Pool) finalize() {
 // Close closes the pool: goroutines waiting in Acquire fail with ErrClosed,
 // idle connections are closed, borrowed ones when released (using them
 // meanwhile gives ErrClosed). Idempotent; Stat still works afterwards.
-// Returns once staunch's threads for the pool are gone.
+// Returns once staunch's threads for the pool are gone and OnEvent has
+// received the last event (so OnEvent must not call Close).
 func (p *Pool) Close() {
 	if p == nil {
 		return
@@ -223,13 +225,16 @@ func (p *Pool) Close() {
 		}
 		p.mu.RUnlock()
 		p.mu.Lock()
-		defer p.mu.Unlock()
 		if p.p != nil {
 			p.final = p.statLocked()
-			C.staunch_pool_free(p.p)
+			C.staunch_pool_free(p.p) // after it, staunch calls no callback for this pool
 			p.p = nil
 		}
+		p.mu.Unlock()
 		runtime.SetFinalizer(p, nil)
+		if p.sink != nil {
+			<-p.sink.done // the events already queued are delivered first
+		}
 	})
 }
 
@@ -302,9 +307,16 @@ func (p *Pool) acquire(ctx context.Context, read bool) (*Conn, error) {
 		// The cancel runs on a goroutine of the context's only once ctx is
 		// done; stop() unregisters it, and if it already started we wait
 		// for it, so it never touches the token after the free below.
+		// A deadline is the C call's own timeout (timeoutMs): left to it,
+		// the error says why the wait failed (pool exhausted, unreachable
+		// and why); only a cancel goes through the token.
+		_, hasDeadline := ctx.Deadline()
 		fired := make(chan struct{})
 		stop := context.AfterFunc(ctx, func() {
 			defer close(fired)
+			if hasDeadline && ctx.Err() == context.DeadlineExceeded {
+				return
+			}
 			C.staunch_cancel_token_cancel(tok, nil)
 		})
 		if read {

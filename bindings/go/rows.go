@@ -36,6 +36,9 @@ const (
 	KindTime     = C.STAUNCH_COLUMN_TIME     // time.Duration
 )
 
+// cValue names the C value type for the files without cgo.
+type cValue = C.staunch_value
+
 // rowsPerFetch bounds how many rows one staunch_rows_fetch copies out.
 const rowsPerFetch = 256
 
