@@ -16,7 +16,7 @@ package staunch
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../include
 #cgo !staunch_static LDFLAGS: -lstaunch
-#cgo staunch_static LDFLAGS: -l:libstaunch.a -lpthread -ldl -lm -lgcc_s -lc
+#cgo staunch_static LDFLAGS: -l:libstaunch.a -lgcc_s -lutil -lrt -lpthread -lm -ldl
 #include <stdlib.h>
 #include <string.h>
 #include "staunch.h"

@@ -343,8 +343,8 @@ func Test_conf_timeout_exhausted(t *testing.T) {
 // conf_a1 / conf_a2: incident A through the chaos proxy in black-hole mode
 // (it accepts TCP and never sends the greeting).
 func Test_conf_a1_black_hole_then_conf_a2_recovery(t *testing.T) {
-	kit.must(t, "mode blackhole")
-	t.Cleanup(func() { kit.do("mode pass") })
+	kit.Must(t, "mode blackhole")
+	t.Cleanup(func() { kit.Do("mode pass") })
 	const connectTimeout = 500 * time.Millisecond
 	p, err := staunch.New(bg, withKnobs(proxyURL, "connect_timeout=500ms&max_size=2"))
 	if err != nil {
@@ -382,7 +382,7 @@ func Test_conf_a1_black_hole_then_conf_a2_recovery(t *testing.T) {
 	}
 
 	// conf_a2
-	kit.must(t, "mode pass")
+	kit.Must(t, "mode pass")
 	ctx, cancel = context.WithTimeout(bg, 3*connectTimeout+2*time.Second)
 	defer cancel()
 	t0 = time.Now()
@@ -426,7 +426,7 @@ func Test_conf_server_kill(t *testing.T) {
 		c.Release()
 	}
 	for id := range ids {
-		kit.must(t, fmt.Sprintf("sql 0 KILL CONNECTION %d", id))
+		kit.Must(t, fmt.Sprintf("sql 0 KILL CONNECTION %d", id))
 	}
 	time.Sleep(600 * time.Millisecond) // past alive_bypass_window: idle ones are validated
 	for i := range conns {
@@ -605,8 +605,8 @@ func Test_conf_stats(t *testing.T) {
 }
 
 func Test_conf_events(t *testing.T) {
-	kit.must(t, "mode reset")
-	t.Cleanup(func() { kit.do("mode pass") })
+	kit.Must(t, "mode reset")
+	t.Cleanup(func() { kit.Do("mode pass") })
 	var mu sync.Mutex
 	var got []staunch.Event
 	p, err := staunch.NewWithConfig(bg, &staunch.Config{
@@ -626,7 +626,7 @@ func Test_conf_events(t *testing.T) {
 	if !errors.Is(err, staunch.ErrUnreachable) {
 		t.Fatalf("through a resetting proxy: %v", err)
 	}
-	kit.must(t, "mode pass")
+	kit.Must(t, "mode pass")
 	c, err := p.Acquire(bg)
 	if err != nil {
 		t.Fatal(err)
@@ -714,7 +714,7 @@ func Test_conf_cancel_get(t *testing.T) {
 }
 
 func sleepersOnServer(t *testing.T) int64 {
-	return kit.queryInt(t, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(10)%'")
+	return kit.QueryInt(t, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(10)%'")
 }
 
 func Test_conf_cancel_statement(t *testing.T) {
