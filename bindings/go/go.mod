@@ -1,3 +1,3 @@
 module github.com/staunch-db/staunch/bindings/go
 
-go 1.26
+go 1.22

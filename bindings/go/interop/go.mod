@@ -1,6 +1,6 @@
 module github.com/staunch-db/staunch/bindings/go/interop
 
-go 1.26
+go 1.22
 
 require (
 	github.com/jmoiron/sqlx v1.4.0
