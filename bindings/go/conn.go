@@ -164,7 +164,11 @@ func (c *Conn) queryLocked(ctx context.Context, sql string, args []any) (*Rows, 
 	defer C.free(unsafe.Pointer(csql))
 	var flags C.uint32_t
 	if params.n == 0 {
-		flags = C.STAUNCH_QUERY_TEXT // one round trip, no prepare
+		// The text protocol: one round trip. A prepared statement (with
+		// args) costs a prepare the first time on a session, and the
+		// server then reports the session changed, so staunch resets it on
+		// release (see the README's "Cost of parameters").
+		flags = C.STAUNCH_QUERY_TEXT
 	}
 	var out *C.staunch_rows
 	var cerr *C.staunch_error

@@ -355,6 +355,20 @@ func vbytes(v *C.staunch_value) []byte {
 	return C.GoBytes(unsafe.Pointer(v.ptr), C.int(v.len))
 }
 
+// aliasBytes gives the bytes of a TEXT, DECIMAL or BYTES value without a
+// copy: a slice over C memory, valid until the next fetch (database/sql's
+// driver.Rows contract; see sqlValue).
+func aliasBytes(v *C.staunch_value) ([]byte, bool) {
+	switch v._type {
+	case C.STAUNCH_COLUMN_TEXT, C.STAUNCH_COLUMN_DECIMAL, C.STAUNCH_COLUMN_BYTES:
+		if v.len == 0 || v.ptr == nil {
+			return []byte{}, true
+		}
+		return unsafe.Slice((*byte)(unsafe.Pointer(v.ptr)), int(v.len)), true
+	}
+	return nil, false
+}
+
 func vtime(v *C.staunch_value) time.Time {
 	d := v.datetime
 	return time.Date(int(d.year), time.Month(d.month), int(d.day), int(d.hour), int(d.minute),

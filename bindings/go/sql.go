@@ -303,6 +303,20 @@ func (r *sqlRows) Next(dest []driver.Value) error {
 	return nil
 }
 
+// sqlValue is the driver.Value of one value: text, DECIMAL and binary data
+// as []byte pointing into the row set's fetch buffer (as go-sql-driver's
+// point into its read buffer): valid until the next Next, which is all
+// database/sql needs (it copies them into the caller's destination, except
+// into an sql.RawBytes, which the database/sql docs say is valid only until
+// the next Next). uint64 above MaxInt64 stays uint64 (database/sql converts
+// it), TIME comes as its text ("-12:30:00").
+func sqlValue(v *cValue) driver.Value {
+	if b, ok := aliasBytes(v); ok {
+		return b
+	}
+	return driverValue(v)
+}
+
 func (r *sqlRows) HasNextResultSet() bool { return r.rs.r != nil }
 
 func (r *sqlRows) NextResultSet() error {
@@ -369,7 +383,3 @@ func (r *sqlRows) ColumnTypePrecisionScale(i int) (precision, scale int64, ok bo
 	}
 	return 0, 0, false
 }
-
-// sqlValue is a driver.Value: uint64 stays uint64 (database/sql converts
-// it), TIME comes as its text ("-12:30:00"), DECIMAL and TEXT as string.
-func sqlValue(v *cValue) driver.Value { return driverValue(v) }
