@@ -10,7 +10,9 @@
 #   scripts/go-bench.sh [COUNT] [BENCHTIME]     (default 8 runs of 1s each)
 #
 # The raw output stays in target/go-bench/bench.txt (benchstat it again with
-# target/go-bin/benchstat).
+# target/go-bin/benchstat). Besides ns/op, each benchmark reports cpu-ns/op:
+# the client process's CPU time (user + system) per operation, steadier than
+# the wall clock on a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -30,8 +32,17 @@ if [ ! -x "$BENCHSTAT" ]; then
 fi
 
 cd "$ROOT/bindings/go/bench"
-echo "== go test -bench . -count $COUNT -benchtime $BENCHTIME ($(go version), GOMAXPROCS=$(nproc))"
-go test -run '^$' -bench . -count "$COUNT" -benchtime "$BENCHTIME" -timeout 60m . | tee "$OUT/bench.txt"
+# One test binary, run COUNT times: each run goes through every
+# implementation in turn (interleaved), so a slow moment of a shared machine
+# hits them all alike instead of one implementation's samples.
+go test -c -o "$OUT/bench.test" .
+echo "== $COUNT interleaved runs of the benchmarks, -benchtime $BENCHTIME ($(go version), GOMAXPROCS=${GOMAXPROCS:-$(nproc)})"
+: >"$OUT/bench.txt"
+for i in $(seq "$COUNT"); do
+  echo "-- run $i/$COUNT"
+  "$OUT/bench.test" -test.run '^$' -test.bench . -test.count 1 -test.benchtime "$BENCHTIME" \
+    -test.timeout 30m | tee -a "$OUT/bench.txt"
+done
 echo
 "$BENCHSTAT" -col /impl "$OUT/bench.txt" | tee "$OUT/benchstat.txt"
 echo
