@@ -609,11 +609,14 @@ func Test_conf_events(t *testing.T) {
 	t.Cleanup(func() { kit.Do("mode pass") })
 	var mu sync.Mutex
 	var got []staunch.Event
+	goroutines := map[uint64]bool{} // the goroutines OnEvent ran on
 	p, err := staunch.NewWithConfig(bg, &staunch.Config{
 		URL: withKnobs(proxyURL, "connect_timeout=500ms&max_size=1"),
 		OnEvent: func(e staunch.Event) {
+			g := goroutineID()
 			mu.Lock()
 			got = append(got, e)
+			goroutines[g] = true
 			mu.Unlock()
 		},
 	})
@@ -672,6 +675,43 @@ func Test_conf_events(t *testing.T) {
 	}
 	if !closed {
 		t.Errorf("no pool_closed event before Close returned: %v", got)
+	}
+	// As documented: one goroutine of the pool, whatever thread saw them.
+	if len(goroutines) != 1 {
+		t.Errorf("OnEvent ran on %d goroutines", len(goroutines))
+	}
+}
+
+func goroutineID() uint64 {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	var id uint64
+	fmt.Sscanf(string(buf), "goroutine %d ", &id)
+	return id
+}
+
+// A Conn nobody releases is closed by its finalizer (a fallback: it is
+// discarded, not returned, since a finalizer must not block).
+func Test_finalizer_fallback_for_a_forgotten_conn(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	func() {
+		c := acquire(t, p)
+		if n := queryInt(t, c, "SELECT 1"); n != 1 {
+			t.Fatal(n)
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Stat().InUse != 0 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if s := p.Stat(); s.InUse != 0 {
+		t.Fatalf("the forgotten connection is still in use")
+	}
+	c := acquire(t, p)
+	defer c.Release()
+	if n := queryInt(t, c, "SELECT 2"); n != 2 {
+		t.Fatal(n)
 	}
 }
 
