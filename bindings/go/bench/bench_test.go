@@ -1,0 +1,221 @@
+// Package bench runs staunch's Go binding side by side with database/sql +
+// go-sql-driver/mysql (its peer), in one run against one throwaway server
+// from staunch-testkit: acquire + SELECT 1 + release at 1 and 8 goroutines,
+// and scanning 10,000 rows. scripts/go-bench.sh runs it and gives the
+// ratios (benchstat). A module of its own: the binding's module needs no
+// third-party dependency.
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+	staunch "github.com/staunch-db/staunch/bindings/go"
+	"github.com/staunch-db/staunch/bindings/go/internal/testkit"
+)
+
+var (
+	server   testkit.Server
+	bg       = context.Background()
+	pool     *staunch.Pool
+	staunchD *sql.DB // staunch.OpenDB(pool)
+	mysqlD   *sql.DB // go-sql-driver/mysql at its defaults
+	mysqlD8  *sql.DB // go-sql-driver/mysql with SetMaxIdleConns(8)
+)
+
+func TestMain(m *testing.M) {
+	kit, err := testkit.Start("server")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "TestMain:", err)
+		os.Exit(1)
+	}
+	server = kit.Ready.Servers[0]
+	code := func() int {
+		// Both pools may open up to 10 connections (staunch's default
+		// max_size; go-sql-driver's database/sql has no limit by default).
+		pool, err = staunch.New(bg, server.URL)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer pool.Close()
+		staunchD = staunch.OpenDB(pool)
+		defer staunchD.Close()
+		cfg := mysql.NewConfig()
+		cfg.User, cfg.Passwd, cfg.Net = "app", "app-secret", "tcp"
+		cfg.Addr, cfg.DBName = fmt.Sprintf("127.0.0.1:%d", server.Port), "staunch_test"
+		conn, err := mysql.NewConnector(cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		mysqlD = sql.OpenDB(conn)
+		defer mysqlD.Close()
+		mysqlD8 = sql.OpenDB(conn)
+		mysqlD8.SetMaxIdleConns(8)
+		defer mysqlD8.Close()
+		return m.Run()
+	}()
+	kit.Stop()
+	os.Exit(code)
+}
+
+// cpuTime is this process's CPU time (user + system) in ns: the client's
+// cost per operation, whatever the wall clock says.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// parallel runs b.N calls of fn over exactly g goroutines.
+func parallel(b *testing.B, g int, fn func() error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var once sync.Once
+	var ferr error
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				if err := fn(); err != nil {
+					once.Do(func() { ferr = err })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	if ferr != nil {
+		b.Fatal(ferr)
+	}
+}
+
+func select1DB(db *sql.DB) func() error {
+	return func() error {
+		var n int
+		if err := db.QueryRow("SELECT 1").Scan(&n); err != nil {
+			return err
+		}
+		if n != 1 {
+			return fmt.Errorf("SELECT 1 gave %d", n)
+		}
+		return nil
+	}
+}
+
+func select1Native() error {
+	c, err := pool.Acquire(bg)
+	if err != nil {
+		return err
+	}
+	var n int
+	err = c.QueryRow(bg, "SELECT 1").Scan(&n)
+	c.Release()
+	if err == nil && n != 1 {
+		err = fmt.Errorf("SELECT 1 gave %d", n)
+	}
+	return err
+}
+
+// BenchmarkSelect1: acquire + SELECT 1 + release.
+func BenchmarkSelect1(b *testing.B) {
+	impls := []struct {
+		name string
+		fn   func() error
+	}{
+		{"go-sql-driver", select1DB(mysqlD)},
+		{"go-sql-driver-idle8", select1DB(mysqlD8)},
+		{"staunch-native", select1Native},
+		{"staunch-OpenDB", select1DB(staunchD)},
+	}
+	for _, g := range []int{1, 8} {
+		for _, impl := range impls {
+			b.Run(fmt.Sprintf("g=%d/impl=%s", g, impl.name), func(b *testing.B) {
+				b.ReportAllocs()
+				parallel(b, g, impl.fn)
+			})
+		}
+	}
+}
+
+const scanSQL = "SELECT seq, CONCAT('row-', seq), seq * 1.5e0, NULLIF(seq % 10, 0) FROM seq_1_to_10000"
+
+func scanDB(db *sql.DB) error {
+	rows, err := db.Query(scanSQL)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var (
+		n   int64
+		s   string
+		f   float64
+		opt sql.NullInt64
+		k   int
+	)
+	for rows.Next() {
+		if err := rows.Scan(&n, &s, &f, &opt); err != nil {
+			return err
+		}
+		k++
+	}
+	if k != 10000 {
+		return fmt.Errorf("%d rows", k)
+	}
+	return rows.Err()
+}
+
+func scanNative() error {
+	rows, err := pool.Query(bg, scanSQL)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var (
+		n   int64
+		s   string
+		f   float64
+		opt *int64
+		k   int
+	)
+	for rows.Next() {
+		if err := rows.Scan(&n, &s, &f, &opt); err != nil {
+			return err
+		}
+		k++
+	}
+	if k != 10000 {
+		return fmt.Errorf("%d rows", k)
+	}
+	return rows.Err()
+}
+
+// BenchmarkScan10k: one query of 10,000 rows of 4 columns, each scanned.
+func BenchmarkScan10k(b *testing.B) {
+	for _, impl := range []struct {
+		name string
+		fn   func() error
+	}{
+		{"go-sql-driver", func() error { return scanDB(mysqlD) }},
+		{"staunch-native", scanNative},
+		{"staunch-OpenDB", func() error { return scanDB(staunchD) }},
+	} {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			parallel(b, 1, impl.fn)
+		})
+	}
+}

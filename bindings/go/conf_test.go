@@ -1,0 +1,1016 @@
+package staunch_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	staunch "github.com/staunch-db/staunch/bindings/go"
+)
+
+var bg = context.Background()
+
+func openPool(t testing.TB, knobs string) *staunch.Pool {
+	t.Helper()
+	p, err := staunch.New(bg, withKnobs(directURL, knobs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+func queryInt(t testing.TB, q interface {
+	QueryRow(context.Context, string, ...any) *staunch.Row
+}, sql string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := q.QueryRow(bg, sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+func acquire(t testing.TB, p *staunch.Pool) *staunch.Conn {
+	t.Helper()
+	c, err := p.Acquire(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func Test_conf_basic(t *testing.T) {
+	p, err := staunch.New(bg, directURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := acquire(t, p)
+	if n := queryInt(t, c, "SELECT 1"); n != 1 {
+		t.Fatalf("SELECT 1 gave %d", n)
+	}
+	c.Release()
+	c.Release() // idempotent
+	if n := queryInt(t, p, "SELECT 1"); n != 1 {
+		t.Fatalf("pool SELECT 1 gave %d", n)
+	}
+	p.Close()
+	p.Close() // idempotent
+	if _, err := p.Acquire(bg); !errors.Is(err, staunch.ErrClosed) {
+		t.Fatalf("Acquire after Close: %v", err)
+	}
+	if s := p.Stat(); s.Acquired != 2 || s.OpenConnections != 0 {
+		t.Fatalf("stats after close: acquired=%d open=%d", s.Acquired, s.OpenConnections)
+	}
+}
+
+func Test_conf_types(t *testing.T) {
+	p := openPool(t, "")
+	c := acquire(t, p)
+	defer c.Release()
+	bin := []byte{0, 1, 2, 0, 255, 'x', 0}
+	dt := time.Date(2024, 2, 29, 23, 59, 58, 123456000, time.UTC)
+	tm := -(838*time.Hour + 59*time.Minute + 59*time.Second + 999999*time.Microsecond)
+	for _, ddl := range []string{
+		"DROP TABLE IF EXISTS go_types",
+		`CREATE TABLE go_types (id INT PRIMARY KEY, n INT NULL, i BIGINT, u BIGINT UNSIGNED, d DOUBLE,
+		  s VARCHAR(64) CHARACTER SET utf8mb4, e VARBINARY(16), b BLOB, dec_ DECIMAL(20,6), da DATE, dt DATETIME(6), tm TIME(6))`,
+	} {
+		if _, err := c.Exec(bg, ddl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := []struct {
+		i int64
+		u uint64
+	}{{math.MinInt64, math.MaxUint64}, {math.MaxInt64, 0}}
+	for k, r := range rows {
+		_, err := c.Exec(bg, "INSERT INTO go_types VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+			k, nil, r.i, r.u, 3.141592653589793, "héllo wörld ✓ 日本", []byte{}, bin,
+			"-12345678901234.123456", time.Date(1999, 12, 31, 0, 0, 0, 0, time.UTC), dt, tm)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, want := range rows {
+		var (
+			n    *int64
+			nn   sql.NullInt64
+			i    int64
+			u    uint64
+			d    float64
+			s    string
+			e, b []byte
+			dec  string
+			da   time.Time
+			dtv  time.Time
+			tmv  time.Duration
+			anyv any
+		)
+		err := c.QueryRow(bg, "SELECT n, n, i, u, d, s, e, b, dec_, da, dt, tm, u FROM go_types WHERE id = ?", k).
+			Scan(&n, &nn, &i, &u, &d, &s, &e, &b, &dec, &da, &dtv, &tmv, &anyv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != nil || nn.Valid {
+			t.Errorf("NULL came back as %v / %v", n, nn)
+		}
+		if i != want.i || u != want.u || anyv != want.u {
+			t.Errorf("64-bit edges: %d %d %v, want %d %d", i, u, anyv, want.i, want.u)
+		}
+		if d != 3.141592653589793 || s != "héllo wörld ✓ 日本" {
+			t.Errorf("double/text: %v %q", d, s)
+		}
+		if e == nil || len(e) != 0 || !bytes.Equal(b, bin) {
+			t.Errorf("bytes: empty=%#v bin=%#v", e, b)
+		}
+		if dec != "-12345678901234.123456" {
+			t.Errorf("DECIMAL %q", dec)
+		}
+		if !da.Equal(time.Date(1999, 12, 31, 0, 0, 0, 0, time.UTC)) || !dtv.Equal(dt) || tmv != tm {
+			t.Errorf("temporal: %v %v %v", da, dtv, tmv)
+		}
+	}
+	// Values in their natural Go types.
+	rs, err := c.Query(bg, "SELECT NULL, CAST(-1 AS SIGNED), CAST(18446744073709551615 AS UNSIGNED), 0.5e0, 'x', X'00', 1.50, DATE '2020-01-02', TIME '01:02:03'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rs.Next() {
+		t.Fatal("no row", rs.Err())
+	}
+	vals, err := rs.Values()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{nil, int64(-1), uint64(math.MaxUint64), 0.5, "x", []byte{0}, "1.50", time.Date(2020, 1, 2, 0, 0, 0, 0, time.UTC), time.Hour + 2*time.Minute + 3*time.Second}
+	if fmt.Sprintf("%#v", vals) != fmt.Sprintf("%#v", want) {
+		t.Errorf("Values:\n got %#v\nwant %#v", vals, want)
+	}
+	rs.Close()
+}
+
+func Test_conf_params(t *testing.T) {
+	p := openPool(t, "")
+	c := acquire(t, p)
+	defer c.Release()
+	if _, err := c.Exec(bg, "CREATE OR REPLACE TABLE go_params (id INT PRIMARY KEY, s TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	evil := "'); DROP TABLE go_params; --"
+	r, err := c.Exec(bg, "INSERT INTO go_params VALUES (?, ?)", 1, evil)
+	if err != nil || r.RowsAffected != 1 {
+		t.Fatalf("right count: %v %+v", err, r)
+	}
+	_, err = c.Exec(bg, "INSERT INTO go_params VALUES (?, ?)", 2)
+	var se *staunch.Error
+	if !errors.As(err, &se) || se.Status != staunch.StatusParamCount || !errors.Is(err, staunch.ErrInvalid) {
+		t.Fatalf("wrong count: %v", err)
+	}
+	_, err = c.Exec(bg, "INSERT INTO go_params VALUES (?, ?)", 3, make(chan int))
+	if !errors.Is(err, staunch.ErrInvalid) || !strings.Contains(err.Error(), "argument 2") || !strings.Contains(err.Error(), "chan int") {
+		t.Fatalf("wrong type: %v", err)
+	}
+	_, err = c.Exec(bg, "INSERT INTO go_params VALUES (?, ?)", 4, struct{}{})
+	if !errors.Is(err, staunch.ErrInvalid) {
+		t.Fatalf("struct argument: %v", err)
+	}
+	var s string
+	if err := c.QueryRow(bg, "SELECT s FROM go_params WHERE id = ?", 1).Scan(&s); err != nil || s != evil {
+		t.Fatalf("stored %q, %v", s, err)
+	}
+	if n := queryInt(t, c, "SELECT COUNT(*) FROM go_params"); n != 1 {
+		t.Fatalf("the table has %d rows", n)
+	}
+	// Pointers, named types and Valuers bind too.
+	type ID int32
+	var nilp *string
+	v := "v"
+	if n := queryInt(t, c, "SELECT COUNT(*) FROM go_params WHERE id = ? AND ? IS NULL AND ? = 'v' AND ? IS NULL", ID(1), nilp, &v, sql.NullString{}); n != 1 {
+		t.Fatalf("pointers/named/Valuer: %d", n)
+	}
+}
+
+func Test_conf_txn(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	c := acquire(t, p)
+	if _, err := c.Exec(bg, "CREATE OR REPLACE TABLE go_txn (id INT PRIMARY KEY) ENGINE=InnoDB"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(bg, "INSERT INTO go_txn VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(bg); !errors.Is(err, staunch.ErrTxDone) {
+		t.Fatalf("commit after rollback: %v", err)
+	}
+	tx, err = c.BeginTx(bg, staunch.TxOptions{Isolation: staunch.IsolationSerializable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(bg, "INSERT INTO go_txn VALUES (2)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	// Returned mid-transaction: rolled back before the next borrower.
+	if _, err := c.Begin(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(bg, "INSERT INTO go_txn VALUES (3)"); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	c = acquire(t, p)
+	if n := queryInt(t, c, "SELECT COUNT(*) FROM go_txn WHERE id IN (1, 3)"); n != 0 {
+		t.Fatalf("rolled-back rows present: %d", n)
+	}
+	if n := queryInt(t, c, "SELECT COUNT(*) FROM go_txn WHERE id = 2"); n != 1 {
+		t.Fatal("committed row absent")
+	}
+	if n := queryInt(t, c, "SELECT @@in_transaction"); n != 0 {
+		t.Fatal("the next borrower is inside the old transaction")
+	}
+	if s := p.Stat(); s.RollbacksOnReturn != 1 {
+		t.Fatalf("rollbacks_on_return = %d", s.RollbacksOnReturn)
+	}
+	c.Release()
+	// Pool.Begin releases on commit (the pool has one connection).
+	for range 2 {
+		ptx, err := p.Begin(bg)
+		if err == nil {
+			_, err = ptx.Exec(bg, "INSERT INTO go_txn VALUES (4) ON DUPLICATE KEY UPDATE id = id")
+		}
+		if err == nil {
+			err = ptx.Commit(bg)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := p.Stat(); s.InUse != 0 {
+		t.Fatalf("Pool.Begin's connection still in use after Commit")
+	}
+}
+
+func Test_conf_threads(t *testing.T) {
+	p := openPool(t, "max_size=4")
+	const goroutines, rounds = 8, 500
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				tag := int64(g*100000 + i)
+				c, err := p.Acquire(bg)
+				if err != nil {
+					errs <- err
+					return
+				}
+				var got int64
+				err = c.QueryRow(bg, "SELECT ?", tag).Scan(&got)
+				c.Release()
+				if err != nil || got != tag {
+					errs <- fmt.Errorf("tag %d came back as %d (%v)", tag, got, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	s := p.Stat()
+	if s.InUse != 0 || s.Acquired != goroutines*rounds || s.Violations != 0 || s.OpenConnections > 4 {
+		t.Fatalf("stats: in use %d, acquired %d, open %d, violations %d", s.InUse, s.Acquired, s.OpenConnections, s.Violations)
+	}
+}
+
+func Test_conf_timeout_exhausted(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	held := acquire(t, p)
+	defer held.Release()
+	for _, how := range []string{"context deadline", "pool connection_timeout"} {
+		var err error
+		t0 := time.Now()
+		if how == "context deadline" {
+			ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+			_, err = p.Acquire(ctx)
+			cancel()
+		} else {
+			p2 := openPool(t, "max_size=1&connection_timeout=200ms")
+			h := acquire(t, p2)
+			t0 = time.Now()
+			_, err = p2.Acquire(bg)
+			h.Release()
+		}
+		took := time.Since(t0)
+		if !errors.Is(err, staunch.ErrPoolExhausted) || !strings.Contains(err.Error(), "exhausted") {
+			t.Fatalf("%s: %v", how, err)
+		}
+		if took < 190*time.Millisecond || took > 200*time.Millisecond+slack() {
+			t.Fatalf("%s: took %v", how, took)
+		}
+		if how == "context deadline" && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("does not match context.DeadlineExceeded: %v", err)
+		}
+	}
+	if n := queryInt(t, held, "SELECT 7"); n != 7 {
+		t.Fatal("held connection")
+	}
+}
+
+// conf_a1 / conf_a2: incident A through the chaos proxy in black-hole mode
+// (it accepts TCP and never sends the greeting).
+func Test_conf_a1_black_hole_then_conf_a2_recovery(t *testing.T) {
+	kit.Must(t, "mode blackhole")
+	t.Cleanup(func() { kit.Do("mode pass") })
+	const connectTimeout = 500 * time.Millisecond
+	p, err := staunch.New(bg, withKnobs(proxyURL, "connect_timeout=500ms&max_size=2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	before := runtime.NumGoroutine()
+
+	// conf_a1
+	bound := 3 * connectTimeout
+	ctx, cancel := context.WithTimeout(bg, bound)
+	t0 := time.Now()
+	_, err = p.Acquire(ctx)
+	took := time.Since(t0)
+	cancel()
+	if !errors.Is(err, staunch.ErrUnreachable) {
+		t.Fatalf("conf_a1: %v", err)
+	}
+	if !strings.Contains(err.Error(), proxyAddr) || !strings.Contains(err.Error(), "greeting") {
+		t.Fatalf("conf_a1: the error does not say where and why: %v", err)
+	}
+	if took < bound-10*time.Millisecond || took > bound+slack() {
+		t.Fatalf("conf_a1: took %v for a %v bound", took, bound)
+	}
+	t.Logf("conf_a1: %v after %v", err, took)
+	deadline := time.Now().Add(connectTimeout + slack() + 200*time.Millisecond)
+	for p.Stat().Connecting != 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if s := p.Stat(); s.Connecting != 0 || s.ConnectFailures < 1 || s.OpenConnections != 0 || s.Waiting != 0 {
+		t.Fatalf("conf_a1: connecting=%d failures=%d open=%d waiting=%d", s.Connecting, s.ConnectFailures, s.OpenConnections, s.Waiting)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("conf_a1: %d goroutines left behind", n-before)
+	}
+
+	// conf_a2
+	kit.Must(t, "mode pass")
+	ctx, cancel = context.WithTimeout(bg, 3*connectTimeout+2*time.Second)
+	defer cancel()
+	t0 = time.Now()
+	c, err := p.Acquire(ctx)
+	took = time.Since(t0)
+	if err != nil {
+		t.Fatalf("conf_a2: %v", err)
+	}
+	if n := queryInt(t, c, "SELECT 1"); n != 1 {
+		t.Fatal("conf_a2: SELECT 1")
+	}
+	if took > connectTimeout+time.Second+slack() {
+		t.Fatalf("conf_a2: recovery took %v", took)
+	}
+	c2, err := p.Acquire(ctx)
+	if err != nil {
+		t.Fatalf("conf_a2: second get: %v", err)
+	}
+	if n := queryInt(t, c2, "SELECT 2"); n != 2 {
+		t.Fatal("conf_a2: SELECT 2")
+	}
+	c2.Release()
+	c.Release()
+	t.Logf("conf_a2: recovered in %v", took)
+}
+
+func Test_conf_server_kill(t *testing.T) {
+	p := openPool(t, "max_size=4")
+	const n = 4
+	conns := make([]*staunch.Conn, n)
+	ids := map[uint64]bool{}
+	for i := range conns {
+		conns[i] = acquire(t, p)
+		id, err := conns[i].ServerID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[id] = true
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	for id := range ids {
+		kit.Must(t, fmt.Sprintf("sql 0 KILL CONNECTION %d", id))
+	}
+	time.Sleep(600 * time.Millisecond) // past alive_bypass_window: idle ones are validated
+	for i := range conns {
+		c, err := p.Acquire(bg)
+		if err != nil {
+			t.Fatalf("checkout %d after the kill: %v", i, err)
+		}
+		conns[i] = c
+		if n := queryInt(t, c, "SELECT 1"); n != 1 {
+			t.Fatal("SELECT 1")
+		}
+		if id, _ := c.ServerID(); ids[id] {
+			t.Fatalf("got the killed session %d back", id)
+		}
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	if s := p.Stat(); s.Validations < n || s.ClosedBroken < n {
+		t.Fatalf("validation_failures=%d closed_broken=%d", s.Validations, s.ClosedBroken)
+	}
+}
+
+func Test_conf_bad_input(t *testing.T) {
+	isInvalid := func(what string, err error) {
+		t.Helper()
+		if err == nil || !errors.Is(err, staunch.ErrInvalid) {
+			t.Errorf("%s: want an ErrInvalid error, got %v", what, err)
+		}
+	}
+	// nil where an object is expected
+	var nilPool *staunch.Pool
+	_, err := nilPool.Acquire(bg)
+	isInvalid("nil pool", err)
+	nilPool.Close()
+	_ = nilPool.Stat()
+	var nilConn *staunch.Conn
+	_, err = nilConn.Exec(bg, "SELECT 1")
+	isInvalid("nil conn", err)
+	nilConn.Release()
+	var nilRows *staunch.Rows
+	if nilRows.Next() {
+		t.Error("nil rows Next")
+	}
+	isInvalid("nil rows Scan", nilRows.Scan())
+	_, err = staunch.NewWithConfig(bg, nil)
+	isInvalid("nil config", err)
+	//lint:ignore SA1012 nil context on purpose
+	_, err = staunch.New(nil, directURL) //nolint:staticcheck
+	isInvalid("nil context", err)
+
+	// an invalid URL, an unknown knob, a bad value, a negative timeout
+	for _, url := range []string{"", "postgres://x@y/z", "mysql://app@127.0.0.1:notaport/db", "mysql://app@127.0.0.1/db?max_size=-3", "mysql://a@h/db?frobnicate=1"} {
+		_, err = staunch.New(bg, url)
+		isInvalid("URL "+url, err)
+	}
+	_, err = staunch.NewWithConfig(bg, &staunch.Config{URL: directURL, Knobs: map[string]string{"no_such_knob": "1"}})
+	isInvalid("unknown knob", err)
+	if err != nil && !strings.Contains(err.Error(), "no_such_knob") {
+		t.Errorf("the error does not name the knob: %v", err)
+	}
+	_, err = staunch.NewWithConfig(bg, &staunch.Config{URL: directURL, ConnectTimeout: -time.Second})
+	isInvalid("negative ConnectTimeout", err)
+	if err != nil && !strings.Contains(err.Error(), "connect_timeout") {
+		t.Errorf("the error does not name the knob: %v", err)
+	}
+
+	p := openPool(t, "max_size=2")
+	c := acquire(t, p)
+	isInvalid("negative statement timeout", c.SetStatementTimeout(-time.Millisecond))
+	_, err = c.Exec(bg, "SELECT 1\x00; DROP TABLE x")
+	isInvalid("NUL in SQL", err)
+	_, err = c.Exec(bg, "SELEKT 1")
+	var me *staunch.MySQLError
+	if !errors.As(err, &me) || me.Number != 1064 || me.SQLState != "42000" {
+		t.Errorf("syntax error: %v", err)
+	}
+	var a, b int
+	isInvalid("Scan count", c.QueryRow(bg, "SELECT 1, 2").Scan(&a))
+	if err := c.QueryRow(bg, "SELECT 'abc'").Scan(&a); err == nil {
+		t.Error("'abc' scanned into an int")
+	}
+	if err := c.QueryRow(bg, "SELECT NULL").Scan(&a); err == nil || !strings.Contains(err.Error(), "NULL") {
+		t.Errorf("NULL into int: %v", err)
+	}
+	if err := c.QueryRow(bg, "SELECT 300").Scan(new(int8)); err == nil {
+		t.Error("300 fits in an int8?")
+	}
+	if err := c.QueryRow(bg, "SELECT 1").Scan(a); err == nil {
+		t.Error("Scan into a non-pointer")
+	}
+	if err := c.QueryRow(bg, "SELECT 1 FROM DUAL WHERE 0").Scan(&a); !errors.Is(err, sql.ErrNoRows) {
+		t.Errorf("no rows: %v", err)
+	}
+	rs, err := c.Query(bg, "SELECT 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Scan(&a); err == nil {
+		t.Error("Scan before Next")
+	}
+	rs.Close()
+	rs.Close()
+
+	// use after release
+	c.Release()
+	_, err = c.Exec(bg, "SELECT 1")
+	if !errors.Is(err, staunch.ErrReleased) {
+		t.Errorf("use after release: %v", err)
+	}
+	if _, err := c.Begin(bg); !errors.Is(err, staunch.ErrReleased) {
+		t.Errorf("begin after release: %v", err)
+	}
+	// use after pool close
+	c = acquire(t, p)
+	p.Close()
+	if _, err := c.Exec(bg, "SELECT 1"); !errors.Is(err, staunch.ErrClosed) {
+		t.Errorf("use after pool close: %v", err)
+	}
+	c.Release()
+	if err := p.QueryRow(bg, "SELECT 1").Scan(&b); !errors.Is(err, staunch.ErrClosed) {
+		t.Errorf("pool use after close: %v", err)
+	}
+}
+
+func Test_conf_stats(t *testing.T) {
+	p := openPool(t, "max_size=2&min_idle=0")
+	check := func(step string, total, active, idle, acquired, created, timeouts int64) {
+		t.Helper()
+		s := p.Stat()
+		if int64(s.OpenConnections) != total || int64(s.InUse) != active || int64(s.Idle) != idle ||
+			s.Acquired != acquired || s.Created != created || s.AcquireTimeouts != timeouts ||
+			s.Waiting != 0 || s.Violations != 0 || s.ConnectFailures != 0 {
+			t.Fatalf("%s: %+v", step, *s)
+		}
+		if s.AcquireCount() != acquired || s.TotalConns() != int32(total) || s.IdleConns() != int32(idle) || s.MaxConns() != 2 {
+			t.Fatalf("%s: pgxpool-style methods disagree", step)
+		}
+	}
+	check("opened", 0, 0, 0, 0, 0, 0)
+	a := acquire(t, p)
+	check("one", 1, 1, 0, 1, 1, 0)
+	b := acquire(t, p)
+	check("two", 2, 2, 0, 2, 2, 0)
+	a.Release()
+	check("released one", 2, 1, 1, 2, 2, 0)
+	a = acquire(t, p)
+	check("reused", 2, 2, 0, 3, 2, 0)
+	ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+	_, err := p.Acquire(ctx)
+	cancel()
+	if !errors.Is(err, staunch.ErrPoolExhausted) {
+		t.Fatal(err)
+	}
+	check("timed out", 2, 2, 0, 3, 2, 1)
+	if _, err := b.Begin(bg); err != nil {
+		t.Fatal(err)
+	}
+	b.Release()
+	a.Release()
+	check("both back", 2, 0, 2, 3, 2, 1)
+	if s := p.Stat(); s.RollbacksOnReturn != 1 || s.AcquiresCancelled != 0 {
+		t.Fatalf("rollbacks_on_return=%d cancelled=%d", s.RollbacksOnReturn, s.AcquiresCancelled)
+	}
+	ctx, cancel = context.WithCancel(bg)
+	cancel()
+	if _, err := p.Acquire(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	check("cancelled before the call: never reached the pool", 2, 0, 2, 3, 2, 1)
+	p.Close()
+	s := p.Stat()
+	if s.OpenConnections != 0 || s.ClosedPoolClosed != 2 || s.Acquired != 3 {
+		t.Fatalf("after close: %+v", *s)
+	}
+}
+
+func Test_conf_events(t *testing.T) {
+	kit.Must(t, "mode reset")
+	t.Cleanup(func() { kit.Do("mode pass") })
+	var mu sync.Mutex
+	var got []staunch.Event
+	goroutines := map[uint64]bool{} // the goroutines OnEvent ran on
+	p, err := staunch.NewWithConfig(bg, &staunch.Config{
+		URL: withKnobs(proxyURL, "connect_timeout=500ms&max_size=1"),
+		OnEvent: func(e staunch.Event) {
+			g := goroutineID()
+			mu.Lock()
+			got = append(got, e)
+			goroutines[g] = true
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(bg, 800*time.Millisecond)
+	_, err = p.Acquire(ctx)
+	cancel()
+	if !errors.Is(err, staunch.ErrUnreachable) {
+		t.Fatalf("through a resetting proxy: %v", err)
+	}
+	kit.Must(t, "mode pass")
+	c, err := p.Acquire(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	wait := func(kind staunch.EventKind) staunch.Event {
+		deadline := time.Now().Add(2*time.Second + slack())
+		for time.Now().Before(deadline) {
+			mu.Lock()
+			for _, e := range got {
+				if e.Kind == kind {
+					mu.Unlock()
+					return e
+				}
+			}
+			mu.Unlock()
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("no %v event; got %v", kind, got)
+		return staunch.Event{}
+	}
+	failed := wait(staunch.EventConnectFailed)
+	rec := wait(staunch.EventRecovered)
+	if failed.Status == staunch.StatusOK || failed.Message == "" || failed.PoolID == 0 {
+		t.Errorf("connect_failed event: %+v", failed)
+	}
+	if rec.Count < 1 || !rec.At.After(failed.At) {
+		t.Errorf("recovered event: %+v", rec)
+	}
+	p.Close()
+	mu.Lock()
+	n := len(got)
+	mu.Unlock()
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != n {
+		t.Errorf("%d events after Close returned", len(got)-n)
+	}
+	closed := false
+	for _, e := range got {
+		closed = closed || e.Kind == staunch.EventPoolClosed
+	}
+	if !closed {
+		t.Errorf("no pool_closed event before Close returned: %v", got)
+	}
+	// As documented: one goroutine of the pool, whatever thread saw them.
+	if len(goroutines) != 1 {
+		t.Errorf("OnEvent ran on %d goroutines", len(goroutines))
+	}
+}
+
+func goroutineID() uint64 {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	var id uint64
+	fmt.Sscanf(string(buf), "goroutine %d ", &id)
+	return id
+}
+
+// A Conn nobody releases is closed by its finalizer (a fallback: it is
+// discarded, not returned, since a finalizer must not block).
+func Test_finalizer_fallback_for_a_forgotten_conn(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	func() {
+		c := acquire(t, p)
+		if n := queryInt(t, c, "SELECT 1"); n != 1 {
+			t.Fatal(n)
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Stat().InUse != 0 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if s := p.Stat(); s.InUse != 0 {
+		t.Fatalf("the forgotten connection is still in use")
+	}
+	c := acquire(t, p)
+	defer c.Release()
+	if n := queryInt(t, c, "SELECT 2"); n != 2 {
+		t.Fatal(n)
+	}
+}
+
+func Test_conf_cancel_get(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	held := acquire(t, p)
+	defer held.Release()
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan error, 1)
+	var took atomic.Int64
+	go func() {
+		_, err := p.Acquire(ctx)
+		done <- err
+	}()
+	deadline := time.Now().Add(2 * time.Second)
+	for p.Stat().Waiting != 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if p.Stat().Waiting != 1 {
+		t.Fatal("the second Acquire does not wait")
+	}
+	t0 := time.Now()
+	cancel()
+	var err error
+	select {
+	case err = <-done:
+		took.Store(int64(time.Since(t0)))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled Acquire did not return")
+	}
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, staunch.ErrCancelled) {
+		t.Fatalf("cancelled Acquire: %v", err)
+	}
+	if d := time.Duration(took.Load()); d > 100*time.Millisecond+slack() {
+		t.Fatalf("returned %v after the cancel", d)
+	}
+	s := p.Stat()
+	if s.Waiting != 0 || s.InUse != 1 || s.AcquiresCancelled != 1 || s.CanceledAcquireCount() != 1 {
+		t.Fatalf("stats: waiting=%d inuse=%d cancelled=%d", s.Waiting, s.InUse, s.AcquiresCancelled)
+	}
+	if n := queryInt(t, held, "SELECT 5"); n != 5 {
+		t.Fatal("held connection")
+	}
+}
+
+func sleepersOnServer(t *testing.T) int64 {
+	return kit.QueryInt(t, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(10)%'")
+}
+
+func Test_conf_cancel_statement(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	c := acquire(t, p)
+	defer c.Release()
+	for _, op := range []string{"exec", "query"} {
+		ctx, cancel := context.WithCancel(bg)
+		timer := time.AfterFunc(500*time.Millisecond, cancel)
+		t0 := time.Now()
+		var err error
+		if op == "exec" {
+			_, err = c.Exec(ctx, "SELECT SLEEP(10)")
+		} else {
+			var n int64
+			err = c.QueryRow(ctx, "SELECT SLEEP(10)").Scan(&n)
+		}
+		took := time.Since(t0)
+		timer.Stop()
+		cancel()
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, staunch.ErrCancelled) {
+			t.Fatalf("%s: %v", op, err)
+		}
+		if took > time.Second+slack() {
+			t.Fatalf("%s: returned after %v", op, took)
+		}
+		if n := sleepersOnServer(t); n != 0 {
+			t.Fatalf("%s: the server still runs %d SLEEP(10)", op, n)
+		}
+		if n := queryInt(t, c, "SELECT 1"); n != 1 {
+			t.Fatal("the same connection")
+		}
+		t.Logf("%s: cancelled, returned after %v", op, took)
+	}
+}
+
+func Test_conf_cancel_statement_deadline(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	c := acquire(t, p)
+	defer c.Release()
+	ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err := c.Exec(ctx, "SELECT SLEEP(10)")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("deadline: %v", err)
+	}
+	if took := time.Since(t0); took > time.Second+slack() {
+		t.Fatalf("returned after %v", took)
+	}
+	if n := sleepersOnServer(t); n != 0 {
+		t.Fatalf("the server still runs %d SLEEP(10)", n)
+	}
+	if n := queryInt(t, c, "SELECT 1"); n != 1 {
+		t.Fatal("the same connection")
+	}
+}
+
+func Test_conf_statement_timeout(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	c := acquire(t, p)
+	defer c.Release()
+	if err := c.SetStatementTimeout(300 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	_, err := c.Exec(bg, "SELECT SLEEP(5)")
+	took := time.Since(t0)
+	if !errors.Is(err, staunch.ErrStatementTimeout) || errors.Is(err, staunch.ErrBroken) {
+		t.Fatalf("want a statement timeout, got %v", err)
+	}
+	if took > time.Second+slack() {
+		t.Fatalf("took %v", took)
+	}
+	if c.IsBroken() {
+		t.Fatal("the connection is broken")
+	}
+	if n := queryInt(t, c, "SELECT 1"); n != 1 {
+		t.Fatal("SELECT 1 after the timeout")
+	}
+	// And as a pool knob.
+	p2 := openPool(t, "max_size=1&query_timeout=300ms")
+	_, err = p2.Exec(bg, "SELECT SLEEP(5)")
+	if !errors.Is(err, staunch.ErrStatementTimeout) {
+		t.Fatalf("query_timeout knob: %v", err)
+	}
+}
+
+func Test_conf_no_crossed_answer(t *testing.T) {
+	p := openPool(t, "query_timeout=300ms&max_size=1")
+	c := acquire(t, p)
+	t0 := time.Now()
+	var n int64
+	err := c.QueryRow(bg, "SET STATEMENT max_statement_time=0 FOR SELECT 111 + SLEEP(3)").Scan(&n)
+	took := time.Since(t0)
+	if !errors.Is(err, staunch.ErrStatementTimeout) {
+		t.Fatalf("the cut statement: %v", err)
+	}
+	if took < 1200*time.Millisecond || took > 2500*time.Millisecond+slack() {
+		t.Fatalf("cut off after %v", took)
+	}
+	if !c.IsBroken() {
+		t.Fatal("not broken")
+	}
+	time.Sleep(2 * time.Second) // the late answer (111) has arrived by now
+	err = c.QueryRow(bg, "SELECT 222").Scan(&n)
+	if !errors.Is(err, staunch.ErrBroken) || n == 111 {
+		t.Fatalf("the next statement: %v (n=%d)", err, n)
+	}
+	if _, err := c.Exec(bg, "SELECT 222"); !errors.Is(err, staunch.ErrBroken) {
+		t.Fatalf("exec on the broken connection: %v", err)
+	}
+	c.Release()
+	c = acquire(t, p)
+	defer c.Release()
+	if got := queryInt(t, c, "SELECT 222"); got != 222 {
+		t.Fatalf("the next borrow answered %d", got)
+	}
+	if s := p.Stat(); s.ClosedBroken != 1 || s.StatementsCut != 1 {
+		t.Fatalf("closed_broken=%d statements_cut=%d", s.ClosedBroken, s.StatementsCut)
+	}
+}
+
+func Test_conf_session_reset(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	c := acquire(t, p)
+	var tz0 string
+	if err := c.QueryRow(bg, "SELECT @@session.time_zone").Scan(&tz0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(bg, "SET @go_mark = 42, time_zone = '+05:30'"); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	c = acquire(t, p)
+	defer c.Release()
+	var mark *int64
+	var tz string
+	if err := c.QueryRow(bg, "SELECT @go_mark, @@session.time_zone").Scan(&mark, &tz); err != nil {
+		t.Fatal(err)
+	}
+	if mark != nil || tz != tz0 {
+		t.Fatalf("the next borrower sees @go_mark=%v time_zone=%q (pool's: %q)", mark, tz, tz0)
+	}
+	if s := p.Stat(); s.ResetsOnReturn != 1 {
+		t.Fatalf("resets_on_return = %d", s.ResetsOnReturn)
+	}
+}
+
+// Every watcher a cancellable call starts ends with the call: after many
+// cancelled acquires and statements, no goroutine is left.
+func Test_no_goroutine_leak_after_cancels(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	runtime.GC()
+	before := runtime.NumGoroutine()
+	held := acquire(t, p)
+	for range 20 {
+		ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
+		if _, err := p.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatal(err)
+		}
+		cancel()
+		ctx, cancel = context.WithCancel(bg)
+		time.AfterFunc(5*time.Millisecond, cancel)
+		if _, err := p.Acquire(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		ctx, cancel := context.WithTimeout(bg, 100*time.Millisecond)
+		if _, err := held.Exec(ctx, "SELECT SLEEP(5)"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatal(err)
+		}
+		cancel()
+		// Cancellable statements that complete: the watcher is unregistered.
+		ctx, cancel = context.WithCancel(bg)
+		if n := queryInt(t, held, "SELECT 3"); n != 3 {
+			t.Fatal(n)
+		}
+		if _, err := held.Exec(ctx, "DO 1"); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+	}
+	held.Release()
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines left:\n%s", n-before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// A Conn shared by goroutines (a misuse) is serialized, never a crash.
+func Test_many_goroutines_share_a_conn(t *testing.T) {
+	p := openPool(t, "max_size=2")
+	c := acquire(t, p)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				var n int
+				err := c.QueryRow(bg, "SELECT ?", g*1000+i).Scan(&n)
+				if errors.Is(err, staunch.ErrReleased) {
+					return // released by the other goroutine: refused, not a crash
+				}
+				if err != nil || n != g*1000+i {
+					t.Errorf("got %d, %v", n, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); time.Sleep(20 * time.Millisecond); c.Release() }()
+	wg.Wait()
+	c.Release()
+	if s := p.Stat(); s.InUse != 0 || s.Violations != 0 {
+		t.Fatalf("in use %d, violations %d", s.InUse, s.Violations)
+	}
+}
+
+func Test_rows_scan_many_rows_in_batches(t *testing.T) {
+	p := openPool(t, "")
+	rs, err := p.Query(bg, "SELECT seq, CONCAT('r', seq) FROM seq_1_to_1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	if cols := rs.Columns(); len(cols) != 2 || cols[0] != "seq" {
+		t.Fatalf("columns %v", cols)
+	}
+	if ct := rs.ColumnTypes(); ct[0].Kind != staunch.KindUint || ct[1].Kind != staunch.KindText {
+		t.Fatalf("column types %+v", ct)
+	}
+	var k uint64
+	for rs.Next() {
+		var n uint64
+		var s string
+		if err := rs.Scan(&n, &s); err != nil {
+			t.Fatal(err)
+		}
+		k++
+		if n != k || s != fmt.Sprint("r", k) {
+			t.Fatalf("row %d: %d %q", k, n, s)
+		}
+	}
+	if rs.Err() != nil || k != 1000 {
+		t.Fatalf("%d rows, %v", k, rs.Err())
+	}
+}

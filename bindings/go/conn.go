@@ -1,0 +1,412 @@
+package staunch
+
+/*
+#include <stdlib.h>
+#include "staunch.h"
+*/
+import "C"
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Conn is a connection borrowed from a Pool (Acquire). Release it when done;
+// it then goes back to the pool (a transaction left open is rolled back and a
+// changed session reset first). A Conn is for one goroutine at a time: calls
+// from several goroutines at once are serialized. Every call takes a context:
+// when it ends during a statement, the statement is cancelled on the server
+// (KILL QUERY), the call returns an error matching ctx.Err(), and the
+// connection stays usable.
+type Conn struct {
+	// mu is held for the length of every call on c, so that Release (which
+	// frees c) never runs while another goroutine is inside a call on it.
+	mu   sync.Mutex
+	c    *C.staunch_conn
+	pool *Pool
+}
+
+// Result is what a statement run by Exec did.
+type Result struct {
+	RowsAffected uint64 // rows affected (summed over the result sets of a multi-statement)
+	LastInsertID uint64 // the last AUTO_INCREMENT id generated, or 0
+}
+
+func releasedError(op string) error {
+	return &Error{Status: StatusUseAfterRelease, Op: op, Message: "the connection was released", bad: true}
+}
+
+// begin locks c for a call and checks it can be made.
+func (c *Conn) begin(op string, ctx context.Context) error {
+	if c == nil {
+		return invalid(op, "nil *Conn")
+	}
+	if ctx == nil {
+		return invalid(op, "nil context")
+	}
+	c.mu.Lock()
+	if c.c == nil {
+		c.mu.Unlock()
+		return releasedError(op)
+	}
+	if ctx.Err() != nil {
+		c.mu.Unlock()
+		return ctxError(op, ctx)
+	}
+	return nil
+}
+
+// watch runs call, a blocking C call on c, and if ctx ends first cancels the
+// statement from another goroutine through staunch_conn_cancel (KILL QUERY
+// over a connection of its own); the call then returns STAUNCH_CANCELLED.
+// watch returns only once that canceller has finished (or was never
+// started), so no goroutine outlives the call and none touches c after it.
+// A context that can never end costs nothing.
+func (c *Conn) watch(ctx context.Context, call func() C.staunch_status) C.staunch_status {
+	if ctx.Done() == nil {
+		return call()
+	}
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(fired)
+		C.staunch_conn_cancel(c.c, nil, nil) // bounded: connect_timeout + 1 s
+	})
+	st := call()
+	if !stop() {
+		<-fired
+	}
+	return st
+}
+
+func cSQL(op, sql string) (*C.char, error) {
+	if strings.IndexByte(sql, 0) >= 0 {
+		return nil, invalid(op, "the SQL text contains a NUL byte")
+	}
+	return C.CString(sql), nil
+}
+
+// Exec runs a statement that returns no rows (rows it does return are read
+// and discarded). With args, the statement is prepared and args bound to its
+// ? placeholders; without, it is sent as text (several statements separated
+// by ; work then).
+func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (Result, error) {
+	if err := c.begin("exec", ctx); err != nil {
+		return Result{}, err
+	}
+	defer c.mu.Unlock()
+	return c.execLocked(ctx, sql, args)
+}
+
+func (c *Conn) execLocked(ctx context.Context, sql string, args []any) (Result, error) {
+	params, err := bindParams("exec", args)
+	if err != nil {
+		return Result{}, err
+	}
+	defer params.free()
+	csql, err := cSQL("exec", sql)
+	if err != nil {
+		return Result{}, err
+	}
+	defer C.free(unsafe.Pointer(csql))
+	var aff, lid C.uint64_t
+	var cerr *C.staunch_error
+	st := c.watch(ctx, func() C.staunch_status {
+		return C.staunch_conn_execute(c.c, csql, params.ptr, params.n, &aff, &lid, &cerr)
+	})
+	runtime.KeepAlive(c)
+	if st != C.STAUNCH_OK {
+		return Result{}, c.statementError("exec", st, cerr, ctx)
+	}
+	return Result{RowsAffected: uint64(aff), LastInsertID: uint64(lid)}, nil
+}
+
+// statementError makes the Go error of a failed statement. A statement
+// refused at once because an earlier one broke the connection cannot have
+// run: database/sql may retry it elsewhere (driver.ErrBadConn).
+func (c *Conn) statementError(op string, st C.staunch_status, cerr *C.staunch_error, ctx context.Context) error {
+	err := takeError(op, st, cerr)
+	if e, ok := err.(*Error); ok {
+		switch e.Status {
+		case StatusBroken, StatusUseAfterRelease, StatusConnBusy:
+			e.bad = true
+		}
+	}
+	return withContext(err, ctx)
+}
+
+// Query runs a query and returns its rows, read whole into memory first (so
+// they stay valid after the connection is released). With args the
+// statement is prepared (values bound to ? placeholders); without, it is
+// sent as text; values come typed by their columns either way. Close the
+// Rows (or read them to the end).
+func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
+	if err := c.begin("query", ctx); err != nil {
+		return nil, err
+	}
+	defer c.mu.Unlock()
+	return c.queryLocked(ctx, sql, args)
+}
+
+func (c *Conn) queryLocked(ctx context.Context, sql string, args []any) (*Rows, error) {
+	params, err := bindParams("query", args)
+	if err != nil {
+		return nil, err
+	}
+	defer params.free()
+	csql, err := cSQL("query", sql)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(csql))
+	var flags C.uint32_t
+	if params.n == 0 {
+		// The text protocol: one round trip. A prepared statement (with
+		// args) costs a prepare the first time on a session, and the
+		// server then reports the session changed, so staunch resets it on
+		// release (see the README's "Cost of parameters").
+		flags = C.STAUNCH_QUERY_TEXT
+	}
+	var out *C.staunch_rows
+	var cerr *C.staunch_error
+	st := c.watch(ctx, func() C.staunch_status {
+		return C.staunch_conn_query_ex(c.c, csql, params.ptr, params.n, flags, &out, &cerr)
+	})
+	runtime.KeepAlive(c)
+	if st != C.STAUNCH_OK {
+		return nil, c.statementError("query", st, cerr, ctx)
+	}
+	return newRows(out), nil
+}
+
+// QueryRow runs a query for at most one row; errors wait for Row.Scan.
+func (c *Conn) QueryRow(ctx context.Context, sql string, args ...any) *Row {
+	rows, err := c.Query(ctx, sql, args...)
+	return &Row{rows: rows, err: err}
+}
+
+// Ping checks the connection is alive (COM_PING).
+func (c *Conn) Ping(ctx context.Context) error {
+	if err := c.begin("ping", ctx); err != nil {
+		return err
+	}
+	defer c.mu.Unlock()
+	var cerr *C.staunch_error
+	st := c.watch(ctx, func() C.staunch_status { return C.staunch_conn_ping(c.c, &cerr) })
+	runtime.KeepAlive(c)
+	if st != C.STAUNCH_OK {
+		return c.statementError("ping", st, cerr, ctx)
+	}
+	return nil
+}
+
+// SetStatementTimeout sets this connection's statement time limit until it
+// is released: the server ends a statement past it (ErrStatementTimeout,
+// the connection stays usable); one whose server has not answered 1 s later
+// is cut off (the connection is then broken). 0: no limit. A negative
+// duration is an error.
+func (c *Conn) SetStatementTimeout(d time.Duration) error {
+	if d < 0 {
+		return invalid("set statement timeout", "negative duration %v", d)
+	}
+	if err := c.begin("set statement timeout", context.Background()); err != nil {
+		return err
+	}
+	defer c.mu.Unlock()
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	if ms >= C.STAUNCH_TIMEOUT_DEFAULT {
+		return invalid("set statement timeout", "duration %v too long", d)
+	}
+	var cerr *C.staunch_error
+	if st := C.staunch_conn_set_timeout(c.c, C.uint32_t(ms), &cerr); st != C.STAUNCH_OK {
+		return takeError("set statement timeout", st, cerr)
+	}
+	runtime.KeepAlive(c)
+	return nil
+}
+
+// ServerID is the server's id of this session (CONNECTION_ID(), the number
+// KILL and the process list use).
+func (c *Conn) ServerID() (uint64, error) {
+	if err := c.begin("server id", context.Background()); err != nil {
+		return 0, err
+	}
+	defer c.mu.Unlock()
+	var id C.uint64_t
+	var cerr *C.staunch_error
+	if st := C.staunch_conn_server_id(c.c, &id, &cerr); st != C.STAUNCH_OK {
+		return 0, takeError("server id", st, cerr)
+	}
+	runtime.KeepAlive(c)
+	return uint64(id), nil
+}
+
+// IsBroken says whether an earlier statement broke the connection (it then
+// refuses every statement with ErrBroken; release it). Never blocks.
+func (c *Conn) IsBroken() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.c != nil && bool(C.staunch_conn_is_broken(c.c))
+}
+
+// Release gives the connection back to the pool (rolling back a transaction
+// left open and resetting a changed session first, each bounded by the
+// pool's validation_timeout). Idempotent; calls on a released Conn return
+// ErrReleased. If another goroutine is inside a call on c, Release waits
+// for it.
+func (c *Conn) Release() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.c != nil {
+		C.staunch_conn_free(c.c)
+		c.c = nil
+		runtime.SetFinalizer(c, nil)
+	}
+}
+
+// Discard closes the connection instead of returning it to the pool (use it
+// when the session is in a state nobody should inherit). Idempotent.
+func (c *Conn) Discard() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.c != nil {
+		C.staunch_conn_discard(c.c, nil)
+		C.staunch_conn_free(c.c)
+		c.c = nil
+		runtime.SetFinalizer(c, nil)
+	}
+}
+
+// finalize is the fallback for a Conn never released: it must not block,
+// so the connection is closed, not returned.
+func (c *Conn) finalize() {
+	if c.c != nil {
+		C.staunch_conn_discard(c.c, nil)
+		C.staunch_conn_free(c.c)
+		c.c = nil
+	}
+}
+
+// IsolationLevel of a transaction.
+type IsolationLevel uint32
+
+// Isolation levels (TxOptions.Isolation).
+const (
+	IsolationDefault         IsolationLevel = C.STAUNCH_ISOLATION_DEFAULT
+	IsolationReadUncommitted IsolationLevel = C.STAUNCH_ISOLATION_READ_UNCOMMITTED
+	IsolationReadCommitted   IsolationLevel = C.STAUNCH_ISOLATION_READ_COMMITTED
+	IsolationRepeatableRead  IsolationLevel = C.STAUNCH_ISOLATION_REPEATABLE_READ
+	IsolationSerializable    IsolationLevel = C.STAUNCH_ISOLATION_SERIALIZABLE
+)
+
+// TxOptions says how BeginTx starts a transaction. The level applies to the
+// transaction only, never to the session.
+type TxOptions struct {
+	Isolation IsolationLevel
+	ReadOnly  bool
+}
+
+// Tx is a transaction on one connection. End it with Commit or Rollback.
+type Tx struct {
+	conn    *Conn
+	done    bool
+	release bool // started by Pool.Begin: the end releases the connection
+	mu      sync.Mutex
+}
+
+// Begin starts a transaction (START TRANSACTION).
+func (c *Conn) Begin(ctx context.Context) (*Tx, error) { return c.BeginTx(ctx, TxOptions{}) }
+
+// BeginTx starts a transaction with an isolation level and/or read only.
+func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
+	if opts.Isolation > IsolationSerializable {
+		return nil, invalid("begin", "unknown isolation level %d", opts.Isolation)
+	}
+	if err := c.begin("begin", ctx); err != nil {
+		return nil, err
+	}
+	defer c.mu.Unlock()
+	var to C.staunch_txn_options
+	to.size = C.size_t(unsafe.Sizeof(to))
+	to.isolation = C.staunch_isolation(opts.Isolation)
+	to.read_only = C.bool(opts.ReadOnly)
+	var cerr *C.staunch_error
+	st := c.watch(ctx, func() C.staunch_status { return C.staunch_conn_begin_ex(c.c, &to, &cerr) })
+	runtime.KeepAlive(c)
+	if st != C.STAUNCH_OK {
+		return nil, c.statementError("begin", st, cerr, ctx)
+	}
+	return &Tx{conn: c}, nil
+}
+
+// Conn is the transaction's connection.
+func (tx *Tx) Conn() *Conn { return tx.conn }
+
+// Exec runs a statement in the transaction (see Conn.Exec).
+func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) (Result, error) {
+	return tx.conn.Exec(ctx, sql, args...)
+}
+
+// Query runs a query in the transaction (see Conn.Query).
+func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
+	return tx.conn.Query(ctx, sql, args...)
+}
+
+// QueryRow runs a query for one row in the transaction.
+func (tx *Tx) QueryRow(ctx context.Context, sql string, args ...any) *Row {
+	return tx.conn.QueryRow(ctx, sql, args...)
+}
+
+// Commit commits the transaction (ErrTxDone if it already ended).
+func (tx *Tx) Commit(ctx context.Context) error { return tx.end(ctx, true) }
+
+// Rollback rolls the transaction back (ErrTxDone if it already ended).
+func (tx *Tx) Rollback(ctx context.Context) error { return tx.end(ctx, false) }
+
+func (tx *Tx) end(ctx context.Context, commit bool) error {
+	if tx == nil {
+		return invalid("commit", "nil *Tx")
+	}
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.done {
+		return ErrTxDone
+	}
+	op := "rollback"
+	if commit {
+		op = "commit"
+	}
+	c := tx.conn
+	if err := c.begin(op, ctx); err != nil {
+		return err
+	}
+	var cerr *C.staunch_error
+	st := c.watch(ctx, func() C.staunch_status {
+		if commit {
+			return C.staunch_conn_commit(c.c, &cerr)
+		}
+		return C.staunch_conn_rollback(c.c, &cerr)
+	})
+	runtime.KeepAlive(c)
+	c.mu.Unlock()
+	tx.done = true
+	if tx.release {
+		c.Release() // rolls back whatever a failed commit left open
+	}
+	if st != C.STAUNCH_OK {
+		return c.statementError(op, st, cerr, ctx)
+	}
+	return nil
+}

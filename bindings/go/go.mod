@@ -1,0 +1,3 @@
+module github.com/staunch-db/staunch/bindings/go
+
+go 1.22

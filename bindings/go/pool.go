@@ -1,0 +1,420 @@
+package staunch
+
+/*
+#include <stdlib.h>
+#include "staunch.h"
+
+// shim.c
+staunch_status go_set_event_callback(staunch_options *opts, uintptr_t handle,
+                                     staunch_error **err);
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/cgo"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Config says how to open a pool. Build it with ParseConfig (or as a literal)
+// and pass it to NewWithConfig. Fields left zero keep the URL's value or
+// staunch's default.
+type Config struct {
+	// URL is mysql://user:pass@host:port/db?knob=value&... (every knob of
+	// the README can be a URL parameter).
+	URL string
+	// MaxConns is the knob max_size: most connections, idle and in use
+	// (1-4096). Defaults to 10.
+	MaxConns int
+	// MinIdleConns is the knob min_idle: idle connections kept open.
+	// Defaults to 0.
+	MinIdleConns int
+	// AcquireTimeout is the knob connection_timeout: the longest Acquire
+	// waits when its context has no deadline (1ms-1h). Defaults to 10s.
+	AcquireTimeout time.Duration
+	// ConnectTimeout is the knob connect_timeout: hard deadline of one whole
+	// connect (1ms-1h). Defaults to 3s.
+	ConnectTimeout time.Duration
+	// QueryTimeout is the knob query_timeout: every statement's time limit
+	// (ended by the server; cut off by the client 1 s later). Defaults to
+	// none (a context deadline still bounds each call).
+	QueryTimeout time.Duration
+	// Knobs sets any knob by name, in its text form ("idle_timeout": "5m"),
+	// after the URL and the fields above. An unknown knob is an error.
+	Knobs map[string]string
+	// OnEvent, if set, receives the pool's events (connects, connect
+	// failures, recoveries, closes, leak reports, ...). It runs on one
+	// goroutine of the pool, one event at a time, in the order staunch
+	// reported them, so it may take its time and may call the pool; if it
+	// falls more than 1024 events behind, later events are dropped (and
+	// counted in Stat().DroppedEvents). The last call has returned when
+	// Pool.Close returns; OnEvent must not call Close itself.
+	OnEvent func(Event)
+}
+
+// ParseConfig checks the URL's form and returns a Config holding it. Knobs
+// in the URL are checked when the pool opens (NewWithConfig).
+func ParseConfig(url string) (*Config, error) {
+	if !strings.HasPrefix(url, "mysql://") {
+		return nil, &Error{Status: StatusInvalidConfig, Op: "parse config", Message: fmt.Sprintf("URL %q does not start with mysql://", redact(url))}
+	}
+	if strings.IndexByte(url, 0) >= 0 {
+		return nil, &Error{Status: StatusInvalidConfig, Op: "parse config", Message: "URL contains a NUL byte"}
+	}
+	return &Config{URL: url}, nil
+}
+
+func redact(url string) string {
+	if at := strings.LastIndexByte(url, '@'); at >= 0 {
+		if i := strings.Index(url, "://"); i >= 0 && i+3 < at {
+			if c := strings.IndexByte(url[i+3:at], ':'); c >= 0 {
+				return url[:i+3+c+1] + "***" + url[at:]
+			}
+		}
+	}
+	return url
+}
+
+// Pool is a staunch pool. Safe for concurrent use by any number of
+// goroutines. Close it when done (a finalizer closes a forgotten one, late).
+type Pool struct {
+	// mu guards p against staunch_pool_free: every call on p holds it for
+	// reading; Close frees p holding it for writing.
+	mu        sync.RWMutex
+	p         *C.staunch_pool
+	closeOnce sync.Once
+	final     *Stat // the last Stat, taken as the pool closes
+	sink      *eventSink
+}
+
+// New opens a pool from a URL. It does not connect (unless the URL sets
+// initialization_fail_timeout); ctx only bounds that.
+func New(ctx context.Context, url string) (*Pool, error) {
+	cfg, err := ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	return NewWithConfig(ctx, cfg)
+}
+
+func durationKnob(name string, d time.Duration) (string, error) {
+	if d < 0 {
+		return "", &Error{Status: StatusInvalidConfig, Op: "open", Message: fmt.Sprintf("%s: negative duration %v", name, d)}
+	}
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	return fmt.Sprintf("%dms", ms), nil
+}
+
+// NewWithConfig opens a pool from a Config. A bad URL, an unknown knob or a
+// value out of range is an error naming it (errors.Is(err, ErrInvalid)).
+func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
+	if abiErr != nil {
+		return nil, abiErr
+	}
+	if ctx == nil {
+		return nil, invalid("open", "nil context")
+	}
+	if cfg == nil {
+		return nil, invalid("open", "nil *Config")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ctxError("open", ctx)
+	}
+	if _, err := ParseConfig(cfg.URL); err != nil {
+		return nil, err
+	}
+	knobs := [][2]string{}
+	if cfg.MaxConns != 0 {
+		if cfg.MaxConns < 0 {
+			return nil, &Error{Status: StatusInvalidConfig, Op: "open", Message: fmt.Sprintf("MaxConns (max_size): negative value %d", cfg.MaxConns)}
+		}
+		knobs = append(knobs, [2]string{"max_size", fmt.Sprint(cfg.MaxConns)})
+	}
+	if cfg.MinIdleConns != 0 {
+		if cfg.MinIdleConns < 0 {
+			return nil, &Error{Status: StatusInvalidConfig, Op: "open", Message: fmt.Sprintf("MinIdleConns (min_idle): negative value %d", cfg.MinIdleConns)}
+		}
+		knobs = append(knobs, [2]string{"min_idle", fmt.Sprint(cfg.MinIdleConns)})
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"connection_timeout", cfg.AcquireTimeout}, {"connect_timeout", cfg.ConnectTimeout}, {"query_timeout", cfg.QueryTimeout}} {
+		if d.v != 0 {
+			v, err := durationKnob(d.name, d.v)
+			if err != nil {
+				return nil, err
+			}
+			knobs = append(knobs, [2]string{d.name, v})
+		}
+	}
+	for k, v := range cfg.Knobs {
+		knobs = append(knobs, [2]string{k, v})
+	}
+
+	var opts *C.staunch_options
+	var cerr *C.staunch_error
+	if st := C.staunch_options_new(&opts, &cerr); st != C.STAUNCH_OK {
+		return nil, takeError("open", st, cerr)
+	}
+	defer C.staunch_options_free(opts)
+	curl := C.CString(cfg.URL)
+	st := C.staunch_options_set_url(opts, curl, &cerr)
+	C.free(unsafe.Pointer(curl))
+	if st != C.STAUNCH_OK {
+		return nil, takeError("open", st, cerr)
+	}
+	for _, kv := range knobs {
+		if strings.IndexByte(kv[0], 0) >= 0 || strings.IndexByte(kv[1], 0) >= 0 {
+			return nil, &Error{Status: StatusInvalidConfig, Op: "open", Message: fmt.Sprintf("knob %q: contains a NUL byte", kv[0])}
+		}
+		ck, cv := C.CString(kv[0]), C.CString(kv[1])
+		st := C.staunch_options_set(opts, ck, cv, &cerr)
+		C.free(unsafe.Pointer(ck))
+		C.free(unsafe.Pointer(cv))
+		if st != C.STAUNCH_OK {
+			return nil, takeError("open", st, cerr)
+		}
+	}
+	pool := &Pool{}
+	if cfg.OnEvent != nil {
+		pool.sink = newEventSink(cfg.OnEvent)
+		h := cgo.NewHandle(pool.sink)
+		if st := C.go_set_event_callback(opts, C.uintptr_t(h), &cerr); st != C.STAUNCH_OK {
+			h.Delete()
+			pool.sink.close()
+			return nil, takeError("open", st, cerr)
+		}
+		// From here the finalizer (staunchGoFinalize) deletes the handle,
+		// after the last event: when the options and the pool are freed.
+	}
+	if st := C.staunch_pool_open_options(opts, &pool.p, &cerr); st != C.STAUNCH_OK {
+		return nil, takeError("open", st, cerr)
+	}
+	runtime.SetFinalizer(pool, (*Pool).finalize)
+	return pool, nil
+}
+
+// finalize is the fallback for a pool nobody closed: it must not block.
+func (p *Pool) finalize() {
+	if p.p != nil {
+		C.staunch_pool_free_nowait(p.p)
+		p.p = nil
+	}
+}
+
+// Close closes the pool: goroutines waiting in Acquire fail with ErrClosed,
+// idle connections are closed, borrowed ones when released (using them
+// meanwhile gives ErrClosed). Idempotent; Stat still works afterwards.
+// Returns once staunch's threads for the pool are gone and OnEvent has
+// received the last event (so OnEvent must not call Close).
+func (p *Pool) Close() {
+	if p == nil {
+		return
+	}
+	p.closeOnce.Do(func() {
+		p.mu.RLock()
+		if p.p != nil {
+			C.staunch_pool_close(p.p, nil) // wakes every waiter: they release mu
+		}
+		p.mu.RUnlock()
+		p.mu.Lock()
+		if p.p != nil {
+			p.final = p.statLocked()
+			C.staunch_pool_free(p.p) // after it, staunch calls no callback for this pool
+			p.p = nil
+		}
+		p.mu.Unlock()
+		runtime.SetFinalizer(p, nil)
+		if p.sink != nil {
+			<-p.sink.done // the events already queued are delivered first
+		}
+	})
+}
+
+// closedError is what calls on a closed (or nil) pool return.
+func closedError(op string) error {
+	return &Error{Status: StatusClosed, Op: op, Message: "the pool is closed"}
+}
+
+// timeoutMs gives the C timeout for a context: its deadline if it has one,
+// else the pool's connection_timeout.
+func timeoutMs(ctx context.Context) C.uint32_t {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return C.STAUNCH_TIMEOUT_DEFAULT
+	}
+	left := time.Until(dl)
+	if left <= 0 {
+		return 0
+	}
+	ms := (left + time.Millisecond - 1) / time.Millisecond
+	if ms >= math.MaxUint32 {
+		return math.MaxUint32 - 1
+	}
+	return C.uint32_t(ms)
+}
+
+// Acquire borrows a connection, waiting until one is free, ctx is done, or
+// (without a deadline on ctx) the pool's AcquireTimeout passes. Release it
+// when done. A cancelled ctx makes a waiting Acquire return at once with an
+// error matching both ErrCancelled and ctx.Err(); a deadline is the wait's
+// bound (the error then matches ErrPoolExhausted or ErrUnreachable, and
+// context.DeadlineExceeded).
+func (p *Pool) Acquire(ctx context.Context) (*Conn, error) { return p.acquire(ctx, false) }
+
+// AcquireRead borrows a connection for reading: from a healthy replica in a
+// topology pool (topology=replication), else from the writer. As Acquire
+// otherwise.
+func (p *Pool) AcquireRead(ctx context.Context) (*Conn, error) { return p.acquire(ctx, true) }
+
+func (p *Pool) acquire(ctx context.Context, read bool) (*Conn, error) {
+	if p == nil {
+		return nil, invalid("acquire", "nil *Pool")
+	}
+	if ctx == nil {
+		return nil, invalid("acquire", "nil context")
+	}
+	if ctx.Err() != nil {
+		return nil, ctxError("acquire", ctx)
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.p == nil {
+		return nil, closedError("acquire")
+	}
+	var out *C.staunch_conn
+	var cerr *C.staunch_error
+	var st C.staunch_status
+	timeout := timeoutMs(ctx)
+	if ctx.Done() == nil {
+		if read {
+			st = C.staunch_pool_get_read(p.p, timeout, &out, &cerr)
+		} else {
+			st = C.staunch_pool_get(p.p, timeout, &out, &cerr)
+		}
+	} else {
+		var tok *C.staunch_cancel_token
+		if st = C.staunch_cancel_token_new(&tok, &cerr); st != C.STAUNCH_OK {
+			return nil, takeError("acquire", st, cerr)
+		}
+		// The cancel runs on a goroutine of the context's only once ctx is
+		// done; stop() unregisters it, and if it already started we wait
+		// for it, so it never touches the token after the free below.
+		// A deadline is the C call's own timeout (timeoutMs): left to it,
+		// the error says why the wait failed (pool exhausted, unreachable
+		// and why); only a cancel goes through the token.
+		_, hasDeadline := ctx.Deadline()
+		fired := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			defer close(fired)
+			if hasDeadline && ctx.Err() == context.DeadlineExceeded {
+				return
+			}
+			C.staunch_cancel_token_cancel(tok, nil)
+		})
+		if read {
+			st = C.staunch_pool_get_read_cancellable(p.p, timeout, tok, &out, &cerr)
+		} else {
+			st = C.staunch_pool_get_cancellable(p.p, timeout, tok, &out, &cerr)
+		}
+		if !stop() {
+			<-fired
+		}
+		C.staunch_cancel_token_free(tok)
+	}
+	runtime.KeepAlive(p)
+	if st != C.STAUNCH_OK {
+		return nil, withContext(takeError("acquire", st, cerr), ctx)
+	}
+	c := &Conn{c: out, pool: p}
+	runtime.SetFinalizer(c, (*Conn).finalize)
+	return c, nil
+}
+
+// Exec acquires a connection, runs sql with args and releases it.
+func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (Result, error) {
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer c.Release()
+	return c.Exec(ctx, sql, args...)
+}
+
+// Query acquires a connection, runs sql with args and releases it; the rows
+// are read whole first (they stay valid after the release). Close the Rows.
+func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Release()
+	return c.Query(ctx, sql, args...)
+}
+
+// QueryRow is Query for at most one row: errors wait for Row.Scan, which
+// returns ErrNoRows (sql.ErrNoRows) if there is none.
+func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) *Row {
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		return &Row{err: err}
+	}
+	defer c.Release()
+	return c.QueryRow(ctx, sql, args...)
+}
+
+// Begin acquires a connection and starts a transaction on it; Commit or
+// Rollback releases the connection.
+func (p *Pool) Begin(ctx context.Context) (*Tx, error) {
+	return p.BeginTx(ctx, TxOptions{})
+}
+
+// BeginTx is Begin with options.
+func (p *Pool) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := c.BeginTx(ctx, opts)
+	if err != nil {
+		c.Release()
+		return nil, err
+	}
+	tx.release = true
+	return tx, nil
+}
+
+// Ping acquires a connection, checks it with COM_PING and releases it.
+func (p *Pool) Ping(ctx context.Context) error {
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	return c.Ping(ctx)
+}
+
+// SoftEvict retires every current connection: idle ones now, borrowed ones
+// when released (after a failover or a credentials change).
+func (p *Pool) SoftEvict() error {
+	if p == nil {
+		return invalid("soft evict", "nil *Pool")
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.p == nil {
+		return closedError("soft evict")
+	}
+	var cerr *C.staunch_error
+	if st := C.staunch_pool_soft_evict(p.p, &cerr); st != C.STAUNCH_OK {
+		return takeError("soft evict", st, cerr)
+	}
+	return nil
+}

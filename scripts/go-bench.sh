@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The Go binding's benchmarks (bindings/go/bench), side by side in one run
+# against one throwaway MariaDB from staunch-testkit, with the release
+# library: acquire + SELECT 1 + release at 1 and 8 goroutines (staunch
+# native, staunch through OpenDB, database/sql + go-sql-driver/mysql at its
+# defaults, and go-sql-driver with 8 idle connections), and scanning 10,000
+# rows. benchstat summarizes; then the ratios to go-sql-driver at its
+# defaults (> 1: staunch is faster), from benchstat's medians.
+#
+#   scripts/go-bench.sh [COUNT] [BENCHTIME]     (default 8 runs of 1s each)
+#   GO_BENCH_CPU=2,8 scripts/go-bench.sh        (also at GOMAXPROCS=8: each
+#                        goroutine blocked in a cgo call holds a P, see README)
+#
+# The raw output stays in target/go-bench/bench.txt (benchstat it again with
+# target/go-bin/benchstat). Besides ns/op, each benchmark reports cpu-ns/op:
+# the client process's CPU time (user + system) per operation, steadier than
+# the wall clock on a shared machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+COUNT=${1:-8}
+BENCHTIME=${2:-1s}
+# shellcheck source=scripts/go-env.sh
+. scripts/go-env.sh
+
+scripts/install-mariadb.sh
+ensure_go
+build_staunch release
+OUT=${CARGO_TARGET_DIR:-$ROOT/target}/go-bench
+mkdir -p "$OUT"
+BENCHSTAT=${CARGO_TARGET_DIR:-$ROOT/target}/go-bin/benchstat
+if [ ! -x "$BENCHSTAT" ]; then
+  GOBIN=$(dirname "$BENCHSTAT") go install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+fi
+
+cd "$ROOT/bindings/go/bench"
+# One test binary, run COUNT times: each run goes through every
+# implementation in turn (interleaved), so a slow moment of a shared machine
+# hits them all alike instead of one implementation's samples.
+go test -c -o "$OUT/bench.test" .
+echo "== $COUNT interleaved runs of the benchmarks, -benchtime $BENCHTIME ($(go version), GOMAXPROCS=${GOMAXPROCS:-$(nproc)})"
+: >"$OUT/bench.txt"
+for i in $(seq "$COUNT"); do
+  echo "-- run $i/$COUNT"
+  "$OUT/bench.test" -test.run '^$' -test.bench . -test.count 1 -test.benchtime "$BENCHTIME" \
+    ${GO_BENCH_CPU:+-test.cpu "$GO_BENCH_CPU"} -test.timeout 30m | tee -a "$OUT/bench.txt"
+done
+echo
+"$BENCHSTAT" -col /impl "$OUT/bench.txt" | tee "$OUT/benchstat.txt"
+echo
+echo "== throughput ratios to go-sql-driver at its defaults (median sec/op of go-sql-driver / of each; > 1 = faster)"
+"$BENCHSTAT" -format csv -col /impl "$OUT/bench.txt" 2>/dev/null | awk -F, '
+  # The first table of the CSV is sec/op: a line of implementation names,
+  # a line of units, then one line per benchmark.
+  /^,/ && names == "" { for (i = 2; i <= NF; i++) if ($i != "") { col[i] = $i; names = names " " $i }; next }
+  /^,sec\/op/ { next }
+  names != "" && /^$/ { exit }
+  names != "" && $1 != "geomean" {
+    base = $2; line = sprintf("%-20s", $1)
+    for (i = 2; i <= NF; i++) if (i in col && col[i] != "go-sql-driver" && $i != "")
+      line = line sprintf("  %s %.2fx", col[i], base / $i)
+    print line
+  }' | tee "$OUT/ratios.txt"

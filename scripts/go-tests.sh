@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The Go binding's tests (bindings/go): builds the Rust library and the test
+# kit, checks gofmt and go vet, runs `go test -race` (the conformance
+# scenarios against throwaway MariaDB servers from staunch-testkit), builds
+# and runs a few tests once more with the static library (-tags
+# staunch_static), and runs the sqlx/GORM interop module's tests.
+#
+# Usage: scripts/go-tests.sh   (one command from a fresh checkout)
+# Env: STAUNCH_TEST_SLACK_MS (timing slack, default 500), GOFLAGS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+# shellcheck source=scripts/go-env.sh
+. scripts/go-env.sh
+
+scripts/install-mariadb.sh
+ensure_go
+echo "== $(go version)"
+build_staunch debug
+
+cd "$ROOT/bindings/go"
+echo "== gofmt"
+bad=$(gofmt -l .)
+if [ -n "$bad" ]; then
+  echo "gofmt: not formatted:" >&2
+  echo "$bad" >&2
+  exit 1
+fi
+echo "== go vet"
+go vet ./...
+(cd interop && go vet ./...)
+
+echo "== go test -race (shared library)"
+go test -race -count=1 -timeout 5m ./...
+
+echo "== static link (-tags staunch_static): build, check, run"
+bin=$(mktemp -d)/staunch-static.test
+trap 'rm -rf "$(dirname "$bin")"' EXIT
+CGO_LDFLAGS="-L$STAUNCH_LIBDIR" go test -c -tags staunch_static -o "$bin" .
+if ldd "$bin" | grep -q libstaunch; then
+  echo "the static build links libstaunch.so:" >&2
+  ldd "$bin" >&2
+  exit 1
+fi
+"$bin" -test.count=1 -test.run 'Test_conf_basic$|Test_conf_cancel_statement$|Test_conf_events$|Test_sql_conf_basic'
+
+echo "== interop: sqlx and GORM over staunch.OpenDB (go test -race)"
+(cd interop && go test -race -count=1 -timeout 3m ./...)
+echo "== Go binding: all passed"
