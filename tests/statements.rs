@@ -282,6 +282,44 @@ fn a_read_only_borrow_costs_no_round_trip_on_return() {
     assert_eq!(com(&s, RESET) - rs, 1000);
 }
 
+/// A statement with parameters on a fresh connection, and on connections
+/// whose borrowers set their own time limit, leaves nothing to reset: the
+/// prepare's answer is no OK packet, so what the last OK packet said (the
+/// session set-up's, the limit's `SET`) is not the prepare's doing. Before,
+/// the prepare read that stale report as a change: a reset on every return,
+/// which emptied the statement cache, so the next borrow prepared again.
+#[test]
+fn a_prepared_statement_alone_leaves_nothing_to_reset() {
+    let s = server_with_performance_schema();
+    let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    let rs = com(&s, RESET);
+    for i in 0..100 {
+        let mut c = pool.get().unwrap();
+        if i % 2 == 1 {
+            c.set_statement_timeout(Some(Duration::from_secs(5)));
+        }
+        let v: Option<i64> = c.exec_first("SELECT ?", (i,)).unwrap();
+        assert_eq!(v, Some(i));
+    }
+    assert_eq!(pool.stats().resets_on_return, 0);
+    assert_eq!(com(&s, RESET) - rs, 0);
+    // One prepare in all: the statement cache survived every return.
+    let prepares = com(&s, "statement/com/Prepare");
+    for i in 0..10 {
+        let v: Option<i64> = pool.get().unwrap().exec_first("SELECT ?", (i,)).unwrap();
+        assert_eq!(v, Some(i));
+    }
+    assert_eq!(com(&s, "statement/com/Prepare") - prepares, 0);
+    // A prepared statement that does change the session still counts.
+    {
+        let mut c = pool.get().unwrap();
+        c.exec_drop("SET @y = ?", (7,)).unwrap();
+    }
+    assert_eq!(pool.stats().resets_on_return, 1);
+    let y: Option<Option<i64>> = pool.get().unwrap().query_first("SELECT @y").unwrap();
+    assert_eq!(y, Some(None));
+}
+
 /// A transaction left open is always rolled back before the next borrower
 /// gets the connection: through the guard (a ROLLBACK, no reset) and
 /// through the raw connection (the reset).

@@ -76,6 +76,16 @@ pub(crate) fn breaks_session(e: &mysql::Error) -> bool {
     )
 }
 
+/// What a command's answer is, for [`PooledConn::run_as`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// An OK packet (or a result set ending in one), with the session
+    /// tracker's report of this command.
+    Ok,
+    /// No OK packet: a prepare's answer, or nothing (a close).
+    NotOk,
+}
+
 /// Whether a statement text may hide other statements or routines whose
 /// effects on the session its last OK packet does not report: several
 /// statements (a `;` before the end), or a `CALL`. Errs on the side of
@@ -273,6 +283,20 @@ impl PooledConn {
         partly: bool,
         exec: impl FnOnce(&mut Conn) -> mysql::Result<T>,
     ) -> mysql::Result<T> {
+        self.run_as(partly, Answer::Ok, exec)
+    }
+
+    /// [`run`](PooledConn::run), for a command whose answer is an OK
+    /// packet (`Answer::Ok`: the session tracker's report is read from it)
+    /// or is not one (`Answer::NotOk`: a prepare's answer, a statement's
+    /// close, which has none; the last OK packet is then an earlier
+    /// command's, whose report must not be read again as this one's).
+    fn run_as<T>(
+        &mut self,
+        partly: bool,
+        answer: Answer,
+        exec: impl FnOnce(&mut Conn) -> mysql::Result<T>,
+    ) -> mysql::Result<T> {
         self.begin(partly)?;
         let (session, mut marks) = self.lease.split();
         let r = exec(&mut session.conn);
@@ -280,7 +304,9 @@ impl PooledConn {
         marks.note_statement(false);
         match r {
             Ok(v) => {
-                session.observe();
+                if answer == Answer::Ok {
+                    session.observe();
+                }
                 marks.note_settled(true);
                 Ok(v)
             }
@@ -334,7 +360,7 @@ impl PooledConn {
 
     /// Prepares `sql` (through the statement cache).
     fn prepare(&mut self, sql: &str) -> mysql::Result<Statement> {
-        self.run(reports_partly(sql), |c| c.prep(sql))
+        self.run_as(reports_partly(sql), Answer::NotOk, |c| c.prep(sql))
     }
 }
 
@@ -432,7 +458,7 @@ impl Queryable for PooledConn {
     }
 
     fn close(&mut self, stmt: Statement) -> mysql::Result<()> {
-        self.run(false, |c| c.close(stmt))
+        self.run_as(false, Answer::NotOk, |c| c.close(stmt))
     }
 
     fn exec_iter<S, P>(
