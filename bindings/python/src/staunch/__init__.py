@@ -20,7 +20,7 @@ import threading as _threading
 import time as _time
 
 from . import _core, _errors, _ffi, _interrupt
-from ._core import Connection, Cursor, DictCursor, Event, Pool, PoolStats, SSCursor
+from ._core import CancelToken, Connection, Cursor, DictCursor, Event, Pool, PoolStats, SSCursor
 from ._errors import (
     BrokenConnection,
     Cancelled,
@@ -178,6 +178,7 @@ __all__ = [
     "connect",
     "shared_pool",
     "Pool",
+    "CancelToken",
     "PoolStats",
     "Event",
     "Connection",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import datetime as _datetime
 import itertools
@@ -139,6 +140,67 @@ def _dispatch(q: queue.SimpleQueue, callback) -> None:
             traceback.print_exc()
 
 
+# --- cancel tokens ---------------------------------------------------------------------
+
+
+class CancelToken:
+    """Cancels the ``Pool.connection(cancel=token)`` calls waiting with it,
+    from any thread; it stays cancelled (make one per request)."""
+
+    def __init__(self):
+        self._ptr = ctypes.POINTER(F.staunch_cancel_token)()
+        err = _ERR()
+        st = lib.staunch_cancel_token_new(byref(self._ptr), byref(err))
+        if st:
+            _raise(st, err)
+        self._users = 0
+        self._lock = threading.Lock()
+        self._closing = False
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._ptr:
+                lib.staunch_cancel_token_cancel(self._ptr, None)
+
+    @property
+    def cancelled(self) -> bool:
+        with self._lock:
+            return bool(self._ptr) and lib.staunch_cancel_token_is_cancelled(self._ptr)
+
+    @contextlib.contextmanager
+    def _use(self):
+        with self._lock:
+            if not self._ptr:
+                raise E.InterfaceError(0, "the cancel token was closed")
+            self._users += 1
+            ptr = self._ptr
+        try:
+            yield ptr
+        finally:
+            with self._lock:
+                self._users -= 1
+                free = self._closing and self._users == 0
+            if free:
+                self._free()
+
+    def _free(self):
+        with self._lock:
+            p, self._ptr = self._ptr, None
+        if p:
+            lib.staunch_cancel_token_free(p)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closing = True
+            busy = self._users > 0
+        if not busy:
+            self._free()
+
+    def __del__(self):
+        if getattr(self, "_ptr", None) and lib is not None:
+            self.close()
+
+
 # --- pool -------------------------------------------------------------------------------
 
 _open_pools: weakref.WeakSet = weakref.WeakSet()
@@ -241,52 +303,59 @@ class Pool:
             raise E.PoolClosed(0, "the pool is closed", status=F.CLOSED)
         return p
 
-    def _get(self, timeout, read: bool) -> Connection:
+    def _get(self, timeout, read: bool, cancel: CancelToken | None) -> Connection:
         pool = self._pool()
         ms = _timeout_ms(timeout, "timeout")
+        if cancel is not None and not isinstance(cancel, CancelToken):
+            raise E.ConfigError(0, f"cancel must be a staunch.CancelToken, not {type(cancel).__name__}")
         out = _CONN_P()
         err = _ERR()
         fn = lib.staunch_pool_get_read_cancellable if read else lib.staunch_pool_get_cancellable
-        if I.watching():
-            token = ctypes.POINTER(F.staunch_cancel_token)()
-            st = lib.staunch_cancel_token_new(byref(token), byref(err))
+        watch = I.watching()
+        if not watch and cancel is None:
+            st = fn(pool, ms, None, byref(out), byref(err))
             if st:
                 _raise(st, err)
-            conn = None
-            try:
-                op = I.enter("get", token)
-                try:
-                    st = fn(pool, ms, token, byref(out), byref(err))
-                finally:
-                    I.leave()
-                if st == F.CANCELLED and op[2]:
-                    if err:
-                        lib.staunch_error_free(err)
-                    raise KeyboardInterrupt
-                if st:
-                    _raise(st, err)
-                conn = Connection(self, out)
-                return conn
-            finally:
-                lib.staunch_cancel_token_free(token)
-                if conn is None and out:
-                    lib.staunch_conn_free(out)
-        st = fn(pool, ms, None, byref(out), byref(err))
-        if st:
-            _raise(st, err)
-        return Connection(self, out)
+            return Connection(self, out)
+        token = cancel if cancel is not None else CancelToken()
+        conn = None
+        try:
+            with token._use() as tp:
+                if watch:
+                    op = I.enter("get", tp)
+                    try:
+                        st = fn(pool, ms, tp, byref(out), byref(err))
+                    finally:
+                        I.leave()
+                    if st == F.CANCELLED and op[2]:
+                        if err:
+                            lib.staunch_error_free(err)
+                        raise KeyboardInterrupt
+                else:
+                    st = fn(pool, ms, tp, byref(out), byref(err))
+            if st:
+                _raise(st, err)
+            conn = Connection(self, out)
+            return conn
+        finally:
+            if conn is None and out:
+                lib.staunch_conn_free(out)
+            if cancel is None:
+                token.close()
 
-    def connection(self, timeout=None) -> Connection:
+    def connection(self, timeout=None, *, cancel: CancelToken | None = None) -> Connection:
         """Borrows a connection, waiting at most ``timeout`` seconds (None: the
         pool's ``connection_timeout``). Use as ``with pool.connection() as conn:``:
         committed and returned on a clean exit, rolled back and returned on an
         exception. Raises ``PoolExhausted`` or ``DatabaseUnreachable`` (both
-        ``PoolTimeout``, an ``OperationalError``) when the time is up."""
-        return self._get(timeout, False)
+        ``PoolTimeout``, an ``OperationalError``) when the time is up, and
+        ``Cancelled`` when ``cancel`` (a CancelToken) is cancelled meanwhile,
+        from any thread. Ctrl-C on the main thread interrupts the wait too."""
+        return self._get(timeout, False, cancel)
 
-    def connection_read(self, timeout=None) -> Connection:
+    def connection_read(self, timeout=None, *, cancel: CancelToken | None = None) -> Connection:
         """``connection()`` for reading: a healthy replica of a topology pool."""
-        return self._get(timeout, True)
+        return self._get(timeout, True, cancel)
 
     def try_connection(self) -> Connection | None:
         """A connection if one is idle right now, else None; never waits."""
