@@ -437,8 +437,7 @@ def test_conf_cancel_statement(pool_factory):
     assert outcome["cancelled"] is True
     assert took <= 1.0 + SLACK
     assert (
-        one(other, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(10)%%'", ())
-        == 0
+        one(other, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(10)%%'", ()) == 0
     )
     assert not conn.is_broken
     assert one(conn, "SELECT 1") == 1

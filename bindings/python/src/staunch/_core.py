@@ -442,6 +442,11 @@ class Connection:
         self._ptr = ptr
         self._pool_ref = pool
         self.messages: list = []
+        # A statement that returned rows ran since the last commit/rollback.
+        # The core tracks the transaction state from OK packets, which a
+        # result set does not end with: under autocommit=0 a SELECT (or an
+        # INSERT ... RETURNING) opens a transaction the core does not see.
+        self._rows_seen = False
 
     def _c(self):
         p = self._ptr
@@ -469,13 +474,15 @@ class Connection:
             _raise(st, err)
 
     def _in_transaction(self) -> bool:
+        """Whether a transaction may be open (no round trip): as the core
+        tracked it, or rows were read with autocommit off since the last end."""
         r = F.staunch_result()
         r.size = ctypes.sizeof(r)
         err = _ERR()
         st = lib.staunch_conn_last_result(self._c(), byref(r), byref(err))
         if st:
             _raise(st, err)
-        return r.in_transaction
+        return r.in_transaction or (self._rows_seen and not r.autocommit)
 
     # -- PEP 249
 
@@ -487,17 +494,29 @@ class Connection:
         """Commits the transaction (nothing is sent when none is open)."""
         if self._in_transaction():
             self._call(lib.staunch_conn_commit)
+        self._rows_seen = False
 
     def rollback(self) -> None:
         """Rolls the transaction back (nothing is sent when none is open)."""
         if self._in_transaction():
             self._call(lib.staunch_conn_rollback)
+        self._rows_seen = False
 
     def close(self) -> None:
-        """Returns the connection to its pool. Idempotent."""
-        p, self._ptr = self._ptr, None
-        if p is not None:
-            lib.staunch_conn_free(p)
+        """Returns the connection to its pool, rolling back what was not
+        committed. Idempotent."""
+        p = self._ptr
+        if p is None:
+            return
+        if self._rows_seen and not lib.staunch_conn_is_broken(p):
+            # An implicit transaction the core may not know of (see
+            # _rows_seen): end it here, before the next borrower.
+            try:
+                self.rollback()
+            except E.Error:
+                lib.staunch_conn_discard(p, None)
+        self._ptr = None
+        lib.staunch_conn_free(p)
 
     # -- extensions
 
@@ -719,6 +738,8 @@ class Cursor:
         rows = self._rows
         n = lib.staunch_rows_column_count(rows)
         self.lastrowid = lib.staunch_rows_last_insert_id(rows)
+        if n:
+            self.connection._rows_seen = True
         if n == 0:
             self.description = None
             self._types = ()
