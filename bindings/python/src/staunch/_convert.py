@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import datetime as _datetime
 import struct
+import sys
 from decimal import Decimal
 
 from . import _ffi as F
@@ -244,6 +245,23 @@ _FRAGS = {
 }
 
 _string_at = ctypes.string_at
+
+
+def _address_space_view():
+    """A read-only memoryview whose index i is the byte at address i + 1, so
+    that text a staunch_value points at is sliced and decoded without a
+    foreign call per value (CPython's PyMemoryView_FromMemory). None where
+    that API is not available; string_at is used then."""
+    try:
+        fn = ctypes.pythonapi.PyMemoryView_FromMemory
+    except AttributeError:  # not CPython
+        return None
+    fn.restype = ctypes.py_object
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int]
+    return fn(1, sys.maxsize - 1, 0x100)  # PyBUF_READ
+
+
+_M = _address_space_view()
 _date = _datetime.date
 _datetime_t = _datetime.datetime
 _timedelta = _datetime.timedelta
@@ -320,12 +338,20 @@ def row_converter(types: tuple):
         tag = f"t[{k}] == {ct}"
         if ct in (F.COLUMN_INT, F.COLUMN_UINT, F.COLUMN_DOUBLE):
             e = f"({a[0]} if {tag} else {slow})"
-        elif ct == F.COLUMN_TEXT:
-            e = f"((_s({a[0]}, {a[1]}).decode() if {a[1]} else '') if {tag} else {slow})"
-        elif ct == F.COLUMN_BYTES:
-            e = f"((_s({a[0]}, {a[1]}) if {a[1]} else b'') if {tag} else {slow})"
-        elif ct == F.COLUMN_DECIMAL:
-            e = f"(_D(_s({a[0]}, {a[1]}).decode()) if {tag} else {slow})"
+        elif ct in (F.COLUMN_TEXT, F.COLUMN_BYTES, F.COLUMN_DECIMAL):
+            if _M is not None:
+                view = f"_M[{a[0]} - 1:{a[0]} + {a[1]} - 1]"
+                text = f"_str({view}, 'utf-8')"
+                raw = f"bytes({view})"
+            else:
+                text = f"_s({a[0]}, {a[1]}).decode()"
+                raw = f"_s({a[0]}, {a[1]})"
+            if ct == F.COLUMN_TEXT:
+                e = f"(({text} if {a[1]} else '') if {tag} else {slow})"
+            elif ct == F.COLUMN_BYTES:
+                e = f"(({raw} if {a[1]} else b'') if {tag} else {slow})"
+            else:
+                e = f"(_D({text}) if {tag} else {slow})"
         elif ct == F.COLUMN_DATE:
             e = f"(_d({', '.join(a)}) if {tag} else {slow})"
         elif ct == F.COLUMN_DATETIME:
@@ -351,6 +377,8 @@ def row_converter(types: tuple):
     ns = {
         "unpack_from": st.unpack_from,
         "_s": _string_at,
+        "_M": _M,
+        "_str": str,
         "_D": Decimal,
         "_d": _d,
         "_dt": _dt,
