@@ -201,6 +201,14 @@ def test_autocommit_and_begin(pool_factory):
         assert conn.autocommit is True
 
 
+def test_connection_read_on_a_single_server_uses_it(pool_factory):
+    pool = pool_factory()
+    with pool.connection_read(timeout=5) as conn:
+        cur = conn.cursor()
+        cur.execute("SELECT 1")
+        assert cur.fetchone() == (1,)
+
+
 def test_connect_uses_a_shared_pool_per_url(url):
     a = staunch.connect(url, max_size=2)
     b = staunch.connect(url, max_size=2)
