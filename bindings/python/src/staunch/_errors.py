@@ -116,6 +116,7 @@ class BrokenConnection(OperationalError):
 _INTEGRITY = {1022, 1048, 1062, 1169, 1216, 1217, 1364, 1451, 1452, 1557, 1586, 3819, 4025}
 _PROGRAMMING = {
     1049,
+    1052,
     1054,
     1064,
     1102,
