@@ -15,7 +15,10 @@ import time
 
 CHILD = textwrap.dedent(
     """
-    import json, sys, time
+    import json, signal, sys, time
+    # As in an interactive program: a shell's background job inherits SIGINT
+    # ignored, and Python then keeps it ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import staunch
     url, case = sys.argv[1], sys.argv[2]
     pool = staunch.Pool(url, max_size=1)
