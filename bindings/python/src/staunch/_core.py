@@ -680,7 +680,7 @@ class Cursor:
     def _free_rows(self) -> None:
         r, self._rows = self._rows, None
         if r:
-            lib.staunch_rows_free(r)
+            (lib.staunch_rows_free if self._stream else lib.buffered.staunch_rows_free)(r)
 
     def execute(self, query, args=None) -> int:
         """Runs one statement; returns rowcount (affected or selected rows)."""
@@ -776,7 +776,11 @@ class Cursor:
             self._pos = 0
             self._done = False
         else:
-            self._data = self._read(rows, 1 << 30)
+            count = c_uint64()
+            st = lib.staunch_rows_row_count(rows, byref(count), byref(err))
+            if st:
+                _raise(st, err)
+            self._data = self._read(rows, count.value) if count.value else []
             self.rowcount = len(self._data)
 
     def _read(self, rows, max_rows: int) -> list:
@@ -788,19 +792,19 @@ class Cursor:
         got = c_size_t()
         err = _ERR()
         out: list = []
-        size = C.VSIZE * ncols
+        fetch = lib.buffered.staunch_rows_fetch
         while len(out) < max_rows:
             want = min(batch, max_rows - len(out))
             if self._stream:
                 self.connection._call_rows(lib.staunch_rows_fetch, rows, buf, want * ncols, byref(got))
             else:
-                st = lib.staunch_rows_fetch(rows, buf, want * ncols, byref(got), byref(err))
+                st = fetch(rows, buf, want * ncols, byref(got), byref(err))
                 if st:
                     _raise(st, err)
             n = got.value
             if n == 0:
                 break
-            out += conv(ctypes.string_at(buf, n * size), n)
+            out += conv(buf, n)  # unpacked in place: nothing copied
             if n < want and not self._stream:
                 break
         return out
@@ -817,7 +821,7 @@ class Cursor:
             self.connection._call_rows(lib.staunch_rows_next_result, rows, byref(has))
         else:
             err = _ERR()
-            st = lib.staunch_rows_next_result(rows, byref(has), byref(err))
+            st = lib.buffered.staunch_rows_next_result(rows, byref(has), byref(err))
             if st:
                 _raise(st, err)
         if not has.value:
@@ -895,7 +899,7 @@ class Cursor:
         r = getattr(self, "_rows", None)
         if r and lib is not None:
             self._rows = None
-            lib.staunch_rows_free(r)
+            (lib.staunch_rows_free if self._stream else lib.buffered.staunch_rows_free)(r)
 
 
 class SSCursor(Cursor):

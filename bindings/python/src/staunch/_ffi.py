@@ -349,6 +349,50 @@ EVENT_NAMES = {
 }
 
 
+#: Functions that never block: called with the GIL held (through PyDLL), so a
+#: thread does not hand the GIL over and back for a call of a microsecond.
+#: Everything else (borrowing, statements, returning, closing) releases it.
+NEVER_BLOCK = {
+    "staunch_version",
+    "staunch_version_string",
+    "staunch_error_message",
+    "staunch_error_status",
+    "staunch_error_server_code",
+    "staunch_error_sqlstate",
+    "staunch_error_free",
+    "staunch_status_name",
+    "staunch_options_new",
+    "staunch_options_set",
+    "staunch_options_set_url",
+    "staunch_pool_stats",
+    "staunch_pool_soft_evict",
+    "staunch_pool_id",
+    "staunch_cancel_token_new",
+    "staunch_cancel_token_is_cancelled",
+    "staunch_cancel_token_free",
+    "staunch_conn_last_result",
+    "staunch_conn_set_timeout",
+    "staunch_conn_is_broken",
+    "staunch_conn_id",
+    "staunch_conn_server_id",
+    "staunch_rows_column_count",
+    "staunch_rows_column_info",
+    "staunch_rows_row_count",
+    "staunch_rows_affected_rows",
+    "staunch_rows_last_insert_id",
+    "staunch_rows_warnings",
+    "staunch_struct_size",
+    "staunch_field_offset",
+}
+#: Never block on a buffered row set, may on a streaming one: both versions,
+#: the GIL-holding one as ``lib.buffered.<name>``.
+BUFFERED_NEVER_BLOCK = ("staunch_rows_fetch", "staunch_rows_next_result", "staunch_rows_free")
+
+
+class _Namespace:
+    pass
+
+
 class LibraryError(ImportError):
     """libstaunch could not be found or loaded, or does not match this package."""
 
@@ -386,6 +430,19 @@ def load(path: str | None = None) -> ctypes.CDLL:
             continue
         fn.restype = restype
         fn.argtypes = argtypes
+    held = ctypes.PyDLL(path)
+    lib.buffered = _Namespace()
+    for name in NEVER_BLOCK | set(BUFFERED_NEVER_BLOCK):
+        if name in missing:
+            continue
+        restype, argtypes = SIGNATURES[name]
+        fn = getattr(held, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+        if name in NEVER_BLOCK:
+            setattr(lib, name, fn)
+        else:
+            setattr(lib.buffered, name, fn)
     if "staunch_version" in missing:
         raise LibraryError(f"{path} is not libstaunch (no staunch_version)")
     version = lib.staunch_version()
