@@ -201,6 +201,24 @@ class CancelToken:
             self.close()
 
 
+_main_tokens: list = []  # the main thread's reusable cancel token (only it uses this)
+
+
+def _main_token(renew: bool = False):
+    # Renewed when Ctrl-C cancelled it (KeyboardInterrupt may have come
+    # before the call that used it could renew it).
+    if _main_tokens and (renew or lib.staunch_cancel_token_is_cancelled(_main_tokens[0])):
+        lib.staunch_cancel_token_free(_main_tokens.pop())
+    if not _main_tokens:
+        tp = ctypes.POINTER(F.staunch_cancel_token)()
+        err = _ERR()
+        st = lib.staunch_cancel_token_new(byref(tp), byref(err))
+        if st:
+            _raise(st, err)
+        _main_tokens.append(tp)
+    return _main_tokens[0]
+
+
 # --- pool -------------------------------------------------------------------------------
 
 _open_pools: weakref.WeakSet = weakref.WeakSet()
@@ -312,11 +330,33 @@ class Pool:
         err = _ERR()
         fn = lib.staunch_pool_get_read_cancellable if read else lib.staunch_pool_get_cancellable
         watch = I.watching()
-        if not watch and cancel is None:
-            st = fn(pool, ms, None, byref(out), byref(err))
-            if st:
-                _raise(st, err)
-            return Connection(self, out)
+        if cancel is None:
+            if not watch:
+                st = fn(pool, ms, None, byref(out), byref(err))
+                if st:
+                    _raise(st, err)
+                return Connection(self, out)
+            # The main thread: a token of its own, reused until Ctrl-C cancels it.
+            tp = _main_token()
+            op = I.enter("get", tp)
+            try:
+                st = fn(pool, ms, tp, byref(out), byref(err))
+            finally:
+                I.leave()
+            try:
+                if op[2]:
+                    _main_token(renew=True)
+                    if st == F.CANCELLED:
+                        if err:
+                            lib.staunch_error_free(err)
+                        raise KeyboardInterrupt
+                if st:
+                    _raise(st, err)
+                return Connection(self, out)
+            except BaseException:
+                if out:
+                    lib.staunch_conn_free(out)
+                raise
         token = cancel if cancel is not None else CancelToken()
         conn = None
         try:
@@ -647,6 +687,19 @@ def _norm_isolation(level: str) -> str:
 # --- cursors ----------------------------------------------------------------------------
 
 _CI = F.staunch_column_info
+_tls = threading.local()
+_BUF_VALUES = 4096
+
+
+def _fetch_buffer(ncols: int):
+    """This thread's staunch_value array for the bulk fetch (reused: the rows
+    are converted out of it before the next fetch)."""
+    if ncols > _BUF_VALUES:
+        return (F.staunch_value * ncols)()
+    buf = getattr(_tls, "buf", None)
+    if buf is None:
+        buf = _tls.buf = (F.staunch_value * _BUF_VALUES)()
+    return buf
 
 
 class Cursor:
@@ -786,16 +839,17 @@ class Cursor:
     def _read(self, rows, max_rows: int) -> list:
         """Up to max_rows rows of the current set, through the bulk fetch."""
         ncols = len(self._types)
-        batch = max(1, min(max_rows, max(1, 4096 // ncols)))
-        buf = (F.staunch_value * (batch * ncols))()
+        buf = _fetch_buffer(ncols)
+        batch = max(1, min(max_rows, len(buf) // ncols))
         conv = C.row_converter(self._types)
         got = c_size_t()
         err = _ERR()
         out: list = []
+        stream = self._stream
         fetch = lib.buffered.staunch_rows_fetch
         while len(out) < max_rows:
             want = min(batch, max_rows - len(out))
-            if self._stream:
+            if stream:
                 self.connection._call_rows(lib.staunch_rows_fetch, rows, buf, want * ncols, byref(got))
             else:
                 st = fetch(rows, buf, want * ncols, byref(got), byref(err))
@@ -805,7 +859,7 @@ class Cursor:
             if n == 0:
                 break
             out += conv(buf, n)  # unpacked in place: nothing copied
-            if n < want and not self._stream:
+            if n < want and not stream:
                 break
         return out
 
