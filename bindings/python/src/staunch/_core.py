@@ -714,7 +714,8 @@ class Cursor:
     def __init__(self, connection: Connection):
         self.connection = connection
         self.arraysize = 1
-        self.description = None
+        self._desc = None
+        self._desc_rows = None
         self.rowcount = -1
         self.lastrowid = None
         self.rownumber = 0
@@ -731,6 +732,7 @@ class Cursor:
         return self.connection
 
     def _free_rows(self) -> None:
+        self._desc_rows = None  # the description is not read from a freed row set
         r, self._rows = self._rows, None
         if r:
             (lib.staunch_rows_free if self._stream else lib.buffered.staunch_rows_free)(r)
@@ -799,42 +801,54 @@ class Cursor:
             self._data = []
             self.rowcount = lib.staunch_rows_affected_rows(rows)
             return
-        desc = []
+        # The types now (they pick the row converter); the description when
+        # it is asked for (the row set outlives the cursor's use of it).
         types = []
-        ci = _CI()
-        ci.size = ctypes.sizeof(ci)
+        ct = ctypes.c_uint32()
         err = _ERR()
+        column_type = lib.staunch_rows_column_type
         for i in range(n):
-            st = lib.staunch_rows_column_info(rows, i, byref(ci), byref(err))
+            st = column_type(rows, i, byref(ct), byref(err))
             if st:
                 _raise(st, err)
-            name = ci.name[: ci.name_len].decode("utf-8", "replace") if ci.name else ""
-            types.append(ci.column_type)
-            desc.append(
-                (
-                    name,
-                    ci.type_code,
-                    None,
-                    ci.length,
-                    ci.length,
-                    ci.decimals,
-                    not (ci.flags & 1),
-                )
-            )
-        self.description = tuple(desc)
+            types.append(ct.value)
         self._types = tuple(types)
+        self._desc = None
+        self._desc_rows = rows
         if self._stream:
             self.rowcount = -1
             self._data = []
             self._pos = 0
             self._done = False
         else:
-            count = c_uint64()
-            st = lib.staunch_rows_row_count(rows, byref(count), byref(err))
+            self._data = self._read(rows, 1 << 62)
+            self.rowcount = len(self._data)
+
+    @property
+    def description(self):
+        """PEP 249: a 7-tuple per column (name, MySQL type code, None, length,
+        length, decimals, null_ok), or None for a statement without rows."""
+        if self._desc is None and self._desc_rows is not None:
+            self._desc = self._describe(self._desc_rows)
+        return self._desc
+
+    @description.setter
+    def description(self, value) -> None:
+        self._desc = value
+        self._desc_rows = None
+
+    def _describe(self, rows) -> tuple:
+        desc = []
+        ci = _CI()
+        ci.size = ctypes.sizeof(ci)
+        err = _ERR()
+        for i in range(len(self._types)):
+            st = lib.staunch_rows_column_info(rows, i, byref(ci), byref(err))
             if st:
                 _raise(st, err)
-            self._data = self._read(rows, count.value) if count.value else []
-            self.rowcount = len(self._data)
+            name = ci.name[: ci.name_len].decode("utf-8", "replace") if ci.name else ""
+            desc.append((name, ci.type_code, None, ci.length, ci.length, ci.decimals, not (ci.flags & 1)))
+        return tuple(desc)
 
     def _read(self, rows, max_rows: int) -> list:
         """Up to max_rows rows of the current set, through the bulk fetch."""
@@ -881,6 +895,7 @@ class Cursor:
         if not has.value:
             self._free_rows()
             self._data = []
+            self._types = ()
             self.description = None
             return None
         self.rownumber = 0
@@ -891,7 +906,7 @@ class Cursor:
 
     def fetchone(self):
         self._conn()
-        if self.description is None and self._rows is None and not self._data:
+        if not self._types and self._rows is None and not self._data:
             raise E.ProgrammingError(0, "no result set: execute a query first")
         if self.rownumber < len(self._data):
             r = self._data[self.rownumber]
@@ -976,7 +991,7 @@ class SSCursor(Cursor):
 
     def fetchone(self):
         self._conn()
-        if self.description is None:
+        if not self._types:
             if self._rows is None:
                 raise E.ProgrammingError(0, "no result set: execute a query first")
             return None
