@@ -524,6 +524,14 @@ class Connection:
             _raise(st, err)
         return r.in_transaction or (self._rows_seen and not r.autocommit)
 
+    def _may_end(self) -> bool:
+        # Rows read in a pool without autocommit: a transaction may be open
+        # (saves the last_result call on the common path; at worst a COMMIT
+        # is sent for nothing after a SET autocommit=1 in SQL).
+        if self._rows_seen and not self._pool_ref.autocommit:
+            return True
+        return self._in_transaction()
+
     # -- PEP 249
 
     def cursor(self, cursorclass=None) -> Cursor:
@@ -532,13 +540,13 @@ class Connection:
 
     def commit(self) -> None:
         """Commits the transaction (nothing is sent when none is open)."""
-        if self._in_transaction():
+        if self._may_end():
             self._call(lib.staunch_conn_commit)
         self._rows_seen = False
 
     def rollback(self) -> None:
         """Rolls the transaction back (nothing is sent when none is open)."""
-        if self._in_transaction():
+        if self._may_end():
             self._call(lib.staunch_conn_rollback)
         self._rows_seen = False
 
