@@ -272,3 +272,37 @@ def test_many_threads_share_one_pool_with_transactions(pool_factory):
         cur.execute("SELECT COUNT(*), SUM(i % 2) FROM mt")
         assert cur.fetchone() == (6 * 20, 0)
         cur.execute("DROP TABLE mt")
+
+
+@pytest.mark.parametrize("prepare_selects", [True, False])
+def test_plain_selects_by_either_protocol(pool_factory, prepare_selects):
+    import datetime as dt
+    from decimal import Decimal
+
+    pool = pool_factory(prepare_selects=prepare_selects)
+    with pool.connection() as conn:
+        cur = conn.cursor()
+        cur.execute(
+            "SELECT NULL, -9223372036854775808, 18446744073709551615, 2.5e-3, CAST(-1.50 AS DECIMAL(6,2)),"
+            " 'ü', x'00ff', DATE '2024-02-29', TIMESTAMP '2024-02-29 01:02:03.000004', TIME '-838:59:59'"
+        )
+        assert cur.fetchone() == (
+            None,
+            -(2**63),
+            2**64 - 1,
+            2.5e-3,
+            Decimal("-1.50"),
+            "ü",
+            b"\x00\xff",
+            dt.date(2024, 2, 29),
+            dt.datetime(2024, 2, 29, 1, 2, 3, 4),
+            -dt.timedelta(hours=838, minutes=59, seconds=59),
+        )
+        # Many different statements (each prepared one is cached, then evicted).
+        for i in range(100):
+            cur.execute(f"SELECT {i} + 1")
+            assert cur.fetchone() == (i + 1,)
+        # Several statements in one text still work (sent as text).
+        cur.execute("SELECT 1; SELECT 2")
+        assert cur.fetchall() == [(1,)]
+        assert cur.nextset() and cur.fetchall() == [(2,)]

@@ -260,13 +260,26 @@ class Pool:
     of the staunch README. Knob values are str (``"250ms"``), int, bool,
     ``timedelta`` or None (``off``). ``autocommit`` (default False, as PEP 249
     wants) is the sessions' autocommit; ``on_event`` a callable receiving
-    ``Event`` objects on a thread of its own. Opening does not connect.
+    ``Event`` objects on a thread of its own. ``prepare_selects`` (default
+    True) sends a lone SELECT without parameters as a prepared statement
+    (the binary protocol, cached per connection); False sends it as text,
+    better for SQL that inlines ever-different literals. Opening does not
+    connect.
     """
 
-    def __init__(self, url: str | None = None, *, autocommit: bool = False, on_event=None, **knobs):
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        autocommit: bool = False,
+        on_event=None,
+        prepare_selects: bool = True,
+        **knobs,
+    ):
         self._ptr = None
         self._sink_key = None
         self.autocommit = bool(autocommit)
+        self.prepare_selects = bool(prepare_selects)
         if url is not None and not isinstance(url, str):
             raise E.ConfigError(0, f"url must be a str, not {type(url).__name__}")
         if on_event is not None and not callable(on_event):
@@ -695,6 +708,13 @@ def _norm_isolation(level: str) -> str:
 # --- cursors ----------------------------------------------------------------------------
 
 _CI = F.staunch_column_info
+
+
+def _prepared_select(sql: str) -> bool:
+    head = sql[:8].lstrip()[:6].upper()
+    return (head == "SELECT" or head[:4] == "WITH") and ";" not in sql
+
+
 _tls = threading.local()
 _BUF_VALUES = 4096
 
@@ -763,10 +783,25 @@ class Cursor:
         else:
             sql, values = C.bind(query, args)
         params = C.make_params(values) if values else None
-        flags = (0 if values else F.QUERY_TEXT) | (F.QUERY_STREAM if self._stream else 0)
+        stream = F.QUERY_STREAM if self._stream else 0
+        if values:
+            flags = stream
+        elif conn._pool_ref.prepare_selects and _prepared_select(sql):
+            # A lone SELECT: the binary protocol (values come binary, about
+            # twice as fast to read as text); cached by the connection.
+            flags = stream
+        else:
+            flags = F.QUERY_TEXT | stream
         out = _ROWS_P()
+        raw = sql.encode("utf-8")
         try:
-            conn._call(lib.staunch_conn_query_ex, sql.encode("utf-8"), params, len(values), flags, byref(out))
+            try:
+                conn._call(lib.staunch_conn_query_ex, raw, params, len(values), flags, byref(out))
+            except E.Error as e:
+                if values or flags & F.QUERY_TEXT or e.args[0] != 1295:
+                    raise
+                # 1295: this statement cannot be prepared: as text then.
+                conn._call(lib.staunch_conn_query_ex, raw, None, 0, F.QUERY_TEXT | stream, byref(out))
         except BaseException:
             if out:
                 lib.staunch_rows_free(out)
