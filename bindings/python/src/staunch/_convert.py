@@ -1,0 +1,393 @@
+"""Values both ways: Python objects to staunch_param, staunch_value rows to tuples."""
+
+from __future__ import annotations
+
+import ctypes
+import datetime as _datetime
+import struct
+import sys
+from decimal import Decimal
+
+from . import _ffi as F
+from ._errors import DataError, ParameterTypeError, ProgrammingError
+
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+_UINT64_MAX = (1 << 64) - 1
+
+
+# --- parameters -------------------------------------------------------------------------
+
+
+def fill_param(p: F.staunch_param, i: int, v) -> None:
+    """Sets one staunch_param from a Python value (i: its 0-based position)."""
+    t = type(v)
+    if v is None:
+        p.type = F.PARAM_NULL
+    elif t is int or t is bool:
+        if _INT64_MIN <= v <= _INT64_MAX:
+            p.type = F.PARAM_INT64
+            p.i64 = v
+        elif 0 <= v <= _UINT64_MAX:
+            p.type = F.PARAM_UINT64
+            p.u64 = v
+        else:
+            raise DataError(0, f"parameter {i + 1}: {v} does not fit in 64 bits")
+    elif t is str:
+        b = v.encode("utf-8")
+        p.type = F.PARAM_TEXT
+        p.ptr = b
+        p.len = len(b)
+    elif t is float:
+        p.type = F.PARAM_DOUBLE
+        p.f64 = v
+    elif t is bytes or t is bytearray or t is memoryview:
+        b = bytes(v)
+        p.type = F.PARAM_BYTES
+        p.ptr = b
+        p.len = len(b)
+    elif t is Decimal:
+        if not v.is_finite():
+            raise DataError(0, f"parameter {i + 1}: {v} is not a finite DECIMAL")
+        b = str(v).encode("ascii")
+        p.type = F.PARAM_TEXT
+        p.ptr = b
+        p.len = len(b)
+    elif isinstance(v, _datetime.datetime):
+        p.type = F.PARAM_DATETIME
+        d = p.datetime
+        d.year, d.month, d.day = v.year, v.month, v.day
+        d.hour, d.minute, d.second, d.microsecond = v.hour, v.minute, v.second, v.microsecond
+    elif isinstance(v, _datetime.date):
+        p.type = F.PARAM_DATE
+        d = p.datetime
+        d.year, d.month, d.day = v.year, v.month, v.day
+    elif isinstance(v, _datetime.timedelta):
+        p.type = F.PARAM_TIME
+        neg = v < _datetime.timedelta(0)
+        if neg:
+            v = -v
+        tm = p.time
+        tm.negative = neg
+        tm.days = v.days
+        tm.hours, rem = divmod(v.seconds, 3600)
+        tm.minutes, tm.seconds = divmod(rem, 60)
+        tm.microseconds = v.microseconds
+    elif isinstance(v, _datetime.time):
+        p.type = F.PARAM_TIME
+        tm = p.time
+        tm.negative = False
+        tm.days = 0
+        tm.hours, tm.minutes, tm.seconds, tm.microseconds = v.hour, v.minute, v.second, v.microsecond
+    elif isinstance(v, int):
+        fill_param(p, i, int(v))
+    elif isinstance(v, str):
+        fill_param(p, i, str(v))
+    elif isinstance(v, float):
+        fill_param(p, i, float(v))
+    elif isinstance(v, Decimal):
+        fill_param(p, i, Decimal(v))
+    elif isinstance(v, (bytes, bytearray)):
+        fill_param(p, i, bytes(v))
+    else:
+        raise ParameterTypeError(
+            0,
+            f"parameter {i + 1}: cannot bind a value of type {t.__name__} "
+            "(supported: None, int, float, bool, str, bytes, Decimal, datetime, date, "
+            "time, timedelta; serialize JSON with json.dumps)",
+        )
+
+
+def make_params(values) -> ctypes.Array | None:
+    n = len(values)
+    if n == 0:
+        return None
+    arr = (F.staunch_param * n)()
+    for i, v in enumerate(values):
+        fill_param(arr[i], i, v)
+    return arr
+
+
+# --- paramstyle: %s and %(name)s to ? ---------------------------------------------------
+
+_translated: dict = {}
+
+
+def _translate(query: str) -> tuple[str, int, tuple]:
+    """(sql with ?, number of %s, names of %(name)s in order). %% becomes %."""
+    out = []
+    names = []
+    positional = 0
+    i = 0
+    n = len(query)
+    while True:
+        j = query.find("%", i)
+        if j < 0:
+            out.append(query[i:])
+            break
+        out.append(query[i:j])
+        c = query[j + 1 : j + 2]
+        if c == "%":
+            out.append("%")
+            i = j + 2
+        elif c == "s":
+            out.append("?")
+            positional += 1
+            i = j + 2
+        elif c == "(":
+            k = query.find(")", j)
+            if k < 0 or query[k + 1 : k + 2] != "s":
+                raise ProgrammingError(0, f"malformed %(name)s placeholder at character {j} of the statement")
+            names.append(query[j + 2 : k])
+            out.append("?")
+            i = k + 2
+        else:
+            what = repr(c) if j + 1 < n else "the end of the statement"
+            raise ProgrammingError(
+                0,
+                f"unsupported format character {what} after % at character {j} "
+                "(placeholders are %s and %(name)s; write a literal % as %%)",
+            )
+    if positional and names:
+        raise ProgrammingError(0, "the statement mixes %s and %(name)s placeholders")
+    return "".join(out), positional, tuple(names)
+
+
+def bind(query: str, args) -> tuple[str, list]:
+    """The statement with ? placeholders and the values in their order."""
+    key = query
+    t = _translated.get(key)
+    if t is None:
+        t = _translate(query)
+        if len(_translated) > 2048:
+            _translated.clear()
+        _translated[key] = t
+    sql, positional, names = t
+    if isinstance(args, dict) or (hasattr(args, "keys") and hasattr(args, "__getitem__")):
+        if positional:
+            raise ProgrammingError(0, f"the statement has {positional} %s placeholders but a mapping was given")
+        try:
+            return sql, [args[k] for k in names]
+        except KeyError as e:
+            raise ProgrammingError(0, f"no value for placeholder %({e.args[0]})s") from None
+    if names:
+        raise ProgrammingError(
+            0, f"the statement has %(name)s placeholders ({', '.join(names)}) but no mapping was given"
+        )
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    if len(args) != positional:
+        raise ProgrammingError(
+            0,
+            f"the statement has {positional} placeholder{'s' if positional != 1 else ''} "
+            f"but {len(args)} parameter{'s were' if len(args) != 1 else ' was'} given",
+        )
+    return sql, list(args)
+
+
+# --- results ----------------------------------------------------------------------------
+
+_V = F.staunch_value
+VSIZE = ctypes.sizeof(_V)
+_O_I64 = _V.i64.offset
+_O_U64 = _V.u64.offset
+_O_F64 = _V.f64.offset
+_O_PTR = _V.ptr.offset
+_O_LEN = _V.len.offset
+_O_DT = _V.datetime.offset
+_O_TM = _V.time.offset
+_DT = F.staunch_datetime
+_TM = F.staunch_time
+
+
+def _frag(fields: list) -> tuple[str, int]:
+    """A struct format for one value: its tag, then (offset, code) fields; and their count."""
+    fmt = "I"
+    pos = 4
+    for off, code in fields:
+        if off > pos:
+            fmt += f"{off - pos}x"
+        fmt += code
+        pos = off + struct.calcsize("<" + code)
+    if pos < VSIZE:
+        fmt += f"{VSIZE - pos}x"
+    return fmt, len(fields)
+
+
+_DT_FIELDS = [
+    (_O_DT + _DT.year.offset, "H"),
+    (_O_DT + _DT.month.offset, "B"),
+    (_O_DT + _DT.day.offset, "B"),
+    (_O_DT + _DT.hour.offset, "B"),
+    (_O_DT + _DT.minute.offset, "B"),
+    (_O_DT + _DT.second.offset, "B"),
+    (_O_DT + _DT.microsecond.offset, "I"),
+]
+_TM_FIELDS = [
+    (_O_TM + _TM.negative.offset, "?"),
+    (_O_TM + _TM.days.offset, "I"),
+    (_O_TM + _TM.hours.offset, "B"),
+    (_O_TM + _TM.minutes.offset, "B"),
+    (_O_TM + _TM.seconds.offset, "B"),
+    (_O_TM + _TM.microseconds.offset, "I"),
+]
+_FRAGS = {
+    F.COLUMN_NULL: _frag([]),
+    F.COLUMN_INT: _frag([(_O_I64, "q")]),
+    F.COLUMN_UINT: _frag([(_O_U64, "Q")]),
+    F.COLUMN_DOUBLE: _frag([(_O_F64, "d")]),
+    F.COLUMN_DECIMAL: _frag([(_O_PTR, "Q"), (_O_LEN, "Q")]),
+    F.COLUMN_TEXT: _frag([(_O_PTR, "Q"), (_O_LEN, "Q")]),
+    F.COLUMN_BYTES: _frag([(_O_PTR, "Q"), (_O_LEN, "Q")]),
+    F.COLUMN_DATE: _frag(_DT_FIELDS[:3]),
+    F.COLUMN_DATETIME: _frag(_DT_FIELDS),
+    F.COLUMN_TIME: _frag(_TM_FIELDS),
+}
+
+_string_at = ctypes.string_at
+
+
+def _address_space_view():
+    """A read-only memoryview whose index i is the byte at address i + 1, so
+    that text a staunch_value points at is sliced and decoded without a
+    foreign call per value (CPython's PyMemoryView_FromMemory). None where
+    that API is not available; string_at is used then."""
+    try:
+        fn = ctypes.pythonapi.PyMemoryView_FromMemory
+    except AttributeError:  # not CPython
+        return None
+    fn.restype = ctypes.py_object
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int]
+    return fn(1, sys.maxsize - 1, 0x100)  # PyBUF_READ
+
+
+_M = _address_space_view()
+_date = _datetime.date
+_datetime_t = _datetime.datetime
+_timedelta = _datetime.timedelta
+
+
+def _td(neg, days, h, m, s, us):
+    d = _timedelta(days=days, hours=h, minutes=m, seconds=s, microseconds=us)
+    return -d if neg else d
+
+
+def _dt(y, mo, d, h, mi, s, us):
+    return _datetime_t(y, mo, d, h, mi, s, us) if mo else None
+
+
+def _d(y, mo, d):
+    return _date(y, mo, d) if mo else None
+
+
+def value_of(v: F.staunch_value, text_as_str: bool = True):
+    """The Python value of one staunch_value (the general, slower path)."""
+    t = v.type
+    if t == F.COLUMN_NULL:
+        return None
+    if t == F.COLUMN_INT:
+        return v.i64
+    if t == F.COLUMN_UINT:
+        return v.u64
+    if t == F.COLUMN_DOUBLE:
+        return v.f64
+    if t in (F.COLUMN_TEXT, F.COLUMN_DECIMAL, F.COLUMN_BYTES):
+        b = _string_at(v.ptr, v.len) if v.len else b""
+        if t == F.COLUMN_BYTES:
+            return b
+        if t == F.COLUMN_DECIMAL:
+            return Decimal(b.decode("ascii"))
+        return b.decode("utf-8")
+    if t == F.COLUMN_DATE:
+        d = v.datetime
+        return _d(d.year, d.month, d.day)
+    if t == F.COLUMN_DATETIME:
+        d = v.datetime
+        return _dt(d.year, d.month, d.day, d.hour, d.minute, d.second, d.microsecond)
+    if t == F.COLUMN_TIME:
+        tm = v.time
+        return _td(tm.negative, tm.days, tm.hours, tm.minutes, tm.seconds, tm.microseconds)
+    raise DataError(0, f"a value of unknown type {t} (a newer libstaunch?)")
+
+
+def _slow(data, off):
+    return value_of(_V.from_buffer_copy(data, off))
+
+
+_converters: dict = {}
+
+
+def row_converter(types: tuple):
+    """A function (data, n_rows) -> list of row tuples for these column types.
+
+    Generated once per column-type signature: one struct unpack per row, then
+    an inline expression per column (the value's tag checked against the
+    column's type; anything else, NULL included, takes the general path).
+    """
+    conv = _converters.get(types)
+    if conv is not None:
+        return conv
+    fmt = "<"
+    exprs = []
+    k = 0
+    for c, ct in enumerate(types):
+        frag, nf = _FRAGS.get(ct, _FRAGS[F.COLUMN_NULL])
+        fmt += frag
+        a = [f"t[{k + 1 + x}]" for x in range(nf)]
+        slow = f"(None if t[{k}] == 0 else _slow(data, off + {c * VSIZE}))"
+        tag = f"t[{k}] == {ct}"
+        if ct in (F.COLUMN_INT, F.COLUMN_UINT, F.COLUMN_DOUBLE):
+            e = f"({a[0]} if {tag} else {slow})"
+        elif ct in (F.COLUMN_TEXT, F.COLUMN_BYTES, F.COLUMN_DECIMAL):
+            if _M is not None:
+                view = f"_M[{a[0]} - 1:{a[0]} + {a[1]} - 1]"
+                text = f"_str({view}, 'utf-8')"
+                raw = f"bytes({view})"
+            else:
+                text = f"_s({a[0]}, {a[1]}).decode()"
+                raw = f"_s({a[0]}, {a[1]})"
+            if ct == F.COLUMN_TEXT:
+                e = f"(({text} if {a[1]} else '') if {tag} else {slow})"
+            elif ct == F.COLUMN_BYTES:
+                e = f"(({raw} if {a[1]} else b'') if {tag} else {slow})"
+            else:
+                e = f"(_D({text}) if {tag} else {slow})"
+        elif ct == F.COLUMN_DATE:
+            e = f"(_d({', '.join(a)}) if {tag} else {slow})"
+        elif ct == F.COLUMN_DATETIME:
+            e = f"(_dt({', '.join(a)}) if {tag} else {slow})"
+        elif ct == F.COLUMN_TIME:
+            e = f"(_td({', '.join(a)}) if {tag} else {slow})"
+        else:
+            e = slow
+        exprs.append(e)
+        k += 1 + nf
+    st = struct.Struct(fmt)
+    assert st.size == VSIZE * len(types), (st.size, fmt)
+    body = ", ".join(exprs) + ("," if len(exprs) == 1 else "")
+    src = (
+        "def convert(data, n):\n"
+        "    out = []\n"
+        "    append = out.append\n"
+        f"    for off in range(0, n * {st.size}, {st.size}):\n"
+        "        t = unpack_from(data, off)\n"
+        f"        append(({body}))\n"
+        "    return out\n"
+    )
+    ns = {
+        "unpack_from": st.unpack_from,
+        "_s": _string_at,
+        "_M": _M,
+        "_str": str,
+        "_D": Decimal,
+        "_d": _d,
+        "_dt": _dt,
+        "_td": _td,
+        "_slow": _slow,
+    }
+    exec(compile(src, f"<staunch row converter {types}>", "exec"), ns)  # noqa: S102
+    conv = ns["convert"]
+    if len(_converters) > 512:
+        _converters.clear()
+    _converters[types] = conv
+    return conv

@@ -1,0 +1,1105 @@
+"""Pool, Connection and cursors over the C ABI."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import datetime as _datetime
+import itertools
+import math
+import queue
+import threading
+import weakref
+from ctypes import byref, c_bool, c_size_t, c_uint64
+
+from . import _convert as C
+from . import _errors as E
+from . import _ffi as F
+from . import _interrupt as I
+
+lib: ctypes.CDLL = None  # set by __init__ once the library is loaded
+
+_ERR = ctypes.POINTER(F.staunch_error)
+_CONN_P = ctypes.POINTER(F.staunch_conn)
+_ROWS_P = ctypes.POINTER(F.staunch_rows)
+
+
+def _raise(status: int, err) -> None:
+    raise E.from_error(status, err)
+
+
+def _timeout_ms(timeout, what: str) -> int:
+    if timeout is None:
+        return F.TIMEOUT_DEFAULT
+    if isinstance(timeout, _datetime.timedelta):
+        timeout = timeout.total_seconds()
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise E.ConfigError(0, f"{what} must be a number of seconds or a timedelta, not {type(timeout).__name__}")
+    if math.isnan(timeout) or timeout < 0:
+        raise E.ConfigError(0, f"{what} must not be negative (got {timeout})")
+    ms = math.ceil(timeout * 1000)
+    if ms >= F.TIMEOUT_DEFAULT:
+        raise E.ConfigError(0, f"{what} is too large (got {timeout} s)")
+    return ms
+
+
+def _knob_text(name: str, value) -> str:
+    if value is None:
+        return "off"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, _datetime.timedelta):
+        return f"{math.ceil(value.total_seconds() * 1000)}ms"
+    if isinstance(value, str):
+        return value
+    raise E.ConfigError(
+        0,
+        f"knob {name}: a {type(value).__name__} is not a knob value "
+        "(give a str such as '250ms', an int, a bool, a timedelta or None for off)",
+    )
+
+
+# --- events ------------------------------------------------------------------------------
+
+
+class Event:
+    """One pool event, delivered to ``on_event`` on the pool's
+    ``staunch-events`` thread (never on a pool thread, never under a lock)."""
+
+    __slots__ = ("kind", "status", "connection_id", "count", "duration_us", "message", "pool_id")
+
+    def __init__(self, kind, status, connection_id, count, duration_us, message, pool_id):
+        self.kind = kind
+        self.status = status
+        self.connection_id = connection_id
+        self.count = count
+        self.duration_us = duration_us
+        self.message = message
+        self.pool_id = pool_id
+
+    def __repr__(self) -> str:
+        return f"Event({self.kind!r}, {self.message!r})"
+
+
+# One C callback and one finalizer for every pool, alive as long as the
+# module: user_data is a key into _sinks, so no ctypes thunk can be freed
+# while the library may still call it.
+_sinks: dict = {}
+_sink_ids = itertools.count(1)
+_sinks_lock = threading.Lock()
+
+
+def _on_event(ev_p, user_data):
+    try:
+        sink = _sinks.get(user_data)
+        if sink is None:
+            return
+        ev = ev_p.contents
+        sink.put(
+            Event(
+                F.EVENT_NAMES.get(ev.kind, "other"),
+                ev.status,
+                ev.connection_id,
+                ev.count,
+                ev.duration_us,
+                (ev.message or b"").decode("utf-8", "replace"),
+                ev.pool_id,
+            )
+        )
+    except BaseException:  # noqa: BLE001 (never let anything reach the C caller)
+        pass
+
+
+def _on_final(user_data):
+    try:
+        with _sinks_lock:
+            sink = _sinks.pop(user_data, None)
+        if sink is not None:
+            sink.put(None)
+    except BaseException:  # noqa: BLE001
+        pass
+
+
+_C_ON_EVENT = F.EVENT_CALLBACK(_on_event)
+_C_ON_FINAL = F.FINALIZER(_on_final)
+
+
+def _dispatch(q: queue.SimpleQueue, callback) -> None:
+    while True:
+        ev = q.get()
+        if ev is None:
+            return
+        try:
+            callback(ev)
+        except Exception:  # noqa: BLE001
+            import traceback
+
+            traceback.print_exc()
+
+
+# --- cancel tokens ---------------------------------------------------------------------
+
+
+class CancelToken:
+    """Cancels the ``Pool.connection(cancel=token)`` calls waiting with it,
+    from any thread; it stays cancelled (make one per request)."""
+
+    def __init__(self):
+        self._ptr = ctypes.POINTER(F.staunch_cancel_token)()
+        err = _ERR()
+        st = lib.staunch_cancel_token_new(byref(self._ptr), byref(err))
+        if st:
+            _raise(st, err)
+        self._users = 0
+        self._lock = threading.Lock()
+        self._closing = False
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._ptr:
+                lib.staunch_cancel_token_cancel(self._ptr, None)
+
+    @property
+    def cancelled(self) -> bool:
+        with self._lock:
+            return bool(self._ptr) and lib.staunch_cancel_token_is_cancelled(self._ptr)
+
+    @contextlib.contextmanager
+    def _use(self):
+        with self._lock:
+            if not self._ptr:
+                raise E.InterfaceError(0, "the cancel token was closed")
+            self._users += 1
+            ptr = self._ptr
+        try:
+            yield ptr
+        finally:
+            with self._lock:
+                self._users -= 1
+                free = self._closing and self._users == 0
+            if free:
+                self._free()
+
+    def _free(self):
+        with self._lock:
+            p, self._ptr = self._ptr, None
+        if p:
+            lib.staunch_cancel_token_free(p)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closing = True
+            busy = self._users > 0
+        if not busy:
+            self._free()
+
+    def __del__(self):
+        if getattr(self, "_ptr", None) and lib is not None:
+            self.close()
+
+
+_main_tokens: list = []  # the main thread's reusable cancel token (only it uses this)
+
+
+def _main_token(renew: bool = False):
+    # Renewed when Ctrl-C cancelled it (KeyboardInterrupt may have come
+    # before the call that used it could renew it).
+    if _main_tokens and (renew or lib.staunch_cancel_token_is_cancelled(_main_tokens[0])):
+        lib.staunch_cancel_token_free(_main_tokens.pop())
+    if not _main_tokens:
+        tp = ctypes.POINTER(F.staunch_cancel_token)()
+        err = _ERR()
+        st = lib.staunch_cancel_token_new(byref(tp), byref(err))
+        if st:
+            _raise(st, err)
+        _main_tokens.append(tp)
+    return _main_tokens[0]
+
+
+# --- pool -------------------------------------------------------------------------------
+
+_open_pools: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for p in list(_open_pools):
+        try:
+            p.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class PoolStats:
+    """A snapshot of ``Pool.stats()``: gauges and counters, as attributes."""
+
+    __slots__ = tuple(F.STATS_FIELDS)
+
+    def __init__(self, s: F.staunch_stats):
+        for name in F.STATS_FIELDS:
+            setattr(self, name, getattr(s, name))
+
+    def as_dict(self) -> dict:
+        return {name: getattr(self, name) for name in F.STATS_FIELDS}
+
+    def __repr__(self) -> str:
+        return (
+            f"PoolStats(total={self.total}, active={self.active}, idle={self.idle}, "
+            f"waiting={self.waiting}, acquired={self.acquired}, created={self.created})"
+        )
+
+
+class Pool:
+    """A pool of MySQL/MariaDB connections.
+
+    ``Pool("mysql://user:pw@host:3306/db?max_size=8", connect_timeout="1s")``:
+    the URL and the knobs (keyword arguments, applied after the URL) are those
+    of the staunch README. Knob values are str (``"250ms"``), int, bool,
+    ``timedelta`` or None (``off``). ``autocommit`` (default False, as PEP 249
+    wants) is the sessions' autocommit; ``on_event`` a callable receiving
+    ``Event`` objects on a thread of its own. ``prepare_selects`` (default
+    False) sends a lone SELECT without parameters as a prepared statement
+    (the binary protocol: large results read about twice as fast) instead
+    of as text; the core then resets the session on every return (it sees
+    such a statement as a session change), so it pays only for big fetches. Opening does not
+    connect.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        autocommit: bool = False,
+        on_event=None,
+        prepare_selects: bool = False,
+        **knobs,
+    ):
+        self._ptr = None
+        self._sink_key = None
+        self.autocommit = bool(autocommit)
+        self.prepare_selects = bool(prepare_selects)
+        if url is not None and not isinstance(url, str):
+            raise E.ConfigError(0, f"url must be a str, not {type(url).__name__}")
+        if on_event is not None and not callable(on_event):
+            raise E.ConfigError(0, "on_event must be callable")
+        err = _ERR()
+        opts = ctypes.POINTER(F.staunch_options)()
+        st = lib.staunch_options_new(byref(opts), byref(err))
+        if st:
+            _raise(st, err)
+        try:
+            if url is not None:
+                st = lib.staunch_options_set_url(opts, url.encode("utf-8", "surrogatepass"), byref(err))
+                if st:
+                    _raise(st, err)
+            init_sql = knobs.pop("init_sql", None)
+            for name, value in knobs.items():
+                st = lib.staunch_options_set(opts, name.encode(), _knob_text(name, value).encode(), byref(err))
+                if st:
+                    _raise(st, err)
+            if not self.autocommit:
+                init_sql = "SET autocommit=0" + (f"; {init_sql}" if init_sql else "")
+            if init_sql:
+                st = lib.staunch_options_set(opts, b"init_sql", init_sql.encode(), byref(err))
+                if st:
+                    _raise(st, err)
+            if on_event is not None:
+                q: queue.SimpleQueue = queue.SimpleQueue()
+                key = next(_sink_ids)
+                with _sinks_lock:
+                    _sinks[key] = q
+                threading.Thread(target=_dispatch, args=(q, on_event), name="staunch-events", daemon=True).start()
+                st = lib.staunch_options_set_event_callback(opts, _C_ON_EVENT, key, _C_ON_FINAL, byref(err))
+                if st:
+                    _on_final(key)
+                    _raise(st, err)
+                self._sink_key = key
+            pool = ctypes.POINTER(F.staunch_pool)()
+            st = lib.staunch_pool_open_options(opts, byref(pool), byref(err))
+            if st:
+                _raise(st, err)
+            self._ptr = pool
+        finally:
+            lib.staunch_options_free(opts)
+        self._closed = False
+        _open_pools.add(self)
+
+    # -- borrowing
+
+    def _pool(self):
+        p = self._ptr
+        if p is None:
+            raise E.PoolClosed(0, "the pool is closed", status=F.CLOSED)
+        return p
+
+    def _get(self, timeout, read: bool, cancel: CancelToken | None) -> Connection:
+        pool = self._pool()
+        ms = _timeout_ms(timeout, "timeout")
+        if cancel is not None and not isinstance(cancel, CancelToken):
+            raise E.ConfigError(0, f"cancel must be a staunch.CancelToken, not {type(cancel).__name__}")
+        out = _CONN_P()
+        err = _ERR()
+        fn = lib.staunch_pool_get_read_cancellable if read else lib.staunch_pool_get_cancellable
+        watch = I.watching()
+        if cancel is None:
+            if not watch:
+                st = fn(pool, ms, None, byref(out), byref(err))
+                if st:
+                    _raise(st, err)
+                return Connection(self, out)
+            # The main thread: a token of its own, reused until Ctrl-C cancels it.
+            tp = _main_token()
+            op = I.enter("get", tp)
+            try:
+                st = fn(pool, ms, tp, byref(out), byref(err))
+            finally:
+                I.leave()
+            try:
+                if op[2]:
+                    _main_token(renew=True)
+                    if st == F.CANCELLED:
+                        if err:
+                            lib.staunch_error_free(err)
+                        raise KeyboardInterrupt
+                if st:
+                    _raise(st, err)
+                return Connection(self, out)
+            except BaseException:
+                if out:
+                    lib.staunch_conn_free(out)
+                raise
+        token = cancel if cancel is not None else CancelToken()
+        conn = None
+        try:
+            with token._use() as tp:
+                if watch:
+                    op = I.enter("get", tp)
+                    try:
+                        st = fn(pool, ms, tp, byref(out), byref(err))
+                    finally:
+                        I.leave()
+                    if st == F.CANCELLED and op[2]:
+                        if err:
+                            lib.staunch_error_free(err)
+                        raise KeyboardInterrupt
+                else:
+                    st = fn(pool, ms, tp, byref(out), byref(err))
+            if st:
+                _raise(st, err)
+            conn = Connection(self, out)
+            return conn
+        finally:
+            if conn is None and out:
+                lib.staunch_conn_free(out)
+            if cancel is None:
+                token.close()
+
+    def connection(self, timeout=None, *, cancel: CancelToken | None = None) -> Connection:
+        """Borrows a connection, waiting at most ``timeout`` seconds (None: the
+        pool's ``connection_timeout``). Use as ``with pool.connection() as conn:``:
+        committed and returned on a clean exit, rolled back and returned on an
+        exception. Raises ``PoolExhausted`` or ``DatabaseUnreachable`` (both
+        ``PoolTimeout``, an ``OperationalError``) when the time is up, and
+        ``Cancelled`` when ``cancel`` (a CancelToken) is cancelled meanwhile,
+        from any thread. Ctrl-C on the main thread interrupts the wait too."""
+        return self._get(timeout, False, cancel)
+
+    def connection_read(self, timeout=None, *, cancel: CancelToken | None = None) -> Connection:
+        """``connection()`` for reading: a healthy replica of a topology pool."""
+        return self._get(timeout, True, cancel)
+
+    def try_connection(self) -> Connection | None:
+        """A connection if one is idle right now, else None; never waits."""
+        out = _CONN_P()
+        err = _ERR()
+        st = lib.staunch_pool_try_get(self._pool(), byref(out), byref(err))
+        if st:
+            _raise(st, err)
+        return Connection(self, out) if out else None
+
+    # -- the rest
+
+    def stats(self) -> PoolStats:
+        s = F.staunch_stats()
+        s.size = ctypes.sizeof(s)
+        err = _ERR()
+        st = lib.staunch_pool_stats(self._pool(), byref(s), byref(err))
+        if st:
+            _raise(st, err)
+        return PoolStats(s)
+
+    def soft_evict(self) -> None:
+        """Retires every connection (idle ones now, borrowed ones on return)."""
+        err = _ERR()
+        st = lib.staunch_pool_soft_evict(self._pool(), byref(err))
+        if st:
+            _raise(st, err)
+
+    @property
+    def id(self) -> int:
+        return lib.staunch_pool_id(self._pool())
+
+    @property
+    def closed(self) -> bool:
+        return self._ptr is None
+
+    def close(self) -> None:
+        """Closes the pool (idempotent): waiters fail with PoolClosed, idle
+        connections close now, borrowed ones when they are returned."""
+        p, self._ptr = self._ptr, None
+        if p is not None:
+            lib.staunch_pool_free(p)
+            _open_pools.discard(self)
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        p = getattr(self, "_ptr", None)
+        if p is not None and lib is not None:
+            self._ptr = None
+            lib.staunch_pool_free_nowait(p)
+
+    def __repr__(self) -> str:
+        return f"<staunch.Pool id={self.id if self._ptr else '-'}{' closed' if self._ptr is None else ''}>"
+
+
+# --- connection -------------------------------------------------------------------------
+
+
+class Connection:
+    """A connection borrowed from a Pool (PEP 249 connection object).
+
+    ``close()`` returns it to the pool (an open transaction is rolled back,
+    a changed session reset); every later call raises InterfaceError. Use one
+    thread at a time, except ``cancel()``, which any thread may call.
+    """
+
+    Warning = E.Warning
+    Error = E.Error
+    InterfaceError = E.InterfaceError
+    DatabaseError = E.DatabaseError
+    DataError = E.DataError
+    OperationalError = E.OperationalError
+    IntegrityError = E.IntegrityError
+    InternalError = E.InternalError
+    ProgrammingError = E.ProgrammingError
+    NotSupportedError = E.NotSupportedError
+
+    def __init__(self, pool: Pool, ptr):
+        self._ptr = ptr
+        self._pool_ref = pool
+        self.messages: list = []
+        # A statement that returned rows ran since the last commit/rollback.
+        # The core tracks the transaction state from OK packets, which a
+        # result set does not end with: under autocommit=0 a SELECT (or an
+        # INSERT ... RETURNING) opens a transaction the core does not see.
+        self._rows_seen = False
+
+    def _c(self):
+        p = self._ptr
+        if p is None:
+            raise E.InterfaceError(0, "the connection was returned to its pool (closed)", status=F.USE_AFTER_RELEASE)
+        return p
+
+    def _call(self, fn, *args):
+        """A blocking statement call: interruptible by Ctrl-C on the main thread."""
+        c = self._c()
+        err = _ERR()
+        if I.watching():
+            op = I.enter("stmt", c)
+            try:
+                st = fn(c, *args, byref(err))
+            finally:
+                I.leave()
+            if st == F.CANCELLED and op[2]:
+                if err:
+                    lib.staunch_error_free(err)
+                raise KeyboardInterrupt
+        else:
+            st = fn(c, *args, byref(err))
+        if st:
+            _raise(st, err)
+
+    def _in_transaction(self) -> bool:
+        """Whether a transaction may be open (no round trip): as the core
+        tracked it, or rows were read with autocommit off since the last end."""
+        r = F.staunch_result()
+        r.size = ctypes.sizeof(r)
+        err = _ERR()
+        st = lib.staunch_conn_last_result(self._c(), byref(r), byref(err))
+        if st:
+            _raise(st, err)
+        return r.in_transaction or (self._rows_seen and not r.autocommit)
+
+    def _may_end(self) -> bool:
+        # Rows read in a pool without autocommit: a transaction may be open
+        # (saves the last_result call on the common path; at worst a COMMIT
+        # is sent for nothing after a SET autocommit=1 in SQL).
+        if self._rows_seen and not self._pool_ref.autocommit:
+            return True
+        return self._in_transaction()
+
+    # -- PEP 249
+
+    def cursor(self, cursorclass=None) -> Cursor:
+        self._c()
+        return (cursorclass or Cursor)(self)
+
+    def commit(self) -> None:
+        """Commits the transaction (nothing is sent when none is open)."""
+        if self._may_end():
+            self._call(lib.staunch_conn_commit)
+        self._rows_seen = False
+
+    def rollback(self) -> None:
+        """Rolls the transaction back (nothing is sent when none is open)."""
+        if self._may_end():
+            self._call(lib.staunch_conn_rollback)
+        self._rows_seen = False
+
+    def close(self) -> None:
+        """Returns the connection to its pool, rolling back what was not
+        committed. Idempotent."""
+        p = self._ptr
+        if p is None:
+            return
+        if self._rows_seen and not lib.staunch_conn_is_broken(p):
+            # An implicit transaction the core may not know of (see
+            # _rows_seen): end it here, before the next borrower.
+            try:
+                self.rollback()
+            except E.Error:
+                lib.staunch_conn_discard(p, None)
+        self._ptr = None
+        lib.staunch_conn_free(p)
+
+    # -- extensions
+
+    def begin(self, isolation: str | None = None, read_only: bool = False) -> None:
+        """START TRANSACTION, with an isolation level for this transaction only
+        ('READ UNCOMMITTED', 'READ COMMITTED', 'REPEATABLE READ', 'SERIALIZABLE')."""
+        o = F.staunch_txn_options()
+        o.size = ctypes.sizeof(o)
+        o.isolation = _ISOLATION[_norm_isolation(isolation)] if isolation else F.ISOLATION_DEFAULT
+        o.read_only = bool(read_only)
+        self._call(lib.staunch_conn_begin_ex, byref(o))
+
+    @property
+    def autocommit(self) -> bool:
+        r = F.staunch_result()
+        r.size = ctypes.sizeof(r)
+        err = _ERR()
+        st = lib.staunch_conn_last_result(self._c(), byref(r), byref(err))
+        if st:
+            _raise(st, err)
+        return r.autocommit
+
+    @autocommit.setter
+    def autocommit(self, value: bool) -> None:
+        value = bool(value)
+        if value != self.autocommit:
+            self._call(
+                lib.staunch_conn_execute, b"SET autocommit=1" if value else b"SET autocommit=0", None, 0, None, None
+            )
+
+    def get_autocommit(self) -> bool:
+        return self.autocommit
+
+    def ping(self, reconnect: bool = False) -> None:
+        """COM_PING; raises OperationalError when the connection is dead
+        (``reconnect`` is accepted for PyMySQL compatibility and ignored:
+        return the connection and borrow another)."""
+        self._call(lib.staunch_conn_ping)
+
+    def set_timeout(self, seconds) -> None:
+        """This borrow's statement time limit (None: the pool's query_timeout;
+        0: none). A statement past it raises StatementTimeout."""
+        ms = F.TIMEOUT_DEFAULT if seconds is None else _timeout_ms(seconds, "statement timeout")
+        err = _ERR()
+        st = lib.staunch_conn_set_timeout(self._c(), ms, byref(err))
+        if st:
+            _raise(st, err)
+
+    def cancel(self) -> bool:
+        """Cancels the statement running on this connection, from any thread
+        (KILL QUERY); it raises Cancelled. Returns whether one was running."""
+        p = self._ptr
+        if p is None:
+            return False
+        done = c_bool(False)
+        err = _ERR()
+        st = lib.staunch_conn_cancel(p, byref(done), byref(err))
+        if st:
+            _raise(st, err)
+        return done.value
+
+    def thread_id(self) -> int:
+        """The server's id of this session (CONNECTION_ID())."""
+        out = c_uint64()
+        err = _ERR()
+        st = lib.staunch_conn_server_id(self._c(), byref(out), byref(err))
+        if st:
+            _raise(st, err)
+        return out.value
+
+    @property
+    def is_broken(self) -> bool:
+        p = self._ptr
+        return p is not None and lib.staunch_conn_is_broken(p)
+
+    @property
+    def closed(self) -> bool:
+        return self._ptr is None
+
+    def discard(self) -> None:
+        """Closes the connection instead of returning it (it is replaced)."""
+        p, self._ptr = self._ptr, None
+        if p is not None:
+            lib.staunch_conn_discard(p, None)
+            lib.staunch_conn_free(p)
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._ptr is None:
+            return
+        try:
+            if exc_type is None:
+                self.commit()
+            elif not self.is_broken:
+                try:
+                    self.rollback()
+                except E.Error:
+                    pass
+        finally:
+            self.close()
+
+    def __del__(self) -> None:
+        p = getattr(self, "_ptr", None)
+        if p is not None and lib is not None:
+            self._ptr = None
+            # A finalizer must not block: close it rather than wait for a rollback.
+            lib.staunch_conn_discard(p, None)
+            lib.staunch_conn_free(p)
+
+
+_ISOLATION = {
+    "READ UNCOMMITTED": F.ISOLATION_READ_UNCOMMITTED,
+    "READ COMMITTED": F.ISOLATION_READ_COMMITTED,
+    "REPEATABLE READ": F.ISOLATION_REPEATABLE_READ,
+    "SERIALIZABLE": F.ISOLATION_SERIALIZABLE,
+}
+
+
+def _norm_isolation(level: str) -> str:
+    lv = str(level).upper().replace("_", " ").strip()
+    if lv not in _ISOLATION:
+        raise E.ConfigError(0, f"unknown isolation level {level!r} (one of {', '.join(_ISOLATION)})")
+    return lv
+
+
+# --- cursors ----------------------------------------------------------------------------
+
+_CI = F.staunch_column_info
+
+
+def _prepared_select(sql: str) -> bool:
+    head = sql[:8].lstrip()[:6].upper()
+    return (head == "SELECT" or head[:4] == "WITH") and ";" not in sql
+
+
+_tls = threading.local()
+_BUF_VALUES = 4096
+
+
+def _fetch_buffer(ncols: int):
+    """This thread's staunch_value array for the bulk fetch (reused: the rows
+    are converted out of it before the next fetch)."""
+    if ncols > _BUF_VALUES:
+        return (F.staunch_value * ncols)()
+    buf = getattr(_tls, "buf", None)
+    if buf is None:
+        buf = _tls.buf = (F.staunch_value * _BUF_VALUES)()
+    return buf
+
+
+class Cursor:
+    """A buffered cursor (PEP 249): each result set is read whole at execute.
+
+    Parameters use %s or %(name)s (paramstyle 'format'/'pyformat', as
+    PyMySQL); they are bound to ? placeholders, never quoted into the SQL.
+    """
+
+    _stream = False
+
+    def __init__(self, connection: Connection):
+        self.connection = connection
+        self.arraysize = 1
+        self._desc = None
+        self._desc_rows = None
+        self.rowcount = -1
+        self.lastrowid = None
+        self.rownumber = 0
+        self._rows = None  # the staunch_rows of the last statement
+        self._data: list = []
+        self._types: tuple = ()
+        self._closed = False
+
+    # -- executing
+
+    def _conn(self) -> Connection:
+        if self._closed:
+            raise E.InterfaceError(0, "the cursor is closed")
+        return self.connection
+
+    def _free_rows(self) -> None:
+        self._desc_rows = None  # the description is not read from a freed row set
+        r, self._rows = self._rows, None
+        if r:
+            (lib.staunch_rows_free if self._stream else lib.buffered.staunch_rows_free)(r)
+
+    def execute(self, query, args=None) -> int:
+        """Runs one statement; returns rowcount (affected or selected rows)."""
+        conn = self._conn()
+        self._free_rows()
+        self.description = None
+        self.rowcount = -1
+        self.lastrowid = None
+        self._data = []
+        self.rownumber = 0
+        if isinstance(query, bytes):
+            query = query.decode("utf-8")
+        elif not isinstance(query, str):
+            raise E.ParameterTypeError(0, f"the statement must be a str, not {type(query).__name__}")
+        if args is None:
+            sql, values = query, ()
+        else:
+            sql, values = C.bind(query, args)
+        params = C.make_params(values) if values else None
+        stream = F.QUERY_STREAM if self._stream else 0
+        if values:
+            flags = stream
+        elif conn._pool_ref.prepare_selects and _prepared_select(sql):
+            # A lone SELECT: the binary protocol (values come binary, about
+            # twice as fast to read as text); cached by the connection.
+            flags = stream
+        else:
+            flags = F.QUERY_TEXT | stream
+        out = _ROWS_P()
+        raw = sql.encode("utf-8")
+        try:
+            try:
+                conn._call(lib.staunch_conn_query_ex, raw, params, len(values), flags, byref(out))
+            except E.Error as e:
+                if values or flags & F.QUERY_TEXT or e.args[0] != 1295:
+                    raise
+                # 1295: this statement cannot be prepared: as text then.
+                conn._call(lib.staunch_conn_query_ex, raw, None, 0, F.QUERY_TEXT | stream, byref(out))
+        except BaseException:
+            if out:
+                lib.staunch_rows_free(out)
+            raise
+        self._rows = out
+        self._start_set()
+        return self.rowcount
+
+    def executemany(self, query, seq_of_args) -> int | None:
+        """Runs the statement once per parameter set; rowcount is the sum."""
+        total = 0
+        any_ = False
+        for args in seq_of_args:
+            self.execute(query, args)
+            if self.rowcount > 0:
+                total += self.rowcount
+            any_ = True
+        self.rowcount = total if any_ else 0
+        return self.rowcount
+
+    def callproc(self, procname: str, args=()) -> tuple:
+        """CALL procname(args...) with bound IN parameters; read its result
+        sets with fetch*/nextset. Returns the arguments (OUT parameters are
+        not read back)."""
+        if not isinstance(procname, str) or not procname.replace("_", "").replace(".", "").replace("`", "").isalnum():
+            raise E.ProgrammingError(0, f"bad procedure name {procname!r}")
+        args = tuple(args)
+        self.execute(f"CALL {procname}({', '.join(['%s'] * len(args))})", args)
+        return args
+
+    def _start_set(self) -> None:
+        rows = self._rows
+        n = lib.staunch_rows_column_count(rows)
+        self.lastrowid = lib.staunch_rows_last_insert_id(rows)
+        if n:
+            self.connection._rows_seen = True
+        if n == 0:
+            self.description = None
+            self._types = ()
+            self._data = []
+            self.rowcount = lib.staunch_rows_affected_rows(rows)
+            return
+        # The types now (they pick the row converter); the description when
+        # it is asked for (the row set outlives the cursor's use of it).
+        types = []
+        ct = ctypes.c_uint32()
+        err = _ERR()
+        column_type = lib.staunch_rows_column_type
+        for i in range(n):
+            st = column_type(rows, i, byref(ct), byref(err))
+            if st:
+                _raise(st, err)
+            types.append(ct.value)
+        self._types = tuple(types)
+        self._desc = None
+        self._desc_rows = rows
+        if self._stream:
+            self.rowcount = -1
+            self._data = []
+            self._pos = 0
+            self._done = False
+        else:
+            self._data = self._read(rows, 1 << 62)
+            self.rowcount = len(self._data)
+
+    @property
+    def description(self):
+        """PEP 249: a 7-tuple per column (name, MySQL type code, None, length,
+        length, decimals, null_ok), or None for a statement without rows."""
+        if self._desc is None and self._desc_rows is not None:
+            self._desc = self._describe(self._desc_rows)
+        return self._desc
+
+    @description.setter
+    def description(self, value) -> None:
+        self._desc = value
+        self._desc_rows = None
+
+    def _describe(self, rows) -> tuple:
+        desc = []
+        ci = _CI()
+        ci.size = ctypes.sizeof(ci)
+        err = _ERR()
+        for i in range(len(self._types)):
+            st = lib.staunch_rows_column_info(rows, i, byref(ci), byref(err))
+            if st:
+                _raise(st, err)
+            name = ci.name[: ci.name_len].decode("utf-8", "replace") if ci.name else ""
+            desc.append((name, ci.type_code, None, ci.length, ci.length, ci.decimals, not (ci.flags & 1)))
+        return tuple(desc)
+
+    def _read(self, rows, max_rows: int) -> list:
+        """Up to max_rows rows of the current set, through the bulk fetch."""
+        ncols = len(self._types)
+        buf = _fetch_buffer(ncols)
+        batch = max(1, min(max_rows, len(buf) // ncols))
+        conv = C.row_converter(self._types)
+        got = c_size_t()
+        err = _ERR()
+        out: list = []
+        stream = self._stream
+        fetch = lib.buffered.staunch_rows_fetch
+        while len(out) < max_rows:
+            want = min(batch, max_rows - len(out))
+            if stream:
+                self.connection._call_rows(lib.staunch_rows_fetch, rows, buf, want * ncols, byref(got))
+            else:
+                st = fetch(rows, buf, want * ncols, byref(got), byref(err))
+                if st:
+                    _raise(st, err)
+            n = got.value
+            if n == 0:
+                break
+            out += conv(buf, n)  # unpacked in place: nothing copied
+            if n < want and not stream:
+                break
+        return out
+
+    def nextset(self) -> bool | None:
+        """Moves to the next result set (a CALL returns several): True, or
+        None after the last."""
+        self._conn()
+        rows = self._rows
+        if not rows:
+            return None
+        has = c_bool(False)
+        if self._stream:
+            self.connection._call_rows(lib.staunch_rows_next_result, rows, byref(has))
+        else:
+            err = _ERR()
+            st = lib.buffered.staunch_rows_next_result(rows, byref(has), byref(err))
+            if st:
+                _raise(st, err)
+        if not has.value:
+            self._free_rows()
+            self._data = []
+            self._types = ()
+            self.description = None
+            return None
+        self.rownumber = 0
+        self._start_set()
+        return True
+
+    # -- fetching (buffered)
+
+    def fetchone(self):
+        self._conn()
+        if not self._types and self._rows is None and not self._data:
+            raise E.ProgrammingError(0, "no result set: execute a query first")
+        if self.rownumber < len(self._data):
+            r = self._data[self.rownumber]
+            self.rownumber += 1
+            return r
+        return None
+
+    def fetchmany(self, size: int | None = None) -> list:
+        self._conn()
+        size = self.arraysize if size is None else size
+        end = self.rownumber + size
+        r = self._data[self.rownumber : end]
+        self.rownumber = min(end, len(self._data))
+        return r
+
+    def fetchall(self) -> list:
+        self._conn()
+        r = self._data[self.rownumber :]
+        self.rownumber = len(self._data)
+        return r
+
+    def __iter__(self):
+        return iter(self.fetchone, None)
+
+    def scroll(self, value: int, mode: str = "relative") -> None:
+        pos = self.rownumber + value if mode == "relative" else value
+        if not 0 <= pos <= len(self._data):
+            raise IndexError("scroll out of range")
+        self.rownumber = pos
+
+    # -- the rest
+
+    def setinputsizes(self, sizes) -> None:
+        pass
+
+    def setoutputsizes(self, size, column=None) -> None:
+        pass
+
+    def mogrify(self, query, args=None) -> str:
+        raise E.NotSupportedError(0, "mogrify: staunch binds values, it never quotes them into SQL")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._free_rows()
+            self._data = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        r = getattr(self, "_rows", None)
+        if r and lib is not None:
+            self._rows = None
+            (lib.staunch_rows_free if self._stream else lib.buffered.staunch_rows_free)(r)
+
+
+class SSCursor(Cursor):
+    """A server-side (streaming) cursor: rows are read as they arrive, in
+    batches of ``arraysize`` (at least 64). While it has unread rows the
+    connection runs nothing else (InterfaceError: busy). rowcount is -1
+    until the set is read."""
+
+    _stream = True
+
+    def _next_rows(self, n: int) -> list:
+        if self._rows is None or self._done:
+            return []
+        rows = self._read(self._rows, n)
+        if len(rows) < n:
+            self._done = True
+            self.rowcount = self.rownumber + len(rows)
+        self.rownumber += len(rows)
+        return rows
+
+    def fetchone(self):
+        self._conn()
+        if not self._types:
+            if self._rows is None:
+                raise E.ProgrammingError(0, "no result set: execute a query first")
+            return None
+        if not self._data:
+            self._data = self._next_rows(max(64, self.arraysize))
+            self._pos = 0
+        if self._pos < len(self._data):
+            r = self._data[self._pos]
+            self._pos += 1
+            if self._pos == len(self._data):
+                self._data = []
+            return r
+        return None
+
+    def fetchmany(self, size: int | None = None) -> list:
+        size = self.arraysize if size is None else size
+        out = []
+        while len(out) < size:
+            r = self.fetchone()
+            if r is None:
+                break
+            out.append(r)
+        return out
+
+    def fetchall(self) -> list:
+        out = []
+        while True:
+            batch = self.fetchmany(4096)
+            if not batch:
+                return out
+            out += batch
+
+    def scroll(self, value: int, mode: str = "relative") -> None:
+        raise E.NotSupportedError(0, "a streaming cursor cannot scroll")
+
+
+def _call_rows(self, fn, rows, *args):
+    """A blocking call on a streaming row set (Ctrl-C cancels its statement)."""
+    err = _ERR()
+    c = self._ptr
+    if c is not None and I.watching():
+        op = I.enter("stmt", c)
+        try:
+            st = fn(rows, *args, byref(err))
+        finally:
+            I.leave()
+        if st == F.CANCELLED and op[2]:
+            if err:
+                lib.staunch_error_free(err)
+            raise KeyboardInterrupt
+    else:
+        st = fn(rows, *args, byref(err))
+    if st:
+        _raise(st, err)
+
+
+Connection._call_rows = _call_rows
+
+
+class DictCursor(Cursor):
+    """A buffered cursor whose rows are dicts keyed by column name."""
+
+    def _start_set(self) -> None:
+        super()._start_set()
+        if self.description:
+            names = [d[0] for d in self.description]
+            self._data = [dict(zip(names, r)) for r in self._data]

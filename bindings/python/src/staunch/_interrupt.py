@@ -1,0 +1,114 @@
+"""Ctrl-C during a blocking call, through the ABI's cancellation.
+
+A main thread blocked inside a foreign call does not run Python's SIGINT
+handler until the call returns. Python's C-level handler does write the
+signal number to the wakeup fd (``signal.set_wakeup_fd``), though, from
+whatever thread the signal lands on. This module owns that fd (unless
+something else, such as an asyncio loop, already does) and a watcher
+thread that reads it: on SIGINT, if the main thread is inside a blocking
+staunch call and SIGINT still raises KeyboardInterrupt, the watcher cancels
+that call the ABI's way: ``staunch_cancel_token_cancel`` for a waiting
+``get``, ``staunch_conn_cancel`` (``KILL QUERY``) for a statement. The call
+returns STAUNCH_CANCELLED promptly, the pool and the connection stay
+consistent, and Python's own handler then raises KeyboardInterrupt as usual.
+The cost on the hot path is a thread-id comparison and a lock.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import threading
+import time
+
+_lib = None  # set by the package at import
+_lock = threading.Lock()  # guards _current; held while the watcher cancels
+_current: list | None = None  # [kind, handle, interrupted] of the main thread's call
+_state = {"installed": None}  # None: not tried yet; True/False: the outcome
+_main_ident = threading.main_thread().ident
+
+
+def _install() -> bool:
+    """Takes the wakeup fd and starts the watcher. False when it cannot."""
+    if threading.get_ident() != _main_ident:
+        return False
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except (ValueError, OSError):
+        os.close(r)
+        os.close(w)
+        return False
+    if old != -1:
+        # Someone else (an event loop) reads the wakeup fd: leave it to them.
+        signal.set_wakeup_fd(old)
+        os.close(r)
+        os.close(w)
+        return False
+    t = threading.Thread(target=_watch, args=(r,), name="staunch-sigint", daemon=True)
+    t.start()
+    return True
+
+
+def _watch(fd: int) -> None:
+    while True:
+        try:
+            data = os.read(fd, 64)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        if not data:
+            return
+        if signal.SIGINT in data and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            _cancel_current()
+
+
+def _cancel_current() -> None:
+    with _lock:
+        op = _current
+        if op is None:
+            return
+        op[2] = True
+        if op[0] == "get":
+            _lib.staunch_cancel_token_cancel(op[1], None)
+            return
+    # A statement: KILL QUERY. If the signal came just before the statement
+    # reached the server, nothing runs yet: try again while the call lasts.
+    deadline = time.monotonic() + 5.0
+    cancelled = ctypes.c_bool(False)
+    while True:
+        with _lock:
+            if _current is not op:
+                return
+            st = _lib.staunch_conn_cancel(op[1], ctypes.byref(cancelled), None)
+            if st != 0 or cancelled.value:
+                return
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.02)
+
+
+def watching() -> bool:
+    """Whether a call made now by this thread can be interrupted by Ctrl-C."""
+    if threading.get_ident() != _main_ident:
+        return False
+    installed = _state["installed"]
+    if installed is None:
+        installed = _state["installed"] = _install()
+    return installed
+
+
+def enter(kind: str, handle) -> list:
+    global _current
+    op = [kind, handle, False]
+    _current = op
+    return op
+
+
+def leave() -> None:
+    global _current
+    with _lock:
+        _current = None

@@ -1,0 +1,126 @@
+"""Fixtures: throwaway MariaDB servers from `staunch-testkit` (its JSON protocol)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def testkit_path() -> str:
+    p = os.environ.get("STAUNCH_TESTKIT")
+    if p:
+        return p
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    return str(target / "debug" / "staunch-testkit")
+
+
+class Testkit:
+    """One `staunch-testkit` process: its ready line, and commands on stdin."""
+
+    def __init__(self, *args: str):
+        exe = testkit_path()
+        if not os.path.isfile(exe):
+            raise RuntimeError(f"{exe} not found: run `cargo build -p staunch-testkit` (or set STAUNCH_TESTKIT)")
+        self.proc = subprocess.Popen(
+            [exe, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+        self._lock = threading.Lock()
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.wait(10)
+            raise RuntimeError(f"staunch-testkit {' '.join(args)} exited ({self.proc.returncode}) before ready")
+        self.ready = json.loads(line)
+        if not self.ready.get("ready"):
+            self.close()
+            raise RuntimeError(f"staunch-testkit did not start: {self.ready.get('error')}")
+        self.url = self.ready["url"]
+        self.server = self.ready["servers"][0]
+        self.direct_url = self.server["url"]
+
+    def cmd(self, line: str) -> dict:
+        with self._lock:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+            answer = self.proc.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"staunch-testkit died during {line!r}")
+        a = json.loads(answer)
+        if not a.get("ok"):
+            raise RuntimeError(f"testkit {line!r}: {a.get('error')}")
+        return a
+
+    def query(self, sql: str, n: int = 0) -> list:
+        return self.cmd(f"query {n} {sql}")["rows"]
+
+    def sql(self, sql: str, n: int = 0) -> None:
+        self.cmd(f"sql {n} {sql}")
+
+    def url_with(self, query: str, proxy: bool = True) -> str:
+        base = self.url if proxy else self.direct_url
+        return base + ("&" if "?" in base else "?") + query
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()  # EOF: the testkit stops and cleans up
+            except OSError:
+                pass
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.terminate()
+                self.proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def server():
+    """One server with a chaos proxy in front of it, for the whole session.
+    Tests that change the proxy's mode put it back to pass."""
+    tk = Testkit("server", "--proxy")
+    try:
+        yield tk
+    finally:
+        tk.close()
+
+
+@pytest.fixture
+def proxy_pass(server):
+    yield server
+    server.cmd("mode pass")
+    server.cmd(f"target 127.0.0.1:{server.server['port']}")
+
+
+@pytest.fixture
+def url(server):
+    """The direct URL of the session's server."""
+    return server.direct_url
+
+
+@pytest.fixture
+def pool_factory(url):
+    import staunch
+
+    made = []
+
+    def make(query: str = "", base: str | None = None, **knobs):
+        u = base or url
+        if query:
+            u += ("&" if "?" in u else "?") + query
+        p = staunch.Pool(u, **knobs)
+        made.append(p)
+        return p
+
+    yield make
+    for p in made:
+        p.close()

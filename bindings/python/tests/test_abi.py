@@ -1,0 +1,162 @@
+"""The ctypes declarations against include/staunch_cdef.h and the loaded library."""
+
+from __future__ import annotations
+
+import ctypes
+import re
+
+import pytest
+
+import staunch
+from staunch import _ffi as F
+
+from .conftest import REPO
+
+CDEF = (REPO / "include" / "staunch_cdef.h").read_text()
+
+SCALARS = {
+    "uint8_t": ctypes.c_uint8,
+    "uint16_t": ctypes.c_uint16,
+    "uint32_t": ctypes.c_uint32,
+    "uint64_t": ctypes.c_uint64,
+    "int64_t": ctypes.c_int64,
+    "size_t": ctypes.c_size_t,
+    "double": ctypes.c_double,
+    "bool": ctypes.c_bool,
+}
+TYPEDEFS = {alias: base for base, alias in re.findall(r"typedef (\w+) (\w+);", CDEF)}
+
+
+def resolve(ctype: str):
+    """A C type of the header as (kind, detail): scalar ctypes type, pointer, or struct."""
+    ctype = ctype.replace("const ", "").replace("struct ", "").strip()
+    if ctype.endswith("*"):
+        return ("ptr", ctype[:-1].strip())
+    ctype = TYPEDEFS.get(ctype, ctype)
+    if ctype in SCALARS:
+        return ("scalar", SCALARS[ctype])
+    if ctype in F.STRUCTS:
+        return ("struct", F.STRUCTS[ctype])
+    if ctype == "void":
+        return ("void", None)
+    if ctype in ("staunch_event_callback", "staunch_finalizer"):
+        return ("fnptr", ctype)
+    raise AssertionError(f"unknown C type {ctype}")
+
+
+def matches(ctype: str, pytype) -> bool:
+    kind, detail = resolve(ctype)
+    if kind == "scalar":
+        return pytype is detail
+    if kind == "void":
+        return pytype is None
+    if kind == "struct":
+        return pytype is detail
+    if kind == "fnptr":
+        return pytype in (F.EVENT_CALLBACK, F.FINALIZER)
+    # pointers: char* as c_char_p, void* as c_void_p / c_char_p, T* as POINTER(T)
+    if detail in ("char", "void", "uint8_t"):
+        return pytype in (ctypes.c_void_p, ctypes.c_char_p)
+    inner = detail
+    if not (isinstance(pytype, type) and issubclass(pytype, ctypes._Pointer)):
+        return False
+    if inner.endswith("*"):
+        return matches(inner, pytype._type_)
+    inner = inner.replace("const ", "").replace("struct ", "").strip()
+    if inner in SCALARS or inner in F.STRUCTS or inner in TYPEDEFS:
+        return pytype._type_ is resolve(inner)[1]
+    return pytype._type_.__name__ == inner  # an opaque handle
+
+
+def c_structs() -> dict:
+    out = {}
+    for name, body in re.findall(r"typedef struct (\w+) \{(.*?)\} \1;", CDEF, re.S):
+        fields = []
+        for line in body.strip().splitlines():
+            m = re.fullmatch(r"\s*(.+?)\s*(\w+)(\[\d+\])?;\s*", line)
+            assert m, line
+            fields.append((m.group(2), m.group(1), m.group(3)))
+        out[name] = fields
+    return out
+
+
+def c_functions() -> dict:
+    out = {}
+    text = "\n".join(line for line in CDEF.splitlines() if not line.startswith(("#", "/*")))
+    text = re.sub(r"typedef struct \w+ \{.*?\} \w+;", "", text, flags=re.S)
+    for decl in re.sub(r"\s+", " ", text).split(";"):
+        m = re.fullmatch(r"\s*([\w *]+?) ?\b(staunch_\w+)\(([^()]*)\)\s*", decl)
+        if not m or decl.strip().startswith("typedef"):
+            continue
+        ret, name, args = m.groups()
+        params = [] if args.strip() == "void" else [a.strip() for a in args.split(",")]
+        types = [re.sub(r"\s*\b\w+$", "", p) if not p.endswith("*") else p for p in params]
+        out[name] = (ret.strip(), types)
+    return out
+
+
+def test_abi_structs_match_the_header_and_the_library():
+    lib = staunch._lib
+    structs = c_structs()
+    for name, cls in F.STRUCTS.items():
+        assert name in structs, f"{name} is not in the header"
+        c_fields = structs[name]
+        # staunch_stats declares several fields on one line in the header's comments;
+        # cbindgen gives one per line, in order.
+        py_fields = cls._fields_
+        assert [f for f, _, _ in c_fields] == [f for f, _ in py_fields], name
+        for (fname, ctype, array), (_, pytype) in zip(c_fields, py_fields):
+            if array:
+                n = int(array[1:-1])
+                assert issubclass(pytype, ctypes.Array) and pytype._length_ == n, (name, fname)
+                assert matches(ctype, pytype._type_), (name, fname)
+            else:
+                assert matches(ctype, pytype), (name, fname, ctype, pytype)
+            off = lib.staunch_field_offset(name.encode(), fname.encode())
+            assert off == getattr(cls, fname).offset, (name, fname)
+        assert lib.staunch_struct_size(name.encode()) == ctypes.sizeof(cls), name
+    assert ctypes.sizeof(F.staunch_param) == ctypes.sizeof(F.staunch_value) == 96
+
+
+def test_abi_functions_match_the_header():
+    funcs = c_functions()
+    for name, (restype, argtypes) in F.SIGNATURES.items():
+        assert name in funcs, f"{name} is not in the header"
+        c_ret, c_args = funcs[name]
+        assert matches(c_ret, restype), (name, c_ret, restype)
+        assert len(c_args) == len(argtypes), (name, c_args)
+        for i, (ct, pt) in enumerate(zip(c_args, argtypes)):
+            assert matches(ct, pt), (name, i, ct, pt)
+        fn = getattr(staunch._lib, name)
+        assert fn.restype is restype and list(fn.argtypes) == list(argtypes)
+
+
+def test_abi_constants_match_the_header():
+    defines = dict(re.findall(r"#define STAUNCH_(\w+) (\d+)", CDEF))
+    checked = 0
+    for cname, value in defines.items():
+        if hasattr(F, cname):
+            assert getattr(F, cname) == int(value), cname
+            checked += 1
+        elif cname.startswith("EVENT_"):
+            assert F.EVENT_NAMES[int(value)] == cname[len("EVENT_") :].lower()
+            checked += 1
+    assert checked > 60
+    assert int(defines["VERSION_MAJOR"]) == F.ABI_MAJOR
+
+
+def test_abi_version_check(tmp_path, monkeypatch):
+    lib = staunch._lib
+    assert lib.staunch_version() // 10000 == 1
+    assert staunch.__version__.startswith("1.")
+    # A file that is not a shared library: a clear error, not a crash.
+    bogus = tmp_path / "libstaunch.so"
+    bogus.write_bytes(b"not an ELF file")
+    with pytest.raises(staunch.LibraryError, match="cannot load"):
+        F.load(str(bogus))
+    monkeypatch.setenv("STAUNCH_LIBRARY", str(tmp_path / "missing.so"))
+    with pytest.raises(staunch.LibraryError, match="STAUNCH_LIBRARY"):
+        F.load()
+    # A library with another major version: libc has no staunch_version at all.
+    with pytest.raises(staunch.LibraryError, match="not libstaunch"):
+        F.load("libc.so.6")

@@ -1,0 +1,503 @@
+"""The seventeen scenarios of CONFORMANCE.md through the Python binding,
+each with its id in the test's name, against the test kit's servers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from decimal import Decimal
+
+import pytest
+
+import staunch
+
+# Generous slack for a 2-core machine shared with other builds.
+SLACK = 1.0
+
+
+def one(conn, sql, args=None):
+    cur = conn.cursor()
+    cur.execute(sql, args)
+    row = cur.fetchone()
+    cur.close()
+    return row[0]
+
+
+def test_conf_basic(pool_factory):
+    pool = pool_factory()
+    with pool.connection() as conn:
+        assert one(conn, "SELECT 1") == 1
+    assert pool.stats().active == 0
+    pool.close()
+    pool.close()  # idempotent
+    assert pool.closed
+
+
+def test_conf_types(pool_factory):
+    pool = pool_factory()
+    values = [
+        None,
+        -(2**63),
+        2**63 - 1,
+        2**64 - 1,
+        0,
+        1.5e300,
+        -0.1,
+        "héllo wörld ✓ 𝄞",
+        b"",
+        b"a\x00b\xff",
+        Decimal("-12345678901234567890.123456789"),
+        dt.date(1999, 12, 31),
+        dt.datetime(2024, 2, 29, 23, 59, 58, 123456),
+        dt.timedelta(hours=-838, minutes=-59, seconds=-59),
+        dt.timedelta(days=1, hours=2, minutes=3, seconds=4, microseconds=500000),
+        True,
+        '{"a": [1, 2, null]}',
+    ]
+    with pool.connection() as conn:
+        cur = conn.cursor()
+        cur.execute(
+            "CREATE TEMPORARY TABLE t_types (id INT PRIMARY KEY, n INT NULL, i BIGINT, i2 BIGINT,"
+            " u BIGINT UNSIGNED, z INT, d DOUBLE, d2 DOUBLE, s VARCHAR(100) CHARACTER SET utf8mb4,"
+            " e VARBINARY(10), b BLOB, m DECIMAL(40,9), dd DATE, ts DATETIME(6), t1 TIME, t2 TIME(6),"
+            " bo BOOL, j JSON)"
+        )
+        cur.execute(
+            "INSERT INTO t_types VALUES (1, " + ", ".join(["%s"] * len(values)) + ")",
+            values,
+        )
+        cur.execute("SELECT n, i, i2, u, z, d, d2, s, e, b, m, dd, ts, t1, t2, bo, j FROM t_types")
+        row = cur.fetchone()
+        expected = list(values)
+        expected[15] = 1  # BOOL is TINYINT(1)
+        assert list(row) == expected
+        assert type(row[10]) is Decimal and type(row[12]) is dt.datetime and type(row[11]) is dt.date
+        assert type(row[13]) is dt.timedelta and type(row[9]) is bytes and type(row[16]) is str
+        # Literal values typed by their columns, through the text protocol too.
+        cur.execute("SELECT NULL, 18446744073709551615, -9223372036854775808, 'ü', TIME'12:00:01'")
+        assert cur.fetchone() == (None, 2**64 - 1, -(2**63), "ü", dt.timedelta(hours=12, seconds=1))
+
+
+def test_conf_params(pool_factory):
+    pool = pool_factory()
+    with pool.connection() as conn:
+        cur = conn.cursor()
+        cur.execute("CREATE TEMPORARY TABLE t_params (id INT PRIMARY KEY, s TEXT)")
+        evil = "'); DROP TABLE t_params; --"
+        cur.execute("INSERT INTO t_params VALUES (%s, %s)", (1, evil))
+        cur.execute("INSERT INTO t_params VALUES (%(id)s, %(s)s)", {"id": 2, "s": "100%"})
+        cur.execute("SELECT s FROM t_params WHERE id = %s", [1])
+        assert cur.fetchone() == (evil,)
+        cur.execute("SELECT s FROM t_params WHERE s = %s", ("100%%",))  # bound as is
+        assert cur.fetchall() == []
+        cur.execute("SELECT s FROM t_params WHERE s LIKE '100%%' AND id = %s", (2,))
+        assert cur.fetchall() == [("100%",)]
+        with pytest.raises(staunch.ProgrammingError, match="2 placeholders but 1 parameter was given"):
+            cur.execute("SELECT %s, %s", (1,))
+        with pytest.raises(staunch.ProgrammingError, match="1 placeholder but 3 parameters"):
+            cur.execute("SELECT %s", (1, 2, 3))
+        with pytest.raises(staunch.ProgrammingError, match=r"no value for placeholder %\(nope\)s"):
+            cur.execute("SELECT %(nope)s", {"id": 1})
+        with pytest.raises(staunch.ParameterTypeError, match="parameter 2: cannot bind a value of type object"):
+            cur.execute("SELECT %s, %s", (1, object()))
+        with pytest.raises(TypeError):  # the same error is a TypeError too
+            cur.execute("SELECT %s", ({1, 2},))
+        with pytest.raises(staunch.DataError, match="does not fit in 64 bits"):
+            cur.execute("SELECT %s", (2**64,))
+        with pytest.raises(staunch.ProgrammingError, match="unsupported format character 'd'"):
+            cur.execute("SELECT %d", (1,))
+        # Still usable, and the table is still there with its two rows.
+        cur.execute("SELECT COUNT(*) FROM t_params")
+        assert cur.fetchone() == (2,)
+
+
+def test_conf_txn(pool_factory):
+    pool = pool_factory("max_size=1")
+    with pool.connection() as conn:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE IF NOT EXISTS t_txn (id INT PRIMARY KEY) ENGINE=InnoDB")
+        cur.execute("DELETE FROM t_txn")
+        conn.commit()
+        conn.begin()
+        cur.execute("INSERT INTO t_txn VALUES (1)")
+        conn.rollback()
+        conn.begin()
+        cur.execute("INSERT INTO t_txn VALUES (2)")
+        conn.commit()
+        # Implicit transactions too (autocommit is off by default, PEP 249).
+        cur.execute("INSERT INTO t_txn VALUES (3)")
+        conn.rollback()
+        cur.execute("INSERT INTO t_txn VALUES (4)")
+        conn.commit()
+        cur.execute("SELECT id FROM t_txn ORDER BY id")
+        assert cur.fetchall() == [(2,), (4,)]
+    # Returned mid-transaction: rolled back before the next borrower.
+    conn = pool.connection()
+    cur = conn.cursor()
+    cur.execute("INSERT INTO t_txn VALUES (5)")
+    conn.close()
+    with pool.connection() as conn:
+        assert one(conn, "SELECT COUNT(*) FROM t_txn WHERE id = 5") == 0
+    assert pool.stats().rollbacks_on_return == 1
+    # The context manager: rolled back on an exception, committed otherwise.
+    with pytest.raises(ZeroDivisionError):
+        with pool.connection() as conn:
+            conn.cursor().execute("INSERT INTO t_txn VALUES (6)")
+            1 / 0  # noqa: B018
+    with pool.connection() as conn:
+        conn.cursor().execute("INSERT INTO t_txn VALUES (7)")
+    with pool.connection() as conn:
+        assert one(conn, "SELECT GROUP_CONCAT(id ORDER BY id) FROM t_txn") == "2,4,7"
+        conn.cursor().execute("DROP TABLE t_txn")
+
+
+def test_conf_threads(pool_factory):
+    pool = pool_factory("max_size=4")
+    errors = []
+
+    def worker(w):
+        try:
+            for i in range(500):
+                tag = w * 1000 + i
+                with pool.connection(timeout=30) as conn:
+                    got = one(conn, "SELECT %s", (tag,))
+                    if got != tag:
+                        errors.append(f"thread {w}: sent {tag}, got {got}")
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"thread {w}: {e!r}")
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    s = pool.stats()
+    assert s.active == 0 and s.acquired == 8 * 500 and s.total <= 4 and s.violations == 0
+
+
+def test_conf_timeout_exhausted(pool_factory):
+    pool = pool_factory("max_size=1")
+    held = pool.connection()
+    t0 = time.monotonic()
+    with pytest.raises(staunch.PoolExhausted) as ei:
+        pool.connection(timeout=0.2)
+    took = time.monotonic() - t0
+    assert 0.19 <= took <= 0.2 + SLACK
+    assert "exhausted" in str(ei.value)
+    assert isinstance(ei.value, staunch.PoolTimeout) and isinstance(ei.value, staunch.OperationalError)
+    assert ei.value.status_name == "STAUNCH_POOL_EXHAUSTED"
+    assert one(held, "SELECT 1") == 1
+    held.close()
+    assert pool.stats().acquire_timeouts == 1
+
+
+def test_conf_a1_conf_a2_incident_a(server, proxy_pass):
+    """conf_a1: a black hole (accepts TCP, never greets); conf_a2: it starts forwarding."""
+    server.cmd("mode blackhole")
+    endpoint = f"{server.ready['proxy']['host']}:{server.ready['proxy']['port']}"
+    pool = staunch.Pool(server.url_with("connect_timeout=500ms&max_size=2"))
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(staunch.DatabaseUnreachable) as ei:
+            pool.connection(timeout=1.5)
+        took = time.monotonic() - t0
+        msg = str(ei.value)
+        assert endpoint in msg and "greeting" in msg, msg
+        assert 1.49 <= took <= 1.5 + SLACK
+        # No thread stays stuck: every connect ends by its deadline.
+        deadline = time.monotonic() + 0.5 + SLACK + 0.2
+        while pool.stats().connecting and time.monotonic() < deadline:
+            time.sleep(0.02)
+        s = pool.stats()
+        assert s.connecting == 0 and s.connect_failures >= 1 and s.total == 0
+        # conf_a2
+        server.cmd("mode pass")
+        t0 = time.monotonic()
+        with pool.connection(timeout=3.5) as conn:
+            took = time.monotonic() - t0
+            assert one(conn, "SELECT 1") == 1
+        assert took <= 0.5 + 1.0 + SLACK, f"recovery took {took:.2f} s"
+        with pool.connection(timeout=2) as a, pool.connection(timeout=2) as b:
+            assert one(a, "SELECT 2") == 2 and one(b, "SELECT 3") == 3
+    finally:
+        pool.close()
+
+
+def test_conf_server_kill(server, pool_factory):
+    pool = pool_factory("max_size=4")
+    conns = [pool.connection() for _ in range(4)]
+    ids = {c.thread_id() for c in conns}
+    for c in conns:
+        c.close()
+    assert pool.stats().idle == 4
+    killed = server.cmd("kill-connections app")["killed"]
+    assert killed >= 4
+    time.sleep(0.6)  # past alive_bypass_window: a borrow validates the idle connection
+    conns = [pool.connection(timeout=5) for _ in range(4)]
+    for c in conns:
+        assert one(c, "SELECT 7") == 7
+        assert c.thread_id() not in ids
+        c.close()
+    s = pool.stats()
+    assert s.validation_failures >= 4 and s.closed_broken >= 4
+
+
+def test_conf_bad_input(pool_factory, url):
+    with pytest.raises(staunch.ConfigError, match="needs a URL"):
+        staunch.connect(None)
+    with pytest.raises(staunch.ConfigError, match="url must be a str"):
+        staunch.Pool(42)
+    with pytest.raises(staunch.ConfigError):
+        staunch.Pool("postgres://nope@127.0.0.1/x")
+    with pytest.raises(staunch.ConfigError, match="max_sise"):
+        staunch.Pool(url, max_sise=3)
+    with pytest.raises(staunch.ConfigError, match="max_size"):
+        staunch.Pool(url, max_size=0)
+    with pytest.raises(staunch.ConfigError, match="connect_timeout"):
+        staunch.Pool(url + "?connect_timeout=soon")
+    with pytest.raises(ValueError):  # ConfigError is a ValueError too
+        staunch.Pool(url, max_size=[1])
+    pool = pool_factory()
+    with pytest.raises(staunch.ConfigError, match="must not be negative"):
+        pool.connection(timeout=-1)
+    with pytest.raises(staunch.ConfigError, match="seconds"):
+        pool.connection(timeout="1s")
+    conn = pool.connection()
+    cur = conn.cursor()
+    conn.close()
+    conn.close()  # idempotent
+    with pytest.raises(staunch.InterfaceError, match="returned to its pool"):
+        cur.execute("SELECT 1")
+    with pytest.raises(staunch.InterfaceError):
+        conn.cursor()
+    with pytest.raises(staunch.InterfaceError):
+        conn.commit()
+    with pytest.raises(staunch.ProgrammingError, match="must be a str"):
+        pool.connection().cursor().execute(None)
+    kept = pool.connection()
+    pool.close()
+    with pytest.raises(staunch.PoolClosed):
+        pool.connection()
+    with pytest.raises(staunch.PoolClosed):
+        pool.stats()
+    with pytest.raises(staunch.Error) as ei:
+        kept.cursor().execute("SELECT 1")
+    assert ei.value.status_name == "STAUNCH_CLOSED"
+    kept.close()
+    with pytest.raises(staunch.ConnectRejected):
+        staunch.Pool(url.replace("app-secret", "wrong"), connect_timeout="1s").connection(timeout=3)
+    with pytest.raises(staunch.ConfigError, match="isolation"):
+        pool_factory().connection().begin(isolation="SOMETIMES")
+
+
+def test_conf_stats(pool_factory):
+    pool = pool_factory("max_size=2&min_idle=0")
+
+    def expect(total, active, idle, acquired, created, timeouts):
+        s = pool.stats()
+        got = (s.total, s.active, s.idle, s.acquired, s.created, s.acquire_timeouts)
+        assert got == (total, active, idle, acquired, created, timeouts)
+        assert s.waiting == 0 and s.violations == 0 and s.connect_failures == 0
+
+    expect(0, 0, 0, 0, 0, 0)
+    a = pool.connection()
+    expect(1, 1, 0, 1, 1, 0)
+    b = pool.connection()
+    expect(2, 2, 0, 2, 2, 0)
+    a.close()
+    expect(2, 1, 1, 2, 2, 0)
+    x = pool.try_connection()
+    assert x is not None
+    expect(2, 2, 0, 3, 2, 0)
+    assert pool.try_connection() is None
+    expect(2, 2, 0, 3, 2, 0)
+    with pytest.raises(staunch.PoolExhausted):
+        pool.connection(timeout=0.1)
+    expect(2, 2, 0, 3, 2, 1)
+    b.begin()
+    b.close()  # inside a transaction: rolled back
+    x.close()
+    expect(2, 0, 2, 3, 2, 1)
+    s = pool.stats()
+    assert s.rollbacks_on_return == 1 and s.acquire_count == 3 and s.connect_count == 2
+    pool.soft_evict()
+    deadline = time.monotonic() + 3 + SLACK
+    while time.monotonic() < deadline:
+        s = pool.stats()
+        if s.total == 0 and s.closed_evicted == 2:
+            break
+        time.sleep(0.01)
+    assert s.total == 0 and s.closed_evicted == 2
+    with pool.connection():
+        expect(1, 1, 0, 4, 3, 1)
+    expect(1, 0, 1, 4, 3, 1)
+    assert pool.stats().as_dict()["acquired"] == 4
+
+
+def test_conf_events(server, proxy_pass):
+    events = []
+    threads = set()
+    lock = threading.Lock()
+
+    def on_event(ev):
+        with lock:
+            events.append(ev)
+            threads.add(threading.current_thread().name)
+
+    def kinds():
+        with lock:
+            return [e.kind for e in events]
+
+    server.cmd("mode blackhole")
+    pool = staunch.Pool(server.url_with("connect_timeout=300ms&max_size=1"), on_event=on_event)
+    try:
+        with pytest.raises(staunch.DatabaseUnreachable):
+            pool.connection(timeout=0.8)
+        server.cmd("mode pass")
+        with pool.connection(timeout=3) as conn:
+            assert one(conn, "SELECT 1") == 1
+        deadline = time.monotonic() + 2
+        while "recovered" not in kinds() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        pool.close()
+    deadline = time.monotonic() + 2
+    while "pool_closed" not in kinds() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    k = kinds()
+    assert "connect_failed" in k and "acquire_timeout" in k and "recovered" in k and "connected" in k, k
+    assert k.count("pool_closed") == 1
+    with lock:
+        failed = next(e for e in events if e.kind == "connect_failed")
+        recovered = next(e for e in events if e.kind == "recovered")
+    port = str(server.ready["proxy"]["port"])
+    assert port in failed.message and failed.status == 203 and recovered.count >= 1
+    assert threads == {"staunch-events"}
+
+
+def test_conf_cancel_get(pool_factory):
+    pool = pool_factory("max_size=1")
+    held = pool.connection()
+    token = staunch.CancelToken()
+    result = {}
+
+    def waiter():
+        t0 = time.monotonic()
+        try:
+            pool.connection(timeout=10, cancel=token)
+            result["error"] = None
+        except staunch.Error as e:
+            result["error"] = e
+        result["took"] = time.monotonic() - t0
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    deadline = time.monotonic() + 5
+    while pool.stats().waiting == 0 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert pool.stats().waiting == 1
+    time.sleep(0.1)
+    t0 = time.monotonic()
+    token.cancel()
+    t.join(5)
+    after_cancel = time.monotonic() - t0
+    assert isinstance(result["error"], staunch.Cancelled), result
+    assert after_cancel <= 0.1 + SLACK
+    assert token.cancelled
+    s = pool.stats()
+    assert s.waiting == 0 and s.active == 1 and s.acquires_cancelled == 1
+    assert one(held, "SELECT 1") == 1
+    held.close()
+    with pool.connection(timeout=1) as conn:  # the pool is whole again
+        assert one(conn, "SELECT 2") == 2
+    token.close()
+
+
+def test_conf_cancel_statement(pool_factory):
+    pool = pool_factory("max_size=2")
+    conn = pool.connection()
+    other = pool.connection()
+    assert conn.cancel() is False  # nothing running: nothing sent
+    assert one(conn, "SELECT 1") == 1
+    outcome = {}
+
+    def cancel_later():
+        time.sleep(0.5)
+        outcome["cancelled"] = conn.cancel()
+
+    t = threading.Thread(target=cancel_later)
+    t0 = time.monotonic()
+    t.start()
+    with pytest.raises(staunch.Cancelled):
+        conn.cursor().execute("SELECT SLEEP(10)")
+    took = time.monotonic() - t0
+    t.join()
+    assert outcome["cancelled"] is True
+    assert took <= 1.0 + SLACK
+    assert (
+        one(other, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(10)%%'", ()) == 0
+    )
+    assert not conn.is_broken
+    assert one(conn, "SELECT 1") == 1
+    assert conn.cancel() is False
+    conn.cursor().execute("DO SLEEP(0.3)")
+    assert one(conn, "SELECT 3") == 3
+    conn.close()
+    other.close()
+
+
+def test_conf_statement_timeout(pool_factory):
+    pool = pool_factory()
+    with pool.connection() as conn:
+        conn.set_timeout(0.3)
+        t0 = time.monotonic()
+        with pytest.raises(staunch.StatementTimeout) as ei:
+            conn.cursor().execute("SELECT SLEEP(5)")
+        took = time.monotonic() - t0
+        assert took <= 1.0 + SLACK
+        assert isinstance(ei.value, staunch.OperationalError)
+        assert "time" in str(ei.value).lower()
+        assert not conn.is_broken
+        assert one(conn, "SELECT 1") == 1
+
+
+def test_conf_no_crossed_answer(pool_factory):
+    pool = pool_factory("query_timeout=300ms&max_size=1")
+    conn = pool.connection()
+    t0 = time.monotonic()
+    with pytest.raises(staunch.StatementTimeout):
+        conn.cursor().execute("SET STATEMENT max_statement_time=0 FOR SELECT 111 + SLEEP(3)")
+    took = time.monotonic() - t0
+    assert 1.2 <= took <= 2.5 + SLACK
+    assert conn.is_broken
+    time.sleep(2.0)  # the late answer (111) has arrived by now
+    with pytest.raises(staunch.BrokenConnection):
+        conn.cursor().execute("SELECT 222")
+    with pytest.raises(staunch.BrokenConnection):
+        conn.ping()
+    conn.close()
+    with pool.connection() as conn:
+        assert not conn.is_broken
+        assert one(conn, "SELECT 222") == 222
+    s = pool.stats()
+    assert s.closed_broken == 1 and s.statements_cut == 1
+
+
+def test_conf_session_reset(pool_factory):
+    pool = pool_factory("max_size=1")
+    with pool.connection() as conn:
+        tz_default = one(conn, "SELECT @@time_zone")
+    with pool.connection() as conn:
+        session = conn.thread_id()
+        cur = conn.cursor()
+        cur.execute("SET @x = 42")
+        cur.execute("SET time_zone = '+05:17'")
+        assert one(conn, "SELECT @x") == 42
+        assert one(conn, "SELECT @@time_zone") == "+05:17"
+    with pool.connection() as conn:
+        assert conn.thread_id() == session
+        assert one(conn, "SELECT @x IS NULL") == 1
+        assert one(conn, "SELECT @@time_zone") == tz_default
+        assert conn.autocommit is False  # the pool's own setting survives the reset

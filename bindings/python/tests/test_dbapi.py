@@ -1,0 +1,308 @@
+"""PEP 249 surface: globals, errors with MySQL numbers, cursors, result sets."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+
+import staunch
+
+
+def test_module_globals():
+    assert staunch.apilevel == "2.0"
+    assert staunch.threadsafety == 2
+    assert staunch.paramstyle == "format"
+    for name in (
+        "Warning Error InterfaceError DatabaseError DataError OperationalError IntegrityError "
+        "InternalError ProgrammingError NotSupportedError"
+    ).split():
+        assert issubclass(getattr(staunch, name), Exception)
+    assert issubclass(staunch.IntegrityError, staunch.DatabaseError)
+    assert issubclass(staunch.DatabaseError, staunch.Error)
+    assert issubclass(staunch.PoolExhausted, staunch.OperationalError)
+    assert issubclass(staunch.DatabaseUnreachable, staunch.OperationalError)
+    assert issubclass(staunch.StatementTimeout, staunch.OperationalError)
+    assert staunch.NUMBER == staunch.FIELD_TYPE.LONGLONG and staunch.STRING != staunch.FIELD_TYPE.LONG
+
+
+@pytest.fixture
+def conn(pool_factory):
+    pool = pool_factory()
+    c = pool.connection()
+    yield c
+    c.close()
+
+
+@pytest.mark.parametrize(
+    "setup, sql, cls, errno",
+    [
+        ("CREATE TEMPORARY TABLE e1 (id INT PRIMARY KEY)", "INSERT INTO e1 VALUES (1), (1)", "IntegrityError", 1062),
+        ("CREATE TEMPORARY TABLE e2 (id INT NOT NULL)", "INSERT INTO e2 VALUES (NULL)", "IntegrityError", 1048),
+        (None, "SELEC 1", "ProgrammingError", 1064),
+        (None, "SELECT * FROM no_such_table", "ProgrammingError", 1146),
+        (None, "SELECT no_such_column", "ProgrammingError", 1054),
+        ("CREATE TEMPORARY TABLE e3 (n TINYINT)", "INSERT INTO e3 VALUES (1000)", "DataError", 1264),
+    ],
+)
+def test_error_mapping(conn, setup, sql, cls, errno):
+    cur = conn.cursor()
+    if setup:
+        cur.execute(setup)
+    with pytest.raises(getattr(staunch, cls)) as ei:
+        cur.execute(sql)
+    e = ei.value
+    assert e.args[0] == errno and e.errno == errno
+    assert len(e.sqlstate) == 5 and e.status_name == "STAUNCH_SERVER_ERROR"
+    cur.execute("SELECT 1")  # the connection stays usable
+    assert cur.fetchone() == (1,)
+
+
+def test_foreign_key_errors(conn):
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE IF NOT EXISTS fk_p (id INT PRIMARY KEY) ENGINE=InnoDB")
+    cur.execute("CREATE TABLE IF NOT EXISTS fk_c (p INT, FOREIGN KEY (p) REFERENCES fk_p(id)) ENGINE=InnoDB")
+    try:
+        with pytest.raises(staunch.IntegrityError) as ei:
+            cur.execute("INSERT INTO fk_c VALUES (%s)", (9,))
+        assert ei.value.args[0] == 1452
+        cur.execute("INSERT INTO fk_p VALUES (1)")
+        cur.execute("INSERT INTO fk_c VALUES (1)")
+        with pytest.raises(staunch.IntegrityError) as ei:
+            cur.execute("DELETE FROM fk_p")
+        assert ei.value.args[0] == 1451
+    finally:
+        conn.rollback()
+        cur.execute("DROP TABLE fk_c")
+        cur.execute("DROP TABLE fk_p")
+
+
+def test_cursor_description_rowcount_lastrowid(conn):
+    cur = conn.cursor()
+    cur.execute(
+        "CREATE TEMPORARY TABLE d (id INT PRIMARY KEY AUTO_INCREMENT, s VARCHAR(20) NOT NULL, m DECIMAL(8,3), b BLOB)"
+    )
+    assert cur.description is None
+    assert cur.execute("INSERT INTO d (s) VALUES (%s), (%s)", ("a", "b")) == 2
+    assert cur.lastrowid == 1
+    cur.executemany("INSERT INTO d (s, m) VALUES (%(s)s, %(m)s)", [{"s": "c", "m": 1}, {"s": "d", "m": None}])
+    assert cur.rowcount == 2 and cur.lastrowid == 4
+    assert cur.execute("SELECT id, s, m, b FROM d ORDER BY id") == 4
+    names = [d[0] for d in cur.description]
+    codes = [d[1] for d in cur.description]
+    assert names == ["id", "s", "m", "b"]
+    assert codes == [staunch.FIELD_TYPE.LONG, staunch.FIELD_TYPE.VAR_STRING, staunch.FIELD_TYPE.NEWDECIMAL, 252]
+    assert cur.description[1][6] is False and cur.description[2][6] is True
+    assert cur.description[2][5] == 3
+    assert codes[0] == staunch.NUMBER and codes[1] == staunch.STRING and codes[3] == staunch.BINARY
+    assert cur.fetchone() == (1, "a", None, None)
+    cur.arraysize = 2
+    assert [r[0] for r in cur.fetchmany()] == [2, 3]
+    assert [r[0] for r in cur] == [4]
+    assert cur.fetchone() is None and cur.fetchall() == []
+    cur.execute("UPDATE d SET s = s WHERE id = 1")
+    assert cur.rowcount == 0  # no found_rows: changed rows
+    d = conn.cursor(staunch.DictCursor)
+    d.execute("SELECT id, s FROM d WHERE id = %s", (2,))
+    assert d.fetchall() == [{"id": 2, "s": "b"}]
+
+
+def test_found_rows_knob(pool_factory):
+    pool = pool_factory("found_rows=true")
+    with pool.connection() as conn:
+        cur = conn.cursor()
+        cur.execute("CREATE TEMPORARY TABLE fr (id INT, v INT)")
+        cur.execute("INSERT INTO fr VALUES (1, 1), (2, 1)")
+        assert cur.execute("UPDATE fr SET v = 1") == 2  # matched, not changed
+
+
+def test_callproc_and_nextset(conn):
+    cur = conn.cursor()
+    cur.execute("DROP PROCEDURE IF EXISTS two_sets")
+    cur.execute("CREATE PROCEDURE two_sets(IN n INT) BEGIN SELECT n; SELECT n + 1, 'x'; END")
+    try:
+        assert cur.callproc("two_sets", (41,)) == (41,)
+        assert cur.fetchall() == [(41,)]
+        assert cur.nextset() is True
+        assert cur.fetchall() == [(42, "x")]
+        while cur.nextset():
+            assert cur.description is None
+        assert cur.nextset() is None
+        with pytest.raises(staunch.ProgrammingError):
+            cur.callproc("x; DROP TABLE y")
+    finally:
+        cur.execute("DROP PROCEDURE two_sets")
+
+
+def test_server_side_cursor_streams(pool_factory):
+    pool = pool_factory("max_size=1")
+    with pool.connection() as conn:
+        cur = conn.cursor(staunch.SSCursor)
+        cur.execute("SELECT seq, CONCAT('row', seq) FROM seq_1_to_100000")
+        assert cur.rowcount == -1
+        assert cur.fetchone() == (1, "row1")
+        assert len(cur.fetchmany(999)) == 999
+        with pytest.raises(staunch.InterfaceError):  # busy until the set is read
+            conn.cursor().execute("SELECT 1")
+        rest = cur.fetchall()
+        assert len(rest) == 99000 and rest[-1] == (100000, "row100000")
+        assert cur.rowcount == 100000
+        cur.close()
+        other = conn.cursor()
+        other.execute("SELECT 2")
+        assert other.fetchone() == (2,)
+        # Closing a half-read streaming cursor gives the connection back.
+        cur = conn.cursor(staunch.SSCursor)
+        cur.execute("SELECT seq FROM seq_1_to_100000")
+        cur.fetchmany(10)
+        cur.close()
+        other.execute("SELECT 3")
+        assert other.fetchone() == (3,)
+
+
+def test_implicit_transaction_of_a_select_ends_before_the_next_borrower(pool_factory):
+    pool = pool_factory("max_size=1")
+    with pool.connection() as conn:
+        conn.cursor().execute("CREATE TABLE IF NOT EXISTS it (v INT) ENGINE=InnoDB")
+        conn.commit()
+    for sql, args in [("INSERT INTO it VALUES (%s) RETURNING v", (1,)), ("SELECT * FROM it", None)]:
+        conn = pool.connection()
+        cur = conn.cursor()
+        cur.execute(sql, args)
+        cur.execute("SELECT @@in_transaction")
+        assert cur.fetchone() == (1,)
+        conn.close()
+        with pool.connection() as conn:
+            cur = conn.cursor()
+            cur.execute("SELECT @@in_transaction")
+            assert cur.fetchone() == (0,)
+            cur.execute("SELECT COUNT(*) FROM it")
+            assert cur.fetchone() == (0,)
+    with pool.connection() as conn:
+        conn.cursor().execute("DROP TABLE it")
+
+
+def test_autocommit_and_begin(pool_factory):
+    pool = pool_factory()
+    with pool.connection() as conn:
+        assert conn.autocommit is False
+        conn.autocommit = True
+        assert conn.autocommit is True and conn.get_autocommit() is True
+        conn.begin(isolation="read committed", read_only=True)
+        cur = conn.cursor()
+        cur.execute("SELECT @@in_transaction")
+        assert cur.fetchone() == (1,)
+        conn.rollback()
+    with pool.connection() as conn:  # the session was reset
+        assert conn.autocommit is False
+    auto = pool_factory(autocommit=True)
+    with auto.connection() as conn:
+        assert conn.autocommit is True
+
+
+def test_connection_read_on_a_single_server_uses_it(pool_factory):
+    pool = pool_factory()
+    with pool.connection_read(timeout=5) as conn:
+        cur = conn.cursor()
+        cur.execute("SELECT 1")
+        assert cur.fetchone() == (1,)
+
+
+def test_connect_uses_a_shared_pool_per_url(url):
+    a = staunch.connect(url, max_size=2)
+    b = staunch.connect(url, max_size=2)
+    pool = staunch.shared_pool(url, max_size=2)
+    assert pool.stats().active == 2
+    a.close()
+    b.close()
+    assert pool.stats().active == 0 and pool.stats().idle == 2
+
+
+def test_pool_close_is_idempotent_context_manager_and_finalizer(url):
+    with staunch.Pool(url) as pool:
+        with pool.connection() as conn:
+            conn.ping()
+    assert pool.closed
+    pool.close()
+    # A pool dropped without close(): its finalizer frees it without blocking.
+    p = staunch.Pool(url)
+    p.connection().close()
+    del p
+    gc.collect()
+    # A connection dropped without close(): discarded, never handed out half-used.
+    p = staunch.Pool(url, max_size=1)
+    c = p.connection()
+    c.cursor().execute("SET @leak = 1")
+    del c
+    gc.collect()
+    with p.connection(timeout=2) as c2:
+        cur = c2.cursor()
+        cur.execute("SELECT @leak")
+        assert cur.fetchone() == (None,)
+    p.close()
+
+
+def test_many_threads_share_one_pool_with_transactions(pool_factory):
+    pool = pool_factory("max_size=3")
+    with pool.connection() as conn:
+        conn.cursor().execute("CREATE TABLE IF NOT EXISTS mt (w INT, i INT) ENGINE=InnoDB")
+        conn.cursor().execute("DELETE FROM mt")
+    errors = []
+
+    def worker(w):
+        try:
+            for i in range(40):
+                with pool.connection(timeout=20) as conn:
+                    cur = conn.cursor()
+                    cur.execute("INSERT INTO mt VALUES (%s, %s)", (w, i))
+                    if i % 2:
+                        conn.rollback()
+        except Exception as e:  # noqa: BLE001
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with pool.connection() as conn:
+        cur = conn.cursor()
+        cur.execute("SELECT COUNT(*), SUM(i % 2) FROM mt")
+        assert cur.fetchone() == (6 * 20, 0)
+        cur.execute("DROP TABLE mt")
+
+
+@pytest.mark.parametrize("prepare_selects", [True, False])
+def test_plain_selects_by_either_protocol(pool_factory, prepare_selects):
+    import datetime as dt
+    from decimal import Decimal
+
+    pool = pool_factory(prepare_selects=prepare_selects)
+    with pool.connection() as conn:
+        cur = conn.cursor()
+        cur.execute(
+            "SELECT NULL, -9223372036854775808, 18446744073709551615, 2.5e-3, CAST(-1.50 AS DECIMAL(6,2)),"
+            " 'ü', x'00ff', DATE '2024-02-29', TIMESTAMP '2024-02-29 01:02:03.000004', TIME '-838:59:59'"
+        )
+        assert cur.fetchone() == (
+            None,
+            -(2**63),
+            2**64 - 1,
+            2.5e-3,
+            Decimal("-1.50"),
+            "ü",
+            b"\x00\xff",
+            dt.date(2024, 2, 29),
+            dt.datetime(2024, 2, 29, 1, 2, 3, 4),
+            -dt.timedelta(hours=838, minutes=59, seconds=59),
+        )
+        # Many different statements (each prepared one is cached, then evicted).
+        for i in range(100):
+            cur.execute(f"SELECT {i} + 1")
+            assert cur.fetchone() == (i + 1,)
+        # Several statements in one text still work (sent as text).
+        cur.execute("SELECT 1; SELECT 2")
+        assert cur.fetchall() == [(1,)]
+        assert cur.nextset() and cur.fetchall() == [(2,)]

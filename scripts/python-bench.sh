@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The Python binding's benchmark (not part of the tests): staunch vs PyMySQL and
+# mysqlclient under SQLAlchemy's QueuePool, side by side in one run. Installs
+# mysqlclient's build needs (libmariadb-dev, pkg-config) from Debian's packages,
+# PyMySQL, mysqlclient and SQLAlchemy from PyPI into the test venv, and the
+# package with `pip install ./bindings/python`.
+#
+# Usage: scripts/python-bench.sh [--seconds S] [--rounds N] [--json FILE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+scripts/install-mariadb.sh
+if ! dpkg -s libmariadb-dev pkg-config >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq libmariadb-dev pkg-config >/dev/null
+fi
+PYTHON=${PYTHON:-python3}
+VENV=${STAUNCH_PY_VENV:-$ROOT/target/py-venv}
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+PY=$VENV/bin/python
+"$PY" -m pip install -q --disable-pip-version-check 'SQLAlchemy>=2.0,<3' PyMySQL mysqlclient
+cargo build -q -p staunch-testkit
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+case $TARGET in /*) ;; *) TARGET=$ROOT/$TARGET ;; esac
+export STAUNCH_TESTKIT=$TARGET/debug/staunch-testkit
+"$PY" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
+env -u STAUNCH_LIBRARY "$PY" bindings/python/bench/bench.py "$@"

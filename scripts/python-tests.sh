@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The Python binding's tests: installs what they need (python3-venv from
+# Debian's packages if missing, pytest, pytest-timeout, ruff and SQLAlchemy
+# from PyPI into target/py-venv), builds the test kit, installs the package
+# with `pip install ./bindings/python` (which builds libstaunch.so with cargo,
+# release), then runs ruff and pytest against throwaway MariaDB servers.
+#
+# Usage: scripts/python-tests.sh [PYTEST_ARGS...]
+# Environment: PYTHON (default python3), STAUNCH_PY_VENV (default target/py-venv),
+# CARGO_TARGET_DIR as for cargo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+t0=$SECONDS
+
+scripts/install-mariadb.sh
+
+PYTHON=${PYTHON:-python3}
+if ! command -v "$PYTHON" >/dev/null 2>&1 || ! "$PYTHON" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  echo "== python: installing python3 and python3-venv from Debian's packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq python3 python3-venv >/dev/null
+  PYTHON=python3
+fi
+"$PYTHON" -c 'import sys; assert sys.version_info >= (3, 9), sys.version' \
+  || { echo "python-tests.sh: Python 3.9+ needed" >&2; exit 1; }
+
+VENV=${STAUNCH_PY_VENV:-$ROOT/target/py-venv}
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "== python: creating $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+PY=$VENV/bin/python
+"$PY" -m pip install -q --disable-pip-version-check --upgrade pip
+"$PY" -m pip install -q --disable-pip-version-check \
+  'pytest>=7' 'pytest-timeout>=2' 'ruff>=0.5' 'SQLAlchemy>=2.0,<3'
+
+echo "== python: building the test kit"
+cargo build -q -p staunch-testkit
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+case $TARGET in /*) ;; *) TARGET=$ROOT/$TARGET ;; esac
+export STAUNCH_TESTKIT=$TARGET/debug/staunch-testkit
+
+echo "== python: pip install ./bindings/python (cargo build --release of the library)"
+t1=$SECONDS
+"$PY" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
+echo "   installed in $((SECONDS - t1)) s"
+
+echo "== python: ruff"
+"$VENV/bin/ruff" check bindings/python
+"$VENV/bin/ruff" format --check bindings/python
+
+echo "== python: pytest"
+cd bindings/python
+# STAUNCH_LIBRARY must not point elsewhere: the tests check the installed package.
+env -u STAUNCH_LIBRARY "$PY" -m pytest -q -p no:cacheprovider "$@"
+echo "== python: done in $((SECONDS - t0)) s"
