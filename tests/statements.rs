@@ -362,6 +362,47 @@ fn a_transaction_left_open_is_rolled_back_on_either_path() {
     );
 }
 
+/// Under autocommit=0 (here from `init_sql`, as a DB-API binding sets it)
+/// a statement that only reads opens a transaction too, and the server
+/// reports it in no packet (a result set's last packet carries no
+/// transaction state): a borrow that read rows is rolled back on return,
+/// through text and prepared statements alike, and the next borrower is in
+/// no transaction. A borrow that committed last costs nothing.
+#[test]
+fn under_autocommit_off_a_read_is_rolled_back_on_return() {
+    let s = server_with_performance_schema();
+    s.sql("CREATE TABLE staunch_test.t (v INT) ENGINE=InnoDB");
+    s.sql("INSERT INTO staunch_test.t VALUES (1)");
+    let pool = Pool::builder()
+        .url(&format!("{}?max_size=1", s.url()))
+        .init_sql(Some("SET autocommit = 0"))
+        .build()
+        .unwrap();
+    for prepared in [false, true] {
+        let rb = com(&s, ROLLBACK);
+        {
+            let mut c = pool.get().unwrap();
+            assert!(!c.autocommit());
+            let n: Option<i64> = if prepared {
+                c.exec_first("SELECT COUNT(*) FROM t WHERE v = ?", (1,))
+                    .unwrap()
+            } else {
+                c.query_first("SELECT COUNT(*) FROM t").unwrap()
+            };
+            assert_eq!(n, Some(1));
+            assert!(c.in_transaction(), "a read under autocommit=0");
+        }
+        assert_eq!(com(&s, ROLLBACK) - rb, 1, "prepared: {prepared}");
+        let mut c = pool.get().unwrap();
+        let open: Option<i64> = c.query_first("SELECT @@in_transaction").unwrap();
+        assert_eq!(open, Some(0), "prepared: {prepared}");
+        c.query_drop("COMMIT").unwrap();
+        assert!(!c.in_transaction());
+    }
+    let st = pool.stats();
+    assert_eq!((st.rollbacks_on_return, st.resets_on_return), (2, 0));
+}
+
 /// What a borrower changes in its session never reaches the next one: a
 /// user variable, the time zone, the SQL mode, a temporary table, the
 /// schema. `init_sql` is the baseline it goes back to.

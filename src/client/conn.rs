@@ -95,6 +95,22 @@ fn reports_partly(sql: &str) -> bool {
     body.contains(';') || first_word(sql).eq_ignore_ascii_case("CALL")
 }
 
+/// Whether a statement, having succeeded, leaves no transaction open:
+/// `COMMIT` or `ROLLBACK` alone (`WORK` allowed), not `ROLLBACK TO
+/// SAVEPOINT`, nor anything with `CHAIN` (`AND CHAIN` opens the next one;
+/// `AND NO CHAIN` is taken as the same, on the safe side), nor several
+/// statements.
+fn ends_transaction(sql: &str) -> bool {
+    let w = first_word(sql);
+    if !(w.eq_ignore_ascii_case("COMMIT") || w.eq_ignore_ascii_case("ROLLBACK"))
+        || reports_partly(sql)
+    {
+        return false;
+    }
+    let upper = sql.to_ascii_uppercase();
+    !upper.contains("CHAIN") && !upper.split_ascii_whitespace().any(|t| t == "TO")
+}
+
 /// The first word of a statement, leading comments and whitespace skipped.
 fn first_word(sql: &str) -> &str {
     let mut s = sql.trim_start();
@@ -272,6 +288,13 @@ impl PooledConn {
         if partly {
             session.state.dirty = true;
         }
+        if session.state.autocommit_off {
+            // Under autocommit=0 any statement may open a transaction, and
+            // one that only reads says so in no packet (the last packet of
+            // a result set carries no transaction state): one is open until
+            // the server reports otherwise (COMMIT's, ROLLBACK's OK packet).
+            session.state.txn_open = true;
+        }
         session.gate.begin();
         marks.note_statement(true);
         Ok(())
@@ -328,6 +351,11 @@ impl PooledConn {
             let v = read(&mut r)?;
             Ok((v, settle(&mut r).err()))
         })?;
+        if rest.is_none() && ends_transaction(sql) {
+            // Under autocommit=0 the server may report nothing (there was
+            // no transaction to end), and `begin` assumed one open.
+            self.lease.split().0.state.txn_open = false;
+        }
         self.break_if(rest);
         Ok(v)
     }
@@ -620,5 +648,19 @@ mod tests {
         assert!(p("/* x */ call proc()"));
         assert!(p("SELECT 'a;b'"), "errs on the side of yes");
         assert!(!p("-- c\nSELECT 1"));
+    }
+
+    #[test]
+    fn statements_that_end_a_transaction() {
+        use super::ends_transaction as e;
+        assert!(e("COMMIT"));
+        assert!(e("commit work;"));
+        assert!(e("/* x */ ROLLBACK"));
+        assert!(!e("ROLLBACK TO SAVEPOINT s"));
+        assert!(!e("ROLLBACK TO s"));
+        assert!(!e("COMMIT AND CHAIN"));
+        assert!(!e("COMMIT; BEGIN"));
+        assert!(!e("SELECT 'COMMIT'"));
+        assert!(!e("BEGIN"));
     }
 }

@@ -610,6 +610,10 @@ impl Connector for MysqlConnector {
                 self.validation_timeout,
                 |s| {
                     s.query_drop("ROLLBACK")?;
+                    // A ROLLBACK ends any transaction; the server reports
+                    // that only when it had reported one open, so a report
+                    // now can only say one is (still) open.
+                    s.state.txn_open = false;
                     s.observe();
                     Ok(())
                 },
