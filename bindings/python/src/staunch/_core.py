@@ -528,15 +528,15 @@ class Connection:
             _raise(st, err)
 
     def _in_transaction(self) -> bool:
-        """Whether a transaction may be open (no round trip): as the core
-        tracked it, or rows were read with autocommit off since the last end."""
+        """Whether a transaction may be open (no round trip), as the core
+        tracks it (under autocommit=0, any statement since the last end)."""
         r = F.staunch_result()
         r.size = ctypes.sizeof(r)
         err = _ERR()
         st = lib.staunch_conn_last_result(self._c(), byref(r), byref(err))
         if st:
             _raise(st, err)
-        return r.in_transaction or (self._rows_seen and not r.autocommit)
+        return bool(r.in_transaction)
 
     def _may_end(self) -> bool:
         # Rows read in a pool without autocommit: a transaction may be open
@@ -570,13 +570,6 @@ class Connection:
         p = self._ptr
         if p is None:
             return
-        if self._rows_seen and not lib.staunch_conn_is_broken(p):
-            # An implicit transaction the core may not know of (see
-            # _rows_seen): end it here, before the next borrower.
-            try:
-                self.rollback()
-            except E.Error:
-                lib.staunch_conn_discard(p, None)
         self._ptr = None
         lib.staunch_conn_free(p)
 
