@@ -1014,3 +1014,30 @@ func Test_rows_scan_many_rows_in_batches(t *testing.T) {
 		t.Fatalf("%d rows, %v", k, rs.Err())
 	}
 }
+
+// Statements with arguments are prepared once per connection: a prepare
+// alone leaves nothing to reset, so releasing such a borrow costs no round
+// trip and the next borrow of the connection reuses the prepared statement.
+// (Before the core's fix every such borrow was reset on release, which
+// also dropped the prepared statement.) A prepared SET of a user variable
+// is still reset, and the next borrower does not see it.
+func Test_parameters_cost_no_reset_on_release(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	for i := int64(0); i < 100; i++ {
+		if got := queryInt(t, p, "SELECT ? + 0", i); got != i {
+			t.Fatalf("SELECT ? + 0 with %d: %d", i, got)
+		}
+	}
+	if s := p.Stat(); s.ResetsOnReturn != 0 || s.Created != 1 {
+		t.Fatalf("resets_on_return=%d created=%d after 100 parameterized borrows", s.ResetsOnReturn, s.Created)
+	}
+	if _, err := p.Exec(bg, "SET @staunch_y = ?", 7); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stat(); s.ResetsOnReturn != 1 {
+		t.Fatalf("a prepared SET @var: resets_on_return=%d, want 1", s.ResetsOnReturn)
+	}
+	if n := queryInt(t, p, "SELECT COUNT(@staunch_y)"); n != 0 {
+		t.Fatalf("the next borrower sees @staunch_y")
+	}
+}
