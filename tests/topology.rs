@@ -197,6 +197,16 @@ struct Load {
 }
 
 impl Load {
+    /// Starts the load and waits (up to 10 s) until `n` writes were
+    /// acknowledged.
+    fn flowing(pool: &Pool, n: usize) -> Load {
+        let load = Load::start(pool);
+        wait_until("writes flowing", Duration::from_secs(10), || {
+            load.acked() >= n
+        });
+        load
+    }
+
     fn start(pool: &Pool) -> Load {
         let stop = Arc::new(AtomicBool::new(false));
         let writes = Arc::new(Mutex::new(Vec::new()));
@@ -461,10 +471,7 @@ fn frozen_primary_promotion_followed_then_thawed_primary_is_stale() {
     let t = stock(2);
     let (p, r0) = (t.primary(), t.replica(0));
     let (pool, log) = open(&t.url(""));
-    let load = Load::start(&pool);
-    wait_until("writes flowing", Duration::from_secs(10), || {
-        load.acked() >= 20
-    });
+    let load = Load::flowing(&pool, 20);
     let frozen = Instant::now();
     p.freeze();
     thread::sleep(Duration::from_secs(3).saturating_sub(frozen.elapsed()));
@@ -565,10 +572,7 @@ fn frozen_primary_promoted_at_once() {
     let t = stock(1);
     let (p, r0) = (t.primary(), t.replica(0));
     let (pool, log) = open(&t.url(""));
-    let load = Load::start(&pool);
-    wait_until("writes flowing", Duration::from_secs(10), || {
-        load.acked() >= 20
-    });
+    let load = Load::flowing(&pool, 20);
     let frozen = Instant::now();
     p.freeze();
     t.promote(0);
@@ -609,10 +613,7 @@ fn frozen_primary_promoted_at_once() {
 fn killed_primary_promotion_followed_and_restarted_primary_is_stale() {
     let mut t = stock(2);
     let (pool, log) = open(&t.url(""));
-    let load = Load::start(&pool);
-    wait_until("writes flowing", Duration::from_secs(10), || {
-        load.acked() >= 20
-    });
+    let load = Load::flowing(&pool, 20);
     let killed = Instant::now();
     t.primary_mut().kill9();
     thread::sleep(Duration::from_millis(1500).saturating_sub(killed.elapsed()));
@@ -682,10 +683,7 @@ fn planned_switchover_is_followed_within_an_interval() {
     let t = stock(2);
     let (p, r0, r1) = (t.primary(), t.replica(0), t.replica(1));
     let (pool, log) = open(&t.url(""));
-    let load = Load::start(&pool);
-    wait_until("writes flowing", Duration::from_secs(10), || {
-        load.acked() >= 20
-    });
+    let load = Load::flowing(&pool, 20);
     let began = Instant::now();
     let promoted = t.switchover(0);
     wait_until(
@@ -762,10 +760,7 @@ fn promotion_of_a_replica_that_is_behind_reports_the_missing_gtids() {
     let t = stock(2);
     let (p, r0) = (t.primary(), t.replica(0));
     let (pool, log) = open(&t.url(""));
-    let load = Load::start(&pool);
-    wait_until("writes flowing", Duration::from_secs(10), || {
-        load.acked() >= 10
-    });
+    let load = Load::flowing(&pool, 10);
     r0.sql("STOP SLAVE");
     let stopped = Instant::now();
     wait_until("writes the replica misses", Duration::from_secs(10), || {
