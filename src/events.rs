@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use crate::duration::fmt_duration;
 use crate::error::Error;
 
 /// Something that happened in a pool.
@@ -164,78 +165,146 @@ pub struct LogListener;
 
 impl EventListener for LogListener {
     fn on_event(&self, e: &Event) {
-        use log::{debug, info, warn};
-        match e {
+        log::log!(target: "staunch", e.level(), "{e}");
+    }
+}
+
+impl Event {
+    /// How much an operator should care: what [`LogListener`] logs it at,
+    /// and the level `staunch monitor` prints.
+    pub fn level(&self) -> log::Level {
+        use log::Level::{Debug, Error, Info, Warn};
+        match self {
+            Event::Connected { .. } | Event::Closed { .. } => Debug,
+            Event::Recovered { .. }
+            | Event::PoolClosed
+            | Event::PrimaryAliveError { .. }
+            | Event::ReplicaRecovered { .. }
+            | Event::WriterChanged { from: None, .. } => Info,
+            Event::ConnectFailed { .. }
+            | Event::ValidationFailed { .. }
+            | Event::LeakSuspected { .. }
+            | Event::AcquireTimeout { .. }
+            | Event::PrimarySuspected { .. }
+            | Event::PartitionSuspected { .. }
+            | Event::WriterChanged { .. }
+            | Event::FailoverDeferred { .. }
+            | Event::ReplicaLagging { .. } => Warn,
+            Event::PrimaryDead { .. }
+            | Event::SplitBrain { .. }
+            | Event::StalePrimaryWritable { .. } => Error,
+            Event::UnreplicatedWrites { transactions, .. } => {
+                if *transactions > 0 {
+                    Error
+                } else {
+                    Info
+                }
+            }
+        }
+    }
+}
+
+/// One line of text for an event, the same for the log, `staunch monitor`
+/// and the C ABI's topology events.
+impl std::fmt::Display for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
             Event::Connected { id, endpoint, took } => {
-                debug!(target: "staunch", "connection {id} to {endpoint} ready in {took:?}")
+                write!(f, "connection {id} to {endpoint} ready in {}", fmt_duration(*took))
             }
             Event::ConnectFailed { error, attempt, .. } => {
-                warn!(target: "staunch", "connect failed (attempt {attempt}): {error}")
+                write!(f, "connect failed (attempt {attempt}): {error}")
             }
             Event::Recovered {
                 endpoint,
                 failures,
                 outage,
-            } => info!(
-                target: "staunch",
-                "{endpoint} reachable again after {failures} failed connects ({outage:?})"
+            } => write!(
+                f,
+                "{endpoint} reachable again after {failures} failed connects ({})",
+                fmt_duration(*outage)
             ),
             Event::Closed { id, reason } => {
-                debug!(target: "staunch", "connection {id} closed: {}", reason.as_str())
+                write!(f, "connection {id} closed: {}", reason.as_str())
             }
             Event::ValidationFailed { id, error } => {
-                warn!(target: "staunch", "connection {id} failed validation: {error}")
+                write!(f, "connection {id} failed validation: {error}")
             }
             Event::LeakSuspected {
                 id,
                 thread,
                 held_for,
-            } => warn!(
-                target: "staunch",
-                "connection {id} held by thread {thread:?} for {held_for:?}: possible leak"
+            } => write!(
+                f,
+                "connection {id} held by thread {thread:?} for {}: possible leak",
+                fmt_duration(*held_for)
             ),
-            Event::AcquireTimeout { error } => warn!(target: "staunch", "{error}"),
-            Event::PoolClosed => info!(target: "staunch", "pool closed"),
+            Event::AcquireTimeout { error } => write!(f, "{error}"),
+            Event::PoolClosed => f.write_str("pool closed"),
             Event::PrimarySuspected {
                 endpoint,
                 failures,
                 error,
-            } => {
-                warn!(target: "staunch", "primary {endpoint}: probe failed ({failures} in a row): {error}")
-            }
-            Event::PrimaryAliveError { endpoint, error } => info!(
-                target: "staunch",
-                "primary {endpoint} answered with an error that proves it alive: {error}"
+            } => write!(
+                f,
+                "primary {endpoint}: probe failed ({failures} in a row): {error}"
             ),
-            Event::PartitionSuspected { endpoint, seen_by } => warn!(
-                target: "staunch",
-                "primary {endpoint} unreachable from here but seen by {seen_by:?}: partition, no failover"
+            Event::PrimaryAliveError { endpoint, error } => write!(
+                f,
+                "primary {endpoint} answered with an error that proves it alive (not counted): {error}"
             ),
-            Event::PrimaryDead { endpoint, reason } => {
-                log::error!(target: "staunch", "primary {endpoint} declared dead: {reason}")
-            }
-            Event::WriterChanged { from, to } => {
-                warn!(target: "staunch", "writer changed from {from:?} to {to}")
-            }
+            Event::PartitionSuspected { endpoint, seen_by } => write!(
+                f,
+                "primary {endpoint} unreachable from here, but {} still see it: network partition suspected, no failover",
+                seen_by.join(", ")
+            ),
+            Event::PrimaryDead { endpoint, reason } => write!(
+                f,
+                "primary {endpoint} is dead: {reason}; writes fail fast until a writer is found"
+            ),
+            Event::WriterChanged { from: Some(from), to } => write!(
+                f,
+                "writer changed: {from} -> {to} (the one host with read_only=0)"
+            ),
+            Event::WriterChanged { from: None, to } => write!(f, "writer found: {to}"),
             Event::SplitBrain {
                 writable,
                 writes_refused,
-            } => log::error!(
-                target: "staunch",
-                "split brain: {writable:?} all report read_only=0 (writes refused: {writes_refused})"
+            } => write!(
+                f,
+                "split brain: {} all report read_only=0; {}",
+                writable.join(", "),
+                if *writes_refused {
+                    "writes refused"
+                } else {
+                    "writes stay on the current writer"
+                }
             ),
-            Event::FailoverDeferred { candidate, wait } => warn!(
-                target: "staunch",
-                "failover to {candidate} deferred {wait:?} by min_failover_interval"
+            Event::FailoverDeferred { candidate, wait } => write!(
+                f,
+                "failover to {candidate} deferred {} more (min_failover_interval)",
+                fmt_duration(*wait)
             ),
-            Event::ReplicaLagging { endpoint, lag } => {
-                warn!(target: "staunch", "replica {endpoint} lagging ({lag:?}): no reads")
-            }
+            Event::ReplicaLagging {
+                endpoint,
+                lag: Some(lag),
+            } => write!(
+                f,
+                "replica {endpoint} lags {} (over max_replication_lag): no reads",
+                fmt_duration(*lag)
+            ),
+            Event::ReplicaLagging {
+                endpoint,
+                lag: None,
+            } => write!(
+                f,
+                "replica {endpoint} is unreachable or not replicating: no reads"
+            ),
             Event::ReplicaRecovered { endpoint } => {
-                info!(target: "staunch", "replica {endpoint} back in service")
+                write!(f, "replica {endpoint} back in service: gets reads again")
             }
-            Event::StalePrimaryWritable { endpoint, writer } => log::error!(
-                target: "staunch",
+            Event::StalePrimaryWritable { endpoint, writer } => write!(
+                f,
                 "stale primary {endpoint} is writable (read_only=0) after writes moved to {}: no writes or reads go there; fence it",
                 writer.as_deref().unwrap_or("no writer")
             ),
@@ -245,25 +314,25 @@ impl EventListener for LogListener {
                 missing,
                 transactions,
                 confirmed,
-            } => {
-                let what = match (transactions, confirmed) {
-                    (0, true) => "none".to_string(),
-                    (0, false) => "none known yet".to_string(),
-                    (n, true) => format!("{n} ({missing})"),
-                    (n, false) => format!("at least {n} ({missing})"),
-                };
-                let level = if *transactions > 0 {
-                    log::Level::Error
-                } else {
-                    log::Level::Info
-                };
-                log::log!(
-                    target: "staunch",
-                    level,
-                    "transactions committed on the former primary {former} that {writer} lacks: {what}{}",
-                    if *confirmed { "" } else { "; checked again when it answers" }
-                )
-            }
+            } => match (*transactions, *confirmed) {
+                (0, true) => write!(
+                    f,
+                    "every transaction of the former primary {former} is on {writer}"
+                ),
+                (0, false) => write!(
+                    f,
+                    "no transaction of the former primary {former} known missing on {writer}; checked again when it answers"
+                ),
+                (n, true) => write!(
+                    f,
+                    "{n} transactions of the former primary {former} are missing on {writer}: {missing}"
+                ),
+                (n, false) => write!(
+                    f,
+                    "at least {n} transactions of the former primary {former} are missing on {writer}: {missing} \
+                     (from its last answer; final count when it answers)"
+                ),
+            },
         }
     }
 }

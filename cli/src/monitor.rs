@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use staunch::duration::fmt_duration;
 use staunch::{Event, HostHealth, HostStats};
 
-use crate::workload::{fmt_d, lock};
+use crate::workload::lock;
 use crate::{signals, EXIT_OK, EXIT_SETUP};
 
 /// Knobs of the monitor shown in the header: (name, default). The library
@@ -31,110 +31,28 @@ const SHOWN_KNOBS: &[(&str, &str)] = &[
     ("min_failover_interval", "60s"),
 ];
 
-/// One line for a topology event: its MHA-style level and text. None for
-/// the per-connection events (connects, closes, ...).
+/// One line for a topology event: its MHA-style level and the library's own
+/// text (`Event`'s `Display`). None for the per-connection events
+/// (connects, closes, ...).
 pub fn describe(e: &Event) -> Option<(&'static str, String)> {
-    Some(match e {
-        Event::PrimarySuspected {
-            endpoint,
-            failures,
-            error,
-        } => (
-            "warning",
-            format!(
-                "primary {endpoint}: probe failed ({} in a row): {error}",
-                failures
-            ),
-        ),
-        Event::PrimaryAliveError { endpoint, error } => (
-            "info",
-            format!(
-                "primary {endpoint} answered with an error that proves it alive (not counted): {error}"
-            ),
-        ),
-        Event::PartitionSuspected { endpoint, seen_by } => (
-            "warning",
-            format!(
-                "primary {endpoint} unreachable from here, but {} still see it: network partition suspected, no failover",
-                seen_by.join(", ")
-            ),
-        ),
-        Event::PrimaryDead { endpoint, reason } => (
-            "error",
-            format!("primary {endpoint} is dead: {reason}; writes fail fast until a writer is found"),
-        ),
-        Event::WriterChanged { from: Some(f), to } => (
-            "warning",
-            format!("writer changed: {f} -> {to} (the one host with read_only=0)"),
-        ),
-        Event::WriterChanged { from: None, to } => ("info", format!("writer found: {to}")),
-        Event::SplitBrain {
-            writable,
-            writes_refused,
-        } => (
-            "error",
-            format!(
-                "split brain: {} all report read_only=0; {}",
-                writable.join(", "),
-                if *writes_refused {
-                    "writes refused"
-                } else {
-                    "writes stay on the current writer"
-                }
-            ),
-        ),
-        Event::FailoverDeferred { candidate, wait } => (
-            "warning",
-            format!(
-                "failover to {candidate} deferred {} more (min_failover_interval)",
-                fmt_d(*wait)
-            ),
-        ),
-        Event::ReplicaLagging { endpoint, lag } => (
-            "warning",
-            match lag {
-                Some(l) => format!(
-                    "replica {endpoint} lags {} (over max_replication_lag): no reads",
-                    fmt_duration(*l)
-                ),
-                None => format!(
-                    "replica {endpoint} is unreachable or not replicating: no reads"
-                ),
+    match e {
+        Event::Connected { .. }
+        | Event::ConnectFailed { .. }
+        | Event::Recovered { .. }
+        | Event::Closed { .. }
+        | Event::ValidationFailed { .. }
+        | Event::LeakSuspected { .. }
+        | Event::AcquireTimeout { .. }
+        | Event::PoolClosed => None,
+        _ => Some((
+            match e.level() {
+                log::Level::Error => "error",
+                log::Level::Warn => "warning",
+                _ => "info",
             },
-        ),
-        Event::ReplicaRecovered { endpoint } => (
-            "info",
-            format!("replica {endpoint} back in service: gets reads again"),
-        ),
-        Event::StalePrimaryWritable { endpoint, writer } => (
-            "error",
-            format!(
-                "stale primary {endpoint} is writable again after writes moved to {}: no writes or reads go there; fence it",
-                writer.as_deref().unwrap_or("another host")
-            ),
-        ),
-        Event::UnreplicatedWrites {
-            former,
-            writer,
-            missing,
-            transactions,
-            confirmed,
-        } => (
-            if *transactions > 0 { "error" } else { "info" },
-            match (*transactions, *confirmed) {
-                (0, true) => format!("every transaction of the former primary {former} is on {writer}"),
-                (0, false) => format!(
-                    "no transaction of the former primary {former} known missing on {writer}; checked again when it answers"
-                ),
-                (n, true) => format!("{n} transactions of the former primary {former} are missing on {writer}: {missing}"),
-                (n, false) => format!(
-                    "at least {n} transactions of the former primary {former} are missing on {writer}: {missing} \
-                     (from its last answer; final count when it answers)"
-                ),
-            },
-        ),
-        _ => return None,
-    })
+            e.to_string(),
+        )),
+    }
 }
 
 /// `Sat Jun 15 10:20:30.123 2024`: local wall-clock time, as MHA prints it

@@ -310,34 +310,21 @@ fn describe(e: &Event) -> (staunch_event, CString) {
             ev.kind = STAUNCH_EVENT_POOL_CLOSED;
             "pool closed".to_owned()
         }
-        Event::StalePrimaryWritable { endpoint, writer } => {
+        Event::StalePrimaryWritable { .. } => {
             ev.kind = STAUNCH_EVENT_STALE_PRIMARY_WRITABLE;
-            format!(
-                "stale primary {endpoint} is writable (read_only=0); writes go to {}",
-                writer.as_deref().unwrap_or("no host")
-            )
+            e.to_string()
         }
-        Event::UnreplicatedWrites {
-            former,
-            writer,
-            missing,
-            transactions,
-            confirmed,
-        } => {
+        Event::UnreplicatedWrites { transactions, .. } => {
             ev.kind = STAUNCH_EVENT_UNREPLICATED_WRITES;
             ev.count = *transactions;
-            format!(
-                "{} {transactions} transactions committed on the former primary {former} are missing on {writer}{}{}",
-                if *confirmed { "final:" } else { "at least:" },
-                if missing.is_empty() { String::new() } else { format!(" ({missing})") },
-                if *confirmed { "" } else { "; a final count follows when it answers" }
-            )
+            e.to_string()
         }
-        // A kind added to the crate before it gets its own number here.
+        // A kind added to the crate before it gets its own number here:
+        // its text says what it is.
         #[allow(unreachable_patterns)]
         other => {
             ev.kind = STAUNCH_EVENT_OTHER;
-            format!("{other:?}")
+            other.to_string()
         }
     };
     (ev, to_cstring(message))
