@@ -194,16 +194,6 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
         return super.run(s, p, mode, keys);
     }
 
-    @Override
-    public int[] executeBatch() throws SQLException {
-        long[] l = executeLargeBatch();
-        int[] r = new int[l.length];
-        for (int i = 0; i < l.length; i++) {
-            r[i] = (int) Math.min(l[i], Integer.MAX_VALUE);
-        }
-        return r;
-    }
-
     // ---- setters --------------------------------------------------------
 
     @Override public void setNull(int i, int sqlType) throws SQLException { bind(i, null); }
