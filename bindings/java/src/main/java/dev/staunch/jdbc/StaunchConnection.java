@@ -459,13 +459,10 @@ public class StaunchConnection extends UnsupportedConnection {
 
     @Override
     public <T> T unwrap(Class<T> iface) throws SQLException {
-        if (iface.isInstance(this)) {
-            return iface.cast(this);
-        }
-        if (iface.isInstance(conn)) {
+        if (!iface.isInstance(this) && iface.isInstance(conn)) {
             return iface.cast(conn);
         }
-        throw new SQLNonTransientException("not a wrapper for " + iface.getName(), "HY000");
+        return Errors.unwrap(this, iface);
     }
 
     @Override
