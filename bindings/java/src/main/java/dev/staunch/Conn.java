@@ -41,6 +41,16 @@ public final class Conn implements AutoCloseable {
     public record Result(long affectedRows, long lastInsertId, int warnings, boolean inTransaction,
                          boolean autocommit, String info) {}
 
+    // Offsets into staunch_result / staunch_txn_options, resolved once rather than on every statement.
+    private static final long R_AFFECTED = Native.offset(Native.RESULT, "affected_rows");
+    private static final long R_LAST_ID = Native.offset(Native.RESULT, "last_insert_id");
+    private static final long R_WARNINGS = Native.offset(Native.RESULT, "warnings");
+    private static final long R_IN_TXN = Native.offset(Native.RESULT, "in_transaction");
+    private static final long R_AUTOCOMMIT = Native.offset(Native.RESULT, "autocommit");
+    private static final long R_INFO = Native.offset(Native.RESULT, "info");
+    private static final long O_ISOLATION = Native.offset(Native.TXN_OPTIONS, "isolation");
+    private static final long O_READ_ONLY = Native.offset(Native.TXN_OPTIONS, "read_only");
+
     private final Pool pool;
     private final MemorySegment handle;
     private final State state;
@@ -115,12 +125,12 @@ public final class Conn implements AutoCloseable {
             r.set(JAVA_LONG, 0, Native.RESULT.byteSize());
             Call.check((int) Native.conn_last_result.invokeExact(handle, r, err), err);
             return new Result(
-                    r.get(JAVA_LONG, Native.offset(Native.RESULT, "affected_rows")),
-                    r.get(JAVA_LONG, Native.offset(Native.RESULT, "last_insert_id")),
-                    r.get(JAVA_INT, Native.offset(Native.RESULT, "warnings")),
-                    r.get(JAVA_BOOLEAN, Native.offset(Native.RESULT, "in_transaction")),
-                    r.get(JAVA_BOOLEAN, Native.offset(Native.RESULT, "autocommit")),
-                    Native.string(r.get(ADDRESS, Native.offset(Native.RESULT, "info"))));
+                    r.get(JAVA_LONG, R_AFFECTED),
+                    r.get(JAVA_LONG, R_LAST_ID),
+                    r.get(JAVA_INT, R_WARNINGS),
+                    r.get(JAVA_BOOLEAN, R_IN_TXN),
+                    r.get(JAVA_BOOLEAN, R_AUTOCOMMIT),
+                    Native.string(r.get(ADDRESS, R_INFO)));
         } catch (Throwable t) {
             throw Native.rethrow(t);
         } finally {
@@ -189,8 +199,8 @@ public final class Conn implements AutoCloseable {
             MemorySegment err = Call.errSlot(a);
             MemorySegment o = a.allocate(Native.TXN_OPTIONS);
             o.set(JAVA_LONG, 0, Native.TXN_OPTIONS.byteSize());
-            o.set(JAVA_INT, Native.offset(Native.TXN_OPTIONS, "isolation"), isolation.ordinal());
-            o.set(JAVA_BOOLEAN, Native.offset(Native.TXN_OPTIONS, "read_only"), readOnly);
+            o.set(JAVA_INT, O_ISOLATION, isolation.ordinal());
+            o.set(JAVA_BOOLEAN, O_READ_ONLY, readOnly);
             Call.check((int) Native.conn_begin_ex.invokeExact(handle, o, err), err);
         } catch (Throwable t) {
             throw Native.rethrow(t);

@@ -334,15 +334,11 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     }
 
     private static String text(MemorySegment v, long o) {
-        MemorySegment p = v.get(ADDRESS, o + Native.V_PTR);
-        long len = v.get(JAVA_LONG, o + Native.V_LEN);
-        return len == 0 ? "" : new String(p.reinterpret(len).toArray(JAVA_BYTE), StandardCharsets.UTF_8);
+        return Native.string(v.get(ADDRESS, o + Native.V_PTR), v.get(JAVA_LONG, o + Native.V_LEN));
     }
 
     private static byte[] bytes(MemorySegment v, long o) {
-        MemorySegment p = v.get(ADDRESS, o + Native.V_PTR);
-        long len = v.get(JAVA_LONG, o + Native.V_LEN);
-        return len == 0 ? new byte[0] : p.reinterpret(len).toArray(JAVA_BYTE);
+        return Native.bytes(v.get(ADDRESS, o + Native.V_PTR), v.get(JAVA_LONG, o + Native.V_LEN));
     }
 
     private StaunchException wrong(int idx, String want, Object got) {

@@ -16,8 +16,16 @@ interface RowSource {
 
     List<Rows.Column> columns() throws SQLException;
 
-    /** The column index (from 0) named {@code label}, -1 if none. */
-    int find(String label) throws SQLException;
+    /** The column index (from 0) named {@code label} (case-insensitive, the first if several), -1 if none. */
+    default int find(String label) throws SQLException {
+        List<Rows.Column> cs = columns();
+        for (int i = 0; i < cs.size(); i++) {
+            if (cs.get(i).name().equalsIgnoreCase(label)) {
+                return i;
+            }
+        }
+        return -1;
+    }
 
     void close();
 
@@ -61,17 +69,6 @@ interface RowSource {
         }
 
         @Override
-        public int find(String label) throws SQLException {
-            List<Rows.Column> cs = columns();
-            for (int i = 0; i < cs.size(); i++) {
-                if (cs.get(i).name().equalsIgnoreCase(label)) {
-                    return i;
-                }
-            }
-            return -1;
-        }
-
-        @Override
         public void close() {
             // the statement owns the Rows (several result sets)
         }
@@ -111,16 +108,6 @@ interface RowSource {
         @Override
         public List<Rows.Column> columns() {
             return columns;
-        }
-
-        @Override
-        public int find(String label) {
-            for (int i = 0; i < columns.size(); i++) {
-                if (columns.get(i).name().equalsIgnoreCase(label)) {
-                    return i;
-                }
-            }
-            return -1;
         }
 
         @Override

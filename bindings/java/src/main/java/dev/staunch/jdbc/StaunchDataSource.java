@@ -14,7 +14,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLNonTransientConnectionException;
-import java.sql.SQLNonTransientException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -381,13 +380,10 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
 
     @Override
     public <T> T unwrap(Class<T> iface) throws SQLException {
-        if (iface.isInstance(this)) {
-            return iface.cast(this);
-        }
         if (iface == Pool.class) {
             return iface.cast(open());
         }
-        throw new SQLNonTransientException("not a wrapper for " + iface.getName(), "HY000");
+        return Errors.unwrap(this, iface);
     }
 
     @Override

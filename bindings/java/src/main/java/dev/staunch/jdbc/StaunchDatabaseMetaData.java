@@ -5,7 +5,6 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.RowIdLifetime;
 import java.sql.SQLException;
-import java.sql.SQLNonTransientException;
 import java.sql.Statement;
 
 /**
@@ -133,10 +132,7 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
 
     @Override
     public <T> T unwrap(Class<T> iface) throws SQLException {
-        if (iface.isInstance(this)) {
-            return iface.cast(this);
-        }
-        throw new SQLNonTransientException("not a wrapper for " + iface.getName(), "HY000");
+        return Errors.unwrap(this, iface);
     }
 
     @Override

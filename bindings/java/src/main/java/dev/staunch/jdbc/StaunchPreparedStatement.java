@@ -41,12 +41,10 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
     private Object[] params;
     private boolean[] set;
     private List<Object[]> batch;
-    boolean returnKeys;
 
-    StaunchPreparedStatement(StaunchConnection connection, String sql, boolean returnKeys) {
+    StaunchPreparedStatement(StaunchConnection connection, String sql) {
         super(connection);
         this.sql = sql;
-        this.returnKeys = returnKeys;
         this.paramCount = countPlaceholders(sql);
         this.params = new Object[paramCount];
         this.set = new boolean[paramCount];
@@ -98,7 +96,7 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
 
     @Override
     public ResultSet executeQuery() throws SQLException {
-        run(sql, bound(), Mode.QUERY, false);
+        run(sql, bound(), Mode.QUERY);
         return getResultSet();
     }
 
@@ -109,13 +107,13 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
 
     @Override
     public long executeLargeUpdate() throws SQLException {
-        run(sql, bound(), Mode.UPDATE, returnKeys);
+        run(sql, bound(), Mode.UPDATE);
         return getLargeUpdateCount();
     }
 
     @Override
     public boolean execute() throws SQLException {
-        return run(sql, bound(), Mode.ANY, returnKeys);
+        return run(sql, bound(), Mode.ANY);
     }
 
     private SQLException notOnPrepared() {
@@ -160,7 +158,7 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
         List<Object[]> keys = new ArrayList<>();
         for (int i = 0; i < counts.length; i++) {
             try {
-                run(sql, b.get(i), Mode.UPDATE, returnKeys);
+                run(sql, b.get(i), Mode.UPDATE);
                 counts[i] = getLargeUpdateCount();
                 try (ResultSet k = super.getGeneratedKeys()) {
                     while (k.next()) {
@@ -189,19 +187,9 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
     }
 
     @Override
-    boolean run(String s, Object[] p, Mode mode, boolean keys) throws SQLException {
+    boolean run(String s, Object[] p, Mode mode) throws SQLException {
         batchKeys = null;
-        return super.run(s, p, mode, keys);
-    }
-
-    @Override
-    public int[] executeBatch() throws SQLException {
-        long[] l = executeLargeBatch();
-        int[] r = new int[l.length];
-        for (int i = 0; i < l.length; i++) {
-            r[i] = (int) Math.min(l[i], Integer.MAX_VALUE);
-        }
-        return r;
+        return super.run(s, p, mode);
     }
 
     // ---- setters --------------------------------------------------------

@@ -155,13 +155,14 @@ public class StaunchResultSet extends UnsupportedResultSet {
     // ---- getters by index -----------------------------------------------
 
     private static final DateTimeFormatter DATETIME_TEXT = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss[.SSSSSS]");
+    private static final DateTimeFormatter DATETIME_TEXT_WHOLE = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss");
 
     static String text(Object v) {
         return switch (v) {
             case String s -> s;
             case byte[] b -> new String(b, StandardCharsets.UTF_8);
             case BigDecimal d -> d.toPlainString();
-            case LocalDateTime t -> t.getNano() == 0 ? t.format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss"))
+            case LocalDateTime t -> t.getNano() == 0 ? t.format(DATETIME_TEXT_WHOLE)
                     : t.format(DATETIME_TEXT);
             case Duration d -> timeText(d);
             default -> v.toString();
@@ -683,10 +684,7 @@ public class StaunchResultSet extends UnsupportedResultSet {
 
     @Override
     public <T> T unwrap(Class<T> iface) throws SQLException {
-        if (iface.isInstance(this)) {
-            return iface.cast(this);
-        }
-        throw new SQLNonTransientException("not a wrapper for " + iface.getName(), "HY000");
+        return Errors.unwrap(this, iface);
     }
 
     @Override

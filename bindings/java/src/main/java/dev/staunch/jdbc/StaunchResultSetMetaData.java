@@ -118,10 +118,7 @@ public class StaunchResultSetMetaData extends UnsupportedResultSetMetaData {
 
     @Override
     public <T> T unwrap(Class<T> iface) throws SQLException {
-        if (iface.isInstance(this)) {
-            return iface.cast(this);
-        }
-        throw new SQLNonTransientException("not a wrapper for " + iface.getName(), "HY000");
+        return Errors.unwrap(this, iface);
     }
 
     @Override

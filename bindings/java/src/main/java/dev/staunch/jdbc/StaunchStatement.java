@@ -51,7 +51,7 @@ public class StaunchStatement extends UnsupportedStatement {
     enum Mode { QUERY, UPDATE, ANY }
 
     /** Runs {@code sql}; returns true if the first result is a result set. */
-    boolean run(String sql, Object[] params, Mode mode, boolean keys) throws SQLException {
+    boolean run(String sql, Object[] params, Mode mode) throws SQLException {
         open();
         if (sql == null) {
             throw new SQLNonTransientException("sql must not be null", "HY009");
@@ -125,7 +125,7 @@ public class StaunchStatement extends UnsupportedStatement {
 
     @Override
     public ResultSet executeQuery(String sql) throws SQLException {
-        run(sql, null, Mode.QUERY, false);
+        run(sql, null, Mode.QUERY);
         return current;
     }
 
@@ -136,7 +136,7 @@ public class StaunchStatement extends UnsupportedStatement {
 
     @Override
     public long executeLargeUpdate(String sql) throws SQLException {
-        run(sql, null, Mode.UPDATE, false);
+        run(sql, null, Mode.UPDATE);
         return updateCount;
     }
 
@@ -157,7 +157,7 @@ public class StaunchStatement extends UnsupportedStatement {
 
     @Override
     public boolean execute(String sql) throws SQLException {
-        return run(sql, null, Mode.ANY, false);
+        return run(sql, null, Mode.ANY);
     }
 
     @Override
@@ -450,10 +450,7 @@ public class StaunchStatement extends UnsupportedStatement {
 
     @Override
     public <T> T unwrap(Class<T> iface) throws SQLException {
-        if (iface.isInstance(this)) {
-            return iface.cast(this);
-        }
-        throw new SQLNonTransientException("not a wrapper for " + iface.getName(), "HY000");
+        return Errors.unwrap(this, iface);
     }
 
     @Override
