@@ -168,15 +168,16 @@ func (sc *sqlConn) ResetSession(ctx context.Context) error {
 	return nil
 }
 
-// CheckNamedValue accepts every type Exec and Query take natively (uint64,
-// time.Duration, ... which database/sql's default converter would refuse or
-// change); named parameters are refused (MySQL has only ?).
-func (sc *sqlConn) CheckNamedValue(nv *driver.NamedValue) error {
+// CheckNamedValue passes every value through as it is, so Exec and Query
+// take the types they take natively (uint64, time.Duration, ... which
+// database/sql's default converter would refuse or change); bindParams
+// converts each value once, when the statement runs, and refuses a type it
+// cannot bind. Named parameters are refused (MySQL has only ?).
+func (sc *sqlConn) CheckNamedValue(nv *driver.NamedValue) error { return checkName(nv) }
+
+func checkName(nv *driver.NamedValue) error {
 	if nv.Name != "" {
 		return invalid("bind", "named parameter %q: MySQL statements take ? placeholders only", nv.Name)
-	}
-	if _, err := toParam("bind", nv.Ordinal-1, nv.Value); err != nil {
-		return err
 	}
 	return nil
 }
@@ -186,11 +187,11 @@ func plainArgs(args []driver.NamedValue) ([]any, error) {
 		return nil, nil
 	}
 	a := make([]any, len(args))
-	for i, nv := range args {
-		if nv.Name != "" {
-			return nil, invalid("bind", "named parameter %q: MySQL statements take ? placeholders only", nv.Name)
+	for i := range args {
+		if err := checkName(&args[i]); err != nil {
+			return nil, err
 		}
-		a[i] = nv.Value
+		a[i] = args[i].Value
 	}
 	return a, nil
 }
