@@ -64,10 +64,7 @@ func (Driver) Open(name string) (driver.Conn, error) {
 
 func init() { sql.Register("staunch", Driver{}) }
 
-type sqlConn struct {
-	c  *Conn
-	tx bool
-}
+type sqlConn struct{ c *Conn }
 
 var (
 	_ driver.Conn               = (*sqlConn)(nil)
@@ -124,8 +121,7 @@ func (sc *sqlConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.T
 	if err != nil {
 		return nil, err
 	}
-	sc.tx = true
-	return &sqlTx{sc: sc, tx: tx}, nil
+	return &sqlTx{tx: tx}, nil
 }
 
 func (sc *sqlConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -201,33 +197,20 @@ type sqlResult struct{ r Result }
 func (r sqlResult) LastInsertId() (int64, error) { return int64(r.r.LastInsertID), nil }
 func (r sqlResult) RowsAffected() (int64, error) { return int64(r.r.RowsAffected), nil }
 
-type sqlTx struct {
-	sc *sqlConn
-	tx *Tx
-}
+type sqlTx struct{ tx *Tx }
 
 // database/sql has no context for Commit and Rollback: they are bounded by
 // the connection's statement limit.
-func (t *sqlTx) Commit() error {
-	t.sc.tx = false
-	if err := t.tx.Commit(context.Background()); err != nil {
-		if errors.Is(err, ErrTxDone) {
-			return sql.ErrTxDone
-		}
-		return err
-	}
-	return nil
-}
+func (t *sqlTx) Commit() error { return sqlTxErr(t.tx.Commit(context.Background())) }
 
-func (t *sqlTx) Rollback() error {
-	t.sc.tx = false
-	if err := t.tx.Rollback(context.Background()); err != nil {
-		if errors.Is(err, ErrTxDone) {
-			return sql.ErrTxDone
-		}
-		return err
+func (t *sqlTx) Rollback() error { return sqlTxErr(t.tx.Rollback(context.Background())) }
+
+// sqlTxErr gives database/sql's ErrTxDone for staunch's.
+func sqlTxErr(err error) error {
+	if errors.Is(err, ErrTxDone) {
+		return sql.ErrTxDone
 	}
-	return nil
+	return err
 }
 
 type sqlStmt struct {
