@@ -94,34 +94,42 @@ func cSQL(op, sql string) (*C.char, error) {
 // ? placeholders; without, it is sent as text (several statements separated
 // by ; work then).
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (Result, error) {
-	if err := c.begin("exec", ctx); err != nil {
-		return Result{}, err
-	}
-	defer c.mu.Unlock()
-	return c.execLocked(ctx, sql, args)
-}
-
-func (c *Conn) execLocked(ctx context.Context, sql string, args []any) (Result, error) {
-	params, err := bindParams("exec", args)
-	if err != nil {
-		return Result{}, err
-	}
-	defer params.free()
-	csql, err := cSQL("exec", sql)
-	if err != nil {
-		return Result{}, err
-	}
-	defer C.free(unsafe.Pointer(csql))
 	var aff, lid C.uint64_t
-	var cerr *C.staunch_error
-	st := c.watch(ctx, func() C.staunch_status {
-		return C.staunch_conn_execute(c.c, csql, params.ptr, params.n, &aff, &lid, &cerr)
+	err := c.statement("exec", ctx, sql, args, func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
+		return C.staunch_conn_execute(c.c, csql, p.ptr, p.n, &aff, &lid, cerr)
 	})
-	runtime.KeepAlive(c)
-	if st != C.STAUNCH_OK {
-		return Result{}, c.statementError("exec", st, cerr, ctx)
+	if err != nil {
+		return Result{}, err
 	}
 	return Result{RowsAffected: uint64(aff), LastInsertID: uint64(lid)}, nil
+}
+
+// statement runs one SQL statement with args: it locks c, binds args, makes
+// the C string of sql, runs call (watched by ctx) and makes the Go error of
+// a failure. Exec and Query differ only in call.
+func (c *Conn) statement(op string, ctx context.Context, sql string, args []any,
+	call func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status) error {
+	if err := c.begin(op, ctx); err != nil {
+		return err
+	}
+	defer c.mu.Unlock()
+	params, err := bindParams(op, args)
+	if err != nil {
+		return err
+	}
+	defer params.free()
+	csql, err := cSQL(op, sql)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(csql))
+	var cerr *C.staunch_error
+	st := c.watch(ctx, func() C.staunch_status { return call(csql, params, &cerr) })
+	runtime.KeepAlive(c)
+	if st != C.STAUNCH_OK {
+		return c.statementError(op, st, cerr, ctx)
+	}
+	return nil
 }
 
 // statementError makes the Go error of a failed statement. A statement
@@ -144,40 +152,21 @@ func (c *Conn) statementError(op string, st C.staunch_status, cerr *C.staunch_er
 // sent as text; values come typed by their columns either way. Close the
 // Rows (or read them to the end).
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
-	if err := c.begin("query", ctx); err != nil {
-		return nil, err
-	}
-	defer c.mu.Unlock()
-	return c.queryLocked(ctx, sql, args)
-}
-
-func (c *Conn) queryLocked(ctx context.Context, sql string, args []any) (*Rows, error) {
-	params, err := bindParams("query", args)
-	if err != nil {
-		return nil, err
-	}
-	defer params.free()
-	csql, err := cSQL("query", sql)
-	if err != nil {
-		return nil, err
-	}
-	defer C.free(unsafe.Pointer(csql))
-	var flags C.uint32_t
-	if params.n == 0 {
-		// The text protocol: one round trip. A prepared statement (with
-		// args) costs a prepare the first time on a session, and the
-		// server then reports the session changed, so staunch resets it on
-		// release (see the README's "Cost of parameters").
-		flags = C.STAUNCH_QUERY_TEXT
-	}
 	var out *C.staunch_rows
-	var cerr *C.staunch_error
-	st := c.watch(ctx, func() C.staunch_status {
-		return C.staunch_conn_query_ex(c.c, csql, params.ptr, params.n, flags, &out, &cerr)
+	err := c.statement("query", ctx, sql, args, func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
+		var flags C.uint32_t
+		if p.n == 0 {
+			// The text protocol: one round trip. A prepared statement
+			// (with args) costs a prepare the first time on a session,
+			// and the server then reports the session changed, so
+			// staunch resets it on release (see the README's "Cost of
+			// parameters").
+			flags = C.STAUNCH_QUERY_TEXT
+		}
+		return C.staunch_conn_query_ex(c.c, csql, p.ptr, p.n, flags, &out, cerr)
 	})
-	runtime.KeepAlive(c)
-	if st != C.STAUNCH_OK {
-		return nil, c.statementError("query", st, cerr, ctx)
+	if err != nil {
+		return nil, err
 	}
 	return newRows(out), nil
 }
