@@ -156,11 +156,9 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 	err := c.statement("query", ctx, sql, args, func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
 		var flags C.uint32_t
 		if p.n == 0 {
-			// The text protocol: one round trip. A prepared statement
-			// (with args) costs a prepare the first time on a session,
-			// and the server then reports the session changed, so
-			// staunch resets it on release (see the README's "Cost of
-			// parameters").
+			// The text protocol: one round trip. A statement with args
+			// is prepared, once per connection (see the README's "Cost
+			// of parameters").
 			flags = C.STAUNCH_QUERY_TEXT
 		}
 		return C.staunch_conn_query_ex(c.c, csql, p.ptr, p.n, flags, &out, cerr)
