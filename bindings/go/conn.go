@@ -25,8 +25,10 @@ import (
 type Conn struct {
 	// mu is held for the length of every call on c, so that Release (which
 	// frees c) never runs while another goroutine is inside a call on it.
-	mu   sync.Mutex
-	c    *C.staunch_conn
+	mu sync.Mutex
+	c  *C.staunch_conn
+	// pool is never read: it keeps the Pool reachable while c is
+	// borrowed, so the Pool's finalizer cannot close it under a Conn in use.
 	pool *Pool
 }
 
