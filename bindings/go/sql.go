@@ -272,10 +272,7 @@ func (r *sqlRows) Close() error { r.rs.Close(); return nil }
 
 func (r *sqlRows) Next(dest []driver.Value) error {
 	if !r.rs.Next() {
-		if r.rs.err != nil {
-			return r.rs.err
-		}
-		return io.EOF
+		return r.rs.endErr(io.EOF)
 	}
 	row, err := r.rs.row()
 	if err != nil {
@@ -305,10 +302,7 @@ func (r *sqlRows) HasNextResultSet() bool { return r.rs.r != nil }
 
 func (r *sqlRows) NextResultSet() error {
 	if !r.rs.NextResultSet() {
-		if r.rs.err != nil {
-			return r.rs.err
-		}
-		return io.EOF
+		return r.rs.endErr(io.EOF)
 	}
 	return nil
 }
