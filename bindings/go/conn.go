@@ -62,26 +62,34 @@ func (c *Conn) begin(op string, ctx context.Context) error {
 	return nil
 }
 
-// watch runs call, a blocking C call on c, and if ctx ends first cancels the
-// statement from another goroutine through staunch_conn_cancel (KILL QUERY
-// over a connection of its own); the call then returns STAUNCH_CANCELLED.
-// watch returns only once that canceller has finished (or was never
-// started), so no goroutine outlives the call and none touches c after it.
-// A context that can never end costs nothing.
-func (c *Conn) watch(ctx context.Context, call func() C.staunch_status) C.staunch_status {
+// watch runs call, a blocking C call on c (c locked by begin), and if ctx
+// ends first cancels the statement from another goroutine through
+// staunch_conn_cancel (KILL QUERY over a connection of its own); the call
+// then returns STAUNCH_CANCELLED. watch returns only once that canceller has
+// finished (or was never started), so no goroutine outlives the call and
+// none touches c after it. A context that can never end costs nothing. A
+// failure comes back as the Go error of op (statementError).
+func (c *Conn) watch(op string, ctx context.Context, call func(cerr **C.staunch_error) C.staunch_status) error {
+	var cerr *C.staunch_error
+	var st C.staunch_status
 	if ctx.Done() == nil {
-		return call()
+		st = call(&cerr)
+	} else {
+		fired := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			defer close(fired)
+			C.staunch_conn_cancel(c.c, nil, nil) // bounded: connect_timeout + 1 s
+		})
+		st = call(&cerr)
+		if !stop() {
+			<-fired
+		}
 	}
-	fired := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(fired)
-		C.staunch_conn_cancel(c.c, nil, nil) // bounded: connect_timeout + 1 s
-	})
-	st := call()
-	if !stop() {
-		<-fired
+	runtime.KeepAlive(c)
+	if st != C.STAUNCH_OK {
+		return c.statementError(op, st, cerr, ctx)
 	}
-	return st
+	return nil
 }
 
 func cSQL(op, sql string) (*C.char, error) {
@@ -107,8 +115,8 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (Result, error
 }
 
 // statement runs one SQL statement with args: it locks c, binds args, makes
-// the C string of sql, runs call (watched by ctx) and makes the Go error of
-// a failure. Exec and Query differ only in call.
+// the C string of sql and runs call through watch. Exec and Query differ
+// only in call.
 func (c *Conn) statement(op string, ctx context.Context, sql string, args []any,
 	call func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status) error {
 	if err := c.begin(op, ctx); err != nil {
@@ -125,13 +133,7 @@ func (c *Conn) statement(op string, ctx context.Context, sql string, args []any,
 		return err
 	}
 	defer C.free(unsafe.Pointer(csql))
-	var cerr *C.staunch_error
-	st := c.watch(ctx, func() C.staunch_status { return call(csql, params, &cerr) })
-	runtime.KeepAlive(c)
-	if st != C.STAUNCH_OK {
-		return c.statementError(op, st, cerr, ctx)
-	}
-	return nil
+	return c.watch(op, ctx, func(cerr **C.staunch_error) C.staunch_status { return call(csql, params, cerr) })
 }
 
 // statementError makes the Go error of a failed statement. A statement
@@ -183,13 +185,7 @@ func (c *Conn) Ping(ctx context.Context) error {
 		return err
 	}
 	defer c.mu.Unlock()
-	var cerr *C.staunch_error
-	st := c.watch(ctx, func() C.staunch_status { return C.staunch_conn_ping(c.c, &cerr) })
-	runtime.KeepAlive(c)
-	if st != C.STAUNCH_OK {
-		return c.statementError("ping", st, cerr, ctx)
-	}
-	return nil
+	return c.watch("ping", ctx, func(cerr **C.staunch_error) C.staunch_status { return C.staunch_conn_ping(c.c, cerr) })
 }
 
 // SetStatementTimeout sets this connection's statement time limit until it
@@ -331,11 +327,9 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	to.size = C.size_t(unsafe.Sizeof(to))
 	to.isolation = C.staunch_isolation(opts.Isolation)
 	to.read_only = C.bool(opts.ReadOnly)
-	var cerr *C.staunch_error
-	st := c.watch(ctx, func() C.staunch_status { return C.staunch_conn_begin_ex(c.c, &to, &cerr) })
-	runtime.KeepAlive(c)
-	if st != C.STAUNCH_OK {
-		return nil, c.statementError("begin", st, cerr, ctx)
+	err := c.watch("begin", ctx, func(cerr **C.staunch_error) C.staunch_status { return C.staunch_conn_begin_ex(c.c, &to, cerr) })
+	if err != nil {
+		return nil, err
 	}
 	return &Tx{conn: c}, nil
 }
@@ -381,21 +375,16 @@ func (tx *Tx) end(ctx context.Context, commit bool) error {
 	if err := c.begin(op, ctx); err != nil {
 		return err
 	}
-	var cerr *C.staunch_error
-	st := c.watch(ctx, func() C.staunch_status {
+	err := c.watch(op, ctx, func(cerr **C.staunch_error) C.staunch_status {
 		if commit {
-			return C.staunch_conn_commit(c.c, &cerr)
+			return C.staunch_conn_commit(c.c, cerr)
 		}
-		return C.staunch_conn_rollback(c.c, &cerr)
+		return C.staunch_conn_rollback(c.c, cerr)
 	})
-	runtime.KeepAlive(c)
 	c.mu.Unlock()
 	tx.done = true
 	if tx.release {
 		c.Release() // rolls back whatever a failed commit left open
 	}
-	if st != C.STAUNCH_OK {
-		return c.statementError(op, st, cerr, ctx)
-	}
-	return nil
+	return err
 }
