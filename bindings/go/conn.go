@@ -245,42 +245,30 @@ func (c *Conn) IsBroken() bool {
 // pool's validation_timeout). Idempotent; calls on a released Conn return
 // ErrReleased. If another goroutine is inside a call on c, Release waits
 // for it.
-func (c *Conn) Release() {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.c != nil {
-		C.staunch_conn_free(c.c)
-		c.c = nil
-		runtime.SetFinalizer(c, nil)
-	}
-}
+func (c *Conn) Release() { c.free(false) }
 
 // Discard closes the connection instead of returning it to the pool (use it
 // when the session is in a state nobody should inherit). Idempotent.
-func (c *Conn) Discard() {
+func (c *Conn) Discard() { c.free(true) }
+
+// finalize is the fallback for a Conn never released: it must not block,
+// so the connection is closed, not returned. (Its lock is free: nothing
+// else can reach c any more.)
+func (c *Conn) finalize() { c.free(true) }
+
+func (c *Conn) free(discard bool) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.c != nil {
-		C.staunch_conn_discard(c.c, nil)
+		if discard {
+			C.staunch_conn_discard(c.c, nil)
+		}
 		C.staunch_conn_free(c.c)
 		c.c = nil
 		runtime.SetFinalizer(c, nil)
-	}
-}
-
-// finalize is the fallback for a Conn never released: it must not block,
-// so the connection is closed, not returned.
-func (c *Conn) finalize() {
-	if c.c != nil {
-		C.staunch_conn_discard(c.c, nil)
-		C.staunch_conn_free(c.c)
-		c.c = nil
 	}
 }
 
