@@ -437,8 +437,8 @@ func Test_conf_server_kill(t *testing.T) {
 		if n := queryInt(t, c, "SELECT 1"); n != 1 {
 			t.Fatal("SELECT 1")
 		}
-		if id, _ := c.ServerID(); ids[id] {
-			t.Fatalf("got the killed session %d back", id)
+		if id, err := c.ServerID(); err != nil || ids[id] {
+			t.Fatalf("got the killed session %d back (%v)", id, err)
 		}
 	}
 	for _, c := range conns {
