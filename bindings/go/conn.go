@@ -25,8 +25,10 @@ import (
 type Conn struct {
 	// mu is held for the length of every call on c, so that Release (which
 	// frees c) never runs while another goroutine is inside a call on it.
-	mu   sync.Mutex
-	c    *C.staunch_conn
+	mu sync.Mutex
+	c  *C.staunch_conn
+	// pool is never read: it keeps the Pool reachable while c is
+	// borrowed, so the Pool's finalizer cannot close it under a Conn in use.
 	pool *Pool
 }
 
@@ -60,26 +62,34 @@ func (c *Conn) begin(op string, ctx context.Context) error {
 	return nil
 }
 
-// watch runs call, a blocking C call on c, and if ctx ends first cancels the
-// statement from another goroutine through staunch_conn_cancel (KILL QUERY
-// over a connection of its own); the call then returns STAUNCH_CANCELLED.
-// watch returns only once that canceller has finished (or was never
-// started), so no goroutine outlives the call and none touches c after it.
-// A context that can never end costs nothing.
-func (c *Conn) watch(ctx context.Context, call func() C.staunch_status) C.staunch_status {
+// watch runs call, a blocking C call on c (c locked by begin), and if ctx
+// ends first cancels the statement from another goroutine through
+// staunch_conn_cancel (KILL QUERY over a connection of its own); the call
+// then returns STAUNCH_CANCELLED. watch returns only once that canceller has
+// finished (or was never started), so no goroutine outlives the call and
+// none touches c after it. A context that can never end costs nothing. A
+// failure comes back as the Go error of op (statementError).
+func (c *Conn) watch(op string, ctx context.Context, call func(cerr **C.staunch_error) C.staunch_status) error {
+	var cerr *C.staunch_error
+	var st C.staunch_status
 	if ctx.Done() == nil {
-		return call()
+		st = call(&cerr)
+	} else {
+		fired := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			defer close(fired)
+			C.staunch_conn_cancel(c.c, nil, nil) // bounded: connect_timeout + 1 s
+		})
+		st = call(&cerr)
+		if !stop() {
+			<-fired
+		}
 	}
-	fired := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(fired)
-		C.staunch_conn_cancel(c.c, nil, nil) // bounded: connect_timeout + 1 s
-	})
-	st := call()
-	if !stop() {
-		<-fired
+	runtime.KeepAlive(c)
+	if st != C.STAUNCH_OK {
+		return c.statementError(op, st, cerr, ctx)
 	}
-	return st
+	return nil
 }
 
 func cSQL(op, sql string) (*C.char, error) {
@@ -94,34 +104,36 @@ func cSQL(op, sql string) (*C.char, error) {
 // ? placeholders; without, it is sent as text (several statements separated
 // by ; work then).
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (Result, error) {
-	if err := c.begin("exec", ctx); err != nil {
-		return Result{}, err
-	}
-	defer c.mu.Unlock()
-	return c.execLocked(ctx, sql, args)
-}
-
-func (c *Conn) execLocked(ctx context.Context, sql string, args []any) (Result, error) {
-	params, err := bindParams("exec", args)
-	if err != nil {
-		return Result{}, err
-	}
-	defer params.free()
-	csql, err := cSQL("exec", sql)
-	if err != nil {
-		return Result{}, err
-	}
-	defer C.free(unsafe.Pointer(csql))
 	var aff, lid C.uint64_t
-	var cerr *C.staunch_error
-	st := c.watch(ctx, func() C.staunch_status {
-		return C.staunch_conn_execute(c.c, csql, params.ptr, params.n, &aff, &lid, &cerr)
+	err := c.statement("exec", ctx, sql, args, func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
+		return C.staunch_conn_execute(c.c, csql, p.ptr, p.n, &aff, &lid, cerr)
 	})
-	runtime.KeepAlive(c)
-	if st != C.STAUNCH_OK {
-		return Result{}, c.statementError("exec", st, cerr, ctx)
+	if err != nil {
+		return Result{}, err
 	}
 	return Result{RowsAffected: uint64(aff), LastInsertID: uint64(lid)}, nil
+}
+
+// statement runs one SQL statement with args: it locks c, binds args, makes
+// the C string of sql and runs call through watch. Exec and Query differ
+// only in call.
+func (c *Conn) statement(op string, ctx context.Context, sql string, args []any,
+	call func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status) error {
+	if err := c.begin(op, ctx); err != nil {
+		return err
+	}
+	defer c.mu.Unlock()
+	params, err := bindParams(op, args)
+	if err != nil {
+		return err
+	}
+	defer params.free()
+	csql, err := cSQL(op, sql)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(csql))
+	return c.watch(op, ctx, func(cerr **C.staunch_error) C.staunch_status { return call(csql, params, cerr) })
 }
 
 // statementError makes the Go error of a failed statement. A statement
@@ -144,40 +156,19 @@ func (c *Conn) statementError(op string, st C.staunch_status, cerr *C.staunch_er
 // sent as text; values come typed by their columns either way. Close the
 // Rows (or read them to the end).
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
-	if err := c.begin("query", ctx); err != nil {
-		return nil, err
-	}
-	defer c.mu.Unlock()
-	return c.queryLocked(ctx, sql, args)
-}
-
-func (c *Conn) queryLocked(ctx context.Context, sql string, args []any) (*Rows, error) {
-	params, err := bindParams("query", args)
-	if err != nil {
-		return nil, err
-	}
-	defer params.free()
-	csql, err := cSQL("query", sql)
-	if err != nil {
-		return nil, err
-	}
-	defer C.free(unsafe.Pointer(csql))
-	var flags C.uint32_t
-	if params.n == 0 {
-		// The text protocol: one round trip. A prepared statement (with
-		// args) costs a prepare the first time on a session, and the
-		// server then reports the session changed, so staunch resets it on
-		// release (see the README's "Cost of parameters").
-		flags = C.STAUNCH_QUERY_TEXT
-	}
 	var out *C.staunch_rows
-	var cerr *C.staunch_error
-	st := c.watch(ctx, func() C.staunch_status {
-		return C.staunch_conn_query_ex(c.c, csql, params.ptr, params.n, flags, &out, &cerr)
+	err := c.statement("query", ctx, sql, args, func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
+		var flags C.uint32_t
+		if p.n == 0 {
+			// The text protocol: one round trip. A statement with args
+			// is prepared, once per connection (see the README's "Cost
+			// of parameters").
+			flags = C.STAUNCH_QUERY_TEXT
+		}
+		return C.staunch_conn_query_ex(c.c, csql, p.ptr, p.n, flags, &out, cerr)
 	})
-	runtime.KeepAlive(c)
-	if st != C.STAUNCH_OK {
-		return nil, c.statementError("query", st, cerr, ctx)
+	if err != nil {
+		return nil, err
 	}
 	return newRows(out), nil
 }
@@ -194,13 +185,7 @@ func (c *Conn) Ping(ctx context.Context) error {
 		return err
 	}
 	defer c.mu.Unlock()
-	var cerr *C.staunch_error
-	st := c.watch(ctx, func() C.staunch_status { return C.staunch_conn_ping(c.c, &cerr) })
-	runtime.KeepAlive(c)
-	if st != C.STAUNCH_OK {
-		return c.statementError("ping", st, cerr, ctx)
-	}
-	return nil
+	return c.watch("ping", ctx, func(cerr **C.staunch_error) C.staunch_status { return C.staunch_conn_ping(c.c, cerr) })
 }
 
 // SetStatementTimeout sets this connection's statement time limit until it
@@ -260,42 +245,30 @@ func (c *Conn) IsBroken() bool {
 // pool's validation_timeout). Idempotent; calls on a released Conn return
 // ErrReleased. If another goroutine is inside a call on c, Release waits
 // for it.
-func (c *Conn) Release() {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.c != nil {
-		C.staunch_conn_free(c.c)
-		c.c = nil
-		runtime.SetFinalizer(c, nil)
-	}
-}
+func (c *Conn) Release() { c.free(false) }
 
 // Discard closes the connection instead of returning it to the pool (use it
 // when the session is in a state nobody should inherit). Idempotent.
-func (c *Conn) Discard() {
+func (c *Conn) Discard() { c.free(true) }
+
+// finalize is the fallback for a Conn never released: it must not block,
+// so the connection is closed, not returned. (Its lock is free: nothing
+// else can reach c any more.)
+func (c *Conn) finalize() { c.free(true) }
+
+func (c *Conn) free(discard bool) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.c != nil {
-		C.staunch_conn_discard(c.c, nil)
+		if discard {
+			C.staunch_conn_discard(c.c, nil)
+		}
 		C.staunch_conn_free(c.c)
 		c.c = nil
 		runtime.SetFinalizer(c, nil)
-	}
-}
-
-// finalize is the fallback for a Conn never released: it must not block,
-// so the connection is closed, not returned.
-func (c *Conn) finalize() {
-	if c.c != nil {
-		C.staunch_conn_discard(c.c, nil)
-		C.staunch_conn_free(c.c)
-		c.c = nil
 	}
 }
 
@@ -342,11 +315,9 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	to.size = C.size_t(unsafe.Sizeof(to))
 	to.isolation = C.staunch_isolation(opts.Isolation)
 	to.read_only = C.bool(opts.ReadOnly)
-	var cerr *C.staunch_error
-	st := c.watch(ctx, func() C.staunch_status { return C.staunch_conn_begin_ex(c.c, &to, &cerr) })
-	runtime.KeepAlive(c)
-	if st != C.STAUNCH_OK {
-		return nil, c.statementError("begin", st, cerr, ctx)
+	err := c.watch("begin", ctx, func(cerr **C.staunch_error) C.staunch_status { return C.staunch_conn_begin_ex(c.c, &to, cerr) })
+	if err != nil {
+		return nil, err
 	}
 	return &Tx{conn: c}, nil
 }
@@ -392,21 +363,16 @@ func (tx *Tx) end(ctx context.Context, commit bool) error {
 	if err := c.begin(op, ctx); err != nil {
 		return err
 	}
-	var cerr *C.staunch_error
-	st := c.watch(ctx, func() C.staunch_status {
+	err := c.watch(op, ctx, func(cerr **C.staunch_error) C.staunch_status {
 		if commit {
-			return C.staunch_conn_commit(c.c, &cerr)
+			return C.staunch_conn_commit(c.c, cerr)
 		}
-		return C.staunch_conn_rollback(c.c, &cerr)
+		return C.staunch_conn_rollback(c.c, cerr)
 	})
-	runtime.KeepAlive(c)
 	c.mu.Unlock()
 	tx.done = true
 	if tx.release {
 		c.Release() // rolls back whatever a failed commit left open
 	}
-	if st != C.STAUNCH_OK {
-		return c.statementError(op, st, cerr, ctx)
-	}
-	return nil
+	return err
 }

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"runtime/cgo"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +46,7 @@ func (k EventKind) String() string {
 	if n, ok := eventNames[k]; ok {
 		return n
 	}
-	return "event(" + itoa(uint64(k)) + ")"
+	return "event(" + strconv.FormatUint(uint64(k), 10) + ")"
 }
 
 // Event is one pool event, as Config.OnEvent receives it.
@@ -129,18 +130,4 @@ func staunchGoFinalize(userData unsafe.Pointer) {
 		s.close()
 	}
 	h.Delete()
-}
-
-func itoa(v uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return string(b[i:])
 }

@@ -90,6 +90,15 @@ func (rs *Rows) Err() error {
 	return rs.err
 }
 
+// endErr is what a reader that found no more rows (or result sets) reports:
+// the error that ended them, if any, else atEnd.
+func (rs *Rows) endErr(atEnd error) error {
+	if rs.err != nil {
+		return rs.err
+	}
+	return atEnd
+}
+
 // Next moves to the next row; false at the end (the rows are then closed)
 // or on an error (see Err).
 func (rs *Rows) Next() bool {
@@ -336,10 +345,7 @@ func (r *Row) Scan(dest ...any) error {
 	}
 	defer r.rows.Close()
 	if !r.rows.Next() {
-		if r.rows.err != nil {
-			return r.rows.err
-		}
-		return ErrNoRows
+		return r.rows.endErr(ErrNoRows)
 	}
 	return r.rows.Scan(dest...)
 }

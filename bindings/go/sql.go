@@ -64,10 +64,7 @@ func (Driver) Open(name string) (driver.Conn, error) {
 
 func init() { sql.Register("staunch", Driver{}) }
 
-type sqlConn struct {
-	c  *Conn
-	tx bool
-}
+type sqlConn struct{ c *Conn }
 
 var (
 	_ driver.Conn               = (*sqlConn)(nil)
@@ -124,8 +121,7 @@ func (sc *sqlConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.T
 	if err != nil {
 		return nil, err
 	}
-	sc.tx = true
-	return &sqlTx{sc: sc, tx: tx}, nil
+	return &sqlTx{tx: tx}, nil
 }
 
 func (sc *sqlConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -168,15 +164,16 @@ func (sc *sqlConn) ResetSession(ctx context.Context) error {
 	return nil
 }
 
-// CheckNamedValue accepts every type Exec and Query take natively (uint64,
-// time.Duration, ... which database/sql's default converter would refuse or
-// change); named parameters are refused (MySQL has only ?).
-func (sc *sqlConn) CheckNamedValue(nv *driver.NamedValue) error {
+// CheckNamedValue passes every value through as it is, so Exec and Query
+// take the types they take natively (uint64, time.Duration, ... which
+// database/sql's default converter would refuse or change); bindParams
+// converts each value once, when the statement runs, and refuses a type it
+// cannot bind. Named parameters are refused (MySQL has only ?).
+func (sc *sqlConn) CheckNamedValue(nv *driver.NamedValue) error { return checkName(nv) }
+
+func checkName(nv *driver.NamedValue) error {
 	if nv.Name != "" {
 		return invalid("bind", "named parameter %q: MySQL statements take ? placeholders only", nv.Name)
-	}
-	if _, err := toParam("bind", nv.Ordinal-1, nv.Value); err != nil {
-		return err
 	}
 	return nil
 }
@@ -186,11 +183,11 @@ func plainArgs(args []driver.NamedValue) ([]any, error) {
 		return nil, nil
 	}
 	a := make([]any, len(args))
-	for i, nv := range args {
-		if nv.Name != "" {
-			return nil, invalid("bind", "named parameter %q: MySQL statements take ? placeholders only", nv.Name)
+	for i := range args {
+		if err := checkName(&args[i]); err != nil {
+			return nil, err
 		}
-		a[i] = nv.Value
+		a[i] = args[i].Value
 	}
 	return a, nil
 }
@@ -200,33 +197,20 @@ type sqlResult struct{ r Result }
 func (r sqlResult) LastInsertId() (int64, error) { return int64(r.r.LastInsertID), nil }
 func (r sqlResult) RowsAffected() (int64, error) { return int64(r.r.RowsAffected), nil }
 
-type sqlTx struct {
-	sc *sqlConn
-	tx *Tx
-}
+type sqlTx struct{ tx *Tx }
 
 // database/sql has no context for Commit and Rollback: they are bounded by
 // the connection's statement limit.
-func (t *sqlTx) Commit() error {
-	t.sc.tx = false
-	if err := t.tx.Commit(context.Background()); err != nil {
-		if errors.Is(err, ErrTxDone) {
-			return sql.ErrTxDone
-		}
-		return err
-	}
-	return nil
-}
+func (t *sqlTx) Commit() error { return sqlTxErr(t.tx.Commit(context.Background())) }
 
-func (t *sqlTx) Rollback() error {
-	t.sc.tx = false
-	if err := t.tx.Rollback(context.Background()); err != nil {
-		if errors.Is(err, ErrTxDone) {
-			return sql.ErrTxDone
-		}
-		return err
+func (t *sqlTx) Rollback() error { return sqlTxErr(t.tx.Rollback(context.Background())) }
+
+// sqlTxErr gives database/sql's ErrTxDone for staunch's.
+func sqlTxErr(err error) error {
+	if errors.Is(err, ErrTxDone) {
+		return sql.ErrTxDone
 	}
-	return nil
+	return err
 }
 
 type sqlStmt struct {
@@ -288,10 +272,7 @@ func (r *sqlRows) Close() error { r.rs.Close(); return nil }
 
 func (r *sqlRows) Next(dest []driver.Value) error {
 	if !r.rs.Next() {
-		if r.rs.err != nil {
-			return r.rs.err
-		}
-		return io.EOF
+		return r.rs.endErr(io.EOF)
 	}
 	row, err := r.rs.row()
 	if err != nil {
@@ -321,10 +302,7 @@ func (r *sqlRows) HasNextResultSet() bool { return r.rs.r != nil }
 
 func (r *sqlRows) NextResultSet() error {
 	if !r.rs.NextResultSet() {
-		if r.rs.err != nil {
-			return r.rs.err
-		}
-		return io.EOF
+		return r.rs.endErr(io.EOF)
 	}
 	return nil
 }

@@ -128,13 +128,12 @@ func Test_gorm_on_staunch(t *testing.T) {
 		t.Fatal("the transaction did not fail")
 	}
 	var n int64
-	db.Model(&Product{}).Where("code = ?", "ROLLED").Count(&n)
-	if n != 0 {
-		t.Fatal("rolled-back row present")
+	if err := db.Model(&Product{}).Where("code = ?", "ROLLED").Count(&n).Error; err != nil || n != 0 {
+		t.Fatalf("rolled-back rows: %d %v", n, err)
 	}
-	db.First(&prod, prod.ID)
-	if prod.Price != 200 {
-		t.Fatalf("price %d", prod.Price)
+	var again Product // not prod: Update already set its Price to 200
+	if err := db.First(&again, prod.ID).Error; err != nil || again.Price != 200 {
+		t.Fatalf("price %d %v", again.Price, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
