@@ -29,6 +29,14 @@ def _raise(status: int, err) -> None:
     raise E.from_error(status, err)
 
 
+def _check(fn, *args) -> None:
+    """Calls fn(*args, &err) and raises the error it reports, if any."""
+    err = _ERR()
+    st = fn(*args, byref(err))
+    if st:
+        _raise(st, err)
+
+
 def _timeout_ms(timeout, what: str) -> int:
     if timeout is None:
         return F.TIMEOUT_DEFAULT
@@ -143,16 +151,18 @@ def _dispatch(q: queue.SimpleQueue, callback) -> None:
 # --- cancel tokens ---------------------------------------------------------------------
 
 
+def _new_token():
+    tp = ctypes.POINTER(F.staunch_cancel_token)()
+    _check(lib.staunch_cancel_token_new, byref(tp))
+    return tp
+
+
 class CancelToken:
     """Cancels the ``Pool.connection(cancel=token)`` calls waiting with it,
     from any thread; it stays cancelled (make one per request)."""
 
     def __init__(self):
-        self._ptr = ctypes.POINTER(F.staunch_cancel_token)()
-        err = _ERR()
-        st = lib.staunch_cancel_token_new(byref(self._ptr), byref(err))
-        if st:
-            _raise(st, err)
+        self._ptr = _new_token()
         self._users = 0
         self._lock = threading.Lock()
         self._closing = False
@@ -210,12 +220,7 @@ def _main_token(renew: bool = False):
     if _main_tokens and (renew or lib.staunch_cancel_token_is_cancelled(_main_tokens[0])):
         lib.staunch_cancel_token_free(_main_tokens.pop())
     if not _main_tokens:
-        tp = ctypes.POINTER(F.staunch_cancel_token)()
-        err = _ERR()
-        st = lib.staunch_cancel_token_new(byref(tp), byref(err))
-        if st:
-            _raise(st, err)
-        _main_tokens.append(tp)
+        _main_tokens.append(_new_token())
     return _main_tokens[0]
 
 
@@ -286,42 +291,32 @@ class Pool:
             raise E.ConfigError(0, f"url must be a str, not {type(url).__name__}")
         if on_event is not None and not callable(on_event):
             raise E.ConfigError(0, "on_event must be callable")
-        err = _ERR()
         opts = ctypes.POINTER(F.staunch_options)()
-        st = lib.staunch_options_new(byref(opts), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_options_new, byref(opts))
         try:
             if url is not None:
-                st = lib.staunch_options_set_url(opts, url.encode("utf-8", "surrogatepass"), byref(err))
-                if st:
-                    _raise(st, err)
+                _check(lib.staunch_options_set_url, opts, url.encode("utf-8", "surrogatepass"))
             init_sql = knobs.pop("init_sql", None)
             for name, value in knobs.items():
-                st = lib.staunch_options_set(opts, name.encode(), _knob_text(name, value).encode(), byref(err))
-                if st:
-                    _raise(st, err)
+                _check(lib.staunch_options_set, opts, name.encode(), _knob_text(name, value).encode())
             if not self.autocommit:
                 init_sql = "SET autocommit=0" + (f"; {init_sql}" if init_sql else "")
             if init_sql:
-                st = lib.staunch_options_set(opts, b"init_sql", init_sql.encode(), byref(err))
-                if st:
-                    _raise(st, err)
+                _check(lib.staunch_options_set, opts, b"init_sql", init_sql.encode())
             if on_event is not None:
                 q: queue.SimpleQueue = queue.SimpleQueue()
                 key = next(_sink_ids)
                 with _sinks_lock:
                     _sinks[key] = q
                 threading.Thread(target=_dispatch, args=(q, on_event), name="staunch-events", daemon=True).start()
-                st = lib.staunch_options_set_event_callback(opts, _C_ON_EVENT, key, _C_ON_FINAL, byref(err))
-                if st:
+                try:
+                    _check(lib.staunch_options_set_event_callback, opts, _C_ON_EVENT, key, _C_ON_FINAL)
+                except E.Error:
                     _on_final(key)
-                    _raise(st, err)
+                    raise
                 self._sink_key = key
             pool = ctypes.POINTER(F.staunch_pool)()
-            st = lib.staunch_pool_open_options(opts, byref(pool), byref(err))
-            if st:
-                _raise(st, err)
+            _check(lib.staunch_pool_open_options, opts, byref(pool))
             self._ptr = pool
         finally:
             lib.staunch_options_free(opts)
@@ -415,10 +410,7 @@ class Pool:
     def try_connection(self) -> Connection | None:
         """A connection if one is idle right now, else None; never waits."""
         out = _CONN_P()
-        err = _ERR()
-        st = lib.staunch_pool_try_get(self._pool(), byref(out), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_pool_try_get, self._pool(), byref(out))
         return Connection(self, out) if out else None
 
     # -- the rest
@@ -426,18 +418,12 @@ class Pool:
     def stats(self) -> PoolStats:
         s = F.staunch_stats()
         s.size = ctypes.sizeof(s)
-        err = _ERR()
-        st = lib.staunch_pool_stats(self._pool(), byref(s), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_pool_stats, self._pool(), byref(s))
         return PoolStats(s)
 
     def soft_evict(self) -> None:
         """Retires every connection (idle ones now, borrowed ones on return)."""
-        err = _ERR()
-        st = lib.staunch_pool_soft_evict(self._pool(), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_pool_soft_evict, self._pool())
 
     @property
     def id(self) -> int:
@@ -533,10 +519,7 @@ class Connection:
         tracks it (under autocommit=0, any statement since the last end)."""
         r = F.staunch_result()
         r.size = ctypes.sizeof(r)
-        err = _ERR()
-        st = lib.staunch_conn_last_result(self._c(), byref(r), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_conn_last_result, self._c(), byref(r))
         return bool(r.in_transaction)
 
     def _may_end(self) -> bool:
@@ -589,10 +572,7 @@ class Connection:
     def autocommit(self) -> bool:
         r = F.staunch_result()
         r.size = ctypes.sizeof(r)
-        err = _ERR()
-        st = lib.staunch_conn_last_result(self._c(), byref(r), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_conn_last_result, self._c(), byref(r))
         return r.autocommit
 
     @autocommit.setter
@@ -616,10 +596,7 @@ class Connection:
         """This borrow's statement time limit (None: the pool's query_timeout;
         0: none). A statement past it raises StatementTimeout."""
         ms = F.TIMEOUT_DEFAULT if seconds is None else _timeout_ms(seconds, "statement timeout")
-        err = _ERR()
-        st = lib.staunch_conn_set_timeout(self._c(), ms, byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_conn_set_timeout, self._c(), ms)
 
     def cancel(self) -> bool:
         """Cancels the statement running on this connection, from any thread
@@ -628,19 +605,13 @@ class Connection:
         if p is None:
             return False
         done = c_bool(False)
-        err = _ERR()
-        st = lib.staunch_conn_cancel(p, byref(done), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_conn_cancel, p, byref(done))
         return done.value
 
     def thread_id(self) -> int:
         """The server's id of this session (CONNECTION_ID())."""
         out = c_uint64()
-        err = _ERR()
-        st = lib.staunch_conn_server_id(self._c(), byref(out), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_conn_server_id, self._c(), byref(out))
         return out.value
 
     @property
@@ -879,11 +850,8 @@ class Cursor:
         desc = []
         ci = _CI()
         ci.size = ctypes.sizeof(ci)
-        err = _ERR()
         for i in range(len(self._types)):
-            st = lib.staunch_rows_column_info(rows, i, byref(ci), byref(err))
-            if st:
-                _raise(st, err)
+            _check(lib.staunch_rows_column_info, rows, i, byref(ci))
             name = ci.name[: ci.name_len].decode("utf-8", "replace") if ci.name else ""
             desc.append((name, ci.type_code, None, ci.length, ci.length, ci.decimals, not (ci.flags & 1)))
         return tuple(desc)
@@ -926,10 +894,7 @@ class Cursor:
         if self._stream:
             self.connection._call_rows(lib.staunch_rows_next_result, rows, byref(has))
         else:
-            err = _ERR()
-            st = lib.buffered.staunch_rows_next_result(rows, byref(has), byref(err))
-            if st:
-                _raise(st, err)
+            _check(lib.buffered.staunch_rows_next_result, rows, byref(has))
         if not has.value:
             self._free_rows()
             self._data = []
