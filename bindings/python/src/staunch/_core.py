@@ -514,13 +514,17 @@ class Connection:
         if st:
             _raise(st, err)
 
-    def _in_transaction(self) -> bool:
-        """Whether a transaction may be open (no round trip), as the core
-        tracks it (under autocommit=0, any statement since the last end)."""
+    def _last_result(self) -> F.staunch_result:
+        """The session state the core tracks (no round trip)."""
         r = F.staunch_result()
         r.size = ctypes.sizeof(r)
         _check(lib.staunch_conn_last_result, self._c(), byref(r))
-        return bool(r.in_transaction)
+        return r
+
+    def _in_transaction(self) -> bool:
+        """Whether a transaction may be open (no round trip), as the core
+        tracks it (under autocommit=0, any statement since the last end)."""
+        return bool(self._last_result().in_transaction)
 
     def _may_end(self) -> bool:
         # Rows read in a pool without autocommit: a transaction may be open
@@ -570,10 +574,7 @@ class Connection:
 
     @property
     def autocommit(self) -> bool:
-        r = F.staunch_result()
-        r.size = ctypes.sizeof(r)
-        _check(lib.staunch_conn_last_result, self._c(), byref(r))
-        return r.autocommit
+        return self._last_result().autocommit
 
     @autocommit.setter
     def autocommit(self, value: bool) -> None:
