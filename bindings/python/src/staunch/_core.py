@@ -37,6 +37,27 @@ def _check(fn, *args) -> None:
         _raise(st, err)
 
 
+def _blocking(kind: str, handle, fn, *args) -> None:
+    """fn(*args, &err) as _check, a call that may block: on the main thread,
+    Ctrl-C cancels it through handle (a cancel token for a "get", the
+    connection for a "stmt") and raises KeyboardInterrupt."""
+    if handle is None or not I.watching():
+        _check(fn, *args)
+        return
+    err = _ERR()
+    op = I.enter(kind, handle)
+    try:
+        st = fn(*args, byref(err))
+    finally:
+        I.leave()
+    if st == F.CANCELLED and op[2]:
+        if err:
+            lib.staunch_error_free(err)
+        raise KeyboardInterrupt
+    if st:
+        _raise(st, err)
+
+
 def _timeout_ms(timeout, what: str) -> int:
     if timeout is None:
         return F.TIMEOUT_DEFAULT
@@ -214,10 +235,9 @@ class CancelToken:
 _main_tokens: list = []  # the main thread's reusable cancel token (only it uses this)
 
 
-def _main_token(renew: bool = False):
-    # Renewed when Ctrl-C cancelled it (KeyboardInterrupt may have come
-    # before the call that used it could renew it).
-    if _main_tokens and (renew or lib.staunch_cancel_token_is_cancelled(_main_tokens[0])):
+def _main_token():
+    # Renewed once Ctrl-C has cancelled it.
+    if _main_tokens and lib.staunch_cancel_token_is_cancelled(_main_tokens[0]):
         lib.staunch_cancel_token_free(_main_tokens.pop())
     if not _main_tokens:
         _main_tokens.append(_new_token())
@@ -337,61 +357,20 @@ class Pool:
         if cancel is not None and not isinstance(cancel, CancelToken):
             raise E.ConfigError(0, f"cancel must be a staunch.CancelToken, not {type(cancel).__name__}")
         out = _CONN_P()
-        err = _ERR()
         fn = lib.staunch_pool_get_read_cancellable if read else lib.staunch_pool_get_cancellable
-        watch = I.watching()
-        if cancel is None:
-            if not watch:
-                st = fn(pool, ms, None, byref(out), byref(err))
-                if st:
-                    _raise(st, err)
-                return Connection(self, out)
-            # The main thread: a token of its own, reused until Ctrl-C cancels it.
-            tp = _main_token()
-            op = I.enter("get", tp)
-            try:
-                st = fn(pool, ms, tp, byref(out), byref(err))
-            finally:
-                I.leave()
-            try:
-                if op[2]:
-                    _main_token(renew=True)
-                    if st == F.CANCELLED:
-                        if err:
-                            lib.staunch_error_free(err)
-                        raise KeyboardInterrupt
-                if st:
-                    _raise(st, err)
-                return Connection(self, out)
-            except BaseException:
-                if out:
-                    lib.staunch_conn_free(out)
-                raise
-        token = cancel if cancel is not None else CancelToken()
-        conn = None
         try:
-            with token._use() as tp:
-                if watch:
-                    op = I.enter("get", tp)
-                    try:
-                        st = fn(pool, ms, tp, byref(out), byref(err))
-                    finally:
-                        I.leave()
-                    if st == F.CANCELLED and op[2]:
-                        if err:
-                            lib.staunch_error_free(err)
-                        raise KeyboardInterrupt
-                else:
-                    st = fn(pool, ms, tp, byref(out), byref(err))
-            if st:
-                _raise(st, err)
-            conn = Connection(self, out)
-            return conn
-        finally:
-            if conn is None and out:
+            if cancel is not None:
+                with cancel._use() as tp:
+                    _blocking("get", tp, fn, pool, ms, tp, byref(out))
+            else:
+                # The main thread: a token of its own, reused until Ctrl-C cancels it.
+                tp = _main_token() if I.watching() else None
+                _blocking("get", tp, fn, pool, ms, tp, byref(out))
+            return Connection(self, out)
+        except BaseException:
+            if out:
                 lib.staunch_conn_free(out)
-            if cancel is None:
-                token.close()
+            raise
 
     def connection(self, timeout=None, *, cancel: CancelToken | None = None) -> Connection:
         """Borrows a connection, waiting at most ``timeout`` seconds (None: the
@@ -498,21 +477,11 @@ class Connection:
     def _call(self, fn, *args):
         """A blocking statement call: interruptible by Ctrl-C on the main thread."""
         c = self._c()
-        err = _ERR()
-        if I.watching():
-            op = I.enter("stmt", c)
-            try:
-                st = fn(c, *args, byref(err))
-            finally:
-                I.leave()
-            if st == F.CANCELLED and op[2]:
-                if err:
-                    lib.staunch_error_free(err)
-                raise KeyboardInterrupt
-        else:
-            st = fn(c, *args, byref(err))
-        if st:
-            _raise(st, err)
+        _blocking("stmt", c, fn, c, *args)
+
+    def _call_rows(self, fn, rows, *args):
+        """A blocking call on a streaming row set (Ctrl-C cancels its statement)."""
+        _blocking("stmt", self._ptr, fn, rows, *args)
 
     def _last_result(self) -> F.staunch_result:
         """The session state the core tracks (no round trip)."""
@@ -1030,29 +999,6 @@ class SSCursor(Cursor):
 
     def scroll(self, value: int, mode: str = "relative") -> None:
         raise E.NotSupportedError(0, "a streaming cursor cannot scroll")
-
-
-def _call_rows(self, fn, rows, *args):
-    """A blocking call on a streaming row set (Ctrl-C cancels its statement)."""
-    err = _ERR()
-    c = self._ptr
-    if c is not None and I.watching():
-        op = I.enter("stmt", c)
-        try:
-            st = fn(rows, *args, byref(err))
-        finally:
-            I.leave()
-        if st == F.CANCELLED and op[2]:
-            if err:
-                lib.staunch_error_free(err)
-            raise KeyboardInterrupt
-    else:
-        st = fn(rows, *args, byref(err))
-    if st:
-        _raise(st, err)
-
-
-Connection._call_rows = _call_rows
 
 
 class DictCursor(Cursor):
