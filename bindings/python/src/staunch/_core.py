@@ -304,7 +304,6 @@ class Pool:
         **knobs,
     ):
         self._ptr = None
-        self._sink_key = None
         self.autocommit = bool(autocommit)
         self.prepare_selects = bool(prepare_selects)
         if url is not None and not isinstance(url, str):
@@ -334,13 +333,11 @@ class Pool:
                 except E.Error:
                     _on_final(key)
                     raise
-                self._sink_key = key
             pool = ctypes.POINTER(F.staunch_pool)()
             _check(lib.staunch_pool_open_options, opts, byref(pool))
             self._ptr = pool
         finally:
             lib.staunch_options_free(opts)
-        self._closed = False
         _open_pools.add(self)
 
     # -- borrowing
