@@ -746,13 +746,11 @@ class Cursor:
     def executemany(self, query, seq_of_args) -> int | None:
         """Runs the statement once per parameter set; rowcount is the sum."""
         total = 0
-        any_ = False
         for args in seq_of_args:
             self.execute(query, args)
             if self.rowcount > 0:
                 total += self.rowcount
-            any_ = True
-        self.rowcount = total if any_ else 0
+        self.rowcount = total
         return self.rowcount
 
     def callproc(self, procname: str, args=()) -> tuple:
