@@ -615,12 +615,9 @@ class Connection:
             self.close()
 
     def __del__(self) -> None:
-        p = getattr(self, "_ptr", None)
-        if p is not None and lib is not None:
-            self._ptr = None
+        if getattr(self, "_ptr", None) is not None and lib is not None:
             # A finalizer must not block: close it rather than wait for a rollback.
-            lib.staunch_conn_discard(p, None)
-            lib.staunch_conn_free(p)
+            self.discard()
 
 
 _ISOLATION = {
@@ -933,10 +930,8 @@ class Cursor:
         self.close()
 
     def __del__(self) -> None:
-        r = getattr(self, "_rows", None)
-        if r and lib is not None:
-            self._rows = None
-            (lib.staunch_rows_free if self._stream else lib.buffered.staunch_rows_free)(r)
+        if getattr(self, "_rows", None) and lib is not None:
+            self._free_rows()
 
 
 class SSCursor(Cursor):
