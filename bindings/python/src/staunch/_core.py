@@ -41,19 +41,19 @@ def _blocking(kind: str, handle, fn, *args) -> None:
     """fn(*args, &err) as _check, a call that may block: on the main thread,
     Ctrl-C cancels it through handle (a cancel token for a "get", the
     connection for a "stmt") and raises KeyboardInterrupt."""
-    if handle is None or not I.watching():
-        _check(fn, *args)
-        return
     err = _ERR()
-    op = I.enter(kind, handle)
-    try:
+    if handle is None or not I.watching():
         st = fn(*args, byref(err))
-    finally:
-        I.leave()
-    if st == F.CANCELLED and op[2]:
-        if err:
-            lib.staunch_error_free(err)
-        raise KeyboardInterrupt
+    else:
+        op = I.enter(kind, handle)
+        try:
+            st = fn(*args, byref(err))
+        finally:
+            I.leave()
+        if st == F.CANCELLED and op[2]:
+            if err:
+                lib.staunch_error_free(err)
+            raise KeyboardInterrupt
     if st:
         _raise(st, err)
 
