@@ -713,15 +713,12 @@ class Cursor:
         else:
             sql, values = C.bind(query, args)
         params = C.make_params(values) if values else None
-        stream = F.QUERY_STREAM if self._stream else 0
-        if values:
-            flags = stream
-        elif conn._pool_ref.prepare_selects and _prepared_select(sql):
-            # A lone SELECT: the binary protocol (values come binary, about
-            # twice as fast to read as text); cached by the connection.
-            flags = stream
-        else:
-            flags = F.QUERY_TEXT | stream
+        flags = F.QUERY_STREAM if self._stream else 0
+        # Prepared: with parameters, or a lone SELECT under prepare_selects
+        # (the binary protocol: values come binary, about twice as fast to
+        # read as text; cached by the connection). Text otherwise.
+        if not values and not (conn._pool_ref.prepare_selects and _prepared_select(sql)):
+            flags |= F.QUERY_TEXT
         out = _ROWS_P()
         raw = sql.encode("utf-8")
         try:
@@ -731,7 +728,7 @@ class Cursor:
                 if values or flags & F.QUERY_TEXT or e.args[0] != 1295:
                     raise
                 # 1295: this statement cannot be prepared: as text then.
-                conn._call(lib.staunch_conn_query_ex, raw, None, 0, F.QUERY_TEXT | stream, byref(out))
+                conn._call(lib.staunch_conn_query_ex, raw, None, 0, flags | F.QUERY_TEXT, byref(out))
         except BaseException:
             if out:
                 lib.staunch_rows_free(out)
