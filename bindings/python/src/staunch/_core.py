@@ -673,7 +673,6 @@ class Cursor:
         self.connection = connection
         self.arraysize = 1
         self._desc = None
-        self._desc_rows = None
         self.rowcount = -1
         self.lastrowid = None
         self.rownumber = 0
@@ -690,7 +689,6 @@ class Cursor:
         return self.connection
 
     def _free_rows(self) -> None:
-        self._desc_rows = None  # the description is not read from a freed row set
         r, self._rows = self._rows, None
         if r:
             (lib.staunch_rows_free if self._stream else lib.buffered.staunch_rows_free)(r)
@@ -699,7 +697,7 @@ class Cursor:
         """Runs one statement; returns rowcount (affected or selected rows)."""
         conn = self._conn()
         self._free_rows()
-        self.description = None
+        self._desc = None
         self.rowcount = -1
         self.lastrowid = None
         self._data = []
@@ -764,7 +762,7 @@ class Cursor:
         if n:
             self.connection._rows_seen = True
         if n == 0:
-            self.description = None
+            self._desc = None
             self._types = ()
             self._data = []
             self.rowcount = lib.staunch_rows_affected_rows(rows)
@@ -782,7 +780,6 @@ class Cursor:
             types.append(ct.value)
         self._types = tuple(types)
         self._desc = None
-        self._desc_rows = rows
         if self._stream:
             self.rowcount = -1
             self._data = []
@@ -796,14 +793,10 @@ class Cursor:
     def description(self):
         """PEP 249: a 7-tuple per column (name, MySQL type code, None, length,
         length, decimals, null_ok), or None for a statement without rows."""
-        if self._desc is None and self._desc_rows is not None:
-            self._desc = self._describe(self._desc_rows)
+        if self._desc is None and self._types and self._rows:
+            # Read when asked for, from the current set (never a freed one).
+            self._desc = self._describe(self._rows)
         return self._desc
-
-    @description.setter
-    def description(self, value) -> None:
-        self._desc = value
-        self._desc_rows = None
 
     def _describe(self, rows) -> tuple:
         desc = []
@@ -858,7 +851,7 @@ class Cursor:
             self._free_rows()
             self._data = []
             self._types = ()
-            self.description = None
+            self._desc = None
             return None
         self.rownumber = 0
         self._start_set()
