@@ -280,7 +280,7 @@ def _d(y, mo, d):
     return _date(y, mo, d) if mo else None
 
 
-def value_of(v: F.staunch_value, text_as_str: bool = True):
+def value_of(v: F.staunch_value):
     """The Python value of one staunch_value (the general, slower path)."""
     t = v.type
     if t == F.COLUMN_NULL:

@@ -29,6 +29,35 @@ def _raise(status: int, err) -> None:
     raise E.from_error(status, err)
 
 
+def _check(fn, *args) -> None:
+    """Calls fn(*args, &err) and raises the error it reports, if any."""
+    err = _ERR()
+    st = fn(*args, byref(err))
+    if st:
+        _raise(st, err)
+
+
+def _blocking(kind: str, handle, fn, *args) -> None:
+    """fn(*args, &err) as _check, a call that may block: on the main thread,
+    Ctrl-C cancels it through handle (a cancel token for a "get", the
+    connection for a "stmt") and raises KeyboardInterrupt."""
+    err = _ERR()
+    if handle is None or not I.watching():
+        st = fn(*args, byref(err))
+    else:
+        op = I.enter(kind, handle)
+        try:
+            st = fn(*args, byref(err))
+        finally:
+            I.leave()
+        if st == F.CANCELLED and op[2]:
+            if err:
+                lib.staunch_error_free(err)
+            raise KeyboardInterrupt
+    if st:
+        _raise(st, err)
+
+
 def _timeout_ms(timeout, what: str) -> int:
     if timeout is None:
         return F.TIMEOUT_DEFAULT
@@ -143,16 +172,18 @@ def _dispatch(q: queue.SimpleQueue, callback) -> None:
 # --- cancel tokens ---------------------------------------------------------------------
 
 
+def _new_token():
+    tp = ctypes.POINTER(F.staunch_cancel_token)()
+    _check(lib.staunch_cancel_token_new, byref(tp))
+    return tp
+
+
 class CancelToken:
     """Cancels the ``Pool.connection(cancel=token)`` calls waiting with it,
     from any thread; it stays cancelled (make one per request)."""
 
     def __init__(self):
-        self._ptr = ctypes.POINTER(F.staunch_cancel_token)()
-        err = _ERR()
-        st = lib.staunch_cancel_token_new(byref(self._ptr), byref(err))
-        if st:
-            _raise(st, err)
+        self._ptr = _new_token()
         self._users = 0
         self._lock = threading.Lock()
         self._closing = False
@@ -204,18 +235,12 @@ class CancelToken:
 _main_tokens: list = []  # the main thread's reusable cancel token (only it uses this)
 
 
-def _main_token(renew: bool = False):
-    # Renewed when Ctrl-C cancelled it (KeyboardInterrupt may have come
-    # before the call that used it could renew it).
-    if _main_tokens and (renew or lib.staunch_cancel_token_is_cancelled(_main_tokens[0])):
+def _main_token():
+    # Renewed once Ctrl-C has cancelled it.
+    if _main_tokens and lib.staunch_cancel_token_is_cancelled(_main_tokens[0]):
         lib.staunch_cancel_token_free(_main_tokens.pop())
     if not _main_tokens:
-        tp = ctypes.POINTER(F.staunch_cancel_token)()
-        err = _ERR()
-        st = lib.staunch_cancel_token_new(byref(tp), byref(err))
-        if st:
-            _raise(st, err)
-        _main_tokens.append(tp)
+        _main_tokens.append(_new_token())
     return _main_tokens[0]
 
 
@@ -279,53 +304,40 @@ class Pool:
         **knobs,
     ):
         self._ptr = None
-        self._sink_key = None
         self.autocommit = bool(autocommit)
         self.prepare_selects = bool(prepare_selects)
         if url is not None and not isinstance(url, str):
             raise E.ConfigError(0, f"url must be a str, not {type(url).__name__}")
         if on_event is not None and not callable(on_event):
             raise E.ConfigError(0, "on_event must be callable")
-        err = _ERR()
         opts = ctypes.POINTER(F.staunch_options)()
-        st = lib.staunch_options_new(byref(opts), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_options_new, byref(opts))
         try:
             if url is not None:
-                st = lib.staunch_options_set_url(opts, url.encode("utf-8", "surrogatepass"), byref(err))
-                if st:
-                    _raise(st, err)
+                _check(lib.staunch_options_set_url, opts, url.encode("utf-8", "surrogatepass"))
             init_sql = knobs.pop("init_sql", None)
             for name, value in knobs.items():
-                st = lib.staunch_options_set(opts, name.encode(), _knob_text(name, value).encode(), byref(err))
-                if st:
-                    _raise(st, err)
+                _check(lib.staunch_options_set, opts, name.encode(), _knob_text(name, value).encode())
             if not self.autocommit:
                 init_sql = "SET autocommit=0" + (f"; {init_sql}" if init_sql else "")
             if init_sql:
-                st = lib.staunch_options_set(opts, b"init_sql", init_sql.encode(), byref(err))
-                if st:
-                    _raise(st, err)
+                _check(lib.staunch_options_set, opts, b"init_sql", init_sql.encode())
             if on_event is not None:
                 q: queue.SimpleQueue = queue.SimpleQueue()
                 key = next(_sink_ids)
                 with _sinks_lock:
                     _sinks[key] = q
                 threading.Thread(target=_dispatch, args=(q, on_event), name="staunch-events", daemon=True).start()
-                st = lib.staunch_options_set_event_callback(opts, _C_ON_EVENT, key, _C_ON_FINAL, byref(err))
-                if st:
+                try:
+                    _check(lib.staunch_options_set_event_callback, opts, _C_ON_EVENT, key, _C_ON_FINAL)
+                except E.Error:
                     _on_final(key)
-                    _raise(st, err)
-                self._sink_key = key
+                    raise
             pool = ctypes.POINTER(F.staunch_pool)()
-            st = lib.staunch_pool_open_options(opts, byref(pool), byref(err))
-            if st:
-                _raise(st, err)
+            _check(lib.staunch_pool_open_options, opts, byref(pool))
             self._ptr = pool
         finally:
             lib.staunch_options_free(opts)
-        self._closed = False
         _open_pools.add(self)
 
     # -- borrowing
@@ -342,61 +354,20 @@ class Pool:
         if cancel is not None and not isinstance(cancel, CancelToken):
             raise E.ConfigError(0, f"cancel must be a staunch.CancelToken, not {type(cancel).__name__}")
         out = _CONN_P()
-        err = _ERR()
         fn = lib.staunch_pool_get_read_cancellable if read else lib.staunch_pool_get_cancellable
-        watch = I.watching()
-        if cancel is None:
-            if not watch:
-                st = fn(pool, ms, None, byref(out), byref(err))
-                if st:
-                    _raise(st, err)
-                return Connection(self, out)
-            # The main thread: a token of its own, reused until Ctrl-C cancels it.
-            tp = _main_token()
-            op = I.enter("get", tp)
-            try:
-                st = fn(pool, ms, tp, byref(out), byref(err))
-            finally:
-                I.leave()
-            try:
-                if op[2]:
-                    _main_token(renew=True)
-                    if st == F.CANCELLED:
-                        if err:
-                            lib.staunch_error_free(err)
-                        raise KeyboardInterrupt
-                if st:
-                    _raise(st, err)
-                return Connection(self, out)
-            except BaseException:
-                if out:
-                    lib.staunch_conn_free(out)
-                raise
-        token = cancel if cancel is not None else CancelToken()
-        conn = None
         try:
-            with token._use() as tp:
-                if watch:
-                    op = I.enter("get", tp)
-                    try:
-                        st = fn(pool, ms, tp, byref(out), byref(err))
-                    finally:
-                        I.leave()
-                    if st == F.CANCELLED and op[2]:
-                        if err:
-                            lib.staunch_error_free(err)
-                        raise KeyboardInterrupt
-                else:
-                    st = fn(pool, ms, tp, byref(out), byref(err))
-            if st:
-                _raise(st, err)
-            conn = Connection(self, out)
-            return conn
-        finally:
-            if conn is None and out:
+            if cancel is not None:
+                with cancel._use() as tp:
+                    _blocking("get", tp, fn, pool, ms, tp, byref(out))
+            else:
+                # The main thread: a token of its own, reused until Ctrl-C cancels it.
+                tp = _main_token() if I.watching() else None
+                _blocking("get", tp, fn, pool, ms, tp, byref(out))
+            return Connection(self, out)
+        except BaseException:
+            if out:
                 lib.staunch_conn_free(out)
-            if cancel is None:
-                token.close()
+            raise
 
     def connection(self, timeout=None, *, cancel: CancelToken | None = None) -> Connection:
         """Borrows a connection, waiting at most ``timeout`` seconds (None: the
@@ -415,10 +386,7 @@ class Pool:
     def try_connection(self) -> Connection | None:
         """A connection if one is idle right now, else None; never waits."""
         out = _CONN_P()
-        err = _ERR()
-        st = lib.staunch_pool_try_get(self._pool(), byref(out), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_pool_try_get, self._pool(), byref(out))
         return Connection(self, out) if out else None
 
     # -- the rest
@@ -426,18 +394,12 @@ class Pool:
     def stats(self) -> PoolStats:
         s = F.staunch_stats()
         s.size = ctypes.sizeof(s)
-        err = _ERR()
-        st = lib.staunch_pool_stats(self._pool(), byref(s), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_pool_stats, self._pool(), byref(s))
         return PoolStats(s)
 
     def soft_evict(self) -> None:
         """Retires every connection (idle ones now, borrowed ones on return)."""
-        err = _ERR()
-        st = lib.staunch_pool_soft_evict(self._pool(), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_pool_soft_evict, self._pool())
 
     @property
     def id(self) -> int:
@@ -512,32 +474,23 @@ class Connection:
     def _call(self, fn, *args):
         """A blocking statement call: interruptible by Ctrl-C on the main thread."""
         c = self._c()
-        err = _ERR()
-        if I.watching():
-            op = I.enter("stmt", c)
-            try:
-                st = fn(c, *args, byref(err))
-            finally:
-                I.leave()
-            if st == F.CANCELLED and op[2]:
-                if err:
-                    lib.staunch_error_free(err)
-                raise KeyboardInterrupt
-        else:
-            st = fn(c, *args, byref(err))
-        if st:
-            _raise(st, err)
+        _blocking("stmt", c, fn, c, *args)
+
+    def _call_rows(self, fn, rows, *args):
+        """A blocking call on a streaming row set (Ctrl-C cancels its statement)."""
+        _blocking("stmt", self._ptr, fn, rows, *args)
+
+    def _last_result(self) -> F.staunch_result:
+        """The session state the core tracks (no round trip)."""
+        r = F.staunch_result()
+        r.size = ctypes.sizeof(r)
+        _check(lib.staunch_conn_last_result, self._c(), byref(r))
+        return r
 
     def _in_transaction(self) -> bool:
         """Whether a transaction may be open (no round trip), as the core
         tracks it (under autocommit=0, any statement since the last end)."""
-        r = F.staunch_result()
-        r.size = ctypes.sizeof(r)
-        err = _ERR()
-        st = lib.staunch_conn_last_result(self._c(), byref(r), byref(err))
-        if st:
-            _raise(st, err)
-        return bool(r.in_transaction)
+        return bool(self._last_result().in_transaction)
 
     def _may_end(self) -> bool:
         # Rows read in a pool without autocommit: a transaction may be open
@@ -587,13 +540,7 @@ class Connection:
 
     @property
     def autocommit(self) -> bool:
-        r = F.staunch_result()
-        r.size = ctypes.sizeof(r)
-        err = _ERR()
-        st = lib.staunch_conn_last_result(self._c(), byref(r), byref(err))
-        if st:
-            _raise(st, err)
-        return r.autocommit
+        return self._last_result().autocommit
 
     @autocommit.setter
     def autocommit(self, value: bool) -> None:
@@ -616,10 +563,7 @@ class Connection:
         """This borrow's statement time limit (None: the pool's query_timeout;
         0: none). A statement past it raises StatementTimeout."""
         ms = F.TIMEOUT_DEFAULT if seconds is None else _timeout_ms(seconds, "statement timeout")
-        err = _ERR()
-        st = lib.staunch_conn_set_timeout(self._c(), ms, byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_conn_set_timeout, self._c(), ms)
 
     def cancel(self) -> bool:
         """Cancels the statement running on this connection, from any thread
@@ -628,19 +572,13 @@ class Connection:
         if p is None:
             return False
         done = c_bool(False)
-        err = _ERR()
-        st = lib.staunch_conn_cancel(p, byref(done), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_conn_cancel, p, byref(done))
         return done.value
 
     def thread_id(self) -> int:
         """The server's id of this session (CONNECTION_ID())."""
         out = c_uint64()
-        err = _ERR()
-        st = lib.staunch_conn_server_id(self._c(), byref(out), byref(err))
-        if st:
-            _raise(st, err)
+        _check(lib.staunch_conn_server_id, self._c(), byref(out))
         return out.value
 
     @property
@@ -677,12 +615,9 @@ class Connection:
             self.close()
 
     def __del__(self) -> None:
-        p = getattr(self, "_ptr", None)
-        if p is not None and lib is not None:
-            self._ptr = None
+        if getattr(self, "_ptr", None) is not None and lib is not None:
             # A finalizer must not block: close it rather than wait for a rollback.
-            lib.staunch_conn_discard(p, None)
-            lib.staunch_conn_free(p)
+            self.discard()
 
 
 _ISOLATION = {
@@ -738,7 +673,6 @@ class Cursor:
         self.connection = connection
         self.arraysize = 1
         self._desc = None
-        self._desc_rows = None
         self.rowcount = -1
         self.lastrowid = None
         self.rownumber = 0
@@ -755,7 +689,6 @@ class Cursor:
         return self.connection
 
     def _free_rows(self) -> None:
-        self._desc_rows = None  # the description is not read from a freed row set
         r, self._rows = self._rows, None
         if r:
             (lib.staunch_rows_free if self._stream else lib.buffered.staunch_rows_free)(r)
@@ -764,7 +697,7 @@ class Cursor:
         """Runs one statement; returns rowcount (affected or selected rows)."""
         conn = self._conn()
         self._free_rows()
-        self.description = None
+        self._desc = None
         self.rowcount = -1
         self.lastrowid = None
         self._data = []
@@ -778,15 +711,12 @@ class Cursor:
         else:
             sql, values = C.bind(query, args)
         params = C.make_params(values) if values else None
-        stream = F.QUERY_STREAM if self._stream else 0
-        if values:
-            flags = stream
-        elif conn._pool_ref.prepare_selects and _prepared_select(sql):
-            # A lone SELECT: the binary protocol (values come binary, about
-            # twice as fast to read as text); cached by the connection.
-            flags = stream
-        else:
-            flags = F.QUERY_TEXT | stream
+        flags = F.QUERY_STREAM if self._stream else 0
+        # Prepared: with parameters, or a lone SELECT under prepare_selects
+        # (the binary protocol: values come binary, about twice as fast to
+        # read as text; cached by the connection). Text otherwise.
+        if not values and not (conn._pool_ref.prepare_selects and _prepared_select(sql)):
+            flags |= F.QUERY_TEXT
         out = _ROWS_P()
         raw = sql.encode("utf-8")
         try:
@@ -796,7 +726,7 @@ class Cursor:
                 if values or flags & F.QUERY_TEXT or e.args[0] != 1295:
                     raise
                 # 1295: this statement cannot be prepared: as text then.
-                conn._call(lib.staunch_conn_query_ex, raw, None, 0, F.QUERY_TEXT | stream, byref(out))
+                conn._call(lib.staunch_conn_query_ex, raw, None, 0, flags | F.QUERY_TEXT, byref(out))
         except BaseException:
             if out:
                 lib.staunch_rows_free(out)
@@ -808,13 +738,11 @@ class Cursor:
     def executemany(self, query, seq_of_args) -> int | None:
         """Runs the statement once per parameter set; rowcount is the sum."""
         total = 0
-        any_ = False
         for args in seq_of_args:
             self.execute(query, args)
             if self.rowcount > 0:
                 total += self.rowcount
-            any_ = True
-        self.rowcount = total if any_ else 0
+        self.rowcount = total
         return self.rowcount
 
     def callproc(self, procname: str, args=()) -> tuple:
@@ -834,7 +762,7 @@ class Cursor:
         if n:
             self.connection._rows_seen = True
         if n == 0:
-            self.description = None
+            self._desc = None
             self._types = ()
             self._data = []
             self.rowcount = lib.staunch_rows_affected_rows(rows)
@@ -852,7 +780,6 @@ class Cursor:
             types.append(ct.value)
         self._types = tuple(types)
         self._desc = None
-        self._desc_rows = rows
         if self._stream:
             self.rowcount = -1
             self._data = []
@@ -866,24 +793,17 @@ class Cursor:
     def description(self):
         """PEP 249: a 7-tuple per column (name, MySQL type code, None, length,
         length, decimals, null_ok), or None for a statement without rows."""
-        if self._desc is None and self._desc_rows is not None:
-            self._desc = self._describe(self._desc_rows)
+        if self._desc is None and self._types and self._rows:
+            # Read when asked for, from the current set (never a freed one).
+            self._desc = self._describe(self._rows)
         return self._desc
-
-    @description.setter
-    def description(self, value) -> None:
-        self._desc = value
-        self._desc_rows = None
 
     def _describe(self, rows) -> tuple:
         desc = []
         ci = _CI()
         ci.size = ctypes.sizeof(ci)
-        err = _ERR()
         for i in range(len(self._types)):
-            st = lib.staunch_rows_column_info(rows, i, byref(ci), byref(err))
-            if st:
-                _raise(st, err)
+            _check(lib.staunch_rows_column_info, rows, i, byref(ci))
             name = ci.name[: ci.name_len].decode("utf-8", "replace") if ci.name else ""
             desc.append((name, ci.type_code, None, ci.length, ci.length, ci.decimals, not (ci.flags & 1)))
         return tuple(desc)
@@ -926,15 +846,12 @@ class Cursor:
         if self._stream:
             self.connection._call_rows(lib.staunch_rows_next_result, rows, byref(has))
         else:
-            err = _ERR()
-            st = lib.buffered.staunch_rows_next_result(rows, byref(has), byref(err))
-            if st:
-                _raise(st, err)
+            _check(lib.buffered.staunch_rows_next_result, rows, byref(has))
         if not has.value:
             self._free_rows()
             self._data = []
             self._types = ()
-            self.description = None
+            self._desc = None
             return None
         self.rownumber = 0
         self._start_set()
@@ -1003,10 +920,8 @@ class Cursor:
         self.close()
 
     def __del__(self) -> None:
-        r = getattr(self, "_rows", None)
-        if r and lib is not None:
-            self._rows = None
-            (lib.staunch_rows_free if self._stream else lib.buffered.staunch_rows_free)(r)
+        if getattr(self, "_rows", None) and lib is not None:
+            self._free_rows()
 
 
 class SSCursor(Cursor):
@@ -1064,29 +979,6 @@ class SSCursor(Cursor):
 
     def scroll(self, value: int, mode: str = "relative") -> None:
         raise E.NotSupportedError(0, "a streaming cursor cannot scroll")
-
-
-def _call_rows(self, fn, rows, *args):
-    """A blocking call on a streaming row set (Ctrl-C cancels its statement)."""
-    err = _ERR()
-    c = self._ptr
-    if c is not None and I.watching():
-        op = I.enter("stmt", c)
-        try:
-            st = fn(rows, *args, byref(err))
-        finally:
-            I.leave()
-        if st == F.CANCELLED and op[2]:
-            if err:
-                lib.staunch_error_free(err)
-            raise KeyboardInterrupt
-    else:
-        st = fn(rows, *args, byref(err))
-    if st:
-        _raise(st, err)
-
-
-Connection._call_rows = _call_rows
 
 
 class DictCursor(Cursor):
