@@ -70,6 +70,29 @@ class ToolSupportTest {
         }
     }
 
+    /** Spring's NESTED propagation (DataSourceTransactionManager): the inner failure rolls back to a savepoint only. */
+    @Test
+    void spring_nested_propagation_rolls_back_to_a_savepoint() throws Exception {
+        try (StaunchDataSource ds = JdbcTest.ds(2)) {
+            org.springframework.jdbc.core.JdbcTemplate jdbc = new org.springframework.jdbc.core.JdbcTemplate(ds);
+            jdbc.execute("CREATE OR REPLACE TABLE nested_t (id INT PRIMARY KEY)");
+            var tm = new org.springframework.jdbc.support.JdbcTransactionManager(ds);
+            var outer = new org.springframework.transaction.support.TransactionTemplate(tm);
+            var inner = new org.springframework.transaction.support.TransactionTemplate(tm);
+            inner.setPropagationBehavior(org.springframework.transaction.TransactionDefinition.PROPAGATION_NESTED);
+            outer.executeWithoutResult(st -> {
+                jdbc.update("INSERT INTO nested_t VALUES (1)");
+                assertThrows(IllegalStateException.class, () -> inner.executeWithoutResult(st2 -> {
+                    jdbc.update("INSERT INTO nested_t VALUES (2)");
+                    throw new IllegalStateException("roll back the nested part");
+                }));
+                inner.executeWithoutResult(st3 -> jdbc.update("INSERT INTO nested_t VALUES (3)"));
+            });
+            assertEquals(List.of(1L, 3L), jdbc.queryForList("SELECT id FROM nested_t ORDER BY id", Long.class));
+            jdbc.execute("DROP TABLE nested_t");
+        }
+    }
+
     @Test
     void created_lobs_bind_as_their_values() throws Exception {
         try (StaunchDataSource ds = JdbcTest.ds(1); Connection c = ds.getConnection(); Statement s = c.createStatement()) {
