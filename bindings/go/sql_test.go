@@ -268,13 +268,9 @@ func Test_sql_conf_threads(t *testing.T) {
 	}
 }
 
-func Test_sql_open_by_name_is_refused(t *testing.T) {
-	db, err := sql.Open("staunch", directURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Ping(); !errors.Is(err, staunch.ErrInvalid) {
-		t.Fatalf("sql.Open(\"staunch\"): %v", err)
+func Test_sql_open_by_name_with_a_bad_dsn_names_both_forms(t *testing.T) {
+	_, err := sql.Open("staunch", "not a dsn")
+	if !errors.Is(err, staunch.ErrInvalid) || !strings.Contains(err.Error(), "mysql://") || !strings.Contains(err.Error(), "tcp(host:port)") {
+		t.Fatalf("sql.Open(\"staunch\", \"not a dsn\"): %v", err)
 	}
 }
