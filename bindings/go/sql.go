@@ -169,13 +169,24 @@ func (sc *sqlConn) Prepare(query string) (driver.Stmt, error) {
 	return sc.PrepareContext(context.Background(), query)
 }
 
-// PrepareContext returns a statement that staunch prepares (through its
-// per-connection statement cache) when it runs.
+// PrepareContext prepares the statement on the server now (into the
+// connection's statement cache, which its runs then use), so a bad
+// statement fails here, as with go-sql-driver; NumInput is then its count of
+// placeholders. A statement the server cannot prepare (1295) is still
+// accepted: it runs as text when it has no arguments.
 func (sc *sqlConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	if sc.c.c == nil {
 		return nil, driver.ErrBadConn
 	}
-	return &sqlStmt{sc: sc, query: query}, nil
+	n, err := sc.c.prepare(ctx, query)
+	var me *MySQLError
+	if errors.As(err, &me) && me.Number == 1295 {
+		n, err = -1, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &sqlStmt{sc: sc, query: query, n: n}, nil
 }
 
 // Close releases the connection back to staunch.
@@ -228,7 +239,7 @@ func (sc *sqlConn) QueryContext(ctx context.Context, query string, args []driver
 	if err != nil {
 		return nil, err
 	}
-	rows, err := sc.c.Query(ctx, query, a...)
+	rows, err := sc.c.queryStream(ctx, query, a)
 	if err != nil {
 		return nil, sc.failed(err)
 	}
@@ -358,12 +369,14 @@ func sqlTxErr(err error) error {
 type sqlStmt struct {
 	sc    *sqlConn
 	query string
+	n     int // placeholders, -1 if unknown
 }
 
 func (s *sqlStmt) Close() error { return nil }
 
-// NumInput -1: staunch checks the count against the placeholders.
-func (s *sqlStmt) NumInput() int { return -1 }
+// NumInput is the count of placeholders the server reported (database/sql
+// checks the arguments against it), -1 if unknown.
+func (s *sqlStmt) NumInput() int { return s.n }
 
 func (s *sqlStmt) Exec(args []driver.Value) (driver.Result, error) {
 	return s.ExecContext(context.Background(), named(args))
