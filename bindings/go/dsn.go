@@ -28,8 +28,8 @@ import (
 //	readTimeout        honoured: the knob query_timeout (each statement's limit, ended by the server)
 //	writeTimeout       honoured: folded into query_timeout too (the larger of the two): staunch bounds
 //	                   every write by the statement's limit, it has no separate write bound
-//	interpolateParams  false honoured (the default: statements with arguments are prepared);
-//	                   true refused until the core's interpolate_params knob exists (issue #20)
+//	interpolateParams  honoured: the knob interpolate_params (true: arguments written into the SQL
+//	                   by the library, escaped for the session; false, the default: prepared)
 //	tls                false/true/skip-verify/preferred: tls_mode disabled/verify_identity/required/
 //	                   preferred; a name registered with go-sql-driver's RegisterTLSConfig is refused
 //	                   (staunch has no registry of *tls.Config: use the knobs tls_ca, tls_cert, tls_key)
@@ -353,7 +353,11 @@ func driverOption(knobs map[string]string, name, value string, readTO, writeTO *
 			*writeTO = d
 		}
 	case "interpolateParams":
-		return falseOnly("staunch prepares statements with arguments; interpolation arrives with the core's interpolate_params knob (issue #20)")
+		b, err := dsnBool(name, value)
+		if err != nil {
+			return err
+		}
+		knobs["interpolate_params"] = strconv.FormatBool(b)
 	case "tls":
 		switch strings.ToLower(value) {
 		case "false", "0":

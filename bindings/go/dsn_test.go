@@ -200,6 +200,7 @@ func Test_dsn_options_refused_by_name(t *testing.T) {
 		{"allowAllFiles=true", "allowAllFiles"},
 		{"compress=true", "compress"},
 		{"readTimeout=x", "readTimeout"},
+		{"interpolateParams=maybe", "interpolateParams"},
 		{"loc=Nowhere%2FElse", "loc"},
 	} {
 		_, err := sql.Open("staunch", driverDSN(t, c.params))
@@ -212,7 +213,7 @@ func Test_dsn_options_refused_by_name(t *testing.T) {
 func Test_dsn_options_honoured(t *testing.T) {
 	db := sqlOpen(t, driverDSN(t, "charset=utf8mb4&collation=utf8mb4_unicode_ci&wait_timeout=1234"+
 		"&clientFoundRows=true&columnsWithAlias=true&multiStatements=true&timeout=2s&readTimeout=30s&writeTimeout=5s"+
-		"&maxAllowedPacket=0&interpolateParams=false&tls=false"))
+		"&maxAllowedPacket=0&interpolateParams=true&tls=false"))
 	for range 2 { // a second connection, or the same after its reset
 		var coll string
 		var wt int
@@ -300,5 +301,32 @@ func Test_dsn_reject_read_only(t *testing.T) {
 	_, err = c.ExecContext(context.Background(), "UPDATE mysql.db SET Host = Host WHERE 0")
 	if !errors.Is(err, driver.ErrBadConn) {
 		t.Fatalf("1792 with rejectReadOnly: %v, want the connection dropped (driver.ErrBadConn)", err)
+	}
+}
+
+func Test_dsn_interpolate_params_sends_no_prepare(t *testing.T) {
+	for _, interp := range []bool{true, false} {
+		db := sqlOpen(t, driverDSN(t, fmt.Sprintf("interpolateParams=%v", interp)))
+		c, err := db.Conn(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prepares := func() int {
+			var name string
+			var n int
+			if err := c.QueryRowContext(bg, "SHOW SESSION STATUS LIKE 'Com_stmt_prepare'").Scan(&name, &n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := prepares()
+		var s string
+		if err := c.QueryRowContext(bg, "SELECT CONCAT(?, 'x', ?)", "it's", 7).Scan(&s); err != nil || s != "it'sx7" {
+			t.Fatalf("interpolateParams=%v: %q %v", interp, s, err)
+		}
+		if got := prepares() - before; (got == 0) != interp {
+			t.Fatalf("interpolateParams=%v: %d prepares", interp, got)
+		}
+		c.Close()
 	}
 }
