@@ -1614,6 +1614,23 @@ staunch_status staunch_conn_commit(struct staunch_conn *conn, struct staunch_err
 staunch_status staunch_conn_rollback(struct staunch_conn *conn, struct staunch_error **err);
 
 /**
+ * Prepares `sql` on the connection without running it (through the
+ * connection's statement cache, so running it with parameters later costs
+ * no second prepare), so that a statement the server refuses is reported
+ * now: what a driver's `Prepare` needs. `n_params` (may be NULL) receives
+ * the number of `?` placeholders, on success only.
+ *
+ * Errors: STAUNCH_SERVER_ERROR (a syntax error, an unknown table, 1295 for
+ * a statement the server cannot prepare: it can still run as text), and as
+ * for `staunch_conn_execute`. Blocks for one round trip, bounded as a
+ * statement. Same rules as `staunch_conn_execute` otherwise.
+ */
+staunch_status staunch_conn_prepare(struct staunch_conn *conn,
+                                    const char *sql,
+                                    uint32_t *n_params,
+                                    struct staunch_error **err);
+
+/**
  * Checks the connection is alive (`COM_PING`). On failure (STAUNCH_IO_ERROR)
  * the connection is broken: discarded when released. Blocks for one round
  * trip (bounded by the connection's time limit, if any). Same rules as

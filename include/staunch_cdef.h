@@ -456,6 +456,11 @@ staunch_status staunch_conn_commit(struct staunch_conn *conn, struct staunch_err
 
 staunch_status staunch_conn_rollback(struct staunch_conn *conn, struct staunch_error **err);
 
+staunch_status staunch_conn_prepare(struct staunch_conn *conn,
+                                    const char *sql,
+                                    uint32_t *n_params,
+                                    struct staunch_error **err);
+
 staunch_status staunch_conn_ping(struct staunch_conn *conn, struct staunch_error **err);
 
 staunch_status staunch_conn_set_timeout(struct staunch_conn *conn,
