@@ -503,15 +503,13 @@ def test_conf_session_reset(pool_factory):
         assert conn.autocommit is False  # the pool's own setting survives the reset
 
 
-def test_conf_frozen_statement(server, pool_factory):
+def test_conf_frozen_statement(server, own_server, pool_factory):
     """At the defaults: the server frozen 1 s into SELECT SLEEP(3) fails
     within the liveness bound (threshold 5 s + connect_timeout 3 s +
     validation_timeout 1 s) with ServerUnresponsive, an OperationalError;
     the pool serves after the thaw. Meanwhile SELECT SLEEP(25) on a healthy
     server returns its answer."""
-    from conftest import Testkit
-
-    healthy = Testkit("server")
+    healthy = own_server
     long_result = {}
 
     def long_statement():
@@ -546,5 +544,4 @@ def test_conf_frozen_statement(server, pool_factory):
             assert one(c, "SELECT 1") == 1
     finally:
         t.join()
-        healthy.close()
     assert long_result.get("v") == 25, long_result
