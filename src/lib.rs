@@ -55,6 +55,7 @@ use std::sync::Arc;
 
 pub use crate::client::{
     CancelHandle, ConnectConfig, MysqlConnector, PooledConn, Session, TlsMode,
+    DEFAULT_LIVENESS_THRESHOLD,
 };
 pub use crate::config::{Builder, Config};
 pub use crate::error::{Error, ErrorKind, Result};

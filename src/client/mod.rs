@@ -72,7 +72,7 @@ use mysql::prelude::Queryable;
 use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
 
 pub use self::cancel::CancelHandle;
-pub use self::config::{ConnectConfig, TlsMode};
+pub use self::config::{ConnectConfig, TlsMode, DEFAULT_LIVENESS_THRESHOLD};
 pub use self::conn::PooledConn;
 pub use self::session::Session;
 use crate::duration::fmt_duration;
