@@ -418,9 +418,10 @@ impl Env {
     /// own (the drill's knobs, no query_timeout, liveness at its default)
     /// each run `SELECT SLEEP(60)`; 1 s in, the server is frozen until
     /// every one has returned (at most the bound + 5 s). Invariant: every
-    /// call failed with ServerUnresponsive no later than liveness_threshold
-    /// + connect_timeout + validation_timeout (+ 1.5 s of ticks and
-    /// scheduling) after the freeze; the window fails otherwise.
+    /// call failed with ServerUnresponsive no later than the sum of
+    /// liveness_threshold, connect_timeout and validation_timeout (plus 1.5
+    /// s of ticks and scheduling) after the freeze; the window fails
+    /// otherwise.
     fn freeze_long_statements(&mut self, w: &Window, sh: &Shared, url: &str) -> Result<(), String> {
         const LONG_STATEMENTS: usize = 2;
         let Env::Local {
