@@ -101,8 +101,9 @@ pub(crate) struct Slot<T> {
     pub made_ns: AtomicU64,
     /// Why the liveness check cut the current borrow's statement off (set
     /// before `signals.cut`, by the liveness thread; read by the borrower
-    /// once it sees `cut`). Held only to copy the text.
-    pub verdict: Mutex<Option<String>>,
+    /// once it sees `cut`). Held only to copy the text. A plain std mutex
+    /// even under loom: no entry's ownership depends on it.
+    pub verdict: std::sync::Mutex<Option<String>>,
     /// The borrowing thread's name, recorded only with leak detection on.
     borrower: Mutex<Option<String>>,
 }
@@ -125,7 +126,7 @@ impl<T> Slot<T> {
             signals: Signals::default(),
             liveness_key: AtomicU64::new(u64::MAX),
             made_ns: AtomicU64::new(0),
-            verdict: Mutex::new(None),
+            verdict: std::sync::Mutex::new(None),
             borrower: Mutex::new(None),
         }
     }
