@@ -58,6 +58,9 @@ mod conn;
 mod error;
 mod liveness;
 mod session;
+pub(crate) mod sql;
+mod statement;
+pub(crate) mod value;
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, ToSocketAddrs};
@@ -73,8 +76,13 @@ use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
 
 pub use self::cancel::CancelHandle;
 pub use self::config::{ConnectConfig, TlsMode, DEFAULT_LIVENESS_THRESHOLD};
+pub(crate) use self::conn::reports_partly;
 pub use self::conn::PooledConn;
 pub use self::session::Session;
+pub use self::sql::{Lexing, Scan};
+pub use self::statement::Way;
+pub(crate) use self::statement::{Plan, ReadAnswer, StatementError};
+pub use self::value::{Decimal, DecimalError, Param};
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{ConnectAttempt, Connector, Recycled};
