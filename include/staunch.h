@@ -897,6 +897,16 @@ typedef struct staunch_value {
 #define STAUNCH_CANCELLED 304
 
 /**
+ * The server stopped answering during the statement: it waited past the
+ * pool's `liveness_threshold`, and a check on a side connection found the
+ * server not answering, restarted or replaced, or no longer running the
+ * statement's connection. Its socket was shut down; the connection is
+ * broken (STAUNCH_BROKEN afterwards) and closed when released. The message
+ * says what was checked and what happened.
+ */
+#define STAUNCH_SERVER_UNRESPONSIVE 305
+
+/**
  * A broken internal invariant in staunch. Please report it.
  */
 #define STAUNCH_INTERNAL 900

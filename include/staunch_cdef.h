@@ -223,6 +223,8 @@ typedef struct staunch_value {
 
 #define STAUNCH_CANCELLED 304
 
+#define STAUNCH_SERVER_UNRESPONSIVE 305
+
 #define STAUNCH_INTERNAL 900
 
 #define STAUNCH_PANIC 901

@@ -55,7 +55,7 @@ use std::sync::Arc;
 
 pub use crate::client::{
     CancelHandle, ConnectConfig, Decimal, DecimalError, Lexing, MysqlConnector, Param, PooledConn,
-    Scan, Session, TlsMode, Way,
+    Scan, Session, TlsMode, Way, DEFAULT_LIVENESS_THRESHOLD,
 };
 pub use crate::config::{Builder, Config};
 pub use crate::error::{Error, ErrorKind, Result};
