@@ -292,6 +292,11 @@ impl Galera {
         }
     }
 
+    /// The servers themselves, node 0 first.
+    pub fn into_servers(self) -> Vec<MariaDb> {
+        self.nodes.into_iter().map(|n| n.server).collect()
+    }
+
     /// SIGSTOP node `i` (see [`MariaDb::freeze`]).
     pub fn freeze(&self, i: usize) {
         self.nodes[i].server.freeze();
