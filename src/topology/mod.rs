@@ -15,6 +15,7 @@
 
 mod config;
 mod monitor;
+mod rules;
 
 use std::fmt;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
@@ -22,7 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub(crate) use self::config::SecondaryCheck;
+pub(crate) use self::config::{Kind, SecondaryCheck};
 pub use self::config::{PingType, TopologyConfig, DEFAULT_ALIVE_ERROR_CODES};
 use crate::client::{ConnectConfig, MysqlConnector, PooledConn};
 use crate::error::{Error, ErrorKind, Result};
@@ -33,6 +34,11 @@ use crate::sync::lock;
 
 /// `writer` value when no host may take writes.
 const NO_WRITER: usize = usize::MAX;
+
+/// `Topo::mode` values.
+pub(crate) const MODE_UNKNOWN: u8 = 0;
+pub(crate) const MODE_REPLICATION: u8 = 1;
+pub(crate) const MODE_GALERA: u8 = 2;
 
 /// What the monitor last found about a host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +91,10 @@ impl AtomicHealth {
     pub fn store(&self, h: HostHealth) {
         self.0.store(h as u8, Relaxed)
     }
+    /// Stores `h`, returns what was there.
+    pub fn swap(&self, h: HostHealth) -> HostHealth {
+        HostHealth::from_u8(self.0.swap(h as u8, Relaxed))
+    }
 }
 
 /// One server: its own pool, and what the monitor found about it.
@@ -114,6 +124,11 @@ pub(crate) struct Topo {
     /// Why there is no writer (the error `get` returns meanwhile); its mutex
     /// is held only to set, clear or clone it.
     pub no_writer: Mutex<Option<Error>>,
+    /// The rule set in force: [`MODE_UNKNOWN`] until the monitor's first
+    /// look (without `topology=`), then [`MODE_REPLICATION`] or
+    /// [`MODE_GALERA`]. Written by the monitor only (`Relaxed`: routing acting
+    /// on a value one check old is fine).
+    pub mode: AtomicU8,
     /// Set once by `close` (`SeqCst`).
     pub closed: AtomicBool,
     /// Dropped on close to wake the monitor; the mutex guards only the take.
@@ -249,6 +264,11 @@ impl Pool {
             hosts,
             writer: AtomicUsize::new(0),
             no_writer: Mutex::new(None),
+            mode: AtomicU8::new(match topology.kind {
+                Kind::Replication => MODE_REPLICATION,
+                Kind::Galera => MODE_GALERA,
+                Kind::Auto | Kind::Single => MODE_UNKNOWN,
+            }),
             pool_cfg: pool_cfg.clone(),
             cfg: topology.clone(),
             listener,
@@ -356,9 +376,17 @@ impl Pool {
         let start = std::time::Instant::now();
         let writer = t.writer();
         let n = t.hosts.len();
+        // Replicas whose last check qualifies them (or not checked yet);
+        // in a Galera cluster only nodes the monitor found Synced within
+        // max_transactions_behind; before the monitor knows which, none.
+        let mode = t.mode.load(Relaxed);
         let eligible: Vec<usize> = (0..n)
-            .filter(|&i| Some(i) != writer)
-            .filter(|&i| t.hosts[i].health.load().takes_reads() && t.cfg.replication)
+            .filter(|&i| Some(i) != writer && t.cfg.multi())
+            .filter(|&i| match (mode, t.hosts[i].health.load()) {
+                (MODE_REPLICATION, h) => h.takes_reads(),
+                (MODE_GALERA, h) => h == HostHealth::Healthy,
+                _ => false,
+            })
             .collect();
         if !eligible.is_empty() {
             // Spread over the qualifying replicas; each one's own pool hands
