@@ -127,7 +127,8 @@ const MARIADB_WSREP_STATE: &str = "SELECT @@global.read_only, @@global.server_id
      @@global.gtid_binlog_pos, @@global.gtid_current_pos, @@global.wsrep_on, \
      @@global.wsrep_desync, @@global.wsrep_reject_queries; SHOW SLAVE STATUS; \
      SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state', \
-     'wsrep_cluster_status', 'wsrep_ready', 'wsrep_local_index', 'wsrep_local_recv_queue')";
+     'wsrep_cluster_status', 'wsrep_ready', 'wsrep_local_index', 'wsrep_local_recv_queue', \
+     'wsrep_cluster_conf_id', 'wsrep_cluster_size')";
 const MYSQL_STATE: &str =
     "SELECT @@global.read_only, @@global.server_id, '', ''; SHOW SLAVE STATUS";
 
@@ -820,6 +821,14 @@ impl Monitor {
             let out = probed && class == NodeClass::Out;
             let h = &self.t.hosts[i];
             if out && !self.hosts[i].galera_out {
+                h.pool.fail_waiters(&Error::new(
+                    ErrorKind::NoWriter,
+                    format!(
+                        "Galera node {} left the Synced nodes ({}); retry",
+                        h.endpoint,
+                        describe(obs.as_ref(), self.hosts[i].error.as_ref())
+                    ),
+                ));
                 h.pool.soft_evict();
                 let cut = h.pool.abort_borrowed();
                 log::warn!(target: "staunch", "Galera node {} is out ({}): no statements; cut off {cut} borrowed connections", h.endpoint, describe(obs.as_ref(), self.hosts[i].error.as_ref()));
@@ -855,14 +864,18 @@ impl Monitor {
                 self.galera_refused = false;
                 if let Some(f) = before.filter(|&f| f != w) {
                     let old = &self.t.hosts[f].pool;
-                    old.fail_waiters(&Error::new(
-                        ErrorKind::NoWriter,
-                        format!(
-                            "the writer moved from {} to {} (it left the Synced nodes); retry",
-                            self.ep(f),
-                            self.ep(w)
-                        ),
-                    ));
+                    // A node still serving (desynced, donor, passed over)
+                    // runs what it was given; a node out fails it now.
+                    if self.hosts[f].galera_out {
+                        old.fail_waiters(&Error::new(
+                            ErrorKind::NoWriter,
+                            format!(
+                                "the writer moved from {} to {} (it left the Synced nodes); retry",
+                                self.ep(f),
+                                self.ep(w)
+                            ),
+                        ));
+                    }
                     old.soft_evict();
                 }
                 log::info!(target: "staunch", "Galera: writes go to {}", self.ep(w));
@@ -1417,6 +1430,8 @@ fn galera_obs(status: &BTreeMap<String, String>, desync: bool, reject: &str) -> 
         rejects: !reject.is_empty() && !reject.eq_ignore_ascii_case("NONE"),
         local_index: get("wsrep_local_index").parse().unwrap_or(u32::MAX),
         recv_queue: get("wsrep_local_recv_queue").parse().unwrap_or(u64::MAX),
+        conf_id: get("wsrep_cluster_conf_id").parse().unwrap_or(0),
+        size: get("wsrep_cluster_size").parse().unwrap_or(0),
     }
 }
 

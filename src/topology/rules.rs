@@ -232,6 +232,11 @@ pub(crate) struct GaleraObs {
     pub local_index: u32,
     /// `wsrep_local_recv_queue`: write-sets received, not yet applied.
     pub recv_queue: u64,
+    /// `wsrep_cluster_conf_id`: the number of the cluster view the node is
+    /// in; the same on every member of the current Primary component.
+    pub conf_id: u64,
+    /// `wsrep_cluster_size`.
+    pub size: u32,
 }
 
 impl Default for GaleraObs {
@@ -245,6 +250,8 @@ impl Default for GaleraObs {
             rejects: false,
             local_index: 0,
             recv_queue: 0,
+            conf_id: 1,
+            size: 3,
         }
     }
 }
@@ -303,13 +310,34 @@ pub(crate) struct GaleraPlan {
 /// (ProxySQL `max_transactions_behind`); the writer alone takes reads when
 /// none qualifies. A Donor/Desynced node (MaxScale `available_when_donor`
 /// off) gets reads only when no node is Synced at all, and still within
-/// `max_behind`. A node not Primary, not ready or unreachable gets nothing.
+/// `max_behind`. A node not Primary, not ready or unreachable gets nothing;
+/// nor does a node that still reports a Primary view older than another
+/// node's (`wsrep_cluster_conf_id`): the others have evicted it.
 pub(crate) fn galera_plan(
     current: Option<usize>,
     nodes: &[Option<GaleraObs>],
     max_behind: u64,
 ) -> GaleraPlan {
-    let class: Vec<NodeClass> = nodes.iter().map(|o| galera_class(o.as_ref())).collect();
+    // A node cut off from the others still reports the old Primary view
+    // until its own timeouts expire (~1 s after the others evicted it, at
+    // the default evs timeouts), and its commits hang meanwhile: a node in
+    // the Primary component whose view is older than another's is passed
+    // over (it is not out: nothing is cut).
+    // Only a newer view that is smaller counts (the others shrank without
+    // it): a node probed just before a join's view change is not stale.
+    let evicted = |o: &GaleraObs| {
+        nodes
+            .iter()
+            .flatten()
+            .any(|n| n.primary && o.primary && n.conf_id > o.conf_id && n.size < o.size)
+    };
+    let class: Vec<NodeClass> = nodes
+        .iter()
+        .map(|o| match o {
+            Some(o) if evicted(o) => NodeClass::Out,
+            o => galera_class(o.as_ref()),
+        })
+        .collect();
     let synced: Vec<usize> = (0..nodes.len())
         .filter(|&i| class[i] == NodeClass::Synced)
         .collect();
@@ -677,6 +705,23 @@ mod tests {
                 ]
             ),
             p(None, &[], &[1])
+        );
+        // The writer cut off, before its own timeouts expire: the two
+        // others evicted it (a newer view); it still says Primary.
+        let conf = |i: u32, c: u64, n: u32| {
+            with(i, |o| {
+                o.conf_id = c;
+                o.size = n
+            })
+        };
+        assert_eq!(
+            plan(Some(0), vec![conf(0, 5, 3), conf(0, 6, 2), conf(1, 6, 2)]),
+            p(Some(1), &[2], &[2])
+        );
+        // A newer, larger view (a node joined) makes no one stale.
+        assert_eq!(
+            plan(Some(0), vec![conf(0, 5, 2), conf(1, 6, 3), conf(2, 6, 3)]),
+            p(Some(0), &[1, 2], &[1, 2])
         );
         // Ties on local_index (two views at once): the host order decides.
         assert_eq!(
