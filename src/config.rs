@@ -730,11 +730,41 @@ mod tests {
                 "mysql://a,b/db?topology=replication&alive_error_codes=1040,x",
                 "alive_error_codes",
             ),
+            (
+                "mysql://a,b/db?max_transactions_behind=-1",
+                "max_transactions_behind must be a whole number",
+            ),
         ] {
             let e = Config::from_url(url).expect_err(url);
             assert_eq!(e.kind(), crate::ErrorKind::Config, "{url}");
             assert!(e.to_string().contains(needle), "{url}: {e}");
         }
+    }
+
+    #[test]
+    fn topology_kinds() {
+        use crate::topology::Kind;
+        // (url, kind, monitor runs)
+        for (url, kind, monitor) in [
+            ("mysql://h/db", Kind::Auto, false),
+            ("mysql://a,b/db", Kind::Auto, true),
+            ("mysql://a,b/db?topology=auto", Kind::Auto, true),
+            ("mysql://a,b/db?topology=galera", Kind::Galera, true),
+            ("mysql://h/db?topology=galera", Kind::Galera, true),
+            (
+                "mysql://a,b/db?topology=replication",
+                Kind::Replication,
+                true,
+            ),
+            ("mysql://h/db?topology=single", Kind::Single, false),
+            ("mysql://a,b/db?monitor=false", Kind::Auto, false),
+        ] {
+            let c = Config::from_url(url).unwrap();
+            assert_eq!(c.topology().kind, kind, "{url}");
+            assert_eq!(c.topology().monitor_enabled(), monitor, "{url}");
+        }
+        let c = Config::from_url("mysql://a,b/db?max_transactions_behind=7").unwrap();
+        assert_eq!(c.topology().max_transactions_behind, 7);
     }
 
     #[test]

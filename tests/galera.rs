@@ -96,6 +96,9 @@ fn where_am_i(c: &mut staunch::PooledConn) -> Result<Node, mysql::Error> {
     })
 }
 
+/// A direct insert: when it started, when it ended, whether it committed.
+type Direct = (Instant, Instant, bool);
+
 #[derive(Clone, Debug)]
 struct Rec {
     thread: usize,
@@ -114,7 +117,7 @@ struct Load {
     stop: Arc<AtomicBool>,
     writes: Arc<Mutex<Vec<Rec>>>,
     reads: Arc<Mutex<Vec<Rec>>>,
-    direct: Arc<Mutex<Vec<(Instant, Instant, bool)>>>,
+    direct: Arc<Mutex<Vec<Direct>>>,
     threads: Vec<thread::JoinHandle<()>>,
 }
 
@@ -240,7 +243,7 @@ impl Load {
             .count()
     }
 
-    fn stop(self) -> (Vec<Rec>, Vec<Rec>, Vec<(Instant, Instant, bool)>) {
+    fn stop(self) -> (Vec<Rec>, Vec<Rec>, Vec<Direct>) {
         self.stop.store(true, SeqCst);
         for t in self.threads {
             t.join().unwrap();
@@ -329,7 +332,7 @@ fn assert_bad_within_window(what: &str, recs: &[Rec]) -> usize {
 
 /// Galera's stall seen by the direct client: the longest insert that was
 /// running at `t` or started after it, and when it ended.
-fn direct_stall(direct: &[(Instant, Instant, bool)], t: Instant) -> Option<(Duration, Instant)> {
+fn direct_stall(direct: &[Direct], t: Instant) -> Option<(Duration, Instant)> {
     direct
         .iter()
         .filter(|(s, e, _)| *e >= t && *s <= t + Duration::from_secs(20))

@@ -503,12 +503,13 @@ mod tests {
         let max = Some(Duration::from_secs(30));
         use HostHealth::*;
         // (answered: read_only + slave status, superseded, writer id, want)
-        let table: Vec<(
+        type Row = (
             Option<(bool, Repl)>,
             bool,
             Option<u64>,
             (HostHealth, Option<Duration>),
-        )> = vec![
+        );
+        let table: Vec<Row> = vec![
             (None, false, Some(1), (Down, None)),
             (
                 Some((true, r("Yes", true, 1, Some(3)))),
