@@ -7,11 +7,14 @@
 //! validates its own connections (keepalive, validation on borrow after the
 //! bypass window, idle retirement).
 //!
-//! With one host (the default `topology=single`) the pool is that host's pool
-//! and nothing else runs. With `topology=replication` the first host is the
-//! initial primary (unless the monitor's first discovery finds another host
-//! with `read_only = 0` and the first read-only) and the rest are replicas;
-//! `staunch-monitor` (see `monitor.rs`) watches them all.
+//! With one host the pool is that host's pool and nothing else runs. With
+//! several, `staunch-monitor` (`monitor.rs`: the probes) watches them all and
+//! applies one of two rule sets (`rules.rs`: pure functions), chosen by the
+//! servers' `wsrep_on` at its first look unless `topology=` forces one:
+//! replication (the first host is the initial primary unless the first look
+//! finds another host with `read_only = 0` and the first read-only; the rest
+//! are replicas) or Galera (one writer by the lowest `wsrep_local_index`,
+//! kept while Synced; reads over the other Synced nodes).
 
 mod config;
 mod monitor;

@@ -90,6 +90,23 @@
 //! found it replicating from the current writer (`Master_Server_Id`) within
 //! `max_replication_lag` (`Seconds_Behind_Master`; NULL: broken).
 //!
+//! # Galera
+//!
+//! When every host answers `wsrep_on = 1` at the first look (or with
+//! `topology=galera`), the same probe also reads each node's `wsrep_%`
+//! status (a third statement in the same round trip) and the Galera rules
+//! of `rules::galera_plan` apply instead of 1-6: one writer by the lowest
+//! `wsrep_local_index`, kept while Synced (no fail-back); reads over the
+//! other Synced nodes within `max_transactions_behind`; a node that goes
+//! out of the Primary component (or unreachable) has its waiters failed and
+//! its borrowed connections cut at once; with no Synced node writes fail
+//! fast with `NoWriter`.
+//!
+//! The decisions themselves (alive errors, failure counting, the secondary
+//! check, DeadMaster, read health, the first look, the Galera plan) are
+//! pure functions in `rules.rs`, tested by tables; this file probes and
+//! applies them.
+//!
 //! Events are emitted from the monitor thread with no lock held.
 
 use std::collections::BTreeMap;
