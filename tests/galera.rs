@@ -431,6 +431,56 @@ fn galera_at_the_defaults() {
         0,
         "every node writable is normal in Galera"
     );
+    // A certification conflict: the writer's transaction loses to a commit
+    // on another node. Plain, it surfaces as server error 1213; through
+    // the opt-in helper, it runs again and succeeds.
+    g.server(0)
+        .sql("CREATE TABLE staunch_test.c (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB");
+    g.server(0).sql("INSERT INTO staunch_test.c VALUES (1, 0)");
+    let other = (0..3).find(|&i| i != w0).unwrap();
+    let mut direct = mysql::Conn::new(g.server(other).app_opts()).unwrap();
+    direct
+        .query_drop("SET SESSION wsrep_sync_wait = 15")
+        .unwrap();
+    let conflict = |c: &mut staunch::PooledConn,
+                    direct: &mut mysql::Conn,
+                    clash: bool|
+     -> Result<(), mysql::Error> {
+        c.query_drop("BEGIN")?;
+        c.query_drop("UPDATE c SET v = v + 1 WHERE id = 1")?;
+        if clash {
+            direct.query_drop("UPDATE c SET v = v + 10 WHERE id = 1")?;
+        }
+        c.query_drop("COMMIT")
+    };
+    let mut c = pool.get().unwrap();
+    let e = conflict(&mut c, &mut direct, true).expect_err("a certification conflict");
+    drop(c);
+    let e = staunch::Error::from_mysql("the test's transaction", &e);
+    assert!(e.is_conflict(), "{e}");
+    assert_eq!(e.kind(), ErrorKind::Server);
+    let mut runs = 0;
+    pool.retry_on_conflict(3, |c| {
+        runs += 1;
+        conflict(c, &mut direct, runs == 1)
+    })
+    .unwrap();
+    assert_eq!(runs, 2, "one conflict, then a clean run");
+    // 10 (the first clash) + 10 (the second) + 1 (the run that committed).
+    assert_eq!(
+        g.server(w0)
+            .query_i64("SELECT v FROM staunch_test.c WHERE id = 1"),
+        Some(21)
+    );
+    // A non-conflict error is not retried.
+    let mut runs = 0;
+    let e = pool
+        .retry_on_conflict(3, |c| {
+            runs += 1;
+            c.query_drop("SELECT * FROM no_such_table")
+        })
+        .unwrap_err();
+    assert_eq!((runs, e.server_code()), (1, Some(1146)));
     eprintln!(
         "TIMELINE rest: writer node {w0}, {} writes, reads {per:?}",
         writes.len()

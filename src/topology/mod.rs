@@ -338,6 +338,40 @@ impl Pool {
         .map(PooledConn::new)
     }
 
+    /// Runs `work` on a connection to the writer and, when it fails with a
+    /// conflict ([`Error::is_conflict`]: a deadlock, or a Galera
+    /// certification failure; the server rolled the transaction back), runs
+    /// it again on a freshly borrowed connection, up to `attempts` runs in
+    /// all (clamped to 1..=10), pausing 4, 8, 16... ms (plus jitter) between
+    /// runs. Opt-in, and for idempotent work only: `work` must be safe to
+    /// run again from its start, so it should open and commit its own
+    /// transaction. Any other error, and the last conflict, is returned as
+    /// it is (a conflict is `ErrorKind::Server` with `server_code() ==
+    /// Some(1213)`); each borrow waits at most `connection_timeout`.
+    pub fn retry_on_conflict<T>(
+        &self,
+        attempts: u32,
+        mut work: impl FnMut(&mut PooledConn) -> std::result::Result<T, mysql::Error>,
+    ) -> Result<T> {
+        let attempts = attempts.clamp(1, 10);
+        let mut run = 0;
+        loop {
+            run += 1;
+            let mut c = self.get()?;
+            let e = match work(&mut c) {
+                Ok(v) => return Ok(v),
+                Err(e) => Error::from_mysql("retry_on_conflict", &e),
+            };
+            drop(c);
+            if !e.is_conflict() || run >= attempts {
+                return Err(e);
+            }
+            log::debug!(target: "staunch", "conflict on run {run} of {attempts}, running again: {e}");
+            let pause = Duration::from_millis(2 << run.min(6));
+            std::thread::sleep(pause + Duration::from_millis(crate::pool::jitter(4)));
+        }
+    }
+
     /// A connection to the writer if one is idle now; never waits.
     pub fn try_get(&self) -> Result<Option<PooledConn>> {
         Ok(self.writer_pool()?.try_get()?.map(PooledConn::new))

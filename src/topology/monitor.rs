@@ -489,11 +489,14 @@ impl Monitor {
         let heartbeat = (self.t.cfg.ping_type == PingType::Insert && self.t.writer() == Some(i))
             .then(|| self.t.cfg.heartbeat_table.clone());
         let kept = self.hosts[i].kept.take();
+        // Galera's status only while it may matter: not once the hosts are
+        // known to be a replication topology (two statements, as before).
+        let wsrep = self.t.mode.load(Relaxed) != MODE_REPLICATION;
         let tx = self.tx.clone();
         let spawned = std::thread::Builder::new()
             .name("staunch-probe".into())
             .spawn(move || {
-                let result = probe(&connector, kept, heartbeat.as_deref(), &a2);
+                let result = probe(&connector, kept, heartbeat.as_deref(), wsrep, &a2);
                 // Cut off at the deadline: the monitor has moved on.
                 if a2.finish() {
                     let _ = tx.send(Done {
@@ -1283,10 +1286,11 @@ fn probe(
     connector: &MysqlConnector,
     kept: Option<MonConn>,
     heartbeat: Option<&str>,
+    wsrep: bool,
     a: &ConnectAttempt,
 ) -> Result<(Sample, MonConn)> {
     if let Some(mc) = kept {
-        match probe_on(mc, false, heartbeat, a) {
+        match probe_on(mc, false, heartbeat, wsrep, a) {
             Err(e) if a.cancelled().is_none() => {
                 log::debug!(target: "staunch", "monitor connection to {} broke ({e}); reconnecting", connector.endpoint());
             }
@@ -1298,13 +1302,14 @@ fn probe(
         mariadb: true,
         wsrep_vars: true,
     };
-    probe_on(mc, true, heartbeat, a)
+    probe_on(mc, true, heartbeat, wsrep, a)
 }
 
 fn probe_on(
     mut mc: MonConn,
     fresh: bool,
     heartbeat: Option<&str>,
+    wsrep: bool,
     a: &ConnectAttempt,
 ) -> Result<(Sample, MonConn)> {
     if let Some(dup) = crate::sys::DupFd::new(mc.conn.as_raw_fd()) {
@@ -1320,7 +1325,7 @@ fn probe_on(
             .map_err(|e| Error::from_mysql("SELECT @@version", &e))?;
         mc.mariadb = v.is_some_and(|v| v.contains("MariaDB"));
     }
-    let sample = read_state(&mut mc)?;
+    let sample = read_state(&mut mc, wsrep)?;
     if let (Some(table), false) = (heartbeat, sample.read_only) {
         let q = |c: &mut Conn, sql: &str| c.query_drop(sql).map_err(|e| Error::from_mysql(sql, &e));
         if fresh {
@@ -1342,9 +1347,10 @@ fn probe_on(
 }
 
 /// `read_only`, `server_id`, GTID positions, `SHOW SLAVE STATUS` and (on
-/// MariaDB with Galera's variables) the `wsrep_%` state, in one round trip.
-fn read_state(mc: &mut MonConn) -> Result<Sample> {
-    if mc.mariadb && mc.wsrep_vars {
+/// MariaDB with Galera's variables, unless the hosts are known to be a
+/// replication topology: `wsrep`) the `wsrep_%` state, in one round trip.
+fn read_state(mc: &mut MonConn, wsrep: bool) -> Result<Sample> {
+    if mc.mariadb && mc.wsrep_vars && wsrep {
         match read_state_with(mc, MARIADB_WSREP_STATE) {
             // 1193: unknown system variable (a build without wsrep).
             Err(e) if e.server_code() == Some(1193) => mc.wsrep_vars = false,
