@@ -67,29 +67,12 @@ fn galera_cluster_faults() {
     g.desync(1, false);
     g.wait_synced(1);
 
-    // kill -9 of node 0 (the one that bootstrapped): the others go on.
-    g.kill9(0);
-    g.wait_until(1, "a 2-node Primary component", |s| {
-        s.healthy() && s.cluster_size == 2
-    });
-    app(&g, 1)
-        .query_drop("INSERT INTO kit VALUES (2, 20)")
-        .expect("write on a survivor");
-    let t = Instant::now();
-    g.restart(0);
-    eprintln!(
-        "node 0 rejoined after kill -9 in {:?} ({:?})",
-        t.elapsed(),
-        g.last_transfer(0)
-    );
-    let v: Option<i64> = app(&g, 0)
-        .query_first("SELECT v FROM kit WHERE id = 2")
-        .expect("read on the rejoined node");
-    assert_eq!(v, Some(20), "the rejoined node has what it missed");
+    // kill -9 and the rejoin by SST that follows are exercised by the
+    // library's tests/galera.rs on its own cluster; not repeated here.
 
     // A rejoin that goes through a full state transfer.
     app(&g, 0)
-        .query_drop("INSERT INTO kit VALUES (3, 30)")
+        .query_drop("INSERT INTO kit VALUES (2, 20), (3, 30)")
         .expect("insert");
     let took = g.rejoin_sst(1);
     eprintln!("node 1 rejoined by SST in {took:?}");
