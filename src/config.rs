@@ -16,7 +16,7 @@ use crate::duration::{parse_duration, parse_opt_duration};
 use crate::error::{Error, Result};
 use crate::events::EventListener;
 use crate::pool::PoolConfig;
-use crate::topology::{PingType, SecondaryCheck, TopologyConfig};
+use crate::topology::{Kind, PingType, SecondaryCheck, TopologyConfig};
 
 /// The whole configuration of a pool: where to connect and the pool knobs.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -467,15 +467,24 @@ knobs! {
     "password" => |c, _k, v| c.connect.password = Some(v.to_owned()),
     "database" => |c, _k, v| c.connect.database = Some(v.to_owned()),
     "topology" => |c, _k, v| {
-        c.topology.replication = match v.trim() {
-            "single" => false,
-            "replication" => true,
+        c.topology.kind = match v.trim() {
+            "" | "auto" => Kind::Auto,
+            "single" => Kind::Single,
+            "replication" => Kind::Replication,
+            "galera" => Kind::Galera,
             _ => {
                 return Err(Error::config(format!(
-                    "topology must be single or replication, got {v:?}"
+                    "topology must be auto, single, replication or galera, got {v:?}"
                 )))
             }
         }
+    },
+    "max_transactions_behind" => |c, _k, v| {
+        c.topology.max_transactions_behind = v.trim().parse().map_err(|_| {
+            Error::config(format!(
+                "max_transactions_behind must be a whole number of write-sets, got {v:?}"
+            ))
+        })?
     },
     "monitor" => |c, k, v| c.topology.monitor = Some(parse_bool(k, v)?),
     "ping_type" => |c, _k, v| {
@@ -741,12 +750,15 @@ mod tests {
                 "mysql://h/db?keepalive_interval=2h&max_lifetime=1h",
                 "keepalive_interval",
             ),
-            ("mysql://a,b/db", "several hosts: add topology=replication"),
+            (
+                "mysql://a,b/db?topology=single",
+                "topology=single but the url names several hosts",
+            ),
             ("mysql://a:1,a:1/db?topology=replication", "listed twice"),
             ("mysql://a,,b/db?topology=replication", "empty entry"),
             (
                 "mysql://a,b/db?topology=ring",
-                "topology must be single or replication",
+                "topology must be auto, single, replication or galera",
             ),
             (
                 "mysql://a,b/db?topology=replication&ping_type=ssh",
@@ -756,11 +768,41 @@ mod tests {
                 "mysql://a,b/db?topology=replication&alive_error_codes=1040,x",
                 "alive_error_codes",
             ),
+            (
+                "mysql://a,b/db?max_transactions_behind=-1",
+                "max_transactions_behind must be a whole number",
+            ),
         ] {
             let e = Config::from_url(url).expect_err(url);
             assert_eq!(e.kind(), crate::ErrorKind::Config, "{url}");
             assert!(e.to_string().contains(needle), "{url}: {e}");
         }
+    }
+
+    #[test]
+    fn topology_kinds() {
+        use crate::topology::Kind;
+        // (url, kind, monitor runs)
+        for (url, kind, monitor) in [
+            ("mysql://h/db", Kind::Auto, false),
+            ("mysql://a,b/db", Kind::Auto, true),
+            ("mysql://a,b/db?topology=auto", Kind::Auto, true),
+            ("mysql://a,b/db?topology=galera", Kind::Galera, true),
+            ("mysql://h/db?topology=galera", Kind::Galera, true),
+            (
+                "mysql://a,b/db?topology=replication",
+                Kind::Replication,
+                true,
+            ),
+            ("mysql://h/db?topology=single", Kind::Single, false),
+            ("mysql://a,b/db?monitor=false", Kind::Auto, false),
+        ] {
+            let c = Config::from_url(url).unwrap();
+            assert_eq!(c.topology().kind, kind, "{url}");
+            assert_eq!(c.topology().monitor_enabled(), monitor, "{url}");
+        }
+        let c = Config::from_url("mysql://a,b/db?max_transactions_behind=7").unwrap();
+        assert_eq!(c.topology().max_transactions_behind, 7);
     }
 
     #[test]

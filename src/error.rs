@@ -210,6 +210,14 @@ impl Error {
 
     /// Whether this error or one it wraps carries one of these server error
     /// numbers.
+    /// A deadlock or, in a Galera cluster, a certification conflict: server
+    /// error 1213 (`ER_LOCK_DEADLOCK`). The server rolled the whole
+    /// transaction back; running it again from its start may succeed (see
+    /// `Pool::retry_on_conflict`).
+    pub fn is_conflict(&self) -> bool {
+        self.server_code() == Some(1213)
+    }
+
     pub fn has_server_code(&self, codes: &[u16]) -> bool {
         let mut e = Some(self);
         while let Some(x) = e {
