@@ -79,6 +79,15 @@ results=()
 section() { echo "== dist-check: $*"; t_section=$SECONDS; }
 passed() { results+=("$(printf '%-8s %4ds  %s' "$1" $((SECONDS - t_section)) "$2")"); }
 
+# loads_from BINARY LIBRARY: the binary's libstaunch resolves to LIBRARY
+# (through links: /lib is /usr/lib on merged-/usr systems).
+loads_from() {
+  local got
+  got=$(ldd "$1" | awk '/libstaunch[.]so/ {print $3}')
+  [ -n "$got" ] && [ "$(readlink -f "$got")" = "$(readlink -f "$2")" ] \
+    || { echo "$1 loads libstaunch from '$got', not $2" >&2; ldd "$1" >&2; return 1; }
+}
+
 newest_glibc() { objdump -T "$1" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n1; }
 
 check_go() { # against the C package installed from the .debs
@@ -98,8 +107,7 @@ check_go() { # against the C package installed from the .debs
     go get "$gomod@v$VERSION" 2>&1 | grep -v '^go: downloading' || true
     go build -o check-go .
     test -d "$GOMODCACHE/$gomod@v$VERSION" || { echo "the module is not in the fresh GOMODCACHE" >&2; exit 1; }
-    ldd ./check-go | grep -q "libstaunch.so.$MAJOR => /usr/lib/x86_64-linux-gnu/libstaunch.so.$MAJOR" \
-      || { ldd ./check-go >&2; exit 1; }
+    loads_from ./check-go "/usr/lib/x86_64-linux-gnu/libstaunch.so.$MAJOR"
     ./check-go "$URL"
   ) | tee "$W/go.out"
   passed go "$(tail -n1 "$W/go.out")"
@@ -120,7 +128,7 @@ for c in "${checks[@]}"; do
       # shellcheck disable=SC2046
       cc -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$W/deb/check-pc" "$W/src/check.c" \
         $(pkg-config --cflags --libs staunch) -pthread
-      ldd "$W/deb/check-pc" | grep -q "libstaunch.so.$MAJOR => /usr/lib/x86_64-linux-gnu/libstaunch.so.$MAJOR"
+      loads_from "$W/deb/check-pc" "/usr/lib/x86_64-linux-gnu/libstaunch.so.$MAJOR"
       "$W/deb/check-pc" "$URL" | tee "$W/deb.out" | sed 's/^/   pkg-config: /'
       cmake -S "$W/src" -B "$W/deb/cmake" >/dev/null
       cmake --build "$W/deb/cmake" >/dev/null
@@ -154,6 +162,7 @@ for c in "${checks[@]}"; do
       # shellcheck disable=SC2046
       cc -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$W/check-tar" "$W/src/check.c" \
         $(pkg-config --cflags --libs staunch) -pthread -Wl,-rpath,"$libdir"
+      loads_from "$W/check-tar" "$libdir/libstaunch.so.$MAJOR"
       "$W/check-tar" "$URL" | tee "$W/tar.out" | sed 's/^/   pkg-config: /'
       unset PKG_CONFIG_PATH
       cmake -S "$W/src" -B "$W/tar-cmake" -DCMAKE_PREFIX_PATH="$W/prefix" >/dev/null
