@@ -153,6 +153,22 @@ impl Builder {
         /// statement may run as long as it needs). Range ≥ 1 ms.
         query_timeout, connect.query_timeout, Option<Duration>);
     setter!(
+        /// Statement liveness, at any `query_timeout` (none included): a
+        /// statement that has waited this long for its answer, with nothing
+        /// received meanwhile, has its server checked on a side connection
+        /// (bounded by `connect_timeout` + `validation_timeout`): does it
+        /// answer, is it the same server (not restarted or replaced), does
+        /// it still run this statement's connection? If not, the statement's
+        /// socket is shut down and it fails with `ServerUnresponsive` (the
+        /// connection is closed on return). If so, nothing happens, and the
+        /// check is repeated every threshold for as long as it runs. So a
+        /// statement whose server stops answering returns within threshold +
+        /// `connect_timeout` + `validation_timeout`; a long statement on a
+        /// live server is never cut. Turn it off (`None`; URL `0` or `off`)
+        /// behind a proxy that gives clients connection ids of its own
+        /// (ProxySQL, MaxScale). Defaults to 5 s. Range 100 ms to 1 h, or off.
+        liveness_threshold, connect.liveness_threshold, Option<Duration>);
+    setter!(
         /// Reset every returned session (`COM_RESET_CONNECTION`, then the
         /// pool's settings and `init_sql`). By default (false) a session is
         /// reset only when its state may have changed: the server reported a
@@ -174,6 +190,16 @@ impl Builder {
         /// rows it changed (the `CLIENT_FOUND_ROWS` capability, as JDBC and
         /// SQLAlchemy expect). Defaults to false.
         found_rows, connect.found_rows, bool);
+    setter!(
+        /// Send statements with parameters by client-side interpolation: the
+        /// values written into the text as literals escaped for the
+        /// session's real state (its `sql_mode`, utf8mb4), over the text
+        /// protocol, as PyMySQL, mysqlclient and Connector/J do, instead of
+        /// server-side prepared statements (one round trip instead of two
+        /// for a statement not yet prepared on the connection). A statement
+        /// may ask for either way; one the server cannot prepare is
+        /// interpolated whatever this says. Defaults to false (prepared).
+        interpolate_params, connect.interpolate_params, bool);
     /// Whether and how connections are encrypted: `disabled` (the default),
     /// `preferred`, `required`, `verify_ca` or `verify_identity`. See
     /// [`TlsMode`].
@@ -266,6 +292,14 @@ impl Builder {
         if let Some(q) = self.cfg.connect.query_timeout {
             if q < Duration::from_millis(1) {
                 return Err(Error::config("query_timeout must be at least 1ms, or off"));
+            }
+        }
+        if let Some(t) = self.cfg.connect.liveness_threshold {
+            if t < Duration::from_millis(100) || t > Duration::from_secs(3600) {
+                return Err(Error::config(format!(
+                    "liveness_threshold must be between 100ms and 1h, or 0/off, got {}",
+                    crate::duration::fmt_duration(t)
+                )));
             }
         }
         if self.cfg.connect.socket.is_none() && self.cfg.connect.host.is_empty() {
@@ -411,9 +445,13 @@ knobs! {
         }
     },
     "query_timeout" => |c, k, v| c.connect.query_timeout = parse_opt_duration(k, v)?,
+    "liveness_threshold" => |c, k, v| {
+        c.connect.liveness_threshold = parse_opt_duration(k, v)?.filter(|d| !d.is_zero())
+    },
     "reset_on_return" => |c, k, v| c.connect.reset_on_return = parse_bool(k, v)?,
     "init_sql" => |c, _k, v| c.connect.init_sql = (!v.trim().is_empty()).then(|| v.to_owned()),
     "found_rows" => |c, k, v| c.connect.found_rows = parse_bool(k, v)?,
+    "interpolate_params" => |c, k, v| c.connect.interpolate_params = parse_bool(k, v)?,
     "socket" => |c, _k, v| c.connect.socket = (!v.is_empty()).then(|| v.to_owned()),
     "tls_mode" => |c, _k, v| c.connect.tls_mode = TlsMode::parse(v)?,
     "tls_ca" => |c, _k, v| c.connect.tls_ca = opt_path(v),

@@ -43,6 +43,14 @@ pub enum ErrorKind {
     /// statement stopped with its connection's cancel handle (`KILL QUERY`;
     /// the connection stays usable).
     Cancelled,
+    /// The server stopped answering during a statement: the statement waited
+    /// past `liveness_threshold` and a check on a side connection found the
+    /// server not answering, restarted or replaced, or no longer running the
+    /// statement's connection. The statement's socket was shut down; the
+    /// connection is broken and closed when returned. The message says what
+    /// was checked and what happened. (A statement the server still runs is
+    /// never cut: for a hard limit, set `query_timeout`.)
+    ServerUnresponsive,
     /// The pool is closed (or was closed while the caller waited).
     Closed,
     /// No server may take writes now: the primary was declared dead and no
@@ -68,6 +76,7 @@ impl ErrorKind {
             ErrorKind::Broken => "broken connection",
             ErrorKind::StatementTimeout => "statement timed out",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::ServerUnresponsive => "server unresponsive",
             ErrorKind::Closed => "pool closed",
             ErrorKind::NoWriter => "no writer",
             ErrorKind::InvalidArgument => "invalid argument",

@@ -90,7 +90,7 @@ enum Answer {
 /// effects on the session its last OK packet does not report: several
 /// statements (a `;` before the end), or a `CALL`. Errs on the side of
 /// "yes" (a `;` in a string literal counts).
-fn reports_partly(sql: &str) -> bool {
+pub(crate) fn reports_partly(sql: &str) -> bool {
     let body = sql.trim_end().trim_end_matches(';');
     body.contains(';') || first_word(sql).eq_ignore_ascii_case("CALL")
 }
@@ -112,7 +112,7 @@ fn ends_transaction(sql: &str) -> bool {
 }
 
 /// The first word of a statement, leading comments and whitespace skipped.
-fn first_word(sql: &str) -> &str {
+pub(super) fn first_word(sql: &str) -> &str {
     let mut s = sql.trim_start();
     loop {
         if let Some(rest) = s.strip_prefix("/*") {
@@ -152,6 +152,30 @@ impl PooledConn {
     /// Closes the connection instead of returning it to the pool.
     pub fn discard(mut self) {
         self.lease.marks().mark_broken();
+    }
+
+    /// When the pool's liveness check cut this borrow's statement off (the
+    /// server stopped answering during it: `ErrorKind::ServerUnresponsive`
+    /// through this guard's own methods): what it checked and saw. For
+    /// statements run on the raw `mysql::Conn` (`&mut *guard`), which fail
+    /// with the `mysql` crate's own I/O error, this says why; the
+    /// connection is closed on return either way.
+    pub fn unresponsive(&self) -> Option<String> {
+        self.lease
+            .unresponsive()
+            .map(|what| format!("the server stopped answering during this statement: {what}"))
+    }
+
+    /// The staunch error for an error met on the raw `mysql::Conn`
+    /// (`&mut *guard`): `ServerUnresponsive` when the liveness check cut
+    /// the statement off, else as [`Error::from_mysql`](crate::Error::from_mysql).
+    pub fn error_of(&self, context: &str, e: &mysql::Error) -> crate::Error {
+        match self.lease.unresponsive() {
+            Some(what) => {
+                crate::Error::from_mysql(context, &Refusal::Unresponsive(what).into_mysql())
+            }
+            None => crate::Error::from_mysql(context, e),
+        }
     }
 
     /// Why this connection is broken, if an earlier statement broke it: it
@@ -231,6 +255,21 @@ impl PooledConn {
         &self.lease
     }
 
+    pub(super) fn session_ref(&self) -> &Session {
+        &self.lease
+    }
+
+    /// The session, seen by staunch (unlike `DerefMut`, which hands the raw
+    /// connection to the borrower).
+    pub(super) fn session_mut(&mut self) -> &mut Session {
+        self.lease.split().0
+    }
+
+    /// The pool's connection settings.
+    pub(super) fn config(&self) -> &super::ConnectConfig {
+        self.lease.connector().config()
+    }
+
     /// Finishes a statement whose answer the borrower read itself: its last
     /// OK packet is read now.
     fn finish_open(&mut self) {
@@ -287,6 +326,8 @@ impl PooledConn {
         }
         if partly {
             session.state.dirty = true;
+            // Its last OK packet may not report an `sql_mode` it changed.
+            session.state.sql_mode = None;
         }
         if session.state.autocommit_off {
             // Under autocommit=0 any statement may open a transaction, and
@@ -346,7 +387,19 @@ impl PooledConn {
         sql: &str,
         read: impl FnOnce(&mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<T>,
     ) -> mysql::Result<T> {
-        let (v, rest) = self.run(reports_partly(sql), |c| {
+        self.run_text_as(sql, reports_partly(sql), read)
+    }
+
+    /// [`run_text`](PooledConn::run_text) where the caller knows whether the
+    /// text may hide changes its last OK packet does not report (`partly`,
+    /// see `reports_partly`): interpolated text, whose values may hold `;`.
+    pub(crate) fn run_text_as<T>(
+        &mut self,
+        sql: &str,
+        partly: bool,
+        read: impl FnOnce(&mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<T>,
+    ) -> mysql::Result<T> {
+        let (v, rest) = self.run(partly, |c| {
             let mut r = c.query_iter(sql)?;
             let v = read(&mut r)?;
             Ok((v, settle(&mut r).err()))
@@ -386,6 +439,12 @@ impl PooledConn {
         }
     }
 
+    /// Prepares `sql` (through the statement cache), as every statement
+    /// runs (refused when broken, bounded, cancellable).
+    pub(crate) fn prep_checked(&mut self, sql: &str) -> mysql::Result<Statement> {
+        self.prepare(sql)
+    }
+
     /// Prepares `sql` (through the statement cache).
     fn prepare(&mut self, sql: &str) -> mysql::Result<Statement> {
         self.run_as(reports_partly(sql), Answer::NotOk, |c| c.prep(sql))
@@ -399,6 +458,11 @@ fn fail(state: &mut State, marks: &mut Marks<'_>, e: mysql::Error) -> mysql::Err
         return e;
     }
     marks.mark_broken();
+    if let Some(what) = marks.unresponsive() {
+        let r = Refusal::Unresponsive(what);
+        state.broken = Some(r.to_string());
+        return r.into_mysql();
+    }
     if marks.was_cut() {
         let r = Refusal::Cut {
             limit: state.limit.unwrap_or_default(),
@@ -451,6 +515,8 @@ impl DerefMut for PooledConn {
     /// session is reset on return (see the module doc).
     fn deref_mut(&mut self) -> &mut Conn {
         self.finish_open();
+        // What runs there is not seen: its `sql_mode` is asked again.
+        self.lease.split().0.state.sql_mode = None;
         &mut self.lease
     }
 }
@@ -469,6 +535,18 @@ impl fmt::Debug for PooledConn {
         f.debug_struct("PooledConn")
             .field("id", &self.id())
             .finish()
+    }
+}
+
+impl PooledConn {
+    /// `query_iter` where the caller knows whether the text may hide
+    /// changes its last OK packet does not report (see `run_text_as`).
+    pub(crate) fn query_iter_as(
+        &mut self,
+        sql: &str,
+        partly: bool,
+    ) -> mysql::Result<QueryResult<'_, '_, '_, Text>> {
+        self.start(partly, |c| c.query_iter(sql))
     }
 }
 

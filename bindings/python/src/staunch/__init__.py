@@ -41,6 +41,7 @@ from ._errors import (
     PoolExhausted,
     PoolTimeout,
     ProgrammingError,
+    ServerUnresponsive,
     StatementTimeout,
     Warning,  # noqa: A004 (the PEP 249 name)
 )
@@ -206,6 +207,7 @@ __all__ = [
     "StatementTimeout",
     "Cancelled",
     "BrokenConnection",
+    "ServerUnresponsive",
     "LibraryError",
     "FIELD_TYPE",
     "STRING",
