@@ -11,13 +11,17 @@
 #   miri      the library's unit tests under Miri (nightly)
 #   c         the C ABI tests (plain, AddressSanitizer + UBSan, valgrind, install)
 #   python, go, java   each binding's own tests (when the binding is there)
+#   dist      the release artifacts (scripts/dist.sh: the library for glibc
+#             2.17, the C tarball and .debs, the crate, the wheel and sdist, the
+#             jar and Maven repository, the Go module zip, the ABI check), each
+#             installed and run outside the checkout (scripts/dist-check.sh)
 #
 # Usage: scripts/test.sh [STAGE ...]   (default: every stage, in this order)
 # Installs what it needs (MariaDB, valgrind, Miri, ...) when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(rust fuzz loom soak miri c python go java)
+all=(rust fuzz loom soak miri c python go java dist)
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=("${all[@]}")
 for s in "${stages[@]}"; do
@@ -64,6 +68,10 @@ run_stage() {
       else
         echo "== $s binding: not built yet (no scripts/$s-tests.sh)"
       fi ;;
+    dist)
+      echo "== release artifacts: build (scripts/dist.sh), install and run each outside the checkout"
+      scripts/dist.sh
+      scripts/dist-check.sh ;;
   esac
   timings+=("$(printf '%-8s %5ds' "$s" $((SECONDS - t0)))")
 }

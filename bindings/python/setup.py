@@ -1,7 +1,8 @@
 """Builds libstaunch.so with cargo (release) and puts it inside the package.
 
 pip builds this directory in place (pip >= 21.3), so the staunch crate is two
-levels up (bindings/python -> the repository). Environment:
+levels up (bindings/python -> the repository); in the sdist that
+scripts/dist.sh makes, it is the packaged crate in crate/. Environment:
 
 - STAUNCH_PREBUILT_LIBRARY: copy this libstaunch.so instead of running cargo.
 - CARGO (default: cargo), CARGO_TARGET_DIR (default: <repo>/target).
@@ -22,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def _repo() -> Path:
-    for d in [HERE, *HERE.parents]:
+    for d in [HERE / "crate", HERE, *HERE.parents]:
         cargo = d / "Cargo.toml"
         if cargo.is_file() and 'name = "staunch"' in cargo.read_text():
             return d

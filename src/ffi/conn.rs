@@ -554,8 +554,8 @@ pub extern "C" fn staunch_conn_query_ex(
 /// (the library's one SQL scanner, the one both ways of sending use): a `?`
 /// counts unless it is inside '...', "..." (an identifier under
 /// ANSI_QUOTES), backticks, a `#` or `-- ` comment, or a C-style comment
-/// other than the executable ones the server runs (opening with `/*!`,
-/// `/*!NNNNN` up to the server's version, or `/*M!` on MariaDB); a
+/// other than the executable ones the server runs (a slash and star followed by `!`,
+/// `!NNNNN` up to the server's version, or `M!` on MariaDB); a
 /// backslash escapes nothing under NO_BACKSLASH_ESCAPES. Sends nothing,
 /// except one round trip when the session's `sql_mode` is not known (after
 /// an `init_sql`, a multi-statement or a CALL) and once per connection when

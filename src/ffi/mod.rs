@@ -7,7 +7,7 @@
 //! object next to the status, callbacks with `user_data` and a finalizer).
 //!
 //! # Rules every export follows
-//! - The body runs inside [`guard`] (or [`guard_value`] for functions that
+//! - The body runs inside `guard` (or `guard_value` for functions that
 //!   cannot fail), which catches panics: none crosses into C.
 //! - Every pointer argument is checked for NULL before anything happens, so a
 //!   NULL out-parameter never leaves work half done (a borrowed connection

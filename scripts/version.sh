@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# One version number: the crate's ([workspace.package] version in Cargo.toml).
+# Everything else that states a version follows it:
+#
+#   src/ffi/mod.rs              STAUNCH_VERSION_MAJOR/_MINOR/_PATCH, STAUNCH_VERSION
+#   include/staunch.h (+ _cdef)  the same macros (cbindgen, scripts/check-header.sh)
+#   bindings/python/pyproject.toml   [project] version (the wheel's, the sdist's;
+#                                    staunch.__version__ is the loaded library's)
+#   bindings/java/pom.xml       the project's <version>
+#   bindings/go/version.go      const Version
+#
+#   scripts/version.sh            print the crate's version
+#   scripts/version.sh --check    fail (exit 1, naming each file) on any drift
+#   scripts/version.sh --update   rewrite them all from Cargo.toml (and regenerate
+#                                 the header), after a bump of the crate's version
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+crate=$(sed -n '/^\[workspace.package\]/,/^\[/ s/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n1)
+[[ $crate =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)$ ]] \
+  || { echo "version.sh: no X.Y.Z version in Cargo.toml's [workspace.package] (got '$crate')" >&2; exit 1; }
+major=${BASH_REMATCH[1]} minor=$((10#${BASH_REMATCH[2]})) patch=$((10#${BASH_REMATCH[3]}))
+number=$((major * 10000 + minor * 100 + patch))
+
+ffi_const() { sed -n "s/^pub const $1: u32 = \([0-9]*\);/\1/p" src/ffi/mod.rs; }
+header_macro() { sed -n "s/^#define $1 \([0-9]*\)$/\1/p" "$2"; }
+pyproject() { sed -n '/^\[project\]/,/^\[/ s/^version *= *"\([^"]*\)".*/\1/p' bindings/python/pyproject.toml; }
+# The project's own <version>: the only one indented by two spaces (a child
+# of <project>; dependencies' and plugins' are deeper).
+pom() { sed -n 's/^  <version>\(.*\)<\/version>$/\1/p' bindings/java/pom.xml; }
+gover() { sed -n 's/^const Version = "\(.*\)"$/\1/p' bindings/go/version.go 2>/dev/null; }
+
+case ${1:-} in
+  "")
+    echo "$crate" ;;
+  --check)
+    bad=0
+    want() { # want WHAT FOUND EXPECTED
+      if [ "$2" != "$3" ]; then
+        echo "version drift: $1 is '${2}', the crate's Cargo.toml says '${3}' (run scripts/version.sh --update)" >&2
+        bad=1
+      fi
+    }
+    want "src/ffi/mod.rs STAUNCH_VERSION_MAJOR" "$(ffi_const STAUNCH_VERSION_MAJOR)" "$major"
+    want "src/ffi/mod.rs STAUNCH_VERSION_MINOR" "$(ffi_const STAUNCH_VERSION_MINOR)" "$minor"
+    want "src/ffi/mod.rs STAUNCH_VERSION_PATCH" "$(ffi_const STAUNCH_VERSION_PATCH)" "$patch"
+    want "src/ffi/mod.rs STAUNCH_VERSION" "$(ffi_const STAUNCH_VERSION)" "$number"
+    for h in include/staunch.h include/staunch_cdef.h; do
+      want "$h STAUNCH_VERSION_MAJOR" "$(header_macro STAUNCH_VERSION_MAJOR "$h")" "$major"
+      want "$h STAUNCH_VERSION_MINOR" "$(header_macro STAUNCH_VERSION_MINOR "$h")" "$minor"
+      want "$h STAUNCH_VERSION_PATCH" "$(header_macro STAUNCH_VERSION_PATCH "$h")" "$patch"
+      want "$h STAUNCH_VERSION" "$(header_macro STAUNCH_VERSION "$h")" "$number"
+    done
+    want "bindings/python/pyproject.toml [project] version" "$(pyproject)" "$crate"
+    want "bindings/java/pom.xml <version>" "$(pom)" "$crate"
+    want "bindings/go/version.go Version" "$(gover)" "$crate"
+    [ $bad = 0 ] && echo "version $crate: src/ffi, include/staunch.h, pyproject.toml, pom.xml and version.go agree"
+    exit $bad ;;
+  --update)
+    sed -i -e "s/^pub const STAUNCH_VERSION_MAJOR: u32 = [0-9]*;/pub const STAUNCH_VERSION_MAJOR: u32 = $major;/" \
+      -e "s/^pub const STAUNCH_VERSION_MINOR: u32 = [0-9]*;/pub const STAUNCH_VERSION_MINOR: u32 = $minor;/" \
+      -e "s/^pub const STAUNCH_VERSION_PATCH: u32 = [0-9]*;/pub const STAUNCH_VERSION_PATCH: u32 = $patch;/" \
+      -e "s/^pub const STAUNCH_VERSION: u32 = [0-9]*;/pub const STAUNCH_VERSION: u32 = $number;/" src/ffi/mod.rs
+    sed -i '/^\[project\]/,/^\[/ s/^version *= *"[^"]*"/version = "'"$crate"'"/' bindings/python/pyproject.toml
+    sed -i 's|^  <version>.*</version>$|  <version>'"$crate"'</version>|' bindings/java/pom.xml
+    sed -i 's/^const Version = ".*"$/const Version = "'"$crate"'"/' bindings/go/version.go
+    scripts/check-header.sh --update
+    exec "$0" --check ;;
+  *)
+    echo "usage: scripts/version.sh [--check | --update]" >&2
+    exit 2 ;;
+esac
