@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	staunch "github.com/staunch-db/staunch/bindings/go"
 )
@@ -79,9 +78,7 @@ func Test_conf_secret_never_printed(t *testing.T) {
 				if u.part != "none" {
 					t.Errorf("%s: %s must not open", what, u.url)
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-				_, err = pool.Acquire(ctx)
-				cancel()
+				_, err = pool.Acquire(context.Background()) // connection_timeout bounds it
 				if err == nil {
 					t.Fatalf("%s: nothing listens on %d", what, port)
 				}
