@@ -54,7 +54,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use crate::client::{
-    CancelHandle, ConnectConfig, MysqlConnector, PooledConn, Session, TlsMode,
+    CancelHandle, ConnectConfig, MysqlConnector, PooledConn, Session, TlsMode, Transaction,
 };
 pub use crate::config::{Builder, Config};
 pub use crate::error::{Error, ErrorKind, Result};

@@ -53,6 +53,7 @@ mod config;
 mod conn;
 mod error;
 mod session;
+mod txn;
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, ToSocketAddrs};
@@ -70,6 +71,7 @@ pub use self::cancel::CancelHandle;
 pub use self::config::{ConnectConfig, TlsMode};
 pub use self::conn::PooledConn;
 pub use self::session::Session;
+pub use self::txn::Transaction;
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{ConnectAttempt, Connector, Recycled};
