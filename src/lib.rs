@@ -69,6 +69,12 @@ pub use crate::topology::{
 /// its version always matches.
 pub use ::mysql;
 
+/// The README's Rust snippets, compiled as doctests (`cargo test --doc`), so
+/// that what a new user copies compiles.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 impl Pool {
     /// Opens a pool from a URL: `mysql://user:pass@host:port/db?knob=value&…`,
     /// or with several hosts and `topology=replication`. See [`Builder`] for
