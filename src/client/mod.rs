@@ -605,8 +605,8 @@ impl Connector for MysqlConnector {
     /// known from what the server reported after each statement (see
     /// `session.rs`): a transaction left open is rolled back (one round
     /// trip); a changed session (a variable, the schema, a temporary table,
-    /// ...) is reset (`COM_RESET_CONNECTION`: one; or, when the database
-    /// must be selected again, `COM_CHANGE_USER`, which does both: one; the pool's settings put back before
+    /// ...) is reset (`COM_RESET_CONNECTION`: one; the database selected
+    /// again if it changed: one more; the pool's settings put back before
     /// the next statement, or at once, one more, when there is an `init_sql`
     /// or a `query_timeout`); so is one whose state is unknown because the
     /// borrower used the raw `mysql::Conn` (whose database is selected again

@@ -170,18 +170,10 @@ impl Session {
     /// have changed (`unknown`: nothing is known of what ran), then the
     /// pool's settings again, now or before the next statement (see
     /// `State::tracked`).
-    ///
-    /// When the database must be selected again, `COM_CHANGE_USER` (same
-    /// user, the configured database) does both in one round trip instead
-    /// of `COM_RESET_CONNECTION` + `COM_INIT_DB`: it resets the session as
-    /// fully (rollback, variables, temporary tables, prepared statements)
-    /// and authenticates again against the scramble of the first handshake,
-    /// so the server answers at once.
     pub(crate) fn reset(&mut self, cfg: &ConnectConfig, unknown: bool) -> mysql::Result<()> {
-        if (unknown || self.state.schema_changed) && cfg.database.is_some() {
-            self.conn.change_user(mysql::ChangeUserOpts::DEFAULT)?;
-        } else {
-            self.conn.reset()?;
+        self.conn.reset()?;
+        if let (true, Some(db)) = (unknown || self.state.schema_changed, &cfg.database) {
+            self.conn.select_db(db)?;
         }
         self.state = State::default();
         if cfg.init_sql.is_some() || cfg.query_timeout.is_some() {
