@@ -158,11 +158,19 @@ func takeError(op string, st C.staunch_status, cerr *C.staunch_error) error {
 	defer C.staunch_error_free(cerr)
 	msg := C.GoString(C.staunch_error_message(cerr))
 	if Status(st) == StatusServerError {
-		return &MySQLError{
+		e := &MySQLError{
 			Number:   uint16(C.staunch_error_server_code(cerr)),
 			SQLState: C.GoString(C.staunch_error_sqlstate(cerr)),
-			Message:  msg,
 		}
+		// The library's message is "<op>: server error N (STATE): text";
+		// Error() says the number and state itself, so only the server's
+		// text is kept (as go-sql-driver's MySQLError.Message).
+		prefix := fmt.Sprintf("server error %d (%s): ", e.Number, e.SQLState)
+		if i := strings.Index(msg, prefix); i >= 0 {
+			msg = msg[i+len(prefix):]
+		}
+		e.Message = msg
+		return e
 	}
 	if msg == "" {
 		msg = Status(st).String()
