@@ -202,6 +202,13 @@ enum Who {
     MysqlPool,
     R2d2,
     Fifo,
+    /// A transaction per checkout (START TRANSACTION, one UPDATE, COMMIT):
+    /// `start_transaction` on the guard.
+    StaunchTxn,
+    /// The same on each thread's own `mysql::Conn`.
+    RawTxn,
+    /// The same on `mysql::Pool` (defaults).
+    MysqlPoolTxn,
 }
 
 impl Who {
@@ -214,6 +221,9 @@ impl Who {
             Who::MysqlPool => "mysql::Pool",
             Who::R2d2 => "r2d2_mysql",
             Who::Fifo => "fair FIFO",
+            Who::StaunchTxn => "staunch txn",
+            Who::RawTxn => "raw txn",
+            Who::MysqlPoolTxn => "mysql::Pool txn",
         }
     }
 }
@@ -227,6 +237,9 @@ struct Contenders {
     r2d2: BTreeMap<usize, r2d2::Pool<MySqlConnectionManager>>,
     fifo: BTreeMap<usize, FifoPool<Conn>>,
 }
+
+/// One transaction: START TRANSACTION, an UPDATE of this thread's row, COMMIT.
+const TXN_UPDATE: &str = "UPDATE bench_tx SET n = n + 1 WHERE id = ?";
 
 fn select1<Q: Queryable>(c: &mut Q) {
     let one: Option<i64> = c.query_first("SELECT 1").expect("SELECT 1");
@@ -284,6 +297,36 @@ impl Contenders {
                     select1(c.conn.as_mut().unwrap());
                 })
             }
+            Who::StaunchTxn => {
+                let p = &self.staunch[&size];
+                run(threads, dur, pid, &|i| {
+                    let mut c = p.get().expect("staunch get");
+                    let mut tx = c
+                        .start_transaction(mysql::TxOpts::default())
+                        .expect("start");
+                    tx.exec_drop(TXN_UPDATE, (i,)).expect("update");
+                    tx.commit().expect("commit");
+                })
+            }
+            Who::RawTxn => run(threads, dur, pid, &|i| {
+                let mut c = self.raw[i].lock().unwrap();
+                let mut tx = c
+                    .start_transaction(mysql::TxOpts::default())
+                    .expect("start");
+                tx.exec_drop(TXN_UPDATE, (i,)).expect("update");
+                tx.commit().expect("commit");
+            }),
+            Who::MysqlPoolTxn => {
+                let p = &self.mysql[&size];
+                run(threads, dur, pid, &|i| {
+                    let mut c = p.get_conn().expect("mysql::Pool get_conn");
+                    let mut tx = c
+                        .start_transaction(mysql::TxOpts::default())
+                        .expect("start");
+                    tx.exec_drop(TXN_UPDATE, (i,)).expect("update");
+                    tx.commit().expect("commit");
+                })
+            }
         }
     }
 }
@@ -318,6 +361,13 @@ fn main() {
     );
 
     let max_threads = *threads_list.iter().max().unwrap();
+    // One row per thread for the transaction contenders: no lock waits.
+    db.sql("CREATE TABLE staunch_test.bench_tx (id INT PRIMARY KEY, n INT NOT NULL) ENGINE=InnoDB");
+    for i in 0..max_threads {
+        db.sql(&format!(
+            "INSERT INTO staunch_test.bench_tx VALUES ({i}, 0)"
+        ));
+    }
     let mut c = Contenders {
         server_pid: db.pid(),
         raw: (0..max_threads)
@@ -372,7 +422,7 @@ fn main() {
 
     // (threads, who, size) -> runs; raw is keyed with size 0.
     let mut results: BTreeMap<(usize, Who, usize), Vec<Run>> = BTreeMap::new();
-    let mut cells: Vec<(Who, usize)> = vec![(Who::Raw, 0)];
+    let mut cells: Vec<(Who, usize)> = vec![(Who::Raw, 0), (Who::RawTxn, 0)];
     for &n in &sizes {
         for w in [
             Who::Staunch,
@@ -381,6 +431,8 @@ fn main() {
             Who::MysqlPool,
             Who::R2d2,
             Who::Fifo,
+            Who::StaunchTxn,
+            Who::MysqlPoolTxn,
         ] {
             cells.push((w, n));
         }
@@ -532,6 +584,55 @@ fn main() {
         }
         println!();
     }
+    // Issue 21: a transaction per checkout, and checkout + SELECT 1 through
+    // `&mut *guard` beside r2d2_mysql and mysql::Pool, at every thread count.
+    let ratio = |t: usize, a: (Who, usize), b: (Who, usize)| -> f64 {
+        let x: Vec<f64> = results[&(t, a.0, a.1)].iter().map(Run::qps).collect();
+        let y: Vec<f64> = results[&(t, b.0, b.1)].iter().map(Run::qps).collect();
+        common::paired_ratio(&x, &y)
+    };
+    for &n in &sizes {
+        println!("\n**Transaction per checkout** (START TRANSACTION, one UPDATE, COMMIT; pool size {n}; targets: ≥ 0.95× raw, ≥ 1.5× mysql::Pool)\n");
+        println!("| threads | raw txn/thread (q/s) | staunch start_transaction (q/s) | mysql::Pool txn (q/s) | staunch ÷ raw | staunch ÷ mysql::Pool |");
+        println!("|---|---|---|---|---|---|");
+        for &t in &threads_list {
+            println!(
+                "| {t} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} |",
+                q(t, Who::RawTxn, 0),
+                q(t, Who::StaunchTxn, n),
+                q(t, Who::MysqlPoolTxn, n),
+                ratio(t, (Who::StaunchTxn, n), (Who::RawTxn, 0)),
+                ratio(t, (Who::StaunchTxn, n), (Who::MysqlPoolTxn, n)),
+            );
+        }
+        println!("\n**Checkout + SELECT 1 through `&mut *guard`** (pool size {n}; target ≥ 1.0× r2d2_mysql and mysql::Pool)\n");
+        println!("| threads | &mut *guard (q/s) | r2d2_mysql (q/s) | mysql::Pool (q/s) | raw (q/s) | ÷ r2d2_mysql | ÷ mysql::Pool | ÷ raw |");
+        println!("|---|---|---|---|---|---|---|---|");
+        for &t in &threads_list {
+            println!(
+                "| {t} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} |",
+                q(t, Who::StaunchRaw, n),
+                q(t, Who::R2d2, n),
+                q(t, Who::MysqlPool, n),
+                q(t, Who::Raw, 0),
+                ratio(t, (Who::StaunchRaw, n), (Who::R2d2, n)),
+                ratio(t, (Who::StaunchRaw, n), (Who::MysqlPool, n)),
+                ratio(t, (Who::StaunchRaw, n), (Who::Raw, 0)),
+            );
+        }
+        println!("\n**Guard's own methods ÷ raw** (pool size {n})\n");
+        println!("| threads | staunch (q/s) | raw (q/s) | ÷ raw |");
+        println!("|---|---|---|---|");
+        for &t in &threads_list {
+            println!(
+                "| {t} | {:.0} | {:.0} | {:.2} |",
+                q(t, Who::Staunch, n),
+                q(t, Who::Raw, 0),
+                ratio(t, (Who::Staunch, n), (Who::Raw, 0)),
+            );
+        }
+    }
+
     // The issue-11 targets, at the smallest pool size, 1 and 4 threads.
     let n = sizes[0];
     println!("**Targets** (pool size {n}; per-round ratios, median): both staunch paths ≥ 0.9× raw, ≥ 1.5× mysql::Pool\n");
@@ -607,7 +708,7 @@ fn main() {
                     }
                     Who::MysqlPool => select1(&mut c.mysql[&wn].get_conn().unwrap()),
                     Who::R2d2 => select1(&mut *c.r2d2[&wn].get().unwrap()),
-                    Who::Fifo | Who::StaunchNoLiveness => unreachable!(),
+                    _ => unreachable!(),
                 }
             }
         });

@@ -34,6 +34,19 @@ impl Config {
         redact_url(url)
     }
 
+    /// The `knob=value&…` part of `url` (percent-encoded as written), found
+    /// as [`Config::from_url`] finds it: after the user-info, whatever the
+    /// password holds.
+    pub fn url_query(url: &str) -> Option<&str> {
+        split_url(url).rest.split_once('?').map(|(_, q)| q)
+    }
+
+    /// The `host:port,…` part of `url`, found as [`Config::from_url`] finds it.
+    pub fn url_hosts(url: &str) -> &str {
+        let rest = split_url(url).rest;
+        &rest[..rest.find(['/', '?']).unwrap_or(rest.len())]
+    }
+
     /// Parses a URL: `mysql://user:pass@host:port/db?knob=value&…`.
     ///
     /// User, password and database are percent-decoded. `?socket=/path` connects
@@ -56,6 +69,27 @@ impl Config {
     /// Hosts and the primary monitor.
     pub fn topology(&self) -> &TopologyConfig {
         &self.topology
+    }
+}
+
+/// `mysql://user@host:port[,host:port…]/db`: where the pool connects, as
+/// whom; never the password (nor `monitor_password`), whether one is set or
+/// not. `{:?}` gives every knob, the passwords as `<redacted>`.
+impl fmt::Display for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = &self.connect;
+        f.write_str("mysql://")?;
+        if let Some(u) = &c.user {
+            write!(f, "{u}@")?;
+        }
+        f.write_str(&c.endpoint())?;
+        for (h, p) in &self.topology.more_hosts {
+            write!(f, ",{h}:{p}")?;
+        }
+        if let Some(db) = &c.database {
+            write!(f, "/{db}")?;
+        }
+        Ok(())
     }
 }
 
@@ -313,26 +347,30 @@ impl Builder {
     }
 
     fn apply_url(&mut self, url: &str) -> Result<()> {
-        let rest = url
-            .strip_prefix("mysql://")
-            .or_else(|| url.strip_prefix("mariadb://"))
-            .ok_or_else(|| {
-                Error::config(format!(
-                    "url must start with mysql:// or mariadb://, got {:?}",
-                    redact_url(url)
+        // The user-info is found (and set aside) before anything else is
+        // looked at, so no error below can quote a piece of the password.
+        let parts = split_url(url);
+        match parts.scheme {
+            Some("mysql") | Some("mariadb") => {}
+            Some(s) => {
+                return Err(Error::config(format!(
+                    "url must start with mysql:// or mariadb://, got {s}://"
+                )))
+            }
+            None => {
+                return Err(Error::config(
+                    "url must start with mysql:// or mariadb:// (e.g. mysql://user:password@host:3306/db)",
                 ))
-            })?;
-        let (main, query) = match rest.split_once('?') {
+            }
+        }
+        let userinfo = parts.userinfo;
+        let (main, query) = match parts.rest.split_once('?') {
             Some((m, q)) => (m, Some(q)),
-            None => (rest, None),
+            None => (parts.rest, None),
         };
-        let (authority, path) = match main.split_once('/') {
+        let (hostport, path) = match main.split_once('/') {
             Some((a, p)) => (a, p),
             None => (main, ""),
-        };
-        let (userinfo, hostport) = match authority.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, authority),
         };
         let c = &mut self.cfg.connect;
         if let Some(ui) = userinfo {
@@ -340,6 +378,15 @@ impl Builder {
                 Some((u, p)) => (u, Some(p)),
                 None => (ui, None),
             };
+            if let Some(ch) = u.chars().find(|ch| "/?#&=@ ".contains(*ch)) {
+                // A user-info that ends elsewhere than intended (a missing
+                // scheme slash, an unencoded character): the user name may be
+                // the password's neighbour, so neither is quoted.
+                return Err(Error::config(format!(
+                    "the url's user name contains {ch:?}: write user:password@ right after mysql:// \
+                     and percent-encode that character in the user name"
+                )));
+            }
             if !u.is_empty() {
                 c.user = Some(percent_decode(u, "user")?);
             }
@@ -554,43 +601,160 @@ knobs! {
     "monitor_password" => |c, _k, v| c.topology.monitor_password = Some(v.to_owned()),
 }
 
-/// The URL with every password replaced (the userinfo's and any
+/// A URL cut into its scheme, user-info and the rest (hosts, database,
+/// query), the user-info found first so that nothing else is ever read out
+/// of it.
+///
+/// A password may hold any of `/ ? # @ : % +` unencoded, so the `@` that ends
+/// the user-info is chosen by what follows it: the first `@` (or none at all,
+/// when nothing before the first `?` has one) after which the URL reads as
+/// `hosts[/db][?knob=value&…]` with known knobs; failing that, with any
+/// knob-like names; failing that, the last `@`, which may hide more than the
+/// password but never less.
+pub(crate) struct UrlParts<'a> {
+    /// The scheme before `://`, when there is one of a scheme's letters.
+    pub scheme: Option<&'a str>,
+    /// Between `scheme://` (or the start) and the `@`: never to be printed.
+    pub userinfo: Option<&'a str>,
+    /// Hosts, database and query.
+    pub rest: &'a str,
+}
+
+pub(crate) fn split_url(url: &str) -> UrlParts<'_> {
+    let (scheme, body) = match url.find("://") {
+        Some(i)
+            if i > 0
+                && url.as_bytes()[0].is_ascii_alphabetic()
+                && url[..i]
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)) =>
+        {
+            (Some(&url[..i]), &url[i + 3..])
+        }
+        _ => (None, url),
+    };
+    let ats: Vec<usize> = body.match_indices('@').map(|(i, _)| i).collect();
+    let none_first = !body.split('?').next().unwrap_or("").contains('@');
+    let mut choices: Vec<Option<usize>> = Vec::with_capacity(ats.len() + 1);
+    if none_first {
+        choices.push(None);
+    }
+    choices.extend(ats.iter().map(|&i| Some(i)));
+    if !none_first {
+        choices.push(None);
+    }
+    let pick = [true, false]
+        .into_iter()
+        .find_map(|strict| {
+            choices.iter().copied().find(|c| {
+                let rest = match c {
+                    Some(i) => &body[i + 1..],
+                    None => body,
+                };
+                plausible_rest(rest, strict)
+            })
+        })
+        .unwrap_or_else(|| ats.last().copied());
+    match pick {
+        Some(i) => UrlParts {
+            scheme,
+            userinfo: Some(&body[..i]),
+            rest: &body[i + 1..],
+        },
+        None => UrlParts {
+            scheme,
+            userinfo: None,
+            rest: body,
+        },
+    }
+}
+
+/// Whether `rest` reads as `hosts[/db][?knob=value&…]`: host names (or
+/// `[v6]`) with numeric ports, a database without `@`, and parameters whose
+/// names are known knobs (`strict`) or at least look like names.
+fn plausible_rest(rest: &str, strict: bool) -> bool {
+    let (main, query) = match rest.split_once('?') {
+        Some((m, q)) => (m, Some(q)),
+        None => (rest, None),
+    };
+    let (hosts, path) = main.split_once('/').unwrap_or((main, ""));
+    let host_ok = |hp: &str| {
+        let (h, port) = match hp.strip_prefix('[') {
+            Some(r) => match r.split_once(']') {
+                Some((_, after)) => (
+                    "x",
+                    after.strip_prefix(':').or(after.is_empty().then_some("")),
+                ),
+                None => return false,
+            },
+            None => match hp.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (hp, Some("")),
+            },
+        };
+        let port_ok = match port {
+            Some(p) => p.bytes().all(|b| b.is_ascii_digit()),
+            None => false,
+        };
+        port_ok
+            && !h.is_empty()
+            && h.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b) || (!strict && b >= 0x80))
+    };
+    if !hosts.is_empty() && !hosts.split(',').all(host_ok) {
+        return false;
+    }
+    if path.contains('@') {
+        return false;
+    }
+    query.map_or(true, |q| {
+        q.split('&')
+            .filter(|p| !p.is_empty())
+            .all(|p| match p.split_once('=') {
+                Some((k, _)) if strict => KNOBS.iter().any(|kn| kn.name == k),
+                Some((k, _)) => {
+                    !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                }
+                None => false,
+            })
+    })
+}
+
+/// The URL with every password replaced (the user-info's and any
 /// `*password=` parameter), for messages.
 ///
-/// Malformed URLs are messages too (the parse error quotes them), so a
-/// `user:password@` part is found even where it does not belong: without
-/// `scheme://` (`mysql:/u:pw@h`, `u:pw@h`) or after a slash
-/// (`mysql:///u:pw@h`). Then everything before the last `@` is replaced,
-/// which may hide more than the password but never less.
+/// The user-info is found as [`split_url`] finds it for parsing, so what the
+/// parser may quote and what this shows are the same. A user name is shown
+/// only when the URL has a scheme and the user-info a `:`; otherwise the
+/// whole user-info is replaced.
 pub(crate) fn redact_url(url: &str) -> String {
-    let (main, query) = match url.split_once('?') {
+    let parts = split_url(url);
+    let mut out = String::new();
+    if let Some(s) = parts.scheme {
+        out.push_str(s);
+        out.push_str("://");
+    }
+    match (parts.scheme, parts.userinfo) {
+        (_, None) => {}
+        (Some(_), Some(ui)) => match ui.split_once(':') {
+            Some((u, _)) if plain_user(u) => {
+                out.push_str(u);
+                out.push_str(":<redacted>@");
+            }
+            Some(_) => out.push_str("<redacted>@"),
+            None if plain_user(ui) => {
+                out.push_str(ui);
+                out.push('@');
+            }
+            None => out.push_str("<redacted>@"),
+        },
+        (None, Some(_)) => out.push_str("<redacted>@"),
+    }
+    let (main, query) = match parts.rest.split_once('?') {
         Some((m, q)) => (m, Some(q)),
-        None => (url, None),
+        None => (parts.rest, None),
     };
-    // A scheme is letters, digits, '+', '-' and '.': a "://" after anything
-    // else (an '@', say) is not the scheme's.
-    let (scheme, rest) = match main.find("://") {
-        Some(scheme_end)
-            if main[..scheme_end]
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)) =>
-        {
-            main.split_at(scheme_end + 3)
-        }
-        _ => ("", main),
-    };
-    let end = rest.find('/').unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let mut out = match authority.rsplit_once('@') {
-        Some((ui, hp)) => match ui.split_once(':') {
-            Some((u, _)) => format!("{scheme}{u}:<redacted>@{hp}{tail}"),
-            None => main.to_owned(),
-        },
-        None => match rest.rsplit_once('@') {
-            Some((_, after)) => format!("{scheme}<redacted>@{after}"),
-            None => main.to_owned(),
-        },
-    };
+    out.push_str(main);
     if let Some(q) = query {
         let params: Vec<String> = q
             .split('&')
@@ -605,6 +769,13 @@ pub(crate) fn redact_url(url: &str) -> String {
         out.push_str(&params.join("&"));
     }
     out
+}
+
+/// A user name that can be shown: nothing in it could be a stray piece of
+/// a password or of another part of the URL.
+fn plain_user(u: &str) -> bool {
+    u.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"._-%+$!*'(),;~".contains(&b) || b >= 0x80)
 }
 
 /// The knob called `name`, or the error every caller reports for an unknown
@@ -668,7 +839,12 @@ fn percent_decode(s: &str, what: &str) -> Result<String> {
                 .get(i + 1..i + 3)
                 .and_then(|h| std::str::from_utf8(h).ok())
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| Error::config(format!("{what} has a bad percent escape")))?;
+                .ok_or_else(|| {
+                    Error::config(format!(
+                        "{what} has a bad percent escape (a % must be followed by two hex \
+                         digits: write % itself as %25)"
+                    ))
+                })?;
             out.push(hex);
             i += 3;
         } else {
@@ -967,13 +1143,55 @@ mod tests {
                 assert!(!e.to_string().contains("hunter2secret"), "{url}: {e}");
             }
         }
-        assert_eq!(redact_url("u:hunter2secret@h/db"), "u:<redacted>@h/db");
+        assert_eq!(redact_url("u:hunter2secret@h/db"), "<redacted>@h/db");
         // A userinfo after the slash is not taken as a database name (which
         // Debug prints and the server quotes back); %40 still gives an '@'.
         let e = Config::from_url("mysql:///u:hunter2secret@h/db").unwrap_err();
-        assert!(e.to_string().contains("database name contains '@'"), "{e}");
+        assert!(e.to_string().contains("user name contains '/'"), "{e}");
         let c = Config::from_url("mysql://h/a%40b").unwrap();
         assert_eq!(c.connect.database.as_deref(), Some("a@b"));
         assert_eq!(redact_url("mysql:/u:hunter2secret@h/db"), "<redacted>@h/db");
+    }
+
+    /// The `@` that ends the user-info is the one after which the URL reads
+    /// as hosts, database and knobs: an unencoded `/ ? @ #` in the password
+    /// does not move it, nor does an `@` in a knob's value.
+    #[test]
+    fn userinfo_is_found_before_anything_else() {
+        for (url, user, pw, host, db) in [
+            ("mysql://app:S3/cr@h:1/db", "app", "S3/cr", "h:1", "db"),
+            (
+                "mysql://app:S3?cr@h:1/db?max_size=2",
+                "app",
+                "S3?cr",
+                "h:1",
+                "db",
+            ),
+            ("mysql://app:S3@cr@h:1/db", "app", "S3@cr", "h:1", "db"),
+            ("mysql://app:S3#c r+@h/db", "app", "S3#c r+", "h:3306", "db"),
+            ("mysql://app:a@b/c?d@h/db", "app", "a@b/c?d", "h:3306", "db"),
+        ] {
+            let c = Config::from_url(url).unwrap();
+            assert_eq!(c.connect.user.as_deref(), Some(user), "{url}");
+            assert_eq!(c.connect.password.as_deref(), Some(pw), "{url}");
+            assert_eq!(c.connect.endpoint(), host, "{url}");
+            assert_eq!(c.connect.database.as_deref(), Some(db), "{url}");
+            assert_eq!(redact_url(url).matches("<redacted>").count(), 1, "{url}");
+        }
+        // '@' in a knob's value belongs to the knob.
+        let c = Config::from_url("mysql://h/db?init_sql=SET @a=1").unwrap();
+        assert_eq!(c.connect.user, None);
+        assert_eq!(c.connect.init_sql.as_deref(), Some("SET @a=1"));
+        let c = Config::from_url("mysql://u:p@h/db?socket=/run/a@b").unwrap();
+        assert_eq!(c.connect.user.as_deref(), Some("u"));
+        assert_eq!(c.connect.socket.as_deref(), Some("/run/a@b"));
+        let c = Config::from_url("mysql://u:p/q@h/db?init_sql=SET @@session.x=1").unwrap();
+        assert_eq!(c.connect.password.as_deref(), Some("p/q"));
+        assert_eq!(c.connect.init_sql.as_deref(), Some("SET @@session.x=1"));
+        // A broken scheme quotes the scheme only, and only when it is one.
+        let e = Config::from_url("mysq://u:p/w@h/db").unwrap_err();
+        assert!(e.to_string().ends_with("got mysq://"), "{e}");
+        let e = Config::from_url("u:pw://x@h/db").unwrap_err();
+        assert!(!e.to_string().contains("pw"), "{e}");
     }
 }

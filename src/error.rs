@@ -87,8 +87,10 @@ impl ErrorKind {
 
 /// The error type of every fallible staunch call.
 ///
-/// `Display` gives one complete sentence-like line (with the cause appended);
-/// `source()` gives the underlying error where there is one. Cheap to clone: the
+/// `Display` gives one complete sentence-like line (with the cause appended,
+/// each cause once); [`cause`](Error::cause) gives the underlying error where
+/// there is one (`source()` does not, so that error reporters do not print
+/// the causes twice). Cheap to clone: the
 /// same connect error is shared by every waiter it fails.
 #[derive(Clone)]
 pub struct Error {
@@ -255,14 +257,11 @@ impl fmt::Debug for Error {
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.inner
-            .source
-            .as_ref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
-    }
-}
+/// `source()` is `None`: `Display` already says the whole chain, each cause
+/// once, so a reporter that walks `source()` (anyhow's `{:#}` and `{:?}`,
+/// eyre) would say every cause again. [`Error::cause`] gives the wrapped
+/// error.
+impl std::error::Error for Error {}
 
 /// `Result` with staunch's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -55,7 +55,7 @@ use std::sync::Arc;
 
 pub use crate::client::{
     CancelHandle, ConnectConfig, Decimal, DecimalError, Lexing, MysqlConnector, Param, PooledConn,
-    Scan, Session, TlsMode, Way, DEFAULT_LIVENESS_THRESHOLD,
+    Scan, Session, TlsMode, Transaction, Way, DEFAULT_LIVENESS_THRESHOLD,
 };
 pub use crate::config::{Builder, Config};
 pub use crate::error::{Error, ErrorKind, Result};
@@ -69,6 +69,12 @@ pub use crate::topology::{
 /// The `mysql` crate staunch is built on (`Queryable`, `Value`, ...), so that
 /// its version always matches.
 pub use ::mysql;
+
+/// The README's Rust snippets, compiled as doctests (`cargo test --doc`), so
+/// that what a new user copies compiles.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 impl Pool {
     /// Opens a pool from a URL: `mysql://user:pass@host:port/db?knob=value&…`,

@@ -347,3 +347,26 @@ fn many_threads_many_checkouts_each_get_their_own_answer() {
     assert_eq!((st.active, st.violations), (0, 0));
     assert!(st.total <= 4);
 }
+
+/// One cause per error in the chain: `Display` says each cause once and
+/// `source()` does not hand out what `Display` already said, so anyhow's
+/// `{:#}` (every error of the chain, joined by ": ") says "Access denied"
+/// once. Also for the 64 MiB parameter, below.
+#[test]
+fn an_error_chain_says_each_cause_once() {
+    let s = staunch_testkit::MariaDb::start();
+    let url = s.url().replacen(":app-secret@", ":not-the-password@", 1);
+    assert_ne!(url, s.url(), "the test server's password changed");
+    let pool = staunch::Pool::from_url(&format!("{url}?connection_timeout=2s")).unwrap();
+    let e = pool.get().unwrap_err();
+    let mut chain = vec![e.to_string()];
+    let mut cur: Option<&dyn std::error::Error> = std::error::Error::source(&e);
+    while let Some(c) = cur {
+        chain.push(c.to_string());
+        cur = c.source();
+    }
+    let alternate = chain.join(": ");
+    eprintln!("{alternate}");
+    assert_eq!(alternate.matches("Access denied").count(), 1, "{alternate}");
+    assert_eq!(e.to_string().matches("Access denied").count(), 1, "{e}");
+}

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mysql::prelude::Queryable;
-use staunch::{Event, Pool};
+use staunch::{Config, Event, Pool};
 use support::{MariaDb, Mode, Proxy};
 
 const PW: &str = "Zq9-very-secret-pw";
@@ -203,4 +203,165 @@ fn the_password_appears_nowhere_in_topology_and_monitor() {
     for (i, text) in seen.iter().enumerate() {
         assert_clean(&format!("output #{i}"), text);
     }
+}
+
+/// The characters a generated password often holds that a URL gives a
+/// meaning to, and a space.
+const URL_CHARS: [char; 8] = ['/', '?', '#', '@', ':', '%', '+', ' '];
+/// The two halves of every password below: neither may show anywhere.
+const HALVES: [&str; 2] = ["Qv3lft", "Zr8rgt"];
+
+/// `%XX` for every byte but ASCII letters and digits.
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// (broken part, url) for a password written `pw` and a server at `port`.
+fn url_matrix(pw: &str, port: u16) -> Vec<(&'static str, String)> {
+    let q = "connect_timeout=200ms&connection_timeout=300ms";
+    vec![
+        ("none", format!("mysql://app:{pw}@127.0.0.1:{port}/db?{q}")),
+        ("scheme", format!("mysq://app:{pw}@127.0.0.1:{port}/db?{q}")),
+        ("scheme", format!("mysql:/app:{pw}@127.0.0.1:{port}/db?{q}")),
+        ("scheme", format!("app:{pw}@127.0.0.1:{port}/db?{q}")),
+        ("host", format!("mysql://app:{pw}@[127.0.0.1:{port}/db?{q}")),
+        (
+            "host",
+            format!("mysql://app:{pw}@127.0.0.1,,h:{port}/db?{q}"),
+        ),
+        ("port", format!("mysql://app:{pw}@127.0.0.1:99999/db?{q}")),
+        ("port", format!("mysql://app:{pw}@127.0.0.1:3x06/db?{q}")),
+        (
+            "path",
+            format!("mysql://app:{pw}@127.0.0.1:{port}/d%zz?{q}"),
+        ),
+        (
+            "path",
+            format!("mysql://app:{pw}@127.0.0.1:{port}/d%C3?{q}"),
+        ),
+        (
+            "query knob",
+            format!("mysql://app:{pw}@127.0.0.1:{port}/db?{q}&max_size=x"),
+        ),
+        (
+            "query knob",
+            format!("mysql://app:{pw}@127.0.0.1:{port}/db?{q}&max_size"),
+        ),
+        (
+            "unknown knob",
+            format!("mysql://app:{pw}@127.0.0.1:{port}/db?{q}&bogus=1"),
+        ),
+    ]
+}
+
+/// conf_secret_never_printed: passwords holding each of `/ ? # @ : % +` and
+/// a space, written raw and percent-encoded, in URLs well-formed and broken
+/// in each part. Every configuration, builder, pool, error (with its whole
+/// `source()` chain), event and log line is printed (`{}` and `{:?}`), and
+/// neither half of the password may show. A well-formed URL must also
+/// parse with the user and host it names, the password's `@`, `/` or `?`
+/// notwithstanding.
+#[test]
+fn conf_secret_never_printed() {
+    capture_logs();
+    // A port nothing listens on: connects are refused at once.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut seen = Vec::<(String, String)>::new();
+    let mut matrix = Vec::new();
+    for c in URL_CHARS {
+        let pw = format!("{}{c}{}", HALVES[0], HALVES[1]);
+        for (written, form) in [("raw", pw.clone()), ("encoded", encode(&pw))] {
+            for (part, url) in url_matrix(&form, port) {
+                let what = format!("{c:?} {written} broken={part}: {url}");
+                let mut out = vec![Config::redact_url(&url)];
+                out.push(format!("{:?}", staunch::Builder::new().url(&url)));
+                let parsed = staunch::Config::from_url(&url);
+                match &parsed {
+                    Ok(cfg) => {
+                        out.push(format!("{cfg} {cfg:?}"));
+                        assert_eq!(cfg.connect().user(), Some("app"), "{what}");
+                        assert_eq!(
+                            cfg.connect().endpoint(),
+                            format!("127.0.0.1:{port}"),
+                            "{what}"
+                        );
+                    }
+                    Err(e) => out.push(chain(e)),
+                }
+                if part == "none" && (written == "encoded" || c != '%') {
+                    assert!(parsed.is_ok(), "{what}: {}", chain(&parsed.unwrap_err()));
+                }
+                if part != "none" {
+                    assert!(parsed.is_err(), "{what} must not parse");
+                }
+                let events = Arc::new(Mutex::new(Vec::new()));
+                let ev = events.clone();
+                match Pool::builder()
+                    .url(&url)
+                    .event_listener(Arc::new(move |e: &Event| {
+                        ev.lock().unwrap().push(format!("{e} {e:?}"))
+                    }))
+                    .build()
+                {
+                    Ok(pool) => {
+                        out.push(format!("{pool} {pool:?}"));
+                        let e = pool.get().unwrap_err();
+                        out.push(chain(&e));
+                        out.push(format!("{:?}", pool.stats()));
+                        pool.close();
+                    }
+                    Err(e) => out.push(chain(&e)),
+                }
+                out.extend(events.lock().unwrap().iter().cloned());
+                // And through the default listener, the log.
+                if let Ok(pool) = Pool::from_url(&url) {
+                    out.push(chain(&pool.get().unwrap_err()));
+                    pool.close();
+                }
+                matrix.push(format!(
+                    "{c:?} {written} {part}: {}",
+                    if parsed.is_ok() {
+                        "parsed"
+                    } else {
+                        "config error"
+                    }
+                ));
+                seen.extend(out.into_iter().map(|o| (what.clone(), o)));
+            }
+        }
+    }
+    let logs = LOGS.0.lock().unwrap().clone();
+    assert!(
+        !logs.is_empty(),
+        "the refused connects must have been logged"
+    );
+    seen.extend(logs.into_iter().map(|l| ("log".to_string(), l)));
+    for (what, text) in &seen {
+        for h in HALVES {
+            assert!(!text.contains(h), "{what}: the password shows in: {text}");
+        }
+    }
+    eprintln!("{}", matrix.join("\n"));
+}
+
+/// An error as anyhow's `{:#}` and `{:?}` show it: each cause in turn.
+fn chain(e: &staunch::Error) -> String {
+    let mut s = format!("{e} {e:?}");
+    let mut cur: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    while let Some(c) = cur {
+        s.push_str(&format!(": {c} {c:?}"));
+        cur = c.source();
+    }
+    s
 }

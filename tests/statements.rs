@@ -521,3 +521,75 @@ fn under_cuts_and_cancels_no_answer_crosses() {
     }
     assert_eq!(pool.stats().violations, 0);
 }
+
+/// `start_transaction` on the guard, as `mysql::Conn`'s users write it,
+/// stays on the tracked path: a committed, a rolled back and a read-only
+/// transaction cost no reset and no rollback on return; one dropped open is
+/// rolled back by the transaction itself (its writes gone), still without a
+/// reset. The same through the raw connection costs a reset each time.
+#[test]
+fn start_transaction_on_the_guard_costs_no_reset() {
+    use mysql::{AccessMode, IsolationLevel, TxOpts};
+    let s = server_with_performance_schema();
+    s.sql("CREATE TABLE staunch_test.tx (v INT) ENGINE=InnoDB");
+    let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    let rs = com(&s, RESET);
+    for i in 0..20 {
+        let mut c = pool.get().unwrap();
+        let mut tx = c.start_transaction(TxOpts::default()).unwrap();
+        tx.exec_drop("INSERT INTO tx VALUES (?)", (i,)).unwrap();
+        assert_eq!(tx.affected_rows(), 1);
+        tx.commit().unwrap();
+        assert!(!c.in_transaction());
+    }
+    {
+        let mut c = pool.get().unwrap();
+        let ro = TxOpts::default()
+            .set_access_mode(Some(AccessMode::ReadOnly))
+            .set_with_consistent_snapshot(true);
+        let mut tx = c.start_transaction(ro).unwrap();
+        let n: Option<i64> = tx.query_first("SELECT COUNT(*) FROM tx").unwrap();
+        assert_eq!(n, Some(20));
+        let e = tx.query_drop("INSERT INTO tx VALUES (99)").unwrap_err();
+        assert!(e.to_string().contains("READ ONLY"), "{e}");
+        tx.commit().unwrap();
+    }
+    {
+        let mut c = pool.get().unwrap();
+        let mut tx = c.start_transaction(TxOpts::default()).unwrap();
+        tx.exec_drop("INSERT INTO tx VALUES (?)", (100,)).unwrap();
+        tx.rollback().unwrap();
+        let mut tx = c.start_transaction(TxOpts::default()).unwrap();
+        tx.exec_drop("INSERT INTO tx VALUES (?)", (101,)).unwrap();
+        drop(tx); // rolled back here
+        assert!(!c.in_transaction());
+    }
+    let st = pool.stats();
+    assert_eq!((st.rollbacks_on_return, st.resets_on_return), (0, 0));
+    assert_eq!(com(&s, RESET) - rs, 0);
+    let n: Option<i64> = pool
+        .get()
+        .unwrap()
+        .query_first("SELECT COUNT(*) FROM tx")
+        .unwrap();
+    assert_eq!(n, Some(20), "the rolled back and dropped writes are gone");
+    // An isolation level is for the next transaction only.
+    {
+        let mut c = pool.get().unwrap();
+        let opts = TxOpts::default().set_isolation_level(Some(IsolationLevel::Serializable));
+        let tx = c.start_transaction(opts).unwrap();
+        tx.commit().unwrap();
+    }
+    // SET TRANSACTION (no SESSION) changes nothing that lasts: no reset.
+    let iso_resets = pool.stats().resets_on_return;
+    assert_eq!(iso_resets, 0);
+    // Through the raw connection the pool sees nothing: a reset each time.
+    for _ in 0..3 {
+        let mut c = pool.get().unwrap();
+        let raw: &mut mysql::Conn = &mut c;
+        let mut tx = raw.start_transaction(TxOpts::default()).unwrap();
+        tx.query_drop("SELECT 1").unwrap();
+        tx.commit().unwrap();
+    }
+    assert_eq!(pool.stats().resets_on_return, iso_resets + 3);
+}

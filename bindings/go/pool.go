@@ -16,6 +16,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/cgo"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -62,7 +63,7 @@ type Config struct {
 // in the URL are checked when the pool opens (NewWithConfig).
 func ParseConfig(url string) (*Config, error) {
 	if !strings.HasPrefix(url, "mysql://") {
-		return nil, &Error{Status: StatusInvalidConfig, Op: "parse config", Message: fmt.Sprintf("URL %q does not start with mysql://", redact(url))}
+		return nil, &Error{Status: StatusInvalidConfig, Op: "parse config", Message: "URL does not start with mysql:// (mysql://user:password@host:3306/db?knob=value)"}
 	}
 	if strings.IndexByte(url, 0) >= 0 {
 		return nil, &Error{Status: StatusInvalidConfig, Op: "parse config", Message: "URL contains a NUL byte"}
@@ -70,15 +71,88 @@ func ParseConfig(url string) (*Config, error) {
 	return &Config{URL: url}, nil
 }
 
-func redact(url string) string {
+// redactURL is url for printing: everything before the last '@' (the
+// user-info, wherever a password with an unencoded / ? @ may have moved it)
+// is replaced, as is the value of every parameter whose name holds
+// "password". It may hide more than the password, never less.
+func redactURL(url string) string {
+	out := url
 	if at := strings.LastIndexByte(url, '@'); at >= 0 {
-		if i := strings.Index(url, "://"); i >= 0 && i+3 < at {
-			if c := strings.IndexByte(url[i+3:at], ':'); c >= 0 {
-				return url[:i+3+c+1] + "***" + url[at:]
-			}
+		scheme := ""
+		if strings.HasPrefix(url, "mysql://") {
+			scheme = "mysql://"
+		}
+		out = scheme + "<redacted>" + url[at:]
+	}
+	q := strings.IndexByte(out, '?')
+	if q < 0 {
+		return out
+	}
+	params := strings.Split(out[q+1:], "&")
+	for i, p := range params {
+		if k, _, ok := strings.Cut(p, "="); ok && strings.Contains(strings.ToLower(k), "password") {
+			params[i] = k + "=<redacted>"
 		}
 	}
-	return url
+	return out[:q+1] + strings.Join(params, "&")
+}
+
+// String shows the configuration with its URL's user-info and every
+// password knob redacted (value receivers: a Config and a *Config alike).
+func (c Config) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "staunch.Config{URL: %q", redactURL(c.URL))
+	if c.MaxConns != 0 {
+		fmt.Fprintf(&b, ", MaxConns: %d", c.MaxConns)
+	}
+	if c.MinIdleConns != 0 {
+		fmt.Fprintf(&b, ", MinIdleConns: %d", c.MinIdleConns)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"AcquireTimeout", c.AcquireTimeout}, {"ConnectTimeout", c.ConnectTimeout}, {"QueryTimeout", c.QueryTimeout}} {
+		if d.v != 0 {
+			fmt.Fprintf(&b, ", %s: %v", d.name, d.v)
+		}
+	}
+	if len(c.Knobs) > 0 {
+		keys := make([]string, 0, len(c.Knobs))
+		for k := range c.Knobs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteString(", Knobs: {")
+		for i, k := range keys {
+			v := c.Knobs[k]
+			if strings.Contains(strings.ToLower(k), "password") {
+				v = "<redacted>"
+			}
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%q: %q", k, v)
+		}
+		b.WriteString("}")
+	}
+	if c.OnEvent != nil {
+		b.WriteString(", OnEvent: set")
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// GoString is String: %#v shows no password either.
+func (c Config) GoString() string { return c.String() }
+
+// Format prints String for every verb (%v, %+v, %#v, %s, %q...), so no
+// verb prints the fields one by one.
+func (c Config) Format(f fmt.State, verb rune) {
+	if verb == 'q' {
+		fmt.Fprintf(f, "%q", c.String())
+		return
+	}
+	_, _ = f.Write([]byte(c.String()))
 }
 
 // Pool is a staunch pool. Safe for concurrent use by any number of

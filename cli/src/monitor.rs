@@ -89,8 +89,8 @@ fn print_line(t: SystemTime, level: &str, text: &str) {
 
 /// The URL's query parameters, in order (values as written).
 fn params(url: &str) -> Vec<(String, String)> {
-    url.split_once('?')
-        .map(|(_, q)| {
+    staunch::Config::url_query(url)
+        .map(|q| {
             q.split('&')
                 .filter_map(|p| p.split_once('='))
                 .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -101,10 +101,7 @@ fn params(url: &str) -> Vec<(String, String)> {
 
 /// How many hosts the URL names (`h1:p1,h2:p2,...`).
 fn host_count(url: &str) -> usize {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let authority = &rest[..end];
-    let hosts = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let hosts = staunch::Config::url_hosts(url);
     if hosts.is_empty() {
         1
     } else {

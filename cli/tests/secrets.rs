@@ -93,3 +93,95 @@ fn monitor_prints_no_password() {
     );
     assert_clean("staunch monitor", &text);
 }
+
+/// conf_secret_never_printed on the command line: `staunch check` and
+/// `staunch monitor` given URLs whose password holds each of `/ ? # @ : % +`
+/// and a space, raw and percent-encoded, well-formed (against a port nothing
+/// listens on) and broken in each part: neither half of the password shows
+/// in their output.
+#[test]
+fn conf_secret_never_printed() {
+    const HALVES: [&str; 2] = ["Qv3lft", "Zr8rgt"];
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let encode = |s: &str| -> String {
+        s.bytes()
+            .map(|b| match b.is_ascii_alphanumeric() {
+                true => (b as char).to_string(),
+                false => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let q = "connect_timeout=200ms&connection_timeout=300ms";
+    let mut runs = 0;
+    for c in ['/', '?', '#', '@', ':', '%', '+', ' '] {
+        let pw = format!("{}{c}{}", HALVES[0], HALVES[1]);
+        for form in [pw.clone(), encode(&pw)] {
+            for (part, url) in [
+                (
+                    "none",
+                    format!("mysql://app:{form}@127.0.0.1:{port}/db?{q}"),
+                ),
+                (
+                    "scheme",
+                    format!("mysq://app:{form}@127.0.0.1:{port}/db?{q}"),
+                ),
+                ("scheme", format!("app:{form}@127.0.0.1:{port}/db?{q}")),
+                (
+                    "host",
+                    format!("mysql://app:{form}@[127.0.0.1:{port}/db?{q}"),
+                ),
+                ("port", format!("mysql://app:{form}@127.0.0.1:99999/db?{q}")),
+                (
+                    "path",
+                    format!("mysql://app:{form}@127.0.0.1:{port}/d%zz?{q}"),
+                ),
+                (
+                    "query knob",
+                    format!("mysql://app:{form}@127.0.0.1:{port}/db?{q}&max_size=x"),
+                ),
+                (
+                    "unknown knob",
+                    format!("mysql://app:{form}@127.0.0.1:{port}/db?{q}&bogus=1"),
+                ),
+            ] {
+                let check = Command::new(env!("CARGO_BIN_EXE_staunch"))
+                    .args(["check", &url])
+                    .output()
+                    .unwrap();
+                let mut texts = vec![("staunch check", output_text(&check))];
+                assert!(!check.status.success(), "{url}: {}", texts[0].1);
+                let mut child = Command::new(env!("CARGO_BIN_EXE_staunch"))
+                    .args(["monitor", &url])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                if part == "none" {
+                    // It runs until stopped: a few failed probes first.
+                    std::thread::sleep(Duration::from_millis(700));
+                    // SAFETY: kill(2) on the PID of the child this test started.
+                    #[allow(unsafe_code)]
+                    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                    assert_eq!(rc, 0);
+                }
+                let _ = child.stdin.take();
+                let out = child.wait_with_output().unwrap();
+                texts.push(("staunch monitor", output_text(&out)));
+                for (what, text) in texts {
+                    assert!(!text.trim().is_empty(), "{what} {url}: no output");
+                    for h in HALVES {
+                        assert!(
+                            !text.contains(h),
+                            "{what} {url} (broken: {part}) shows the password: {text}"
+                        );
+                    }
+                }
+                runs += 1;
+            }
+        }
+    }
+    assert_eq!(runs, 8 * 2 * 8);
+}

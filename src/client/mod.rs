@@ -60,6 +60,7 @@ mod liveness;
 mod session;
 pub(crate) mod sql;
 mod statement;
+mod txn;
 pub(crate) mod value;
 
 use std::io;
@@ -82,6 +83,7 @@ pub use self::session::Session;
 pub use self::sql::{Lexing, Scan};
 pub use self::statement::Way;
 pub(crate) use self::statement::{Plan, ReadAnswer, StatementError};
+pub use self::txn::Transaction;
 pub use self::value::{Decimal, DecimalError, Param};
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
@@ -429,7 +431,37 @@ impl MysqlConnector {
                     C::NotValidYet | C::NotValidYetContext { .. } => {
                         format!("it is not valid yet: {ce}")
                     }
-                    other => other.to_string(),
+                    C::Other(o) => match o.0.downcast_ref::<webpki::Error>() {
+                        Some(webpki::Error::CaUsedAsEndEntity) => format!(
+                            "it is a CA certificate (basicConstraints CA:TRUE, as `openssl req -x509` \
+                             makes by default) used as the server's own certificate, which the TLS \
+                             library refuses even when it is the very certificate in tls_ca{}; give \
+                             the server (its ssl_cert) a certificate made with `-addext \
+                             basicConstraints=critical,CA:FALSE`, or one signed by a CA you put in \
+                             tls_ca, or set tls_mode=required (encrypted, certificate not checked)",
+                            match &self.cfg.tls_ca {
+                                Some(ca) => format!(" ({})", ca.display()),
+                                None => String::new(),
+                            }
+                        ),
+                        Some(webpki::Error::EndEntityUsedAsCa) => "a certificate that is not a \
+                             CA (basicConstraints CA:FALSE) signed another one in the server's chain; \
+                             fix the chain in the server's ssl_cert"
+                            .to_string(),
+                        Some(w) => format!(
+                            "the certificate check failed ({}); check the server's ssl_cert and \
+                             tls_ca, or set tls_mode=required (encrypted, certificate not checked)",
+                            words(&format!("{w:?}"))
+                        ),
+                        None => format!(
+                            "{o}; check the server's ssl_cert and tls_ca, or set \
+                             tls_mode=required (encrypted, certificate not checked)"
+                        ),
+                    },
+                    other => format!(
+                        "{other}; check the server's ssl_cert and tls_ca, or set \
+                         tls_mode=required (encrypted, certificate not checked)"
+                    ),
                 };
                 rejected(format!(
                     "certificate verification failed: the server's certificate was rejected: {why}"
@@ -448,14 +480,19 @@ impl MysqlConnector {
                 | A::ProtocolVersion
                 | A::InsufficientSecurity),
             ) => rejected(format!(
-                "the server refused the TLS handshake (alert {a:?}){}",
+                "the server refused the TLS handshake (TLS alert: {}): {}",
+                words(&format!("{a:?}")),
                 match files() {
-                    f if f.is_empty() => String::new(),
-                    f => format!("; client settings: {f}"),
+                    f if f.is_empty() =>
+                        "if its user requires X509, set tls_cert and tls_key".to_string(),
+                    f => format!("check the client settings {f} against what the server expects"),
                 }
             )),
             rustls::Error::PeerIncompatible(p) => rejected(format!(
-                "the server's TLS is incompatible with this client: {p:?}"
+                "the server's TLS is incompatible with this client ({}): it needs TLS 1.2 or \
+                 1.3 with a modern cipher; upgrade the server's TLS settings, or set \
+                 tls_mode=disabled",
+                words(&format!("{p:?}"))
             )),
             other => Some(Error::new(
                 ErrorKind::Connect,
@@ -867,4 +904,17 @@ mod socket_finder_tests {
         );
         drop(server);
     }
+}
+
+/// A Debug name (`UnsupportedCertVersion`, `BadCertificate`...) as words.
+fn words(debug: &str) -> String {
+    let name = debug.split(['(', ' ', '{']).next().unwrap_or("");
+    let mut out = String::new();
+    for (i, ch) in name.chars().enumerate() {
+        if ch.is_ascii_uppercase() && i > 0 {
+            out.push(' ');
+        }
+        out.push(ch.to_ascii_lowercase());
+    }
+    out
 }

@@ -560,6 +560,24 @@ impl Pool {
     }
 }
 
+/// `staunch pool host:port[,host:port…] (writer host:port)`: never a
+/// password.
+impl fmt::Display for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("staunch pool ")?;
+        for (i, h) in self.t.hosts.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            f.write_str(&h.endpoint)?;
+        }
+        if self.is_closed() {
+            f.write_str(" (closed)")?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Debug for Pool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pool")

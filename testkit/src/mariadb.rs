@@ -88,6 +88,9 @@ pub enum ServerCert {
     /// Only `DNS:db.staunch.test`: valid for neither `localhost` nor
     /// 127.0.0.1, for host-name mismatch tests.
     OtherName,
+    /// The test CA's own certificate and key: self-signed with
+    /// `basicConstraints CA:TRUE`, as `openssl req -x509` makes them.
+    SelfSignedCa,
 }
 
 /// Certificates and keys (PEM) made once per test process with the `openssl`
@@ -96,8 +99,9 @@ pub enum ServerCert {
 #[derive(Debug)]
 pub struct TestCerts {
     pub dir: PathBuf,
-    /// The CA that signed every certificate below.
+    /// The CA that signed every certificate below, and its key.
     pub ca: PathBuf,
+    pub ca_key: PathBuf,
     /// Server certificate and key: `DNS:localhost`, `IP:127.0.0.1`.
     pub server_cert: PathBuf,
     pub server_key: PathBuf,
@@ -258,6 +262,7 @@ fn make_certs() -> Result<TestCerts, String> {
     let f = |n: &str| dir.join(n);
     Ok(TestCerts {
         ca: f("ca.pem"),
+        ca_key: f("ca.key"),
         server_cert: f("server.pem"),
         server_key: f("server.key"),
         other_name_cert: f("other-name.pem"),
@@ -821,6 +826,7 @@ impl MariaDb {
             let (cert, key) = match which {
                 ServerCert::Localhost => (&c.server_cert, &c.server_key),
                 ServerCert::OtherName => (&c.other_name_cert, &c.other_name_key),
+                ServerCert::SelfSignedCa => (&c.ca, &c.ca_key),
             };
             a.extend([
                 format!("--ssl-ca={}", d(c.ca.clone())),

@@ -59,10 +59,21 @@ public final class JdbcUrl {
             rest = u.substring(u.indexOf("://") + 3);
             knobs.put("topology", "replication");
         } else {
-            String scheme = u.contains("://") ? u.substring(0, u.indexOf("://") + 3) : u;
-            throw new SQLNonTransientException("jdbcUrl " + scheme + "... is not supported: use jdbc:mysql://, "
+            // Only a scheme is quoted, never the rest: a user:password@ may follow.
+            int sep = u.indexOf("://");
+            String scheme = sep > 0 && u.substring(0, sep).matches("[A-Za-z][A-Za-z0-9+.:-]*")
+                    ? u.substring(0, sep + 3) + "..." : "without a scheme";
+            throw new SQLNonTransientException("jdbcUrl " + scheme + " is not supported: use jdbc:mysql://, "
                     + "jdbc:mariadb://, jdbc:mariadb:replication:// or staunch's mysql:// (failover, loadbalance, "
                     + "sequential and aurora modes are not: staunch has its own topology handling)", "HY000");
+        }
+        // The user-info is set aside first, so that a password holding an
+        // unencoded / ? @ is never taken for a host, a database or a
+        // property (and quoted in an error).
+        int at = userinfoEnd(rest);
+        String userinfo = at >= 0 ? rest.substring(0, at) : null;
+        if (at >= 0) {
+            rest = rest.substring(at + 1);
         }
         String query = null;
         int q = rest.indexOf('?');
@@ -77,14 +88,12 @@ public final class JdbcUrl {
             authority = rest.substring(0, slash);
             db = rest.substring(slash + 1);
         }
-        if (authority.contains("@")) {
+        if (userinfo != null) {
             // jdbc:mariadb://user:pass@host/db is accepted by MariaDB Connector/J.
-            String userinfo = authority.substring(0, authority.lastIndexOf('@'));
-            authority = authority.substring(authority.lastIndexOf('@') + 1);
             int colon = userinfo.indexOf(':');
-            knobs.put("user", decode(colon >= 0 ? userinfo.substring(0, colon) : userinfo));
+            knobs.put("user", decodeUserinfo(colon >= 0 ? userinfo.substring(0, colon) : userinfo, "user"));
             if (colon >= 0) {
-                knobs.put("password", decode(userinfo.substring(colon + 1)));
+                knobs.put("password", decodeUserinfo(userinfo.substring(colon + 1), "password"));
             }
         }
         if (authority.startsWith("address=")) {
@@ -170,8 +179,59 @@ public final class JdbcUrl {
         return new Translated(url.toString(), knobs);
     }
 
-    private static String decode(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    private static String decode(String s) throws SQLException {
+        try {
+            return URLDecoder.decode(s, StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            // URLDecoder's message quotes the text: say only what is wrong.
+            throw new SQLNonTransientException("jdbcUrl has a bad percent escape in a property value "
+                    + "(a % must be followed by two hex digits: write % itself as %25)", "HY000");
+        }
+    }
+
+    /** Percent-decoding of the user-info: '+' stays '+', nothing of it is ever quoted. */
+    private static String decodeUserinfo(String s, String what) throws SQLException {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < s.length(); ) {
+            char c = s.charAt(i);
+            if (c == '%') {
+                int hi = i + 2 < s.length() ? Character.digit(s.charAt(i + 1), 16) : -1;
+                int lo = i + 2 < s.length() ? Character.digit(s.charAt(i + 2), 16) : -1;
+                if (hi < 0 || lo < 0) {
+                    throw new SQLNonTransientException("jdbcUrl: the " + what + " has a bad percent escape "
+                            + "(a % must be followed by two hex digits: write % itself as %25)", "28000");
+                }
+                out.write(hi * 16 + lo);
+                i += 3;
+            } else {
+                int cp = s.codePointAt(i);
+                byte[] b = new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8);
+                out.write(b, 0, b.length);
+                i += Character.charCount(cp);
+            }
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Where the user-info ends in {@code host...} text after {@code ://}: the first '@' after which the text
+     * reads as hosts (letters, digits, {@code . - _ [ ] :} and commas) and a database without '@'; failing
+     * that the last '@' (hiding more than the password, never less); -1 when there is none.
+     */
+    static int userinfoEnd(String rest) {
+        int last = rest.lastIndexOf('@');
+        for (int at = rest.indexOf('@'); at >= 0; at = rest.indexOf('@', at + 1)) {
+            String after = rest.substring(at + 1);
+            int q = after.indexOf('?');
+            String main = q >= 0 ? after.substring(0, q) : after;
+            int slash = main.indexOf('/');
+            String hosts = slash >= 0 ? main.substring(0, slash) : main;
+            String path = slash >= 0 ? main.substring(slash + 1) : "";
+            if (hosts.matches("[A-Za-z0-9._\\-\\[\\]:,]*") && !path.contains("@")) {
+                return at;
+            }
+        }
+        return last;
     }
 
     private static long millis(String k, String v) throws SQLException {
