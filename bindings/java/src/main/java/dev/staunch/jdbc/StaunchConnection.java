@@ -7,6 +7,7 @@ import java.sql.Clob;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.NClob;
+import java.sql.CallableStatement;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -193,6 +194,25 @@ public class StaunchConnection extends UnsupportedConnection {
     public PreparedStatement prepareStatement(String sql, int type, int concurrency, int holdability) throws SQLException {
         checkType(type, concurrency);
         return prepareStatement(sql);
+    }
+
+    /** {@code CALL proc(?, ...)} or {@code {? = call func(?, ...)}}: see {@link StaunchCallableStatement}. */
+    @Override
+    public CallableStatement prepareCall(String sql) throws SQLException {
+        open();
+        return StaunchCallableStatement.of(this, sql);
+    }
+
+    @Override
+    public CallableStatement prepareCall(String sql, int type, int concurrency) throws SQLException {
+        checkType(type, concurrency);
+        return prepareCall(sql);
+    }
+
+    @Override
+    public CallableStatement prepareCall(String sql, int type, int concurrency, int holdability) throws SQLException {
+        checkType(type, concurrency);
+        return prepareCall(sql);
     }
 
     @Override

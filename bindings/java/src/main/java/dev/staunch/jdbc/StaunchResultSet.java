@@ -98,6 +98,12 @@ public class StaunchResultSet extends UnsupportedResultSet {
         return closed;
     }
 
+    /** What the server says of column {@code i} (from 1). */
+    Rows.Column column(int i) throws SQLException {
+        open();
+        return src.columns().get(i - 1);
+    }
+
     @Override
     public boolean wasNull() throws SQLException {
         open();
