@@ -177,6 +177,12 @@ public class StaunchCallableStatement extends UnsupportedCallableStatement {
 
     // ---- running --------------------------------------------------------
 
+    /** A call reads its answer whole whatever the fetch size: its OUT values are read after it. */
+    @Override
+    boolean streams() {
+        return false;
+    }
+
     private static String var(int jdbcIndex) {
         return "@_staunch_out" + jdbcIndex;
     }

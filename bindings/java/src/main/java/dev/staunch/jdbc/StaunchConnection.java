@@ -68,9 +68,28 @@ public class StaunchConnection extends UnsupportedConnection {
         }
     }
 
+    /** The streaming result set that may hold the connection, or null. */
+    private StaunchResultSet stream;
+
+    void streaming(StaunchResultSet rs) {
+        stream = rs;
+    }
+
+    /** JDBC's rule for streaming result sets: no other statement until it is read to its end or closed. */
+    private void notStreaming() throws SQLException {
+        if (stream != null) {
+            if (stream.holdsConnection()) {
+                throw new SQLNonTransientException("a streaming result set (fetch size set) is open on this "
+                        + "connection: read it to its end or close it before running another statement", "HY010");
+            }
+            stream = null;
+        }
+    }
+
     /** Before a statement: start the transaction autoCommit=false implies, and set the statement's time limit. */
     void beforeStatement(int queryTimeoutSeconds) throws SQLException {
         open();
+        notStreaming();
         try {
             int want = queryTimeoutSeconds > 0 ? (int) Math.min(queryTimeoutSeconds * 1000L, Integer.MAX_VALUE)
                     : networkTimeoutMs > 0 ? networkTimeoutMs : -1;
@@ -367,6 +386,10 @@ public class StaunchConnection extends UnsupportedConnection {
         }
         closed = true;
         try {
+            if (stream != null) {
+                stream.close(); // reads off the rest of the answer, so the connection goes back whole
+                stream = null;
+            }
             conn.close();
         } catch (StaunchException e) {
             throw SqlErrors.of(e);
