@@ -14,7 +14,7 @@ public class GenUnsupported {
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);
         Class<?>[] ifaces = {java.sql.Connection.class, java.sql.Statement.class,
-            java.sql.PreparedStatement.class, java.sql.ResultSet.class,
+            java.sql.PreparedStatement.class, java.sql.CallableStatement.class, java.sql.ResultSet.class,
             java.sql.ResultSetMetaData.class, java.sql.DatabaseMetaData.class};
         for (Class<?> c : ifaces) {
             String name = "Unsupported" + c.getSimpleName();
@@ -24,13 +24,17 @@ public class GenUnsupported {
             b.append("/** Every method of {@link ").append(c.getName())
              .append("} throws {@link java.sql.SQLFeatureNotSupportedException} unless a subclass overrides it. */\n");
             boolean ps = c == java.sql.PreparedStatement.class;
+            boolean cs = c == java.sql.CallableStatement.class;
             b.append("abstract class ").append(name);
-            // A PreparedStatement is a Statement: it extends staunch's, and only
-            // the methods PreparedStatement adds are generated here.
+            // A PreparedStatement is a Statement, a CallableStatement a PreparedStatement: each
+            // extends staunch's, and only the methods its interface adds are generated here.
             if (ps) b.append(" extends StaunchStatement");
+            if (cs) b.append(" extends StaunchPreparedStatement");
             b.append(" implements ").append(c.getName()).append(" {\n");
             if (ps) b.append("    ").append(name).append("(StaunchConnection connection) {\n        super(connection);\n    }\n\n");
+            else if (cs) b.append("    ").append(name).append("(StaunchConnection connection, String sql) {\n        super(connection, sql);\n    }\n\n");
             else b.append("    ").append(name).append("() {}\n\n");
+            ps |= cs;
             Set<String> seen = new HashSet<>();
             List<Method> ms = new ArrayList<>(Arrays.asList(ps ? c.getDeclaredMethods() : c.getMethods()));
             ms.sort(Comparator.comparing(Method::getName).thenComparing(m -> Arrays.toString(m.getParameterTypes())));

@@ -154,6 +154,20 @@ public final class Conn implements AutoCloseable {
         return query(Native.QUERY_TEXT, sql, (Object[]) null);
     }
 
+    /**
+     * Runs a query and reads its rows as they arrive instead of whole (for
+     * answers too large to hold): as {@link #query} with parameters, as
+     * {@link #queryText} without. Until the returned {@link Rows} is read to
+     * the end of its first result set, moved past it, or closed, it holds the
+     * connection: every other call on this Conn fails with
+     * {@link Status#CONN_BUSY}. Each {@link Rows#next()} may wait for rows,
+     * bounded as the statement is; closing it early reads off the rest.
+     */
+    public Rows queryStream(String sql, Object... params) {
+        boolean text = params == null || params.length == 0;
+        return query(Native.QUERY_STREAM | (text ? Native.QUERY_TEXT : 0), sql, text ? null : params);
+    }
+
     Rows query(int flags, String sql, Object... params) {
         Objects.requireNonNull(sql, "sql");
         enter();

@@ -7,6 +7,7 @@ import java.sql.Clob;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.NClob;
+import java.sql.CallableStatement;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -67,9 +68,28 @@ public class StaunchConnection extends UnsupportedConnection {
         }
     }
 
+    /** The streaming result set that may hold the connection, or null. */
+    private StaunchResultSet stream;
+
+    void streaming(StaunchResultSet rs) {
+        stream = rs;
+    }
+
+    /** JDBC's rule for streaming result sets: no other statement until it is read to its end or closed. */
+    private void notStreaming() throws SQLException {
+        if (stream != null) {
+            if (stream.holdsConnection()) {
+                throw new SQLNonTransientException("a streaming result set (fetch size set) is open on this "
+                        + "connection: read it to its end or close it before running another statement", "HY010");
+            }
+            stream = null;
+        }
+    }
+
     /** Before a statement: start the transaction autoCommit=false implies, and set the statement's time limit. */
     void beforeStatement(int queryTimeoutSeconds) throws SQLException {
         open();
+        notStreaming();
         try {
             int want = queryTimeoutSeconds > 0 ? (int) Math.min(queryTimeoutSeconds * 1000L, Integer.MAX_VALUE)
                     : networkTimeoutMs > 0 ? networkTimeoutMs : -1;
@@ -193,6 +213,25 @@ public class StaunchConnection extends UnsupportedConnection {
     public PreparedStatement prepareStatement(String sql, int type, int concurrency, int holdability) throws SQLException {
         checkType(type, concurrency);
         return prepareStatement(sql);
+    }
+
+    /** {@code CALL proc(?, ...)} or {@code {? = call func(?, ...)}}: see {@link StaunchCallableStatement}. */
+    @Override
+    public CallableStatement prepareCall(String sql) throws SQLException {
+        open();
+        return StaunchCallableStatement.of(this, sql);
+    }
+
+    @Override
+    public CallableStatement prepareCall(String sql, int type, int concurrency) throws SQLException {
+        checkType(type, concurrency);
+        return prepareCall(sql);
+    }
+
+    @Override
+    public CallableStatement prepareCall(String sql, int type, int concurrency, int holdability) throws SQLException {
+        checkType(type, concurrency);
+        return prepareCall(sql);
     }
 
     @Override
@@ -347,6 +386,10 @@ public class StaunchConnection extends UnsupportedConnection {
         }
         closed = true;
         try {
+            if (stream != null) {
+                stream.close(); // reads off the rest of the answer, so the connection goes back whole
+                stream = null;
+            }
             conn.close();
         } catch (StaunchException e) {
             throw SqlErrors.of(e);

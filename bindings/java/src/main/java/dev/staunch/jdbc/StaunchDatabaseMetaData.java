@@ -243,8 +243,8 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
     @Override public boolean supportsPositionedDelete() { return false; }
     @Override public boolean supportsPositionedUpdate() { return false; }
     @Override public boolean supportsSelectForUpdate() { return true; }
-    /** CALL runs through Statement and PreparedStatement, but prepareCall (OUT parameters) is not implemented yet. */
-    @Override public boolean supportsStoredProcedures() { return false; }
+    /** CALL through Statement and PreparedStatement, and prepareCall with IN, OUT and INOUT parameters. */
+    @Override public boolean supportsStoredProcedures() { return true; }
     @Override public boolean supportsSubqueriesInComparisons() { return true; }
     @Override public boolean supportsSubqueriesInExists() { return true; }
     @Override public boolean supportsSubqueriesInIns() { return true; }
@@ -326,7 +326,7 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
     @Override public boolean locatorsUpdateCopy() { return true; }
     @Override public boolean supportsStatementPooling() { return false; }
     @Override public RowIdLifetime getRowIdLifetime() { return RowIdLifetime.ROWID_UNSUPPORTED; }
-    @Override public boolean supportsStoredFunctionsUsingCallSyntax() { return false; }
+    @Override public boolean supportsStoredFunctionsUsingCallSyntax() { return true; }
     @Override public boolean autoCommitFailureClosesAllResultSets() { return false; }
     @Override public boolean generatedKeyAlwaysReturned() { return true; }
     @Override public boolean supportsRefCursors() { return false; }

@@ -36,10 +36,10 @@ import java.util.List;
  * into it. Batches run their rows one after the other on the connection.
  */
 public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
-    private final String sql;
-    private final int paramCount;
-    private Object[] params;
-    private boolean[] set;
+    final String sql;
+    final int paramCount;
+    Object[] params;
+    boolean[] set;
     private List<Object[]> batch;
 
     StaunchPreparedStatement(StaunchConnection connection, String sql) {
@@ -52,7 +52,12 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
 
     /** The number of {@code ?} outside quotes and comments. */
     static int countPlaceholders(String sql) {
-        int n = 0;
+        return placeholders(sql).size();
+    }
+
+    /** The positions in {@code sql} of the {@code ?} outside quotes and comments. */
+    static List<Integer> placeholders(String sql) {
+        List<Integer> n = new ArrayList<>();
         for (int i = 0; i < sql.length(); i++) {
             char c = sql.charAt(i);
             if (c == '\'' || c == '"' || c == '`') {
@@ -69,7 +74,7 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
                 int end = sql.indexOf("*/", i + 2);
                 i = end < 0 ? sql.length() : end + 1;
             } else if (c == '?') {
-                n++;
+                n.add(i);
             }
         }
         return n;
@@ -85,7 +90,7 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
         set[index - 1] = true;
     }
 
-    private Object[] bound() throws SQLException {
+    Object[] bound() throws SQLException {
         for (int i = 0; i < paramCount; i++) {
             if (!set[i]) {
                 throw new SQLNonTransientException("parameter " + (i + 1) + " of " + paramCount + " is not set", "07001");

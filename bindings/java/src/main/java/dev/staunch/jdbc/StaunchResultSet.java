@@ -50,6 +50,8 @@ public class StaunchResultSet extends UnsupportedResultSet {
     private boolean afterLast;
     private boolean wasNull;
     private int fetchSize;
+    /** The source said it has no more rows (a streaming one then no longer holds the connection). */
+    private boolean exhausted;
 
     StaunchResultSet(StaunchStatement statement, RowSource src, int maxRows) {
         this.statement = statement;
@@ -69,8 +71,13 @@ public class StaunchResultSet extends UnsupportedResultSet {
         if (afterLast) {
             return false;
         }
-        if ((maxRows > 0 && row >= maxRows) || !src.next()) {
+        if (maxRows > 0 && row >= maxRows) {
             afterLast = true;
+            return false;
+        }
+        if (!src.next()) {
+            afterLast = true;
+            exhausted = true;
             return false;
         }
         row++;
@@ -96,6 +103,17 @@ public class StaunchResultSet extends UnsupportedResultSet {
     @Override
     public boolean isClosed() {
         return closed;
+    }
+
+    /** Whether a streaming answer under it may still hold the connection: open and not read to its end. */
+    boolean holdsConnection() {
+        return !closed && !exhausted;
+    }
+
+    /** What the server says of column {@code i} (from 1). */
+    Rows.Column column(int i) throws SQLException {
+        open();
+        return src.columns().get(i - 1);
     }
 
     @Override

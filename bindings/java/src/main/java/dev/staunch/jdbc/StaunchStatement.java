@@ -71,8 +71,13 @@ public class StaunchStatement extends UnsupportedStatement {
                 noteKeys(r.lastInsertId(), r.affectedRows());
                 return false;
             }
-            Rows rows = params == null || params.length == 0 ? c.queryText(sql) : c.query(sql, params);
-            return take(rows, mode);
+            Rows rows = streams() ? c.queryStream(sql, params)
+                    : params == null || params.length == 0 ? c.queryText(sql) : c.query(sql, params);
+            boolean r = take(rows, mode);
+            if (r && streams()) {
+                connection.streaming(current);
+            }
+            return r;
         } catch (StaunchException e) {
             throw SqlErrors.of(e);
         } catch (IllegalArgumentException e) {
@@ -118,6 +123,10 @@ public class StaunchStatement extends UnsupportedStatement {
     }
 
     void resultSetClosed(StaunchResultSet rs) throws SQLException {
+        if (rs == current && streams() && pendingRows != null) {
+            pendingRows.close(); // a streaming answer: read off its rest, which gives the connection back
+            pendingRows = null;
+        }
         if (rs == current && closeOnCompletion) {
             close();
         }
@@ -349,12 +358,24 @@ public class StaunchStatement extends UnsupportedStatement {
         return ResultSet.FETCH_FORWARD;
     }
 
-    /** Accepted and ignored: answers are read whole. */
+    /** Whether this statement's result sets read their rows as they arrive (see {@link #setFetchSize}). */
+    boolean streams() {
+        return fetchSize > 0 || fetchSize == Integer.MIN_VALUE;
+    }
+
+    /**
+     * 0 (the default): a result set reads its whole answer at once. A positive
+     * size, or {@code Integer.MIN_VALUE} (MySQL Connector/J's convention):
+     * it reads the rows as they arrive, and until it is read to its end or
+     * closed it holds the connection, which runs no other statement meanwhile
+     * (as in Connector/J). Other negative sizes are refused.
+     */
     @Override
     public void setFetchSize(int rows) throws SQLException {
         open();
-        if (rows < 0) {
-            throw new SQLNonTransientException("setFetchSize: must not be negative, got " + rows, "HY000");
+        if (rows < 0 && rows != Integer.MIN_VALUE) {
+            throw new SQLNonTransientException("setFetchSize: must be >= 0, or Integer.MIN_VALUE to stream, got "
+                    + rows, "HY000");
         }
         fetchSize = rows;
     }

@@ -57,9 +57,6 @@ class MetaDataTest {
                 + "Connector/J says 0 (unknown)"),
         Map.entry("getSQLKeywords", "Connector/J's list runs eight pairs of words together for want of a comma "
                 + "(ENCLOSEDESCAPED, FROMFULLTEXT, INTERSECTINTERVAL...); staunch's is the same words, separated"),
-        Map.entry("supportsStoredProcedures", "prepareCall (CallableStatement, OUT/INOUT parameters) is not "
-                + "implemented yet: CALL runs through Statement/PreparedStatement, but staunch does not claim the escape syntax"),
-        Map.entry("supportsStoredFunctionsUsingCallSyntax", "{? = call f(?)} needs prepareCall, not implemented yet"),
         Map.entry("locatorsUpdateCopy", "a Blob/Clob from staunch is a copy (changing it changes nothing in the "
                 + "database), which is what true means; Connector/J's are copies too but it says false"));
 
