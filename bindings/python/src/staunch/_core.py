@@ -294,6 +294,9 @@ class Pool:
     connect.
     """
 
+    #: The class of the connections it lends (the MySQLdb API's has mysqlclient's methods).
+    _conn_cls = None
+
     def __init__(
         self,
         url: str | None = None,
@@ -363,7 +366,7 @@ class Pool:
                 # The main thread: a token of its own, reused until Ctrl-C cancels it.
                 tp = _main_token() if I.watching() else None
                 _blocking("get", tp, fn, pool, ms, tp, byref(out))
-            return Connection(self, out)
+            return (self._conn_cls or Connection)(self, out)
         except BaseException:
             if out:
                 lib.staunch_conn_free(out)
@@ -387,7 +390,7 @@ class Pool:
         """A connection if one is idle right now, else None; never waits."""
         out = _CONN_P()
         _check(lib.staunch_pool_try_get, self._pool(), byref(out))
-        return Connection(self, out) if out else None
+        return (self._conn_cls or Connection)(self, out) if out else None
 
     # -- the rest
 

@@ -20,6 +20,8 @@ from sqlalchemy.testing import exclusions
 from sqlalchemy.testing.exclusions import fails_on, only_if, only_on, skip_if
 from sqlalchemy.testing.requirements import SuiteRequirements
 
+_MYSQL = ["mysql", "mariadb"]
+
 #: Drivers whose typeless date/time binds SQLAlchemy's own requirements
 #: mark as failing (they send dates as strings the server compares as text).
 _TEXT_DATE_DRIVERS = ["+mysqldb", "+pymysql", "+cymysql", "+mysqlconnector"]
@@ -260,13 +262,25 @@ class Requirements(SuiteRequirements):
     def supports_bitwise_shift(self):
         return exclusions.open()
 
+    # fails_on: the suite runs these and expects them to fail (a pass would fail the run).
     @property
     def sql_expression_limit_offset(self):
-        return exclusions.closed()  # LIMIT/OFFSET take only literals or placeholders
+        return fails_on(_MYSQL, "LIMIT/OFFSET take only literals or placeholders") + self.offset
 
     @property
     def nullsordering(self):
-        return exclusions.closed()  # no NULLS FIRST / LAST
+        return fails_on(_MYSQL, "no NULLS FIRST / NULLS LAST")
+
+    @property
+    def reflects_pk_names(self):
+        return fails_on(_MYSQL, "a primary key is always named PRIMARY")
+
+    @property
+    def infinity_floats(self):
+        return fails_on(_MYSQL, "no infinite floating-point values")
+
+    def get_order_by_collation(self, config):
+        return "utf8mb4_bin"
 
     @property
     def fetch_first(self):
@@ -355,7 +369,7 @@ class Requirements(SuiteRequirements):
 
     @property
     def precision_generic_float_type(self):
-        return exclusions.closed()  # FLOAT keeps about 4 decimals here
+        return fails_on(_MYSQL, "FLOAT keeps about 4 decimals")
 
     @property
     def float_or_double_precision_behaves_generically(self):
@@ -377,6 +391,10 @@ class Requirements(SuiteRequirements):
     @property
     def autocommit(self):
         return exclusions.open()
+
+    @property
+    def skip_autocommit_rollback(self):
+        return exclusions.open()  # the dialect reads the session's autocommit (detect_autocommit_setting)
 
     def get_isolation_levels(self, config):
         return {
