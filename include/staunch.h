@@ -163,6 +163,28 @@
 #define STAUNCH_QUERY_TEXT 2
 
 /**
+ * `flags` of `staunch_conn_query_ex`: send the statement by client-side
+ * interpolation whatever the pool's `interpolate_params` knob says: the
+ * library writes each parameter into the text as a literal escaped for the
+ * session's real state (its `sql_mode`'s NO_BACKSLASH_ESCAPES, as the
+ * server's status flags report it; utf8mb4): bytes as `_binary X'..'`,
+ * numbers in canonical form (doubles with an exponent, exact), decimals as
+ * DECIMAL literals, dates as `DATE'..'`, date-times as `TIMESTAMP'..'`
+ * with microseconds, times as `TIME'..'`. One round trip, over the text
+ * protocol; values still come typed by their columns. A double that is
+ * NaN or infinite fails with STAUNCH_INVALID_ARGUMENT.
+ */
+#define STAUNCH_QUERY_INTERPOLATE 4
+
+/**
+ * `flags` of `staunch_conn_query_ex`: prepare the statement on the server
+ * whatever the pool's `interpolate_params` knob says (a statement the
+ * server refuses to prepare, error 1295 or a syntax error at prepare time,
+ * is still sent interpolated). Not with STAUNCH_QUERY_INTERPOLATE.
+ */
+#define STAUNCH_QUERY_PREPARE 8
+
+/**
  * A cancel token: `staunch_cancel_token_cancel` makes every
  * `staunch_pool_get_cancellable` / `_get_read_cancellable` waiting with it
  * return STAUNCH_CANCELLED promptly, and every later one at once (a token
@@ -907,8 +929,7 @@ typedef struct staunch_value {
 
 /**
  * UTF-8 text: `len` bytes at `ptr` (no NUL needed; `ptr` may be NULL when
- * `len` is 0). Text that is not UTF-8 fails with STAUNCH_INVALID_UTF8. Use it
- * for DECIMAL values too ("12.50").
+ * `len` is 0). Text that is not UTF-8 fails with STAUNCH_INVALID_UTF8.
  */
 #define STAUNCH_PARAM_TEXT 4
 
@@ -932,6 +953,17 @@ typedef struct staunch_value {
  * A TIME in `time`.
  */
 #define STAUNCH_PARAM_TIME 8
+
+/**
+ * An exact decimal number as text: `len` bytes at `ptr` in plain digits,
+ * `[+-]digits[.digits]` or `[+-].digits` (no exponent, no spaces), at most
+ * 65 digits of which at most 38 after the point. Anything else fails with
+ * STAUNCH_INVALID_ARGUMENT naming the parameter, and nothing is sent. The
+ * server treats it as an exact DECIMAL (in arithmetic, comparison and
+ * storage; `SELECT ?` gives a DECIMAL column) on both ways a statement is
+ * sent.
+ */
+#define STAUNCH_PARAM_DECIMAL 9
 
 /**
  * The session's own level (the server's default unless changed).
@@ -1390,6 +1422,12 @@ struct staunch_param staunch_param_text_len(const char *s, size_t len);
 struct staunch_param staunch_param_text(const char *s);
 
 /**
+ * A decimal parameter of `len` bytes of text at `s` (see
+ * STAUNCH_PARAM_DECIMAL; checked when the statement runs).
+ */
+struct staunch_param staunch_param_decimal(const char *s, size_t len);
+
+/**
  * A binary parameter of `len` bytes at `data` (NULs allowed), sent as
  * binary data (never checked or converted as text).
  */
@@ -1443,9 +1481,12 @@ void staunch_cancel_token_free(struct staunch_cancel_token *token);
  * Runs a statement that returns no rows (INSERT, UPDATE, DDL, SET, ...; rows
  * a statement does return are read and discarded).
  *
- * With `n_params` > 0 the statement is prepared and the values bound to its
- * `?` placeholders (wrong count: STAUNCH_PARAM_COUNT); with none it is sent
- * as text, so any statement works, including several separated by `;`.
+ * With `n_params` > 0 the values are bound to its `?` placeholders (wrong
+ * count: STAUNCH_PARAM_COUNT), the pool's default way: prepared, or
+ * interpolated by the library with the `interpolate_params` knob (see
+ * STAUNCH_QUERY_INTERPOLATE); a statement the server refuses to prepare is
+ * interpolated either way. With none it is sent as text, so any statement
+ * works, including several separated by `;`.
  * `params` may be NULL when `n_params` is 0; it is only read during the
  * call. `affected_rows` and `last_insert_id` may be NULL; they are written on
  * success only. `staunch_conn_last_result` gives these and more.
@@ -1485,8 +1526,9 @@ staunch_status staunch_conn_last_result(struct staunch_conn *conn,
                                         struct staunch_error **err);
 
 /**
- * Runs a query and reads its answer into a row set (the statement is
- * prepared, so values come typed; `?` placeholders take `params`):
+ * Runs a query and reads its answer into a row set (`?` placeholders take
+ * `params`; the statement is prepared, or interpolated with the pool's
+ * `interpolate_params` knob; values come typed either way):
  * `staunch_conn_query_ex` with no flags. Of a statement returning several
  * result sets (CALL), every one is kept: move on with
  * `staunch_rows_next_result`.
@@ -1504,8 +1546,10 @@ staunch_status staunch_conn_query(struct staunch_conn *conn,
 /**
  * Runs a query and gives its answer as a row set: `*out` receives it;
  * iterate with `staunch_rows_next` / `staunch_rows_fetch`, free with
- * `staunch_rows_free`. `flags`: 0, or `STAUNCH_QUERY_STREAM` and/or
- * `STAUNCH_QUERY_TEXT` (other bits: STAUNCH_INVALID_ARGUMENT). A buffered
+ * `staunch_rows_free`. `flags`: 0, or any of `STAUNCH_QUERY_STREAM`,
+ * `STAUNCH_QUERY_TEXT`, and one of `STAUNCH_QUERY_INTERPOLATE` /
+ * `STAUNCH_QUERY_PREPARE` (other bits, or both of those:
+ * STAUNCH_INVALID_ARGUMENT). A buffered
  * row set owns its data: it stays valid after the connection is released or
  * freed. A streaming one holds the connection (see STAUNCH_QUERY_STREAM);
  * freeing the connection's handle first is fine: the connection goes back
@@ -1520,6 +1564,25 @@ staunch_status staunch_conn_query_ex(struct staunch_conn *conn,
                                      uint32_t flags,
                                      struct staunch_rows **out,
                                      struct staunch_error **err);
+
+/**
+ * Writes to `*out` the number of `?` placeholders in `sql` as this
+ * connection's server reads them, under the session's current `sql_mode`
+ * (the library's one SQL scanner, the one both ways of sending use): a `?`
+ * counts unless it is inside '...', "..." (an identifier under
+ * ANSI_QUOTES), backticks, a `#` or `-- ` comment, or a C-style comment
+ * other than the executable ones the server runs (opening with `/*!`,
+ * `/*!NNNNN` up to the server's version, or `/*M!` on MariaDB); a
+ * backslash escapes nothing under NO_BACKSLASH_ESCAPES. Sends nothing,
+ * except one round trip when the session's `sql_mode` is not known (after
+ * an `init_sql`, a multi-statement or a CALL) and once per connection when
+ * a versioned executable comment needs the server's version. Same rules
+ * as `staunch_conn_execute` otherwise.
+ */
+staunch_status staunch_conn_count_params(struct staunch_conn *conn,
+                                         const char *sql,
+                                         size_t *out,
+                                         struct staunch_error **err);
 
 /**
  * Starts a transaction (`START TRANSACTION`). Errors, blocking and threads

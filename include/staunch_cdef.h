@@ -13,6 +13,10 @@
 
 #define STAUNCH_QUERY_TEXT 2
 
+#define STAUNCH_QUERY_INTERPOLATE 4
+
+#define STAUNCH_QUERY_PREPARE 8
+
 typedef struct staunch_cancel_token staunch_cancel_token;
 
 typedef struct staunch_conn staunch_conn;
@@ -241,6 +245,8 @@ typedef struct staunch_value {
 
 #define STAUNCH_PARAM_TIME 8
 
+#define STAUNCH_PARAM_DECIMAL 9
+
 #define STAUNCH_ISOLATION_DEFAULT 0
 
 #define STAUNCH_ISOLATION_READ_UNCOMMITTED 1
@@ -388,6 +394,8 @@ struct staunch_param staunch_param_text_len(const char *s, size_t len);
 
 struct staunch_param staunch_param_text(const char *s);
 
+struct staunch_param staunch_param_decimal(const char *s, size_t len);
+
 struct staunch_param staunch_param_bytes(const void *data, size_t len);
 
 struct staunch_param staunch_param_date(uint16_t year, uint8_t month, uint8_t day);
@@ -432,6 +440,11 @@ staunch_status staunch_conn_query_ex(struct staunch_conn *conn,
                                      uint32_t flags,
                                      struct staunch_rows **out,
                                      struct staunch_error **err);
+
+staunch_status staunch_conn_count_params(struct staunch_conn *conn,
+                                         const char *sql,
+                                         size_t *out,
+                                         struct staunch_error **err);
 
 staunch_status staunch_conn_begin(struct staunch_conn *conn, struct staunch_error **err);
 

@@ -2,8 +2,9 @@
 # The JVM binding's tests (bindings/java): builds the C library and the test
 # kit, then `mvn -B test` with JDK 25 (the FFM API is final since 22; the
 # machine's default java is 17). Downloads the Maven dependencies on first use
-# (JUnit 5, spring-jdbc/spring-tx, MyBatis, HikariCP, MariaDB Connector/J: the
-# last two only for the incident side-by-side test).
+# (JUnit 5, spring-jdbc/spring-tx, MyBatis, HikariCP, MariaDB Connector/J for the
+# incident and metadata side-by-side tests; Flyway, Liquibase, Hibernate, jOOQ
+# and Spring Boot 4.1.2's starters for ToolsTest and SpringBootAppTest).
 #
 #   scripts/java-tests.sh [-Dtest=ConformanceTest ...]   (extra arguments go to mvn)
 #

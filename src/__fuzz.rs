@@ -51,10 +51,12 @@ pub struct ParamError {
 /// `p`'s text/bytes pointer is NULL or valid for its length.
 pub unsafe fn param_to_value(i: usize, p: &staunch_param) -> Result<Value, ParamError> {
     // SAFETY: per this function's contract.
-    unsafe { crate::ffi::values::to_value(i, p) }.map_err(|f| ParamError {
-        status: f.status,
-        message: f.message,
-    })
+    unsafe { crate::ffi::values::to_param(i, p) }
+        .map(|p| p.to_value())
+        .map_err(|f| ParamError {
+            status: f.status,
+            message: f.message,
+        })
 }
 
 /// Converts a C parameter array, as `staunch_conn_execute` does.
@@ -67,8 +69,8 @@ pub unsafe fn params_to_values(
     n: usize,
 ) -> Result<Vec<Value>, ParamError> {
     // SAFETY: per this function's contract.
-    unsafe { crate::ffi::values::to_values(params, n) }
-        .map(|(values, _)| values)
+    unsafe { crate::ffi::values::to_params(params, n) }
+        .map(|ps| ps.iter().map(crate::client::Param::to_value).collect())
         .map_err(|f| ParamError {
             status: f.status,
             message: f.message,
@@ -76,10 +78,56 @@ pub unsafe fn params_to_values(
 }
 
 /// The statement as `staunch_conn_execute` / `_query` prepare it when some
-/// parameters are bytes (`bytes[i]`: parameter i is): see
-/// `ffi::values::bind_bytes_as_binary`.
+/// parameters are bytes (`bytes[i]`: parameter i is), in a session with the
+/// default `sql_mode`: each of those placeholders cast to BINARY; None when
+/// none is bytes or the placeholders are not one per parameter (see
+/// `client::sql::cast_for_prepare`).
 pub fn bind_bytes_as_binary(sql: &str, bytes: &[bool]) -> Option<String> {
-    crate::ffi::values::bind_bytes_as_binary(sql, bytes)
+    use crate::client::{sql, Lexing, Param};
+    let at = sql::scan(sql, &Lexing::default()).placeholders;
+    if at.len() != bytes.len() {
+        return None;
+    }
+    let params: Vec<Param> = bytes
+        .iter()
+        .map(|b| {
+            if *b {
+                Param::Bytes(Vec::new())
+            } else {
+                Param::Null
+            }
+        })
+        .collect();
+    sql::cast_for_prepare(sql, &at, &params)
+}
+
+/// Where the scanner finds `sql`'s placeholders (see `client::sql::scan`).
+pub fn scan(sql: &str, lex: &crate::Lexing) -> crate::Scan {
+    crate::client::sql::scan(sql, lex)
+}
+
+/// The version number executable comments compare (see
+/// `client::sql::version_number`).
+pub fn version_number(v: &str) -> Option<u32> {
+    crate::client::sql::version_number(v)
+}
+
+/// The scanner's placeholder count for `sql` (see `client::sql::scan`).
+pub fn count_placeholders(sql: &str, lex: &crate::Lexing) -> usize {
+    crate::client::sql::count_placeholders(sql, lex)
+}
+
+/// `sql` with its placeholders replaced by `params` written as literals
+/// for a session lexing as `lex`, or the fault of the first that cannot be
+/// (the caller gives one parameter per placeholder).
+pub fn interpolate(
+    sql: &str,
+    params: &[crate::Param],
+    lex: &crate::Lexing,
+) -> Result<String, String> {
+    use crate::client::sql;
+    let at = sql::scan(sql, lex).placeholders;
+    sql::interpolate(sql, &at, params, lex).map_err(|f| f.to_string())
 }
 
 /// The fields of a configuration that the checks look at.

@@ -174,6 +174,16 @@ impl Builder {
         /// rows it changed (the `CLIENT_FOUND_ROWS` capability, as JDBC and
         /// SQLAlchemy expect). Defaults to false.
         found_rows, connect.found_rows, bool);
+    setter!(
+        /// Send statements with parameters by client-side interpolation: the
+        /// values written into the text as literals escaped for the
+        /// session's real state (its `sql_mode`, utf8mb4), over the text
+        /// protocol, as PyMySQL, mysqlclient and Connector/J do, instead of
+        /// server-side prepared statements (one round trip instead of two
+        /// for a statement not yet prepared on the connection). A statement
+        /// may ask for either way; one the server cannot prepare is
+        /// interpolated whatever this says. Defaults to false (prepared).
+        interpolate_params, connect.interpolate_params, bool);
     /// Whether and how connections are encrypted: `disabled` (the default),
     /// `preferred`, `required`, `verify_ca` or `verify_identity`. See
     /// [`TlsMode`].
@@ -414,6 +424,7 @@ knobs! {
     "reset_on_return" => |c, k, v| c.connect.reset_on_return = parse_bool(k, v)?,
     "init_sql" => |c, _k, v| c.connect.init_sql = (!v.trim().is_empty()).then(|| v.to_owned()),
     "found_rows" => |c, k, v| c.connect.found_rows = parse_bool(k, v)?,
+    "interpolate_params" => |c, k, v| c.connect.interpolate_params = parse_bool(k, v)?,
     "socket" => |c, _k, v| c.connect.socket = (!v.is_empty()).then(|| v.to_owned()),
     "tls_mode" => |c, _k, v| c.connect.tls_mode = TlsMode::parse(v)?,
     "tls_ca" => |c, _k, v| c.connect.tls_ca = opt_path(v),

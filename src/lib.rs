@@ -54,7 +54,8 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use crate::client::{
-    CancelHandle, ConnectConfig, MysqlConnector, PooledConn, Session, TlsMode,
+    CancelHandle, ConnectConfig, Decimal, DecimalError, Lexing, MysqlConnector, Param, PooledConn,
+    Scan, Session, TlsMode, Way,
 };
 pub use crate::config::{Builder, Config};
 pub use crate::error::{Error, ErrorKind, Result};

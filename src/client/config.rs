@@ -19,6 +19,7 @@ pub struct ConnectConfig {
     pub(crate) reset_on_return: bool,
     pub(crate) init_sql: Option<String>,
     pub(crate) found_rows: bool,
+    pub(crate) interpolate_params: bool,
     pub(crate) tls_mode: TlsMode,
     pub(crate) tls_ca: Option<PathBuf>,
     pub(crate) tls_cert: Option<PathBuf>,
@@ -105,6 +106,7 @@ impl Default for ConnectConfig {
             reset_on_return: false,
             init_sql: None,
             found_rows: false,
+            interpolate_params: false,
             tls_mode: TlsMode::Disabled,
             tls_ca: None,
             tls_cert: None,
@@ -281,6 +283,7 @@ impl fmt::Debug for ConnectConfig {
             .field("reset_on_return", &self.reset_on_return)
             .field("init_sql", &self.init_sql)
             .field("found_rows", &self.found_rows)
+            .field("interpolate_params", &self.interpolate_params)
             .field("tls_mode", &self.tls_mode)
             .field("tls_ca", &self.tls_ca)
             .field("tls_cert", &self.tls_cert)

@@ -90,7 +90,7 @@ enum Answer {
 /// effects on the session its last OK packet does not report: several
 /// statements (a `;` before the end), or a `CALL`. Errs on the side of
 /// "yes" (a `;` in a string literal counts).
-fn reports_partly(sql: &str) -> bool {
+pub(crate) fn reports_partly(sql: &str) -> bool {
     let body = sql.trim_end().trim_end_matches(';');
     body.contains(';') || first_word(sql).eq_ignore_ascii_case("CALL")
 }
@@ -112,7 +112,7 @@ fn ends_transaction(sql: &str) -> bool {
 }
 
 /// The first word of a statement, leading comments and whitespace skipped.
-fn first_word(sql: &str) -> &str {
+pub(super) fn first_word(sql: &str) -> &str {
     let mut s = sql.trim_start();
     loop {
         if let Some(rest) = s.strip_prefix("/*") {
@@ -231,6 +231,21 @@ impl PooledConn {
         &self.lease
     }
 
+    pub(super) fn session_ref(&self) -> &Session {
+        &self.lease
+    }
+
+    /// The session, seen by staunch (unlike `DerefMut`, which hands the raw
+    /// connection to the borrower).
+    pub(super) fn session_mut(&mut self) -> &mut Session {
+        self.lease.split().0
+    }
+
+    /// The pool's connection settings.
+    pub(super) fn config(&self) -> &super::ConnectConfig {
+        self.lease.connector().config()
+    }
+
     /// Finishes a statement whose answer the borrower read itself: its last
     /// OK packet is read now.
     fn finish_open(&mut self) {
@@ -287,6 +302,8 @@ impl PooledConn {
         }
         if partly {
             session.state.dirty = true;
+            // Its last OK packet may not report an `sql_mode` it changed.
+            session.state.sql_mode = None;
         }
         if session.state.autocommit_off {
             // Under autocommit=0 any statement may open a transaction, and
@@ -346,7 +363,19 @@ impl PooledConn {
         sql: &str,
         read: impl FnOnce(&mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<T>,
     ) -> mysql::Result<T> {
-        let (v, rest) = self.run(reports_partly(sql), |c| {
+        self.run_text_as(sql, reports_partly(sql), read)
+    }
+
+    /// [`run_text`](PooledConn::run_text) where the caller knows whether the
+    /// text may hide changes its last OK packet does not report (`partly`,
+    /// see `reports_partly`): interpolated text, whose values may hold `;`.
+    pub(crate) fn run_text_as<T>(
+        &mut self,
+        sql: &str,
+        partly: bool,
+        read: impl FnOnce(&mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<T>,
+    ) -> mysql::Result<T> {
+        let (v, rest) = self.run(partly, |c| {
             let mut r = c.query_iter(sql)?;
             let v = read(&mut r)?;
             Ok((v, settle(&mut r).err()))
@@ -384,6 +413,12 @@ impl PooledConn {
             let (session, mut marks) = self.lease.split();
             let _ = fail(&mut session.state, &mut marks, e);
         }
+    }
+
+    /// Prepares `sql` (through the statement cache), as every statement
+    /// runs (refused when broken, bounded, cancellable).
+    pub(crate) fn prep_checked(&mut self, sql: &str) -> mysql::Result<Statement> {
+        self.prepare(sql)
     }
 
     /// Prepares `sql` (through the statement cache).
@@ -451,6 +486,8 @@ impl DerefMut for PooledConn {
     /// session is reset on return (see the module doc).
     fn deref_mut(&mut self) -> &mut Conn {
         self.finish_open();
+        // What runs there is not seen: its `sql_mode` is asked again.
+        self.lease.split().0.state.sql_mode = None;
         &mut self.lease
     }
 }
@@ -469,6 +506,18 @@ impl fmt::Debug for PooledConn {
         f.debug_struct("PooledConn")
             .field("id", &self.id())
             .finish()
+    }
+}
+
+impl PooledConn {
+    /// `query_iter` where the caller knows whether the text may hide
+    /// changes its last OK packet does not report (see `run_text_as`).
+    pub(crate) fn query_iter_as(
+        &mut self,
+        sql: &str,
+        partly: bool,
+    ) -> mysql::Result<QueryResult<'_, '_, '_, Text>> {
+        self.start(partly, |c| c.query_iter(sql))
     }
 }
 

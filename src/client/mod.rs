@@ -53,6 +53,9 @@ mod config;
 mod conn;
 mod error;
 mod session;
+pub(crate) mod sql;
+mod statement;
+pub(crate) mod value;
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, ToSocketAddrs};
@@ -68,8 +71,13 @@ use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
 
 pub use self::cancel::CancelHandle;
 pub use self::config::{ConnectConfig, TlsMode};
+pub(crate) use self::conn::reports_partly;
 pub use self::conn::PooledConn;
 pub use self::session::Session;
+pub use self::sql::{Lexing, Scan};
+pub use self::statement::Way;
+pub(crate) use self::statement::{Plan, ReadAnswer, StatementError};
+pub use self::value::{Decimal, DecimalError, Param};
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{ConnectAttempt, Connector, Recycled};

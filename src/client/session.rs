@@ -39,6 +39,7 @@ use mysql::prelude::Queryable;
 use mysql::session_state_change::SessionStateChange;
 use mysql::Conn;
 
+use super::sql::Lexing;
 use super::ConnectConfig;
 use crate::sync::lock;
 
@@ -89,6 +90,18 @@ pub(crate) struct State {
     /// that only uses the raw `mysql::Conn` needs no tracking: it is reset
     /// anyway).
     pub tracked: bool,
+    /// How the session lexes statements (`sql_mode`'s `NO_BACKSLASH_ESCAPES`
+    /// and `ANSI_QUOTES`), when known: see `Session::observe`. None when
+    /// something may have changed it unseen (`init_sql`, a multi-statement
+    /// or `CALL`, the raw `mysql::Conn`): asked before it is next needed.
+    pub sql_mode: Option<SqlMode>,
+}
+
+/// The `sql_mode` flags that change how statements lex.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SqlMode {
+    pub no_backslash_escapes: bool,
+    pub ansi_quotes: bool,
 }
 
 /// One MySQL session: the connection, what staunch knows of its state, and
@@ -101,6 +114,9 @@ pub struct Session {
     pub(crate) state: State,
     pub(crate) gate: Arc<Gate>,
     pub(crate) flavor: Flavor,
+    /// The server's version for executable comments (see `sql::Lexing`),
+    /// once known.
+    pub(crate) version: Option<u32>,
 }
 
 impl std::fmt::Debug for Session {
@@ -134,7 +150,13 @@ impl Session {
     /// Sets up a new connection as a session: tracking, the statement time
     /// limit, then `init_sql`.
     pub(crate) fn start(conn: Conn, cfg: &ConnectConfig) -> mysql::Result<Session> {
+        let version = match conn.server_version() {
+            // MariaDB's greeting: the real version is not exposed.
+            (5, 5, 5) => None,
+            (a, b, c) => Some(u32::from(a) * 10000 + u32::from(b) * 100 + u32::from(c)),
+        };
         let mut s = Session {
+            version,
             flavor: Flavor::of(&conn),
             conn,
             state: State::default(),
@@ -147,18 +169,26 @@ impl Session {
     /// The pool's settings, on a fresh (or just reset) session: one
     /// statement, plus `init_sql` if set. Leaves the state clean.
     pub(crate) fn init(&mut self, cfg: &ConnectConfig) -> mysql::Result<()> {
+        // `sql_mode` joins the tracked variables, and is assigned its own
+        // value so that this statement's OK packet reports it.
         let mut sql = String::from(
-            "SET SESSION session_track_transaction_info = 'STATE', session_track_state_change = ON",
+            "SET SESSION session_track_transaction_info = 'STATE', session_track_state_change = ON, \
+             session_track_system_variables = \
+             CONCAT_WS(',', NULLIF(@@session.session_track_system_variables, ''), 'sql_mode'), \
+             sql_mode = @@session.sql_mode",
         );
         if let Some(t) = cfg.query_timeout {
             sql.push_str(", ");
             sql.push_str(&self.limit_assignment(Some(t)));
         }
         self.conn.query_drop(&sql)?;
+        self.observe();
         if let Some(init) = cfg.init_sql.as_deref() {
             self.conn.query_drop(init)?;
+            // Its last OK packet may not report all it changed.
+            self.state.sql_mode = None;
+            self.observe();
         }
-        self.observe();
         self.state.dirty = false;
         self.state.limit = cfg.query_timeout;
         self.state.tracked = true;
@@ -238,6 +268,9 @@ impl Session {
                     self.state.dirty = true;
                     if let Ok(SessionStateChange::SystemVariables(vars)) = c.decode() {
                         for v in vars {
+                            if v.name_bytes().eq_ignore_ascii_case(b"sql_mode") {
+                                self.state.sql_mode = Some(SqlMode::of(v.value_bytes()));
+                            }
                             if v.name_bytes().eq_ignore_ascii_case(b"autocommit") {
                                 let on = v.value_bytes();
                                 self.state.autocommit_off =
@@ -251,6 +284,31 @@ impl Session {
                 // state a later borrower would inherit.
                 _ => {}
             }
+        }
+        // The status flag of this OK packet is the server's own word.
+        if let Some(m) = &mut self.state.sql_mode {
+            m.no_backslash_escapes = self.conn.no_backslash_escape();
+        }
+    }
+
+    /// How the session lexes statements, if its `sql_mode` is known.
+    pub(crate) fn lexing(&self) -> Option<Lexing> {
+        self.state.sql_mode.map(|m| Lexing {
+            no_backslash_escapes: m.no_backslash_escapes,
+            ansi_quotes: m.ansi_quotes,
+            mariadb: self.flavor == Flavor::MariaDb,
+            version: self.version,
+        })
+    }
+}
+
+impl SqlMode {
+    /// The flags of an `sql_mode` value.
+    pub(crate) fn of(sql_mode: &[u8]) -> SqlMode {
+        let l = Lexing::default().with_sql_mode(sql_mode);
+        SqlMode {
+            no_backslash_escapes: l.no_backslash_escapes,
+            ansi_quotes: l.ansi_quotes,
         }
     }
 }

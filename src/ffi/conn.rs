@@ -6,14 +6,16 @@ use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
 
 use mysql::prelude::Queryable;
-use mysql::{Params, Value};
+use mysql::{Binary, QueryResult, Text};
 
 use super::error::*;
-use super::rows::{collect_sets, nul_terminated, staunch_rows};
+use super::rows::{collect_sets, nul_terminated, staunch_rows, Set};
 use super::stream::Stream;
-use super::values::{bind_bytes_as_binary, staunch_param, to_values};
+use super::values::{staunch_param, to_params};
 use super::{arg, arg_str, copy_sized, guard, guard_value, set_opt, Out, STAUNCH_TIMEOUT_DEFAULT};
-use crate::client::{CancelHandle, PooledConn};
+use crate::client::{
+    reports_partly, CancelHandle, Param, Plan, PooledConn, ReadAnswer, StatementError, Way,
+};
 use crate::error::Error;
 use crate::sync::lock;
 use crate::Pool;
@@ -182,40 +184,50 @@ fn mysql_failure(context: &str, e: &mysql::Error) -> Failure {
     Failure::from(Error::from_mysql(context, e))
 }
 
-/// Prepares `sql` and checks its placeholder count. Parameters given as
-/// bytes are bound as binary strings (see `bind_bytes_as_binary`).
-fn prepare(
-    conn: &mut PooledConn,
-    sql: &str,
-    values: &[Value],
-    bytes: &[bool],
-) -> Result<mysql::Statement, Failure> {
-    let n = values.len();
-    let rewritten = bind_bytes_as_binary(sql, bytes);
-    let stmt = match rewritten {
-        Some(binary_sql) => match conn.prep(&binary_sql) {
-            Ok(s) if usize::from(s.num_params()) == n => s,
-            // Not what it seemed (the rewrite found other placeholders than
-            // the server): the statement as it was written.
-            _ => conn.prep(sql).map_err(|e| mysql_failure("prepare", &e))?,
-        },
-        None => conn.prep(sql).map_err(|e| mysql_failure("prepare", &e))?,
-    };
-    let want = usize::from(stmt.num_params());
-    if want != n {
-        return Err(Failure::new(
-            STAUNCH_PARAM_COUNT,
-            format!("the statement has {want} placeholder(s) but {n} parameter(s) were given"),
-        ));
+/// A statement refused before or at its sending, as a C status.
+fn statement_failure(context: &str, e: StatementError) -> Failure {
+    match e {
+        StatementError::Mysql(e) => mysql_failure(context, &e),
+        e @ StatementError::ParamCount { .. } => Failure::new(STAUNCH_PARAM_COUNT, e.message()),
+        e @ StatementError::Param(_) => Failure::new(STAUNCH_INVALID_ARGUMENT, e.message()),
     }
-    Ok(stmt)
 }
 
-fn params_of(values: Vec<Value>) -> Params {
-    if values.is_empty() {
-        Params::Empty
-    } else {
-        Params::Positional(values)
+/// Plans a statement with parameters on `pc` (see `client::statement`).
+fn plan(
+    pc: &mut PooledConn,
+    context: &str,
+    sql: &str,
+    params: &[Param],
+    way: Option<Way>,
+) -> Result<Plan, Failure> {
+    pc.plan(sql, params, way)
+        .map_err(|e| statement_failure(context, e))
+}
+
+/// Reads a whole answer into its sets (`collect_sets`).
+struct Collect;
+
+impl ReadAnswer for Collect {
+    type Out = std::collections::VecDeque<Set>;
+    fn text(self, r: &mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<Self::Out> {
+        collect_sets(r, true)
+    }
+    fn binary(self, r: &mut QueryResult<'_, '_, '_, Binary>) -> mysql::Result<Self::Out> {
+        collect_sets(r, false)
+    }
+}
+
+/// Reads a whole answer off, summing it up (`drain`).
+struct Drain;
+
+impl ReadAnswer for Drain {
+    type Out = Done;
+    fn text(self, r: &mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<Done> {
+        drain(r)
+    }
+    fn binary(self, r: &mut QueryResult<'_, '_, '_, Binary>) -> mysql::Result<Done> {
+        drain(r)
     }
 }
 
@@ -295,9 +307,12 @@ impl Default for staunch_result {
 /// Runs a statement that returns no rows (INSERT, UPDATE, DDL, SET, ...; rows
 /// a statement does return are read and discarded).
 ///
-/// With `n_params` > 0 the statement is prepared and the values bound to its
-/// `?` placeholders (wrong count: STAUNCH_PARAM_COUNT); with none it is sent
-/// as text, so any statement works, including several separated by `;`.
+/// With `n_params` > 0 the values are bound to its `?` placeholders (wrong
+/// count: STAUNCH_PARAM_COUNT), the pool's default way: prepared, or
+/// interpolated by the library with the `interpolate_params` knob (see
+/// STAUNCH_QUERY_INTERPOLATE); a statement the server refuses to prepare is
+/// interpolated either way. With none it is sent as text, so any statement
+/// works, including several separated by `;`.
 /// `params` may be NULL when `n_params` is 0; it is only read during the
 /// call. `affected_rows` and `last_insert_id` may be NULL; they are written on
 /// success only. `staunch_conn_last_result` gives these and more.
@@ -333,13 +348,13 @@ pub extern "C" fn staunch_conn_execute(
         // SAFETY: NULL or a NUL-terminated string (header contract).
         let sql = unsafe { arg_str(sql, "sql") }?;
         // SAFETY: header contract on params.
-        let (values, bytes) = unsafe { to_values(params, n_params) }?;
+        let params = unsafe { to_params(params, n_params) }?;
         let done = c.with(|pc| {
             let done = if n_params == 0 {
                 pc.run_text(sql, drain)
             } else {
-                let stmt = prepare(pc, sql, &values, &bytes)?;
-                pc.run_binary(&stmt, params_of(values), drain)
+                let p = plan(pc, "execute", sql, &params, None)?;
+                pc.run_plan(p, Drain)
             }
             .map_err(|e| mysql_failure("execute", &e))?;
             Ok(done)
@@ -394,9 +409,26 @@ pub const STAUNCH_QUERY_STREAM: u32 = 1;
 /// `CALL` of procedures with OUT parameters, ...); `n_params` must be 0.
 /// Values still come typed by their columns.
 pub const STAUNCH_QUERY_TEXT: u32 = 2;
+/// `flags` of `staunch_conn_query_ex`: send the statement by client-side
+/// interpolation whatever the pool's `interpolate_params` knob says: the
+/// library writes each parameter into the text as a literal escaped for the
+/// session's real state (its `sql_mode`'s NO_BACKSLASH_ESCAPES, as the
+/// server's status flags report it; utf8mb4): bytes as `_binary X'..'`,
+/// numbers in canonical form (doubles with an exponent, exact), decimals as
+/// DECIMAL literals, dates as `DATE'..'`, date-times as `TIMESTAMP'..'`
+/// with microseconds, times as `TIME'..'`. One round trip, over the text
+/// protocol; values still come typed by their columns. A double that is
+/// NaN or infinite fails with STAUNCH_INVALID_ARGUMENT.
+pub const STAUNCH_QUERY_INTERPOLATE: u32 = 4;
+/// `flags` of `staunch_conn_query_ex`: prepare the statement on the server
+/// whatever the pool's `interpolate_params` knob says (a statement the
+/// server refuses to prepare, error 1295 or a syntax error at prepare time,
+/// is still sent interpolated). Not with STAUNCH_QUERY_INTERPOLATE.
+pub const STAUNCH_QUERY_PREPARE: u32 = 8;
 
-/// Runs a query and reads its answer into a row set (the statement is
-/// prepared, so values come typed; `?` placeholders take `params`):
+/// Runs a query and reads its answer into a row set (`?` placeholders take
+/// `params`; the statement is prepared, or interpolated with the pool's
+/// `interpolate_params` knob; values come typed either way):
 /// `staunch_conn_query_ex` with no flags. Of a statement returning several
 /// result sets (CALL), every one is kept: move on with
 /// `staunch_rows_next_result`.
@@ -417,8 +449,10 @@ pub extern "C" fn staunch_conn_query(
 
 /// Runs a query and gives its answer as a row set: `*out` receives it;
 /// iterate with `staunch_rows_next` / `staunch_rows_fetch`, free with
-/// `staunch_rows_free`. `flags`: 0, or `STAUNCH_QUERY_STREAM` and/or
-/// `STAUNCH_QUERY_TEXT` (other bits: STAUNCH_INVALID_ARGUMENT). A buffered
+/// `staunch_rows_free`. `flags`: 0, or any of `STAUNCH_QUERY_STREAM`,
+/// `STAUNCH_QUERY_TEXT`, and one of `STAUNCH_QUERY_INTERPOLATE` /
+/// `STAUNCH_QUERY_PREPARE` (other bits, or both of those:
+/// STAUNCH_INVALID_ARGUMENT). A buffered
 /// row set owns its data: it stays valid after the connection is released or
 /// freed. A streaming one holds the connection (see STAUNCH_QUERY_STREAM);
 /// freeing the connection's handle first is fine: the connection goes back
@@ -441,12 +475,30 @@ pub extern "C" fn staunch_conn_query_ex(
         // SAFETY: NULL or a NUL-terminated string (header contract).
         let sql = unsafe { arg_str(sql, "sql") }?;
         let out = Out::new(out, "out")?;
-        if flags & !(STAUNCH_QUERY_STREAM | STAUNCH_QUERY_TEXT) != 0 {
+        let known = STAUNCH_QUERY_STREAM
+            | STAUNCH_QUERY_TEXT
+            | STAUNCH_QUERY_INTERPOLATE
+            | STAUNCH_QUERY_PREPARE;
+        if flags & !known != 0 {
             return Err(Failure::new(
                 STAUNCH_INVALID_ARGUMENT,
                 format!("staunch_conn_query_ex: unknown flags {flags:#x} (see STAUNCH_QUERY_*)"),
             ));
         }
+        let way =
+            match (
+                flags & STAUNCH_QUERY_INTERPOLATE != 0,
+                flags & STAUNCH_QUERY_PREPARE != 0,
+            ) {
+                (true, true) => return Err(Failure::new(
+                    STAUNCH_INVALID_ARGUMENT,
+                    "staunch_conn_query_ex: STAUNCH_QUERY_INTERPOLATE and STAUNCH_QUERY_PREPARE \
+                     are each other's opposite: give one",
+                )),
+                (true, false) => Some(Way::Interpolate),
+                (false, true) => Some(Way::Prepare),
+                (false, false) => None,
+            };
         let text = flags & STAUNCH_QUERY_TEXT != 0;
         if text && n_params > 0 {
             return Err(Failure::new(
@@ -455,18 +507,21 @@ pub extern "C" fn staunch_conn_query_ex(
             ));
         }
         // SAFETY: header contract on params.
-        let (values, bytes) = unsafe { to_values(params, n_params) }?;
+        let params = unsafe { to_params(params, n_params) }?;
         let rows = if flags & STAUNCH_QUERY_STREAM != 0 {
-            let stmt = if text {
-                None
+            let p = if text {
+                Plan::Text {
+                    sql: sql.to_owned(),
+                    partly: reports_partly(sql),
+                }
             } else {
-                Some(c.with(|pc| prepare(pc, sql, &values, &bytes))?)
+                c.with(|pc| plan(pc, "query", sql, &params, way))?
             };
             let pc = c.take_for_stream()?;
             let home = c.home.clone();
-            let stream = match stmt {
-                None => Stream::text(pc, home, sql),
-                Some(stmt) => Stream::binary(pc, home, stmt, params_of(values)),
+            let stream = match p {
+                Plan::Text { sql, partly } => Stream::text(pc, home, &sql, partly),
+                Plan::Binary { stmt, params } => Stream::binary(pc, home, stmt, params),
             }?;
             staunch_rows::streaming(stream)
         } else {
@@ -474,8 +529,8 @@ pub extern "C" fn staunch_conn_query_ex(
                 let mut sets = if text {
                     pc.run_text(sql, |r| collect_sets(r, true))
                 } else {
-                    let stmt = prepare(pc, sql, &values, &bytes)?;
-                    pc.run_binary(&stmt, params_of(values), |r| collect_sets(r, false))
+                    let p = plan(pc, "query", sql, &params, way)?;
+                    pc.run_plan(p, Collect)
                 }
                 .map_err(|e| mysql_failure("query", &e))?;
                 // The crate gives no figures for a set with rows; the
@@ -494,8 +549,42 @@ pub extern "C" fn staunch_conn_query_ex(
     })
 }
 
+/// Writes to `*out` the number of `?` placeholders in `sql` as this
+/// connection's server reads them, under the session's current `sql_mode`
+/// (the library's one SQL scanner, the one both ways of sending use): a `?`
+/// counts unless it is inside '...', "..." (an identifier under
+/// ANSI_QUOTES), backticks, a `#` or `-- ` comment, or a C-style comment
+/// other than the executable ones the server runs (opening with `/*!`,
+/// `/*!NNNNN` up to the server's version, or `/*M!` on MariaDB); a
+/// backslash escapes nothing under NO_BACKSLASH_ESCAPES. Sends nothing,
+/// except one round trip when the session's `sql_mode` is not known (after
+/// an `init_sql`, a multi-statement or a CALL) and once per connection when
+/// a versioned executable comment needs the server's version. Same rules
+/// as `staunch_conn_execute` otherwise.
+#[no_mangle]
+pub extern "C" fn staunch_conn_count_params(
+    conn: *mut staunch_conn,
+    sql: *const c_char,
+    out: *mut usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live connection (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        // SAFETY: NULL or a NUL-terminated string (header contract).
+        let sql = unsafe { arg_str(sql, "sql") }?;
+        let out = Out::new(out, "out")?;
+        let n = c.with(|pc| {
+            pc.count_params(sql)
+                .map_err(|e| mysql_failure("count_params", &e))
+        })?;
+        out.set(n);
+        Ok(())
+    })
+}
+
 /// What a buffered answer did, as `drain` sums it up.
-fn summary(sets: &std::collections::VecDeque<super::rows::Set>) -> Done {
+fn summary(sets: &std::collections::VecDeque<Set>) -> Done {
     let mut out = Done::default();
     for set in sets {
         out.add(

@@ -52,8 +52,16 @@ unsafe impl Send for Stream {}
 impl Stream {
     /// Runs `sql` (text protocol) on `conn`, streaming its answer. On
     /// failure the connection goes back to `home` at once.
-    pub(crate) fn text(conn: PooledConn, home: Arc<Home>, sql: &str) -> Result<Stream, Failure> {
-        Stream::start(conn, home, |c| c.query_iter(sql).map(Answer::Text))
+    /// `partly`: see `PooledConn::run_text_as`.
+    pub(crate) fn text(
+        conn: PooledConn,
+        home: Arc<Home>,
+        sql: &str,
+        partly: bool,
+    ) -> Result<Stream, Failure> {
+        Stream::start(conn, home, |c| {
+            c.query_iter_as(sql, partly).map(Answer::Text)
+        })
     }
 
     /// Executes a prepared statement, streaming its answer.

@@ -3,9 +3,8 @@
 
 use std::ffi::{c_char, c_void};
 
-use mysql::Value;
-
 use super::error::*;
+use crate::client::{Decimal, Param};
 
 /// The type of a `staunch_param`.
 pub type staunch_param_type = u32;
@@ -18,8 +17,7 @@ pub const STAUNCH_PARAM_UINT64: staunch_param_type = 2;
 /// A double in `f64`.
 pub const STAUNCH_PARAM_DOUBLE: staunch_param_type = 3;
 /// UTF-8 text: `len` bytes at `ptr` (no NUL needed; `ptr` may be NULL when
-/// `len` is 0). Text that is not UTF-8 fails with STAUNCH_INVALID_UTF8. Use it
-/// for DECIMAL values too ("12.50").
+/// `len` is 0). Text that is not UTF-8 fails with STAUNCH_INVALID_UTF8.
 pub const STAUNCH_PARAM_TEXT: staunch_param_type = 4;
 /// Binary data: `len` bytes at `ptr`, NULs allowed (`ptr` may be NULL when
 /// `len` is 0).
@@ -30,6 +28,14 @@ pub const STAUNCH_PARAM_DATE: staunch_param_type = 6;
 pub const STAUNCH_PARAM_DATETIME: staunch_param_type = 7;
 /// A TIME in `time`.
 pub const STAUNCH_PARAM_TIME: staunch_param_type = 8;
+/// An exact decimal number as text: `len` bytes at `ptr` in plain digits,
+/// `[+-]digits[.digits]` or `[+-].digits` (no exponent, no spaces), at most
+/// 65 digits of which at most 38 after the point. Anything else fails with
+/// STAUNCH_INVALID_ARGUMENT naming the parameter, and nothing is sent. The
+/// server treats it as an exact DECIMAL (in arithmetic, comparison and
+/// storage; `SELECT ?` gives a DECIMAL column) on both ways a statement is
+/// sent.
+pub const STAUNCH_PARAM_DECIMAL: staunch_param_type = 9;
 
 /// A DATE, DATETIME or TIMESTAMP value (DATE: the time fields are 0). Zero
 /// dates ('0000-00-00') are represented with zeros.
@@ -176,6 +182,17 @@ pub extern "C" fn staunch_param_text(s: *const c_char) -> staunch_param {
     })
 }
 
+/// A decimal parameter of `len` bytes of text at `s` (see
+/// STAUNCH_PARAM_DECIMAL; checked when the statement runs).
+#[no_mangle]
+pub extern "C" fn staunch_param_decimal(s: *const c_char, len: usize) -> staunch_param {
+    staunch_param {
+        ptr: s.cast(),
+        len,
+        ..staunch_param::of(STAUNCH_PARAM_DECIMAL)
+    }
+}
+
 /// A binary parameter of `len` bytes at `data` (NULs allowed), sent as
 /// binary data (never checked or converted as text).
 #[no_mangle]
@@ -314,28 +331,45 @@ unsafe fn param_bytes<'a>(i: usize, p: &staunch_param) -> Result<&'a [u8], Failu
 ///
 /// # Safety
 /// As for `param_bytes`.
-pub(crate) unsafe fn to_value(i: usize, p: &staunch_param) -> Result<Value, Failure> {
+pub(crate) unsafe fn to_param(i: usize, p: &staunch_param) -> Result<Param, Failure> {
     Ok(match p.r#type {
-        STAUNCH_PARAM_NULL => Value::NULL,
-        STAUNCH_PARAM_INT64 => Value::Int(p.i64),
-        STAUNCH_PARAM_UINT64 => Value::UInt(p.u64),
-        STAUNCH_PARAM_DOUBLE => Value::Double(p.f64),
+        STAUNCH_PARAM_NULL => Param::Null,
+        STAUNCH_PARAM_INT64 => Param::Int(p.i64),
+        STAUNCH_PARAM_UINT64 => Param::UInt(p.u64),
+        STAUNCH_PARAM_DOUBLE => Param::Double(p.f64),
         STAUNCH_PARAM_TEXT => {
             // SAFETY: per this function's contract.
             let b = unsafe { param_bytes(i, p) }?;
-            if let Err(e) = std::str::from_utf8(b) {
-                return Err(Failure::new(
+            match std::str::from_utf8(b) {
+                Ok(s) => Param::Text(s.to_owned()),
+                Err(e) => return Err(Failure::new(
                     STAUNCH_INVALID_UTF8,
                     format!(
                         "params[{i}] (STAUNCH_PARAM_TEXT) is not valid UTF-8 (bad byte at offset {}); use STAUNCH_PARAM_BYTES for binary data",
                         e.valid_up_to()
                     ),
-                ));
+                )),
             }
-            Value::Bytes(b.to_vec())
         }
         // SAFETY: per this function's contract.
-        STAUNCH_PARAM_BYTES => Value::Bytes(unsafe { param_bytes(i, p) }?.to_vec()),
+        STAUNCH_PARAM_BYTES => Param::Bytes(unsafe { param_bytes(i, p) }?.to_vec()),
+        STAUNCH_PARAM_DECIMAL => {
+            // SAFETY: per this function's contract.
+            let b = unsafe { param_bytes(i, p) }?;
+            let bad = |why: String| {
+                Failure::new(
+                    STAUNCH_INVALID_ARGUMENT,
+                    format!("params[{i}] (STAUNCH_PARAM_DECIMAL): {why}"),
+                )
+            };
+            let s = std::str::from_utf8(b).map_err(|_| {
+                bad(
+                    "not a decimal number (not even UTF-8 text; expected [+-]digits[.digits])"
+                        .into(),
+                )
+            })?;
+            Param::Decimal(Decimal::parse(s).map_err(|e| bad(e.to_string()))?)
+        }
         STAUNCH_PARAM_DATE | STAUNCH_PARAM_DATETIME => {
             let d = p.datetime;
             check_datetime(i, &d)?;
@@ -347,15 +381,19 @@ pub(crate) unsafe fn to_value(i: usize, p: &staunch_param) -> Result<Value, Fail
                     "a STAUNCH_PARAM_DATE has no time of day (use STAUNCH_PARAM_DATETIME)",
                 ));
             }
-            Value::Date(
-                d.year,
-                d.month,
-                d.day,
-                d.hour,
-                d.minute,
-                d.second,
-                d.microsecond,
-            )
+            if p.r#type == STAUNCH_PARAM_DATE {
+                Param::Date(d.year, d.month, d.day)
+            } else {
+                Param::DateTime(
+                    d.year,
+                    d.month,
+                    d.day,
+                    d.hour,
+                    d.minute,
+                    d.second,
+                    d.microsecond,
+                )
+            }
         }
         STAUNCH_PARAM_TIME => {
             let t = &p.time;
@@ -373,7 +411,7 @@ pub(crate) unsafe fn to_value(i: usize, p: &staunch_param) -> Result<Value, Fail
                     return Err(out_of_range(i, &format!("time {name} {v} is above {max}")));
                 }
             }
-            Value::Time(
+            Param::Time(
                 negative,
                 t.days,
                 t.hours,
@@ -391,115 +429,34 @@ pub(crate) unsafe fn to_value(i: usize, p: &staunch_param) -> Result<Value, Fail
     })
 }
 
-/// Reads and converts the C parameter array: the values, and which of them
-/// were given as STAUNCH_PARAM_BYTES (see `bind_bytes_as_binary`).
+/// Reads and converts the C parameter array.
 ///
 /// # Safety
 /// `params` is NULL or points to `n` initialized `staunch_param`s whose
 /// text/bytes pointers are valid for their lengths (header contract).
-pub(crate) unsafe fn to_values(
+pub(crate) unsafe fn to_params(
     params: *const staunch_param,
     n: usize,
-) -> Result<(Vec<Value>, Vec<bool>), Failure> {
+) -> Result<Vec<Param>, Failure> {
     if n == 0 {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Vec::new());
     }
     if params.is_null() {
         return Err(Failure::null(&format!("params (with n_params {n})")));
     }
     // SAFETY: per this function's contract.
     let ps = unsafe { std::slice::from_raw_parts(params, n) };
-    let bytes = ps.iter().map(|p| p.r#type == STAUNCH_PARAM_BYTES).collect();
-    let values = ps
-        .iter()
+    ps.iter()
         .enumerate()
         // SAFETY: per this function's contract.
-        .map(|(i, p)| unsafe { to_value(i, p) })
-        .collect::<Result<_, _>>()?;
-    Ok((values, bytes))
-}
-
-/// The statement with each `?` placeholder whose parameter was given as
-/// bytes written `CAST(? AS BINARY)`, or None when none was (or the
-/// placeholders found are not one per parameter: the caller then prepares
-/// the statement as written).
-///
-/// The `mysql` crate sends every string parameter with the connection's
-/// character set, so the server checks bytes as text (`SELECT ?` of invalid
-/// UTF-8 fails or is mangled); the cast makes them binary. Placeholders are
-/// found as the server finds them: not inside '...', "..." or `...` (with
-/// backslash and doubled-quote escapes), `-- ` and `#` line comments, or
-/// `/* ... */` comments.
-pub(crate) fn bind_bytes_as_binary(sql: &str, bytes: &[bool]) -> Option<String> {
-    if !bytes.iter().any(|b| *b) {
-        return None;
-    }
-    let b = sql.as_bytes();
-    let mut out = String::with_capacity(sql.len() + 24 * bytes.len());
-    let mut copied = 0;
-    let mut n = 0;
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            q @ (b'\'' | b'"' | b'`') => {
-                i += 1;
-                while i < b.len() {
-                    if b[i] == b'\\' && q != b'`' {
-                        i += 2;
-                    } else if b[i] == q {
-                        if b.get(i + 1) == Some(&q) {
-                            i += 2;
-                        } else {
-                            break;
-                        }
-                    } else {
-                        i += 1;
-                    }
-                }
-                i += 1;
-            }
-            b'#' => {
-                i = b[i..]
-                    .iter()
-                    .position(|c| *c == b'\n')
-                    .map_or(b.len(), |p| i + p)
-            }
-            b'-' if b.get(i + 1) == Some(&b'-')
-                && b.get(i + 2).map_or(true, |c| c.is_ascii_whitespace()) =>
-            {
-                i = b[i..]
-                    .iter()
-                    .position(|c| *c == b'\n')
-                    .map_or(b.len(), |p| i + p)
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = b[i + 2..]
-                    .windows(2)
-                    .position(|w| w == b"*/")
-                    .map_or(b.len(), |p| i + 2 + p + 2)
-            }
-            b'?' => {
-                if bytes.get(n) == Some(&true) {
-                    out.push_str(&sql[copied..i]);
-                    out.push_str("CAST(? AS BINARY)");
-                    copied = i + 1;
-                }
-                n += 1;
-                i += 1;
-            }
-            _ => i += 1,
-        }
-    }
-    if n != bytes.len() {
-        return None;
-    }
-    out.push_str(&sql[copied.min(sql.len())..]);
-    Some(out)
+        .map(|(i, p)| unsafe { to_param(i, p) })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mysql::Value;
 
     fn param(t: staunch_param_type) -> staunch_param {
         staunch_param::of(t)
@@ -507,7 +464,7 @@ mod tests {
 
     fn conv(p: &staunch_param) -> Result<Value, Failure> {
         // SAFETY: test params point to live data.
-        unsafe { to_value(0, p) }
+        unsafe { to_param(0, p) }.map(|p| p.to_value())
     }
 
     #[test]
@@ -586,26 +543,35 @@ mod tests {
         p.time.minutes = 60;
         assert_eq!(conv(&p).unwrap_err().status, STAUNCH_OUT_OF_RANGE);
         // SAFETY: NULL with a count is exactly what is being rejected.
-        let e = unsafe { to_values(std::ptr::null(), 2) }.unwrap_err();
+        let e = unsafe { to_params(std::ptr::null(), 2) }.unwrap_err();
         assert_eq!(e.status, STAUNCH_NULL_ARGUMENT);
     }
 
     #[test]
-    fn bytes_placeholders_are_cast_to_binary_outside_quotes_and_comments() {
-        let sql = "SELECT ?, '?', \"a?\", `?`, ? /* ? */ -- ?\n, 'it''s ?', 'x\\'?', ? # ?";
-        let got = bind_bytes_as_binary(sql, &[true, false, true]).unwrap();
+    fn decimals_are_checked_and_name_their_parameter() {
+        let ok = "-1234567890123456789.01";
+        let p = staunch_param_decimal(ok.as_ptr().cast(), ok.len());
+        // SAFETY: points to live data.
+        let got = unsafe { to_param(0, &p) }.unwrap();
+        assert_eq!(got, Param::Decimal(ok.parse().unwrap()));
+        for bad in ["1e5", "", "12a", " 1", "0x1", "1.2.3"] {
+            let p = staunch_param_decimal(bad.as_ptr().cast(), bad.len());
+            // SAFETY: points to live data.
+            let e = unsafe { to_param(4, &p) }.unwrap_err();
+            assert_eq!(e.status, STAUNCH_INVALID_ARGUMENT, "{bad:?}");
+            assert!(
+                e.message.starts_with("params[4] (STAUNCH_PARAM_DECIMAL)"),
+                "{}",
+                e.message
+            );
+        }
+        let bad = [0xffu8, b'1'];
+        let p = staunch_param_decimal(bad.as_ptr().cast(), 2);
+        // SAFETY: points to live data.
         assert_eq!(
-            got,
-            "SELECT CAST(? AS BINARY), '?', \"a?\", `?`, ? /* ? */ -- ?\n, 'it''s ?', 'x\\'?', CAST(? AS BINARY) # ?"
+            unsafe { to_param(0, &p) }.unwrap_err().status,
+            STAUNCH_INVALID_ARGUMENT
         );
-        assert_eq!(bind_bytes_as_binary(sql, &[false, false, false]), None);
-        // A count that does not match: left as written.
-        assert_eq!(bind_bytes_as_binary("SELECT ?", &[true, true]), None);
-        assert_eq!(
-            bind_bytes_as_binary("SELECT 1--?", &[true]).unwrap(),
-            "SELECT 1--CAST(? AS BINARY)"
-        );
-        assert_eq!(bind_bytes_as_binary("SELECT '?", &[true]), None);
     }
 
     #[test]

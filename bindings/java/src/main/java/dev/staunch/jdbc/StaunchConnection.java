@@ -2,8 +2,11 @@ package dev.staunch.jdbc;
 
 import dev.staunch.Conn;
 import dev.staunch.StaunchException;
+import java.sql.Blob;
+import java.sql.Clob;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
+import java.sql.NClob;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -11,6 +14,7 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLNonTransientException;
 import java.sql.SQLWarning;
+import java.sql.Savepoint;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
@@ -240,6 +244,101 @@ public class StaunchConnection extends UnsupportedConnection {
         }
     }
 
+    @Override
+    public Blob createBlob() throws SQLException {
+        open();
+        return new Lobs.Bytes(new byte[0]);
+    }
+
+    @Override
+    public Clob createClob() throws SQLException {
+        open();
+        return new Lobs.Text("");
+    }
+
+    @Override
+    public NClob createNClob() throws SQLException {
+        open();
+        return new Lobs.Text("");
+    }
+
+    /** A savepoint of the open transaction, by SQL ({@code SAVEPOINT}); JDBC's ids and names. */
+    private record StaunchSavepoint(int id, String name) implements Savepoint {
+        @Override
+        public int getSavepointId() throws SQLException {
+            if (name != null) {
+                throw new SQLNonTransientException("a named savepoint has no id", "HY024");
+            }
+            return id;
+        }
+
+        @Override
+        public String getSavepointName() throws SQLException {
+            if (name == null) {
+                throw new SQLNonTransientException("an unnamed savepoint has no name", "HY024");
+            }
+            return name;
+        }
+
+        String sqlName() {
+            return "`" + (name == null ? "staunch_sp_" + id : name).replace("`", "``") + "`";
+        }
+    }
+
+    private int savepoints;
+
+    private Savepoint savepoint(String name) throws SQLException {
+        open();
+        if (autoCommit) {
+            throw new SQLNonTransientException("a savepoint needs a transaction: autoCommit is on", "25000");
+        }
+        StaunchSavepoint sp = name == null ? new StaunchSavepoint(++savepoints, null) : new StaunchSavepoint(0, name);
+        try (Statement s = createStatement()) {
+            s.execute("SAVEPOINT " + sp.sqlName()); // the statement begins the transaction if none is open
+        }
+        return sp;
+    }
+
+    @Override
+    public Savepoint setSavepoint() throws SQLException {
+        return savepoint(null);
+    }
+
+    @Override
+    public Savepoint setSavepoint(String name) throws SQLException {
+        if (name == null) {
+            throw new SQLNonTransientException("setSavepoint: the name must not be null", "HY009");
+        }
+        return savepoint(name);
+    }
+
+    private StaunchSavepoint ours(Savepoint sp) throws SQLException {
+        open();
+        if (!(sp instanceof StaunchSavepoint s)) {
+            throw new SQLNonTransientException("not a savepoint of this connection: " + sp, "3B001");
+        }
+        if (autoCommit || !txnOpen) {
+            throw new SQLNonTransientException("no transaction is open: its savepoints are gone", "3B001");
+        }
+        return s;
+    }
+
+    @Override
+    public void rollback(Savepoint sp) throws SQLException {
+        StaunchSavepoint s = ours(sp);
+        try (Statement st = createStatement()) {
+            st.execute("ROLLBACK TO SAVEPOINT " + s.sqlName());
+        }
+    }
+
+    @Override
+    public void releaseSavepoint(Savepoint sp) throws SQLException {
+        StaunchSavepoint s = ours(sp);
+        try (Statement st = createStatement()) {
+            st.execute("RELEASE SAVEPOINT " + s.sqlName());
+        }
+    }
+
     /** Returns the connection to the pool; idempotent. */
     @Override
     public void close() throws SQLException {
@@ -280,13 +379,21 @@ public class StaunchConnection extends UnsupportedConnection {
         return readOnly;
     }
 
+    /**
+     * {@code USE c}: this connection's statements then default to database
+     * {@code c}. The pool selects its own database again before the session
+     * is borrowed by anyone else.
+     */
     @Override
     public void setCatalog(String c) throws SQLException {
         open();
-        if (c != null && !c.equals(getCatalog())) {
-            throw new SQLFeatureNotSupportedException("setCatalog to another database than the pool's is not supported "
-                    + "(it would change the session for the next borrower): qualify names as db.table", "0A000");
+        if (c == null || c.equals(catalog)) {
+            return;
         }
+        try (Statement s = createStatement()) {
+            s.execute("USE `" + c.replace("`", "``") + "`");
+        }
+        catalog = c;
     }
 
     @Override

@@ -89,8 +89,32 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
 
     // ---- HikariCP's property names -------------------------------------
 
+    private String driverClassName;
+
     public void setJdbcUrl(String jdbcUrl) { configurable(); this.jdbcUrl = jdbcUrl; }
     public String getJdbcUrl() { return jdbcUrl; }
+    /** The same as jdbcUrl: the name Spring Boot's DataSourceBuilder binds {@code spring.datasource.url} to. */
+    public void setUrl(String url) { setJdbcUrl(url); }
+    public String getUrl() { return jdbcUrl; }
+
+    /** Driver classes whose URLs staunch reads: naming one is accepted (staunch is the driver). */
+    private static final java.util.Set<String> DRIVERS = java.util.Set.of("dev.staunch.jdbc.StaunchDriver",
+            "org.mariadb.jdbc.Driver", "com.mysql.cj.jdbc.Driver", "com.mysql.jdbc.Driver");
+
+    /**
+     * HikariCP's driverClassName (Spring Boot sets it from the URL): staunch
+     * talks to the server itself, so only the names of drivers for the URLs it
+     * reads are accepted; any other is an error naming it.
+     */
+    public void setDriverClassName(String name) {
+        configurable();
+        if (name != null && !DRIVERS.contains(name)) {
+            throw new IllegalArgumentException("driverClassName " + name + ": staunch is the driver; accepted names: " + DRIVERS);
+        }
+        this.driverClassName = name;
+    }
+
+    public String getDriverClassName() { return driverClassName; }
     public void setUsername(String username) { configurable(); this.username = username; }
     public String getUsername() { return username; }
     public void setPassword(String password) { configurable(); this.password = password; }

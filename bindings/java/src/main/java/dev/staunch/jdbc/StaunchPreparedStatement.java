@@ -343,7 +343,8 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
 
     @Override
     public ParameterMetaData getParameterMetaData() throws SQLException {
-        throw Errors.unsupported("PreparedStatement.getParameterMetaData");
+        open();
+        return new StaunchParameterMetaData(paramCount);
     }
 
     @Override
