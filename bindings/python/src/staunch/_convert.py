@@ -50,8 +50,8 @@ def fill_param(p: F.staunch_param, i: int, v) -> None:
     elif t is Decimal:
         if not v.is_finite():
             raise DataError(0, f"parameter {i + 1}: {v} is not a finite DECIMAL")
-        b = str(v).encode("ascii")
-        p.type = F.PARAM_TEXT
+        b = format(v, "f").encode("ascii")  # plain digits, no exponent
+        p.type = F.PARAM_DECIMAL
         p.ptr = b
         p.len = len(b)
     elif isinstance(v, _datetime.datetime):

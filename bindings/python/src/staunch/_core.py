@@ -10,6 +10,7 @@ import itertools
 import math
 import queue
 import threading
+import urllib.parse
 import weakref
 from ctypes import byref, c_bool, c_size_t, c_uint64
 
@@ -318,6 +319,11 @@ class Pool:
         try:
             if url is not None:
                 _check(lib.staunch_options_set_url, opts, url.encode("utf-8", "surrogatepass"))
+            # As PyMySQL and mysqlclient: parameters are written into the
+            # statement by the library (escaped for the session's real
+            # sql_mode), one round trip, no server-side prepare.
+            if url is None or "interpolate_params=" not in urllib.parse.urlsplit(url).query:
+                knobs.setdefault("interpolate_params", True)
             init_sql = knobs.pop("init_sql", None)
             for name, value in knobs.items():
                 _check(lib.staunch_options_set, opts, name.encode(), _knob_text(name, value).encode())

@@ -15,6 +15,7 @@ import django  # noqa: E402
 django.setup()
 
 from django.db import IntegrityError, close_old_connections, connections, transaction  # noqa: E402
+from django.db.models import F  # noqa: E402
 from ledger.models import Account, Entry  # noqa: E402
 from shop.models import Order, Product  # noqa: E402
 
@@ -39,9 +40,13 @@ assert Product.objects.filter(sku="A-1").update(stock=5) == 1  # matched rows (F
 Order.objects.create(product=p, quantity=2)
 assert list(Order.objects.filter(product__sku="A-1").values_list("quantity", flat=True)) == [2]
 tok = uuid.uuid4()
-a = Account.objects.create(owner="ann", balance=Decimal("1234567890123456789.01"), token=tok)
+# BinaryField: Django writes `_binary %s`, which needs the value interpolated (the default)
+a = Account.objects.create(owner="ann", balance=Decimal("1234567890123456789.01"), token=tok, photo=b"\x00\xff\x00")
 a = Account.objects.get(token=tok)
-assert a.balance == Decimal("1234567890123456789.01") and a.photo is None, (a.balance, a.photo)
+assert a.balance == Decimal("1234567890123456789.01") and bytes(a.photo) == b"\x00\xff\x00", (a.balance, a.photo)
+# decimal arithmetic with a bound Decimal stays exact
+Account.objects.filter(pk=a.pk).update(balance=F("balance") + Decimal("0.01"))
+assert Account.objects.get(pk=a.pk).balance == Decimal("1234567890123456789.02")
 
 # select_for_update inside atomic: a second thread waits for the lock
 order = []
