@@ -13,6 +13,11 @@ class _Converting:
 
     def execute(self, query, args=None):
         self._executed = query
+        if args is not None and "_binary %s" in query:
+            # Django marks bytes parameters `_binary %s` (mysqlclient writes
+            # them as plain quoted strings); staunch writes bytes as binary
+            # literals itself, and a second introducer is a syntax error.
+            query = query.replace("_binary %s", "%s")
         return super().execute(query, args)
 
     # mysqlclient returns tuples (Django's MySQL backend stops reading at
