@@ -5,6 +5,9 @@
 //!   (so at 64 threads it has 64 connections, whatever the pool size column);
 //! - `staunch`: `staunch::Pool::from_url(url + "?max_size=N")`, all defaults,
 //!   the statement through the guard's own `Queryable`;
+//! - `staunch, liveness off`: the same with `liveness_threshold=0` (no
+//!   `staunch-liveness` thread): the before/after of statement liveness,
+//!   which must cost nothing for statements shorter than its threshold;
 //! - `staunch &mut *guard`: the same pool, the statement through the raw
 //!   `mysql::Conn` (`&mut *guard`, how code taking `&mut mysql::Conn` uses
 //!   it): the pool cannot see what ran, so it resets the session on return;
@@ -194,6 +197,7 @@ fn run<F: Fn(usize) + Sync>(threads: usize, dur: Duration, server_pid: u32, op: 
 enum Who {
     Raw,
     Staunch,
+    StaunchNoLiveness,
     StaunchRaw,
     MysqlPool,
     R2d2,
@@ -205,6 +209,7 @@ impl Who {
         match self {
             Who::Raw => "raw mysql::Conn",
             Who::Staunch => "staunch",
+            Who::StaunchNoLiveness => "staunch, liveness off",
             Who::StaunchRaw => "staunch &mut *guard",
             Who::MysqlPool => "mysql::Pool",
             Who::R2d2 => "r2d2_mysql",
@@ -217,6 +222,7 @@ struct Contenders {
     server_pid: u32,
     raw: Vec<Mutex<Conn>>,
     staunch: BTreeMap<usize, staunch::Pool>,
+    staunch_off: BTreeMap<usize, staunch::Pool>,
     mysql: BTreeMap<usize, mysql::Pool>,
     r2d2: BTreeMap<usize, r2d2::Pool<MySqlConnectionManager>>,
     fifo: BTreeMap<usize, FifoPool<Conn>>,
@@ -237,6 +243,13 @@ impl Contenders {
             }),
             Who::Staunch => {
                 let p = &self.staunch[&size];
+                run(threads, dur, pid, &|_| {
+                    let mut c = p.get().expect("staunch get");
+                    select1(&mut c);
+                })
+            }
+            Who::StaunchNoLiveness => {
+                let p = &self.staunch_off[&size];
                 run(threads, dur, pid, &|_| {
                     let mut c = p.get().expect("staunch get");
                     select1(&mut c);
@@ -311,6 +324,7 @@ fn main() {
             .map(|_| Mutex::new(Conn::new(tcp()).expect("raw connect")))
             .collect(),
         staunch: BTreeMap::new(),
+        staunch_off: BTreeMap::new(),
         mysql: BTreeMap::new(),
         r2d2: BTreeMap::new(),
         fifo: BTreeMap::new(),
@@ -319,6 +333,11 @@ fn main() {
         c.staunch.insert(
             n,
             staunch::Pool::from_url(&format!("{url}?max_size={n}")).expect("staunch"),
+        );
+        c.staunch_off.insert(
+            n,
+            staunch::Pool::from_url(&format!("{url}?max_size={n}&liveness_threshold=0"))
+                .expect("staunch, liveness off"),
         );
         let popts = PoolOpts::default().with_constraints(PoolConstraints::new(n, n).unwrap());
         c.mysql.insert(
@@ -357,6 +376,7 @@ fn main() {
     for &n in &sizes {
         for w in [
             Who::Staunch,
+            Who::StaunchNoLiveness,
             Who::StaunchRaw,
             Who::MysqlPool,
             Who::R2d2,
@@ -532,6 +552,18 @@ fn main() {
         );
     }
     println!();
+    println!("**Statement liveness** (per-round ratios, median): staunch at the defaults (liveness_threshold 5s) ÷ the same with liveness off; SELECT 1 is far below the threshold, so it must cost nothing (~1.00×)\n");
+    println!("| threads | pool size | defaults ÷ liveness off |");
+    println!("|---:|---:|---:|");
+    for &t in &threads_list {
+        for &sn in &sizes {
+            println!(
+                "| {t} | {sn} | {:.3}× |",
+                ratio(t, Who::Staunch, sn, Who::StaunchNoLiveness, sn)
+            );
+        }
+    }
+    println!();
     // What each contender makes the server do per checkout.
     let events = [
         "statement/sql/select",
@@ -575,7 +607,7 @@ fn main() {
                     }
                     Who::MysqlPool => select1(&mut c.mysql[&wn].get_conn().unwrap()),
                     Who::R2d2 => select1(&mut *c.r2d2[&wn].get().unwrap()),
-                    Who::Fifo => unreachable!(),
+                    Who::Fifo | Who::StaunchNoLiveness => unreachable!(),
                 }
             }
         });

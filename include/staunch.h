@@ -897,6 +897,16 @@ typedef struct staunch_value {
 #define STAUNCH_CANCELLED 304
 
 /**
+ * The server stopped answering during the statement: it waited past the
+ * pool's `liveness_threshold`, and a check on a side connection found the
+ * server not answering, restarted or replaced, or no longer running the
+ * statement's connection. Its socket was shut down; the connection is
+ * broken (STAUNCH_BROKEN afterwards) and closed when released. The message
+ * says what was checked and what happened.
+ */
+#define STAUNCH_SERVER_UNRESPONSIVE 305
+
+/**
  * A broken internal invariant in staunch. Please report it.
  */
 #define STAUNCH_INTERNAL 900
@@ -1612,6 +1622,23 @@ staunch_status staunch_conn_commit(struct staunch_conn *conn, struct staunch_err
  * threads as for `staunch_conn_execute`.
  */
 staunch_status staunch_conn_rollback(struct staunch_conn *conn, struct staunch_error **err);
+
+/**
+ * Prepares `sql` on the connection without running it (through the
+ * connection's statement cache, so running it with parameters later costs
+ * no second prepare), so that a statement the server refuses is reported
+ * now: what a driver's `Prepare` needs. `n_params` (may be NULL) receives
+ * the number of `?` placeholders, on success only.
+ *
+ * Errors: STAUNCH_SERVER_ERROR (a syntax error, an unknown table, 1295 for
+ * a statement the server cannot prepare: it can still run as text), and as
+ * for `staunch_conn_execute`. Blocks for one round trip, bounded as a
+ * statement. Same rules as `staunch_conn_execute` otherwise.
+ */
+staunch_status staunch_conn_prepare(struct staunch_conn *conn,
+                                    const char *sql,
+                                    uint32_t *n_params,
+                                    struct staunch_error **err);
 
 /**
  * Checks the connection is alive (`COM_PING`). On failure (STAUNCH_IO_ERROR)

@@ -223,6 +223,8 @@ typedef struct staunch_value {
 
 #define STAUNCH_CANCELLED 304
 
+#define STAUNCH_SERVER_UNRESPONSIVE 305
+
 #define STAUNCH_INTERNAL 900
 
 #define STAUNCH_PANIC 901
@@ -455,6 +457,11 @@ staunch_status staunch_conn_begin_ex(struct staunch_conn *conn,
 staunch_status staunch_conn_commit(struct staunch_conn *conn, struct staunch_error **err);
 
 staunch_status staunch_conn_rollback(struct staunch_conn *conn, struct staunch_error **err);
+
+staunch_status staunch_conn_prepare(struct staunch_conn *conn,
+                                    const char *sql,
+                                    uint32_t *n_params,
+                                    struct staunch_error **err);
 
 staunch_status staunch_conn_ping(struct staunch_conn *conn, struct staunch_error **err);
 

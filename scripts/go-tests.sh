@@ -3,7 +3,8 @@
 # kit, checks gofmt and go vet, runs `go test -race` (the conformance
 # scenarios against throwaway MariaDB servers from staunch-testkit), builds
 # and runs a few tests once more with the static library (-tags
-# staunch_static), and runs the sqlx/GORM interop module's tests.
+# staunch_static), runs the sqlx/GORM interop module's tests, and sqlx's own
+# tests with go-sql-driver and with staunch (scripts/go-suites.sh).
 #
 # Usage: scripts/go-tests.sh   (one command from a fresh checkout)
 # Env: STAUNCH_TEST_SLACK_MS (timing slack, default 500), GOFLAGS.
@@ -29,6 +30,7 @@ fi
 echo "== go vet"
 go vet ./...
 (cd interop && go vet ./...)
+(cd suites/mysqlshim && go vet ./...)
 
 echo "== go test -race (shared library)"
 go test -race -count=1 -timeout 5m ./...
@@ -42,8 +44,11 @@ if ldd "$bin" | grep -q libstaunch; then
   ldd "$bin" >&2
   exit 1
 fi
-"$bin" -test.count=1 -test.run 'Test_conf_basic$|Test_conf_cancel_statement$|Test_conf_events$|Test_sql_conf_basic'
+"$bin" -test.count=1 -test.run 'Test_conf_basic$|Test_conf_cancel_statement$|Test_conf_events$|Test_sql_conf_basic|Test_sql_streaming'
 
-echo "== interop: sqlx and GORM over staunch.OpenDB (go test -race)"
+echo "== interop: sqlx and GORM over staunch.OpenDB and by DSN, gormstaunch (go test -race)"
 (cd interop && go test -race -count=1 -timeout 3m ./...)
+
+echo "== outside suites: sqlx's own tests with go-sql-driver, then with staunch (scripts/go-suites.sh)"
+"$ROOT/scripts/go-suites.sh"
 echo "== Go binding: all passed"

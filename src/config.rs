@@ -16,7 +16,7 @@ use crate::duration::{parse_duration, parse_opt_duration};
 use crate::error::{Error, Result};
 use crate::events::EventListener;
 use crate::pool::PoolConfig;
-use crate::topology::{PingType, SecondaryCheck, TopologyConfig};
+use crate::topology::{Kind, PingType, SecondaryCheck, TopologyConfig};
 
 /// The whole configuration of a pool: where to connect and the pool knobs.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -153,6 +153,22 @@ impl Builder {
         /// statement may run as long as it needs). Range ≥ 1 ms.
         query_timeout, connect.query_timeout, Option<Duration>);
     setter!(
+        /// Statement liveness, at any `query_timeout` (none included): a
+        /// statement that has waited this long for its answer, with nothing
+        /// received meanwhile, has its server checked on a side connection
+        /// (bounded by `connect_timeout` + `validation_timeout`): does it
+        /// answer, is it the same server (not restarted or replaced), does
+        /// it still run this statement's connection? If not, the statement's
+        /// socket is shut down and it fails with `ServerUnresponsive` (the
+        /// connection is closed on return). If so, nothing happens, and the
+        /// check is repeated every threshold for as long as it runs. So a
+        /// statement whose server stops answering returns within threshold +
+        /// `connect_timeout` + `validation_timeout`; a long statement on a
+        /// live server is never cut. Turn it off (`None`; URL `0` or `off`)
+        /// behind a proxy that gives clients connection ids of its own
+        /// (ProxySQL, MaxScale). Defaults to 5 s. Range 100 ms to 1 h, or off.
+        liveness_threshold, connect.liveness_threshold, Option<Duration>);
+    setter!(
         /// Reset every returned session (`COM_RESET_CONNECTION`, then the
         /// pool's settings and `init_sql`). By default (false) a session is
         /// reset only when its state may have changed: the server reported a
@@ -276,6 +292,14 @@ impl Builder {
         if let Some(q) = self.cfg.connect.query_timeout {
             if q < Duration::from_millis(1) {
                 return Err(Error::config("query_timeout must be at least 1ms, or off"));
+            }
+        }
+        if let Some(t) = self.cfg.connect.liveness_threshold {
+            if t < Duration::from_millis(100) || t > Duration::from_secs(3600) {
+                return Err(Error::config(format!(
+                    "liveness_threshold must be between 100ms and 1h, or 0/off, got {}",
+                    crate::duration::fmt_duration(t)
+                )));
             }
         }
         if self.cfg.connect.socket.is_none() && self.cfg.connect.host.is_empty() {
@@ -421,6 +445,9 @@ knobs! {
         }
     },
     "query_timeout" => |c, k, v| c.connect.query_timeout = parse_opt_duration(k, v)?,
+    "liveness_threshold" => |c, k, v| {
+        c.connect.liveness_threshold = parse_opt_duration(k, v)?.filter(|d| !d.is_zero())
+    },
     "reset_on_return" => |c, k, v| c.connect.reset_on_return = parse_bool(k, v)?,
     "init_sql" => |c, _k, v| c.connect.init_sql = (!v.trim().is_empty()).then(|| v.to_owned()),
     "found_rows" => |c, k, v| c.connect.found_rows = parse_bool(k, v)?,
@@ -440,15 +467,24 @@ knobs! {
     "password" => |c, _k, v| c.connect.password = Some(v.to_owned()),
     "database" => |c, _k, v| c.connect.database = Some(v.to_owned()),
     "topology" => |c, _k, v| {
-        c.topology.replication = match v.trim() {
-            "single" => false,
-            "replication" => true,
+        c.topology.kind = match v.trim() {
+            "" | "auto" => Kind::Auto,
+            "single" => Kind::Single,
+            "replication" => Kind::Replication,
+            "galera" => Kind::Galera,
             _ => {
                 return Err(Error::config(format!(
-                    "topology must be single or replication, got {v:?}"
+                    "topology must be auto, single, replication or galera, got {v:?}"
                 )))
             }
         }
+    },
+    "max_transactions_behind" => |c, _k, v| {
+        c.topology.max_transactions_behind = v.trim().parse().map_err(|_| {
+            Error::config(format!(
+                "max_transactions_behind must be a whole number of write-sets, got {v:?}"
+            ))
+        })?
     },
     "monitor" => |c, k, v| c.topology.monitor = Some(parse_bool(k, v)?),
     "ping_type" => |c, _k, v| {
@@ -714,12 +750,15 @@ mod tests {
                 "mysql://h/db?keepalive_interval=2h&max_lifetime=1h",
                 "keepalive_interval",
             ),
-            ("mysql://a,b/db", "several hosts: add topology=replication"),
+            (
+                "mysql://a,b/db?topology=single",
+                "topology=single but the url names several hosts",
+            ),
             ("mysql://a:1,a:1/db?topology=replication", "listed twice"),
             ("mysql://a,,b/db?topology=replication", "empty entry"),
             (
                 "mysql://a,b/db?topology=ring",
-                "topology must be single or replication",
+                "topology must be auto, single, replication or galera",
             ),
             (
                 "mysql://a,b/db?topology=replication&ping_type=ssh",
@@ -729,11 +768,41 @@ mod tests {
                 "mysql://a,b/db?topology=replication&alive_error_codes=1040,x",
                 "alive_error_codes",
             ),
+            (
+                "mysql://a,b/db?max_transactions_behind=-1",
+                "max_transactions_behind must be a whole number",
+            ),
         ] {
             let e = Config::from_url(url).expect_err(url);
             assert_eq!(e.kind(), crate::ErrorKind::Config, "{url}");
             assert!(e.to_string().contains(needle), "{url}: {e}");
         }
+    }
+
+    #[test]
+    fn topology_kinds() {
+        use crate::topology::Kind;
+        // (url, kind, monitor runs)
+        for (url, kind, monitor) in [
+            ("mysql://h/db", Kind::Auto, false),
+            ("mysql://a,b/db", Kind::Auto, true),
+            ("mysql://a,b/db?topology=auto", Kind::Auto, true),
+            ("mysql://a,b/db?topology=galera", Kind::Galera, true),
+            ("mysql://h/db?topology=galera", Kind::Galera, true),
+            (
+                "mysql://a,b/db?topology=replication",
+                Kind::Replication,
+                true,
+            ),
+            ("mysql://h/db?topology=single", Kind::Single, false),
+            ("mysql://a,b/db?monitor=false", Kind::Auto, false),
+        ] {
+            let c = Config::from_url(url).unwrap();
+            assert_eq!(c.topology().kind, kind, "{url}");
+            assert_eq!(c.topology().monitor_enabled(), monitor, "{url}");
+        }
+        let c = Config::from_url("mysql://a,b/db?max_transactions_behind=7").unwrap();
+        assert_eq!(c.topology().max_transactions_behind, 7);
     }
 
     #[test]

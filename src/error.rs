@@ -43,6 +43,14 @@ pub enum ErrorKind {
     /// statement stopped with its connection's cancel handle (`KILL QUERY`;
     /// the connection stays usable).
     Cancelled,
+    /// The server stopped answering during a statement: the statement waited
+    /// past `liveness_threshold` and a check on a side connection found the
+    /// server not answering, restarted or replaced, or no longer running the
+    /// statement's connection. The statement's socket was shut down; the
+    /// connection is broken and closed when returned. The message says what
+    /// was checked and what happened. (A statement the server still runs is
+    /// never cut: for a hard limit, set `query_timeout`.)
+    ServerUnresponsive,
     /// The pool is closed (or was closed while the caller waited).
     Closed,
     /// No server may take writes now: the primary was declared dead and no
@@ -68,6 +76,7 @@ impl ErrorKind {
             ErrorKind::Broken => "broken connection",
             ErrorKind::StatementTimeout => "statement timed out",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::ServerUnresponsive => "server unresponsive",
             ErrorKind::Closed => "pool closed",
             ErrorKind::NoWriter => "no writer",
             ErrorKind::InvalidArgument => "invalid argument",
@@ -201,6 +210,14 @@ impl Error {
 
     /// Whether this error or one it wraps carries one of these server error
     /// numbers.
+    /// A deadlock or, in a Galera cluster, a certification conflict: server
+    /// error 1213 (`ER_LOCK_DEADLOCK`). The server rolled the whole
+    /// transaction back; running it again from its start may succeed (see
+    /// `Pool::retry_on_conflict`).
+    pub fn is_conflict(&self) -> bool {
+        self.server_code() == Some(1213)
+    }
+
     pub fn has_server_code(&self, codes: &[u16]) -> bool {
         let mut e = Some(self);
         while let Some(x) = e {

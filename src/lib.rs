@@ -25,7 +25,7 @@
 //! - `pool/`: the generic pool core ([`pool::CorePool`] over a
 //!   [`pool::Connector`]); knows nothing of MySQL;
 //! - `client/`: the MySQL side ([`MysqlConnector`], [`PooledConn`]);
-//! - `topology/`: one core per host, routing, the primary monitor ([`Pool`]);
+//! - `topology/`: one core per host, routing, the monitor and its rules ([`Pool`]);
 //! - `config.rs`: the URL and [`Builder`] over the three layers' knobs;
 //! - `ffi/`: the C ABI (`include/staunch.h`), not part of the Rust API.
 //!
@@ -55,7 +55,7 @@ use std::sync::Arc;
 
 pub use crate::client::{
     CancelHandle, ConnectConfig, Decimal, DecimalError, Lexing, MysqlConnector, Param, PooledConn,
-    Scan, Session, TlsMode, Way,
+    Scan, Session, TlsMode, Way, DEFAULT_LIVENESS_THRESHOLD,
 };
 pub use crate::config::{Builder, Config};
 pub use crate::error::{Error, ErrorKind, Result};
@@ -72,8 +72,9 @@ pub use ::mysql;
 
 impl Pool {
     /// Opens a pool from a URL: `mysql://user:pass@host:port/db?knob=value&…`,
-    /// or with several hosts and `topology=replication`. See [`Builder`] for
-    /// the knobs and their defaults.
+    /// or with several hosts `mysql://user:pass@h1,h2,h3/db` (a primary and
+    /// replicas, or a Galera cluster: the servers tell which; `topology=`
+    /// forces it). See [`Builder`] for the knobs and their defaults.
     pub fn from_url(url: &str) -> Result<Pool> {
         Builder::new().url(url).build()
     }

@@ -78,6 +78,57 @@ pub fn set_socket_timeouts(fd: RawFd, d: Option<Duration>) -> io::Result<()> {
     set_timeout(fd, libc::SO_SNDTIMEO, d)
 }
 
+fn set_int(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: libc::c_int) -> io::Result<()> {
+    // SAFETY: v is a valid c_int and its size is passed; a bad fd gives EBADF.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            opt,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// TCP keepalive (first probe after `idle`, then every `interval`, `count`
+/// probes) and, on Linux, `TCP_USER_TIMEOUT` (`user_timeout`: data sent and
+/// not acknowledged for that long, keepalive probes included, ends the
+/// connection with ETIMEDOUT): the kernel's own watch for a dead peer.
+pub fn set_tcp_keepalive(
+    fd: RawFd,
+    idle: Duration,
+    interval: Duration,
+    count: u32,
+    user_timeout: Duration,
+) -> io::Result<()> {
+    let secs = |d: Duration| d.as_secs().clamp(1, i32::MAX as u64) as libc::c_int;
+    set_int(fd, libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1)?;
+    set_int(fd, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, secs(idle))?;
+    set_int(fd, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, secs(interval))?;
+    set_int(
+        fd,
+        libc::IPPROTO_TCP,
+        libc::TCP_KEEPCNT,
+        count.clamp(1, 127) as libc::c_int,
+    )?;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    set_int(
+        fd,
+        libc::IPPROTO_TCP,
+        libc::TCP_USER_TIMEOUT,
+        user_timeout.as_millis().min(i32::MAX as u128) as libc::c_int,
+    )?;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let _ = user_timeout;
+    Ok(())
+}
+
 /// Shuts a socket down in both directions, so that every thread blocked on it
 /// returns at once. Errors (already closed, not connected) are ignored: the
 /// goal is only that nobody stays blocked.

@@ -490,3 +490,52 @@ fn conf_session_reset() {
     assert_eq!((x, Some(tz)), (None, zone));
     assert_eq!(pool.stats().created, 1);
 }
+
+/// At the defaults (no statement limit): the server frozen (SIGSTOP) 1 s
+/// into `SELECT SLEEP(3)` fails within the liveness bound (threshold 5 s +
+/// connect_timeout 3 s + validation_timeout 1 s) saying the server stopped
+/// answering, and the pool serves after the thaw; meanwhile `SELECT
+/// SLEEP(25)` on a healthy server returns its answer.
+#[test]
+fn conf_frozen_statement() {
+    let healthy = MariaDb::start();
+    let healthy_pool = Pool::from_url(&healthy.url()).unwrap();
+    let long = thread::spawn(move || {
+        let t = Instant::now();
+        let v: Option<i64> = healthy_pool
+            .get()
+            .unwrap()
+            .query_first("SELECT 25 + SLEEP(25)")
+            .unwrap();
+        (v, t.elapsed())
+    });
+    let s = Arc::new(MariaDb::start());
+    let pool = Pool::from_url(&s.url()).unwrap();
+    let mut c = pool.get().unwrap();
+    let s2 = s.clone();
+    let freezer = thread::spawn(move || {
+        thread::sleep(Duration::from_secs(1));
+        s2.freeze();
+        Instant::now()
+    });
+    let e = c.query_drop("SELECT SLEEP(3)").unwrap_err();
+    let after = freezer.join().unwrap().elapsed();
+    assert_eq!(kind(&e), ErrorKind::ServerUnresponsive, "{e}");
+    assert!(
+        e.to_string()
+            .contains("the server stopped answering during this statement"),
+        "{e}"
+    );
+    assert!(after < Duration::from_millis(10_500), "{after:?}");
+    drop(c);
+    s.thaw();
+    assert_eq!(
+        pool.get()
+            .unwrap()
+            .query_first::<i64, _>("SELECT 1")
+            .unwrap(),
+        Some(1)
+    );
+    let (v, took) = long.join().unwrap();
+    assert_eq!(v, Some(25), "after {took:?}");
+}

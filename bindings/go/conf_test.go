@@ -14,6 +14,7 @@ import (
 	"time"
 
 	staunch "github.com/staunch-db/staunch/bindings/go"
+	"github.com/staunch-db/staunch/bindings/go/internal/testkit"
 )
 
 var bg = context.Background()
@@ -1038,5 +1039,65 @@ func Test_parameters_cost_no_reset_on_release(t *testing.T) {
 	}
 	if n := queryInt(t, p, "SELECT COUNT(@staunch_y)"); n != 0 {
 		t.Fatalf("the next borrower sees @staunch_y")
+	}
+}
+
+// At the defaults: the server frozen 1 s into SELECT SLEEP(3) fails within
+// the liveness bound (threshold 5 s + connect_timeout 3 s +
+// validation_timeout 1 s) with an error matching ErrServerUnresponsive and
+// ErrBroken; the pool serves after the thaw. Meanwhile SELECT SLEEP(25) on
+// a healthy server (a second test kit) returns its answer.
+func Test_conf_frozen_statement(t *testing.T) {
+	healthy, err := testkit.Start("server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer healthy.Stop()
+	long := make(chan error, 1)
+	go func() {
+		hp, err := staunch.New(bg, healthy.Ready.Servers[0].URL)
+		if err != nil {
+			long <- err
+			return
+		}
+		defer hp.Close()
+		var v int64
+		if err := hp.QueryRow(bg, "SELECT 25 + SLEEP(25)").Scan(&v); err != nil {
+			long <- err
+			return
+		}
+		if v != 25 {
+			long <- fmt.Errorf("SLEEP(25) answered %d", v)
+			return
+		}
+		long <- nil
+	}()
+
+	p := openPool(t, "")
+	c := acquire(t, p)
+	froze := make(chan time.Time, 1)
+	timer := time.AfterFunc(time.Second, func() {
+		_, _ = kit.Do("freeze")
+		froze <- time.Now()
+	})
+	defer timer.Stop()
+	_, err = c.Exec(bg, "SELECT SLEEP(3)")
+	returned := time.Now()
+	kit.Must(t, "thaw")
+	if !errors.Is(err, staunch.ErrServerUnresponsive) || !errors.Is(err, staunch.ErrBroken) {
+		t.Fatalf("want an error matching ErrServerUnresponsive and ErrBroken, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "the server stopped answering during this statement") {
+		t.Fatalf("message: %v", err)
+	}
+	if after := returned.Sub(<-froze); after > 9*time.Second+slack()+500*time.Millisecond {
+		t.Fatalf("returned %v after the freeze", after)
+	}
+	c.Release()
+	if n := queryInt(t, p, "SELECT 1"); n != 1 {
+		t.Fatal("SELECT 1 after the thaw")
+	}
+	if err := <-long; err != nil {
+		t.Fatalf("SELECT SLEEP(25) on a healthy server: %v", err)
 	}
 }

@@ -114,6 +114,16 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (Result, error
 	return Result{RowsAffected: uint64(aff), LastInsertID: uint64(lid)}, nil
 }
 
+// prepare prepares sql on the server (into the connection's statement
+// cache) without running it and gives its count of placeholders.
+func (c *Conn) prepare(ctx context.Context, sql string) (int, error) {
+	var n C.uint32_t
+	err := c.statement("prepare", ctx, sql, nil, func(csql *C.char, _ cparams, cerr **C.staunch_error) C.staunch_status {
+		return C.staunch_conn_prepare(c.c, csql, &n, cerr)
+	})
+	return int(n), err
+}
+
 // statement runs one SQL statement with args: it locks c, binds args, makes
 // the C string of sql and runs call through watch. Exec and Query differ
 // only in call.
@@ -156,14 +166,26 @@ func (c *Conn) statementError(op string, st C.staunch_status, cerr *C.staunch_er
 // sent as text; values come typed by their columns either way. Close the
 // Rows (or read them to the end).
 func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
+	return c.query(ctx, sql, args, 0)
+}
+
+// queryStream is Query reading the rows as they arrive
+// (STAUNCH_QUERY_STREAM): memory for one batch of rows, not the whole
+// answer. The rows hold the connection until they are read to the end or
+// closed (another statement on it meanwhile fails with STAUNCH_CONN_BUSY).
+// database/sql's Query uses it: its rows hold the connection anyway.
+func (c *Conn) queryStream(ctx context.Context, sql string, args []any) (*Rows, error) {
+	return c.query(ctx, sql, args, C.STAUNCH_QUERY_STREAM)
+}
+
+func (c *Conn) query(ctx context.Context, sql string, args []any, flags C.uint32_t) (*Rows, error) {
 	var out *C.staunch_rows
 	err := c.statement("query", ctx, sql, args, func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
-		var flags C.uint32_t
 		if p.n == 0 {
 			// The text protocol: one round trip. A statement with args
 			// is prepared, once per connection (see the README's "Cost
 			// of parameters").
-			flags = C.STAUNCH_QUERY_TEXT
+			flags |= C.STAUNCH_QUERY_TEXT
 		}
 		return C.staunch_conn_query_ex(c.c, csql, p.ptr, p.n, flags, &out, cerr)
 	})

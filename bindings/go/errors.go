@@ -46,6 +46,7 @@ const (
 	StatusBroken          Status = C.STAUNCH_BROKEN
 	StatusTimeout         Status = C.STAUNCH_STATEMENT_TIMEOUT
 	StatusCancelled       Status = C.STAUNCH_CANCELLED
+	StatusUnresponsive    Status = C.STAUNCH_SERVER_UNRESPONSIVE
 	StatusInternal        Status = C.STAUNCH_INTERNAL
 	StatusPanic           Status = C.STAUNCH_PANIC
 )
@@ -67,8 +68,8 @@ var (
 	// ErrClosed: the pool is closed (also reported by its connections).
 	ErrClosed = errors.New("staunch: pool closed")
 	// ErrBroken: the connection broke during an earlier statement; release it
-	// and acquire another. Also matched by I/O errors (the connection is then
-	// broken too).
+	// and acquire another. Also matched by I/O errors and by
+	// ErrServerUnresponsive (the connection is then broken too).
 	ErrBroken = errors.New("staunch: broken connection")
 	// ErrStatementTimeout: a statement ran past its time limit (query_timeout
 	// or Conn.SetStatementTimeout).
@@ -77,6 +78,10 @@ var (
 	// a context also match the context's error (context.Canceled or
 	// context.DeadlineExceeded).
 	ErrCancelled = errors.New("staunch: cancelled")
+	// ErrServerUnresponsive: the server stopped answering during the
+	// statement (the liveness check found it not answering, restarted or
+	// replaced, or no longer running the connection). Also matches ErrBroken.
+	ErrServerUnresponsive = errors.New("staunch: the server stopped answering")
 	// ErrReleased: the connection was released; acquire another.
 	ErrReleased = errors.New("staunch: use of a released connection")
 	// ErrInvalid: the caller passed something unusable (bad URL, unknown
@@ -123,7 +128,9 @@ func (e *Error) Is(target error) bool {
 	case ErrClosed:
 		return e.Status == StatusClosed
 	case ErrBroken:
-		return e.Status == StatusBroken || e.Status == StatusIOError
+		return e.Status == StatusBroken || e.Status == StatusIOError || e.Status == StatusUnresponsive
+	case ErrServerUnresponsive:
+		return e.Status == StatusUnresponsive
 	case ErrStatementTimeout:
 		return e.Status == StatusTimeout
 	case ErrCancelled:
@@ -158,11 +165,19 @@ func takeError(op string, st C.staunch_status, cerr *C.staunch_error) error {
 	defer C.staunch_error_free(cerr)
 	msg := C.GoString(C.staunch_error_message(cerr))
 	if Status(st) == StatusServerError {
-		return &MySQLError{
+		e := &MySQLError{
 			Number:   uint16(C.staunch_error_server_code(cerr)),
 			SQLState: C.GoString(C.staunch_error_sqlstate(cerr)),
-			Message:  msg,
 		}
+		// The library's message is "<op>: server error N (STATE): text";
+		// Error() says the number and state itself, so only the server's
+		// text is kept (as go-sql-driver's MySQLError.Message).
+		prefix := fmt.Sprintf("server error %d (%s): ", e.Number, e.SQLState)
+		if i := strings.Index(msg, prefix); i >= 0 {
+			msg = msg[i+len(prefix):]
+		}
+		e.Message = msg
+		return e
 	}
 	if msg == "" {
 		msg = Status(st).String()

@@ -375,10 +375,40 @@ func aliasBytes(v *C.staunch_value) ([]byte, bool) {
 	return nil, false
 }
 
-func vtime(v *C.staunch_value) time.Time {
+func vtime(v *C.staunch_value) time.Time { return vtimeIn(v, time.UTC) }
+
+// vtimeIn is a DATE or DATETIME value as a time in loc; the zero date
+// ('0000-00-00', '0000-00-00 00:00:00') is time.Time{}, as go-sql-driver
+// gives it.
+func vtimeIn(v *C.staunch_value, loc *time.Location) time.Time {
 	d := v.datetime
+	if d.year == 0 && d.month == 0 && d.day == 0 && d.hour == 0 && d.minute == 0 && d.second == 0 && d.microsecond == 0 {
+		return time.Time{}
+	}
 	return time.Date(int(d.year), time.Month(d.month), int(d.day), int(d.hour), int(d.minute),
-		int(d.second), int(d.microsecond)*1000, time.UTC)
+		int(d.second), int(d.microsecond)*1000, loc)
+}
+
+func isDateValue(v *C.staunch_value) bool {
+	return v._type == C.STAUNCH_COLUMN_DATE || v._type == C.STAUNCH_COLUMN_DATETIME
+}
+
+// dateText is a DATE or DATETIME value as the server writes it (what
+// go-sql-driver gives without parseTime): YYYY-MM-DD, or YYYY-MM-DD
+// HH:MM:SS with as many fraction digits as the column's decimals (1-6).
+func dateText(v *C.staunch_value, decimals uint32) []byte {
+	d := v.datetime
+	b := fmt.Appendf(nil, "%04d-%02d-%02d", d.year, d.month, d.day)
+	if v._type == C.STAUNCH_COLUMN_DATE {
+		return b
+	}
+	b = fmt.Appendf(b, " %02d:%02d:%02d", d.hour, d.minute, d.second)
+	if decimals > 0 && decimals <= 6 {
+		frac := fmt.Sprintf("%06d", d.microsecond)
+		b = append(b, '.')
+		b = append(b, frac[:decimals]...)
+	}
+	return b
 }
 
 func vduration(v *C.staunch_value) time.Duration {

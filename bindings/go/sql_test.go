@@ -268,13 +268,32 @@ func Test_sql_conf_threads(t *testing.T) {
 	}
 }
 
-func Test_sql_open_by_name_is_refused(t *testing.T) {
-	db, err := sql.Open("staunch", directURL)
+func Test_sql_open_by_name_with_a_bad_dsn_names_both_forms(t *testing.T) {
+	_, err := sql.Open("staunch", "not a dsn")
+	if !errors.Is(err, staunch.ErrInvalid) || !strings.Contains(err.Error(), "mysql://") || !strings.Contains(err.Error(), "tcp(host:port)") {
+		t.Fatalf("sql.Open(\"staunch\", \"not a dsn\"): %v", err)
+	}
+}
+
+func Test_sql_prepare_reports_a_bad_statement(t *testing.T) {
+	_, db := openDB(t, "")
+	if _, err := db.Prepare("SELEC nothing"); err == nil || !strings.Contains(err.Error(), "Error 1064 (42000)") {
+		t.Fatalf("Prepare of bad SQL: %v", err)
+	}
+	if _, err := db.Prepare("SELECT * FROM no_such_table_here"); err == nil || !strings.Contains(err.Error(), "Error 1146") {
+		t.Fatalf("Prepare of an unknown table: %v", err)
+	}
+	st, err := db.Prepare("SELECT ? + ?")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	if err := db.Ping(); !errors.Is(err, staunch.ErrInvalid) {
-		t.Fatalf("sql.Open(\"staunch\"): %v", err)
+	defer st.Close()
+	var n int
+	if err := st.QueryRow(1, 2).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d %v", n, err)
+	}
+	// database/sql checks the count against NumInput before anything is sent.
+	if err := st.QueryRow(1).Scan(&n); err == nil || !strings.Contains(err.Error(), "expected 2 arguments, got 1") {
+		t.Fatalf("one argument for two: %v", err)
 	}
 }

@@ -21,6 +21,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if u := os.Getenv("STAUNCH_TEST_CHILD_URL"); u != "" {
+		// A child process of a test (streaming_test.go): the parent's server.
+		directURL = u
+		os.Exit(m.Run())
+	}
 	var err error
 	kit, err = testkit.Start("server", "--proxy")
 	if err != nil {

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -331,4 +332,62 @@ void forwarder_stop(forwarder *f) {
     atomic_store(&f->stop, 1);
     CHECK(pthread_join(f->thread, NULL) == 0);
     free(f);
+}
+
+/* The test kit's command line (`staunch-testkit server`, $STAUNCH_TESTKIT),
+ * driven over its stdin/stdout as the bindings' tests do: one per process. */
+static FILE *tk_in, *tk_out;
+static pid_t tk_pid;
+
+void tk_start(char *url, size_t n) {
+    const char *bin = getenv("STAUNCH_TESTKIT");
+    if (bin == NULL || access(bin, X_OK) != 0) {
+        fprintf(stderr, "STAUNCH_TESTKIT is not set to the staunch-testkit binary: skipped\n");
+        exit(TEST_SKIP);
+    }
+    int in[2], out[2];
+    CHECK(pipe(in) == 0 && pipe(out) == 0);
+    tk_pid = fork();
+    CHECK(tk_pid >= 0);
+    if (tk_pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[0]);
+        close(in[1]);
+        close(out[0]);
+        close(out[1]);
+        execl(bin, bin, "server", (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    tk_in = fdopen(in[1], "w");
+    tk_out = fdopen(out[0], "r");
+    CHECK(tk_in != NULL && tk_out != NULL);
+    static char line[16384];
+    CHECKF(fgets(line, sizeof line, tk_out) != NULL, "staunch-testkit printed nothing");
+    CHECKF(strstr(line, "\"ready\":true") != NULL, "staunch-testkit: %s", line);
+    const char *u = strstr(line, "\"url\":\"");
+    CHECK(u != NULL);
+    u += strlen("\"url\":\"");
+    const char *end = strchr(u, '"');
+    CHECK(end != NULL && (size_t)(end - u) < n);
+    memcpy(url, u, (size_t)(end - u));
+    url[end - u] = '\0';
+}
+
+void tk_cmd(const char *cmd) {
+    char line[4096];
+    fprintf(tk_in, "%s\n", cmd);
+    fflush(tk_in);
+    CHECKF(fgets(line, sizeof line, tk_out) != NULL, "%s: no answer", cmd);
+    CHECKF(strstr(line, "\"ok\":true") != NULL, "%s: %s", cmd, line);
+}
+
+void tk_quit(void) {
+    tk_cmd("quit");
+    fclose(tk_in);
+    fclose(tk_out);
+    int status = 0;
+    CHECK(waitpid(tk_pid, &status, 0) == tk_pid);
 }

@@ -80,6 +80,13 @@ int64_t query_i64(staunch_conn *c, const char *sql);
 /* Column `col` of the first row of `sql`, as text, copied into buf[n]. */
 void query_text(staunch_conn *c, const char *sql, size_t col, char *buf, size_t n);
 
+/* A server of its own from `staunch-testkit server` ($STAUNCH_TESTKIT;
+ * exits with TEST_SKIP when unset): its URL in url (n bytes); tk_cmd sends
+ * a command ("freeze", "thaw", ...) and checks it succeeded; tk_quit stops
+ * it. One per process. */
+void tk_start(char *url, size_t n);
+void tk_cmd(const char *cmd);
+void tk_quit(void);
 uint64_t now_ms(void);
 void sleep_ms(unsigned ms);
 uint64_t slack_ms(void);

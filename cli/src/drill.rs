@@ -149,6 +149,7 @@ impl Env {
                 Kind::KillConnections,
                 Kind::VipBlackHole,
                 Kind::Freeze,
+                Kind::FreezeLongStatements,
                 Kind::KillRestart,
                 Kind::KeepaliveRace,
             ],
@@ -178,6 +179,7 @@ impl Env {
             }
             Kind::VipBlackHole => format!("A: black hole ({}), same server back", fmt_hold(hold)),
             Kind::Freeze => format!("frozen server (SIGSTOP {})", fmt_hold(hold)),
+            Kind::FreezeLongStatements => "frozen during long statements (no query_timeout)".into(),
             Kind::KillRestart => "server killed (kill -9) and restarted".into(),
             Kind::KeepaliveRace => "C: keepalive racing borrowers".into(),
             Kind::IdleReplicas => format!(
@@ -214,6 +216,7 @@ impl Env {
             Kind::KillConnections => self.kill_connections(w, sh),
             Kind::VipBlackHole => self.black_hole(hold, w, sh),
             Kind::Freeze => self.freeze(hold, w, sh),
+            Kind::FreezeLongStatements => self.freeze_long_statements(w, sh, url),
             Kind::KillRestart => self.kill_restart(hold, w, sh),
             Kind::KeepaliveRace => {
                 sh.set_phase("C: race");
@@ -408,6 +411,113 @@ impl Env {
         );
         sh.event(&what);
         w.note(what);
+        Ok(())
+    }
+
+    /// Statement liveness: `LONG_STATEMENTS` borrowers of a pool of their
+    /// own (the drill's knobs, no query_timeout, liveness at its default)
+    /// each run `SELECT SLEEP(60)`; 1 s in, the server is frozen until
+    /// every one has returned (at most the bound + 5 s). Invariant: every
+    /// call failed with ServerUnresponsive no later than the sum of
+    /// liveness_threshold, connect_timeout and validation_timeout (plus 1.5
+    /// s of ticks and scheduling) after the freeze; the window fails
+    /// otherwise.
+    fn freeze_long_statements(&mut self, w: &Window, sh: &Shared, url: &str) -> Result<(), String> {
+        const LONG_STATEMENTS: usize = 2;
+        let Env::Local {
+            servers, target, ..
+        } = self
+        else {
+            return Err("a freeze needs a local server".into());
+        };
+        let s = &servers[*target];
+        let pool = Pool::from_url(&format!(
+            "{url}&max_size={LONG_STATEMENTS}&min_idle=0&query_timeout=off"
+        ))
+        .map_err(|e| format!("the long statements' pool: {e}"))?;
+        let c = pool.config();
+        let threshold = staunch::DEFAULT_LIVENESS_THRESHOLD;
+        let bound = threshold + c.connect_timeout() + c.validation_timeout();
+        let slack = Duration::from_millis(1500);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut conns = Vec::new();
+        for _ in 0..LONG_STATEMENTS {
+            conns.push(
+                pool.get()
+                    .map_err(|e| format!("the long statements' pool: {e}"))?,
+            );
+        }
+        for mut conn in conns {
+            let tx = tx.clone();
+            thread::spawn(move || {
+                let r = conn.query_drop("SELECT SLEEP(60)");
+                let _ = tx.send((
+                    Instant::now(),
+                    r.map_err(|e| staunch::Error::from_mysql("SELECT SLEEP(60)", &e)),
+                ));
+            });
+        }
+        drop(tx);
+        signals::sleep(Duration::from_secs(1));
+        sh.set_phase("frozen (long statements)");
+        s.freeze();
+        let frozen = Instant::now();
+        sh.event(format!(
+            "SIGSTOP to mariadbd pid {} during {LONG_STATEMENTS} SELECT SLEEP(60) (no query_timeout; liveness_threshold {}, bound {})",
+            s.pid(),
+            fmt_d(threshold),
+            fmt_d(bound)
+        ));
+        let mut worst = Duration::ZERO;
+        let mut bad = Vec::new();
+        for _ in 0..LONG_STATEMENTS {
+            match rx.recv_timeout((bound + Duration::from_secs(5)).saturating_sub(frozen.elapsed()))
+            {
+                Ok((at, r)) => {
+                    let after = at.duration_since(frozen);
+                    worst = worst.max(after);
+                    match r {
+                        Err(e) if e.kind() == staunch::ErrorKind::ServerUnresponsive => {}
+                        Err(e) => bad.push(format!(
+                            "a call failed otherwise after {}: {e}",
+                            fmt_d(after)
+                        )),
+                        Ok(()) => bad.push("a call succeeded on a frozen server".into()),
+                    }
+                }
+                Err(_) => {
+                    bad.push(format!(
+                        "a call still waited {} after the freeze",
+                        fmt_d(frozen.elapsed())
+                    ));
+                    break;
+                }
+            }
+        }
+        s.thaw();
+        sh.end_fault(w);
+        if worst > bound + slack {
+            bad.push(format!(
+                "a call returned {} after the freeze (bound {} + {} slack)",
+                fmt_d(worst),
+                fmt_d(bound),
+                fmt_d(slack)
+            ));
+        }
+        let what = format!(
+            "{LONG_STATEMENTS} long statements cut off at most {} after the freeze (bound: liveness_threshold {} + connect_timeout {} + validation_timeout {}); SIGCONT after {}",
+            fmt_d(worst),
+            fmt_d(threshold),
+            fmt_d(c.connect_timeout()),
+            fmt_d(c.validation_timeout()),
+            fmt_d(frozen.elapsed())
+        );
+        sh.event(&what);
+        w.note(what);
+        if !bad.is_empty() {
+            w.fail(bad.join("; "));
+        }
+        pool.close();
         Ok(())
     }
 

@@ -127,6 +127,8 @@ pub fn plan(faults: &[Kind], proxy: bool, duration: Duration, seed: u64) -> Vec<
         };
         let hold = match kind {
             Kind::KillRestart => rng.millis(300, 2500),
+            // The statements' bound, so the freeze outlasts their check.
+            Kind::FreezeLongStatements => Duration::ZERO,
             Kind::KeepaliveRace => rng.millis(1000, 3000),
             _ => rng.millis(500, 4000),
         };
@@ -626,6 +628,7 @@ pub fn describe(kind: Kind) -> String {
         Kind::KillConnections => "KILL every pooled connection".into(),
         Kind::VipBlackHole => "A: black hole, VIP moves".into(),
         Kind::Freeze => "freeze (SIGSTOP)".into(),
+        Kind::FreezeLongStatements => "freeze during long statements".into(),
         Kind::KillRestart => "kill -9 and restart".into(),
         Kind::KeepaliveRace => "C: keepalive race".into(),
         other => other.key().into(),
@@ -641,6 +644,8 @@ pub fn print_schedule(schedule: &[Planned]) {
             // Instant: the hold is not used.
             Kind::KillConnections => String::new(),
             Kind::KillRestart => format!(", down {}", fmt_d(p.hold)),
+            // Held until the long statements are cut off.
+            Kind::FreezeLongStatements => String::new(),
             _ => format!(" for {}", fmt_d(p.hold)),
         };
         println!(

@@ -101,6 +101,10 @@ pub enum Kind {
     /// Incident A: black hole, then the VIP moves (or, with --url, comes back).
     VipBlackHole,
     Freeze,
+    /// A freeze during long statements at the defaults (no query_timeout):
+    /// each must end within liveness_threshold + connect_timeout +
+    /// validation_timeout of the freeze, with ServerUnresponsive.
+    FreezeLongStatements,
     KillRestart,
     /// Incident C.
     KeepaliveRace,
@@ -138,6 +142,7 @@ impl Kind {
             Kind::KillConnections => "kill_connections",
             Kind::VipBlackHole => "incident_a_vip_black_hole",
             Kind::Freeze => "frozen_server",
+            Kind::FreezeLongStatements => "frozen_during_long_statements",
             Kind::KillRestart => "server_killed_restarted",
             Kind::KeepaliveRace => "incident_c_keepalive_race",
             Kind::IdleReplicas => "incident_b_idle_replicas",

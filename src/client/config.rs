@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 
+/// `liveness_threshold`'s default.
+pub const DEFAULT_LIVENESS_THRESHOLD: Duration = Duration::from_secs(5);
+
 /// Where and how to connect: the MySQL side of the configuration.
 #[derive(Clone, PartialEq)]
 pub struct ConnectConfig {
@@ -16,6 +19,7 @@ pub struct ConnectConfig {
     pub(crate) password: Option<String>,
     pub(crate) database: Option<String>,
     pub(crate) query_timeout: Option<Duration>,
+    pub(crate) liveness_threshold: Option<Duration>,
     pub(crate) reset_on_return: bool,
     pub(crate) init_sql: Option<String>,
     pub(crate) found_rows: bool,
@@ -103,6 +107,7 @@ impl Default for ConnectConfig {
             password: None,
             database: None,
             query_timeout: None,
+            liveness_threshold: Some(DEFAULT_LIVENESS_THRESHOLD),
             reset_on_return: false,
             init_sql: None,
             found_rows: false,
@@ -127,6 +132,11 @@ impl ConnectConfig {
     /// The user name, if set.
     pub fn user(&self) -> Option<&str> {
         self.user.as_deref()
+    }
+    /// How long a statement waits for its answer before its server is
+    /// checked (`liveness_threshold`); None: never.
+    pub fn liveness_threshold(&self) -> Option<Duration> {
+        self.liveness_threshold
     }
     /// The statement time limit (`query_timeout`), if set.
     pub fn query_timeout(&self) -> Option<Duration> {
@@ -280,6 +290,7 @@ impl fmt::Debug for ConnectConfig {
             .field("password", &self.password.as_ref().map(|_| "<redacted>"))
             .field("database", &self.database)
             .field("query_timeout", &self.query_timeout)
+            .field("liveness_threshold", &self.liveness_threshold)
             .field("reset_on_return", &self.reset_on_return)
             .field("init_sql", &self.init_sql)
             .field("found_rows", &self.found_rows)

@@ -154,6 +154,30 @@ impl PooledConn {
         self.lease.marks().mark_broken();
     }
 
+    /// When the pool's liveness check cut this borrow's statement off (the
+    /// server stopped answering during it: `ErrorKind::ServerUnresponsive`
+    /// through this guard's own methods): what it checked and saw. For
+    /// statements run on the raw `mysql::Conn` (`&mut *guard`), which fail
+    /// with the `mysql` crate's own I/O error, this says why; the
+    /// connection is closed on return either way.
+    pub fn unresponsive(&self) -> Option<String> {
+        self.lease
+            .unresponsive()
+            .map(|what| format!("the server stopped answering during this statement: {what}"))
+    }
+
+    /// The staunch error for an error met on the raw `mysql::Conn`
+    /// (`&mut *guard`): `ServerUnresponsive` when the liveness check cut
+    /// the statement off, else as [`Error::from_mysql`](crate::Error::from_mysql).
+    pub fn error_of(&self, context: &str, e: &mysql::Error) -> crate::Error {
+        match self.lease.unresponsive() {
+            Some(what) => {
+                crate::Error::from_mysql(context, &Refusal::Unresponsive(what).into_mysql())
+            }
+            None => crate::Error::from_mysql(context, e),
+        }
+    }
+
     /// Why this connection is broken, if an earlier statement broke it: it
     /// then refuses every statement and is closed on return.
     pub fn broken(&self) -> Option<&str> {
@@ -434,6 +458,11 @@ fn fail(state: &mut State, marks: &mut Marks<'_>, e: mysql::Error) -> mysql::Err
         return e;
     }
     marks.mark_broken();
+    if let Some(what) = marks.unresponsive() {
+        let r = Refusal::Unresponsive(what);
+        state.broken = Some(r.to_string());
+        return r.into_mysql();
+    }
     if marks.was_cut() {
         let r = Refusal::Cut {
             limit: state.limit.unwrap_or_default(),

@@ -28,6 +28,10 @@ pub(crate) enum Refusal {
     /// The statement got no answer within its bound, and its socket was shut
     /// down (the statement time limit and the grace after it).
     Cut { limit: Duration, grace: Duration },
+    /// The statement waited past the liveness threshold and the check found
+    /// its server gone (what was checked, what happened); its socket was
+    /// shut down.
+    Unresponsive(String),
 }
 
 impl fmt::Display for Refusal {
@@ -44,6 +48,11 @@ impl fmt::Display for Refusal {
                 fmt_duration(*limit),
                 fmt_duration(*grace)
             ),
+            Refusal::Unresponsive(what) => write!(
+                f,
+                "the server stopped answering during this statement: {what}; \
+                 the connection was cut off (it is broken now)"
+            ),
         }
     }
 }
@@ -54,7 +63,7 @@ impl Refusal {
     pub(crate) fn into_mysql(self) -> mysql::Error {
         let kind = match self {
             Refusal::Broken(_) => io::ErrorKind::NotConnected,
-            Refusal::Cut { .. } => io::ErrorKind::TimedOut,
+            Refusal::Cut { .. } | Refusal::Unresponsive(_) => io::ErrorKind::TimedOut,
         };
         mysql::Error::IoError(io::Error::new(kind, self))
     }
@@ -72,7 +81,7 @@ impl Error {
     /// Wraps an error of the `mysql` crate. `context` says what was being
     /// done. A statement time limit the server enforced is `StatementTimeout`,
     /// a `KILL QUERY` is `Cancelled`, staunch's own refusals keep their kind
-    /// (`Broken`, `StatementTimeout`), other server errors are `Server`, the
+    /// (`Broken`, `StatementTimeout`, `ServerUnresponsive`), other server errors are `Server`, the
     /// rest `Io`.
     pub fn from_mysql(context: &str, e: &mysql::Error) -> Error {
         match e {
@@ -104,6 +113,7 @@ impl Error {
                     let kind = match r {
                         Refusal::Broken(_) => ErrorKind::Broken,
                         Refusal::Cut { .. } => ErrorKind::StatementTimeout,
+                        Refusal::Unresponsive(_) => ErrorKind::ServerUnresponsive,
                     };
                     return Error::new(kind, format!("{context}: {r}"));
                 }

@@ -42,6 +42,10 @@
 //! certificates, or a server without TLS when TLS is required are permanent
 //! errors: retrying cannot fix them.
 //!
+//! # Statement liveness
+//! See `liveness.rs` (the check) and the pool's `liveness.rs` (when it runs,
+//! and how a statement is cut off).
+//!
 //! # The return path and statements
 //! See `session.rs` (what the server reports after each statement, so a
 //! read-only borrow is returned without a round trip) and `conn.rs` (the
@@ -52,6 +56,7 @@ mod cancel;
 mod config;
 mod conn;
 mod error;
+mod liveness;
 mod session;
 pub(crate) mod sql;
 mod statement;
@@ -70,7 +75,7 @@ use mysql::prelude::Queryable;
 use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
 
 pub use self::cancel::CancelHandle;
-pub use self::config::{ConnectConfig, TlsMode};
+pub use self::config::{ConnectConfig, TlsMode, DEFAULT_LIVENESS_THRESHOLD};
 pub(crate) use self::conn::reports_partly;
 pub use self::conn::PooledConn;
 pub use self::session::Session;
@@ -94,6 +99,15 @@ pub(crate) const STATEMENT_GRACE: Duration = Duration::from_secs(1);
 fn per_read_bound(limit: Option<Duration>) -> Option<Duration> {
     limit.map(|l| l + STATEMENT_GRACE + Duration::from_secs(1))
 }
+
+/// TCP keepalive on every connection (the first line for a dead peer or a
+/// path that went dead; a frozen server's kernel still answers it, which is
+/// what the liveness check is for): first probe after 15 s idle, then every
+/// 5 s, 3 unanswered probes end it; `TCP_USER_TIMEOUT` 30 s.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(15);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_COUNT: u32 = 3;
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Server errors that retrying will not fix.
 const PERMANENT_CODES: &[u16] = &[
@@ -485,6 +499,7 @@ impl MysqlConnector {
         let mut c = self.clone();
         c.cfg.query_timeout = None;
         c.cfg.init_sql = None;
+        c.cfg.liveness_threshold = None;
         c
     }
 
@@ -529,6 +544,18 @@ impl Connector for MysqlConnector {
             ));
         }
         self.set_timeouts(&session, per_read_bound(self.cfg.query_timeout))?;
+        if self.cfg.socket.is_none() {
+            // The kernel's watch for a dead peer, behind the liveness check.
+            if let Err(e) = sys::set_tcp_keepalive(
+                session.as_raw_fd(),
+                KEEPALIVE_IDLE,
+                KEEPALIVE_INTERVAL,
+                KEEPALIVE_COUNT,
+                TCP_USER_TIMEOUT,
+            ) {
+                log::debug!(target: "staunch", "cannot set TCP keepalive: {e}");
+            }
+        }
         Ok(session)
     }
 
@@ -640,6 +667,22 @@ impl Connector for MysqlConnector {
 
     fn statement_bound(&self) -> Option<Duration> {
         self.cfg.query_timeout.map(|l| l + STATEMENT_GRACE)
+    }
+
+    fn liveness_threshold(&self) -> Option<Duration> {
+        self.cfg.liveness_threshold
+    }
+
+    fn liveness_key(&self, conn: &Session) -> Option<u64> {
+        Some(u64::from(conn.connection_id()))
+    }
+
+    fn check_liveness(
+        &self,
+        attempt: &ConnectAttempt,
+        suspects: &[crate::pool::Suspect],
+    ) -> std::result::Result<Vec<Option<String>>, String> {
+        liveness::check(self, attempt, suspects)
     }
 
     fn is_permanent(&self, err: &Error) -> bool {

@@ -716,6 +716,38 @@ pub extern "C" fn staunch_conn_rollback(
     simple(conn, err, "ROLLBACK")
 }
 
+/// Prepares `sql` on the connection without running it (through the
+/// connection's statement cache, so running it with parameters later costs
+/// no second prepare), so that a statement the server refuses is reported
+/// now: what a driver's `Prepare` needs. `n_params` (may be NULL) receives
+/// the number of `?` placeholders, on success only.
+///
+/// Errors: STAUNCH_SERVER_ERROR (a syntax error, an unknown table, 1295 for
+/// a statement the server cannot prepare: it can still run as text), and as
+/// for `staunch_conn_execute`. Blocks for one round trip, bounded as a
+/// statement. Same rules as `staunch_conn_execute` otherwise.
+#[no_mangle]
+pub extern "C" fn staunch_conn_prepare(
+    conn: *mut staunch_conn,
+    sql: *const c_char,
+    n_params: *mut u32,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live connection (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        // SAFETY: NULL or a NUL-terminated string (header contract).
+        let sql = unsafe { arg_str(sql, "sql") }?;
+        let n = c.with(|pc| {
+            pc.prep(sql)
+                .map(|stmt| stmt.num_params())
+                .map_err(|e| mysql_failure("prepare", &e))
+        })?;
+        set_opt(n_params, u32::from(n));
+        Ok(())
+    })
+}
+
 /// Checks the connection is alive (`COM_PING`). On failure (STAUNCH_IO_ERROR)
 /// the connection is broken: discarded when released. Blocks for one round
 /// trip (bounded by the connection's time limit, if any). Same rules as

@@ -88,6 +88,13 @@ pub const STAUNCH_STATEMENT_TIMEOUT: staunch_status = 303;
 /// The caller cancelled: a get waiting with a cancel token, or a statement
 /// stopped through its connection's cancel (the connection stays usable).
 pub const STAUNCH_CANCELLED: staunch_status = 304;
+/// The server stopped answering during the statement: it waited past the
+/// pool's `liveness_threshold`, and a check on a side connection found the
+/// server not answering, restarted or replaced, or no longer running the
+/// statement's connection. Its socket was shut down; the connection is
+/// broken (STAUNCH_BROKEN afterwards) and closed when released. The message
+/// says what was checked and what happened.
+pub const STAUNCH_SERVER_UNRESPONSIVE: staunch_status = 305;
 
 /// A broken internal invariant in staunch. Please report it.
 pub const STAUNCH_INTERNAL: staunch_status = 900;
@@ -128,6 +135,10 @@ pub(crate) const STATUS_NAMES: &[(staunch_status, &CStr)] = &[
         cstr!("STAUNCH_STATEMENT_TIMEOUT"),
     ),
     (STAUNCH_CANCELLED, cstr!("STAUNCH_CANCELLED")),
+    (
+        STAUNCH_SERVER_UNRESPONSIVE,
+        cstr!("STAUNCH_SERVER_UNRESPONSIVE"),
+    ),
     (STAUNCH_INTERNAL, cstr!("STAUNCH_INTERNAL")),
     (STAUNCH_PANIC, cstr!("STAUNCH_PANIC")),
 ];
@@ -145,6 +156,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> staunch_status {
         ErrorKind::Broken => STAUNCH_BROKEN,
         ErrorKind::StatementTimeout => STAUNCH_STATEMENT_TIMEOUT,
         ErrorKind::Cancelled => STAUNCH_CANCELLED,
+        ErrorKind::ServerUnresponsive => STAUNCH_SERVER_UNRESPONSIVE,
         ErrorKind::Closed => STAUNCH_CLOSED,
         ErrorKind::NoWriter => STAUNCH_NO_WRITER,
         ErrorKind::InvalidArgument => STAUNCH_INVALID_ARGUMENT,

@@ -252,6 +252,13 @@ fn watchdog<C: Connector>(s: &Arc<Shared<C>>) {
                 .min(if statements { tick } else { ADDER_GRACE })
                 .max(Duration::from_millis(1))
         };
+        // A liveness check in flight has its deadline too.
+        let probes: Vec<ConnectAttempt> = lock(&s.probes).clone();
+        let wait = probes
+            .iter()
+            .map(|a| a.deadline().saturating_duration_since(now))
+            .fold(wait, Duration::min)
+            .max(Duration::from_millis(1));
         crossbeam_channel::select! {
             recv(s.wake_watchdog_rx) -> _ => {}
             recv(s.shutdown_rx) -> _ => return,
@@ -259,6 +266,14 @@ fn watchdog<C: Connector>(s: &Arc<Shared<C>>) {
         }
         if s.is_closed() {
             return;
+        }
+        let probes: Vec<ConnectAttempt> = lock(&s.probes).clone();
+        let now = Instant::now();
+        for p in probes
+            .iter()
+            .filter(|p| now >= p.deadline() && p.is_running())
+        {
+            let _ = p.cancel();
         }
         if s.statement_bounds.load(Relaxed) {
             s.cut_overdue_statements();

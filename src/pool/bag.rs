@@ -94,6 +94,16 @@ pub(crate) struct Slot<T> {
     /// What the borrower and the watchdog tell each other about the current
     /// borrow's statements.
     pub signals: Signals,
+    /// The connector's liveness key of the connection (for MySQL its
+    /// connection id), u64::MAX when none; set when it is made.
+    pub liveness_key: AtomicU64,
+    /// Coarse-clock ns when the connection was made.
+    pub made_ns: AtomicU64,
+    /// Why the liveness check cut the current borrow's statement off (set
+    /// before `signals.cut`, by the liveness thread; read by the borrower
+    /// once it sees `cut`). Held only to copy the text. A plain std mutex
+    /// even under loom: no entry's ownership depends on it.
+    pub verdict: std::sync::Mutex<Option<String>>,
     /// The borrowing thread's name, recorded only with leak detection on.
     borrower: Mutex<Option<String>>,
 }
@@ -114,6 +124,9 @@ impl<T> Slot<T> {
             borrows: AtomicU64::new(0),
             socket: AtomicU64::new(u64::MAX),
             signals: Signals::default(),
+            liveness_key: AtomicU64::new(u64::MAX),
+            made_ns: AtomicU64::new(0),
+            verdict: std::sync::Mutex::new(None),
             borrower: Mutex::new(None),
         }
     }

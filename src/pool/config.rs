@@ -60,6 +60,10 @@ impl PoolConfig {
     pub fn connect_timeout(&self) -> Duration {
         self.connect_timeout
     }
+    /// Bound on one validation, and on the return path's round trips.
+    pub fn validation_timeout(&self) -> Duration {
+        self.validation_timeout
+    }
 
     /// Checks every range and every relation between knobs.
     pub fn validate(&self) -> Result<()> {

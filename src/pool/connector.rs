@@ -50,6 +50,42 @@ pub trait Connector: Send + Sync + 'static {
         None
     }
 
+    /// Statement liveness: a statement that has waited longer than this for
+    /// its answer (and received nothing meanwhile) has its server checked
+    /// by the pool's `staunch-liveness` thread with
+    /// [`check_liveness`](Connector::check_liveness), then again every
+    /// threshold while it waits. None (the default): never checked. Needs
+    /// [`liveness_key`](Connector::liveness_key) and `socket_fd`.
+    fn liveness_threshold(&self) -> Option<Duration> {
+        None
+    }
+
+    /// What identifies a connection to its server for
+    /// [`check_liveness`](Connector::check_liveness) (for MySQL: the
+    /// connection id), read once when it is made. None: never checked.
+    fn liveness_key(&self, conn: &Self::Conn) -> Option<u64> {
+        let _ = conn;
+        None
+    }
+
+    /// Whether the server behind each suspect still serves it: one check for
+    /// all of them, over a side connection, within `attempt`'s deadline (the
+    /// pool's watchdog calls the attempt's canceller at the deadline, as for
+    /// a connect). `Ok(v)`: one verdict per suspect, in order, `None` when
+    /// the server answered and still runs that connection, `Some(what was
+    /// seen)` when it does not (the statement is then cut off). `Err(what
+    /// happened)`: the server did not answer at all (every suspect is cut
+    /// off). A server that answered but could not be asked (an error of
+    /// its own) is alive: `Ok` with `None`s.
+    fn check_liveness(
+        &self,
+        attempt: &ConnectAttempt,
+        suspects: &[Suspect],
+    ) -> Result<Vec<Option<String>>, String> {
+        let _ = attempt;
+        Ok(vec![None; suspects.len()])
+    }
+
     /// Whether a connection is unusable although the pool saw no error on
     /// it. Asked on return only when the borrower had the raw connection or
     /// read an answer itself (the pool cannot know how far); must not block.
@@ -75,6 +111,18 @@ pub trait Connector: Send + Sync + 'static {
 
     /// Where connections go, for messages (`host:port`).
     fn endpoint(&self) -> String;
+}
+
+/// A borrowed connection whose statement has waited past the liveness
+/// threshold, for [`Connector::check_liveness`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Suspect {
+    /// Its [`Connector::liveness_key`].
+    pub key: u64,
+    /// How long ago the connection was made.
+    pub age: Duration,
+    /// How long its statement has waited for (the rest of) its answer.
+    pub waiting: Duration,
 }
 
 /// What [`Connector::recycle`] did to a returned connection (counted in the

@@ -9,7 +9,9 @@
 //! - `staunch-watchdog` cuts off connects that overrun their deadline and
 //!   starts extra adders when all of them are stuck while requests wait;
 //! - `staunch-housekeeper` retires idle and old connections, runs keepalive on
-//!   reserved idle entries, refills `min_idle`, and reports leaks.
+//!   reserved idle entries, refills `min_idle`, and reports leaks;
+//! - `staunch-liveness` (when the connector has a liveness threshold) checks
+//!   the server of every statement that has waited past it (`liveness.rs`).
 //!
 //! # Locks
 //! The only pool-wide lock is the bag's waiter queue; besides it there are
@@ -22,6 +24,7 @@ pub(crate) mod cancel;
 pub(crate) mod config;
 mod connector;
 mod housekeeper;
+mod liveness;
 pub(crate) mod stats;
 
 use std::fmt;
@@ -34,7 +37,7 @@ use crossbeam_channel::{Receiver, Sender};
 use self::bag::{Bag, Entry, WaitOutcome, IDLE, IN_USE, RESERVED};
 pub(crate) use self::cancel::CancelToken;
 pub use self::config::PoolConfig;
-pub use self::connector::{ConnectAttempt, Connector, Recycled};
+pub use self::connector::{ConnectAttempt, Connector, Recycled, Suspect};
 use self::stats::{Counters, Stats};
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
@@ -166,6 +169,9 @@ pub(crate) struct Shared<C: Connector> {
     // Small mutexes, each held only to push, remove or copy.
     /// Connects in flight, for the watchdog.
     pub attempts: Mutex<Vec<ConnectAttempt>>,
+    /// Liveness checks in flight (at most one), for the watchdog, which
+    /// cancels them at their deadline as it does connects.
+    pub probes: Mutex<Vec<ConnectAttempt>>,
     /// What is known about reaching the database (last error, outage).
     pub health: Mutex<Health>,
     /// The pool's threads (adders, housekeeper, watchdog), for
@@ -287,6 +293,10 @@ impl<C: Connector> Shared<C> {
             Some((fd as u64) << 32 | (inode & 0xffff_ffff))
         });
         slot.socket.store(sock.unwrap_or(u64::MAX), Relaxed);
+        let key = self.connector.liveness_key(&conn);
+        slot.liveness_key.store(key.unwrap_or(u64::MAX), Relaxed);
+        slot.made_ns.store(now, Relaxed);
+        *lock(&slot.verdict) = None;
         self.bag.put(&entry, conn);
         self.total.fetch_add(1, SeqCst);
         self.counters.created.fetch_add(1, Relaxed);
@@ -723,6 +733,7 @@ impl<C: Connector> CorePool<C> {
             shutdown_tx: Mutex::new(Some(shutdown_tx)),
             shutdown_rx,
             attempts: Mutex::new(Vec::new()),
+            probes: Mutex::new(Vec::new()),
             wake_watchdog,
             wake_watchdog_rx,
             wake_housekeeper,
@@ -733,7 +744,8 @@ impl<C: Connector> CorePool<C> {
         let started = (0..shared.cfg.adder_threads)
             .try_for_each(|_| adder::spawn(&shared))
             .and_then(|()| housekeeper::spawn(&shared))
-            .and_then(|()| adder::spawn_watchdog(&shared));
+            .and_then(|()| adder::spawn_watchdog(&shared))
+            .and_then(|()| liveness::spawn(&shared));
         if let Err(e) = started {
             shared.close();
             return Err(Error::new(
@@ -1200,12 +1212,13 @@ impl<C: Connector> Lease<C> {
     /// As [`split`](Lease::split), with the pool's connector too.
     pub(crate) fn parts(&mut self) -> (&mut C::Conn, Marks<'_>, &C) {
         let (entry, conn) = self.held.as_mut().expect("held until drop");
-        let signals = &self.shared.bag.slots[entry.idx()].signals;
+        let slot = &self.shared.bag.slots[entry.idx()];
         (
             conn,
             Marks {
                 flags: &mut self.flags,
-                signals,
+                signals: &slot.signals,
+                verdict: &slot.verdict,
             },
             &self.shared.connector,
         )
@@ -1238,6 +1251,16 @@ impl<C: Connector> Lease<C> {
         }
     }
 
+    /// When the liveness check cut this borrow's statement off (its server
+    /// stopped answering): what it saw. None otherwise.
+    pub fn unresponsive(&self) -> Option<String> {
+        let slot = self.shared.bag.slot(&self.held().0);
+        if !slot.signals.cut.load(Relaxed) {
+            return None;
+        }
+        lock(&slot.verdict).clone()
+    }
+
     /// Whether the watchdog cut this borrow's connection off (a statement
     /// waited past its bound): the socket is shut down, the connection is
     /// closed on return.
@@ -1259,6 +1282,8 @@ pub(crate) struct Marks<'a> {
     flags: &'a mut u8,
     /// What the borrower and the watchdog tell each other.
     signals: &'a bag::Signals,
+    /// Why the liveness check cut the statement off, if it did.
+    verdict: &'a Mutex<Option<String>>,
 }
 
 impl Marks<'_> {
@@ -1270,6 +1295,15 @@ impl Marks<'_> {
     /// Whether the watchdog cut this borrow's connection off.
     pub fn was_cut(&self) -> bool {
         self.signals.cut.load(Relaxed)
+    }
+
+    /// When the liveness check cut this borrow's statement off (the server
+    /// stopped answering): what it saw. None otherwise.
+    pub fn unresponsive(&self) -> Option<String> {
+        if !self.was_cut() {
+            return None;
+        }
+        lock(self.verdict).clone()
     }
 
     /// A statement begins (`true`) or ends: the watchdog bounds it from its

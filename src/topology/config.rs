@@ -18,6 +18,21 @@ pub enum PingType {
     Insert,
 }
 
+/// What a pool faces (`topology=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// No `topology=`: one host is `single`; several hosts are a
+    /// replication topology or a Galera cluster, as the servers say
+    /// (`wsrep_on`).
+    Auto,
+    /// One server.
+    Single,
+    /// A primary and replicas (`read_only` tells the roles).
+    Replication,
+    /// A Galera cluster (`wsrep_%` status tells health; one writer at a time).
+    Galera,
+}
+
 /// MHA's list of server errors that prove the server is alive.
 pub const DEFAULT_ALIVE_ERROR_CODES: &[u16] = &[
     1040, 1042, 1043, 1044, 1045, 1129, 1130, 1203, 1226, 1251, 1275,
@@ -28,7 +43,10 @@ pub const DEFAULT_ALIVE_ERROR_CODES: &[u16] = &[
 pub struct TopologyConfig {
     /// Hosts after the first (the first is in `ConnectConfig`).
     pub(crate) more_hosts: Vec<(String, u16)>,
-    pub(crate) replication: bool,
+    pub(crate) kind: Kind,
+    /// Galera: a reader whose `wsrep_local_recv_queue` passes this gets no
+    /// reads (ProxySQL's `max_transactions_behind`).
+    pub(crate) max_transactions_behind: u64,
     pub(crate) monitor: Option<bool>,
     pub(crate) ping_type: PingType,
     pub(crate) ping_interval: Duration,
@@ -48,7 +66,8 @@ impl Default for TopologyConfig {
     fn default() -> Self {
         TopologyConfig {
             more_hosts: Vec::new(),
-            replication: false,
+            kind: Kind::Auto,
+            max_transactions_behind: 100,
             monitor: None,
             ping_type: PingType::Select,
             ping_interval: Duration::from_secs(1),
@@ -70,7 +89,8 @@ impl fmt::Debug for TopologyConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TopologyConfig")
             .field("more_hosts", &self.more_hosts)
-            .field("replication", &self.replication)
+            .field("kind", &self.kind)
+            .field("max_transactions_behind", &self.max_transactions_behind)
             .field("monitor", &self.monitor_enabled())
             .field("ping_type", &self.ping_type)
             .field("ping_interval", &self.ping_interval)
@@ -91,16 +111,25 @@ impl fmt::Debug for TopologyConfig {
 }
 
 impl TopologyConfig {
-    /// Whether the primary monitor runs: by default only with
-    /// `topology=replication`.
+    /// Whether the monitor runs: by default whenever there are several
+    /// hosts, or `topology=replication|galera` says so.
     pub fn monitor_enabled(&self) -> bool {
-        self.monitor.unwrap_or(self.replication)
+        self.monitor.unwrap_or(self.multi())
+    }
+
+    /// Several hosts (or one host forced into a topology): routing by role.
+    pub(crate) fn multi(&self) -> bool {
+        match self.kind {
+            Kind::Auto => !self.more_hosts.is_empty(),
+            Kind::Single => false,
+            Kind::Replication | Kind::Galera => true,
+        }
     }
 
     pub(crate) fn validate(&self) -> Result<()> {
-        if !self.more_hosts.is_empty() && !self.replication {
+        if !self.more_hosts.is_empty() && self.kind == Kind::Single {
             return Err(Error::config(
-                "the url names several hosts: add topology=replication (the first host is the initial primary)",
+                "topology=single but the url names several hosts: drop topology= (staunch finds replication or Galera out) or say topology=replication|galera",
             ));
         }
         if self.failure_threshold == 0 || self.failure_threshold > 1000 {

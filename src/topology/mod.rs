@@ -7,14 +7,18 @@
 //! validates its own connections (keepalive, validation on borrow after the
 //! bypass window, idle retirement).
 //!
-//! With one host (the default `topology=single`) the pool is that host's pool
-//! and nothing else runs. With `topology=replication` the first host is the
-//! initial primary (unless the monitor's first discovery finds another host
-//! with `read_only = 0` and the first read-only) and the rest are replicas;
-//! `staunch-monitor` (see `monitor.rs`) watches them all.
+//! With one host the pool is that host's pool and nothing else runs. With
+//! several, `staunch-monitor` (`monitor.rs`: the probes) watches them all and
+//! applies one of two rule sets (`rules.rs`: pure functions), chosen by the
+//! servers' `wsrep_on` at its first look unless `topology=` forces one:
+//! replication (the first host is the initial primary unless the first look
+//! finds another host with `read_only = 0` and the first read-only; the rest
+//! are replicas) or Galera (one writer by the lowest `wsrep_local_index`,
+//! kept while Synced; reads over the other Synced nodes).
 
 mod config;
 mod monitor;
+mod rules;
 
 use std::fmt;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
@@ -22,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub(crate) use self::config::SecondaryCheck;
+pub(crate) use self::config::{Kind, SecondaryCheck};
 pub use self::config::{PingType, TopologyConfig, DEFAULT_ALIVE_ERROR_CODES};
 use crate::client::{ConnectConfig, MysqlConnector, PooledConn};
 use crate::error::{Error, ErrorKind, Result};
@@ -33,6 +37,11 @@ use crate::sync::lock;
 
 /// `writer` value when no host may take writes.
 const NO_WRITER: usize = usize::MAX;
+
+/// `Topo::mode` values.
+pub(crate) const MODE_UNKNOWN: u8 = 0;
+pub(crate) const MODE_REPLICATION: u8 = 1;
+pub(crate) const MODE_GALERA: u8 = 2;
 
 /// What the monitor last found about a host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +94,10 @@ impl AtomicHealth {
     pub fn store(&self, h: HostHealth) {
         self.0.store(h as u8, Relaxed)
     }
+    /// Stores `h`, returns what was there.
+    pub fn swap(&self, h: HostHealth) -> HostHealth {
+        HostHealth::from_u8(self.0.swap(h as u8, Relaxed))
+    }
 }
 
 /// One server: its own pool, and what the monitor found about it.
@@ -114,6 +127,11 @@ pub(crate) struct Topo {
     /// Why there is no writer (the error `get` returns meanwhile); its mutex
     /// is held only to set, clear or clone it.
     pub no_writer: Mutex<Option<Error>>,
+    /// The rule set in force: [`MODE_UNKNOWN`] until the monitor's first
+    /// look (without `topology=`), then [`MODE_REPLICATION`] or
+    /// [`MODE_GALERA`]. Written by the monitor only (`Relaxed`: routing acting
+    /// on a value one check old is fine).
+    pub mode: AtomicU8,
     /// Set once by `close` (`SeqCst`).
     pub closed: AtomicBool,
     /// Dropped on close to wake the monitor; the mutex guards only the take.
@@ -249,6 +267,11 @@ impl Pool {
             hosts,
             writer: AtomicUsize::new(0),
             no_writer: Mutex::new(None),
+            mode: AtomicU8::new(match topology.kind {
+                Kind::Replication => MODE_REPLICATION,
+                Kind::Galera => MODE_GALERA,
+                Kind::Auto | Kind::Single => MODE_UNKNOWN,
+            }),
             pool_cfg: pool_cfg.clone(),
             cfg: topology.clone(),
             listener,
@@ -315,6 +338,40 @@ impl Pool {
         .map(PooledConn::new)
     }
 
+    /// Runs `work` on a connection to the writer and, when it fails with a
+    /// conflict ([`Error::is_conflict`]: a deadlock, or a Galera
+    /// certification failure; the server rolled the transaction back), runs
+    /// it again on a freshly borrowed connection, up to `attempts` runs in
+    /// all (clamped to 1..=10), pausing 4, 8, 16... ms (plus jitter) between
+    /// runs. Opt-in, and for idempotent work only: `work` must be safe to
+    /// run again from its start, so it should open and commit its own
+    /// transaction. Any other error, and the last conflict, is returned as
+    /// it is (a conflict is `ErrorKind::Server` with `server_code() ==
+    /// Some(1213)`); each borrow waits at most `connection_timeout`.
+    pub fn retry_on_conflict<T>(
+        &self,
+        attempts: u32,
+        mut work: impl FnMut(&mut PooledConn) -> std::result::Result<T, mysql::Error>,
+    ) -> Result<T> {
+        let attempts = attempts.clamp(1, 10);
+        let mut run = 0;
+        loop {
+            run += 1;
+            let mut c = self.get()?;
+            let e = match work(&mut c) {
+                Ok(v) => return Ok(v),
+                Err(e) => Error::from_mysql("retry_on_conflict", &e),
+            };
+            drop(c);
+            if !e.is_conflict() || run >= attempts {
+                return Err(e);
+            }
+            log::debug!(target: "staunch", "conflict on run {run} of {attempts}, running again: {e}");
+            let pause = Duration::from_millis(2 << run.min(6));
+            std::thread::sleep(pause + Duration::from_millis(crate::pool::jitter(4)));
+        }
+    }
+
     /// A connection to the writer if one is idle now; never waits.
     pub fn try_get(&self) -> Result<Option<PooledConn>> {
         Ok(self.writer_pool()?.try_get()?.map(PooledConn::new))
@@ -356,9 +413,17 @@ impl Pool {
         let start = std::time::Instant::now();
         let writer = t.writer();
         let n = t.hosts.len();
+        // Replicas whose last check qualifies them (or not checked yet);
+        // in a Galera cluster only nodes the monitor found Synced within
+        // max_transactions_behind; before the monitor knows which, none.
+        let mode = t.mode.load(Relaxed);
         let eligible: Vec<usize> = (0..n)
-            .filter(|&i| Some(i) != writer)
-            .filter(|&i| t.hosts[i].health.load().takes_reads() && t.cfg.replication)
+            .filter(|&i| Some(i) != writer && t.cfg.multi())
+            .filter(|&i| match (mode, t.hosts[i].health.load()) {
+                (MODE_REPLICATION, h) => h.takes_reads(),
+                (MODE_GALERA, h) => h == HostHealth::Healthy,
+                _ => false,
+            })
             .collect();
         if !eligible.is_empty() {
             // Spread over the qualifying replicas; each one's own pool hands

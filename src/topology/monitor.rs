@@ -90,6 +90,23 @@
 //! found it replicating from the current writer (`Master_Server_Id`) within
 //! `max_replication_lag` (`Seconds_Behind_Master`; NULL: broken).
 //!
+//! # Galera
+//!
+//! When every host answers `wsrep_on = 1` at the first look (or with
+//! `topology=galera`), the same probe also reads each node's `wsrep_%`
+//! status (a third statement in the same round trip) and the Galera rules
+//! of `rules::galera_plan` apply instead of 1-6: one writer by the lowest
+//! `wsrep_local_index`, kept while Synced (no fail-back); reads over the
+//! other Synced nodes within `max_transactions_behind`; a node that goes
+//! out of the Primary component (or unreachable) has its waiters failed and
+//! its borrowed connections cut at once; with no Synced node writes fail
+//! fast with `NoWriter`.
+//!
+//! The decisions themselves (alive errors, failure counting, the secondary
+//! check, DeadMaster, read health, the first look, the Galera plan) are
+//! pure functions in `rules.rs`, tested by tables; this file probes and
+//! applies them.
+//!
 //! Events are emitted from the monitor thread with no lock held.
 
 use std::collections::BTreeMap;
@@ -102,7 +119,8 @@ use crossbeam_channel::{Receiver, Sender};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
-use super::{HostHealth, PingType, Topo};
+use super::rules::{self, GaleraObs, Mode, NodeClass, Repl, Replica};
+use super::{HostHealth, PingType, Topo, MODE_GALERA, MODE_REPLICATION, MODE_UNKNOWN};
 use crate::client::MysqlConnector;
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
@@ -120,6 +138,14 @@ pub(crate) const LATE: Duration = Duration::from_millis(250);
 
 const MARIADB_STATE: &str = "SELECT @@global.read_only, @@global.server_id, \
      @@global.gtid_binlog_pos, @@global.gtid_current_pos; SHOW SLAVE STATUS";
+/// The same, and Galera's state: answered even by a node outside the
+/// Primary component (which refuses other statements with 1047).
+const MARIADB_WSREP_STATE: &str = "SELECT @@global.read_only, @@global.server_id, \
+     @@global.gtid_binlog_pos, @@global.gtid_current_pos, @@global.wsrep_on, \
+     @@global.wsrep_desync, @@global.wsrep_reject_queries; SHOW SLAVE STATUS; \
+     SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state', \
+     'wsrep_cluster_status', 'wsrep_ready', 'wsrep_local_index', 'wsrep_local_recv_queue', \
+     'wsrep_cluster_conf_id', 'wsrep_cluster_size')";
 const MYSQL_STATE: &str =
     "SELECT @@global.read_only, @@global.server_id, '', ''; SHOW SLAVE STATUS";
 
@@ -138,47 +164,16 @@ struct Sample {
     /// `@@gtid_current_pos` (MariaDB; empty otherwise).
     current_pos: String,
     replica: Repl,
-}
-
-#[derive(Debug, Default, Clone)]
-enum Repl {
-    /// `SHOW SLAVE STATUS` has no row.
-    #[default]
-    None,
-    Some(Replica),
-    /// The host answered but would not show its replication status (e.g.
-    /// the monitor user lacks the privilege).
-    Unknown,
-}
-
-#[derive(Debug, Default, Clone)]
-struct Replica {
-    io: String,
-    sql: bool,
-    master_id: Option<u64>,
-    behind: Option<u64>,
-    /// What it has received: log file, position and GTID position, as one
-    /// string (for "did it advance").
-    received: String,
-}
-
-impl Replica {
-    fn replicating(&self) -> bool {
-        self.io == "Yes" || self.io == "Connecting" || self.sql
-    }
-    fn fully_running(&self) -> bool {
-        self.io == "Yes" && self.sql
-    }
+    /// `@@wsrep_on` (MariaDB with Galera's variables; false otherwise).
+    wsrep_on: bool,
+    /// The `wsrep_%` state when `wsrep_on`.
+    galera: Option<GaleraObs>,
 }
 
 impl Sample {
     /// No slave status row, or both threads stopped.
     fn detached(&self) -> bool {
-        match &self.replica {
-            Repl::None => true,
-            Repl::Some(r) => !r.replicating(),
-            Repl::Unknown => false,
-        }
+        rules::detached(&self.replica)
     }
 }
 
@@ -198,6 +193,8 @@ enum Status {
 struct MonConn {
     conn: Conn,
     mariadb: bool,
+    /// The server knows Galera's variables (MariaDB built with wsrep).
+    wsrep_vars: bool,
 }
 
 struct Inflight {
@@ -224,6 +221,9 @@ struct HostMon {
     /// Rule 5: what this replica had received at the start of the current
     /// evidence window.
     evidence_base: Option<String>,
+    /// Galera: the node was out (not Primary, not ready, unreachable) at the
+    /// last decision; its borrowed connections were cut then.
+    galera_out: bool,
 }
 
 impl HostMon {
@@ -239,6 +239,7 @@ impl HostMon {
             stale_reported: false,
             split_reported: false,
             evidence_base: None,
+            galera_out: false,
         }
     }
 
@@ -314,6 +315,11 @@ struct Monitor {
     deferred_reported: Option<(usize, Instant)>,
     split_refused: Option<Vec<usize>>,
     pending_loss: Option<PendingLoss>,
+    /// Galera: no decision made yet (the first picks by the stable rule,
+    /// whatever host the pool started with).
+    galera_first: bool,
+    /// Galera: writes are refused now (reported once).
+    galera_refused: bool,
 }
 
 impl Monitor {
@@ -340,6 +346,8 @@ impl Monitor {
             deferred_reported: None,
             split_refused: None,
             pending_loss: None,
+            galera_first: true,
+            galera_refused: false,
         }
     }
 
@@ -428,6 +436,10 @@ impl Monitor {
             return true;
         };
         let h = &self.hosts[w];
+        if self.galera() {
+            let obs = h.answered().and_then(|s| s.galera.as_ref());
+            return rules::galera_class(obs) != NodeClass::Synced || self.writer_late(w, now);
+        }
         match h.status {
             Status::Failed => true,
             Status::Ok if h.sample.as_ref().is_some_and(|s| s.read_only) => true,
@@ -463,10 +475,6 @@ impl Monitor {
         MysqlConnector::new(c, self.t.cfg.ping_timeout)
     }
 
-    fn is_alive_error(&self, e: &Error) -> bool {
-        e.has_server_code(&self.t.cfg.alive_error_codes)
-    }
-
     /// Starts a bounded probe of host `i` unless one is in flight.
     fn start_probe(&mut self, i: usize) {
         if self.hosts[i].inflight.is_some() {
@@ -481,11 +489,14 @@ impl Monitor {
         let heartbeat = (self.t.cfg.ping_type == PingType::Insert && self.t.writer() == Some(i))
             .then(|| self.t.cfg.heartbeat_table.clone());
         let kept = self.hosts[i].kept.take();
+        // Galera's status only while it may matter: not once the hosts are
+        // known to be a replication topology (two statements, as before).
+        let wsrep = self.t.mode.load(Relaxed) != MODE_REPLICATION;
         let tx = self.tx.clone();
         let spawned = std::thread::Builder::new()
             .name("staunch-probe".into())
             .spawn(move || {
-                let result = probe(&connector, kept, heartbeat.as_deref(), &a2);
+                let result = probe(&connector, kept, heartbeat.as_deref(), wsrep, &a2);
                 // Cut off at the deadline: the monitor has moved on.
                 if a2.finish() {
                     let _ = tx.send(Done {
@@ -553,7 +564,13 @@ impl Monitor {
         let is_writer = self.t.writer() == Some(i);
         let keep = !(is_writer && self.t.cfg.ping_type == PingType::Connect);
         let evidence_since = self.evidence_since;
-        let alive = matches!(&d.result, Err(e) if self.is_alive_error(e));
+        let alive = match &d.result {
+            Ok(_) => false,
+            Err(e) => {
+                rules::outcome(false, e.server_code(), &self.t.cfg.alive_error_codes)
+                    == rules::Outcome::Alive
+            }
+        };
         let h = &mut self.hosts[i];
         h.inflight = None;
         h.done_started = Some(d.started);
@@ -581,12 +598,23 @@ impl Monitor {
                 Some(e)
             }
         };
+        if self.galera() {
+            self.decide(now);
+            return;
+        }
         if is_writer {
             self.writer_outcome(i, error, now);
         }
         self.decide(now);
+        if self.galera() {
+            return;
+        }
         self.after_answer(i);
         self.refresh_health();
+    }
+
+    fn galera(&self) -> bool {
+        self.t.mode.load(Relaxed) == MODE_GALERA
     }
 
     /// Counts the writer's failures (rule 3) and reports its probes.
@@ -612,10 +640,12 @@ impl Monitor {
                 self.t.hosts[w].health.store(HostHealth::Down);
                 // At most one failure per ping_interval counts, however fast
                 // the writer is probed while in doubt.
-                let slack = self.fast() / 2;
-                let counts = self.last_counted.map_or(true, |t| {
-                    now.duration_since(t) + slack >= self.t.cfg.ping_interval
-                });
+                let counts = rules::failure_counts(
+                    self.last_counted,
+                    now,
+                    self.t.cfg.ping_interval,
+                    self.fast() / 2,
+                );
                 if !counts {
                     return;
                 }
@@ -657,9 +687,32 @@ impl Monitor {
             if self.hosts.iter().any(|h| h.status == Status::Unknown) {
                 return;
             }
+            if self.t.mode.load(Relaxed) == MODE_UNKNOWN {
+                // Which rule set: what the servers say (`wsrep_on`).
+                let on: Vec<Option<bool>> = self
+                    .hosts
+                    .iter()
+                    .map(|h| h.answered().map(|s| s.wsrep_on))
+                    .collect();
+                let Some(mode) = rules::mode_of(&on) else {
+                    return; // nobody answered yet
+                };
+                let m = match mode {
+                    Mode::Galera => MODE_GALERA,
+                    Mode::Replication => MODE_REPLICATION,
+                };
+                log::info!(target: "staunch", "the hosts are {}", if m == MODE_GALERA { "a Galera cluster" } else { "a replication topology" });
+                self.t.mode.store(m, Relaxed);
+            }
             self.discovered = true;
+            if self.galera() {
+                return self.decide_galera(now);
+            }
             self.first_discovery();
             return;
+        }
+        if self.galera() {
+            return self.decide_galera(now);
         }
         let Some(w) = self.t.writer() else {
             self.discover();
@@ -718,7 +771,8 @@ impl Monitor {
                 self.secondary_due = false;
                 self.failures = 0;
                 let seen_by = self.secondary_check(w);
-                if seen_by.is_empty() {
+                let threshold = self.t.cfg.failure_threshold;
+                if rules::dead_primary(threshold, threshold, seen_by.len()) == Some(true) {
                     self.declare_dead(w);
                 } else {
                     self.t.emit(Event::PartitionSuspected {
@@ -759,6 +813,125 @@ impl Monitor {
         })
     }
 
+    /// The Galera rules (`rules::galera_plan`) applied: the writer moved if
+    /// it failed or left the Primary component, reads routed to the Synced
+    /// nodes, and the borrowed connections of a node that just went out cut
+    /// off (their statements would get 1047 one by one, or hang on a dead
+    /// node). A writer whose probe is late ([`LATE`]) is passed over for
+    /// writes: moving writes within a synchronous cluster loses nothing.
+    fn decide_galera(&mut self, now: Instant) {
+        let current = if self.galera_first {
+            None
+        } else {
+            self.t.writer()
+        };
+        let nodes: Vec<Option<GaleraObs>> = (0..self.hosts.len())
+            .map(|i| self.hosts[i].answered().and_then(|s| s.galera.clone()))
+            .collect();
+        // A writer whose probe is late is passed over for writes, but only
+        // a node found out has its borrowed connections cut.
+        let mut for_plan = nodes.clone();
+        if let Some(w) = self.t.writer().filter(|&w| self.writer_late(w, now)) {
+            for_plan[w] = None;
+        }
+        let plan = rules::galera_plan(current, &for_plan, self.t.cfg.max_transactions_behind);
+        for (i, obs) in nodes.iter().enumerate() {
+            let class = rules::galera_class(obs.as_ref());
+            let probed = self.hosts[i].status != Status::Unknown;
+            let out = probed && class == NodeClass::Out;
+            let h = &self.t.hosts[i];
+            if out && !self.hosts[i].galera_out {
+                h.pool.fail_waiters(&Error::new(
+                    ErrorKind::NoWriter,
+                    format!(
+                        "Galera node {} left the Synced nodes ({}); retry",
+                        h.endpoint,
+                        describe(obs.as_ref(), self.hosts[i].error.as_ref())
+                    ),
+                ));
+                h.pool.soft_evict();
+                let cut = h.pool.abort_borrowed();
+                log::warn!(target: "staunch", "Galera node {} is out ({}): no statements; cut off {cut} borrowed connections", h.endpoint, describe(obs.as_ref(), self.hosts[i].error.as_ref()));
+            }
+            self.hosts[i].galera_out = out;
+            let health = if plan.writer == Some(i) || plan.readers.contains(&i) {
+                HostHealth::Healthy
+            } else if matches!(self.hosts[i].status, Status::Failed | Status::Alive) {
+                HostHealth::Down
+            } else if probed {
+                HostHealth::Lagging
+            } else {
+                HostHealth::Unknown
+            };
+            let before = h.health.swap(health);
+            if before != health && plan.writer != Some(i) && probed {
+                if health == HostHealth::Healthy {
+                    self.t.emit(Event::ReplicaRecovered {
+                        endpoint: h.endpoint.clone(),
+                    });
+                } else if before == HostHealth::Healthy || before == HostHealth::Unknown {
+                    self.t.emit(Event::ReplicaLagging {
+                        endpoint: h.endpoint.clone(),
+                        lag: None,
+                    });
+                }
+            }
+        }
+        let before = self.t.writer();
+        match plan.writer {
+            Some(w) if before != Some(w) || self.galera_refused || self.galera_first => {
+                self.t.set_writer(w);
+                self.galera_refused = false;
+                if let Some(f) = before.filter(|&f| f != w) {
+                    let old = &self.t.hosts[f].pool;
+                    // A node still serving (desynced, donor, passed over)
+                    // runs what it was given; a node out fails it now.
+                    if self.hosts[f].galera_out {
+                        old.fail_waiters(&Error::new(
+                            ErrorKind::NoWriter,
+                            format!(
+                                "the writer moved from {} to {} (it left the Synced nodes); retry",
+                                self.ep(f),
+                                self.ep(w)
+                            ),
+                        ));
+                    }
+                    old.soft_evict();
+                }
+                log::info!(target: "staunch", "Galera: writes go to {}", self.ep(w));
+                let from = if self.galera_first { None } else { before };
+                self.t.emit(Event::WriterChanged {
+                    from: from.map(|f| self.ep(f)),
+                    to: self.ep(w),
+                });
+            }
+            Some(_) => {}
+            None => {
+                let states: Vec<String> = (0..self.hosts.len())
+                    .map(|i| {
+                        format!(
+                            "{}: {}",
+                            self.ep(i),
+                            describe(nodes[i].as_ref(), self.hosts[i].error.as_ref())
+                        )
+                    })
+                    .collect();
+                self.t.refuse_writes(Error::new(
+                    ErrorKind::NoWriter,
+                    format!(
+                        "no writer: no Galera node is Synced in the Primary component ({})",
+                        states.join("; ")
+                    ),
+                ));
+                if !self.galera_refused {
+                    self.galera_refused = true;
+                    log::warn!(target: "staunch", "Galera: no node may take writes ({})", states.join("; "));
+                }
+            }
+        }
+        self.galera_first = false;
+    }
+
     /// The first look, once every host answered or failed once: the first
     /// host stays the writer unless it is read-only (or unreachable) and
     /// exactly one other host is writable.
@@ -769,33 +942,26 @@ impl Monitor {
         let h0 = &self.hosts[0];
         let h0_failed = h0.status == Status::Failed;
         let h0_read_only = h0.answered().is_some_and(|s| s.read_only);
-        match writable.as_slice() {
-            [] => {}
-            [0] => self.writer_verified = true,
-            // Another host alone writable: taken if the first is read-only,
-            // or unreachable while that host no longer replicates.
-            [c] if h0_read_only
-                || (h0_failed && self.hosts[*c].sample.as_ref().is_some_and(Sample::detached)) =>
-            {
-                let c = *c;
+        let look = rules::first_look(&writable, h0_failed, h0_read_only, |c| {
+            self.hosts[c].sample.as_ref().is_some_and(Sample::detached)
+        });
+        match look {
+            rules::FirstLook::Keep { verified } => self.writer_verified |= verified,
+            rules::FirstLook::Follow(c) => {
                 self.last_writer = None;
                 self.follow(None, c, Move::Discovery);
             }
-            [_] => {}
-            many if many.contains(&0) => {
+            rules::FirstLook::SplitKeep => {
                 self.writer_verified = true;
-                for &c in many.iter().filter(|&&c| c != 0) {
+                for &c in writable.iter().filter(|&&c| c != 0) {
                     self.hosts[c].split_reported = true;
                 }
                 self.t.emit(Event::SplitBrain {
-                    writable: many.iter().map(|&i| self.ep(i)).collect(),
+                    writable: writable.iter().map(|&i| self.ep(i)).collect(),
                     writes_refused: false,
                 });
             }
-            many => {
-                let many = many.to_vec();
-                self.refuse_split(&many);
-            }
+            rules::FirstLook::SplitRefuse => self.refuse_split(&writable),
         }
     }
 
@@ -1014,9 +1180,7 @@ impl Monitor {
                 let Repl::Some(r) = &h.answered()?.replica else {
                     return None;
                 };
-                let advanced = h.evidence_base.as_ref().is_some_and(|b| *b != r.received);
-                let from_primary = primary_id.map_or(true, |id| r.master_id == Some(id));
-                (r.io == "Yes" && from_primary && advanced).then(|| self.ep(i))
+                rules::vouches(r, primary_id, h.evidence_base.as_deref()).then(|| self.ep(i))
             })
             .collect()
     }
@@ -1079,41 +1243,16 @@ impl Monitor {
                 continue;
             }
             let hm = &self.hosts[i];
-            let (now, lag) = match hm.status {
-                Status::Unknown => continue,
-                Status::Alive | Status::Failed => (HostHealth::Down, None),
-                Status::Ok => {
-                    let s = hm.sample.as_ref().expect("a sample with Status::Ok");
-                    if hm.superseded && !s.read_only {
-                        (HostHealth::Stale, None)
-                    } else {
-                        match &s.replica {
-                            Repl::Some(r)
-                                if writer_id.map_or(true, |id| r.master_id == Some(id)) =>
-                            {
-                                match r.behind {
-                                    None => (HostHealth::Lagging, None),
-                                    Some(secs) => {
-                                        let lag = Duration::from_secs(secs);
-                                        let ok = self
-                                            .t
-                                            .cfg
-                                            .max_replication_lag
-                                            .map_or(true, |m| lag <= m);
-                                        let h = if ok {
-                                            HostHealth::Healthy
-                                        } else {
-                                            HostHealth::Lagging
-                                        };
-                                        (h, Some(lag))
-                                    }
-                                }
-                            }
-                            _ => (HostHealth::Lagging, None),
-                        }
-                    }
-                }
-            };
+            if hm.status == Status::Unknown {
+                continue;
+            }
+            let answered = hm.answered().map(|s| (s.read_only, &s.replica));
+            let (now, lag) = rules::replica_health(
+                answered,
+                hm.superseded,
+                writer_id,
+                self.t.cfg.max_replication_lag,
+            );
             let h = &self.t.hosts[i];
             let before = h.health.load();
             h.lag_ms
@@ -1147,10 +1286,11 @@ fn probe(
     connector: &MysqlConnector,
     kept: Option<MonConn>,
     heartbeat: Option<&str>,
+    wsrep: bool,
     a: &ConnectAttempt,
 ) -> Result<(Sample, MonConn)> {
     if let Some(mc) = kept {
-        match probe_on(mc, false, heartbeat, a) {
+        match probe_on(mc, false, heartbeat, wsrep, a) {
             Err(e) if a.cancelled().is_none() => {
                 log::debug!(target: "staunch", "monitor connection to {} broke ({e}); reconnecting", connector.endpoint());
             }
@@ -1160,14 +1300,16 @@ fn probe(
     let mc = MonConn {
         conn: connector.connect(a)?.into_conn(),
         mariadb: true,
+        wsrep_vars: true,
     };
-    probe_on(mc, true, heartbeat, a)
+    probe_on(mc, true, heartbeat, wsrep, a)
 }
 
 fn probe_on(
     mut mc: MonConn,
     fresh: bool,
     heartbeat: Option<&str>,
+    wsrep: bool,
     a: &ConnectAttempt,
 ) -> Result<(Sample, MonConn)> {
     if let Some(dup) = crate::sys::DupFd::new(mc.conn.as_raw_fd()) {
@@ -1183,7 +1325,7 @@ fn probe_on(
             .map_err(|e| Error::from_mysql("SELECT @@version", &e))?;
         mc.mariadb = v.is_some_and(|v| v.contains("MariaDB"));
     }
-    let sample = read_state(&mut mc)?;
+    let sample = read_state(&mut mc, wsrep)?;
     if let (Some(table), false) = (heartbeat, sample.read_only) {
         let q = |c: &mut Conn, sql: &str| c.query_drop(sql).map_err(|e| Error::from_mysql(sql, &e));
         if fresh {
@@ -1204,17 +1346,30 @@ fn probe_on(
     Ok((sample, mc))
 }
 
-/// `read_only`, `server_id`, GTID positions and `SHOW SLAVE STATUS`, in one
-/// round trip.
-fn read_state(mc: &mut MonConn) -> Result<Sample> {
+/// `read_only`, `server_id`, GTID positions, `SHOW SLAVE STATUS` and (on
+/// MariaDB with Galera's variables, unless the hosts are known to be a
+/// replication topology: `wsrep`) the `wsrep_%` state, in one round trip.
+fn read_state(mc: &mut MonConn, wsrep: bool) -> Result<Sample> {
+    if mc.mariadb && mc.wsrep_vars && wsrep {
+        match read_state_with(mc, MARIADB_WSREP_STATE) {
+            // 1193: unknown system variable (a build without wsrep).
+            Err(e) if e.server_code() == Some(1193) => mc.wsrep_vars = false,
+            r => return r,
+        }
+    }
     let sql = if mc.mariadb {
         MARIADB_STATE
     } else {
         MYSQL_STATE
     };
+    read_state_with(mc, sql)
+}
+
+fn read_state_with(mc: &mut MonConn, sql: &str) -> Result<Sample> {
     let err = |e: &mysql::Error| Error::from_mysql("host state", e);
     let mut r = mc.conn.query_iter(sql).map_err(|e| err(&e))?;
     let mut sample = Sample::default();
+    let mut wsrep_vars: Option<(bool, String)> = None;
     {
         let mut set = r
             .iter()
@@ -1223,13 +1378,27 @@ fn read_state(mc: &mut MonConn) -> Result<Sample> {
             .next()
             .ok_or_else(|| Error::new(ErrorKind::Io, "host state: no row"))?
             .map_err(|e| err(&e))?;
-        let (ro, id, bpos, cpos): (i64, u64, Option<String>, Option<String>) =
-            mysql::from_row_opt(row)
-                .map_err(|e| Error::new(ErrorKind::Io, format!("host state: {e}")))?;
-        sample.read_only = ro != 0;
-        sample.server_id = id;
-        sample.binlog_pos = bpos.unwrap_or_default();
-        sample.current_pos = cpos.unwrap_or_default();
+        let bad =
+            |e: mysql::FromValueError| Error::new(ErrorKind::Io, format!("host state: {e:?}"));
+        let text = |v: mysql::Value| -> String {
+            match v {
+                mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+                mysql::Value::NULL => String::new(),
+                other => other.as_sql(true).trim_matches('\'').to_owned(),
+            }
+        };
+        let vals = row.unwrap();
+        let num = |v: &mysql::Value| -> Result<i64> {
+            mysql::from_value_opt::<i64>(v.clone()).map_err(bad)
+        };
+        sample.read_only = num(vals.first().unwrap_or(&mysql::Value::NULL))? != 0;
+        sample.server_id = num(vals.get(1).unwrap_or(&mysql::Value::NULL))? as u64;
+        sample.binlog_pos = vals.get(2).cloned().map(text).unwrap_or_default();
+        sample.current_pos = vals.get(3).cloned().map(text).unwrap_or_default();
+        if vals.len() >= 7 {
+            sample.wsrep_on = num(&vals[4])? != 0;
+            wsrep_vars = Some((num(&vals[5])? != 0, text(vals[6].clone())));
+        }
         for row in set {
             row.map_err(|e| err(&e))?;
         }
@@ -1255,8 +1424,38 @@ fn read_state(mc: &mut MonConn) -> Result<Sample> {
             }
         }
     };
+    if let Some((desync, reject)) = wsrep_vars {
+        let mut status = BTreeMap::new();
+        if let Some(set) = r.iter() {
+            for row in set {
+                let row = row.map_err(|e| err(&e))?;
+                let (k, v): (String, String) = mysql::from_row_opt(row)
+                    .map_err(|e| Error::new(ErrorKind::Io, format!("host state: {e}")))?;
+                status.insert(k.to_ascii_lowercase(), v);
+            }
+        }
+        if sample.wsrep_on {
+            sample.galera = Some(galera_obs(&status, desync, &reject));
+        }
+    }
     drop(r);
     Ok(sample)
+}
+
+/// The `wsrep_%` status rows and variables as the rules see them.
+fn galera_obs(status: &BTreeMap<String, String>, desync: bool, reject: &str) -> GaleraObs {
+    let get = |k: &str| status.get(k).map(String::as_str).unwrap_or("");
+    GaleraObs {
+        local_state: get("wsrep_local_state").parse().unwrap_or(0),
+        primary: get("wsrep_cluster_status").eq_ignore_ascii_case("Primary"),
+        ready: get("wsrep_ready").eq_ignore_ascii_case("ON"),
+        desync,
+        rejects: !reject.is_empty() && !reject.eq_ignore_ascii_case("NONE"),
+        local_index: get("wsrep_local_index").parse().unwrap_or(u32::MAX),
+        recv_queue: get("wsrep_local_recv_queue").parse().unwrap_or(u64::MAX),
+        conf_id: get("wsrep_cluster_conf_id").parse().unwrap_or(0),
+        size: get("wsrep_cluster_size").parse().unwrap_or(0),
+    }
 }
 
 fn replica_of(row: mysql::Row) -> Replica {
@@ -1291,6 +1490,22 @@ fn replica_of(row: mysql::Row) -> Replica {
             get("Gtid_IO_Pos"),
             get("Retrieved_Gtid_Set")
         ),
+    }
+}
+
+/// A Galera node's state in a few words, for messages.
+fn describe(o: Option<&GaleraObs>, error: Option<&Error>) -> String {
+    match (o, error) {
+        (Some(o), _) => format!(
+            "wsrep_local_state={} cluster_status={} ready={} desync={} recv_queue={}",
+            o.local_state,
+            if o.primary { "Primary" } else { "non-Primary" },
+            if o.ready { "ON" } else { "OFF" },
+            if o.desync { "ON" } else { "OFF" },
+            o.recv_queue
+        ),
+        (None, Some(e)) => format!("unreachable: {e}"),
+        (None, None) => "no Galera state (wsrep_on=0?)".into(),
     }
 }
 

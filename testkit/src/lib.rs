@@ -8,16 +8,20 @@
 //!   and `KILL` connections on; cleaned up on drop, on panic and at exit.
 //! - [`Topology`]: a primary and N read-only replicas replicating from it,
 //!   started in parallel, with [`Topology::promote`] as an operator does it.
+//! - [`Galera`]: a Galera cluster of N nodes on loopback, with faults per
+//!   node (kill, freeze, isolate, desync, rejoin by SST).
 //! - [`Proxy`]: a TCP proxy whose [`Mode`] (pass, black hole, reset, latency,
 //!   drip, ...) and target change at run time.
 //! - [`ownership::Instrumented`]: a connector that counts two owners of one
 //!   connection at once (incident C).
 
+pub mod galera;
 pub mod mariadb;
 pub mod ownership;
 pub mod proxy;
 pub mod topology;
 
+pub use galera::{Galera, GaleraOpts, WsrepState};
 pub use mariadb::{test_certs, MariaDb, ServerCert, ServerOpts};
 pub use proxy::{Mode, Proxy};
 pub use topology::{Topology, TopologyOpts};

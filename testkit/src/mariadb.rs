@@ -706,6 +706,20 @@ impl MariaDb {
         self.port
     }
 
+    /// Replaces the extra `mariadbd` arguments used from the next
+    /// [`restart`](MariaDb::restart) on (e.g. a Galera node that
+    /// bootstrapped its cluster rejoins it without `--wsrep-new-cluster`).
+    pub fn set_args(&mut self, args: Vec<String>) {
+        self.extra_args = args;
+    }
+
+    /// The whole error log (empty if there is none).
+    pub fn error_log(&self) -> String {
+        fs::read(self.log_path())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, self.port))
     }

@@ -78,6 +78,9 @@ struct Inner {
     next_id: AtomicU64,
     conns: Mutex<HashMap<u64, Conn>>,
     live_threads: AtomicUsize,
+    /// Proxied connections with an id below this forward nothing, either
+    /// way, and keep both sockets open (0: none): `stall_existing`.
+    stall_below: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -111,6 +114,7 @@ impl Proxy {
             next_id: AtomicU64::new(1),
             conns: Mutex::new(HashMap::new()),
             live_threads: AtomicUsize::new(0),
+            stall_below: AtomicU64::new(0),
         });
         let acceptor = {
             let inner2 = inner.clone();
@@ -152,6 +156,23 @@ impl Proxy {
 
     pub fn target(&self) -> SocketAddr {
         *lock(&self.inner.target)
+    }
+
+    /// Every connection open now stops forwarding, both ways, and keeps both
+    /// of its sockets open (a path that went dead without a FIN or RST: the
+    /// client waits, and sees neither what the server sends nor that it
+    /// closed). Connections accepted afterwards get the current mode.
+    /// Undone by `resume_existing`. Returns once every pipe has seen it
+    /// (a read in progress ends within one tick).
+    pub fn stall_existing(&self) {
+        let next = self.inner.next_id.load(Ordering::SeqCst);
+        self.inner.stall_below.store(next, Ordering::SeqCst);
+        thread::sleep(TICK * 3);
+    }
+
+    /// Stalled connections forward again.
+    pub fn resume_existing(&self) {
+        self.inner.stall_below.store(0, Ordering::SeqCst);
     }
 
     /// Close every currently open proxied connection, both sides, with RST.
@@ -465,7 +486,7 @@ fn run_pipe(
             &inner,
             format!("chaos-proxy-{}-{id}-s2c", inner.port),
             move || {
-                pump(&upstream2, &client2, s2c, &inner2, &severed2, &cut2);
+                pump(id, &upstream2, &client2, s2c, &inner2, &severed2, &cut2);
                 finish(&inner2, &pending2);
             },
         )
@@ -474,13 +495,14 @@ fn run_pipe(
         log::warn!("chaos proxy {}: spawn: {e}", inner.port);
         return abort(Some(&upstream));
     }
-    pump(&client, &upstream, c2s, &inner, &severed, &cut);
+    pump(id, &client, &upstream, c2s, &inner, &severed, &cut);
     finish(&inner, &pending);
 }
 
 /// Copy `src` to `dst` until EOF, error, sever or shutdown (or, for
 /// `Style::CloseAfter`, until its budget is spent: then `cut` is set).
 fn pump(
+    id: u64,
     src: &TcpStream,
     dst: &TcpStream,
     style: Style,
@@ -506,6 +528,10 @@ fn pump(
     loop {
         if stop() {
             return;
+        }
+        if id < inner.stall_below.load(Ordering::SeqCst) {
+            thread::sleep(TICK);
+            continue;
         }
         let n = match (&*src).read(&mut buf) {
             Ok(0) => {

@@ -455,6 +455,60 @@ fn topology_replicates_promotes_then_sigterm_cleans_up() {
     eprintln!("whole session {:?}", t0.elapsed());
 }
 
+/// `galera --nodes 1`: a one-node cluster (bootstrap only, so this stays
+/// cheap; the library's Galera tests use three nodes), its wsrep status,
+/// desync and the galera-only commands, then `quit` cleans up.
+#[test]
+fn galera_one_node_desync_then_quit() {
+    let t0 = Instant::now();
+    let mut kit = Kit::spawn(&["galera", "--nodes", "1"]);
+    let ready = kit.ready();
+    eprintln!("ready in {:?}", t0.elapsed());
+    assert_eq!(ready["kind"], "galera");
+    let servers = ready["servers"].as_array().unwrap().clone();
+    assert_eq!(servers.len(), 1);
+    assert_eq!(str_of(&servers[0], "role"), "node");
+    // No topology knob: staunch finds Galera out from the servers.
+    assert_eq!(
+        str_of(&ready, "url"),
+        format!(
+            "mysql://app:app-secret@127.0.0.1:{}/staunch_test",
+            servers[0]["port"]
+        )
+    );
+    let st = kit.ok("wsrep 0");
+    assert_eq!(
+        (
+            &st["state"],
+            &st["cluster_status"],
+            &st["ready"],
+            &st["size"]
+        ),
+        (
+            &serde_json::json!(4),
+            &serde_json::json!("Primary"),
+            &serde_json::json!(true),
+            &serde_json::json!(1)
+        ),
+        "{st}"
+    );
+    assert_eq!(kit.ok("query 0 SELECT @@wsrep_on")["rows"][0][0], "1");
+    kit.ok("desync 0");
+    assert_eq!(kit.ok("wsrep 0")["state"], 2);
+    kit.ok("resync 0");
+    kit.ok("wait-synced 0");
+    assert_eq!(kit.ok("wsrep 0")["state"], 4);
+    assert!(kit.fails("isolate 1").contains("no server 1"));
+    assert!(kit.fails("wsrep").contains("usage"));
+    assert_eq!(select_1(str_of(&servers[0], "url")), 1);
+    kit.send("quit");
+    assert_eq!(kit.read(EXIT_TIMEOUT)["ok"], true);
+    let st = kit.wait_exit(EXIT_TIMEOUT);
+    assert!(st.success(), "{st}");
+    assert_cleaned_up(&ready);
+    eprintln!("whole session {:?}", t0.elapsed());
+}
+
 /// A fake server: greets every connection with `hello` and keeps it open.
 fn greeter() -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -95,6 +95,16 @@ def server():
 
 
 @pytest.fixture
+def own_server():
+    """A server of the test's own (no proxy), stopped after the test."""
+    tk = Testkit("server")
+    try:
+        yield tk
+    finally:
+        tk.close()
+
+
+@pytest.fixture
 def proxy_pass(server):
     yield server
     server.cmd("mode pass")

@@ -544,3 +544,47 @@ def test_conf_sql_modes(pool_factory, mode, how):
         literal = "'C:\\'" if mode == "NO_BACKSLASH_ESCAPES" else "'C:\\\\'"
         cur.execute(f"SELECT {literal}, %s, 'why?', %s", (b"\xff\x00A", text))
         assert cur.fetchone() == ("C:\\", b"\xff\x00A", "why?", text)
+
+
+def test_conf_frozen_statement(server, own_server, pool_factory):
+    """At the defaults: the server frozen 1 s into SELECT SLEEP(3) fails
+    within the liveness bound (threshold 5 s + connect_timeout 3 s +
+    validation_timeout 1 s) with ServerUnresponsive, an OperationalError;
+    the pool serves after the thaw. Meanwhile SELECT SLEEP(25) on a healthy
+    server returns its answer."""
+    healthy = own_server
+    long_result = {}
+
+    def long_statement():
+        p = staunch.Pool(healthy.direct_url)
+        try:
+            with p.connection() as c:
+                long_result["v"] = one(c, "SELECT 25 + SLEEP(25)")
+        except Exception as e:  # noqa: BLE001 (reported below)
+            long_result["e"] = e
+        finally:
+            p.close()
+
+    t = threading.Thread(target=long_statement)
+    t.start()
+    try:
+        pool = pool_factory()
+        conn = pool.connection()
+        threading.Timer(1.0, lambda: server.cmd("freeze")).start()
+        t0 = time.monotonic()
+        try:
+            with pytest.raises(staunch.ServerUnresponsive) as ei:
+                conn.cursor().execute("SELECT SLEEP(3)")
+            after_freeze = time.monotonic() - t0 - 1.0
+        finally:
+            server.cmd("thaw")
+        assert isinstance(ei.value, staunch.OperationalError)
+        assert "the server stopped answering during this statement" in str(ei.value)
+        assert after_freeze <= 9.0 + SLACK + 0.5
+        assert conn.is_broken
+        conn.close()
+        with pool.connection() as c:
+            assert one(c, "SELECT 1") == 1
+    finally:
+        t.join()
+    assert long_result.get("v") == 25, long_result

@@ -5,6 +5,7 @@
 //! ```text
 //! staunch-testkit server [--proxy] [--tls] [--arg MARIADBD_ARG]...
 //! staunch-testkit topology [--replicas N] [--proxy] [--tls] [--arg ARG]... [--replica-arg ARG]...
+//! staunch-testkit galera [--nodes N] [--arg ARG]...
 //! staunch-testkit proxy --target HOST:PORT
 //! staunch-testkit --help
 //! ```
@@ -15,10 +16,11 @@
 //!
 //! Once everything is up the program prints exactly one line,
 //! `{"ready":true,...}`, with:
-//! - `kind`: `"server"`, `"topology"` or `"proxy"`; `pid`: this process;
+//! - `kind`: `"server"`, `"topology"`, `"galera"` or `"proxy"`; `pid`: this process;
 //! - `url`: the URL to give a pool (user `app`): through the proxy for
 //!   `server --proxy` and `proxy`, the multi-host URL (`topology_url`) for
-//!   `topology`, the server's own otherwise; with `--tls` it ends in
+//!   `topology`, the multi-host URL with no `topology` knob for `galera`
+//!   (staunch finds Galera out), the server's own otherwise; with `--tls` it ends in
 //!   `?tls_mode=verify_identity&tls_ca=PATH`;
 //! - `servers`: `[{"index","role","host","port","pid","socket","dir",
 //!   "server_id","url","root_url"}]`, index 0 first (the primary);
@@ -47,12 +49,21 @@
 //! | `sql N STATEMENT...` | run it as root, no result | `ok` |
 //! | `query N STATEMENT...` | run it as root | `rows`: `[["v",null,...],...]` (text, NULL as null) |
 //! | `promote N` | topology: replica N becomes a writable primary | `ok` |
+//! | `isolate N` / `heal N` | galera: `gmcast.isolate=1` / `=0` (returns at once) | `ok` |
+//! | `desync N` / `resync N` | galera: `wsrep_desync=ON` / `OFF` | `ok` |
+//! | `rejoin-sst N` | galera: stop, forget the state, rejoin by a full SST, wait Synced | `ok`, `transfer`, `ms` |
+//! | `wsrep N` | galera: the node's `wsrep_%` status | `state`, `comment`, `cluster_status`, `ready`, `size`, `index`, `recv_queue` |
+//! | `wait-synced N` | galera: wait (60 s max) until Synced in the Primary component | `ok` |
 //! | `mode pass\|blackhole\|reset\|latency MS\|drip MS\|close-after BYTES` | proxy mode for new connections | `mode` |
 //! | `target N` / `target HOST:PORT` | proxy target for new connections | `target` |
 //! | `sever` | cut every proxied connection (RST) | `severed` |
 //! | `status` | | `servers` (`index, role, port, pid, running, frozen`), `proxy` |
 //! | `help` | | `commands` |
 //! | `quit` | stop everything, then answer, then exit 0 | `ok` |
+//!
+//! In a Galera cluster `start`/`restart` also wait until the node is Synced
+//! (a rejoin after `kill` goes through SST, after `stop` through IST), and
+//! the answer carries `transfer` (`"SST"`, `"IST"` or null).
 //!
 //! `sql` and `query` share one root session per server (database
 //! `staunch_test`), so session state carries over between them. `promote`
@@ -81,7 +92,7 @@ use staunch_testkit::mariadb::{
     APP_PASS, APP_USER, DB_NAME, MONITOR_PASS, MONITOR_USER, REPL_PASS, REPL_USER,
 };
 use staunch_testkit::{test_certs, MariaDb, Mode, Proxy, ServerCert, ServerOpts};
-use staunch_testkit::{Topology, TopologyOpts};
+use staunch_testkit::{Galera, GaleraOpts, Topology, TopologyOpts};
 
 const USAGE: &str = "\
 staunch-testkit: throwaway MariaDB servers and a chaos proxy, driven over stdin/stdout
@@ -89,12 +100,14 @@ staunch-testkit: throwaway MariaDB servers and a chaos proxy, driven over stdin/
 usage:
   staunch-testkit server [--proxy] [--tls] [--arg MARIADBD_ARG]...
   staunch-testkit topology [--replicas N] [--proxy] [--tls] [--arg ARG]... [--replica-arg ARG]...
+  staunch-testkit galera [--nodes N] [--arg ARG]...
   staunch-testkit proxy --target HOST:PORT
   staunch-testkit --help
 
   server     one server (and with --proxy a chaos proxy in front of it)
   topology   a primary (index 0) and N read_only replicas (default 2) replicating from it
              (--proxy: a chaos proxy in front of the primary)
+  galera     a Galera cluster of N nodes (default 3) on loopback, node 0 bootstrapping
   proxy      a chaos proxy alone, towards HOST:PORT
   --arg A    extra mariadbd argument, every server (e.g. --arg --max-connections=5)
   --replica-arg A   extra mariadbd argument, replicas only (default: MariaDB's defaults)
@@ -107,6 +120,7 @@ on stdout, then answers each command on stdin with one JSON line {\"ok\":true,..
   kill-connections USER [N] | connection-count USER [N]
   sql N STATEMENT... | query N STATEMENT...
   promote N                          (topology)
+  isolate N | heal N | desync N | resync N | rejoin-sst N | wsrep N | wait-synced N  (galera)
   mode pass|blackhole|reset|latency MS|drip MS|close-after BYTES
   target N | target HOST:PORT | sever  (proxy)
   status | help | quit
@@ -125,6 +139,13 @@ const COMMANDS: &[&str] = &[
     "sql N STATEMENT...",
     "query N STATEMENT...",
     "promote N",
+    "isolate N",
+    "heal N",
+    "desync N",
+    "resync N",
+    "rejoin-sst N",
+    "wsrep N",
+    "wait-synced N",
     "mode pass|blackhole|reset|latency MS|drip MS|close-after BYTES",
     "target N|HOST:PORT",
     "sever",
@@ -172,6 +193,7 @@ fn stop_signal() -> i32 {
 enum Kind {
     Server,
     Topology,
+    Galera,
     Proxy,
 }
 
@@ -180,6 +202,7 @@ impl Kind {
         match self {
             Kind::Server => "server",
             Kind::Topology => "topology",
+            Kind::Galera => "galera",
             Kind::Proxy => "proxy",
         }
     }
@@ -191,6 +214,7 @@ struct Args {
     proxy: bool,
     tls: bool,
     replicas: usize,
+    nodes: usize,
     args: Vec<String>,
     replica_args: Vec<String>,
     target: Option<String>,
@@ -203,16 +227,17 @@ enum Parsed {
 
 fn parse_args(argv: &[String]) -> Result<Parsed, String> {
     let Some(first) = argv.first() else {
-        return Err("no command given (server, topology or proxy)".into());
+        return Err("no command given (server, topology, galera or proxy)".into());
     };
     let kind = match first.as_str() {
         "-h" | "--help" | "help" => return Ok(Parsed::Help),
         "server" => Kind::Server,
         "topology" => Kind::Topology,
+        "galera" => Kind::Galera,
         "proxy" => Kind::Proxy,
         other => {
             return Err(format!(
-                "unknown command {other:?} (server, topology or proxy)"
+                "unknown command {other:?} (server, topology, galera or proxy)"
             ))
         }
     };
@@ -221,6 +246,7 @@ fn parse_args(argv: &[String]) -> Result<Parsed, String> {
         proxy: kind == Kind::Proxy,
         tls: false,
         replicas: 2,
+        nodes: 3,
         args: Vec::new(),
         replica_args: Vec::new(),
         target: None,
@@ -259,7 +285,7 @@ fn parse_args(argv: &[String]) -> Result<Parsed, String> {
                 a.tls = true;
             }
             "--arg" => {
-                only(&[Kind::Server, Kind::Topology])?;
+                only(&[Kind::Server, Kind::Topology, Kind::Galera])?;
                 a.args.push(value("a mariadbd argument")?);
             }
             "--replica-arg" => {
@@ -272,6 +298,15 @@ fn parse_args(argv: &[String]) -> Result<Parsed, String> {
                 a.replicas = v
                     .parse()
                     .map_err(|_| format!("--replicas needs a number, got {v:?}"))?;
+            }
+            "--nodes" => {
+                only(&[Kind::Galera])?;
+                let v = value("a number")?;
+                a.nodes = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| (1..=9).contains(&n))
+                    .ok_or_else(|| format!("--nodes needs a number from 1 to 9, got {v:?}"))?;
             }
             "--target" => {
                 only(&[Kind::Proxy])?;
@@ -306,6 +341,7 @@ enum Servers {
     None,
     One(MariaDb),
     Cluster(Topology),
+    Galera(Galera),
 }
 
 impl Servers {
@@ -314,6 +350,7 @@ impl Servers {
             Servers::None => 0,
             Servers::One(_) => 1,
             Servers::Cluster(t) => t.len(),
+            Servers::Galera(g) => g.len(),
         }
     }
 
@@ -322,6 +359,7 @@ impl Servers {
             Servers::None => None,
             Servers::One(s) => (n == 0).then_some(s),
             Servers::Cluster(t) => t.server(n),
+            Servers::Galera(g) => (n < g.len()).then(|| g.server(n)),
         }
     }
 
@@ -330,6 +368,7 @@ impl Servers {
             Servers::None => None,
             Servers::One(s) => (n == 0).then_some(s),
             Servers::Cluster(t) => t.server_mut(n),
+            Servers::Galera(g) => (n < g.len()).then(|| g.server_mut(n)),
         }
     }
 }
@@ -368,6 +407,13 @@ impl Harness {
                 let mut roles = vec!["primary"];
                 roles.extend(std::iter::repeat("replica").take(a.replicas));
                 (Servers::Cluster(t), roles)
+            }
+            Kind::Galera => {
+                let g = Galera::start(GaleraOpts {
+                    nodes: a.nodes,
+                    args: a.args.clone(),
+                });
+                (Servers::Galera(g), vec!["node"; a.nodes])
             }
             Kind::Proxy => (Servers::None, Vec::new()),
         };
@@ -414,6 +460,7 @@ impl Harness {
                 let p = self.url_params();
                 Some(t.url(p.trim_start_matches('?')))
             }
+            Servers::Galera(g) => Some(g.url("")),
             _ => None,
         }
     }
@@ -600,14 +647,11 @@ impl Harness {
                 if s.is_running() {
                     return Err("server is already running (restart restarts it)".into());
                 }
-                s.restart();
-                Ok(json!({"ok": true, "pid": s.pid()}))
+                self.restart(words.first().copied())
             }
             "restart" => {
                 at_most(1)?;
-                let s = self.server_mut(words.first().copied())?;
-                s.restart();
-                Ok(json!({"ok": true, "pid": s.pid()}))
+                self.restart(words.first().copied())
             }
             "kill-connections" | "connection-count" => {
                 at_most(2)?;
@@ -650,6 +694,37 @@ impl Harness {
                 self.roles[n] = "promoted";
                 Ok(json!({"ok": true}))
             }
+            "isolate" | "heal" | "desync" | "resync" | "rejoin-sst" | "wsrep" | "wait-synced" => {
+                at_most(1)?;
+                let w = words
+                    .first()
+                    .ok_or_else(|| format!("usage: {cmd} N (a node's index)"))?;
+                let n = self.server_index(Some(w))?;
+                let Servers::Galera(g) = &mut self.servers else {
+                    return Err(format!("{cmd} needs a galera cluster"));
+                };
+                if !g.server(n).is_running() || g.server(n).is_frozen() {
+                    return Err(format!("node {n} is not running (or frozen)"));
+                }
+                match cmd {
+                    "isolate" | "heal" => g.isolate(n, cmd == "isolate"),
+                    "desync" | "resync" => g.desync(n, cmd == "desync"),
+                    "wait-synced" => g.wait_synced(n),
+                    "rejoin-sst" => {
+                        let took = g.rejoin_sst(n);
+                        return Ok(json!({"ok": true, "transfer": g.last_transfer(n),
+                            "ms": took.as_millis() as u64}));
+                    }
+                    _ => {
+                        let s = g.state(n);
+                        return Ok(json!({"ok": true, "state": s.local_state,
+                            "comment": s.state_comment, "cluster_status": s.cluster_status,
+                            "ready": s.ready, "size": s.cluster_size, "index": s.local_index,
+                            "recv_queue": s.recv_queue}));
+                    }
+                }
+                Ok(json!({"ok": true}))
+            }
             "mode" => {
                 let p = self.proxy()?;
                 let mode = parse_mode(&words)?;
@@ -683,6 +758,19 @@ impl Harness {
         }
     }
 
+    /// (Re)start server `word`; a Galera node also waits until Synced.
+    fn restart(&mut self, word: Option<&str>) -> Answer {
+        let n = self.server_index(word)?;
+        if let Servers::Galera(g) = &mut self.servers {
+            g.restart(n);
+            let pid = g.server(n).pid();
+            return Ok(json!({"ok": true, "pid": pid, "transfer": g.last_transfer(n)}));
+        }
+        let s = self.servers.get_mut(n).expect("index checked");
+        s.restart();
+        Ok(json!({"ok": true, "pid": s.pid()}))
+    }
+
     /// Stop the proxy, then every server, in parallel (their `Drop` kills
     /// them and removes their directories).
     fn shut_down(self) {
@@ -697,6 +785,7 @@ impl Harness {
                 rs.insert(0, p);
                 rs
             }
+            Servers::Galera(g) => g.into_servers(),
         };
         std::thread::scope(|sc| {
             for s in servers {

@@ -42,6 +42,7 @@ from ._errors import (
     PoolExhausted,
     PoolTimeout,
     ProgrammingError,
+    ServerUnresponsive,
     StatementTimeout,
     Warning,  # noqa: A004 (the PEP 249 name)
 )
@@ -224,6 +225,7 @@ __all__ = [
     "StatementTimeout",
     "Cancelled",
     "BrokenConnection",
+    "ServerUnresponsive",
     "LibraryError",
     "FIELD_TYPE",
     "STRING",

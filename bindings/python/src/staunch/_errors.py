@@ -109,6 +109,12 @@ class Cancelled(OperationalError):
     """A get or a statement was cancelled (the connection stays usable)."""
 
 
+class ServerUnresponsive(OperationalError):
+    """The server stopped answering during the statement (liveness check:
+    not answering, restarted or replaced, or no longer running the
+    connection); the connection is broken: get another one."""
+
+
 class BrokenConnection(OperationalError):
     """The connection broke during an earlier statement: get another one."""
 
@@ -172,6 +178,7 @@ _STATUS = {
     F.BROKEN: BrokenConnection,
     F.STATEMENT_TIMEOUT: StatementTimeout,
     F.CANCELLED: Cancelled,
+    F.SERVER_UNRESPONSIVE: ServerUnresponsive,
     F.INTERNAL: InternalError,
     F.PANIC: InternalError,
 }

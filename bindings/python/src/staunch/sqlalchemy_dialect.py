@@ -35,7 +35,7 @@ class MySQLCompiler_staunch(MySQLCompiler):
 
 
 #: Statuses after which the connection cannot be used again.
-_DISCONNECT_STATUSES = {F.IO_ERROR, F.BROKEN, F.CONNECT_FAILED, F.UNREACHABLE}
+_DISCONNECT_STATUSES = {F.IO_ERROR, F.BROKEN, F.SERVER_UNRESPONSIVE, F.CONNECT_FAILED, F.UNREACHABLE}
 #: Server errors that mean the session is gone (as SQLAlchemy's MySQL dialects).
 _DISCONNECT_ERRNOS = {1927, 2006, 2013, 2014, 2045, 2055, 4031}
 

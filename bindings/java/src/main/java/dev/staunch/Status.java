@@ -29,6 +29,8 @@ public final class Status {
     public static final int BROKEN = 302;
     public static final int STATEMENT_TIMEOUT = 303;
     public static final int CANCELLED = 304;
+    /** The server stopped answering during the statement (the connection is broken). */
+    public static final int SERVER_UNRESPONSIVE = 305;
     public static final int INTERNAL = 900;
     public static final int PANIC = 901;
 

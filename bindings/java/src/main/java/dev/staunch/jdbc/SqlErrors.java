@@ -40,7 +40,8 @@ public final class SqlErrors {
                     ? new SQLInvalidAuthorizationSpecException(msg, state, code)
                     : new SQLNonTransientConnectionException(msg, or(state, "08004"), code);
             case Status.CLOSED, Status.USE_AFTER_RELEASE -> new SQLNonTransientConnectionException(msg, "08003", code);
-            case Status.IO_ERROR, Status.BROKEN -> new SQLRecoverableException(msg, "08S01", code);
+            case Status.IO_ERROR, Status.BROKEN, Status.SERVER_UNRESPONSIVE ->
+                    new SQLRecoverableException(msg, "08S01", code);
             case Status.PARAM_COUNT -> new SQLException(msg, "07001", code);
             case Status.WRONG_TYPE, Status.OUT_OF_RANGE, Status.NULL_VALUE, Status.INVALID_UTF8 ->
                     new SQLDataException(msg, "22000", code);

@@ -380,6 +380,59 @@ class JdbcTest {
         }
     }
 
+    static StaunchDataSource defaults(Testkit s) {
+        StaunchDataSource ds = new StaunchDataSource();
+        ds.setJdbcUrl("jdbc:mariadb://127.0.0.1:" + s.server(0).get("port") + "/staunch_test");
+        ds.setUsername("app");
+        ds.setPassword("app-secret");
+        return ds;
+    }
+
+    /**
+     * At the defaults (no query timeout): the server frozen 1 s into SELECT SLEEP(3) fails within the liveness
+     * bound (threshold 5 s + connect timeout 3 s + validation timeout 1 s) with a SQLRecoverableException that says
+     * the server stopped answering; the pool serves after the thaw. Meanwhile SELECT SLEEP(25) on a healthy server
+     * returns its answer. Servers of its own: freezing the shared one would stall other tests.
+     */
+    @Test
+    void conf_frozen_statement_jdbc() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (Testkit frozen = Testkit.start("server"); Testkit healthy = Testkit.start("server");
+                StaunchDataSource fds = defaults(frozen); StaunchDataSource hds = defaults(healthy)) {
+            Future<Long> longOne = pool.submit(() -> {
+                try (Connection c = hds.getConnection()) {
+                    return one(c, "SELECT 25 + SLEEP(25)");
+                }
+            });
+            Connection c = fds.getConnection();
+            Future<Long> froze = pool.submit(() -> {
+                Thread.sleep(1000);
+                frozen.cmd("freeze");
+                return Env.now();
+            });
+            SQLRecoverableException e;
+            long returned;
+            try {
+                e = assertThrows(SQLRecoverableException.class, () -> one(c, "SELECT SLEEP(3)"));
+                returned = Env.now();
+            } finally {
+                froze.get();
+                frozen.cmd("thaw");
+            }
+            assertTrue(e.getMessage().contains("the server stopped answering during this statement"), e.getMessage());
+            long after = returned - froze.get();
+            assertTrue(after <= 9000 + Env.slack() + 500, "returned " + after + " ms after the freeze");
+            assertFalse(c.isValid(1));
+            c.close();
+            try (Connection d = fds.getConnection()) {
+                assertEquals(1, one(d, "SELECT 1"));
+            }
+            assertEquals(25L, longOne.get(60, java.util.concurrent.TimeUnit.SECONDS));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     @Test
     void duplicate_key_is_an_integrity_violation_with_23000_and_1062() throws Exception {
         try (StaunchDataSource ds = ds(1); Connection c = ds.getConnection(); Statement s = c.createStatement()) {

@@ -1,0 +1,5 @@
+//go:build race
+
+package staunch_test
+
+const raceEnabled = true

@@ -1,0 +1,745 @@
+//! The monitor's decision rules, as pure functions over what the probes
+//! observed and a clock passed in (no I/O, no threads, no atomics, no
+//! `Instant::now()`): `monitor.rs` probes the hosts and applies what these
+//! decide. Each rule is tested by a table (below) taken from the anchors'
+//! documented cases: MHA (alive errors, the secondary check), orchestrator
+//! (DeadMaster), ProxySQL (read_only check timeouts, `mysql_galera_hostgroups`)
+//! and MariaDB MaxScale (galeramon).
+//!
+//! Two rule sets: replication (a primary and replicas, `read_only` tells the
+//! roles) and Galera (every node writable; `wsrep_%` status tells health).
+//! Which one applies is [`mode_of`]'s answer over the first probes, unless
+//! `topology=` forces it.
+
+use std::time::{Duration, Instant};
+
+use super::HostHealth;
+
+// ---------------------------------------------------------------------------
+// Which rule set.
+
+/// What the servers are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Replication,
+    Galera,
+}
+
+/// The rule set for a multi-host URL without `topology=`: Galera when every
+/// host that answered says `wsrep_on=1` (and at least one answered),
+/// replication otherwise; `None` while no host has answered.
+pub(crate) fn mode_of(wsrep_on: &[Option<bool>]) -> Option<Mode> {
+    let answered: Vec<bool> = wsrep_on.iter().filter_map(|w| *w).collect();
+    if answered.is_empty() {
+        return None;
+    }
+    Some(if answered.iter().all(|&w| w) {
+        Mode::Galera
+    } else {
+        Mode::Replication
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Probe outcomes (both rule sets).
+
+/// How a probe ended, for the rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// It answered.
+    Answered,
+    /// It failed with an error that proves the server alive (MHA's
+    /// `alive_error_codes`: too many connections, access denied, ...): not a
+    /// failure.
+    Alive,
+    /// It failed (refused, reset, no answer within `ping_timeout`, any
+    /// other server error).
+    Failed,
+}
+
+/// MHA: a failed probe whose server error number is in `alive_codes` proves
+/// the server alive.
+pub(crate) fn outcome(ok: bool, server_code: Option<u16>, alive_codes: &[u16]) -> Outcome {
+    match (ok, server_code) {
+        (true, _) => Outcome::Answered,
+        (false, Some(c)) if alive_codes.contains(&c) => Outcome::Alive,
+        (false, _) => Outcome::Failed,
+    }
+}
+
+/// Rule 3's counting (ProxySQL's `read_only` check timeouts, MHA's ping
+/// loop): at most one failure counts per `ping_interval`, however fast the
+/// writer is probed while in doubt (`slack` absorbs the cadence's jitter).
+pub(crate) fn failure_counts(
+    last_counted: Option<Instant>,
+    now: Instant,
+    ping_interval: Duration,
+    slack: Duration,
+) -> bool {
+    last_counted.map_or(true, |t| now.duration_since(t) + slack >= ping_interval)
+}
+
+// ---------------------------------------------------------------------------
+// Replication.
+
+/// `SHOW SLAVE STATUS` as the rules need it.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) enum Repl {
+    /// No row.
+    #[default]
+    None,
+    Some(Replica),
+    /// The host answered but would not show it (no privilege).
+    Unknown,
+}
+
+/// One `SHOW SLAVE STATUS` row.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Replica {
+    /// `Slave_IO_Running`: `Yes`, `Connecting` or `No`.
+    pub io: String,
+    /// `Slave_SQL_Running = Yes`.
+    pub sql: bool,
+    pub master_id: Option<u64>,
+    /// `Seconds_Behind_Master` (None: NULL).
+    pub behind: Option<u64>,
+    /// What it has received (log file, position, GTID position) as one
+    /// string, for "did it advance".
+    pub received: String,
+}
+
+impl Replica {
+    pub fn replicating(&self) -> bool {
+        self.io == "Yes" || self.io == "Connecting" || self.sql
+    }
+    pub fn fully_running(&self) -> bool {
+        self.io == "Yes" && self.sql
+    }
+}
+
+/// A host "no longer replicates": no slave status row, or both threads
+/// stopped. (Unknown status: not known to be detached.)
+pub(crate) fn detached(r: &Repl) -> bool {
+    match r {
+        Repl::None => true,
+        Repl::Some(r) => !r.replicating(),
+        Repl::Unknown => false,
+    }
+}
+
+/// Rule 5, MHA's secondary check made stricter: a replica vouches for the
+/// primary (`primary_id`, if known) only if its I/O thread runs, it
+/// replicates from that primary, and what it received advanced since `base`
+/// (its position when the primary's trouble began): proof the primary still
+/// sends. `Slave_IO_Running = Yes` alone is no proof (a frozen primary keeps
+/// its sockets open until `slave_net_timeout`).
+pub(crate) fn vouches(r: &Replica, primary_id: Option<u64>, base: Option<&str>) -> bool {
+    let advanced = base.is_some_and(|b| b != r.received);
+    let from_primary = primary_id.map_or(true, |id| r.master_id == Some(id));
+    r.io == "Yes" && from_primary && advanced
+}
+
+/// Rule 3, orchestrator's DeadMaster: the primary is dead when
+/// `failure_threshold` probes in a row failed and nobody (no replica, no
+/// user check) still sees it; a primary that someone still sees is a
+/// partition (no failover).
+pub(crate) fn dead_primary(failures: u32, threshold: u32, seen_by: usize) -> Option<bool> {
+    (failures >= threshold).then_some(seen_by == 0)
+}
+
+/// Read routing for a replica: its health and lag from its last probe.
+/// `answered`: None if its last probe failed. `superseded`: a former writer
+/// (rule 4).
+pub(crate) fn replica_health(
+    answered: Option<(bool, &Repl)>,
+    superseded: bool,
+    writer_id: Option<u64>,
+    max_lag: Option<Duration>,
+) -> (HostHealth, Option<Duration>) {
+    let Some((read_only, repl)) = answered else {
+        return (HostHealth::Down, None);
+    };
+    if superseded && !read_only {
+        return (HostHealth::Stale, None);
+    }
+    match repl {
+        Repl::Some(r) if writer_id.map_or(true, |id| r.master_id == Some(id)) => match r.behind {
+            None => (HostHealth::Lagging, None),
+            Some(secs) => {
+                let lag = Duration::from_secs(secs);
+                let ok = max_lag.map_or(true, |m| lag <= m);
+                let h = if ok {
+                    HostHealth::Healthy
+                } else {
+                    HostHealth::Lagging
+                };
+                (h, Some(lag))
+            }
+        },
+        _ => (HostHealth::Lagging, None),
+    }
+}
+
+/// What the first look (every host answered or failed once) decides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum FirstLook {
+    /// The first host stays the writer; `verified` if it answered writable.
+    Keep { verified: bool },
+    /// Another host, alone writable, takes the writes.
+    Follow(usize),
+    /// Several writable hosts, the first among them: writes stay there,
+    /// split brain reported.
+    SplitKeep,
+    /// Several writable hosts, not the first: writes refused.
+    SplitRefuse,
+}
+
+/// The first look: the first host stays the writer unless it is read-only
+/// (or unreachable while the only writable host no longer replicates).
+pub(crate) fn first_look(
+    writable: &[usize],
+    h0_failed: bool,
+    h0_read_only: bool,
+    detached: impl Fn(usize) -> bool,
+) -> FirstLook {
+    match writable {
+        [] => FirstLook::Keep { verified: false },
+        [0] => FirstLook::Keep { verified: true },
+        [c] if h0_read_only || (h0_failed && detached(*c)) => FirstLook::Follow(*c),
+        [_] => FirstLook::Keep { verified: false },
+        many if many.contains(&0) => FirstLook::SplitKeep,
+        _ => FirstLook::SplitRefuse,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Galera.
+
+/// A node's `wsrep_%` state, from its last answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct GaleraObs {
+    /// `wsrep_local_state`: 4 Synced, 2 Donor/Desynced, 1 Joining, 3 Joined.
+    pub local_state: u32,
+    /// `wsrep_cluster_status = Primary`.
+    pub primary: bool,
+    /// `wsrep_ready = ON`.
+    pub ready: bool,
+    /// `@@wsrep_desync`.
+    pub desync: bool,
+    /// `@@wsrep_reject_queries` is not `NONE`.
+    pub rejects: bool,
+    /// `wsrep_local_index`: the node's place in the cluster view.
+    pub local_index: u32,
+    /// `wsrep_local_recv_queue`: write-sets received, not yet applied.
+    pub recv_queue: u64,
+    /// `wsrep_cluster_conf_id`: the number of the cluster view the node is
+    /// in; the same on every member of the current Primary component.
+    pub conf_id: u64,
+    /// `wsrep_cluster_size`.
+    pub size: u32,
+}
+
+impl Default for GaleraObs {
+    /// A healthy node (for tests and as a base).
+    fn default() -> Self {
+        GaleraObs {
+            local_state: 4,
+            primary: true,
+            ready: true,
+            desync: false,
+            rejects: false,
+            local_index: 0,
+            recv_queue: 0,
+            conf_id: 1,
+            size: 3,
+        }
+    }
+}
+
+/// What a Galera node may do now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NodeClass {
+    /// Synced, ready, Primary component, not desynced, accepts queries:
+    /// may take writes and reads.
+    Synced,
+    /// In the Primary component and serving, but Donor/Desynced (state 2,
+    /// or `wsrep_desync=ON`): no writes; reads only as a last resort (see
+    /// [`galera_plan`]).
+    Donor,
+    /// Not ready, not Primary, joining, rejecting queries, or unreachable:
+    /// no statement at all.
+    Out,
+}
+
+/// The anchors' judgment of one node (ProxySQL's galera checks, MaxScale's
+/// galeramon): `None` is a node whose last probe failed.
+pub(crate) fn galera_class(o: Option<&GaleraObs>) -> NodeClass {
+    let Some(o) = o else {
+        return NodeClass::Out;
+    };
+    if !o.primary || !o.ready || o.rejects {
+        return NodeClass::Out;
+    }
+    match o.local_state {
+        4 if !o.desync => NodeClass::Synced,
+        4 | 2 => NodeClass::Donor,
+        _ => NodeClass::Out,
+    }
+}
+
+/// Where statements go in a Galera cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct GaleraPlan {
+    /// The one node taking writes, if any.
+    pub writer: Option<usize>,
+    /// Nodes that may take writes if the writer fails (ProxySQL's backup
+    /// writers): the other Synced nodes.
+    pub backup: Vec<usize>,
+    /// Nodes taking reads (`get_read`), the writer excluded: routing falls
+    /// back to the writer when this is empty.
+    pub readers: Vec<usize>,
+}
+
+/// The Galera rules: one writer (ProxySQL `max_writers=1`), chosen by a
+/// stable rule (MaxScale: the lowest `wsrep_local_index` among Synced
+/// nodes, the host order breaking ties) and kept while it stays Synced:
+/// moved only when it fails or leaves the Primary component, never back
+/// when a node with a lower index returns (MaxScale's
+/// `disable_master_failback=true`), so no flapping. Readers: the other
+/// Synced nodes whose `wsrep_local_recv_queue` is within `max_behind`
+/// (ProxySQL `max_transactions_behind`); the writer alone takes reads when
+/// none qualifies. A Donor/Desynced node (MaxScale `available_when_donor`
+/// off) gets reads only when no node is Synced at all, and still within
+/// `max_behind`. A node not Primary, not ready or unreachable gets nothing;
+/// nor does a node that still reports a Primary view older than another
+/// node's (`wsrep_cluster_conf_id`): the others have evicted it.
+pub(crate) fn galera_plan(
+    current: Option<usize>,
+    nodes: &[Option<GaleraObs>],
+    max_behind: u64,
+) -> GaleraPlan {
+    // A node cut off from the others still reports the old Primary view
+    // until its own timeouts expire (~1 s after the others evicted it, at
+    // the default evs timeouts), and its commits hang meanwhile: a node in
+    // the Primary component whose view is older than another's is passed
+    // over (it is not out: nothing is cut).
+    // Only a newer view that is smaller counts (the others shrank without
+    // it): a node probed just before a join's view change is not stale.
+    let evicted = |o: &GaleraObs| {
+        nodes
+            .iter()
+            .flatten()
+            .any(|n| n.primary && o.primary && n.conf_id > o.conf_id && n.size < o.size)
+    };
+    let class: Vec<NodeClass> = nodes
+        .iter()
+        .map(|o| match o {
+            Some(o) if evicted(o) => NodeClass::Out,
+            o => galera_class(o.as_ref()),
+        })
+        .collect();
+    let synced: Vec<usize> = (0..nodes.len())
+        .filter(|&i| class[i] == NodeClass::Synced)
+        .collect();
+    let writer = match current {
+        Some(c) if synced.contains(&c) => Some(c),
+        _ => synced
+            .iter()
+            .copied()
+            .min_by_key(|&i| (nodes[i].as_ref().map_or(u32::MAX, |o| o.local_index), i)),
+    };
+    let within = |i: usize| {
+        nodes[i]
+            .as_ref()
+            .is_some_and(|o| o.recv_queue <= max_behind)
+    };
+    let backup: Vec<usize> = synced
+        .iter()
+        .copied()
+        .filter(|&i| Some(i) != writer)
+        .collect();
+    let mut readers: Vec<usize> = backup.iter().copied().filter(|&i| within(i)).collect();
+    if writer.is_none() && readers.is_empty() {
+        readers = (0..nodes.len())
+            .filter(|&i| class[i] == NodeClass::Donor && within(i))
+            .collect();
+    }
+    GaleraPlan {
+        writer,
+        backup,
+        readers,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MHA: &[u16] = crate::topology::DEFAULT_ALIVE_ERROR_CODES;
+
+    #[test]
+    fn mha_alive_errors() {
+        // (probe ok, server error number, outcome): MHA's
+        // MasterMonitor alive list: 1040 too many connections, 1045 access
+        // denied, 1129 host blocked, ...; 2003/2013 (client side) and a
+        // server error outside the list are failures.
+        let table: &[(bool, Option<u16>, Outcome)] = &[
+            (true, None, Outcome::Answered),
+            (false, Some(1040), Outcome::Alive),
+            (false, Some(1045), Outcome::Alive),
+            (false, Some(1129), Outcome::Alive),
+            (false, Some(1226), Outcome::Alive),
+            (false, None, Outcome::Failed),
+            (false, Some(1047), Outcome::Failed),
+            (false, Some(1053), Outcome::Failed),
+            (false, Some(2003), Outcome::Failed),
+        ];
+        for &(ok, code, want) in table {
+            assert_eq!(outcome(ok, code, MHA), want, "{ok} {code:?}");
+        }
+        // A user list replaces MHA's.
+        assert_eq!(outcome(false, Some(1040), &[1045]), Outcome::Failed);
+    }
+
+    #[test]
+    fn proxysql_read_only_timeouts_count_once_per_interval() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let (every, slack) = (ms(1000), ms(100));
+        // (last counted, now, counts)
+        let table: &[(Option<u64>, u64, bool)] = &[
+            (None, 0, true),
+            (Some(0), 200, false), // fast checks in doubt: not again
+            (Some(0), 899, false),
+            (Some(0), 900, true), // within the slack of one interval
+            (Some(0), 1500, true),
+        ];
+        for &(last, now, want) in table {
+            let got = failure_counts(last.map(|l| t0 + ms(l)), t0 + ms(now), every, slack);
+            assert_eq!(got, want, "{last:?} {now}");
+        }
+    }
+
+    #[test]
+    fn orchestrator_dead_master() {
+        // (failures, threshold, hosts still seeing it, verdict): below the
+        // threshold nothing; at it, dead only if nobody sees it.
+        let table: &[(u32, u32, usize, Option<bool>)] = &[
+            (3, 4, 0, None),
+            (4, 4, 0, Some(true)),
+            (4, 4, 1, Some(false)),
+            (9, 4, 2, Some(false)),
+            (1, 1, 0, Some(true)),
+        ];
+        for &(f, t, seen, want) in table {
+            assert_eq!(dead_primary(f, t, seen), want, "{f} {t} {seen}");
+        }
+    }
+
+    fn replica(io: &str, sql: bool, master: u64, received: &str) -> Replica {
+        Replica {
+            io: io.into(),
+            sql,
+            master_id: Some(master),
+            behind: Some(0),
+            received: received.into(),
+        }
+    }
+
+    #[test]
+    fn mha_secondary_check_needs_progress() {
+        // (replica, primary id, base, vouches)
+        let table: &[(Replica, Option<u64>, Option<&str>, bool)] = &[
+            // Received more since the trouble began: the primary sends.
+            (
+                replica("Yes", true, 1, "b:200"),
+                Some(1),
+                Some("b:100"),
+                true,
+            ),
+            // I/O thread "Yes" but nothing new: a frozen primary looks so.
+            (
+                replica("Yes", true, 1, "b:100"),
+                Some(1),
+                Some("b:100"),
+                false,
+            ),
+            // No base yet (no answer since the trouble began).
+            (replica("Yes", true, 1, "b:200"), Some(1), None, false),
+            // Replicates from someone else.
+            (
+                replica("Yes", true, 7, "b:200"),
+                Some(1),
+                Some("b:100"),
+                false,
+            ),
+            // I/O thread reconnecting: it does not reach the primary.
+            (
+                replica("Connecting", true, 1, "b:200"),
+                Some(1),
+                Some("b:100"),
+                false,
+            ),
+            // Primary id unknown: any source counts.
+            (replica("Yes", false, 7, "b:200"), None, Some("b:100"), true),
+        ];
+        for (r, id, base, want) in table {
+            assert_eq!(vouches(r, *id, *base), *want, "{r:?} {id:?} {base:?}");
+        }
+    }
+
+    #[test]
+    fn replica_read_health() {
+        let lag = |s| Some(Duration::from_secs(s));
+        let r = |io: &str, sql, master, behind| {
+            Repl::Some(Replica {
+                io: String::from(io),
+                sql,
+                master_id: Some(master),
+                behind,
+                received: String::new(),
+            })
+        };
+        let max = Some(Duration::from_secs(30));
+        use HostHealth::*;
+        // (answered: read_only + slave status, superseded, writer id, want)
+        type Row = (
+            Option<(bool, Repl)>,
+            bool,
+            Option<u64>,
+            (HostHealth, Option<Duration>),
+        );
+        let table: Vec<Row> = vec![
+            (None, false, Some(1), (Down, None)),
+            (
+                Some((true, r("Yes", true, 1, Some(3)))),
+                false,
+                Some(1),
+                (Healthy, lag(3)),
+            ),
+            (
+                Some((true, r("Yes", true, 1, Some(31)))),
+                false,
+                Some(1),
+                (Lagging, lag(31)),
+            ),
+            // NULL Seconds_Behind_Master: broken.
+            (
+                Some((true, r("No", false, 1, None))),
+                false,
+                Some(1),
+                (Lagging, None),
+            ),
+            // Replicates from a former primary.
+            (
+                Some((true, r("Yes", true, 9, Some(0)))),
+                false,
+                Some(1),
+                (Lagging, None),
+            ),
+            (Some((true, Repl::None)), false, Some(1), (Lagging, None)),
+            // A superseded writer still writable: stale.
+            (Some((false, Repl::None)), true, Some(1), (Stale, None)),
+        ];
+        for (ans, sup, wid, want) in table {
+            let got = replica_health(ans.as_ref().map(|(ro, r)| (*ro, r)), sup, wid, max);
+            assert_eq!(got, want, "{ans:?} {sup}");
+        }
+    }
+
+    #[test]
+    fn first_look_table() {
+        let det = |_| true;
+        let attached = |_| false;
+        assert_eq!(
+            first_look(&[], false, false, det),
+            FirstLook::Keep { verified: false }
+        );
+        assert_eq!(
+            first_look(&[0], false, false, det),
+            FirstLook::Keep { verified: true }
+        );
+        // The first host read-only, another writable: follow it.
+        assert_eq!(
+            first_look(&[2], false, true, attached),
+            FirstLook::Follow(2)
+        );
+        // The first host down and another writable that no longer replicates.
+        assert_eq!(first_look(&[1], true, false, det), FirstLook::Follow(1));
+        assert_eq!(
+            first_look(&[1], true, false, attached),
+            FirstLook::Keep { verified: false }
+        );
+        assert_eq!(first_look(&[0, 2], false, false, det), FirstLook::SplitKeep);
+        assert_eq!(
+            first_look(&[1, 2], true, false, det),
+            FirstLook::SplitRefuse
+        );
+    }
+
+    #[test]
+    fn mode_from_wsrep_on() {
+        assert_eq!(mode_of(&[None, None]), None);
+        assert_eq!(mode_of(&[Some(true), None, Some(true)]), Some(Mode::Galera));
+        assert_eq!(mode_of(&[Some(true), Some(false)]), Some(Mode::Replication));
+        assert_eq!(mode_of(&[Some(false)]), Some(Mode::Replication));
+    }
+
+    fn node(index: u32) -> Option<GaleraObs> {
+        Some(GaleraObs {
+            local_index: index,
+            ..GaleraObs::default()
+        })
+    }
+
+    fn with(index: u32, f: impl FnOnce(&mut GaleraObs)) -> Option<GaleraObs> {
+        let mut o = node(index).unwrap();
+        f(&mut o);
+        Some(o)
+    }
+
+    #[test]
+    fn galera_node_classes() {
+        use NodeClass::*;
+        // ProxySQL's and galeramon's checks, one field at a time.
+        let table: Vec<(Option<GaleraObs>, NodeClass)> = vec![
+            (node(0), Synced),
+            (None, Out),
+            (with(0, |o| o.primary = false), Out), // non-Primary: 1047
+            (with(0, |o| o.ready = false), Out),
+            (with(0, |o| o.rejects = true), Out), // wsrep_reject_queries
+            (with(0, |o| o.local_state = 1), Out), // Joining
+            (with(0, |o| o.local_state = 3), Out), // Joined, catching up
+            (with(0, |o| o.local_state = 2), Donor),
+            (with(0, |o| o.desync = true), Donor),
+            (
+                with(0, |o| {
+                    o.local_state = 2;
+                    o.primary = false
+                }),
+                Out,
+            ),
+        ];
+        for (o, want) in table {
+            assert_eq!(galera_class(o.as_ref()), want, "{o:?}");
+        }
+    }
+
+    #[test]
+    fn galera_hostgroups_and_galeramon() {
+        let plan = |current, nodes: Vec<Option<GaleraObs>>| galera_plan(current, &nodes, 100);
+        let p = |writer: Option<usize>, backup: &[usize], readers: &[usize]| GaleraPlan {
+            writer,
+            backup: backup.to_vec(),
+            readers: readers.to_vec(),
+        };
+        // galeramon: the lowest wsrep_local_index is the first writer, not
+        // the first host.
+        assert_eq!(
+            plan(None, vec![node(2), node(0), node(1)]),
+            p(Some(1), &[0, 2], &[0, 2])
+        );
+        // Kept while Synced, even when a lower index is there (no fail-back).
+        assert_eq!(
+            plan(Some(2), vec![node(0), node(1), node(2)]),
+            p(Some(2), &[0, 1], &[0, 1])
+        );
+        // The writer killed (no answer): the lowest index among the rest.
+        assert_eq!(
+            plan(Some(0), vec![None, node(1), node(0)]),
+            p(Some(2), &[1], &[1])
+        );
+        // The writer isolated: non-Primary, out; it answers, but gets nothing.
+        assert_eq!(
+            plan(
+                Some(0),
+                vec![with(2, |o| o.primary = false), node(0), node(1)]
+            ),
+            p(Some(1), &[2], &[2])
+        );
+        // The writer desynced: writes move, no reads for it.
+        assert_eq!(
+            plan(
+                Some(0),
+                vec![with(0, |o| o.desync = true), node(1), node(2)]
+            ),
+            p(Some(1), &[2], &[2])
+        );
+        // A donor is neither writer nor reader while a node is Synced.
+        assert_eq!(
+            plan(
+                Some(0),
+                vec![node(0), with(1, |o| o.local_state = 2), node(2)]
+            ),
+            p(Some(0), &[2], &[2])
+        );
+        // max_transactions_behind: a reader past the bound is shunned (it
+        // stays a backup writer).
+        assert_eq!(
+            plan(
+                Some(0),
+                vec![node(0), with(1, |o| o.recv_queue = 101), node(2)]
+            ),
+            p(Some(0), &[1, 2], &[2])
+        );
+        // The writer alone: no reader (routing reads the writer).
+        assert_eq!(
+            plan(Some(0), vec![node(0), None, None]),
+            p(Some(0), &[], &[])
+        );
+        // Quorum lost: the survivor is non-Primary; no writer, no reader.
+        assert_eq!(
+            plan(Some(0), vec![None, None, with(0, |o| o.primary = false)]),
+            p(None, &[], &[])
+        );
+        // Only donors left: reads there within the bound, never writes.
+        assert_eq!(
+            plan(
+                Some(0),
+                vec![
+                    None,
+                    with(0, |o| o.local_state = 2),
+                    with(1, |o| {
+                        o.local_state = 2;
+                        o.recv_queue = 500
+                    })
+                ]
+            ),
+            p(None, &[], &[1])
+        );
+        // The writer cut off, before its own timeouts expire: the two
+        // others evicted it (a newer view); it still says Primary.
+        let conf = |i: u32, c: u64, n: u32| {
+            with(i, |o| {
+                o.conf_id = c;
+                o.size = n
+            })
+        };
+        assert_eq!(
+            plan(Some(0), vec![conf(0, 5, 3), conf(0, 6, 2), conf(1, 6, 2)]),
+            p(Some(1), &[2], &[2])
+        );
+        // A newer, larger view (a node joined) makes no one stale.
+        assert_eq!(
+            plan(Some(0), vec![conf(0, 5, 2), conf(1, 6, 3), conf(2, 6, 3)]),
+            p(Some(0), &[1, 2], &[1, 2])
+        );
+        // Ties on local_index (two views at once): the host order decides.
+        assert_eq!(
+            plan(None, vec![node(1), node(0), node(0)]),
+            p(Some(1), &[0, 2], &[0, 2])
+        );
+        // A returning writer does not take writes back (rolling restart).
+        let mut cur = plan(None, vec![node(0), node(1), node(2)]).writer;
+        assert_eq!(cur, Some(0));
+        for nodes in [
+            vec![None, node(0), node(1)],
+            vec![node(2), node(0), node(1)],
+            vec![node(1), None, node(0)],
+            vec![node(1), node(2), node(0)],
+        ] {
+            cur = plan(cur, nodes).writer;
+        }
+        assert_eq!(cur, Some(2), "each move only when the writer left");
+    }
+}
