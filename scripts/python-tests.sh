@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The Python binding's tests: installs what they need (python3-venv from
-# Debian's packages if missing, pytest, pytest-timeout, ruff and SQLAlchemy
-# from PyPI into target/py-venv), builds the test kit, installs the package
-# with `pip install ./bindings/python` (which builds libstaunch.so with cargo,
-# release), then runs ruff and pytest against throwaway MariaDB servers.
+# Debian's packages if missing; from PyPI into target/py-venv, pinned: pytest,
+# pytest-timeout, ruff, SQLAlchemy, PyMySQL (the reference driver),
+# dbapi-compliance (PEP 249's dbapi20 suite) and Django), builds the test kit, installs
+# the package with `pip install ./bindings/python` (which builds libstaunch.so
+# with cargo, release), then runs ruff, pytest against throwaway MariaDB
+# servers, and SQLAlchemy's dialect compliance suite through staunch and
+# PyMySQL (scripts/python-suites.sh; STAUNCH_PY_SUITES=0 leaves it out).
 #
 # Usage: scripts/python-tests.sh [PYTEST_ARGS...]
 # Environment: PYTHON (default python3), STAUNCH_PY_VENV (default target/py-venv),
@@ -34,7 +37,7 @@ fi
 PY=$VENV/bin/python
 "$PY" -m pip install -q --disable-pip-version-check --upgrade pip
 "$PY" -m pip install -q --disable-pip-version-check \
-  'pytest>=7' 'pytest-timeout>=2' 'ruff>=0.5' 'SQLAlchemy>=2.0,<3'
+  'pytest>=7' 'pytest-timeout>=2' 'ruff>=0.5' 'SQLAlchemy==2.1.9' 'PyMySQL==1.2.4' 'dbapi-compliance==1.15.0' 'Django==5.2.19'
 
 echo "== python: building the test kit"
 cargo build -q -p staunch-testkit
@@ -55,4 +58,10 @@ echo "== python: pytest"
 cd bindings/python
 # STAUNCH_LIBRARY must not point elsewhere: the tests check the installed package.
 env -u STAUNCH_LIBRARY "$PY" -m pytest -q -p no:cacheprovider "$@"
+cd "$ROOT"
+if [ "${STAUNCH_PY_SUITES:-1}" != 0 ] && [ $# -eq 0 ]; then
+  t2=$SECONDS
+  scripts/python-suites.sh
+  echo "   SQLAlchemy's suite, both drivers: $((SECONDS - t2)) s"
+fi
 echo "== python: done in $((SECONDS - t0)) s"

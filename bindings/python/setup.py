@@ -1,4 +1,5 @@
-"""Builds libstaunch.so with cargo (release) and puts it inside the package.
+"""Builds libstaunch.so with cargo (release) and puts it inside the package;
+the wheel's platform tag says which glibc it needs (manylinux_2_N).
 
 pip builds this directory in place (pip >= 21.3), so the staunch crate is two
 levels up (bindings/python -> the repository); in the sdist that
@@ -11,6 +12,8 @@ scripts/dist.sh makes, it is the packaged crate in crate/. Environment:
 from __future__ import annotations
 
 import os
+import platform
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -52,6 +55,44 @@ def _build_library() -> Path:
     return target / "release" / "libstaunch.so"
 
 
+#: The libstaunch.so put into the package, for the wheel's platform tag.
+_bundled: list = []
+
+#: The shared libraries a manylinux wheel may link against without bundling
+#: them (PEP 600 / auditwheel's policy; staunch needs only these).
+_MANYLINUX_LIBS = {
+    b"libc.so.6",
+    b"libm.so.6",
+    b"libgcc_s.so.1",
+    b"libpthread.so.0",
+    b"libdl.so.2",
+    b"librt.so.1",
+    b"ld-linux-x86-64.so.2",
+    b"ld-linux-aarch64.so.1",
+}
+
+
+def _platform_tag(lib: Path, fallback: str) -> str:
+    """manylinux_2_N_<arch> when the library asks glibc for symbol versions up
+    to 2.N only and links nothing outside the manylinux set; else fallback.
+
+    The GLIBC_2.N names in the library are the symbol versions it needs (a
+    shared library built by rustc defines none of its own), which is what
+    `objdump -T` lists; NEEDED entries come from `objdump -p` when it exists.
+    """
+    data = lib.read_bytes()
+    minors = [int(m) for m in re.findall(rb"GLIBC_2\.(\d+)", data)]
+    if not minors or not fallback.startswith("linux_"):
+        return fallback
+    objdump = shutil.which("objdump")
+    if objdump:
+        out = subprocess.run([objdump, "-p", str(lib)], capture_output=True, check=False).stdout
+        needed = set(re.findall(rb"NEEDED\s+(\S+)", out))
+        if not needed or not needed <= _MANYLINUX_LIBS:
+            return fallback
+    return f"manylinux_2_{max(minors)}_{platform.machine()}"
+
+
 class BuildPyWithLibrary(build_py):
     def run(self):
         super().run()
@@ -64,6 +105,7 @@ class BuildPyWithLibrary(build_py):
         strip = shutil.which("strip")
         if strip:  # the release profile keeps line tables; the wheel needs none
             subprocess.run([strip, "--strip-debug", str(dest)], check=False)
+        _bundled[:] = [dest]
 
 
 class BinaryDistribution(Distribution):
@@ -80,10 +122,13 @@ except ImportError:  # setuptools < 70
 
 
 class WheelForAnyPython(bdist_wheel):
-    """ctypes loads the library: the wheel fits any CPython 3, one platform."""
+    """ctypes loads the library: the wheel fits any Python 3, and the platform
+    is the oldest glibc the bundled library runs on (manylinux_2_N)."""
 
     def get_tag(self):
         _, _, plat = super().get_tag()
+        if _bundled and _bundled[0].is_file():
+            plat = _platform_tag(_bundled[0], plat)
         return "py3", "none", plat
 
 

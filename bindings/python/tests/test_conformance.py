@@ -503,6 +503,49 @@ def test_conf_session_reset(pool_factory):
         assert conn.autocommit is False  # the pool's own setting survives the reset
 
 
+def test_conf_decimal_exact(pool_factory):
+    for how in ("interpolate_params=true", "interpolate_params=false"):
+        pool = pool_factory(how)
+        with pool.connection() as conn:
+            cur = conn.cursor()
+            cur.execute("CREATE TEMPORARY TABLE t_dec (id INT PRIMARY KEY, bal DECIMAL(30,2))")
+            cur.execute("INSERT INTO t_dec VALUES (1, %s)", (Decimal("1234567890123456789.01"),))
+            cur.execute("UPDATE t_dec SET bal = bal + %s WHERE id = 1", (Decimal("0.01"),))
+            cur.execute("SELECT bal FROM t_dec")
+            assert cur.fetchone() == (Decimal("1234567890123456789.02"),), how
+            cur.execute("SELECT %s", (Decimal("15.7563"),))
+            assert cur.fetchone() == (Decimal("15.7563"),), how
+            assert cur.description[0][1] == staunch.FIELD_TYPE.NEWDECIMAL, how
+
+
+def test_conf_unpreparable(pool_factory):
+    pool = pool_factory()  # interpolation: the Python default, as PyMySQL's
+    with pool.connection() as conn:
+        cur = conn.cursor()
+        cur.execute("CREATE TEMPORARY TABLE t_w (x INT)")
+        cur.execute("INSERT INTO t_w VALUES (1), (2), (3)")
+        cur.execute(
+            "SELECT SUM(x) OVER (ORDER BY x ROWS BETWEEN %s PRECEDING AND %s FOLLOWING) FROM t_w ORDER BY x", (1, 1)
+        )
+        assert [int(r[0]) for r in cur.fetchall()] == [3, 6, 5]
+        cur.execute("WITH c(a,b) AS (VALUES (%s, %s), (%s, %s)) SELECT a, b FROM c", ("a", 2, "b", 3))
+        assert cur.fetchall() == [("a", 2), ("b", 3)]
+
+
+@pytest.mark.parametrize("mode", ["NO_BACKSLASH_ESCAPES", "ANSI_QUOTES"])
+@pytest.mark.parametrize("how", ["interpolate_params=true", "interpolate_params=false"])
+def test_conf_sql_modes(pool_factory, mode, how):
+    pool = pool_factory(how)
+    text = 'it\'s \\ "q" ?'
+    with pool.connection() as conn:
+        cur = conn.cursor()
+        cur.execute(f"SET SESSION sql_mode = '{mode}'")
+        # the same literal C:\ written as each mode reads it
+        literal = "'C:\\'" if mode == "NO_BACKSLASH_ESCAPES" else "'C:\\\\'"
+        cur.execute(f"SELECT {literal}, %s, 'why?', %s", (b"\xff\x00A", text))
+        assert cur.fetchone() == ("C:\\", b"\xff\x00A", "why?", text)
+
+
 def test_conf_frozen_statement(server, own_server, pool_factory):
     """At the defaults: the server frozen 1 s into SELECT SLEEP(3) fails
     within the liveness bound (threshold 5 s + connect_timeout 3 s +

@@ -16,6 +16,7 @@ package directory, or from ``$STAUNCH_LIBRARY``.
 from __future__ import annotations
 
 import datetime as _datetime
+import sys as _sys
 import threading as _threading
 import time as _time
 
@@ -167,6 +168,22 @@ def connect(url: str | None = None, *, timeout=None, **knobs) -> Connection:
     return shared_pool(url, **knobs).connection(timeout=timeout)
 
 
+def install_as_MySQLdb() -> None:  # noqa: N802 (PyMySQL's name)
+    """Makes ``import MySQLdb`` (mysqlclient's API, which Django's MySQL backend
+    uses) load ``staunch.mysqldb``, as ``pymysql.install_as_MySQLdb()`` does."""
+    from . import mysqldb
+
+    mods = {
+        "MySQLdb": mysqldb,
+        "MySQLdb.constants": mysqldb.constants,
+        "MySQLdb.converters": mysqldb.converters,
+        "MySQLdb.cursors": mysqldb.cursors,
+    }
+    for name in ("CLIENT", "ER", "FIELD_TYPE", "FLAG"):
+        mods[f"MySQLdb.constants.{name}"] = getattr(mysqldb.constants, name)
+    _sys.modules.update(mods)
+
+
 def library_version() -> str:
     """The version of the libstaunch loaded."""
     return __version__
@@ -177,6 +194,7 @@ __all__ = [
     "threadsafety",
     "paramstyle",
     "connect",
+    "install_as_MySQLdb",
     "shared_pool",
     "Pool",
     "CancelToken",

@@ -6,6 +6,7 @@ import ctypes
 import datetime as _datetime
 import struct
 import sys
+import uuid as _uuid
 from decimal import Decimal
 
 from . import _ffi as F
@@ -49,8 +50,8 @@ def fill_param(p: F.staunch_param, i: int, v) -> None:
     elif t is Decimal:
         if not v.is_finite():
             raise DataError(0, f"parameter {i + 1}: {v} is not a finite DECIMAL")
-        b = str(v).encode("ascii")
-        p.type = F.PARAM_TEXT
+        b = format(v, "f").encode("ascii")  # plain digits, no exponent
+        p.type = F.PARAM_DECIMAL
         p.ptr = b
         p.len = len(b)
     elif isinstance(v, _datetime.datetime):
@@ -79,6 +80,10 @@ def fill_param(p: F.staunch_param, i: int, v) -> None:
         tm.negative = False
         tm.days = 0
         tm.hours, tm.minutes, tm.seconds, tm.microseconds = v.hour, v.minute, v.second, v.microsecond
+    elif t is _uuid.UUID:
+        # As PyMySQL and mysqlclient: its 36-character text, which MariaDB's
+        # UUID type and a CHAR(36) column both take.
+        fill_param(p, i, str(v))
     elif isinstance(v, int):
         fill_param(p, i, int(v))
     elif isinstance(v, str):
@@ -89,12 +94,14 @@ def fill_param(p: F.staunch_param, i: int, v) -> None:
         fill_param(p, i, Decimal(v))
     elif isinstance(v, (bytes, bytearray)):
         fill_param(p, i, bytes(v))
+    elif isinstance(v, _uuid.UUID):
+        fill_param(p, i, str(v))
     else:
         raise ParameterTypeError(
             0,
             f"parameter {i + 1}: cannot bind a value of type {t.__name__} "
             "(supported: None, int, float, bool, str, bytes, Decimal, datetime, date, "
-            "time, timedelta; serialize JSON with json.dumps)",
+            "time, timedelta, uuid.UUID; serialize JSON with json.dumps)",
         )
 
 

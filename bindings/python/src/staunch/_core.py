@@ -10,6 +10,7 @@ import itertools
 import math
 import queue
 import threading
+import urllib.parse
 import weakref
 from ctypes import byref, c_bool, c_size_t, c_uint64
 
@@ -294,6 +295,9 @@ class Pool:
     connect.
     """
 
+    #: The class of the connections it lends (the MySQLdb API's has mysqlclient's methods).
+    _conn_cls = None
+
     def __init__(
         self,
         url: str | None = None,
@@ -315,6 +319,11 @@ class Pool:
         try:
             if url is not None:
                 _check(lib.staunch_options_set_url, opts, url.encode("utf-8", "surrogatepass"))
+            # As PyMySQL and mysqlclient: parameters are written into the
+            # statement by the library (escaped for the session's real
+            # sql_mode), one round trip, no server-side prepare.
+            if url is None or "interpolate_params=" not in urllib.parse.urlsplit(url).query:
+                knobs.setdefault("interpolate_params", True)
             init_sql = knobs.pop("init_sql", None)
             for name, value in knobs.items():
                 _check(lib.staunch_options_set, opts, name.encode(), _knob_text(name, value).encode())
@@ -363,7 +372,7 @@ class Pool:
                 # The main thread: a token of its own, reused until Ctrl-C cancels it.
                 tp = _main_token() if I.watching() else None
                 _blocking("get", tp, fn, pool, ms, tp, byref(out))
-            return Connection(self, out)
+            return (self._conn_cls or Connection)(self, out)
         except BaseException:
             if out:
                 lib.staunch_conn_free(out)
@@ -387,7 +396,7 @@ class Pool:
         """A connection if one is idle right now, else None; never waits."""
         out = _CONN_P()
         _check(lib.staunch_pool_try_get, self._pool(), byref(out))
-        return Connection(self, out) if out else None
+        return (self._conn_cls or Connection)(self, out) if out else None
 
     # -- the rest
 
@@ -668,6 +677,9 @@ class Cursor:
     """
 
     _stream = False
+    #: Whether rows stream from the server as they are read (SQLAlchemy's
+    #: suite and aiomysql's adapters look for this name).
+    server_side = False
 
     def __init__(self, connection: Connection):
         self.connection = connection
@@ -679,6 +691,7 @@ class Cursor:
         self._rows = None  # the staunch_rows of the last statement
         self._data: list = []
         self._types: tuple = ()
+        self._executed = False  # execute() has run (PEP 249: fetch* before it is an error)
         self._closed = False
 
     # -- executing
@@ -697,6 +710,8 @@ class Cursor:
         """Runs one statement; returns rowcount (affected or selected rows)."""
         conn = self._conn()
         self._free_rows()
+        self._executed = True
+        self._types = ()
         self._desc = None
         self.rowcount = -1
         self.lastrowid = None
@@ -859,10 +874,17 @@ class Cursor:
 
     # -- fetching (buffered)
 
-    def fetchone(self):
+    def _check_set(self) -> None:
+        """PEP 249: fetching without a result set (no execute yet, or a
+        statement that returned none, or past the last set) is an error."""
         self._conn()
-        if not self._types and self._rows is None and not self._data:
-            raise E.ProgrammingError(0, "no result set: execute a query first")
+        if not self._types:
+            if not self._executed:
+                raise E.ProgrammingError(0, "no result set: execute a query first")
+            raise E.ProgrammingError(0, "no result set: the last statement returned no rows to fetch")
+
+    def fetchone(self):
+        self._check_set()
         if self.rownumber < len(self._data):
             r = self._data[self.rownumber]
             self.rownumber += 1
@@ -870,7 +892,7 @@ class Cursor:
         return None
 
     def fetchmany(self, size: int | None = None) -> list:
-        self._conn()
+        self._check_set()
         size = self.arraysize if size is None else size
         end = self.rownumber + size
         r = self._data[self.rownumber : end]
@@ -878,7 +900,7 @@ class Cursor:
         return r
 
     def fetchall(self) -> list:
-        self._conn()
+        self._check_set()
         r = self._data[self.rownumber :]
         self.rownumber = len(self._data)
         return r
@@ -897,8 +919,10 @@ class Cursor:
     def setinputsizes(self, sizes) -> None:
         pass
 
-    def setoutputsizes(self, size, column=None) -> None:
-        pass
+    def setoutputsize(self, size, column=None) -> None:
+        """PEP 249; values are read whole, so this does nothing."""
+
+    setoutputsizes = setoutputsize  # PyMySQL's spelling
 
     def mogrify(self, query, args=None) -> str:
         raise E.NotSupportedError(0, "mogrify: staunch binds values, it never quotes them into SQL")
@@ -931,6 +955,7 @@ class SSCursor(Cursor):
     until the set is read."""
 
     _stream = True
+    server_side = True
 
     def _next_rows(self, n: int) -> list:
         if self._rows is None or self._done:
@@ -943,11 +968,7 @@ class SSCursor(Cursor):
         return rows
 
     def fetchone(self):
-        self._conn()
-        if not self._types:
-            if self._rows is None:
-                raise E.ProgrammingError(0, "no result set: execute a query first")
-            return None
+        self._check_set()
         if not self._data:
             self._data = self._next_rows(max(64, self.arraysize))
             self._pos = 0
@@ -960,6 +981,7 @@ class SSCursor(Cursor):
         return None
 
     def fetchmany(self, size: int | None = None) -> list:
+        self._check_set()
         size = self.arraysize if size is None else size
         out = []
         while len(out) < size:
@@ -970,6 +992,7 @@ class SSCursor(Cursor):
         return out
 
     def fetchall(self) -> list:
+        self._check_set()
         out = []
         while True:
             batch = self.fetchmany(4096)

@@ -1,6 +1,11 @@
-"""The ``mysql+staunch`` SQLAlchemy 2.x dialect.
+"""The ``mysql+staunch`` and ``mariadb+staunch`` SQLAlchemy 2.x dialects.
 
     engine = create_engine("mysql+staunch://app:secret@127.0.0.1:3306/shop?max_size=8")
+    engine = create_engine("mariadb+staunch://app:secret@127.0.0.1:3306/shop")
+
+``mariadb+staunch`` is SQLAlchemy's MariaDB dialect over the same driver (as
+SQLAlchemy builds ``mariadb+pymysql``): it insists on a MariaDB server and
+uses MariaDB's own types (a native ``UUID``, ``INET4``/``INET6``).
 
 staunch does the pooling: the engine's own pool is a ``NullPool``, so every
 SQLAlchemy checkout borrows from staunch's pool (one shared pool per URL and
@@ -16,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import pool as sa_pool
 from sqlalchemy.dialects.mysql.base import MySQLCompiler, MySQLDialect, MySQLExecutionContext
+from sqlalchemy.dialects.mysql.mariadb import MariaDBDialect
 
 from . import _ffi as F
 
@@ -112,4 +118,11 @@ class StaunchDialect(MySQLDialect):
             super().set_isolation_level(dbapi_connection, level)
 
 
+class StaunchMariaDBDialect(MariaDBDialect, StaunchDialect):
+    """``mariadb+staunch``: SQLAlchemy's MariaDB dialect on staunch."""
+
+    supports_statement_cache = True
+
+
 dialect = StaunchDialect
+mariadb_dialect = StaunchMariaDBDialect

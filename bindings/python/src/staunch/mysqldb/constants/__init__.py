@@ -1,0 +1,3 @@
+"""``MySQLdb.constants``: the names mysqlclient's users import."""
+
+from . import CLIENT, ER, FIELD_TYPE, FLAG  # noqa: F401
