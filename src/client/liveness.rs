@@ -4,7 +4,7 @@
 //!
 //! One check, for every suspect of the pool at once: a side connection (the
 //! pool's credentials, none of its session settings), then
-//! `SHOW GLOBAL STATUS LIKE 'Uptime'` and one `SELECT ID FROM
+//! `SHOW GLOBAL STATUS LIKE 'Uptime'` and one `SELECT ID, COMMAND, TIME FROM
 //! information_schema.PROCESSLIST WHERE ID IN (...)` (a user without the
 //! PROCESS privilege sees its own connections, which is all it needs). The
 //! whole check is bounded by the attempt's deadline (`connect_timeout` +
@@ -21,6 +21,12 @@
 //!   the two clocks say: both are durations);
 //! - the connection id is not in the process list: killed, or a different
 //!   server answers at this address;
+//! - the connection id is there but idle (`Sleep` for a second or more): the
+//!   server runs no statement for it, so no answer is coming (a server
+//!   restarted within a second or two of the connect, whose `Uptime` cannot
+//!   tell, reusing the id for another connection; or an answer lost on the
+//!   way). A statement that is running is never `Sleep`, and an answer that
+//!   is still arriving keeps a connection from being a suspect at all;
 //! - otherwise alive: nothing is done.
 //!
 //! A server that answers with an error of its own (too many connections,
@@ -28,7 +34,7 @@
 //! What this cannot see: a different server, up longer than the connection,
 //! that happens to run a connection of the same user with the same id.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::os::fd::AsRawFd;
 
 use mysql::prelude::Queryable;
@@ -99,11 +105,14 @@ pub(crate) fn check(
     let uptime = uptime.and_then(|(_, v)| v.trim().parse::<u64>().ok());
     let ids: Vec<String> = suspects.iter().map(|x| x.key.to_string()).collect();
     let sql = format!(
-        "SELECT ID FROM information_schema.PROCESSLIST WHERE ID IN ({})",
+        "SELECT ID, COMMAND, TIME FROM information_schema.PROCESSLIST WHERE ID IN ({})",
         ids.join(",")
     );
-    let present: HashSet<u64> = match s.query::<u64, _>(&sql) {
-        Ok(v) => v.into_iter().collect(),
+    let present: HashMap<u64, bool> = match s.query::<(u64, String, i64), _>(&sql) {
+        Ok(v) => v
+            .into_iter()
+            .map(|(id, command, secs)| (id, command.eq_ignore_ascii_case("Sleep") && secs >= 1))
+            .collect(),
         Err(e) => return no_answer("the process list query", &e),
     };
     drop(s);
@@ -114,7 +123,14 @@ pub(crate) fn check(
 }
 
 /// What the check saw of one suspect: None when its server still runs it.
-fn verdict(ep: &str, x: &Suspect, uptime: Option<u64>, present: &HashSet<u64>) -> Option<String> {
+/// `present` maps each suspect id the process list shows to whether it is
+/// idle there (`Sleep` for a second or more).
+fn verdict(
+    ep: &str,
+    x: &Suspect,
+    uptime: Option<u64>,
+    present: &HashMap<u64, bool>,
+) -> Option<String> {
     if let Some(up) = uptime {
         if up as f64 + UPTIME_SLACK_SECS < x.age.as_secs_f64() {
             return Some(format!(
@@ -125,14 +141,20 @@ fn verdict(ep: &str, x: &Suspect, uptime: Option<u64>, present: &HashSet<u64>) -
             ));
         }
     }
-    if !present.contains(&x.key) {
-        return Some(format!(
+    match present.get(&x.key) {
+        None => Some(format!(
             "a check on a new connection found the server at {ep} answering, but connection id {} \
              no longer in its process list (killed, or another server answers at this address)",
             x.key
-        ));
+        )),
+        Some(true) => Some(format!(
+            "a check on a new connection found the server at {ep} answering, but connection id {} \
+             idle there, running no statement: the server was restarted or replaced and reuses \
+             the id, or the answer was lost",
+            x.key
+        )),
+        Some(false) => None,
     }
-    None
 }
 
 #[cfg(test)]
@@ -150,7 +172,8 @@ mod tests {
 
     #[test]
     fn verdicts() {
-        let present: HashSet<u64> = [7, 9].into_iter().collect();
+        let present: HashMap<u64, bool> =
+            [(7, false), (9, false), (11, true)].into_iter().collect();
         assert_eq!(verdict("h:1", &suspect(7, 60), Some(3600), &present), None);
         let gone = verdict("h:1", &suspect(8, 60), Some(3600), &present).unwrap();
         assert!(
@@ -166,5 +189,10 @@ mod tests {
         assert_eq!(verdict("h:1", &suspect(9, 11), Some(10), &present), None);
         // No uptime read: the process list alone decides.
         assert_eq!(verdict("h:1", &suspect(9, 11), None, &present), None);
+        // The id is there but idle: a server restarted too soon after the
+        // connect for Uptime to tell, now running another connection under
+        // that id (or the answer was lost).
+        let idle = verdict("h:1", &suspect(11, 11), Some(10), &present).unwrap();
+        assert!(idle.contains("idle there, running no statement"), "{idle}");
     }
 }
