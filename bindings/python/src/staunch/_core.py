@@ -9,8 +9,8 @@ import datetime as _datetime
 import itertools
 import math
 import queue
+import re
 import threading
-import urllib.parse
 import weakref
 from ctypes import byref, c_bool, c_size_t, c_uint64
 
@@ -24,6 +24,8 @@ lib: ctypes.CDLL = None  # set by __init__ once the library is loaded
 _ERR = ctypes.POINTER(F.staunch_error)
 _CONN_P = ctypes.POINTER(F.staunch_conn)
 _ROWS_P = ctypes.POINTER(F.staunch_rows)
+# A query knob interpolate_params in a URL (see Pool.__init__).
+_URL_INTERPOLATE = re.compile(r"[?&]interpolate_params=")
 
 
 def _raise(status: int, err) -> None:
@@ -321,8 +323,11 @@ class Pool:
                 _check(lib.staunch_options_set_url, opts, url.encode("utf-8", "surrogatepass"))
             # As PyMySQL and mysqlclient: parameters are written into the
             # statement by the library (escaped for the session's real
-            # sql_mode), one round trip, no server-side prepare.
-            if url is None or "interpolate_params=" not in urllib.parse.urlsplit(url).query:
+            # sql_mode), one round trip, no server-side prepare. The URL is
+            # not parsed here (the core has accepted it above; a password may
+            # hold any of / ? # [ @, which urllib misreads): a knob of that
+            # name in it wins.
+            if url is None or not _URL_INTERPOLATE.search(url):
                 knobs.setdefault("interpolate_params", True)
             init_sql = knobs.pop("init_sql", None)
             for name, value in knobs.items():
