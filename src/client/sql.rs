@@ -90,7 +90,7 @@ fn trim(b: &[u8]) -> &[u8] {
     &b[start..end]
 }
 
-/// What [`scan`] found in a statement.
+/// What the SQL scanner found in a statement.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Scan {
     /// The byte offset of each placeholder, in order.
