@@ -122,10 +122,10 @@ impl<T: Into<Param>> From<Option<T>> for Param {
 }
 
 /// The most digits a DECIMAL holds (MariaDB and MySQL).
-pub const DECIMAL_MAX_DIGITS: usize = 65;
+const DECIMAL_MAX_DIGITS: usize = 65;
 /// The most digits after the point a DECIMAL holds (MariaDB; MySQL holds
 /// 30 and refuses more with its own error).
-pub const DECIMAL_MAX_SCALE: usize = 38;
+const DECIMAL_MAX_SCALE: usize = 38;
 
 /// An exact decimal number, as text: an optional sign, digits, and an
 /// optional point with digits after it (`-12.50`, `+7`, `.5`, `3.`), no
