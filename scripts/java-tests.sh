@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The JVM binding's tests (bindings/java): builds the C library and the test
-# kit, then `mvn -B test` with JDK 25 (the FFM API is final since 22; the
-# machine's default java is 17). Downloads the Maven dependencies on first use
+# The JVM binding's tests (bindings/java): builds the C library, the test kit and
+# the JNI shim, then with JDK 25 `mvn package`: compiles the multi-release jar (base
+# classes for Java 11 with the JNI path, META-INF/versions/22 with the FFM path) and the
+# tests (for Java 17), and runs the whole suite against the jar (FFM path); then the
+# same jar and test classes on Debian's OpenJDK 17 (JNI path; STAUNCH_JAVA_JNI_TESTS
+# picks the tests, "all" for all). Downloads the Maven dependencies on first use
 # (JUnit 5, spring-jdbc/spring-tx, MyBatis, HikariCP, MariaDB Connector/J for the
 # incident and metadata side-by-side tests; Flyway, Liquibase, Hibernate, jOOQ
 # and Spring Boot 4.1.2's starters for ToolsTest and SpringBootAppTest).
 #
-#   scripts/java-tests.sh [-Dtest=ConformanceTest ...]   (extra arguments go to mvn)
+#   scripts/java-tests.sh [-Dtest=ConformanceTest ...]   (extra arguments go to the JDK 25 run)
 #
-# JAVA_HOME: Temurin 25 (or any JDK >= 22) unless JAVA_HOME already is one.
+# JAVA_HOME: Temurin 25 (or any JDK >= 22) unless JAVA_HOME already is one; STAUNCH_JDK17:
+# the JDK for the JNI run (default /usr/lib/jvm/java-17-openjdk-amd64).
 # STAUNCH_JAVA_PROFILE=release builds the library in release (default: debug, which
 # the Rust stage of scripts/test.sh has already built, so this stage adds little).
 set -euo pipefail
@@ -47,6 +51,36 @@ else
 fi
 cargo build -p staunch-testkit
 
-echo "== mvn test (bindings/java, $(java -version 2>&1 | head -1))"
+# The JNI shim (bindings/java/src/main/c): the native path of JDK 11 to 21.
+shim_dir=$target/java-jni
+mkdir -p "$shim_dir"
+echo "== cc staunch_jni.c (the JNI shim for JDK < 22)"
+cc -shared -fPIC -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$repo/include" \
+  -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" "$repo/bindings/java/src/main/c/staunch_jni.c" \
+  -o "$shim_dir/libstaunch_jni.so" -ldl -lpthread
+shim=$shim_dir/libstaunch_jni.so
+
 cd bindings/java
-mvn -B -q ${STAUNCH_MAVEN_ARGS:-} -Dstaunch.library="$lib" -Dstaunch.testkit="$target/debug/staunch-testkit" test "$@"
+props=(-Dstaunch.library="$lib" -Dstaunch.jni.library="$shim" -Dstaunch.testkit="$target/debug/staunch-testkit")
+# Compiles once (base classes --release 11, META-INF/versions/22 --release 22, tests --release 17),
+# packages the multi-release jar, and runs the tests against the jar on this JDK (the FFM path).
+echo "== mvn package: the suite on $(java -version 2>&1 | head -1) (FFM path)"
+t0=$SECONDS
+mvn -B -q ${STAUNCH_MAVEN_ARGS:-} "${props[@]}" package "$@"
+echo "== JDK 25 (FFM): $((SECONDS - t0)) s"
+
+# The same jar and test classes on Debian's OpenJDK 17 (the JNI path). STAUNCH_JAVA_JNI_TESTS picks
+# the tests (surefire's -Dtest syntax; "all" for every test that can run on 17), default below.
+jdk17=${STAUNCH_JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
+if [ -x "$jdk17/bin/java" ]; then
+  jni_tests=${STAUNCH_JAVA_JNI_TESTS:-NativePathTest,LibraryLoadTest,ConformanceTest,JdbcTest,StreamingTest,CallableTest,MetaDataTest,SecretTest,SpringTest,MyBatisTest,IncidentTest}
+  if [ "$jni_tests" = all ]; then jni_tests='!NativeLayoutTest'; fi
+  t0=$SECONDS
+  echo "== surefire on $("$jdk17/bin/java" -version 2>&1 | head -1) (JNI path): $jni_tests"
+  mvn -B -q ${STAUNCH_MAVEN_ARGS:-} "${props[@]}" -Djvm="$jdk17/bin/java" -Dtest="$jni_tests" \
+    -Dsurefire.failIfNoSpecifiedTests=false surefire:test
+  echo "== JDK 17 (JNI): $((SECONDS - t0)) s"
+else
+  echo "== no JDK 17 at $jdk17: the JNI path is not tested (apt-get install openjdk-17-jdk-headless)" >&2
+  exit 1
+fi

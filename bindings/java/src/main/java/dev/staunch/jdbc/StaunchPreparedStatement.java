@@ -279,25 +279,52 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
     /** Accepts what the native API sends, plus OffsetDateTime/ZonedDateTime/Instant (converted to the JVM's zone). */
     @Override
     public void setObject(int i, Object x) throws SQLException {
-        Object v = switch (x) {
-            case null -> null;
-            case Date d -> d.toLocalDate();
-            case Time t -> t.toLocalTime();
-            case Timestamp t -> t.toLocalDateTime();
-            case OffsetDateTime t -> t.atZoneSameInstant(ZoneId.systemDefault()).toLocalDateTime();
-            case ZonedDateTime t -> t.withZoneSameInstant(ZoneId.systemDefault()).toLocalDateTime();
-            case Instant t -> LocalDateTime.ofInstant(t, ZoneId.systemDefault());
-            case java.util.Date d -> LocalDateTime.ofInstant(d.toInstant(), ZoneId.systemDefault());
-            case Blob b -> b.getBytes(1, (int) b.length());
-            case Clob c -> c.getSubString(1, (int) c.length());
-            case InputStream in -> readAll(in, -1);
-            case Reader r -> readAll(r, -1);
-            case byte[] b -> b.clone();
-            case Number n when !(n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte
-                    || n instanceof Double || n instanceof Float || n instanceof BigDecimal
-                    || n instanceof java.math.BigInteger) -> new BigDecimal(n.toString());
-            default -> x;
-        };
+        Object v;
+        if (x == null) {
+            v = null;
+        } else if (x instanceof Date) {
+            Date d = (Date) x;
+            v = d.toLocalDate();
+        } else if (x instanceof Time) {
+            Time t = (Time) x;
+            v = t.toLocalTime();
+        } else if (x instanceof Timestamp) {
+            Timestamp t = (Timestamp) x;
+            v = t.toLocalDateTime();
+        } else if (x instanceof OffsetDateTime) {
+            OffsetDateTime t = (OffsetDateTime) x;
+            v = t.atZoneSameInstant(ZoneId.systemDefault()).toLocalDateTime();
+        } else if (x instanceof ZonedDateTime) {
+            ZonedDateTime t = (ZonedDateTime) x;
+            v = t.withZoneSameInstant(ZoneId.systemDefault()).toLocalDateTime();
+        } else if (x instanceof Instant) {
+            Instant t = (Instant) x;
+            v = LocalDateTime.ofInstant(t, ZoneId.systemDefault());
+        } else if (x instanceof java.util.Date) {
+            java.util.Date d = (java.util.Date) x;
+            v = LocalDateTime.ofInstant(d.toInstant(), ZoneId.systemDefault());
+        } else if (x instanceof Blob) {
+            Blob b = (Blob) x;
+            v = b.getBytes(1, (int) b.length());
+        } else if (x instanceof Clob) {
+            Clob c = (Clob) x;
+            v = c.getSubString(1, (int) c.length());
+        } else if (x instanceof InputStream) {
+            InputStream in = (InputStream) x;
+            v = readAll(in, -1);
+        } else if (x instanceof Reader) {
+            Reader r = (Reader) x;
+            v = readAll(r, -1);
+        } else if (x instanceof byte[]) {
+            byte[] b = (byte[]) x;
+            v = b.clone();
+        } else if (x instanceof Number && !(x instanceof Long || x instanceof Integer || x instanceof Short || x instanceof Byte
+                || x instanceof Double || x instanceof Float || x instanceof BigDecimal || x instanceof java.math.BigInteger)) {
+            Number n = (Number) x;
+            v = new BigDecimal(n.toString());
+        } else {
+            v = x;
+        }
         if (v != null && !(v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte
                 || v instanceof Boolean || v instanceof Double || v instanceof Float || v instanceof BigDecimal
                 || v instanceof java.math.BigInteger || v instanceof String || v instanceof Character
@@ -316,11 +343,22 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
             return;
         }
         switch (targetSqlType) {
-            case Types.VARCHAR, Types.CHAR, Types.LONGVARCHAR, Types.NVARCHAR, Types.NCHAR, Types.CLOB ->
-                    setObject(i, x instanceof String ? x : StaunchResultSet.text(x));
-            case Types.BOOLEAN, Types.BIT -> setObject(i, x instanceof Boolean b ? b
-                    : x instanceof Number n ? n.longValue() != 0 : Boolean.parseBoolean(x.toString()));
-            default -> setObject(i, x);
+            case Types.VARCHAR:
+            case Types.CHAR:
+            case Types.LONGVARCHAR:
+            case Types.NVARCHAR:
+            case Types.NCHAR:
+            case Types.CLOB:
+                setObject(i, x instanceof String ? x : StaunchResultSet.text(x));
+                break;
+            case Types.BOOLEAN:
+            case Types.BIT:
+                setObject(i, x instanceof Boolean ? (Boolean) x
+                    : x instanceof Number ? ((Number) x).longValue() != 0 : Boolean.parseBoolean(x.toString()));
+                break;
+            default:
+                setObject(i, x);
+                break;
         }
     }
 
