@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
   if [ "$1" = --baseline ]; then
     BASE=$(mktemp -d)
     trap 'rm -rf "$BASE"' EXIT
-    git archive "$2" bindings/python/src/staunch | tar -x -C "$BASE"
+    git archive "${2:?--baseline needs a git revision, e.g. main}" bindings/python/src/staunch | tar -x -C "$BASE"
     ARGS+=(--baseline "$BASE/bindings/python/src/staunch")
     shift 2
   else
