@@ -103,6 +103,10 @@ def contenders(url: str, size: int, baseline: str | None = None) -> dict:
         out["mysqlclient+QueuePool"] += (mk_mysqldb,)
     except ImportError:
         print("mysqlclient not installed: skipped", file=sys.stderr)
+    for kind, pool, *_ in out.values():
+        if kind == "queuepool":  # open its connections now, as staunch's min_idle does
+            for fairy in [pool.connect() for _ in range(size)]:
+                fairy.close()
     return out
 
 
@@ -127,19 +131,20 @@ def select1_loop(kind, pool, stop: threading.Event, counts: list, i: int):
     counts[i] = n
 
 
-def run_select1(kind, pool, threads: int, seconds: float) -> float:
-    # warm up: every connection open
+def run_select1(kind, pool, threads: int, seconds: float) -> tuple:
+    """(checkouts per second, the process's CPU seconds per checkout)."""
     stop = threading.Event()
     counts = [0] * threads
     ts = [threading.Thread(target=select1_loop, args=(kind, pool, stop, counts, i)) for i in range(threads)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for t in ts:
         t.start()
     time.sleep(seconds)
     stop.set()
     for t in ts:
         t.join()
-    return sum(counts) / (time.perf_counter() - t0)
+    n = max(1, sum(counts))
+    return n / (time.perf_counter() - t0), (time.process_time() - c0) / n
 
 
 def fetch_once(kind, pool) -> int:
@@ -159,15 +164,17 @@ def fetch_once(kind, pool) -> int:
     return len(rows)
 
 
-def run_fetch(kind, pool, seconds: float) -> float:
+def run_fetch(kind, pool, seconds: float) -> tuple:
+    """(fetches of 10,000 rows per second, the process's CPU seconds per fetch), medians."""
     fetch_once(kind, pool)
-    times = []
+    times, cpu = [], []
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline or len(times) < 5:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fetch_once(kind, pool)
         times.append(time.perf_counter() - t0)
-    return 1.0 / statistics.median(times)  # fetches of 10,000 rows per second
+        cpu.append(time.process_time() - c0)
+    return 1.0 / statistics.median(times), statistics.median(cpu)
 
 
 def prepare(url: str) -> None:
@@ -346,15 +353,19 @@ def main() -> int:
         prepare(url)
         cs = contenders(url, 8, args.baseline)
         results: dict = {}
+        cpu: dict = {}  # the least CPU per operation over the rounds
         for _ in range(args.rounds):  # alternate, so drift hits everyone alike
             for name, (kind, pool, *_) in cs.items():
                 for threads in (1, 8):
-                    r = run_select1(kind, pool, threads, args.seconds)
                     key = (f"select1 x{threads}", name)
+                    r, c = run_select1(kind, pool, threads, args.seconds)
                     results[key] = max(results.get(key, 0), r)
-                r = run_fetch(kind, pool, args.seconds)
-                results[("fetch", name)] = max(results.get(("fetch", name), 0), r)
-        report(results, list(cs))
+                    cpu[key] = min(cpu.get(key, c), c)
+                key = ("fetch", name)
+                r, c = run_fetch(kind, pool, args.seconds)
+                results[key] = max(results.get(key, 0), r)
+                cpu[key] = min(cpu.get(key, c), c)
+        report(results, cpu, list(cs))
         if args.where:
             where(cs, args.rounds)
         for kind, pool, *_ in cs.values():
@@ -368,26 +379,36 @@ def main() -> int:
     return 0
 
 
-def report(results: dict, names: list) -> None:
+def report(results: dict, cpu: dict, names: list) -> None:
     print()
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
-    print(f"{'benchmark':<14} {'contender':<24} {'ops/s':>10} {'staunch x':>10} {'target':>8}  met")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{'benchmark':<14} {'contender':<24} {'ops/s':>10} {'staunch x':>10} {'target':>8}  met"
+        f"  {'CPU/op':>9} {'CPU ratio':>10}"
+    )
     for bench in ("select1 x1", "select1 x8", "fetch"):
         base = results.get((bench, "staunch"))
+        base_cpu = cpu.get((bench, "staunch"))
+        scale, unit = (1e3, "ms") if bench == "fetch" else (1e6, "us")
         for name in names:
             v = results.get((bench, name))
             if v is None:
                 continue
-            unit = v if bench != "fetch" else v
+            c = f"{cpu[(bench, name)] * scale:6.1f} {unit}"
             if name == "staunch":
-                print(f"{bench:<14} {name:<24} {unit:>10.1f} {'':>10} {'':>8}")
+                print(f"{bench:<14} {name:<24} {v:>10.1f} {'':>10} {'':>8}  {'':3}  {c:>9}")
                 continue
             ratio = base / v
             target = TARGETS.get((bench.split()[0], name))
             met = "" if target is None else ("yes" if ratio >= target else "NO")
             tstr = "" if target is None else f">= {target:g}x"
-            print(f"{bench:<14} {name:<24} {unit:>10.1f} {ratio:>9.2f}x {tstr:>8}  {met}")
-    print("(fetch: fetches of 10,000 rows x 5 columns per second, median; select1: checkouts per second)")
+            cr = cpu[(bench, name)] / base_cpu
+            print(f"{bench:<14} {name:<24} {v:>10.1f} {ratio:>9.2f}x {tstr:>8}  {met:3}  {c:>9} {cr:>9.2f}x")
+    print("(select1: checkouts per second, best round; fetch: fetches of 10,000 rows x 5 columns per second,")
+    print(" median in the best round. staunch x: staunch's rate / the contender's. CPU/op: this process's CPU")
+    print(" time (every thread, not the server's) per checkout or fetch, least over the rounds; CPU ratio: the")
+    print(" contender's / staunch's, so above 1 means staunch spends less. CPU is the steadier figure on a busy")
+    print(" machine.)")
 
 
 if __name__ == "__main__":
