@@ -111,7 +111,7 @@
 
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -224,6 +224,10 @@ struct HostMon {
     /// Galera: the node was out (not Primary, not ready, unreachable) at the
     /// last decision; its borrowed connections were cut then.
     galera_out: bool,
+    /// When a borrower raised the host's alarm (a statement answered
+    /// "cannot serve now"): until a probe started since answers, the host
+    /// gets no reads, and in a Galera cluster no writes.
+    suspect_since: Option<Instant>,
 }
 
 impl HostMon {
@@ -240,6 +244,7 @@ impl HostMon {
             split_reported: false,
             evidence_base: None,
             galera_out: false,
+            suspect_since: None,
         }
     }
 
@@ -401,9 +406,28 @@ impl Monitor {
                         self.on_done(d);
                     }
                 }
+                recv(self.t.wake_rx) -> i => {
+                    if let Ok(i) = i {
+                        self.on_alarm(i);
+                    }
+                }
                 recv(self.t.stop_rx) -> _ => return self.cancel_all(),
                 default(wait) => {}
             }
+        }
+    }
+
+    /// A borrower's statement on host `i` was answered "cannot serve now"
+    /// (the connector's alarm set `suspect`): probe it now (if a probe is in
+    /// flight, the next one starts when it ends) and, in a Galera cluster,
+    /// pass it over for writes until a probe started from now answers.
+    fn on_alarm(&mut self, i: usize) {
+        let now = Instant::now();
+        self.hosts[i].suspect_since = Some(now);
+        log::info!(target: "staunch", "{} answered a statement with \"cannot serve now\": probing it at once", self.ep(i));
+        self.start_probe(i);
+        if self.discovered && self.galera() {
+            self.decide(now);
         }
     }
 
@@ -438,7 +462,9 @@ impl Monitor {
         let h = &self.hosts[w];
         if self.galera() {
             let obs = h.answered().and_then(|s| s.galera.as_ref());
-            return rules::galera_class(obs) != NodeClass::Synced || self.writer_late(w, now);
+            return rules::galera_class(obs) != NodeClass::Synced
+                || self.writer_late(w, now)
+                || h.suspect_since.is_some();
         }
         match h.status {
             Status::Failed => true,
@@ -574,6 +600,16 @@ impl Monitor {
         let h = &mut self.hosts[i];
         h.inflight = None;
         h.done_started = Some(d.started);
+        // The alarm ends with the answer to a probe started after it; an
+        // older probe's answer says nothing about it: probe again.
+        let (cleared, again) = match h.suspect_since {
+            Some(since) if d.started >= since => {
+                h.suspect_since = None;
+                (true, false)
+            }
+            Some(_) => (false, true),
+            None => (false, false),
+        };
         let error = match d.result {
             Ok((sample, conn)) => {
                 if keep {
@@ -600,17 +636,24 @@ impl Monitor {
         };
         if self.galera() {
             self.decide(now);
-            return;
+        } else {
+            if is_writer {
+                self.writer_outcome(i, error, now);
+            }
+            self.decide(now);
+            if !self.galera() {
+                self.after_answer(i);
+                self.refresh_health();
+            }
         }
-        if is_writer {
-            self.writer_outcome(i, error, now);
+        // After the decision, so that routing goes from "suspect" straight
+        // to what this answer says.
+        if cleared {
+            self.t.hosts[i].suspect.store(false, SeqCst);
         }
-        self.decide(now);
-        if self.galera() {
-            return;
+        if again {
+            self.start_probe(i);
         }
-        self.after_answer(i);
-        self.refresh_health();
     }
 
     fn galera(&self) -> bool {
@@ -833,6 +876,12 @@ impl Monitor {
         let mut for_plan = nodes.clone();
         if let Some(w) = self.t.writer().filter(|&w| self.writer_late(w, now)) {
             for_plan[w] = None;
+        }
+        // So is a node a borrower found not ready, until its probe answers.
+        for (i, h) in self.hosts.iter().enumerate() {
+            if h.suspect_since.is_some() {
+                for_plan[i] = None;
+            }
         }
         let plan = rules::galera_plan(current, &for_plan, self.t.cfg.max_transactions_behind);
         for (i, obs) in nodes.iter().enumerate() {
