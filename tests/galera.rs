@@ -458,7 +458,7 @@ fn galera_at_the_defaults() {
     drop(c);
     let e = staunch::Error::from_mysql("the test's transaction", &e);
     assert!(e.is_conflict(), "{e}");
-    assert_eq!(e.kind(), ErrorKind::Server);
+    assert_eq!(e.kind(), ErrorKind::Conflict);
     let mut runs = 0;
     pool.retry_on_conflict(3, |c| {
         runs += 1;

@@ -17,6 +17,9 @@ pub(crate) const ER_STATEMENT_TIMEOUT: u16 = 1969;
 pub(crate) const ER_QUERY_TIMEOUT: u16 = 3024;
 /// ER_QUERY_INTERRUPTED: `KILL QUERY` (staunch's cancel, or anyone's).
 pub(crate) const ER_QUERY_INTERRUPTED: u16 = 1317;
+/// ER_LOCK_DEADLOCK: a deadlock, or a Galera certification failure; the
+/// server rolled the transaction back.
+pub(crate) const ER_LOCK_DEADLOCK: u16 = 1213;
 /// ER_UNKNOWN_COM_ERROR: what a Galera node answers every statement while it
 /// is outside the Primary component, not yet ready, or rejecting queries
 /// (`WSREP has not yet prepared node for application use`, SQLSTATE 08S01).
@@ -104,7 +107,8 @@ impl Refusal {
 impl Error {
     /// Wraps an error of the `mysql` crate. `context` says what was being
     /// done. A statement time limit the server enforced is `StatementTimeout`,
-    /// a `KILL QUERY` is `Cancelled`, staunch's own refusals keep their kind
+    /// a `KILL QUERY` is `Cancelled`, a deadlock or certification failure
+    /// (1213) is `Conflict`, staunch's own refusals keep their kind
     /// (`Broken`, `StatementTimeout`, `ServerUnresponsive`), other server errors are `Server`, the
     /// rest `Io`.
     pub fn from_mysql(context: &str, e: &mysql::Error) -> Error {
@@ -120,7 +124,11 @@ impl Error {
                         ErrorKind::Cancelled,
                         "the statement was cancelled (KILL QUERY; the connection is still usable): ",
                     ),
-
+                    ER_LOCK_DEADLOCK => (
+                        ErrorKind::Conflict,
+                        "the transaction lost a conflict and the server rolled it back \
+                         (run it again from its start; the connection is still usable): ",
+                    ),
                     _ => (ErrorKind::Server, ""),
                 };
                 Error::from_server(

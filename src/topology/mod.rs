@@ -369,7 +369,7 @@ impl Pool {
     /// runs. Opt-in, and for idempotent work only: `work` must be safe to
     /// run again from its start, so it should open and commit its own
     /// transaction. Any other error, and the last conflict, is returned as
-    /// it is (a conflict is `ErrorKind::Server` with `server_code() ==
+    /// it is (a conflict is `ErrorKind::Conflict`, `server_code() ==
     /// Some(1213)`); each borrow waits at most `connection_timeout`.
     pub fn retry_on_conflict<T>(
         &self,
