@@ -15,7 +15,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
-use staunch::{ErrorKind, Event, Pool};
+use staunch::{ErrorKind, Event, Pool, Way};
 use support::{MariaDb, Mode, Proxy, ServerOpts};
 
 /// Tests that allocate or measure tens of MiB take turns, so that one's
@@ -695,4 +695,63 @@ fn a_greeting_that_makes_the_driver_panic_is_a_connect_error_and_the_pool_recove
         (1, 0, 0),
         "{st:?}"
     );
+}
+
+/// A statement larger than the server takes in one packet fails before
+/// anything is sent, naming `max_allowed_packet` and its value, and the
+/// connection stays good. (Through the raw `mysql::Conn` the `mysql` crate
+/// refuses it itself, naming `max_allowed_packet`.)
+#[test]
+fn a_statement_over_the_servers_max_allowed_packet_names_it_and_its_value() {
+    let _heavy = heavy();
+    let s = MariaDb::start_with(ServerOpts {
+        args: vec!["--max-allowed-packet=1M".into()],
+        ..Default::default()
+    });
+    let p = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    let big = vec![b'x'; 2 * 1024 * 1024];
+    // Over 16 MiB, a prepared statement's value goes as long data.
+    let huge = vec![b'y'; 17 * 1024 * 1024];
+    let id = p.get().unwrap().id();
+    let cases = [
+        ("interpolated", Way::Interpolate, &big, "the statement is"),
+        ("prepared", Way::Prepare, &big, "the statement is"),
+        ("prepared, long data", Way::Prepare, &huge, "parameter 1 is"),
+    ];
+    for (what, way, value, says) in cases {
+        let mut c = p.get().unwrap();
+        let e = c
+            .exec_params_with("SELECT LENGTH(?)", &[value.clone().into()], way)
+            .unwrap_err();
+        eprintln!("{what}: {e}");
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{what}: {e}");
+        let m = e.to_string();
+        assert!(m.contains(says), "{what}: {m}");
+        assert!(
+            m.contains("max_allowed_packet (1048576 bytes)"),
+            "{what}: {m}"
+        );
+        // Nothing was sent: the same connection answers the next statement.
+        let n: Vec<(i64,)> = c
+            .query_params_with("SELECT LENGTH(?)", &[b"abc".to_vec().into()], way)
+            .unwrap();
+        assert_eq!(n, [(3,)], "{what}");
+        assert_eq!(c.id(), id, "{what}");
+    }
+    // A value just under the limit is sent.
+    {
+        let mut c = p.get().unwrap();
+        let v = vec![b'z'; 1024 * 1024 - 100];
+        let n: Vec<(i64,)> = c
+            .query_params_with("SELECT LENGTH(?)", &[v.into()], Way::Prepare)
+            .unwrap();
+        assert_eq!(n, [(1024 * 1024 - 100,)]);
+    }
+    {
+        let mut c = p.get().unwrap();
+        let e = c.exec_drop("SELECT LENGTH(?)", (big.clone(),)).unwrap_err();
+        assert!(e.to_string().contains("max_allowed_packet"), "{e}");
+    }
+    next_borrowers_get_their_own_answers(&p);
+    assert_eq!(p.stats().closed_broken, 1, "only the raw one");
 }

@@ -95,6 +95,9 @@ pub(crate) struct State {
     /// something may have changed it unseen (`init_sql`, a multi-statement
     /// or `CALL`, the raw `mysql::Conn`): asked before it is next needed.
     pub sql_mode: Option<SqlMode>,
+    /// The session's `max_allowed_packet`, once asked (see
+    /// `PooledConn::plan`); a reset takes the server's global value anew.
+    pub max_allowed_packet: Option<usize>,
 }
 
 /// The `sql_mode` flags that change how statements lex.

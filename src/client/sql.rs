@@ -125,16 +125,11 @@ pub fn scan(sql: &str, lex: &Lexing) -> Scan {
             b'#' => i = line_end(b, i),
             b'-' if is_dash_comment(b, i) => i = line_end(b, i),
             b'/' if b.get(i + 1) == Some(&b'*') => match executable(b, i, lex, &mut out) {
-                Some(body) => {
+                Comment::Run(body) => {
                     in_exec = true;
                     i = body;
                 }
-                None => {
-                    i = b[i + 2..]
-                        .windows(2)
-                        .position(|w| w == b"*/")
-                        .map_or(b.len(), |p| i + 2 + p + 2)
-                }
+                Comment::Skip { body, nest } => i = comment_end(b, body, nest),
             },
             b'*' if in_exec && b.get(i + 1) == Some(&b'/') => {
                 in_exec = false;
@@ -205,16 +200,50 @@ fn skip_quoted(b: &[u8], i: usize, q: u8, backslash: bool) -> usize {
     b.len()
 }
 
-/// If the comment opening at `i` is executable on this server, the offset
-/// of its body (past `/*!`, `/*M!` and the version digits).
-fn executable(b: &[u8], i: usize, lex: &Lexing, out: &mut Scan) -> Option<usize> {
+/// What the server does with a comment.
+enum Comment {
+    /// An executable comment it runs: its body starts here (past `/*!`,
+    /// `/*M!` and the version digits).
+    Run(usize),
+    /// A comment it skips, whose text starts here; `nest`: one comment may
+    /// be nested in it (a versioned comment for a later version).
+    Skip { body: usize, nest: bool },
+}
+
+/// The offset just past the end of a comment whose text starts at `i`, as
+/// the server's `consume_comment` finds it: the first `*/`, except that a
+/// skipped versioned comment may hold one level of `/* ... */` (MySQL's
+/// lexer: "version allowed to have one level of comment inside").
+fn comment_end(b: &[u8], mut i: usize, nest: bool) -> usize {
+    while i < b.len() {
+        match b[i] {
+            b'/' if nest && b.get(i + 1) == Some(&b'*') => i = comment_end(b, i + 2, false),
+            b'*' if b.get(i + 1) == Some(&b'/') => return i + 2,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// Whether the server runs the comment opening at `i` (`/*!`, `/*M!`) on
+/// this server, or skips it.
+fn executable(b: &[u8], i: usize, lex: &Lexing, out: &mut Scan) -> Comment {
     let (start, mariadb_only) = match (b.get(i + 2), b.get(i + 3)) {
         (Some(b'!'), _) => (i + 3, false),
         (Some(b'M'), Some(b'!')) => (i + 4, true),
-        _ => return None,
+        _ => {
+            return Comment::Skip {
+                body: i + 2,
+                nest: false,
+            }
+        }
     };
     if mariadb_only && !lex.mariadb {
-        return None;
+        // MySQL reads `/*M!` as a plain comment.
+        return Comment::Skip {
+            body: i + 2,
+            nest: false,
+        };
     }
     // A version is 5 or 6 digits; fewer are statement text.
     let digits = b[start..]
@@ -223,23 +252,29 @@ fn executable(b: &[u8], i: usize, lex: &Lexing, out: &mut Scan) -> Option<usize>
         .take_while(|c| c.is_ascii_digit())
         .count();
     if digits < 5 {
-        return Some(start);
+        return Comment::Run(start);
     }
-    let v: u32 = std::str::from_utf8(&b[start..start + digits])
-        .ok()?
-        .parse()
-        .ok()?;
+    let skip = Comment::Skip {
+        body: start,
+        nest: true,
+    };
+    let Some(v) = std::str::from_utf8(&b[start..start + digits])
+        .ok()
+        .and_then(|d| d.parse::<u32>().ok())
+    else {
+        return skip;
+    };
     // MariaDB leaves MySQL 5.7-and-later-only text (`/*!50700` to
     // `/*!99999`) alone.
     let mysql_only = lex.mariadb && !mariadb_only && digits == 5 && v >= 50700;
     let Some(version) = lex.version else {
         out.needs_version = true;
-        return None;
+        return skip;
     };
     if v > version || mysql_only {
-        return None;
+        return skip;
     }
-    Some(start + digits)
+    Comment::Run(start + digits)
 }
 
 /// `sql` with each placeholder at `at` replaced by what `put` writes for
@@ -489,6 +524,13 @@ mod tests {
         assert_eq!(count("SELECT 1 /*M!110000 + ? */", maria), 0);
         assert_eq!(count("SELECT 1 /*! + '*/?' */ + ?", maria), 1);
         assert_eq!(count("SELECT 1 /*! + '*/' + ? */ + ?", maria), 2);
+        // A skipped versioned comment may hold one comment; a plain one
+        // ends at its first `*/` (the server's consume_comment).
+        assert_eq!(count("SELECT 1 /*!999999 /* ? */ ? */, ?", maria), 1);
+        assert_eq!(count("SELECT 1 /*!80000 /* ? */ ? */, ?", maria), 1);
+        assert_eq!(count("SELECT 1 /*!999999 /* /* */ ? */, ?", maria), 1);
+        assert_eq!(count("SELECT 1 /* /* ? */ , ?", maria), 1);
+        assert_eq!(count("SELECT 1 /*!50100 /* ? */ + ? */, ?", maria), 2);
         let mysql = Lexing {
             mariadb: false,
             version: Some(80036),

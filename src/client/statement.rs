@@ -52,6 +52,18 @@ pub(crate) enum StatementError {
     ParamCount { placeholders: usize, given: usize },
     /// A parameter cannot be written (a double that is NaN, ...).
     Param(ParamFault),
+    /// It is more than the server takes in one packet (its
+    /// `max_allowed_packet`); nothing was sent.
+    TooLarge {
+        /// What the one packet (or, sent as long data, the one parameter)
+        /// would hold, in bytes.
+        size: usize,
+        /// The parameter (from 1) sent as long data, if that is what is too
+        /// large.
+        param: Option<usize>,
+        /// The session's `max_allowed_packet`.
+        max: usize,
+    },
     /// The driver or the server refused it.
     Mysql(mysql::Error),
 }
@@ -81,10 +93,29 @@ impl StatementError {
                 "the statement has {placeholders} placeholder(s) but {given} parameter(s) were given"
             ),
             StatementError::Param(f) => f.to_string(),
+            StatementError::TooLarge { size, param, max } => {
+                let what = match param {
+                    Some(i) => format!("parameter {i} is {size} bytes"),
+                    None => format!("the statement is {size} bytes to send"),
+                };
+                format!(
+                    "{what}, more than the server's max_allowed_packet ({max} bytes); nothing was \
+                     sent: raise max_allowed_packet on the server, or send less at once"
+                )
+            }
             StatementError::Mysql(e) => e.to_string(),
         }
     }
 }
+
+/// Below this many bytes a statement is not checked against the server's
+/// `max_allowed_packet` (which is at least 1 KiB but in practice MiBs; its
+/// default is 16 MiB): the check costs one round trip per session, the first
+/// time.
+const CHECK_SIZE_FROM: usize = 64 * 1024;
+/// The most one protocol packet carries; a prepared statement's values that
+/// need more are sent as long data, each parameter on its own.
+const MAX_PAYLOAD_LEN: usize = 0xff_ff_ff;
 
 /// How a statement goes to the server, once planned.
 #[derive(Debug)]
@@ -95,6 +126,37 @@ pub(crate) enum Plan {
     Text { sql: String, partly: bool },
     /// A prepared statement and its values.
     Binary { stmt: Statement, params: Params },
+}
+
+impl Plan {
+    /// What the largest packet (or long-data parameter, from 1) it sends
+    /// holds, roughly from above: the server refuses a statement whose
+    /// packet is over its `max_allowed_packet`, and a parameter whose long
+    /// data is.
+    fn size(&self) -> (usize, Option<usize>) {
+        match self {
+            Plan::Text { sql, .. } => (sql.len() + 1, None),
+            Plan::Binary { params, .. } => {
+                let Params::Positional(values) = params else {
+                    return (0, None);
+                };
+                let len = |v: &mysql::Value| match v {
+                    mysql::Value::Bytes(b) => b.len(),
+                    _ => 0,
+                };
+                let total: usize = 11 + values.iter().map(|v| len(v) + 11).sum::<usize>();
+                if total <= MAX_PAYLOAD_LEN {
+                    return (total, None);
+                }
+                values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (len(v), Some(i + 1)))
+                    .max()
+                    .unwrap_or((0, None))
+            }
+        }
+    }
 }
 
 fn unpreparable(e: &mysql::Error) -> bool {
@@ -166,7 +228,42 @@ impl PooledConn {
     /// Plans `sql` with `params` (see the module doc): the prepared
     /// statement, or the interpolated text. With no parameters the prepared
     /// way prepares the statement too (its values then come typed).
+    /// A statement larger than the server takes fails here, with nothing
+    /// sent and the connection intact.
     pub(crate) fn plan(
+        &mut self,
+        sql: &str,
+        params: &[Param],
+        way: Option<Way>,
+    ) -> Result<Plan, StatementError> {
+        let plan = self.plan_unchecked(sql, params, way)?;
+        let (size, param) = plan.size();
+        if size >= CHECK_SIZE_FROM {
+            let max = self.max_allowed_packet()?;
+            if size > max {
+                return Err(StatementError::TooLarge { size, param, max });
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The session's `max_allowed_packet`: one round trip the first time.
+    fn max_allowed_packet(&mut self) -> mysql::Result<usize> {
+        if let Some(m) = self.session_ref().state.max_allowed_packet {
+            return Ok(m);
+        }
+        let m: Option<u64> =
+            self.run_text_as("SELECT @@SESSION.max_allowed_packet", false, |r| {
+                Ok(r.next()
+                    .transpose()?
+                    .and_then(|row| row.get::<Option<u64>, _>(0).flatten()))
+            })?;
+        let m = m.map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
+        self.session_mut().state.max_allowed_packet = Some(m);
+        Ok(m)
+    }
+
+    fn plan_unchecked(
         &mut self,
         sql: &str,
         params: &[Param],

@@ -189,7 +189,9 @@ fn statement_failure(context: &str, e: StatementError) -> Failure {
     match e {
         StatementError::Mysql(e) => mysql_failure(context, &e),
         e @ StatementError::ParamCount { .. } => Failure::new(STAUNCH_PARAM_COUNT, e.message()),
-        e @ StatementError::Param(_) => Failure::new(STAUNCH_INVALID_ARGUMENT, e.message()),
+        e @ (StatementError::Param(_) | StatementError::TooLarge { .. }) => {
+            Failure::new(STAUNCH_INVALID_ARGUMENT, e.message())
+        }
     }
 }
 
