@@ -103,7 +103,8 @@
 //! fast with `NoWriter`.
 //!
 //! The decisions themselves (alive errors, failure counting, the secondary
-//! check, DeadMaster, read health, the first look, the Galera plan) are
+//! check, DeadMaster, read health, the first look, the order of rules 1-3
+//! once the writer is known, the Galera plan) are
 //! pure functions in `rules.rs`, tested by tables; this file probes and
 //! applies them.
 //!
@@ -119,7 +120,9 @@ use crossbeam_channel::{Receiver, Sender};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
-use super::rules::{self, GaleraObs, Mode, NodeClass, Repl, Replica};
+use super::rules::{
+    self, Candidate, GaleraObs, Mode, NodeClass, Repl, ReplStep, Replica, WriterSeen,
+};
 use super::{HostHealth, PingType, Topo, MODE_GALERA, MODE_REPLICATION, MODE_UNKNOWN};
 use crate::client::MysqlConnector;
 use crate::duration::fmt_duration;
@@ -761,15 +764,31 @@ impl Monitor {
             self.discover();
             return;
         };
-        let others: Vec<usize> = (0..self.hosts.len())
+        let others: Vec<Candidate> = (0..self.hosts.len())
             .filter(|&i| i != w && self.hosts[i].writable() && !self.hosts[i].superseded)
+            .map(|i| Candidate {
+                idx: i,
+                detached: self.hosts[i].sample.as_ref().is_some_and(Sample::detached),
+            })
             .collect();
         let ws_status = self.hosts[w].status;
-        let read_only = self.hosts[w].answered().is_some_and(|s| s.read_only);
-        let failing = ws_status == Status::Failed || self.writer_late(w, now);
+        let seen = if self.hosts[w].answered().is_some_and(|s| s.read_only) {
+            WriterSeen::ReadOnly
+        } else if ws_status == Status::Failed {
+            WriterSeen::Failed
+        } else if self.writer_late(w, now) {
+            WriterSeen::Late
+        } else if ws_status == Status::Ok {
+            WriterSeen::Writable
+        } else {
+            WriterSeen::Other
+        };
         // Rules 1 and 2 act on what every other host says since the writer's
         // trouble was seen (a round starts at once), not on older answers.
-        let fresh = if read_only || failing {
+        let fresh = if matches!(
+            seen,
+            WriterSeen::ReadOnly | WriterSeen::Failed | WriterSeen::Late
+        ) {
             let since = *self.doubt_since.get_or_insert_with(|| {
                 self.next_round = now;
                 now
@@ -779,68 +798,52 @@ impl Monitor {
             self.doubt_since = None;
             true
         };
-        if !fresh {
-            return;
-        }
-        if read_only {
-            // Rule 1.
-            match others.as_slice() {
-                [] => {}
-                [c] => {
-                    let c = *c;
-                    if self.hosts[c].sample.as_ref().is_some_and(Sample::detached) {
-                        self.follow(Some(w), c, Move::Switchover);
+        match rules::replication_step(seen, &others, fresh, self.secondary_due) {
+            ReplStep::Wait => {}
+            ReplStep::Switchover(c) => {
+                self.follow(Some(w), c, Move::Switchover);
+            }
+            ReplStep::RefuseSplit(many) => self.refuse_split(&many),
+            ReplStep::Promotion {
+                to,
+                else_secondary_check,
+            } => {
+                if !self.follow(Some(w), to, Move::Promotion) && else_secondary_check {
+                    self.secondary_check_and_verdict(w, now);
+                }
+            }
+            ReplStep::SecondaryCheck => self.secondary_check_and_verdict(w, now),
+            ReplStep::ReportSplit(cs) => {
+                // Reported once per host; writes stay on the writer.
+                for c in cs {
+                    if !self.hosts[c].split_reported {
+                        self.hosts[c].split_reported = true;
+                        self.t.emit(Event::SplitBrain {
+                            writable: vec![self.ep(w), self.ep(c)],
+                            writes_refused: false,
+                        });
                     }
                 }
-                many => {
-                    let many = many.to_vec();
-                    self.refuse_split(&many);
-                }
             }
-            return;
         }
-        if failing {
-            // Rule 2.
-            if let [c] = others.as_slice() {
-                let c = *c;
-                if self.hosts[c].sample.as_ref().is_some_and(Sample::detached)
-                    && self.follow(Some(w), c, Move::Promotion)
-                {
-                    return;
-                }
-            }
-            // Rule 3.
-            if self.secondary_due && ws_status == Status::Failed {
-                self.secondary_due = false;
-                self.failures = 0;
-                let seen_by = self.secondary_check(w);
-                let threshold = self.t.cfg.failure_threshold;
-                if rules::dead_primary(threshold, threshold, seen_by.len()) == Some(true) {
-                    self.declare_dead(w);
-                } else {
-                    self.t.emit(Event::PartitionSuspected {
-                        endpoint: self.ep(w),
-                        seen_by,
-                    });
-                    // Fresh evidence is needed next time.
-                    self.start_evidence_window(now);
-                }
-            }
-            return;
-        }
-        if ws_status != Status::Ok {
-            return;
-        }
-        // The writer answers, writable: any other writable host is split
-        // brain (writes stay on the writer), reported once.
-        for c in others {
-            if !self.hosts[c].split_reported {
-                self.hosts[c].split_reported = true;
-                self.t.emit(Event::SplitBrain {
-                    writable: vec![self.ep(w), self.ep(c)],
-                    writes_refused: false,
-                });
-            }
+    }
+
+    /// Rule 3: the secondary check, then DeadMaster's verdict: the writer
+    /// declared dead, or a partition reported (and fresh evidence needed
+    /// next time).
+    fn secondary_check_and_verdict(&mut self, w: usize, now: Instant) {
+        self.secondary_due = false;
+        self.failures = 0;
+        let seen_by = self.secondary_check(w);
+        let threshold = self.t.cfg.failure_threshold;
+        if rules::dead_primary(threshold, threshold, seen_by.len()) == Some(true) {
+            self.declare_dead(w);
+        } else {
+            self.t.emit(Event::PartitionSuspected {
+                endpoint: self.ep(w),
+                seen_by,
+            });
+            self.start_evidence_window(now);
         }
     }
 
