@@ -42,9 +42,10 @@ type pval struct {
 }
 
 // Parameter types bindParams takes: nil, the integer types, float32/64,
-// bool (0/1), string (TEXT; DECIMAL values too), []byte (BYTES; nil is
-// NULL), time.Time (DATETIME, in UTC), time.Duration (TIME), a
-// driver.Valuer (sql.NullString, ...), and pointers to those (nil is NULL).
+// bool (0/1), string (TEXT, as go-sql-driver sends it, also to a DECIMAL
+// column), Decimal (DECIMAL, exact), []byte (BYTES; nil is NULL), time.Time
+// (DATETIME, in UTC), time.Duration (TIME), a driver.Valuer
+// (sql.NullString, ...), and pointers to those (nil is NULL).
 func toParam(op string, i int, a any) (pval, error) {
 	switch v := a.(type) {
 	case nil:
@@ -80,6 +81,18 @@ func toParam(op string, i int, a any) (pval, error) {
 		return pval{typ: C.STAUNCH_PARAM_INT64, i: 0}, nil
 	case string:
 		return pval{typ: C.STAUNCH_PARAM_TEXT, s: v, size: len(v)}, nil
+	case Decimal:
+		// Checked here for an error in Go's words (the library checks
+		// again when the statement runs); nothing is sent.
+		if err := checkDecimal(string(v)); err != nil {
+			return pval{}, invalid(op, "argument %d: staunch.Decimal %v", i+1, err)
+		}
+		return pval{typ: C.STAUNCH_PARAM_DECIMAL, s: string(v), size: len(v)}, nil
+	case *Decimal: // before driver.Valuer, which *Decimal is too
+		if v == nil {
+			return pval{typ: C.STAUNCH_PARAM_NULL}, nil
+		}
+		return toParam(op, i, *v)
 	case []byte:
 		if v == nil {
 			return pval{typ: C.STAUNCH_PARAM_NULL}, nil
@@ -133,7 +146,7 @@ func toParam(op string, i int, a any) (pval, error) {
 			return toParam(op, i, rv.Bytes())
 		}
 	}
-	return pval{}, invalid(op, "argument %d: unsupported type %T (use nil, integers, floats, bool, string, []byte, time.Time, time.Duration or a driver.Valuer)", i+1, a)
+	return pval{}, invalid(op, "argument %d: unsupported type %T (use nil, integers, floats, bool, string, staunch.Decimal, []byte, time.Time, time.Duration or a driver.Valuer)", i+1, a)
 }
 
 func durationToTime(d time.Duration) C.staunch_time {
@@ -189,8 +202,8 @@ func bindParams(op string, args []any) (cparams, error) {
 			p.u64 = C.uint64_t(v.u)
 		case C.STAUNCH_PARAM_DOUBLE:
 			p.f64 = C.double(v.f)
-		case C.STAUNCH_PARAM_TEXT, C.STAUNCH_PARAM_BYTES:
-			if v.typ == C.STAUNCH_PARAM_TEXT {
+		case C.STAUNCH_PARAM_TEXT, C.STAUNCH_PARAM_DECIMAL, C.STAUNCH_PARAM_BYTES:
+			if v.typ != C.STAUNCH_PARAM_BYTES {
 				copy(buf[off:], v.s)
 			} else {
 				copy(buf[off:], v.b)

@@ -52,6 +52,7 @@
 //! life of a statement on a borrowed connection: broken sessions refused,
 //! time limits, cancellation).
 
+pub(crate) mod answer;
 mod cancel;
 mod config;
 mod conn;
