@@ -40,6 +40,7 @@ public final class SqlErrors {
         String state = e.sqlState().isEmpty() ? null : e.sqlState();
         SQLException r = switch (e.status()) {
             case Status.SERVER_ERROR -> server(msg, state, code);
+            case Status.CONFLICT -> new SQLTransactionRollbackException(msg, or(state, "40001"), code);
             case Status.STATEMENT_TIMEOUT -> new SQLTimeoutException(msg, or(state, "HYT00"), code);
             case Status.CANCELLED -> new SQLTransientException(msg, or(state, "70100"), code);
             case Status.POOL_EXHAUSTED -> new SQLTransientConnectionException(msg, "08001", code);
