@@ -17,7 +17,11 @@ import java.util.Set;
  * <p>Mapped: user, password, connectTimeout (ms), socketTimeout (ms: staunch's
  * query_timeout), useSSL, requireSSL, sslMode, verifyServerCertificate,
  * serverSslCert / trustCertificateKeyStoreUrl (a PEM file), sessionVariables
- * (init_sql), useAffectedRows (found_rows), localSocket, and any of staunch's
+ * (init_sql), useAffectedRows (found_rows), localSocket, useServerPrepStmts
+ * (true: staunch's interpolate_params=false; MariaDB Connector/J's default,
+ * false, is client-side interpolation: see {@link StaunchDataSource}),
+ * rewriteBatchedStatements (true keeps interpolation, as in Connector/J,
+ * where it turns useServerPrepStmts off; batches still run row by row), and any of staunch's
  * own knobs by their names. Ignored (staunch's behaviour is fixed or the
  * property only tunes a driver staunch replaces): {@link #IGNORED}. Anything
  * else is an error naming the property, so that a setting is never silently
@@ -30,8 +34,8 @@ public final class JdbcUrl {
     public static final Set<String> IGNORED = Set.of(
             "useunicode", "characterencoding", "charset", "servertimezone", "connectiontimezone",
             "forceconnectiontimezonetosession", "uselegacydatetimecode", "usetimezone", "zerodatetimebehavior",
-            "autoreconnect", "cacheprepstmts", "prepstmtcachesize", "prepstmtcachesqllimit", "useserverprepstmts",
-            "rewritebatchedstatements", "allowpublickeyretrieval", "tcpkeepalive", "allowmultiqueries",
+            "autoreconnect", "cacheprepstmts", "prepstmtcachesize", "prepstmtcachesqllimit",
+            "allowpublickeyretrieval", "tcpkeepalive", "allowmultiqueries",
             "cacheresultsetmetadata", "cacheserverconfiguration", "elidesetautocommits", "maintaintimestats",
             "uselocalsessionstate", "uselocaltransactionstate", "usessl_default", "pooldatasource",
             "tinyint1isbit", "transformedbitisboolean", "yearisdatetype", "usecompression", "permitmysqlscheme",
@@ -109,6 +113,8 @@ public final class JdbcUrl {
         }
         boolean ssl = false;
         boolean verify = true;
+        Boolean serverPrep = null;
+        boolean rewriteBatched = false;
         String sslMode = null;
         if (query != null) {
             for (String pair : query.split("&")) {
@@ -147,6 +153,8 @@ public final class JdbcUrl {
                     case "sessionvariables" -> knobs.put("init_sql", "SET SESSION " + v);
                     case "useaffectedrows" -> knobs.put("found_rows", Boolean.toString(!bool(k, v)));
                     case "localsocket" -> knobs.put("socket", v);
+                    case "useserverprepstmts" -> serverPrep = bool(k, v);
+                    case "rewritebatchedstatements" -> rewriteBatched = bool(k, v);
                     default -> {
                         if (IGNORED.contains(lk)) {
                             continue;
@@ -158,10 +166,17 @@ public final class JdbcUrl {
                         throw new SQLNonTransientException("jdbcUrl property " + k + " is not supported by staunch "
                                 + "(mapped: user, password, connectTimeout, socketTimeout, useSSL, requireSSL, sslMode, "
                                 + "verifyServerCertificate, serverSslCert, trustCertificateKeyStoreUrl, sessionVariables, "
-                                + "useAffectedRows, localSocket, and staunch's own knobs; ignored: " + IGNORED + ")", "HY000");
+                                + "useAffectedRows, localSocket, useServerPrepStmts, rewriteBatchedStatements, and "
+                                + "staunch's own knobs; ignored: " + IGNORED + ")", "HY000");
                     }
                 }
             }
+        }
+        // As MariaDB Connector/J 3.x: rewriteBatchedStatements=true turns useServerPrepStmts off.
+        if (rewriteBatched) {
+            knobs.put("interpolate_params", "true");
+        } else if (serverPrep != null) {
+            knobs.put("interpolate_params", Boolean.toString(!serverPrep));
         }
         if (sslMode != null) {
             knobs.put("tls_mode", switch (sslMode.toLowerCase(Locale.ROOT).replace('-', '_')) {
@@ -248,7 +263,7 @@ public final class JdbcUrl {
 
     private static boolean bool(String k, String v) throws SQLException {
         return switch (v.trim().toLowerCase(Locale.ROOT)) {
-            case "true", "1", "yes" -> true;
+            case "true", "1", "yes", "" -> true; // "" as Connector/J: a property named without a value
             case "false", "0", "no" -> false;
             default -> throw new SQLNonTransientException("jdbcUrl property " + k + " must be true or false, got \"" + v + "\"", "HY000");
         };

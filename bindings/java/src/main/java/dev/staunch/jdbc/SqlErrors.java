@@ -25,12 +25,22 @@ import java.sql.SQLTransientException;
 public final class SqlErrors {
     private SqlErrors() {}
 
+    /** The C ABI's name of a parameter, {@code params[i]} (from 0), at the start of a message. */
+    private static final java.util.regex.Pattern C_PARAM = java.util.regex.Pattern.compile("^params\\[(\\d+)]");
+
     public static SQLException of(StaunchException e) {
         String msg = e.getMessage();
+        java.util.regex.Matcher m = C_PARAM.matcher(e.rawMessage());
+        if (e.status() < Status.POOL_EXHAUSTED && m.find()) {
+            // A bound value the library refused: named as JDBC counts parameters, from 1.
+            msg = Status.name(e.status()) + ": parameter " + (Long.parseLong(m.group(1)) + 1)
+                    + e.rawMessage().substring(m.end());
+        }
         int code = e.serverCode();
         String state = e.sqlState().isEmpty() ? null : e.sqlState();
         SQLException r = switch (e.status()) {
             case Status.SERVER_ERROR -> server(msg, state, code);
+            case Status.CONFLICT -> new SQLTransactionRollbackException(msg, or(state, "40001"), code);
             case Status.STATEMENT_TIMEOUT -> new SQLTimeoutException(msg, or(state, "HYT00"), code);
             case Status.CANCELLED -> new SQLTransientException(msg, or(state, "70100"), code);
             case Status.POOL_EXHAUSTED -> new SQLTransientConnectionException(msg, "08001", code);
@@ -46,6 +56,8 @@ public final class SqlErrors {
             case Status.WRONG_TYPE, Status.OUT_OF_RANGE, Status.NULL_VALUE, Status.INVALID_UTF8 ->
                     new SQLDataException(msg, "22000", code);
             case Status.INVALID_CONFIG -> new SQLNonTransientException(msg, "HY000", code);
+            // A bound value the library refuses (a decimal that is not one, a NaN double): it names the parameter.
+            case Status.INVALID_ARGUMENT, Status.BAD_PARAM_TYPE -> new SQLDataException(msg, "22023", code);
             default -> new SQLException(msg, or(state, "HY000"), code);
         };
         r.initCause(e);

@@ -31,9 +31,15 @@ import java.util.Calendar;
 import java.util.List;
 
 /**
- * A {@link java.sql.PreparedStatement}: the values bound to {@code ?} go to
- * the server separately from the SQL (a prepared statement), never quoted
- * into it. Batches run their rows one after the other on the connection.
+ * A {@link java.sql.PreparedStatement}. As in MariaDB Connector/J, by default
+ * the library writes each bound value into the statement as a literal escaped
+ * for the session's real {@code sql_mode} (client-side interpolation: one
+ * round trip, text protocol); with {@code useServerPrepStmts=true} the
+ * statement is prepared on the server and the values travel separately (a
+ * statement the server cannot prepare is interpolated either way). The
+ * placeholders are counted by the library's SQL scanner under the session's
+ * {@code sql_mode}. A {@link BigDecimal} is an exact DECIMAL on the server.
+ * Batches run their rows one after the other on the connection.
  */
 public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
     final String sql;
@@ -42,42 +48,12 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
     boolean[] set;
     private List<Object[]> batch;
 
-    StaunchPreparedStatement(StaunchConnection connection, String sql) {
+    StaunchPreparedStatement(StaunchConnection connection, String sql) throws SQLException {
         super(connection);
         this.sql = sql;
-        this.paramCount = countPlaceholders(sql);
+        this.paramCount = connection.countParams(sql);
         this.params = new Object[paramCount];
         this.set = new boolean[paramCount];
-    }
-
-    /** The number of {@code ?} outside quotes and comments. */
-    static int countPlaceholders(String sql) {
-        return placeholders(sql).size();
-    }
-
-    /** The positions in {@code sql} of the {@code ?} outside quotes and comments. */
-    static List<Integer> placeholders(String sql) {
-        List<Integer> n = new ArrayList<>();
-        for (int i = 0; i < sql.length(); i++) {
-            char c = sql.charAt(i);
-            if (c == '\'' || c == '"' || c == '`') {
-                for (i++; i < sql.length() && sql.charAt(i) != c; i++) {
-                    if (sql.charAt(i) == '\\' && c != '`') {
-                        i++;
-                    }
-                }
-            } else if (c == '-' && i + 1 < sql.length() && sql.charAt(i + 1) == '-' || c == '#') {
-                while (i < sql.length() && sql.charAt(i) != '\n') {
-                    i++;
-                }
-            } else if (c == '/' && i + 1 < sql.length() && sql.charAt(i + 1) == '*') {
-                int end = sql.indexOf("*/", i + 2);
-                i = end < 0 ? sql.length() : end + 1;
-            } else if (c == '?') {
-                n.add(i);
-            }
-        }
-        return n;
     }
 
     private void bind(int index, Object value) throws SQLException {
@@ -320,7 +296,34 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
                     setObject(i, x instanceof String ? x : StaunchResultSet.text(x));
             case Types.BOOLEAN, Types.BIT -> setObject(i, x instanceof Boolean b ? b
                     : x instanceof Number n ? n.longValue() != 0 : Boolean.parseBoolean(x.toString()));
+            case Types.DECIMAL, Types.NUMERIC -> setObject(i, decimal(i, x));
             default -> setObject(i, x);
+        }
+    }
+
+    /** A value given with target type DECIMAL/NUMERIC as an exact BigDecimal (as Connector/J converts it). */
+    private static BigDecimal decimal(int i, Object x) throws SQLException {
+        try {
+            return switch (x) {
+                case BigDecimal d -> d;
+                case java.math.BigInteger b -> new BigDecimal(b);
+                case Long l -> BigDecimal.valueOf(l);
+                case Integer n -> BigDecimal.valueOf(n);
+                case Short n -> BigDecimal.valueOf(n);
+                case Byte n -> BigDecimal.valueOf(n);
+                case Boolean b -> b ? BigDecimal.ONE : BigDecimal.ZERO;
+                // The shortest text that reads back as the double, as Connector/J sends it.
+                case Double d -> new BigDecimal(Double.toString(d));
+                case Float f -> new BigDecimal(Float.toString(f));
+                case String t -> new BigDecimal(t.trim());
+                case Number n -> new BigDecimal(n.toString());
+                default -> throw new SQLDataException("parameter " + i + ": a " + x.getClass().getName()
+                        + " is not a DECIMAL", "22018");
+            };
+        } catch (NumberFormatException e) {
+            // The value is not quoted: it may be anything a user bound.
+            throw new SQLDataException("parameter " + i + ": not a decimal number (setObject with Types.DECIMAL "
+                    + "or NUMERIC takes digits with an optional sign, point and exponent)", "22018", e);
         }
     }
 
