@@ -44,7 +44,8 @@ type pval struct {
 // Parameter types bindParams takes: nil, the integer types, float32/64,
 // bool (0/1), string (TEXT, as go-sql-driver sends it, also to a DECIMAL
 // column), Decimal (DECIMAL, exact), []byte (BYTES; nil is NULL), time.Time
-// (DATETIME, in UTC), time.Duration (TIME), a driver.Valuer
+// (in UTC: DATE at midnight, else DATETIME with microseconds; the
+// nanoseconds below are dropped), time.Duration (TIME), a driver.Valuer
 // (sql.NullString, ...), and pointers to those (nil is NULL).
 func toParam(op string, i int, a any) (pval, error) {
 	switch v := a.(type) {
@@ -102,6 +103,13 @@ func toParam(op string, i int, a any) (pval, error) {
 		u := v.UTC()
 		if u.Year() < 0 || u.Year() > 9999 {
 			return pval{}, invalid(op, "argument %d: time %v is outside the years 0-9999 of DATETIME", i+1, v)
+		}
+		if u.Hour() == 0 && u.Minute() == 0 && u.Second() == 0 && u.Nanosecond() == 0 {
+			// Go has no date type: a time at midnight is taken for a
+			// date, as go-sql-driver does (it writes it as 'YYYY-MM-DD'),
+			// so it reads as a date where the server makes text of it.
+			return pval{typ: C.STAUNCH_PARAM_DATE, dt: C.staunch_datetime{
+				year: C.uint16_t(u.Year()), month: C.uint8_t(u.Month()), day: C.uint8_t(u.Day())}}, nil
 		}
 		return pval{typ: C.STAUNCH_PARAM_DATETIME, dt: C.staunch_datetime{
 			year: C.uint16_t(u.Year()), month: C.uint8_t(u.Month()), day: C.uint8_t(u.Day()),
@@ -211,7 +219,7 @@ func bindParams(op string, args []any) (cparams, error) {
 			p.ptr = unsafe.Pointer(&buf[off])
 			p.len = C.size_t(v.size)
 			off += v.size
-		case C.STAUNCH_PARAM_DATETIME:
+		case C.STAUNCH_PARAM_DATE, C.STAUNCH_PARAM_DATETIME:
 			p.datetime = v.dt
 		case C.STAUNCH_PARAM_TIME:
 			p.time = v.tm
