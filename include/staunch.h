@@ -907,6 +907,14 @@ typedef struct staunch_value {
 #define STAUNCH_SERVER_UNRESPONSIVE 305
 
 /**
+ * The server rolled the whole transaction back because it lost a conflict:
+ * a deadlock or, in a Galera cluster, a certification failure (server error
+ * 1213, SQLSTATE 40001, both in the error object). The connection stays
+ * usable; running the transaction again from its start may succeed.
+ */
+#define STAUNCH_CONFLICT 306
+
+/**
  * A broken internal invariant in staunch. Please report it.
  */
 #define STAUNCH_INTERNAL 900

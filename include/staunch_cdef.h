@@ -225,6 +225,8 @@ typedef struct staunch_value {
 
 #define STAUNCH_SERVER_UNRESPONSIVE 305
 
+#define STAUNCH_CONFLICT 306
+
 #define STAUNCH_INTERNAL 900
 
 #define STAUNCH_PANIC 901

@@ -11,9 +11,11 @@
 #            find_package(staunch 1.0); the -dbgsym's debug file matches the
 #            library's build id; then the Go module (below); apt-get remove
 #   go       the module zip through GOPROXY=file://dist/goproxy, fresh
-#            GOPATH and GOMODCACHE, against the installed .deb (no CGO_* flags)
+#            GOPATH and GOMODCACHE, against the installed .deb (no CGO_* flags:
+#            the binding's `#cgo pkg-config: staunch` finds the .deb's .pc)
 #   tarball  unpacked into a fresh prefix: pkg-config (shared), CMake (shared
-#            and static)
+#            and static), then the Go module as above against the prefix
+#            (PKG_CONFIG_PATH=PREFIX/lib/pkgconfig, no CGO_* flags)
 #   wheel    into a fresh venv, with no cargo on PATH
 #   sdist    into a fresh venv, built by cargo (the crate inside the sdist)
 #   maven    Check.java with the jar that Maven resolves from dist/maven into a
@@ -77,7 +79,7 @@ URL=$(python3 -c 'import json, sys; r = json.loads(sys.argv[1]); assert r["ready
 
 results=()
 section() { echo "== dist-check: $*"; t_section=$SECONDS; }
-passed() { results+=("$(printf '%-8s %4ds  %s' "$1" $((SECONDS - t_section)) "$2")"); }
+passed() { results+=("$(printf '%-10s %4ds  %s' "$1" $((SECONDS - t_section)) "$2")"); }
 
 # loads_from BINARY LIBRARY: the binary's libstaunch resolves to LIBRARY
 # (through links: /lib is /usr/lib on merged-/usr systems).
@@ -90,27 +92,36 @@ loads_from() {
 
 newest_glibc() { objdump -T "$1" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n1; }
 
-check_go() { # against the C package installed from the .debs
-  section "Go module from GOPROXY=file://dist/goproxy, fresh GOPATH and GOMODCACHE, the .deb's library"
+check_go() { # check_go deb|tarball: against the C package the .debs installed, or the unpacked tarball
+  local from=$1 lib=/usr/lib/x86_64-linux-gnu/libstaunch.so.$MAJOR
+  section "Go module from GOPROXY=file://dist/goproxy, fresh GOPATH and GOMODCACHE, the $from's library through pkg-config"
   ROOT=$REPO source "$REPO/scripts/go-env.sh"
   ensure_go >/dev/null
-  mkdir -p "$W/go"
-  cp "$W/src/go/main.go" "$W/go/"
+  mkdir -p "$W/go-$from"
+  cp "$W/src/go/main.go" "$W/go-$from/"
   local gomod
   gomod=$(sed -n 's/^module //p' "$REPO/bindings/go/go.mod")
   (
-    cd "$W/go"
-    export GOPATH=$W/gopath GOMODCACHE=$W/gomodcache GOPROXY=file://$DIST/goproxy GOSUMDB=off \
+    cd "$W/go-$from"
+    export GOPATH=$W/gopath-$from GOMODCACHE=$W/gomodcache-$from GOPROXY=file://$DIST/goproxy GOSUMDB=off \
       GOFLAGS=-modcacherw GOTOOLCHAIN=local
-    unset CGO_CFLAGS CGO_LDFLAGS CGO_CPPFLAGS
+    unset CGO_CFLAGS CGO_LDFLAGS CGO_CPPFLAGS PKG_CONFIG_PATH LD_LIBRARY_PATH
+    if [ "$from" = tarball ]; then
+      # The one setting a prefix needs: where its relocatable staunch.pc is.
+      export PKG_CONFIG_PATH=$W/prefix/lib/pkgconfig
+      lib=$W/prefix/lib/libstaunch.so.$MAJOR
+    fi
     go mod init staunch.invalid/distcheck >/dev/null 2>&1
     go get "$gomod@v$VERSION" 2>&1 | grep -v '^go: downloading' || true
     go build -o check-go .
     test -d "$GOMODCACHE/$gomod@v$VERSION" || { echo "the module is not in the fresh GOMODCACHE" >&2; exit 1; }
-    loads_from ./check-go "/usr/lib/x86_64-linux-gnu/libstaunch.so.$MAJOR"
+    # The tarball's library is not on the loader's path: a program built
+    # against it runs with LD_LIBRARY_PATH (or an rpath of its own).
+    [ "$from" = deb ] || export LD_LIBRARY_PATH=$W/prefix/lib
+    loads_from ./check-go "$lib"
     ./check-go "$URL"
-  ) | tee "$W/go.out"
-  passed go "$(tail -n1 "$W/go.out")"
+  ) | tee "$W/go-$from.out"
+  passed "go-$from" "$(tail -n1 "$W/go-$from.out")"
 }
 
 for c in "${checks[@]}"; do
@@ -143,7 +154,7 @@ for c in "${checks[@]}"; do
       echo "   debug symbols: $dbgfile (build id of $lib); the library itself has none"
       echo "   the library needs at most GLIBC_$(newest_glibc "$lib")"
       passed deb "$(tail -n1 "$W/deb.out")"
-      check_go
+      check_go deb
       section "apt-get remove"
       DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq "libstaunch$MAJOR-dbgsym" libstaunch-dev "libstaunch$MAJOR" >/dev/null
       debs_installed=
@@ -169,7 +180,8 @@ for c in "${checks[@]}"; do
       cmake --build "$W/tar-cmake" >/dev/null
       "$W/tar-cmake/check_cmake" "$URL" | sed 's/^/   find_package: /'
       "$W/tar-cmake/check_static" "$URL" | sed 's/^/   find_package, static: /'
-      passed tarball "$(tail -n1 "$W/tar.out")" ;;
+      passed tarball "$(tail -n1 "$W/tar.out")"
+      check_go tarball ;;
     wheel)
       section "wheel into a fresh venv, no cargo on PATH"
       python3 -m venv "$W/venv-wheel"

@@ -5,6 +5,10 @@
 #   CGO_LDFLAGS      -L<cargo output dir> -Wl,-rpath,<cargo output dir>
 #   STAUNCH_TESTKIT  the staunch-testkit binary
 #   STAUNCH_LIBDIR   the cargo output dir (libstaunch.so, libstaunch.so.1, libstaunch.a)
+#   PKG_CONFIG_PATH  <cargo output dir>/pkgconfig first: a staunch.pc for this
+#                    checkout (the repo's include/, the cargo output dir), which
+#                    the binding's `#cgo pkg-config: staunch` reads as it reads
+#                    an installed C package's
 #
 # Go: the `go` on PATH (or /usr/local/go/bin/go) if it is 1.22 or newer
 # (go.mod's `go` line then fetches a newer toolchain through the Go proxy
@@ -64,6 +68,13 @@ ensure_go() {
   go_ok "$cache/bin/go"
 }
 
+ensure_pkg_config() { # cgo runs it for the binding's `#cgo pkg-config: staunch`
+  command -v pkg-config >/dev/null 2>&1 && return 0
+  echo "installing pkg-config from Debian's packages..."
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pkg-config >/dev/null
+}
+
 build_staunch() { # build_staunch debug|release
   local profile=$1 flag=
   [ "$profile" = release ] && flag=--release
@@ -76,6 +87,23 @@ build_staunch() { # build_staunch debug|release
   # libstaunch.so.
   ln -sf libstaunch.so "$STAUNCH_LIBDIR/libstaunch.so.1"
   export STAUNCH_LIBDIR
+  ensure_pkg_config
+  mkdir -p "$STAUNCH_LIBDIR/pkgconfig"
+  cat > "$STAUNCH_LIBDIR/pkgconfig/staunch.pc" <<EOF
+# Written by scripts/go-env.sh: staunch as built in this checkout.
+libdir=$STAUNCH_LIBDIR
+includedir=$ROOT/include
+
+Name: staunch
+Description: staunch built in $ROOT (not installed)
+Version: $("$ROOT/scripts/version.sh")
+Cflags: -I\${includedir}
+Libs: -L\${libdir} -lstaunch
+EOF
+  export PKG_CONFIG_PATH="$STAUNCH_LIBDIR/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  # The rpath lets the test binaries find libstaunch.so without
+  # LD_LIBRARY_PATH; -L serves the static build (-tags staunch_static),
+  # which does not use pkg-config.
   export CGO_LDFLAGS="-L$STAUNCH_LIBDIR -Wl,-rpath,$STAUNCH_LIBDIR"
   export STAUNCH_TESTKIT="$target/debug/staunch-testkit"
 }

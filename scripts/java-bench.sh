@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# JMH benchmarks of the JVM binding, side by side in one run:
-# getConnection + SELECT 1 + close at 1 and 8 threads, for
+# JMH benchmarks of the JVM binding, side by side in one run, at 1 and 8
+# threads: GetSelectClose (getConnection + SELECT 1 + close) and QueryForList
+# (Spring JdbcTemplate.queryForList of 1,000 rows by a bound parameter; the
+# native API reads the same rows), for
 #   staunchNative     the native API (Pool.get + Conn.queryText)
 #   staunchJdbc       StaunchDataSource (JDBC)
 #   hikariConnectorJ  HikariCP 7.1.0 + MariaDB Connector/J 3.5.7
@@ -37,34 +39,41 @@ trap 'exec {TK[1]}>&-; wait "$TK_PID" 2>/dev/null || true' EXIT
 # measurement iterations (the JMH tables of every round are printed too).
 if [ "${1:-}" = quick ]; then rounds=1; iters=(-wi 1 -w 1s -i 2 -r 1s); else rounds=5; iters=(-wi 1 -w 1s -i 3 -r 1s); fi
 out=$(mktemp -d)
-for t in 1 8; do
-  for r in $(seq "$rounds"); do
-    for b in staunchNative staunchJdbc hikariConnectorJ; do
-      java -cp "$cp" org.openjdk.jmh.Main "GetSelectClose.$b\$" -f 1 -t "$t" "${iters[@]}" \
-        -jvmArgsAppend "--enable-native-access=ALL-UNNAMED -Dstaunch.library=$lib -Dstaunch.bench.port=$port" \
-        -rf json -rff "$out/$t-$r-$b.json" | grep -E '^GetSelectClose' | sed "s/^/threads=$t round=$r  /" || true
+benches=${STAUNCH_BENCHES:-GetSelectClose QueryForList}
+for k in $benches; do
+  for t in 1 8; do
+    for r in $(seq "$rounds"); do
+      for b in staunchNative staunchJdbc hikariConnectorJ; do
+        java -cp "$cp" org.openjdk.jmh.Main "$k.$b\$" -f 1 -t "$t" "${iters[@]}" \
+          -jvmArgsAppend "--enable-native-access=ALL-UNNAMED -Dstaunch.library=$lib -Dstaunch.bench.port=$port" \
+          -rf json -rff "$out/$k-$t-$r-$b.json" | grep -E "^$k" | sed "s/^/threads=$t round=$r  /" || true
+      done
     done
   done
 done
 echo
-echo "== median ops/ms over every measurement iteration, and ratios to HikariCP + Connector/J"
-echo "   (higher is better; targets: JDBC >= 0.8x, native >= 1x)"
-python3 - "$out" <<'PY'
+echo "== median throughput over every measurement iteration, and ratios to HikariCP + Connector/J"
+echo "   (higher is better; issue #23's targets: JDBC >= 1.0x, native >= 1.1x)"
+python3 - "$out" $benches <<'PY'
 import glob, json, os, statistics, sys
 d = sys.argv[1]
-print("| threads | HikariCP + Connector/J | StaunchDataSource (JDBC) | staunch native API |")
-print("|---|---|---|---|")
-for t in (1, 8):
-    med = {}
-    for b in ("hikariConnectorJ", "staunchJdbc", "staunchNative"):
-        xs = []
-        for f in glob.glob(os.path.join(d, f"{t}-*-{b}.json")):
-            for res in json.load(open(f)):
-                for fork in res["primaryMetric"]["rawData"]:
-                    xs.extend(fork)
-        med[b] = statistics.median(xs) if xs else float("nan")
-    h = med["hikariConnectorJ"]
-    print(f"| {t} | {h:.2f} ops/ms (1.00x) | {med['staunchJdbc']:.2f} ops/ms ({med['staunchJdbc']/h:.2f}x) | "
-          f"{med['staunchNative']:.2f} ops/ms ({med['staunchNative']/h:.2f}x) |")
+for k in sys.argv[2:]:
+    unit = {"GetSelectClose": "ops/ms", "QueryForList": "ops/s"}.get(k, "ops")
+    print()
+    print(f"{k}")
+    print("| threads | HikariCP + Connector/J | StaunchDataSource (JDBC) | staunch native API |")
+    print("|---|---|---|---|")
+    for t in (1, 8):
+        med = {}
+        for b in ("hikariConnectorJ", "staunchJdbc", "staunchNative"):
+            xs = []
+            for f in glob.glob(os.path.join(d, f"{k}-{t}-*-{b}.json")):
+                for res in json.load(open(f)):
+                    for fork in res["primaryMetric"]["rawData"]:
+                        xs.extend(fork)
+            med[b] = statistics.median(xs) if xs else float("nan")
+        h = med["hikariConnectorJ"]
+        print(f"| {t} | {h:.2f} {unit} (1.00x) | {med['staunchJdbc']:.2f} {unit} ({med['staunchJdbc']/h:.2f}x) | "
+              f"{med['staunchNative']:.2f} {unit} ({med['staunchNative']/h:.2f}x) |")
 PY
 rm -rf "$out"

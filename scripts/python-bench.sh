@@ -5,7 +5,10 @@
 # PyMySQL, mysqlclient and SQLAlchemy from PyPI into the test venv, and the
 # package with `pip install ./bindings/python`.
 #
-# Usage: scripts/python-bench.sh [--seconds S] [--rounds N] [--json FILE]
+# Usage: scripts/python-bench.sh [--baseline REV] [--seconds S] [--rounds N] [--where] [--json FILE]
+#   --baseline REV  also runs the Python package of git revision REV (e.g. main) over the
+#                   same library, as "staunch (baseline)": before and after in one run
+#   --where         then where the time of one checkout goes, per phase (bench/bench.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -19,10 +22,23 @@ PYTHON=${PYTHON:-python3}
 VENV=${STAUNCH_PY_VENV:-$ROOT/target/py-venv}
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 PY=$VENV/bin/python
-"$PY" -m pip install -q --disable-pip-version-check 'SQLAlchemy>=2.0,<3' PyMySQL mysqlclient
+"$PY" -m pip install -q --disable-pip-version-check 'SQLAlchemy==2.1.9' 'PyMySQL==1.2.4' 'mysqlclient==2.3.2'
+ARGS=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = --baseline ]; then
+    BASE=$(mktemp -d)
+    trap 'rm -rf "$BASE"' EXIT
+    git archive "${2:?--baseline needs a git revision, e.g. main}" bindings/python/src/staunch | tar -x -C "$BASE"
+    ARGS+=(--baseline "$BASE/bindings/python/src/staunch")
+    shift 2
+  else
+    ARGS+=("$1")
+    shift
+  fi
+done
 cargo build -q -p staunch-testkit
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 case $TARGET in /*) ;; *) TARGET=$ROOT/$TARGET ;; esac
 export STAUNCH_TESTKIT=$TARGET/debug/staunch-testkit
 "$PY" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
-env -u STAUNCH_LIBRARY "$PY" bindings/python/bench/bench.py "$@"
+env -u STAUNCH_LIBRARY "$PY" bindings/python/bench/bench.py ${ARGS[@]+"${ARGS[@]}"}

@@ -51,6 +51,12 @@ pub enum ErrorKind {
     /// was checked and what happened. (A statement the server still runs is
     /// never cut: for a hard limit, set `query_timeout`.)
     ServerUnresponsive,
+    /// The server rolled the whole transaction back because it lost a
+    /// conflict: a deadlock or, in a Galera cluster, a certification failure
+    /// (server error 1213, `ER_LOCK_DEADLOCK`, SQLSTATE 40001). The
+    /// connection stays usable; running the transaction again from its
+    /// start may succeed (see `Pool::retry_on_conflict`).
+    Conflict,
     /// The pool is closed (or was closed while the caller waited).
     Closed,
     /// No server may take writes now: the primary was declared dead and no
@@ -77,6 +83,7 @@ impl ErrorKind {
             ErrorKind::StatementTimeout => "statement timed out",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::ServerUnresponsive => "server unresponsive",
+            ErrorKind::Conflict => "conflict",
             ErrorKind::Closed => "pool closed",
             ErrorKind::NoWriter => "no writer",
             ErrorKind::InvalidArgument => "invalid argument",
@@ -210,16 +217,16 @@ impl Error {
         false
     }
 
-    /// Whether this error or one it wraps carries one of these server error
-    /// numbers.
     /// A deadlock or, in a Galera cluster, a certification conflict: server
-    /// error 1213 (`ER_LOCK_DEADLOCK`). The server rolled the whole
-    /// transaction back; running it again from its start may succeed (see
-    /// `Pool::retry_on_conflict`).
+    /// error 1213 (`ER_LOCK_DEADLOCK`, kind [`ErrorKind::Conflict`]). The
+    /// server rolled the whole transaction back; running it again from its
+    /// start may succeed (see `Pool::retry_on_conflict`).
     pub fn is_conflict(&self) -> bool {
         self.server_code() == Some(1213)
     }
 
+    /// Whether this error or one it wraps carries one of these server error
+    /// numbers.
     pub fn has_server_code(&self, codes: &[u16]) -> bool {
         let mut e = Some(self);
         while let Some(x) = e {

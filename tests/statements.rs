@@ -593,3 +593,53 @@ fn start_transaction_on_the_guard_costs_no_reset() {
     }
     assert_eq!(pool.stats().resets_on_return, iso_resets + 3);
 }
+
+/// A deadlock (two transactions taking the same two row locks in opposite
+/// orders) is `ErrorKind::Conflict`, as a Galera certification failure is:
+/// server error 1213, SQLSTATE 40001; the server rolled the loser back and
+/// its connection stays usable.
+#[test]
+fn a_deadlock_is_a_conflict() {
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.dl (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB");
+    s.sql("INSERT INTO staunch_test.dl VALUES (1, 0), (2, 0)");
+    let pool = Pool::from_url(&format!("{}?max_size=2", s.url())).unwrap();
+    let mut a = pool.get().unwrap();
+    let mut b = pool.get().unwrap();
+    a.query_drop("BEGIN").unwrap();
+    a.query_drop("UPDATE dl SET v = 1 WHERE id = 1").unwrap();
+    b.query_drop("BEGIN").unwrap();
+    b.query_drop("UPDATE dl SET v = 2 WHERE id = 2").unwrap();
+    // b waits for a's lock on row 1 (on its own thread); then a asks for
+    // b's lock on row 2: InnoDB sees the cycle and rolls one of them back.
+    let waiter = thread::spawn(move || {
+        let r = b.query_drop("UPDATE dl SET v = 2 WHERE id = 1");
+        (b, r)
+    });
+    thread::sleep(Duration::from_millis(300));
+    let ra = a.query_drop("UPDATE dl SET v = 1 WHERE id = 2");
+    if ra.is_ok() {
+        // b lost: a commits once b's rollback frees row 1.
+        a.query_drop("COMMIT").unwrap();
+    }
+    let (mut b, rb) = waiter.join().unwrap();
+    let lost = match (&ra, &rb) {
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => e,
+        _ => panic!("exactly one deadlock victim: {ra:?} {rb:?}"),
+    };
+    let e = Error::from_mysql("statement", lost);
+    assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+    assert!(e.is_conflict());
+    assert_eq!(e.server_code(), Some(1213));
+    assert_eq!(e.sql_state(), Some("40001"));
+    if rb.is_ok() {
+        b.query_drop("COMMIT").unwrap();
+    }
+    // Both sessions stay in step and usable.
+    for c in [&mut a, &mut b] {
+        assert_eq!(c.query_first::<i64, _>("SELECT 7").unwrap(), Some(7));
+        assert!(c.broken().is_none());
+    }
+    drop((a, b));
+    assert_eq!(pool.stats().closed_broken, 0);
+}

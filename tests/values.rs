@@ -222,6 +222,20 @@ fn dates_bind_as_date_and_times_as_time() {
             ],
             "{way:?}"
         );
+        // Without a fraction, none: the server shows a prepared DATETIME or
+        // TIME that way, and an interpolated one is written to match.
+        c.query_drop("DELETE FROM d").unwrap();
+        c.exec_params_with(
+            "INSERT INTO d VALUES (?), (?)",
+            &[
+                Param::DateTime(2012, 10, 15, 1, 2, 3, 0),
+                Param::Time(false, 0, 1, 2, 3, 0),
+            ],
+            way,
+        )
+        .unwrap();
+        let got: Vec<String> = c.query("SELECT v FROM d ORDER BY v").unwrap();
+        assert_eq!(got, ["01:02:03", "2012-10-15 01:02:03"], "{way:?}");
         let row = one_row(
             &mut c,
             "SELECT ?, ?, ?",

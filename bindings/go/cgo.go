@@ -2,20 +2,24 @@ package staunch
 
 // How the library is found and linked
 //
-// The header comes from the repository (include/staunch.h, two levels up).
-// The library is the one cargo builds (target/<profile>/libstaunch.so or
-// libstaunch.a); its directory is not known here, so it comes from the
-// environment: scripts/go-tests.sh sets
+// Through pkg-config (`#cgo pkg-config: staunch`), as any installed C
+// package: the .deb's staunch.pc is on pkg-config's default path; for the
+// tarball unpacked into PREFIX, set PKG_CONFIG_PATH=PREFIX/lib/pkgconfig
+// (the .pc is relocatable), so `go get` builds with no CGO_* flags. In this
+// repository scripts/go-env.sh writes a staunch.pc for the checkout (the
+// repo's include/, cargo's output directory) and puts it first on
+// PKG_CONFIG_PATH; it also sets
 //
 //	CGO_LDFLAGS="-L$DIR -Wl,-rpath,$DIR"
 //
 // (the rpath lets the test binaries find libstaunch.so without
 // LD_LIBRARY_PATH). Build with the tag staunch_static to link libstaunch.a
-// instead: the Go binary then needs no libstaunch.so at run time.
+// instead (no pkg-config; the directory from CGO_LDFLAGS' -L): the Go
+// binary then needs no libstaunch.so at run time.
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo !staunch_static LDFLAGS: -lstaunch
+#cgo staunch_static CFLAGS: -I${SRCDIR}/../../include
+#cgo !staunch_static pkg-config: staunch
 #cgo staunch_static LDFLAGS: -l:libstaunch.a -lgcc_s -lutil -lrt -lpthread -lm -ldl
 #include <stdlib.h>
 #include <string.h>

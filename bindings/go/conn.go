@@ -30,6 +30,15 @@ type Conn struct {
 	// pool is never read: it keeps the Pool reachable while c is
 	// borrowed, so the Pool's finalizer cannot close it under a Conn in use.
 	pool *Pool
+
+	// Streaming answers given up (Rows.giveUp) and still being ended in
+	// the background: the handle is freed only after the last (orphans
+	// 0); released meanwhile, it waits in handedOff. Guarded by om, not
+	// mu (which a statement holds for its length).
+	om        sync.Mutex
+	orphans   int
+	handedOff *C.staunch_conn
+	discardAt bool // a given-up answer left the session mid-answer: close, never return
 }
 
 // Result is what a statement run by Exec did.
@@ -192,7 +201,12 @@ func (c *Conn) query(ctx context.Context, sql string, args []any, flags C.uint32
 	if err != nil {
 		return nil, err
 	}
-	return newRows(out), nil
+	rows := newRows(out)
+	if flags&C.STAUNCH_QUERY_STREAM != 0 && ctx.Done() != nil {
+		// Its fetches may wait for the server: they answer to ctx.
+		rows.ctx, rows.conn = ctx, c
+	}
+	return rows, nil
 }
 
 // QueryRow runs a query for at most one row; errors wait for Row.Scan.
@@ -285,6 +299,16 @@ func (c *Conn) free(discard bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.c != nil {
+		c.om.Lock()
+		discard = discard || c.discardAt
+		if c.orphans > 0 {
+			// The last given-up answer's goroutine discards and frees it.
+			c.handedOff, c.c = c.c, nil
+			c.om.Unlock()
+			runtime.SetFinalizer(c, nil)
+			return
+		}
+		c.om.Unlock()
 		if discard {
 			C.staunch_conn_discard(c.c, nil)
 		}
@@ -292,6 +316,34 @@ func (c *Conn) free(discard bool) {
 		c.c = nil
 		runtime.SetFinalizer(c, nil)
 	}
+}
+
+// adopt runs end (the rest of a given-up streaming answer, see
+// Rows.giveUp) on a goroutine with the connection's handle (nil if it was
+// released already), and marks the connection to be closed, never
+// returned: now if it was released meanwhile, else at its release.
+func (c *Conn) adopt(end func(h *C.staunch_conn)) {
+	c.mu.Lock()
+	h := c.c
+	c.om.Lock()
+	c.orphans++
+	c.discardAt = true
+	c.om.Unlock()
+	c.mu.Unlock()
+	go func() {
+		end(h)
+		c.om.Lock()
+		c.orphans--
+		var last *C.staunch_conn
+		if c.orphans == 0 {
+			last, c.handedOff = c.handedOff, nil
+		}
+		c.om.Unlock()
+		if last != nil {
+			C.staunch_conn_discard(last, nil)
+			C.staunch_conn_free(last)
+		}
+	}()
 }
 
 // IsolationLevel of a transaction.

@@ -47,6 +47,7 @@ const (
 	StatusTimeout         Status = C.STAUNCH_STATEMENT_TIMEOUT
 	StatusCancelled       Status = C.STAUNCH_CANCELLED
 	StatusUnresponsive    Status = C.STAUNCH_SERVER_UNRESPONSIVE
+	StatusConflict        Status = C.STAUNCH_CONFLICT
 	StatusInternal        Status = C.STAUNCH_INTERNAL
 	StatusPanic           Status = C.STAUNCH_PANIC
 )
@@ -82,6 +83,12 @@ var (
 	// statement (the liveness check found it not answering, restarted or
 	// replaced, or no longer running the connection). Also matches ErrBroken.
 	ErrServerUnresponsive = errors.New("staunch: the server stopped answering")
+	// ErrConflict: the server rolled the whole transaction back because it
+	// lost a conflict: a deadlock or, in a Galera cluster, a certification
+	// failure (error 1213, SQLSTATE 40001). The error is a *MySQLError with
+	// that number, as go-sql-driver returns; the connection stays usable and
+	// running the transaction again from its start may succeed.
+	ErrConflict = errors.New("staunch: transaction lost a conflict (deadlock or certification failure)")
 	// ErrReleased: the connection was released; acquire another.
 	ErrReleased = errors.New("staunch: use of a released connection")
 	// ErrInvalid: the caller passed something unusable (bad URL, unknown
@@ -131,6 +138,8 @@ func (e *Error) Is(target error) bool {
 		return e.Status == StatusBroken || e.Status == StatusIOError || e.Status == StatusUnresponsive
 	case ErrServerUnresponsive:
 		return e.Status == StatusUnresponsive
+	case ErrConflict:
+		return e.Status == StatusConflict
 	case ErrStatementTimeout:
 		return e.Status == StatusTimeout
 	case ErrCancelled:
@@ -159,12 +168,20 @@ func (e *MySQLError) Error() string {
 	return fmt.Sprintf("Error %d (%s): %s", e.Number, e.SQLState, e.Message)
 }
 
+// erLockDeadlock is a deadlock or a Galera certification failure.
+const erLockDeadlock = 1213
+
+// Is matches ErrConflict for a deadlock or certification failure (1213).
+func (e *MySQLError) Is(target error) bool {
+	return target == ErrConflict && e.Number == erLockDeadlock
+}
+
 // takeError turns a failed status and its error object into a Go error and
 // frees the object.
 func takeError(op string, st C.staunch_status, cerr *C.staunch_error) error {
 	defer C.staunch_error_free(cerr)
 	msg := C.GoString(C.staunch_error_message(cerr))
-	if Status(st) == StatusServerError {
+	if Status(st) == StatusServerError || Status(st) == StatusConflict {
 		e := &MySQLError{
 			Number:   uint16(C.staunch_error_server_code(cerr)),
 			SQLState: C.GoString(C.staunch_error_sqlstate(cerr)),

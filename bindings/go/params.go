@@ -42,9 +42,11 @@ type pval struct {
 }
 
 // Parameter types bindParams takes: nil, the integer types, float32/64,
-// bool (0/1), string (TEXT; DECIMAL values too), []byte (BYTES; nil is
-// NULL), time.Time (DATETIME, in UTC), time.Duration (TIME), a
-// driver.Valuer (sql.NullString, ...), and pointers to those (nil is NULL).
+// bool (0/1), string (TEXT, as go-sql-driver sends it, also to a DECIMAL
+// column), Decimal (DECIMAL, exact), []byte (BYTES; nil is NULL), time.Time
+// (in UTC: DATE at midnight, else DATETIME with microseconds; the
+// nanoseconds below are dropped), time.Duration (TIME), a driver.Valuer
+// (sql.NullString, ...), and pointers to those (nil is NULL).
 func toParam(op string, i int, a any) (pval, error) {
 	switch v := a.(type) {
 	case nil:
@@ -80,6 +82,18 @@ func toParam(op string, i int, a any) (pval, error) {
 		return pval{typ: C.STAUNCH_PARAM_INT64, i: 0}, nil
 	case string:
 		return pval{typ: C.STAUNCH_PARAM_TEXT, s: v, size: len(v)}, nil
+	case Decimal:
+		// Checked here for an error in Go's words (the library checks
+		// again when the statement runs); nothing is sent.
+		if err := checkDecimal(string(v)); err != nil {
+			return pval{}, invalid(op, "argument %d: staunch.Decimal %v", i+1, err)
+		}
+		return pval{typ: C.STAUNCH_PARAM_DECIMAL, s: string(v), size: len(v)}, nil
+	case *Decimal: // before driver.Valuer, which *Decimal is too
+		if v == nil {
+			return pval{typ: C.STAUNCH_PARAM_NULL}, nil
+		}
+		return toParam(op, i, *v)
 	case []byte:
 		if v == nil {
 			return pval{typ: C.STAUNCH_PARAM_NULL}, nil
@@ -89,6 +103,13 @@ func toParam(op string, i int, a any) (pval, error) {
 		u := v.UTC()
 		if u.Year() < 0 || u.Year() > 9999 {
 			return pval{}, invalid(op, "argument %d: time %v is outside the years 0-9999 of DATETIME", i+1, v)
+		}
+		if u.Hour() == 0 && u.Minute() == 0 && u.Second() == 0 && u.Nanosecond() == 0 {
+			// Go has no date type: a time at midnight is taken for a
+			// date, as go-sql-driver does (it writes it as 'YYYY-MM-DD'),
+			// so it reads as a date where the server makes text of it.
+			return pval{typ: C.STAUNCH_PARAM_DATE, dt: C.staunch_datetime{
+				year: C.uint16_t(u.Year()), month: C.uint8_t(u.Month()), day: C.uint8_t(u.Day())}}, nil
 		}
 		return pval{typ: C.STAUNCH_PARAM_DATETIME, dt: C.staunch_datetime{
 			year: C.uint16_t(u.Year()), month: C.uint8_t(u.Month()), day: C.uint8_t(u.Day()),
@@ -133,7 +154,7 @@ func toParam(op string, i int, a any) (pval, error) {
 			return toParam(op, i, rv.Bytes())
 		}
 	}
-	return pval{}, invalid(op, "argument %d: unsupported type %T (use nil, integers, floats, bool, string, []byte, time.Time, time.Duration or a driver.Valuer)", i+1, a)
+	return pval{}, invalid(op, "argument %d: unsupported type %T (use nil, integers, floats, bool, string, staunch.Decimal, []byte, time.Time, time.Duration or a driver.Valuer)", i+1, a)
 }
 
 func durationToTime(d time.Duration) C.staunch_time {
@@ -189,8 +210,8 @@ func bindParams(op string, args []any) (cparams, error) {
 			p.u64 = C.uint64_t(v.u)
 		case C.STAUNCH_PARAM_DOUBLE:
 			p.f64 = C.double(v.f)
-		case C.STAUNCH_PARAM_TEXT, C.STAUNCH_PARAM_BYTES:
-			if v.typ == C.STAUNCH_PARAM_TEXT {
+		case C.STAUNCH_PARAM_TEXT, C.STAUNCH_PARAM_DECIMAL, C.STAUNCH_PARAM_BYTES:
+			if v.typ != C.STAUNCH_PARAM_BYTES {
 				copy(buf[off:], v.s)
 			} else {
 				copy(buf[off:], v.b)
@@ -198,7 +219,7 @@ func bindParams(op string, args []any) (cparams, error) {
 			p.ptr = unsafe.Pointer(&buf[off])
 			p.len = C.size_t(v.size)
 			off += v.size
-		case C.STAUNCH_PARAM_DATETIME:
+		case C.STAUNCH_PARAM_DATE, C.STAUNCH_PARAM_DATETIME:
 			p.datetime = v.dt
 		case C.STAUNCH_PARAM_TIME:
 			p.time = v.tm

@@ -7,6 +7,7 @@ package staunch
 import "C"
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -56,6 +57,11 @@ type Rows struct {
 	err   error
 	cols  []string
 	types []ColumnType
+	// A streaming answer read under a context that can end: the context,
+	// and the Conn whose statement it is (see call and giveUp). Nil
+	// otherwise: a buffered row set never blocks.
+	ctx  context.Context
+	conn *Conn
 }
 
 func newRows(r *C.staunch_rows) *Rows {
@@ -64,9 +70,15 @@ func newRows(r *C.staunch_rows) *Rows {
 	return rs
 }
 
-// Close frees the rows. Idempotent; never fails.
+// Close frees the rows. Idempotent; never fails. The rest of a streaming
+// answer is read off first (as go-sql-driver does), unless its context has
+// ended: then it is given up (see giveUp).
 func (rs *Rows) Close() {
 	if rs == nil {
+		return
+	}
+	if rs.r != nil && rs.ctx != nil && rs.ctx.Err() != nil {
+		rs.giveUp(nil)
 		return
 	}
 	if rs.r != nil {
@@ -128,8 +140,15 @@ func (rs *Rows) Next() bool {
 		rs.vals = unsafe.Slice(rs.buf, rs.batch*rs.ncol)
 	}
 	var got C.size_t
-	var cerr *C.staunch_error
-	if st := C.staunch_rows_fetch(rs.r, rs.buf, C.size_t(rs.batch*rs.ncol), &got, &cerr); st != C.STAUNCH_OK {
+	r, buf, capacity := rs.r, rs.buf, C.size_t(rs.batch*rs.ncol)
+	st, cerr, err := rs.call("next", func(cerr **C.staunch_error) C.staunch_status {
+		return C.staunch_rows_fetch(r, buf, capacity, &got, cerr)
+	})
+	if err != nil {
+		rs.err = err
+		return false
+	}
+	if st != C.STAUNCH_OK {
 		rs.err = takeError("next", st, cerr)
 		rs.Close()
 		return false
@@ -142,6 +161,80 @@ func (rs *Rows) Next() bool {
 	return true
 }
 
+// callResult is what a blocking call on a row set returned.
+type callResult struct {
+	st   C.staunch_status
+	cerr *C.staunch_error
+}
+
+// call runs f, a call on the row set that may block (a streaming answer
+// waits for its rows). Without a context that can end, here. With one, on
+// a goroutine of its own, so that when the context ends first the caller
+// gets the context's error at once, whatever the server does (slow, or
+// frozen): the rows are then given up (giveUp) and f finishes in the
+// background. err is that error; otherwise f's status and error object.
+func (rs *Rows) call(op string, f func(cerr **C.staunch_error) C.staunch_status) (C.staunch_status, *C.staunch_error, error) {
+	if rs.ctx == nil {
+		var cerr *C.staunch_error
+		st := f(&cerr)
+		return st, cerr, nil
+	}
+	ctx := rs.ctx
+	if ctx.Err() != nil {
+		rs.giveUp(nil)
+		return 0, nil, givenUpError(op, ctx)
+	}
+	done := make(chan callResult, 1)
+	go func() {
+		var cerr *C.staunch_error
+		st := f(&cerr)
+		done <- callResult{st, cerr}
+	}()
+	select {
+	case r := <-done:
+		return r.st, r.cerr, nil
+	case <-ctx.Done():
+		rs.giveUp(done)
+		return 0, nil, givenUpError(op, ctx)
+	}
+}
+
+func givenUpError(op string, ctx context.Context) error {
+	return &Error{Status: StatusCancelled, Op: op, ctx: ctx.Err(),
+		Message: "the context ended while the rows were awaited: the rest of the answer is given up, the statement cancelled, and the connection will be closed"}
+}
+
+// giveUp abandons a streaming answer whose context ended: the rows are
+// emptied now, and a goroutine of their Conn's (Conn.adopt) ends the rest:
+// it cancels the statement on the server (KILL QUERY, which stops a slow
+// server's rows, so the call in flight returns; a frozen server cannot
+// answer it, and the statement's liveness bound then cuts the connection),
+// waits for the call in flight (done, if any), frees the row set, and has
+// the connection closed instead of returned to the pool: its session was
+// left mid-answer. Everything it waits for is bounded (connect_timeout + 1
+// s for the kill; the statement's bounds for the rest).
+func (rs *Rows) giveUp(done <-chan callResult) {
+	r, buf := rs.r, rs.buf
+	rs.r, rs.buf, rs.vals = nil, nil, nil
+	rs.n, rs.cur = 0, -1
+	rs.ctx = nil
+	runtime.SetFinalizer(rs, nil)
+	rs.conn.adopt(func(h *C.staunch_conn) {
+		if h != nil {
+			C.staunch_conn_cancel(h, nil, nil)
+		}
+		if done != nil {
+			if res := <-done; res.cerr != nil {
+				C.staunch_error_free(res.cerr)
+			}
+		}
+		C.staunch_rows_free(r)
+		if buf != nil {
+			C.free(unsafe.Pointer(buf))
+		}
+	})
+}
+
 // NextResultSet moves to the next result set of a statement that returned
 // several (a CALL, multi-statement text); false after the last.
 func (rs *Rows) NextResultSet() bool {
@@ -149,8 +242,15 @@ func (rs *Rows) NextResultSet() bool {
 		return false
 	}
 	var has C.bool
-	var cerr *C.staunch_error
-	if st := C.staunch_rows_next_result(rs.r, &has, &cerr); st != C.STAUNCH_OK {
+	r := rs.r
+	st, cerr, err := rs.call("next result set", func(cerr **C.staunch_error) C.staunch_status {
+		return C.staunch_rows_next_result(r, &has, cerr)
+	})
+	if err != nil {
+		rs.err = err
+		return false
+	}
+	if st != C.STAUNCH_OK {
 		rs.err = takeError("next result set", st, cerr)
 		return false
 	}

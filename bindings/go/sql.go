@@ -261,13 +261,18 @@ func (sc *sqlConn) failed(err error) error {
 
 // args gives the statement's arguments, times as go-sql-driver binds them:
 // the wall clock of the time in loc (truncated to timeTruncate), and the
-// zero time.Time as the zero date '0000-00-00'.
+// zero time.Time as the zero date '0000-00-00'. A Decimal stays one (its
+// Value would make it a string): bindParams binds it as a DECIMAL.
 func (sc *sqlConn) args(args []driver.NamedValue) ([]any, error) {
 	a, err := plainArgs(args)
 	if err != nil {
 		return nil, err
 	}
 	for i, v := range a {
+		switch v.(type) {
+		case Decimal, *Decimal:
+			continue
+		}
 		if vr, ok := v.(driver.Valuer); ok {
 			if rv := reflect.ValueOf(vr); rv.Kind() == reflect.Pointer && rv.IsNil() {
 				a[i] = nil

@@ -297,3 +297,82 @@ func Test_sql_prepare_reports_a_bad_statement(t *testing.T) {
 		t.Fatalf("one argument for two: %v", err)
 	}
 }
+
+// A deadlock (two transactions taking the same two row locks in opposite
+// orders) fails the loser with an error matching staunch.ErrConflict, as a
+// Galera certification failure does: a *MySQLError 1213 (40001), as
+// go-sql-driver returns; the other transaction commits.
+func Test_sql_deadlock_is_a_conflict(t *testing.T) {
+	_, db := openDB(t, "max_size=2")
+	for _, q := range []string{
+		"CREATE OR REPLACE TABLE go_sql_dl (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB",
+		"INSERT INTO go_sql_dl VALUES (1, 0), (2, 0)",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := db.BeginTx(bg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := db.BeginTx(bg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Exec("UPDATE go_sql_dl SET v = 1 WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Exec("UPDATE go_sql_dl SET v = 2 WHERE id = 2"); err != nil {
+		t.Fatal(err)
+	}
+	// b waits for a's row 1; a then asks for b's row 2: one is rolled back.
+	errB := make(chan error, 1)
+	go func() {
+		_, err := b.Exec("UPDATE go_sql_dl SET v = 2 WHERE id = 1")
+		errB <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	_, errA := a.Exec("UPDATE go_sql_dl SET v = 1 WHERE id = 2")
+	if errA == nil {
+		if err := a.Commit(); err != nil { // b lost: its rollback freed row 1
+			t.Fatal(err)
+		}
+	}
+	eb := <-errB
+	if (errA == nil) == (eb == nil) {
+		t.Fatalf("want exactly one deadlock victim: a=%v b=%v", errA, eb)
+	}
+	lost, winner := errA, b
+	if lost == nil {
+		lost, winner = eb, nil
+	}
+	if !errors.Is(lost, staunch.ErrConflict) {
+		t.Fatalf("want an error matching ErrConflict, got %T %v", lost, lost)
+	}
+	var me *staunch.MySQLError
+	if !errors.As(lost, &me) || me.Number != 1213 || me.SQLState != "40001" {
+		t.Fatalf("want a *MySQLError 1213 (40001), got %T %v", lost, lost)
+	}
+	if errors.Is(lost, staunch.ErrBroken) || errors.Is(lost, driver.ErrBadConn) {
+		t.Fatalf("a conflict leaves the connection usable: %v", lost)
+	}
+	if winner != nil {
+		if err := winner.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		_ = b.Rollback()
+	}
+	if errA != nil {
+		_ = a.Rollback()
+	}
+	var one *staunch.Error
+	if errors.As(lost, &one) {
+		t.Fatalf("a server error is no *staunch.Error: %v", lost)
+	}
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM go_sql_dl WHERE v > 0").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("the winner's two rows: %d %v", n, err)
+	}
+}

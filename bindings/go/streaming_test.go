@@ -8,7 +8,9 @@ package staunch_test
 
 import (
 	"bufio"
+	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,8 +18,11 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	staunch "github.com/staunch-db/staunch/bindings/go"
 )
 
 const (
@@ -106,4 +111,126 @@ func vmHWM(t *testing.T) int64 {
 	}
 	t.Fatal("no VmHWM in /proc/self/status")
 	return 0
+}
+
+// A database/sql Rows.Next waiting on a streaming answer returns as soon as
+// its context is cancelled, whether the server is slow (the next row is 10 s
+// away) or frozen (SIGSTOP): the statement is killed on the server, the
+// connection is closed rather than returned (its session was left
+// mid-answer), and no goroutine is left behind.
+func Test_sql_streaming_next_returns_when_ctx_cancelled(t *testing.T) {
+	for _, server := range []string{"slow", "frozen"} {
+		t.Run(server, func(t *testing.T) {
+			p, db := openDB(t, "max_size=1")
+			db.SetMaxOpenConns(1)
+			var before int64
+			if err := db.QueryRow("SELECT CONNECTION_ID()").Scan(&before); err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			goroutines := runtime.NumGoroutine()
+			// slow: rows of 20 kB (past the server's 16 kB net buffer,
+			// so they leave as they are made), the 301st 10 s away (a
+			// fetch fills a batch of 256 rows: the second one waits).
+			// frozen: a large answer, the server frozen after the first
+			// row; Next blocks once the socket buffers are drained.
+			q := "SELECT seq, REPEAT('x', 20000), IF(seq > 300, SLEEP(10), 0) FROM seq_1_to_400"
+			marker := "SELECT seq, REPEAT('x', 20000)%"
+			if server == "frozen" {
+				q = "SELECT seq, REPEAT('y', 1000) FROM seq_1_to_300000"
+				marker = "SELECT seq, REPEAT('y', 1000)%"
+			}
+			ctx, cancel := context.WithCancel(bg)
+			defer cancel()
+			rows, err := db.QueryContext(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var read atomic.Int64
+			returned := make(chan time.Time, 1)
+			go func() {
+				for rows.Next() {
+					if read.Add(1) == 1 && server == "frozen" {
+						kit.Must(t, "freeze")
+					}
+				}
+				returned <- time.Now()
+			}()
+			thawed := server != "frozen"
+			defer func() {
+				if !thawed {
+					kit.Must(t, "thaw")
+				}
+			}()
+			// Wait until Next blocks: rows came, then none for 300 ms.
+			last, lastChange := int64(0), time.Now()
+			for last == 0 || time.Since(lastChange) < 300*time.Millisecond {
+				if n := read.Load(); n != last {
+					last, lastChange = n, time.Now()
+				}
+				if last == 0 && time.Since(lastChange) > 5*time.Second {
+					t.Fatal("no row arrived in 5 s")
+				}
+				select {
+				case at := <-returned:
+					t.Fatalf("Next ended by itself at %v after %d rows: %v", at, read.Load(), rows.Err())
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			cancelled := time.Now()
+			cancel()
+			var back time.Time
+			select {
+			case back = <-returned:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Next did not return within 5 s of the cancel")
+			}
+			took := back.Sub(cancelled)
+			t.Logf("%s: Next returned %v after the cancel, having read %d rows", server, took, read.Load())
+			if took > 100*time.Millisecond+slack() {
+				t.Fatalf("Next returned %v after the cancel", took)
+			}
+			if err := rows.Err(); !errors.Is(err, context.Canceled) || !errors.Is(err, staunch.ErrCancelled) {
+				t.Fatalf("rows.Err: %v", err)
+			}
+			rows.Close()
+			if server == "frozen" {
+				kit.Must(t, "thaw")
+				thawed = true
+			}
+			// The statement is gone from the server (killed), the
+			// connection closed: the next borrow is a new connection, and
+			// the old one is not on the server any more.
+			deadline := time.Now().Add(5*time.Second + slack())
+			for kit.QueryInt(t, fmt.Sprintf("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE %q", marker)) != 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the server still runs the statement")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			var after int64
+			if err := db.QueryRow("SELECT CONNECTION_ID()").Scan(&after); err != nil {
+				t.Fatal(err)
+			}
+			if after == before {
+				t.Fatalf("connection %d was returned to the pool after its answer was given up", before)
+			}
+			for kit.QueryInt(t, fmt.Sprintf("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %d", before)) != 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("connection %d is still open on the server", before)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if s := p.Stat(); s.InUse != 0 {
+				t.Fatalf("%d connections still borrowed", s.InUse)
+			}
+			for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n := runtime.NumGoroutine(); n > goroutines {
+				buf := make([]byte, 1<<16)
+				t.Fatalf("%d goroutines left:\n%s", n-goroutines, buf[:runtime.Stack(buf, true)])
+			}
+		})
+	}
 }

@@ -33,7 +33,7 @@ use mysql::{
     from_row, from_row_opt, Binary, Conn, FromRowError, Params, QueryResult, Statement, Text,
 };
 
-use super::error::Refusal;
+use super::error::{not_ready, Refusal};
 use super::session::{Session, State};
 use super::{CancelHandle, MysqlConnector, STATEMENT_GRACE};
 use crate::pool::{Lease, Marks};
@@ -289,7 +289,7 @@ impl PooledConn {
         exec: impl FnOnce(&'a mut Conn) -> mysql::Result<QueryResult<'a, 'a, 'a, P>>,
     ) -> mysql::Result<QueryResult<'a, 'a, 'a, P>> {
         self.begin(partly)?;
-        let (session, mut marks) = self.lease.split();
+        let (session, mut marks, connector) = self.lease.parts();
         marks.note_settled(false);
         let Session {
             conn, state, gate, ..
@@ -302,7 +302,7 @@ impl PooledConn {
             Err(e) => {
                 gate.end();
                 marks.note_statement(false);
-                Err(fail(state, &mut marks, e))
+                Err(fail(state, &mut marks, connector, e))
             }
         }
     }
@@ -318,11 +318,11 @@ impl PooledConn {
         }
         if !session.state.tracked {
             if let Err(e) = session.init(connector.config()) {
-                return Err(fail(&mut session.state, &mut marks, e));
+                return Err(fail(&mut session.state, &mut marks, connector, e));
             }
         }
         if let Err(e) = session.set_limit(wanted) {
-            return Err(fail(&mut session.state, &mut marks, e));
+            return Err(fail(&mut session.state, &mut marks, connector, e));
         }
         if partly {
             session.state.dirty = true;
@@ -362,7 +362,7 @@ impl PooledConn {
         exec: impl FnOnce(&mut Conn) -> mysql::Result<T>,
     ) -> mysql::Result<T> {
         self.begin(partly)?;
-        let (session, mut marks) = self.lease.split();
+        let (session, mut marks, connector) = self.lease.parts();
         let r = exec(&mut session.conn);
         session.gate.end();
         marks.note_statement(false);
@@ -374,7 +374,7 @@ impl PooledConn {
                 marks.note_settled(true);
                 Ok(v)
             }
-            Err(e) => Err(fail(&mut session.state, &mut marks, e)),
+            Err(e) => Err(fail(&mut session.state, &mut marks, connector, e)),
         }
     }
 
@@ -434,8 +434,8 @@ impl PooledConn {
     /// asked for.
     fn break_if(&mut self, e: Option<mysql::Error>) {
         if let Some(e) = e {
-            let (session, mut marks) = self.lease.split();
-            let _ = fail(&mut session.state, &mut marks, e);
+            let (session, mut marks, connector) = self.lease.parts();
+            let _ = fail(&mut session.state, &mut marks, connector, e);
         }
     }
 
@@ -452,8 +452,22 @@ impl PooledConn {
 }
 
 /// Step 3: a failed statement. Breaks the session when the failure
-/// [`breaks_session`]; says so when the watchdog cut it off.
-fn fail(state: &mut State, marks: &mut Marks<'_>, e: mysql::Error) -> mysql::Error {
+/// [`breaks_session`]; says so when the watchdog cut it off. When it says
+/// the server cannot serve now ([`not_ready`]: Galera's 1047, a shutdown),
+/// the connection is closed on return and the connector's alarm raised (the
+/// topology re-probes that server now and routes new borrows away from it
+/// meanwhile); the session stays in step, so the borrower may still roll
+/// back or read what it needs.
+fn fail(
+    state: &mut State,
+    marks: &mut Marks<'_>,
+    connector: &MysqlConnector,
+    e: mysql::Error,
+) -> mysql::Error {
+    if let Some(what) = not_ready(&e) {
+        marks.mark_broken();
+        connector.not_ready(&what);
+    }
     if !breaks_session(&e) || Refusal::of(&e).is_some() {
         return e;
     }

@@ -17,6 +17,33 @@ pub(crate) const ER_STATEMENT_TIMEOUT: u16 = 1969;
 pub(crate) const ER_QUERY_TIMEOUT: u16 = 3024;
 /// ER_QUERY_INTERRUPTED: `KILL QUERY` (staunch's cancel, or anyone's).
 pub(crate) const ER_QUERY_INTERRUPTED: u16 = 1317;
+/// ER_LOCK_DEADLOCK: a deadlock, or a Galera certification failure; the
+/// server rolled the transaction back.
+pub(crate) const ER_LOCK_DEADLOCK: u16 = 1213;
+/// ER_UNKNOWN_COM_ERROR: what a Galera node answers every statement while it
+/// is outside the Primary component, not yet ready, or rejecting queries
+/// (`WSREP has not yet prepared node for application use`, SQLSTATE 08S01).
+pub(crate) const ER_UNKNOWN_COM_ERROR: u16 = 1047;
+/// ER_SERVER_SHUTDOWN: the server is shutting down.
+pub(crate) const ER_SERVER_SHUTDOWN: u16 = 1053;
+
+/// Whether a failed statement says that its *server* cannot serve
+/// statements now (rather than that this statement was wrong): Galera's
+/// 1047 `WSREP has not yet prepared node for application use` (a node
+/// outside the Primary component, not ready, or with `wsrep_reject_queries`;
+/// MaxScale's readwritesplit takes the same code, SQLSTATE and words as its
+/// "WSREP error", ProxySQL 1047 with any words) and 1053 `Server shutdown in
+/// progress` (ProxySQL treats both alike: the connection is destroyed and the
+/// server marked as failing). Returns what the server said. A plain 1047
+/// (`Unknown command`: a command the server does not know) is no such sign.
+pub(crate) fn not_ready(e: &mysql::Error) -> Option<String> {
+    let mysql::Error::MySqlError(me) = e else {
+        return None;
+    };
+    let wsrep = me.code == ER_UNKNOWN_COM_ERROR && me.message.contains("WSREP");
+    (wsrep || me.code == ER_SERVER_SHUTDOWN)
+        .then(|| format!("server error {}: {}", me.code, me.message))
+}
 
 /// An error of staunch's own, carried in a `mysql::Error::IoError` so that
 /// `Queryable` methods can return it; [`Error::from_mysql`] gives it back its
@@ -80,7 +107,8 @@ impl Refusal {
 impl Error {
     /// Wraps an error of the `mysql` crate. `context` says what was being
     /// done. A statement time limit the server enforced is `StatementTimeout`,
-    /// a `KILL QUERY` is `Cancelled`, staunch's own refusals keep their kind
+    /// a `KILL QUERY` is `Cancelled`, a deadlock or certification failure
+    /// (1213) is `Conflict`, staunch's own refusals keep their kind
     /// (`Broken`, `StatementTimeout`, `ServerUnresponsive`), other server errors are `Server`, the
     /// rest `Io`.
     pub fn from_mysql(context: &str, e: &mysql::Error) -> Error {
@@ -95,6 +123,11 @@ impl Error {
                     ER_QUERY_INTERRUPTED => (
                         ErrorKind::Cancelled,
                         "the statement was cancelled (KILL QUERY; the connection is still usable): ",
+                    ),
+                    ER_LOCK_DEADLOCK => (
+                        ErrorKind::Conflict,
+                        "the transaction lost a conflict and the server rolled it back \
+                         (run it again from its start; the connection is still usable): ",
                     ),
                     _ => (ErrorKind::Server, ""),
                 };

@@ -52,6 +52,7 @@
 //! life of a statement on a borrowed connection: broken sessions refused,
 //! time limits, cancellation).
 
+pub(crate) mod answer;
 mod cancel;
 mod config;
 mod conn;
@@ -128,6 +129,22 @@ pub struct MysqlConnector {
     validation_timeout: Duration,
     /// Bounds a cancel's side connection (the pool's `connect_timeout`).
     connect_timeout: Duration,
+    /// Told when a statement shows the server cannot serve now.
+    alarm: Option<NodeAlarm>,
+}
+
+/// What a topology wants to hear when a statement on one of a connector's
+/// connections shows that its server cannot serve statements now
+/// ([`error::not_ready`]: Galera's 1047, a shutdown). Called on the
+/// borrower's thread, with no lock held, with what the server said; it must
+/// only flag and wake (no I/O, no waiting).
+#[derive(Clone)]
+pub(crate) struct NodeAlarm(pub(crate) Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for NodeAlarm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NodeAlarm")
+    }
 }
 
 /// How far a TCP connect got, for the watchdog's report: the handshake
@@ -144,6 +161,23 @@ impl MysqlConnector {
             cfg,
             validation_timeout,
             connect_timeout: crate::PoolConfig::default().connect_timeout,
+            alarm: None,
+        }
+    }
+
+    /// Calls `alarm` whenever a statement on one of this connector's
+    /// connections shows that the server cannot serve now (see
+    /// [`NodeAlarm`]); the connection is closed on return either way.
+    pub(crate) fn with_alarm(mut self, alarm: NodeAlarm) -> MysqlConnector {
+        self.alarm = Some(alarm);
+        self
+    }
+
+    /// Raises the alarm, if any (see [`NodeAlarm`]).
+    pub(crate) fn not_ready(&self, what: &str) {
+        log::warn!(target: "staunch", "{} cannot serve statements now ({what}): that connection will be closed", self.cfg.endpoint());
+        if let Some(a) = &self.alarm {
+            (a.0)(what);
         }
     }
 

@@ -385,8 +385,9 @@ pub(crate) fn interpolate(
 ///   byte of it can end the literal);
 /// - bytes as `_binary X'hex'` (a binary string, whatever the session);
 /// - a date as `DATE'YYYY-MM-DD'`, a date-time as
-///   `TIMESTAMP'YYYY-MM-DD hh:mm:ss.ffffff'` (a DATETIME), a time as
-///   `TIME'[-]hhh:mm:ss.ffffff'`; zero dates (`0000-00-00`), which those
+///   `TIMESTAMP'YYYY-MM-DD hh:mm:ss[.ffffff]'` (a DATETIME), a time as
+///   `TIME'[-]hhh:mm:ss[.ffffff]'` (the fraction when not zero, as the
+///   server shows a prepared one); zero dates (`0000-00-00`), which those
 ///   literals refuse, as plain strings.
 pub fn write_literal(
     index: usize,
@@ -445,18 +446,30 @@ pub fn write_literal(
         }
         &Param::DateTime(y, mo, d, h, mi, s, us) => {
             let prefix = if mo == 0 || d == 0 { "" } else { "TIMESTAMP" };
-            let _ = write!(
-                out,
-                "{prefix}'{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{us:06}'"
-            );
+            let _ = write!(out, "{prefix}'{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}");
+            write_micros(us, out);
+            out.push('\'');
         }
         &Param::Time(neg, days, h, m, s, us) => {
             let hours = u64::from(days) * 24 + u64::from(h);
             let sign = if neg { "-" } else { "" };
-            let _ = write!(out, "TIME'{sign}{hours:02}:{m:02}:{s:02}.{us:06}'");
+            let _ = write!(out, "TIME'{sign}{hours:02}:{m:02}:{s:02}");
+            write_micros(us, out);
+            out.push('\'');
         }
     }
     Ok(())
+}
+
+/// `.ffffff` when there are microseconds, nothing otherwise: the server
+/// gives a prepared DATETIME or TIME parameter 6 decimals when it has a
+/// fraction and none when not, so a literal written the same way makes the
+/// value's text (in a VARCHAR column, `CONCAT`, `CAST(? AS CHAR)`) the same
+/// on both ways a statement is sent.
+fn write_micros(us: u32, out: &mut String) {
+    if us != 0 {
+        let _ = write!(out, ".{us:06}");
+    }
 }
 
 #[cfg(test)]
@@ -633,6 +646,15 @@ mod tests {
             lit(Param::Time(true, 34, 22, 59, 59, 5), d),
             "TIME'-838:59:59.000005'"
         );
+        assert_eq!(
+            lit(Param::DateTime(2012, 10, 15, 12, 34, 56, 0), d),
+            "TIMESTAMP'2012-10-15 12:34:56'"
+        );
+        assert_eq!(
+            lit(Param::DateTime(0, 0, 0, 0, 0, 0, 0), d),
+            "'0000-00-00 00:00:00'"
+        );
+        assert_eq!(lit(Param::Time(false, 0, 1, 2, 3, 0), d), "TIME'01:02:03'");
         assert_eq!(lit(Param::Decimal("-0.01".parse().unwrap()), d), "-0.01");
     }
 

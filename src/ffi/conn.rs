@@ -9,10 +9,11 @@ use mysql::prelude::Queryable;
 use mysql::{Binary, QueryResult, Text};
 
 use super::error::*;
-use super::rows::{collect_sets, nul_terminated, staunch_rows, Set};
-use super::stream::Stream;
+use super::rows::staunch_rows;
+use super::stream::{GiveBack, Stream};
 use super::values::{staunch_param, to_params};
 use super::{arg, arg_str, copy_sized, guard, guard_value, set_opt, Out, STAUNCH_TIMEOUT_DEFAULT};
+use crate::client::answer::{collect_sets, nul_terminated, Set};
 use crate::client::{
     reports_partly, CancelHandle, Param, Plan, PooledConn, ReadAnswer, StatementError, Way,
 };
@@ -521,10 +522,12 @@ pub extern "C" fn staunch_conn_query_ex(
             };
             let pc = c.take_for_stream()?;
             let home = c.home.clone();
+            let home: GiveBack = Box::new(move |conn| home.give_back(conn));
             let stream = match p {
                 Plan::Text { sql, partly } => Stream::text(pc, home, &sql, partly),
                 Plan::Binary { stmt, params } => Stream::binary(pc, home, stmt, params),
-            }?;
+            }
+            .map_err(Failure::from)?;
             staunch_rows::streaming(stream)
         } else {
             let sets = c.with(|pc| {

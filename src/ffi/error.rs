@@ -95,6 +95,11 @@ pub const STAUNCH_CANCELLED: staunch_status = 304;
 /// broken (STAUNCH_BROKEN afterwards) and closed when released. The message
 /// says what was checked and what happened.
 pub const STAUNCH_SERVER_UNRESPONSIVE: staunch_status = 305;
+/// The server rolled the whole transaction back because it lost a conflict:
+/// a deadlock or, in a Galera cluster, a certification failure (server error
+/// 1213, SQLSTATE 40001, both in the error object). The connection stays
+/// usable; running the transaction again from its start may succeed.
+pub const STAUNCH_CONFLICT: staunch_status = 306;
 
 /// A broken internal invariant in staunch. Please report it.
 pub const STAUNCH_INTERNAL: staunch_status = 900;
@@ -139,6 +144,7 @@ pub(crate) const STATUS_NAMES: &[(staunch_status, &CStr)] = &[
         STAUNCH_SERVER_UNRESPONSIVE,
         cstr!("STAUNCH_SERVER_UNRESPONSIVE"),
     ),
+    (STAUNCH_CONFLICT, cstr!("STAUNCH_CONFLICT")),
     (STAUNCH_INTERNAL, cstr!("STAUNCH_INTERNAL")),
     (STAUNCH_PANIC, cstr!("STAUNCH_PANIC")),
 ];
@@ -157,6 +163,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> staunch_status {
         ErrorKind::StatementTimeout => STAUNCH_STATEMENT_TIMEOUT,
         ErrorKind::Cancelled => STAUNCH_CANCELLED,
         ErrorKind::ServerUnresponsive => STAUNCH_SERVER_UNRESPONSIVE,
+        ErrorKind::Conflict => STAUNCH_CONFLICT,
         ErrorKind::Closed => STAUNCH_CLOSED,
         ErrorKind::NoWriter => STAUNCH_NO_WRITER,
         ErrorKind::InvalidArgument => STAUNCH_INVALID_ARGUMENT,

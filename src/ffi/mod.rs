@@ -69,9 +69,8 @@ pub(crate) mod cancel;
 
 pub(crate) mod conn;
 
-pub(crate) mod stream;
-
 pub(crate) mod rows;
+mod stream;
 
 pub(crate) mod events;
 

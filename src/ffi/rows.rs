@@ -10,13 +10,11 @@
 use std::collections::VecDeque;
 use std::ffi::c_char;
 
-use mysql::consts::{ColumnFlags, ColumnType};
-use mysql::{Column, Value};
-
 use super::error::*;
 use super::stream::Stream;
 use super::values::{staunch_datetime, staunch_time, staunch_value};
 use super::{arg, arg_mut, copy_sized, guard, guard_value, Out};
+use crate::client::answer::{Cell, Col, DateTime, Kind, Set, Time};
 
 /// The type of a result column, from the server's column metadata. It tells
 /// which getter reads the column's values.
@@ -43,78 +41,49 @@ pub const STAUNCH_COLUMN_DATETIME: staunch_column_type = 8;
 /// TIME: `staunch_rows_get_time`.
 pub const STAUNCH_COLUMN_TIME: staunch_column_type = 9;
 
-/// The binary collation: a string column with it holds bytes, not text.
-const BINARY_CHARSET: u16 = 63;
+/// The C column type of server metadata `c`.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn column_type(c: &mysql::Column) -> staunch_column_type {
+    Kind::of(c) as staunch_column_type
+}
 
-pub(crate) fn column_type(c: &Column) -> staunch_column_type {
-    use ColumnType::*;
-    let unsigned = c.flags().contains(ColumnFlags::UNSIGNED_FLAG);
-    match c.column_type() {
-        MYSQL_TYPE_NULL => STAUNCH_COLUMN_NULL,
-        MYSQL_TYPE_TINY | MYSQL_TYPE_SHORT | MYSQL_TYPE_LONG | MYSQL_TYPE_LONGLONG
-        | MYSQL_TYPE_INT24 | MYSQL_TYPE_YEAR => {
-            if unsigned {
-                STAUNCH_COLUMN_UINT
-            } else {
-                STAUNCH_COLUMN_INT
-            }
-        }
-        MYSQL_TYPE_FLOAT | MYSQL_TYPE_DOUBLE => STAUNCH_COLUMN_DOUBLE,
-        MYSQL_TYPE_DECIMAL | MYSQL_TYPE_NEWDECIMAL => STAUNCH_COLUMN_DECIMAL,
-        MYSQL_TYPE_DATE | MYSQL_TYPE_NEWDATE => STAUNCH_COLUMN_DATE,
-        MYSQL_TYPE_DATETIME
-        | MYSQL_TYPE_DATETIME2
-        | MYSQL_TYPE_TIMESTAMP
-        | MYSQL_TYPE_TIMESTAMP2 => STAUNCH_COLUMN_DATETIME,
-        MYSQL_TYPE_TIME | MYSQL_TYPE_TIME2 => STAUNCH_COLUMN_TIME,
-        // MySQL's JSON travels with the binary collation, but it is text
-        // (UTF-8, utf8mb4): the header promises JSON as text.
-        MYSQL_TYPE_JSON => STAUNCH_COLUMN_TEXT,
-        MYSQL_TYPE_VARCHAR
-        | MYSQL_TYPE_VAR_STRING
-        | MYSQL_TYPE_STRING
-        | MYSQL_TYPE_TINY_BLOB
-        | MYSQL_TYPE_MEDIUM_BLOB
-        | MYSQL_TYPE_LONG_BLOB
-        | MYSQL_TYPE_BLOB
-        | MYSQL_TYPE_ENUM
-        | MYSQL_TYPE_SET => {
-            if c.character_set() == BINARY_CHARSET {
-                STAUNCH_COLUMN_BYTES
-            } else {
-                STAUNCH_COLUMN_TEXT
-            }
-        }
-        _ => STAUNCH_COLUMN_BYTES,
+fn getter_for(k: Kind) -> &'static str {
+    match k {
+        Kind::Int => "staunch_rows_get_i64",
+        Kind::UInt => "staunch_rows_get_u64",
+        Kind::Double => "staunch_rows_get_double",
+        Kind::Decimal | Kind::Text => "staunch_rows_get_text",
+        Kind::Bytes => "staunch_rows_get_bytes",
+        Kind::Date | Kind::DateTime => "staunch_rows_get_datetime",
+        Kind::Time => "staunch_rows_get_time",
+        Kind::Null => "staunch_rows_is_null",
     }
 }
 
-fn type_name(t: staunch_column_type) -> &'static str {
-    match t {
-        STAUNCH_COLUMN_NULL => "NULL",
-        STAUNCH_COLUMN_INT => "INT",
-        STAUNCH_COLUMN_UINT => "UINT",
-        STAUNCH_COLUMN_DOUBLE => "DOUBLE",
-        STAUNCH_COLUMN_DECIMAL => "DECIMAL",
-        STAUNCH_COLUMN_TEXT => "TEXT",
-        STAUNCH_COLUMN_BYTES => "BYTES",
-        STAUNCH_COLUMN_DATE => "DATE",
-        STAUNCH_COLUMN_DATETIME => "DATETIME",
-        STAUNCH_COLUMN_TIME => "TIME",
-        _ => "?",
+impl From<DateTime> for staunch_datetime {
+    fn from(d: DateTime) -> staunch_datetime {
+        staunch_datetime {
+            year: d.year,
+            month: d.month,
+            day: d.day,
+            hour: d.hour,
+            minute: d.minute,
+            second: d.second,
+            microsecond: d.microsecond,
+        }
     }
 }
 
-fn getter_for(t: staunch_column_type) -> &'static str {
-    match t {
-        STAUNCH_COLUMN_INT => "staunch_rows_get_i64",
-        STAUNCH_COLUMN_UINT => "staunch_rows_get_u64",
-        STAUNCH_COLUMN_DOUBLE => "staunch_rows_get_double",
-        STAUNCH_COLUMN_DECIMAL | STAUNCH_COLUMN_TEXT => "staunch_rows_get_text",
-        STAUNCH_COLUMN_BYTES => "staunch_rows_get_bytes",
-        STAUNCH_COLUMN_DATE | STAUNCH_COLUMN_DATETIME => "staunch_rows_get_datetime",
-        STAUNCH_COLUMN_TIME => "staunch_rows_get_time",
-        _ => "staunch_rows_is_null",
+impl From<Time> for staunch_time {
+    fn from(t: Time) -> staunch_time {
+        staunch_time {
+            negative: t.negative,
+            days: t.days,
+            hours: t.hours,
+            minutes: t.minutes,
+            seconds: t.seconds,
+            microseconds: t.microseconds,
+        }
     }
 }
 
@@ -165,372 +134,86 @@ pub struct staunch_column_info {
     pub schema_len: usize,
 }
 
-/// A NUL-terminated copy of some bytes.
-pub(crate) fn nul_terminated(b: &[u8]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(b.len() + 1);
-    v.extend_from_slice(b);
-    v.push(0);
-    v
-}
-
-/// One column: its metadata, the strings NUL-terminated.
-pub(crate) struct Col {
-    pub(crate) name: Vec<u8>,
-    pub(crate) ctype: staunch_column_type,
-    type_code: u32,
-    flags: u32,
-    charset: u32,
-    length: u32,
-    decimals: u32,
-    org_name: Vec<u8>,
-    table: Vec<u8>,
-    org_table: Vec<u8>,
-    schema: Vec<u8>,
-}
-
-impl Col {
-    pub(crate) fn of(c: &Column) -> Col {
-        Col {
-            name: nul_terminated(c.name_ref()),
-            ctype: column_type(c),
-            type_code: c.column_type() as u32,
-            flags: u32::from(c.flags().bits()),
-            charset: u32::from(c.character_set()),
-            length: c.column_length(),
-            decimals: u32::from(c.decimals()),
-            org_name: nul_terminated(c.org_name_ref()),
-            table: nul_terminated(c.table_ref()),
-            org_table: nul_terminated(c.org_table_ref()),
-            schema: nul_terminated(c.schema_ref()),
-        }
-    }
-
-    /// A column known only by name and type (tests, fuzzing).
-    #[cfg(any(test, feature = "fuzzing"))]
-    pub(crate) fn named(name: &[u8], ctype: staunch_column_type) -> Col {
-        Col {
-            name: nul_terminated(name),
-            ctype,
-            type_code: 0,
-            flags: 0,
-            charset: 0,
-            length: 0,
-            decimals: 0,
-            org_name: vec![0],
-            table: vec![0],
-            org_table: vec![0],
-            schema: vec![0],
-        }
-    }
-
-    fn info(&self) -> staunch_column_info {
-        let s = |v: &Vec<u8>| (v.as_ptr().cast::<c_char>(), v.len() - 1);
-        let (name, name_len) = s(&self.name);
-        let (org_name, org_name_len) = s(&self.org_name);
-        let (table, table_len) = s(&self.table);
-        let (org_table, org_table_len) = s(&self.org_table);
-        let (schema, schema_len) = s(&self.schema);
-        staunch_column_info {
-            size: std::mem::size_of::<staunch_column_info>(),
-            column_type: self.ctype,
-            type_code: self.type_code,
-            flags: self.flags,
-            charset: self.charset,
-            length: self.length,
-            decimals: self.decimals,
-            name,
-            name_len,
-            org_name,
-            org_name_len,
-            table,
-            table_len,
-            org_table,
-            org_table_len,
-            schema,
-            schema_len,
-        }
+/// What `staunch_rows_column_info` fills in for `c`.
+fn column_info(c: &Col) -> staunch_column_info {
+    let s = |v: &Vec<u8>| (v.as_ptr().cast::<c_char>(), v.len() - 1);
+    let (name, name_len) = s(&c.name);
+    let (org_name, org_name_len) = s(&c.org_name);
+    let (table, table_len) = s(&c.table);
+    let (org_table, org_table_len) = s(&c.org_table);
+    let (schema, schema_len) = s(&c.schema);
+    staunch_column_info {
+        size: std::mem::size_of::<staunch_column_info>(),
+        column_type: c.kind as staunch_column_type,
+        type_code: c.type_code,
+        flags: c.flags,
+        charset: c.charset,
+        length: c.length,
+        decimals: c.decimals,
+        name,
+        name_len,
+        org_name,
+        org_name_len,
+        table,
+        table_len,
+        org_table,
+        org_table_len,
+        schema,
+        schema_len,
     }
 }
 
-/// One value. Byte strings carry a trailing NUL that their length excludes,
-/// so text can be handed to C as a C string too.
-pub(crate) enum Cell {
-    Null,
-    Int(i64),
-    UInt(u64),
-    Double(f64),
-    Bytes(Vec<u8>),
-    Date(staunch_datetime),
-    Time(staunch_time),
-}
-
-impl Cell {
-    /// A value of the binary protocol (typed by the server).
-    pub(crate) fn from_value(v: Value) -> Cell {
-        match v {
-            Value::NULL => Cell::Null,
-            Value::Int(i) => Cell::Int(i),
-            Value::UInt(u) => Cell::UInt(u),
-            Value::Float(f) => Cell::Double(f64::from(f)),
-            Value::Double(d) => Cell::Double(d),
-            Value::Bytes(mut b) => {
-                b.push(0);
-                Cell::Bytes(b)
-            }
-            Value::Date(year, month, day, hour, minute, second, microsecond) => {
-                Cell::Date(staunch_datetime {
-                    year,
-                    month,
-                    day,
-                    hour,
-                    minute,
-                    second,
-                    microsecond,
-                })
-            }
-            Value::Time(negative, days, hours, minutes, seconds, microseconds) => {
-                Cell::Time(staunch_time {
-                    negative,
-                    days,
-                    hours,
-                    minutes,
-                    seconds,
-                    microseconds,
-                })
-            }
+/// The cell as a tagged value for the bulk getter; pointers into it.
+fn tagged(cell: &Cell, kind: Kind) -> staunch_value {
+    let ctype = kind as staunch_column_type;
+    let mut v = staunch_value::null();
+    match cell {
+        Cell::Null => {}
+        // An integer is tagged by its column where the value fits
+        // (the driver gives a small BIGINT UNSIGNED as signed).
+        Cell::Int(i) if ctype == STAUNCH_COLUMN_UINT && *i >= 0 => {
+            v.r#type = STAUNCH_COLUMN_UINT;
+            v.u64 = *i as u64;
         }
-    }
-
-    /// A value of the text protocol, where every value is text: typed by
-    /// its column, so that the getters behave as for a prepared statement.
-    /// Text that does not parse as the column's type stays bytes.
-    pub(crate) fn from_text(v: Value, ctype: staunch_column_type) -> Cell {
-        let Value::Bytes(b) = v else {
-            return Cell::from_value(v);
-        };
-        let s = std::str::from_utf8(&b).ok();
-        let parsed = s.and_then(|s| match ctype {
-            STAUNCH_COLUMN_INT => s.parse().ok().map(Cell::Int),
-            STAUNCH_COLUMN_UINT => s.parse().ok().map(Cell::UInt),
-            STAUNCH_COLUMN_DOUBLE => s.parse().ok().map(Cell::Double),
-            STAUNCH_COLUMN_DATE | STAUNCH_COLUMN_DATETIME => parse_datetime(s).map(Cell::Date),
-            STAUNCH_COLUMN_TIME => parse_time(s).map(Cell::Time),
-            _ => None,
-        });
-        parsed.unwrap_or_else(|| Cell::from_value(Value::Bytes(b)))
-    }
-
-    fn what(&self) -> &'static str {
-        match self {
-            Cell::Null => "NULL",
-            Cell::Int(_) => "a signed integer",
-            Cell::UInt(_) => "an unsigned integer",
-            Cell::Double(_) => "a double",
-            Cell::Bytes(_) => "a string",
-            Cell::Date(_) => "a date/datetime",
-            Cell::Time(_) => "a time",
+        Cell::UInt(u) if ctype == STAUNCH_COLUMN_INT && *u <= i64::MAX as u64 => {
+            v.r#type = STAUNCH_COLUMN_INT;
+            v.i64 = *u as i64;
         }
-    }
-
-    /// The cell as a tagged value for the bulk getter; pointers into it.
-    fn to_value(&self, ctype: staunch_column_type) -> staunch_value {
-        let mut v = staunch_value::null();
-        match self {
-            Cell::Null => {}
-            // An integer is tagged by its column where the value fits
-            // (the driver gives a small BIGINT UNSIGNED as signed).
-            Cell::Int(i) if ctype == STAUNCH_COLUMN_UINT && *i >= 0 => {
-                v.r#type = STAUNCH_COLUMN_UINT;
-                v.u64 = *i as u64;
-            }
-            Cell::UInt(u) if ctype == STAUNCH_COLUMN_INT && *u <= i64::MAX as u64 => {
-                v.r#type = STAUNCH_COLUMN_INT;
-                v.i64 = *u as i64;
-            }
-            Cell::Int(i) => {
-                v.r#type = STAUNCH_COLUMN_INT;
-                v.i64 = *i;
-            }
-            Cell::UInt(u) => {
-                v.r#type = STAUNCH_COLUMN_UINT;
-                v.u64 = *u;
-            }
-            Cell::Double(d) => {
-                v.r#type = STAUNCH_COLUMN_DOUBLE;
-                v.f64 = *d;
-            }
-            Cell::Bytes(b) => {
-                // Text, DECIMAL or bytes: the column says which.
-                v.r#type = match ctype {
-                    STAUNCH_COLUMN_TEXT | STAUNCH_COLUMN_DECIMAL => ctype,
-                    _ => STAUNCH_COLUMN_BYTES,
-                };
-                v.ptr = b.as_ptr().cast();
-                v.len = b.len() - 1;
-            }
-            Cell::Date(d) => {
-                v.r#type = if ctype == STAUNCH_COLUMN_DATE {
-                    STAUNCH_COLUMN_DATE
-                } else {
-                    STAUNCH_COLUMN_DATETIME
-                };
-                v.datetime = *d;
-            }
-            Cell::Time(t) => {
-                v.r#type = STAUNCH_COLUMN_TIME;
-                v.time = *t;
-            }
+        Cell::Int(i) => {
+            v.r#type = STAUNCH_COLUMN_INT;
+            v.i64 = *i;
         }
-        v
-    }
-}
-
-/// `YYYY-MM-DD[ HH:MM:SS[.ffffff]]`.
-fn parse_datetime(s: &str) -> Option<staunch_datetime> {
-    let (date, time) = match s.split_once(' ') {
-        Some((d, t)) => (d, Some(t)),
-        None => (s, None),
-    };
-    let mut d = date.splitn(3, '-');
-    let year = d.next()?.parse().ok()?;
-    let month = d.next()?.parse().ok()?;
-    let day = d.next()?.parse().ok()?;
-    let (hour, minute, second, microsecond) = match time {
-        Some(t) => {
-            let (h, m, s, us) = parse_hms(t)?;
-            (u8::try_from(h).ok()?, m, s, us)
+        Cell::UInt(u) => {
+            v.r#type = STAUNCH_COLUMN_UINT;
+            v.u64 = *u;
         }
-        None => (0, 0, 0, 0),
-    };
-    Some(staunch_datetime {
-        year,
-        month,
-        day,
-        hour,
-        minute,
-        second,
-        microsecond,
-    })
-}
-
-/// `[-]H+:MM:SS[.ffffff]`.
-fn parse_time(s: &str) -> Option<staunch_time> {
-    let (negative, t) = match s.strip_prefix('-') {
-        Some(t) => (true, t),
-        None => (false, s),
-    };
-    let (h, minutes, seconds, microseconds) = parse_hms(t)?;
-    Some(staunch_time {
-        negative,
-        days: h / 24,
-        hours: (h % 24) as u8,
-        minutes,
-        seconds,
-        microseconds,
-    })
-}
-
-fn parse_hms(t: &str) -> Option<(u32, u8, u8, u32)> {
-    let (hms, frac) = match t.split_once('.') {
-        Some((a, f)) => (a, Some(f)),
-        None => (t, None),
-    };
-    let mut p = hms.splitn(3, ':');
-    let h = p.next()?.parse().ok()?;
-    let m = p.next()?.parse().ok()?;
-    let s = p.next()?.parse().ok()?;
-    let us = match frac {
-        Some(f) if !f.is_empty() && f.len() <= 6 && f.bytes().all(|b| b.is_ascii_digit()) => {
-            f.parse::<u32>().ok()? * 10u32.pow(6 - f.len() as u32)
+        Cell::Double(d) => {
+            v.r#type = STAUNCH_COLUMN_DOUBLE;
+            v.f64 = *d;
         }
-        Some(_) => return None,
-        None => 0,
-    };
-    Some((h, m, s, us))
-}
-
-/// One result set: its columns and what its closing packet said.
-pub(crate) struct Set {
-    pub(crate) columns: Vec<Col>,
-    pub(crate) affected_rows: u64,
-    pub(crate) last_insert_id: u64,
-    pub(crate) warnings: u16,
-    /// The server's info string ("Rows matched: 1 Changed: 1 ..."),
-    /// NUL-terminated.
-    pub(crate) info: Vec<u8>,
-    /// The rows not read yet (buffered row sets only).
-    pub(crate) rows: VecDeque<Vec<Cell>>,
-    /// The number of rows the set had (buffered row sets only).
-    pub(crate) count: u64,
-}
-
-impl Set {
-    pub(crate) fn empty() -> Set {
-        Set {
-            columns: Vec::new(),
-            affected_rows: 0,
-            last_insert_id: 0,
-            warnings: 0,
-            info: vec![0],
-            rows: VecDeque::new(),
-            count: 0,
+        Cell::Bytes(b) => {
+            // Text, DECIMAL or bytes: the column says which.
+            v.r#type = match ctype {
+                STAUNCH_COLUMN_TEXT | STAUNCH_COLUMN_DECIMAL => ctype,
+                _ => STAUNCH_COLUMN_BYTES,
+            };
+            v.ptr = b.as_ptr().cast();
+            v.len = b.len() - 1;
         }
-    }
-}
-
-/// Reads every result set of `r` to its end, from the current one.
-/// `text`: the text protocol, whose values are typed by their columns here.
-pub(crate) fn collect_sets<P: mysql::prelude::Protocol>(
-    r: &mut mysql::QueryResult<'_, '_, '_, P>,
-    text: bool,
-) -> mysql::Result<VecDeque<Set>> {
-    let mut sets = collect_rest(r, text)?;
-    if sets.is_empty() {
-        sets.push_back(Set::empty());
-    }
-    Ok(sets)
-}
-
-/// The result sets of `r` from the current one (none if it is done).
-pub(crate) fn collect_rest<P: mysql::prelude::Protocol>(
-    r: &mut mysql::QueryResult<'_, '_, '_, P>,
-    text: bool,
-) -> mysql::Result<VecDeque<Set>> {
-    let mut sets = VecDeque::new();
-    while let Some(mut rs) = r.iter() {
-        let mut set = Set::empty();
-        set.columns = rs.columns().as_ref().iter().map(Col::of).collect();
-        // The figures of a set without rows are in its OK packet, which
-        // the crate lets go of once the set is stepped past: read them now
-        // (a set with rows has none here; the caller reads the last one's
-        // from the connection).
-        set.affected_rows = rs.affected_rows();
-        set.last_insert_id = rs.last_insert_id().unwrap_or(0);
-        set.warnings = rs.warnings();
-        set.info = nul_terminated(rs.info_ref());
-        for row in rs.by_ref() {
-            let values = row?.unwrap();
-            set.rows.push_back(cells(values, &set.columns, text));
-        }
-        set.count = set.rows.len() as u64;
-        sets.push_back(set);
-    }
-    Ok(sets)
-}
-
-/// The cells of one row.
-pub(crate) fn cells(values: Vec<Value>, columns: &[Col], text: bool) -> Vec<Cell> {
-    values
-        .into_iter()
-        .zip(columns)
-        .map(|(v, c)| {
-            if text {
-                Cell::from_text(v, c.ctype)
+        Cell::Date(d) => {
+            v.r#type = if ctype == STAUNCH_COLUMN_DATE {
+                STAUNCH_COLUMN_DATE
             } else {
-                Cell::from_value(v)
-            }
-        })
-        .collect()
+                STAUNCH_COLUMN_DATETIME
+            };
+            v.datetime = (*d).into();
+        }
+        Cell::Time(t) => {
+            v.r#type = STAUNCH_COLUMN_TIME;
+            v.time = (*t).into();
+        }
+    }
+    v
 }
 
 /// Where the rows come from.
@@ -598,12 +281,12 @@ impl staunch_rows {
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn from_values(
         columns: Vec<(Vec<u8>, staunch_column_type)>,
-        rows: Vec<Vec<Value>>,
+        rows: Vec<Vec<mysql::Value>>,
     ) -> staunch_rows {
         let mut set = Set::empty();
         set.columns = columns
             .iter()
-            .map(|(name, ctype)| Col::named(name, *ctype))
+            .map(|(name, ctype)| Col::named(name, Kind::from_number(*ctype).unwrap_or(Kind::Bytes)))
             .collect();
         set.rows = rows
             .into_iter()
@@ -692,7 +375,7 @@ impl staunch_rows {
                 STAUNCH_NULL_VALUE,
                 format!(
                     "{getter}: column {idx} ({}) is NULL in this row; test with staunch_rows_is_null",
-                    col_name(col)
+                    col.name_lossy()
                 ),
             ));
         }
@@ -700,19 +383,15 @@ impl staunch_rows {
     }
 }
 
-fn col_name(c: &Col) -> String {
-    String::from_utf8_lossy(&c.name[..c.name.len() - 1]).into_owned()
-}
-
 fn wrong_type(getter: &str, idx: usize, col: &Col, cell: &Cell) -> Failure {
     Failure::new(
         STAUNCH_WRONG_TYPE,
         format!(
             "{getter}: column {idx} ({}) is {} and holds {}; read it with {}",
-            col_name(col),
-            type_name(col.ctype),
+            col.name_lossy(),
+            col.kind.name(),
             cell.what(),
-            getter_for(col.ctype)
+            getter_for(col.kind)
         ),
     )
 }
@@ -766,7 +445,7 @@ pub extern "C" fn staunch_rows_column_type(
         // SAFETY: NULL or a live row set (header contract).
         let r = unsafe { arg(rows, "rows") }?;
         let out = Out::new(out, "out")?;
-        out.set(r.col(idx)?.ctype);
+        out.set(r.col(idx)?.kind as staunch_column_type);
         Ok(())
     })
 }
@@ -789,7 +468,7 @@ pub extern "C" fn staunch_rows_column_info(
         // SAFETY: NULL or a live row set (header contract).
         let r = unsafe { arg(rows, "rows") }?;
         let out = Out::new(out, "out")?;
-        let info = r.col(idx)?.info();
+        let info = column_info(r.col(idx)?);
         // SAFETY: `out` is non-NULL and points to a struct of at least its
         // `size` field's bytes (header contract).
         unsafe { copy_sized(out.ptr(), &info, "staunch_column_info") }
@@ -872,7 +551,7 @@ pub extern "C" fn staunch_rows_fetch(
         let out = unsafe { std::slice::from_raw_parts_mut(values, max * ncols) };
         for (i, row) in r.block.iter().enumerate() {
             for (j, (cell, col)) in row.iter().zip(&r.set.columns).enumerate() {
-                out[i * ncols + j] = cell.to_value(col.ctype);
+                out[i * ncols + j] = tagged(cell, col.kind);
             }
         }
         n_out.set(r.block.len());
@@ -1063,14 +742,14 @@ pub extern "C" fn staunch_rows_get_text(
         let ptr = Out::new(ptr, "ptr")?;
         let (col, cell) = r.value(idx, G)?;
         match cell {
-            Cell::Bytes(b) if col.ctype != STAUNCH_COLUMN_BYTES => {
+            Cell::Bytes(b) if col.kind != Kind::Bytes => {
                 let text = &b[..b.len() - 1];
                 if let Err(e) = std::str::from_utf8(text) {
                     return Err(Failure::new(
                         STAUNCH_INVALID_UTF8,
                         format!(
                             "{G}: column {idx} ({}) is not valid UTF-8 (bad byte at offset {}); use staunch_rows_get_bytes",
-                            col_name(col),
+                            col.name_lossy(),
                             e.valid_up_to()
                         ),
                     ));
@@ -1131,7 +810,7 @@ pub extern "C" fn staunch_rows_get_datetime(
         let out = Out::new(out, "out")?;
         let (col, cell) = r.value(idx, G)?;
         match cell {
-            Cell::Date(d) => out.set(*d),
+            Cell::Date(d) => out.set((*d).into()),
             _ => return Err(wrong_type(G, idx, col, cell)),
         }
         Ok(())
@@ -1154,7 +833,7 @@ pub extern "C" fn staunch_rows_get_time(
         let out = Out::new(out, "out")?;
         let (col, cell) = r.value(idx, G)?;
         match cell {
-            Cell::Time(t) => out.set(*t),
+            Cell::Time(t) => out.set((*t).into()),
             _ => return Err(wrong_type(G, idx, col, cell)),
         }
         Ok(())
@@ -1225,6 +904,7 @@ pub extern "C" fn staunch_rows_free(rows: *mut staunch_rows) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mysql::Value;
     use std::ptr;
 
     /// One row: an INT, an UNSIGNED above INT64_MAX, a TEXT, a NULL, BYTES.
@@ -1371,47 +1051,22 @@ mod tests {
     }
 
     #[test]
-    fn text_protocol_values_are_typed_by_their_columns() {
-        let c = |v: &str, t| Cell::from_text(Value::Bytes(v.as_bytes().to_vec()), t);
-        assert!(matches!(c("-42", STAUNCH_COLUMN_INT), Cell::Int(-42)));
-        assert!(matches!(
-            c("18446744073709551615", STAUNCH_COLUMN_UINT),
-            Cell::UInt(u64::MAX)
-        ));
-        assert!(matches!(c("2.5", STAUNCH_COLUMN_DOUBLE), Cell::Double(d) if d == 2.5));
-        assert!(matches!(c("12.50", STAUNCH_COLUMN_DECIMAL), Cell::Bytes(_)));
-        match c("2024-02-29 23:59:58.000123", STAUNCH_COLUMN_DATETIME) {
-            Cell::Date(d) => assert_eq!(
-                (
-                    d.year,
-                    d.month,
-                    d.day,
-                    d.hour,
-                    d.minute,
-                    d.second,
-                    d.microsecond
-                ),
-                (2024, 2, 29, 23, 59, 58, 123)
-            ),
-            _ => panic!(),
+    fn kinds_are_the_c_column_types() {
+        for (k, t) in [
+            (Kind::Null, STAUNCH_COLUMN_NULL),
+            (Kind::Int, STAUNCH_COLUMN_INT),
+            (Kind::UInt, STAUNCH_COLUMN_UINT),
+            (Kind::Double, STAUNCH_COLUMN_DOUBLE),
+            (Kind::Decimal, STAUNCH_COLUMN_DECIMAL),
+            (Kind::Text, STAUNCH_COLUMN_TEXT),
+            (Kind::Bytes, STAUNCH_COLUMN_BYTES),
+            (Kind::Date, STAUNCH_COLUMN_DATE),
+            (Kind::DateTime, STAUNCH_COLUMN_DATETIME),
+            (Kind::Time, STAUNCH_COLUMN_TIME),
+        ] {
+            assert_eq!(k as staunch_column_type, t, "{k:?}");
+            assert_eq!(Kind::from_number(t), Some(k));
         }
-        match c("-838:59:59.5", STAUNCH_COLUMN_TIME) {
-            Cell::Time(t) => assert_eq!(
-                (
-                    t.negative,
-                    t.days,
-                    t.hours,
-                    t.minutes,
-                    t.seconds,
-                    t.microseconds
-                ),
-                (true, 34, 22, 59, 59, 500_000)
-            ),
-            _ => panic!(),
-        }
-        assert!(matches!(
-            c("not a number", STAUNCH_COLUMN_INT),
-            Cell::Bytes(_)
-        ));
+        assert_eq!(Kind::from_number(10), None);
     }
 }

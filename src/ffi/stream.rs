@@ -1,6 +1,8 @@
-//! A streaming answer (`STAUNCH_QUERY_STREAM`): the connection, taken out
-//! of its handle for as long as the first result set is being read, and the
-//! `mysql` crate's result that borrows it.
+//! A streaming answer (`STAUNCH_QUERY_STREAM`): the connection,
+//! taken from its holder for as long as the first result set is being read,
+//! and the `mysql` crate's result that borrows it. When the first set is
+//! read (or the stream dropped) the connection goes back to the holder
+//! through the `give_back` it was given.
 //!
 //! The result borrows the connection, and both live in one object that C
 //! holds across calls: a self-referential pair. The connection is therefore
@@ -9,16 +11,16 @@
 //! before it frees the connection.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use mysql::prelude::{Protocol, Queryable};
 use mysql::{Binary, Params, QueryResult, Statement, Text};
 
-use super::conn::Home;
-use super::error::Failure;
-use super::rows::{cells, collect_rest, nul_terminated, Cell, Col, Set};
+use crate::client::answer::{cells, collect_rest, nul_terminated, Cell, Col, Set};
 use crate::client::PooledConn;
 use crate::error::Error;
+
+/// Where a stream's connection goes when the stream is done with it.
+pub(crate) type GiveBack = Box<dyn FnOnce(PooledConn) + Send>;
 
 /// The crate's result, of either protocol. `'static` stands for "as long as
 /// the `Stream`'s connection": see the module doc.
@@ -32,8 +34,8 @@ pub(crate) struct Stream {
     answer: Option<Answer>,
     /// The connection (from `Box::into_raw`); null once given back.
     conn: *mut PooledConn,
-    /// The handle it came from, which gets it back.
-    home: Arc<Home>,
+    /// Takes the connection back (once).
+    home: Option<GiveBack>,
     /// The first result set's rows are read: only the rest remains.
     first_done: bool,
     /// The result sets after the first, read whole when the first ended
@@ -51,14 +53,14 @@ unsafe impl Send for Stream {}
 
 impl Stream {
     /// Runs `sql` (text protocol) on `conn`, streaming its answer. On
-    /// failure the connection goes back to `home` at once.
+    /// failure the connection goes back through `home` at once.
     /// `partly`: see `PooledConn::run_text_as`.
     pub(crate) fn text(
         conn: PooledConn,
-        home: Arc<Home>,
+        home: GiveBack,
         sql: &str,
         partly: bool,
-    ) -> Result<Stream, Failure> {
+    ) -> Result<Stream, Error> {
         Stream::start(conn, home, |c| {
             c.query_iter_as(sql, partly).map(Answer::Text)
         })
@@ -67,10 +69,10 @@ impl Stream {
     /// Executes a prepared statement, streaming its answer.
     pub(crate) fn binary(
         conn: PooledConn,
-        home: Arc<Home>,
+        home: GiveBack,
         stmt: Statement,
         params: Params,
-    ) -> Result<Stream, Failure> {
+    ) -> Result<Stream, Error> {
         Stream::start(conn, home, |c| {
             c.exec_iter(stmt, params).map(Answer::Binary)
         })
@@ -78,9 +80,9 @@ impl Stream {
 
     fn start(
         conn: PooledConn,
-        home: Arc<Home>,
+        home: GiveBack,
         run: impl FnOnce(&'static mut PooledConn) -> mysql::Result<Answer>,
-    ) -> Result<Stream, Failure> {
+    ) -> Result<Stream, Error> {
         let ptr = Box::into_raw(Box::new(conn));
         // SAFETY: `ptr` is a live, unaliased allocation; the reference lives
         // as long as the answer, which `Drop` ends before freeing `ptr`, and
@@ -90,7 +92,7 @@ impl Stream {
         let mut s = Stream {
             answer: None,
             conn: ptr,
-            home,
+            home: Some(home),
             first_done: false,
             rest: VecDeque::new(),
             end: None,
@@ -100,7 +102,7 @@ impl Stream {
                 s.answer = Some(a);
                 Ok(s)
             }
-            Err(e) => Err(Failure::from(Error::from_mysql("query", &e))),
+            Err(e) => Err(Error::from_mysql("query", &e)),
         }
     }
 
@@ -148,7 +150,7 @@ impl Stream {
     /// and the connection given back, so that it is free as soon as the
     /// rows are read. An error ends the stream (and breaks the connection
     /// when it may have left part of the answer unread).
-    pub(crate) fn next_row(&mut self, columns: &[Col]) -> Result<Option<Vec<Cell>>, Failure> {
+    pub(crate) fn next_row(&mut self, columns: &[Col]) -> Result<Option<Vec<Cell>>, Error> {
         if self.first_done {
             return Ok(None);
         }
@@ -162,7 +164,7 @@ impl Stream {
             Some(Ok(row)) => Ok(Some(cells(row.unwrap(), columns, text))),
             Some(Err(e)) => {
                 self.first_done = true;
-                let f = Failure::from(Error::from_mysql("reading a streamed row", &e));
+                let f = Error::from_mysql("reading a streamed row", &e);
                 self.give_back(Some(e));
                 Err(f)
             }
@@ -188,7 +190,7 @@ impl Stream {
                         Ok(None)
                     }
                     Err(e) => {
-                        let f = Failure::from(Error::from_mysql("reading a result set", &e));
+                        let f = Error::from_mysql("reading a result set", &e);
                         self.give_back(Some(e));
                         Err(f)
                     }
@@ -205,13 +207,13 @@ impl Stream {
 
     /// Skips the rest of the first result set: the sets after it (and the
     /// connection is given back).
-    pub(crate) fn finish(&mut self, columns: &[Col]) -> Result<VecDeque<Set>, Failure> {
+    pub(crate) fn finish(&mut self, columns: &[Col]) -> Result<VecDeque<Set>, Error> {
         while self.next_row(columns)?.is_some() {}
         Ok(std::mem::take(&mut self.rest))
     }
 
     /// Ends the answer (what is left of it is read off), then gives the
-    /// connection back to its handle, broken first if `failure` says the
+    /// connection back to its holder, broken first if `failure` says the
     /// answer may be left half read.
     fn give_back(&mut self, mut failure: Option<mysql::Error>) {
         if self.conn.is_null() {
@@ -239,7 +241,9 @@ impl Stream {
         if let Some(e) = failure {
             conn.note_failure(e);
         }
-        self.home.give_back(conn);
+        if let Some(give_back) = self.home.take() {
+            give_back(conn);
+        }
     }
 }
 
@@ -260,3 +264,7 @@ impl Drop for Stream {
         self.give_back(None);
     }
 }
+
+// It lives in `ffi/`, the crate's one home of unsafe code, for its
+// self-referential pair; it knows the connection's holder only as the
+// `GiveBack` it was handed, so nothing here imports `conn.rs`.

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 pub(crate) use self::config::{Kind, SecondaryCheck};
 pub use self::config::{PingType, TopologyConfig, DEFAULT_ALIVE_ERROR_CODES};
-use crate::client::{ConnectConfig, MysqlConnector, PooledConn};
+use crate::client::{ConnectConfig, MysqlConnector, NodeAlarm, PooledConn};
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::{emit, Event, EventListener};
 use crate::pool::stats::Stats;
@@ -111,6 +111,12 @@ pub(crate) struct Host {
     /// Last measured replication lag in ms (u64::MAX: unknown or broken).
     /// Written by the monitor thread only (`Relaxed`).
     pub lag_ms: AtomicU64,
+    /// Set by a borrower whose statement this server answered "cannot serve
+    /// now" (Galera's 1047, a shutdown: the connector's alarm), cleared by
+    /// the monitor when a probe started after it answers. While set, reads
+    /// go elsewhere, and in a Galera cluster writes too (the monitor passes
+    /// the node over until its probe answers).
+    pub suspect: Arc<AtomicBool>,
 }
 
 /// The topology every `Pool` handle and the monitor share.
@@ -137,6 +143,9 @@ pub(crate) struct Topo {
     /// Dropped on close to wake the monitor; the mutex guards only the take.
     pub stop_tx: Mutex<Option<crossbeam_channel::Sender<()>>>,
     pub stop_rx: crossbeam_channel::Receiver<()>,
+    /// The index of a host whose `suspect` flag a borrower just set: the
+    /// monitor probes it now (sent once per false-to-true change).
+    pub wake_rx: crossbeam_channel::Receiver<usize>,
     /// The monitor thread, for `close_and_join` (taken once).
     pub monitor: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
@@ -237,9 +246,21 @@ impl Pool {
             targets.push(c);
         }
         let mut hosts: Vec<Host> = Vec::with_capacity(targets.len());
+        let (wake_tx, wake_rx) = crossbeam_channel::unbounded();
         for c in targets {
-            let connector = MysqlConnector::new(c.clone(), pool_cfg.validation_timeout)
+            let suspect = Arc::new(AtomicBool::new(false));
+            let mut connector = MysqlConnector::new(c.clone(), pool_cfg.validation_timeout)
                 .with_connect_timeout(pool_cfg.connect_timeout);
+            if topology.monitor_enabled() {
+                // A borrower's statement got "cannot serve now": flag the
+                // host and wake the monitor (no I/O, no lock, no waiting).
+                let (flag, tx, i) = (suspect.clone(), wake_tx.clone(), hosts.len());
+                connector = connector.with_alarm(NodeAlarm(Arc::new(move |_what: &str| {
+                    if !flag.swap(true, SeqCst) {
+                        let _ = tx.send(i);
+                    }
+                })));
+            }
             // Replicas never need initialization_fail_timeout: the writer does.
             let mut pc = pool_cfg.clone();
             if !hosts.is_empty() {
@@ -260,6 +281,7 @@ impl Pool {
                 pool,
                 health: AtomicHealth::new(HostHealth::Unknown),
                 lag_ms: AtomicU64::new(u64::MAX),
+                suspect,
             });
         }
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
@@ -278,6 +300,7 @@ impl Pool {
             closed: AtomicBool::new(false),
             stop_tx: Mutex::new(Some(stop_tx)),
             stop_rx,
+            wake_rx,
             secondary_check,
             monitor: Mutex::new(None),
         });
@@ -346,7 +369,7 @@ impl Pool {
     /// runs. Opt-in, and for idempotent work only: `work` must be safe to
     /// run again from its start, so it should open and commit its own
     /// transaction. Any other error, and the last conflict, is returned as
-    /// it is (a conflict is `ErrorKind::Server` with `server_code() ==
+    /// it is (a conflict is `ErrorKind::Conflict`, `server_code() ==
     /// Some(1213)`); each borrow waits at most `connection_timeout`.
     pub fn retry_on_conflict<T>(
         &self,
@@ -419,6 +442,7 @@ impl Pool {
         let mode = t.mode.load(Relaxed);
         let eligible: Vec<usize> = (0..n)
             .filter(|&i| Some(i) != writer && t.cfg.multi())
+            .filter(|&i| !t.hosts[i].suspect.load(Relaxed))
             .filter(|&i| match (mode, t.hosts[i].health.load()) {
                 (MODE_REPLICATION, h) => h.takes_reads(),
                 (MODE_GALERA, h) => h == HostHealth::Healthy,

@@ -103,7 +103,8 @@
 //! fast with `NoWriter`.
 //!
 //! The decisions themselves (alive errors, failure counting, the secondary
-//! check, DeadMaster, read health, the first look, the Galera plan) are
+//! check, DeadMaster, read health, the first look, the order of rules 1-3
+//! once the writer is known, the Galera plan) are
 //! pure functions in `rules.rs`, tested by tables; this file probes and
 //! applies them.
 //!
@@ -111,7 +112,7 @@
 
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -119,7 +120,9 @@ use crossbeam_channel::{Receiver, Sender};
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
-use super::rules::{self, GaleraObs, Mode, NodeClass, Repl, Replica};
+use super::rules::{
+    self, Candidate, GaleraObs, Mode, NodeClass, Repl, ReplStep, Replica, WriterSeen,
+};
 use super::{HostHealth, PingType, Topo, MODE_GALERA, MODE_REPLICATION, MODE_UNKNOWN};
 use crate::client::MysqlConnector;
 use crate::duration::fmt_duration;
@@ -224,6 +227,10 @@ struct HostMon {
     /// Galera: the node was out (not Primary, not ready, unreachable) at the
     /// last decision; its borrowed connections were cut then.
     galera_out: bool,
+    /// When a borrower raised the host's alarm (a statement answered
+    /// "cannot serve now"): until a probe started since answers, the host
+    /// gets no reads, and in a Galera cluster no writes.
+    suspect_since: Option<Instant>,
 }
 
 impl HostMon {
@@ -240,6 +247,7 @@ impl HostMon {
             split_reported: false,
             evidence_base: None,
             galera_out: false,
+            suspect_since: None,
         }
     }
 
@@ -401,9 +409,28 @@ impl Monitor {
                         self.on_done(d);
                     }
                 }
+                recv(self.t.wake_rx) -> i => {
+                    if let Ok(i) = i {
+                        self.on_alarm(i);
+                    }
+                }
                 recv(self.t.stop_rx) -> _ => return self.cancel_all(),
                 default(wait) => {}
             }
+        }
+    }
+
+    /// A borrower's statement on host `i` was answered "cannot serve now"
+    /// (the connector's alarm set `suspect`): probe it now (if a probe is in
+    /// flight, the next one starts when it ends) and, in a Galera cluster,
+    /// pass it over for writes until a probe started from now answers.
+    fn on_alarm(&mut self, i: usize) {
+        let now = Instant::now();
+        self.hosts[i].suspect_since = Some(now);
+        log::info!(target: "staunch", "{} answered a statement with \"cannot serve now\": probing it at once", self.ep(i));
+        self.start_probe(i);
+        if self.discovered && self.galera() {
+            self.decide(now);
         }
     }
 
@@ -438,7 +465,9 @@ impl Monitor {
         let h = &self.hosts[w];
         if self.galera() {
             let obs = h.answered().and_then(|s| s.galera.as_ref());
-            return rules::galera_class(obs) != NodeClass::Synced || self.writer_late(w, now);
+            return rules::galera_class(obs) != NodeClass::Synced
+                || self.writer_late(w, now)
+                || h.suspect_since.is_some();
         }
         match h.status {
             Status::Failed => true,
@@ -574,6 +603,16 @@ impl Monitor {
         let h = &mut self.hosts[i];
         h.inflight = None;
         h.done_started = Some(d.started);
+        // The alarm ends with the answer to a probe started after it; an
+        // older probe's answer says nothing about it: probe again.
+        let (cleared, again) = match h.suspect_since {
+            Some(since) if d.started >= since => {
+                h.suspect_since = None;
+                (true, false)
+            }
+            Some(_) => (false, true),
+            None => (false, false),
+        };
         let error = match d.result {
             Ok((sample, conn)) => {
                 if keep {
@@ -600,17 +639,24 @@ impl Monitor {
         };
         if self.galera() {
             self.decide(now);
-            return;
+        } else {
+            if is_writer {
+                self.writer_outcome(i, error, now);
+            }
+            self.decide(now);
+            if !self.galera() {
+                self.after_answer(i);
+                self.refresh_health();
+            }
         }
-        if is_writer {
-            self.writer_outcome(i, error, now);
+        // After the decision, so that routing goes from "suspect" straight
+        // to what this answer says.
+        if cleared {
+            self.t.hosts[i].suspect.store(false, SeqCst);
         }
-        self.decide(now);
-        if self.galera() {
-            return;
+        if again {
+            self.start_probe(i);
         }
-        self.after_answer(i);
-        self.refresh_health();
     }
 
     fn galera(&self) -> bool {
@@ -718,15 +764,31 @@ impl Monitor {
             self.discover();
             return;
         };
-        let others: Vec<usize> = (0..self.hosts.len())
+        let others: Vec<Candidate> = (0..self.hosts.len())
             .filter(|&i| i != w && self.hosts[i].writable() && !self.hosts[i].superseded)
+            .map(|i| Candidate {
+                idx: i,
+                detached: self.hosts[i].sample.as_ref().is_some_and(Sample::detached),
+            })
             .collect();
         let ws_status = self.hosts[w].status;
-        let read_only = self.hosts[w].answered().is_some_and(|s| s.read_only);
-        let failing = ws_status == Status::Failed || self.writer_late(w, now);
+        let seen = if self.hosts[w].answered().is_some_and(|s| s.read_only) {
+            WriterSeen::ReadOnly
+        } else if ws_status == Status::Failed {
+            WriterSeen::Failed
+        } else if self.writer_late(w, now) {
+            WriterSeen::Late
+        } else if ws_status == Status::Ok {
+            WriterSeen::Writable
+        } else {
+            WriterSeen::Other
+        };
         // Rules 1 and 2 act on what every other host says since the writer's
         // trouble was seen (a round starts at once), not on older answers.
-        let fresh = if read_only || failing {
+        let fresh = if matches!(
+            seen,
+            WriterSeen::ReadOnly | WriterSeen::Failed | WriterSeen::Late
+        ) {
             let since = *self.doubt_since.get_or_insert_with(|| {
                 self.next_round = now;
                 now
@@ -736,68 +798,52 @@ impl Monitor {
             self.doubt_since = None;
             true
         };
-        if !fresh {
-            return;
-        }
-        if read_only {
-            // Rule 1.
-            match others.as_slice() {
-                [] => {}
-                [c] => {
-                    let c = *c;
-                    if self.hosts[c].sample.as_ref().is_some_and(Sample::detached) {
-                        self.follow(Some(w), c, Move::Switchover);
+        match rules::replication_step(seen, &others, fresh, self.secondary_due) {
+            ReplStep::Wait => {}
+            ReplStep::Switchover(c) => {
+                self.follow(Some(w), c, Move::Switchover);
+            }
+            ReplStep::RefuseSplit(many) => self.refuse_split(&many),
+            ReplStep::Promotion {
+                to,
+                else_secondary_check,
+            } => {
+                if !self.follow(Some(w), to, Move::Promotion) && else_secondary_check {
+                    self.secondary_check_and_verdict(w, now);
+                }
+            }
+            ReplStep::SecondaryCheck => self.secondary_check_and_verdict(w, now),
+            ReplStep::ReportSplit(cs) => {
+                // Reported once per host; writes stay on the writer.
+                for c in cs {
+                    if !self.hosts[c].split_reported {
+                        self.hosts[c].split_reported = true;
+                        self.t.emit(Event::SplitBrain {
+                            writable: vec![self.ep(w), self.ep(c)],
+                            writes_refused: false,
+                        });
                     }
                 }
-                many => {
-                    let many = many.to_vec();
-                    self.refuse_split(&many);
-                }
             }
-            return;
         }
-        if failing {
-            // Rule 2.
-            if let [c] = others.as_slice() {
-                let c = *c;
-                if self.hosts[c].sample.as_ref().is_some_and(Sample::detached)
-                    && self.follow(Some(w), c, Move::Promotion)
-                {
-                    return;
-                }
-            }
-            // Rule 3.
-            if self.secondary_due && ws_status == Status::Failed {
-                self.secondary_due = false;
-                self.failures = 0;
-                let seen_by = self.secondary_check(w);
-                let threshold = self.t.cfg.failure_threshold;
-                if rules::dead_primary(threshold, threshold, seen_by.len()) == Some(true) {
-                    self.declare_dead(w);
-                } else {
-                    self.t.emit(Event::PartitionSuspected {
-                        endpoint: self.ep(w),
-                        seen_by,
-                    });
-                    // Fresh evidence is needed next time.
-                    self.start_evidence_window(now);
-                }
-            }
-            return;
-        }
-        if ws_status != Status::Ok {
-            return;
-        }
-        // The writer answers, writable: any other writable host is split
-        // brain (writes stay on the writer), reported once.
-        for c in others {
-            if !self.hosts[c].split_reported {
-                self.hosts[c].split_reported = true;
-                self.t.emit(Event::SplitBrain {
-                    writable: vec![self.ep(w), self.ep(c)],
-                    writes_refused: false,
-                });
-            }
+    }
+
+    /// Rule 3: the secondary check, then DeadMaster's verdict: the writer
+    /// declared dead, or a partition reported (and fresh evidence needed
+    /// next time).
+    fn secondary_check_and_verdict(&mut self, w: usize, now: Instant) {
+        self.secondary_due = false;
+        self.failures = 0;
+        let seen_by = self.secondary_check(w);
+        let threshold = self.t.cfg.failure_threshold;
+        if rules::dead_primary(threshold, threshold, seen_by.len()) == Some(true) {
+            self.declare_dead(w);
+        } else {
+            self.t.emit(Event::PartitionSuspected {
+                endpoint: self.ep(w),
+                seen_by,
+            });
+            self.start_evidence_window(now);
         }
     }
 
@@ -833,6 +879,12 @@ impl Monitor {
         let mut for_plan = nodes.clone();
         if let Some(w) = self.t.writer().filter(|&w| self.writer_late(w, now)) {
             for_plan[w] = None;
+        }
+        // So is a node a borrower found not ready, until its probe answers.
+        for (i, h) in self.hosts.iter().enumerate() {
+            if h.suspect_since.is_some() {
+                for_plan[i] = None;
+            }
         }
         let plan = rules::galera_plan(current, &for_plan, self.t.cfg.max_transactions_behind);
         for (i, obs) in nodes.iter().enumerate() {

@@ -212,6 +212,94 @@ pub(crate) fn first_look(
     }
 }
 
+/// What the writer's last look says, for [`replication_step`], in the
+/// order the rules look at it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WriterSeen {
+    /// It answered with `read_only = 1` (rule 1 watches for a promotion).
+    ReadOnly,
+    /// Its last probe failed, not with an alive error (rules 2 and 3).
+    Failed,
+    /// Its probe in flight is late (rule 2 only).
+    Late,
+    /// It answered writable.
+    Writable,
+    /// Nothing to act on (not probed yet, an alive error).
+    Other,
+}
+
+/// A host other than the writer that answered writable and is not
+/// superseded (rule 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Candidate {
+    pub idx: usize,
+    /// It no longer replicates ([`detached`]): someone promoted it.
+    pub detached: bool,
+}
+
+/// What the replication rules do next, once the writer is known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ReplStep {
+    Wait,
+    /// Rule 1: a planned switchover to this host.
+    Switchover(usize),
+    /// Rule 1 with several writable hosts: writes refused (split brain).
+    RefuseSplit(Vec<usize>),
+    /// Rule 2: positive evidence, writes go to `to`; if the move is
+    /// deferred (`min_failover_interval`), rule 3's secondary check runs
+    /// when `else_secondary_check`.
+    Promotion {
+        to: usize,
+        else_secondary_check: bool,
+    },
+    /// Rule 3: `failure_threshold` was reached; the secondary check runs.
+    SecondaryCheck,
+    /// The writer answers writable and so do these: split brain reported,
+    /// writes stay.
+    ReportSplit(Vec<usize>),
+}
+
+/// The order of rules 1-3 (the monitor's module doc) once the writer is
+/// known: `others` are the writable, not superseded other hosts; `fresh`
+/// says every other host answered a probe started since the trouble was
+/// seen (rules 1 and 2 wait for that); `secondary_due` that the writer's
+/// counted failures reached `failure_threshold`.
+pub(crate) fn replication_step(
+    writer: WriterSeen,
+    others: &[Candidate],
+    fresh: bool,
+    secondary_due: bool,
+) -> ReplStep {
+    let troubled = matches!(
+        writer,
+        WriterSeen::ReadOnly | WriterSeen::Failed | WriterSeen::Late
+    );
+    if troubled && !fresh {
+        return ReplStep::Wait;
+    }
+    let rule3 = secondary_due && writer == WriterSeen::Failed;
+    match writer {
+        WriterSeen::ReadOnly => match others {
+            [] => ReplStep::Wait,
+            [c] if c.detached => ReplStep::Switchover(c.idx),
+            [_] => ReplStep::Wait,
+            many => ReplStep::RefuseSplit(many.iter().map(|c| c.idx).collect()),
+        },
+        WriterSeen::Failed | WriterSeen::Late => match others {
+            [c] if c.detached => ReplStep::Promotion {
+                to: c.idx,
+                else_secondary_check: rule3,
+            },
+            _ if rule3 => ReplStep::SecondaryCheck,
+            _ => ReplStep::Wait,
+        },
+        WriterSeen::Writable if !others.is_empty() => {
+            ReplStep::ReportSplit(others.iter().map(|c| c.idx).collect())
+        }
+        WriterSeen::Writable | WriterSeen::Other => ReplStep::Wait,
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Galera.
 
@@ -575,6 +663,65 @@ mod tests {
             first_look(&[1, 2], true, false, det),
             FirstLook::SplitRefuse
         );
+    }
+
+    /// Rules 1-3 in order, each row a case from the anchors: MHA's online
+    /// switchover (the old master read-only, the new one writable and no
+    /// longer a slave), orchestrator's DeadMaster with a promotion seen
+    /// (positive evidence, no waiting for failure_threshold), MHA's
+    /// secondary check after failure_threshold, and split brain.
+    #[test]
+    fn replication_step_table() {
+        use ReplStep::*;
+        use WriterSeen::*;
+        let det = |idx| Candidate {
+            idx,
+            detached: true,
+        };
+        let att = |idx| Candidate {
+            idx,
+            detached: false,
+        };
+        #[rustfmt::skip]
+        let rows: &[(WriterSeen, &[Candidate], bool, bool, ReplStep)] = &[
+            // (writer, others writable, fresh, secondary_due) => step
+            (Writable, &[], true, false, Wait),
+            (Other, &[], true, true, Wait),
+            (Other, &[det(1)], true, true, Wait),
+            // Rule 1: a planned switchover, only to a host that no longer
+            // replicates, only on fresh answers.
+            (ReadOnly, &[det(2)], true, false, Switchover(2)),
+            (ReadOnly, &[det(2)], false, false, Wait),
+            (ReadOnly, &[att(2)], true, false, Wait),
+            (ReadOnly, &[], true, true, Wait),
+            (ReadOnly, &[det(1), det(2)], true, false, RefuseSplit(vec![1, 2])),
+            // Rule 1 first: a read-only writer is no failure for rule 3.
+            (ReadOnly, &[], true, true, Wait),
+            // Rule 2: positive evidence, failed or late, before the threshold.
+            (Failed, &[det(1)], true, false, Promotion { to: 1, else_secondary_check: false }),
+            (Late, &[det(1)], true, false, Promotion { to: 1, else_secondary_check: false }),
+            (Failed, &[det(1)], true, true, Promotion { to: 1, else_secondary_check: true }),
+            (Late, &[det(1)], true, true, Promotion { to: 1, else_secondary_check: false }),
+            (Failed, &[det(1)], false, true, Wait),
+            // Still replicating: no promotion was seen.
+            (Failed, &[att(1)], true, false, Wait),
+            // Rule 3: the threshold reached, a failed (not late) probe.
+            (Failed, &[att(1)], true, true, SecondaryCheck),
+            (Failed, &[], true, true, SecondaryCheck),
+            (Late, &[], true, true, Wait),
+            // Two promoted hosts: no rule 2; rule 3 still may run.
+            (Failed, &[det(1), det(2)], true, false, Wait),
+            (Failed, &[det(1), det(2)], true, true, SecondaryCheck),
+            // The writer writable and another one too: reported, writes stay.
+            (Writable, &[det(1), att(2)], true, false, ReportSplit(vec![1, 2])),
+        ];
+        for (i, (seen, others, fresh, due, want)) in rows.iter().enumerate() {
+            assert_eq!(
+                &replication_step(*seen, others, *fresh, *due),
+                want,
+                "row {i}: {seen:?} {others:?} fresh={fresh} due={due}"
+            );
+        }
     }
 
     #[test]

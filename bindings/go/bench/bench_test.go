@@ -116,6 +116,24 @@ func select1DB(db *sql.DB) func() error {
 	}
 }
 
+// reqCtx is a context that can end (never does here), as a request's: with
+// it, staunch's database/sql rows fetch on a goroutine of their own (so
+// that Next answers a cancel at once); the -ctx variants measure that.
+var reqCtx, _ = context.WithCancel(context.Background())
+
+func select1DBCtx(db *sql.DB) func() error {
+	return func() error {
+		var n int
+		if err := db.QueryRowContext(reqCtx, "SELECT 1").Scan(&n); err != nil {
+			return err
+		}
+		if n != 1 {
+			return fmt.Errorf("SELECT 1 gave %d", n)
+		}
+		return nil
+	}
+}
+
 func select1Native() error {
 	c, err := pool.Acquire(bg)
 	if err != nil {
@@ -140,6 +158,8 @@ func BenchmarkSelect1(b *testing.B) {
 		{"go-sql-driver-idle8", select1DB(mysqlD8)},
 		{"staunch-native", select1Native},
 		{"staunch-OpenDB", select1DB(staunchD)},
+		{"go-sql-driver-ctx", select1DBCtx(mysqlD)},
+		{"staunch-OpenDB-ctx", select1DBCtx(staunchD)},
 	}
 	for _, g := range []int{1, 8} {
 		for _, impl := range impls {
@@ -153,8 +173,10 @@ func BenchmarkSelect1(b *testing.B) {
 
 const scanSQL = "SELECT seq, CONCAT('row-', seq), seq * 1.5e0, NULLIF(seq % 10, 0) FROM seq_1_to_10000"
 
-func scanDB(db *sql.DB) error {
-	rows, err := db.Query(scanSQL)
+func scanDB(db *sql.DB) error { return scanDBCtx(db, bg) }
+
+func scanDBCtx(db *sql.DB, ctx context.Context) error {
+	rows, err := db.QueryContext(ctx, scanSQL)
 	if err != nil {
 		return err
 	}
@@ -212,6 +234,8 @@ func BenchmarkScan10k(b *testing.B) {
 		{"go-sql-driver", func() error { return scanDB(mysqlD) }},
 		{"staunch-native", scanNative},
 		{"staunch-OpenDB", func() error { return scanDB(staunchD) }},
+		{"go-sql-driver-ctx", func() error { return scanDBCtx(mysqlD, reqCtx) }},
+		{"staunch-OpenDB-ctx", func() error { return scanDBCtx(staunchD, reqCtx) }},
 	} {
 		b.Run("impl="+impl.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -32,7 +32,7 @@ public class GenUnsupported {
             if (cs) b.append(" extends StaunchPreparedStatement");
             b.append(" implements ").append(c.getName()).append(" {\n");
             if (ps) b.append("    ").append(name).append("(StaunchConnection connection) {\n        super(connection);\n    }\n\n");
-            else if (cs) b.append("    ").append(name).append("(StaunchConnection connection, String sql) {\n        super(connection, sql);\n    }\n\n");
+            else if (cs) b.append("    ").append(name).append("(StaunchConnection connection, String sql) throws java.sql.SQLException {\n        super(connection, sql);\n    }\n\n");
             else b.append("    ").append(name).append("() {}\n\n");
             ps |= cs;
             Set<String> seen = new HashSet<>();

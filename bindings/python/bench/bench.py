@@ -7,9 +7,21 @@ side in one run against one throwaway MariaDB server from the test kit.
 Every contender does the same round trips: staunch's `with pool.connection()`
 commits on exit when a transaction may be open (after a SELECT under
 autocommit=0), QueuePool's reset-on-return rolls back. Reports operations per
-second and staunch's ratio to each peer, against the targets of issue #14.
+second and staunch's ratio to each peer, against the targets of issue #24
+(>= 1.5x PyMySQL + QueuePool, >= 1.0x mysqlclient + QueuePool, every point).
 
-Usage: python bench/bench.py [--seconds S] [--url mysql://...] [--json FILE]
+--baseline DIR adds a contender "staunch (baseline)": the package source in DIR
+(another revision's bindings/python/src/staunch, over the same libstaunch.so),
+so a change to the Python layer is measured before and after in one run.
+
+--where prints where the time of one checkout + SELECT 1 + return goes, per
+phase (borrow, statement + fetch, end: commit or rollback + return), in CPU
+time of the benchmark thread and in wall time, medians over alternating
+rounds, for every contender and for "staunch C calls": the same C functions
+called straight through ctypes, the floor under the Python layer.
+
+Usage: python bench/bench.py [--seconds S] [--rounds N] [--url mysql://...]
+                             [--baseline DIR] [--where] [--json FILE]
 """
 
 from __future__ import annotations
@@ -39,12 +51,31 @@ def parse(url: str) -> dict:
     )
 
 
-def contenders(url: str, size: int) -> dict:
+def load_baseline(path: str):
+    """The staunch package in `path` (a source tree), as module staunch_baseline."""
+    import importlib.util
+
+    import staunch
+
+    # Over the library the checkout's package loaded (a source tree has none).
+    os.environ.setdefault("STAUNCH_LIBRARY", staunch._ffi._library_path())
+    spec = importlib.util.spec_from_file_location(
+        "staunch_baseline", os.path.join(path, "__init__.py"), submodule_search_locations=[path]
+    )
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["staunch_baseline"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def contenders(url: str, size: int, baseline: str | None = None) -> dict:
     import staunch
 
     out = {}
     pool = staunch.Pool(url, max_size=size, min_idle=size)
     out["staunch"] = ("pool", pool)
+    if baseline:
+        out["staunch (baseline)"] = ("pool", load_baseline(baseline).Pool(url, max_size=size, min_idle=size))
     c = parse(url)
     from sqlalchemy.pool import QueuePool
 
@@ -72,6 +103,10 @@ def contenders(url: str, size: int) -> dict:
         out["mysqlclient+QueuePool"] += (mk_mysqldb,)
     except ImportError:
         print("mysqlclient not installed: skipped", file=sys.stderr)
+    for kind, pool, *_ in out.values():
+        if kind == "queuepool":  # open its connections now, as staunch's min_idle does
+            for fairy in [pool.connect() for _ in range(size)]:
+                fairy.close()
     return out
 
 
@@ -96,19 +131,20 @@ def select1_loop(kind, pool, stop: threading.Event, counts: list, i: int):
     counts[i] = n
 
 
-def run_select1(kind, pool, threads: int, seconds: float) -> float:
-    # warm up: every connection open
+def run_select1(kind, pool, threads: int, seconds: float) -> tuple:
+    """(checkouts per second, the process's CPU seconds per checkout)."""
     stop = threading.Event()
     counts = [0] * threads
     ts = [threading.Thread(target=select1_loop, args=(kind, pool, stop, counts, i)) for i in range(threads)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for t in ts:
         t.start()
     time.sleep(seconds)
     stop.set()
     for t in ts:
         t.join()
-    return sum(counts) / (time.perf_counter() - t0)
+    n = max(1, sum(counts))
+    return n / (time.perf_counter() - t0), (time.process_time() - c0) / n
 
 
 def fetch_once(kind, pool) -> int:
@@ -128,15 +164,17 @@ def fetch_once(kind, pool) -> int:
     return len(rows)
 
 
-def run_fetch(kind, pool, seconds: float) -> float:
+def run_fetch(kind, pool, seconds: float) -> tuple:
+    """(fetches of 10,000 rows per second, the process's CPU seconds per fetch), medians."""
     fetch_once(kind, pool)
-    times = []
+    times, cpu = [], []
     deadline = time.perf_counter() + seconds
     while time.perf_counter() < deadline or len(times) < 5:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fetch_once(kind, pool)
         times.append(time.perf_counter() - t0)
-    return 1.0 / statistics.median(times)  # fetches of 10,000 rows per second
+        cpu.append(time.process_time() - c0)
+    return 1.0 / statistics.median(times), statistics.median(cpu)
 
 
 def prepare(url: str) -> None:
@@ -156,12 +194,142 @@ def prepare(url: str) -> None:
         conn.commit()
 
 
+# Issue #24: at every point.
 TARGETS = {
-    ("select1", "pymysql+QueuePool"): 2.0,
+    ("select1", "pymysql+QueuePool"): 1.5,
     ("select1", "mysqlclient+QueuePool"): 1.0,
-    ("fetch", "pymysql+QueuePool"): 3.0,
-    ("fetch", "mysqlclient+QueuePool"): 0.8,
+    ("fetch", "pymysql+QueuePool"): 1.5,
+    ("fetch", "mysqlclient+QueuePool"): 1.0,
 }
+
+
+# --- where the time of a checkout goes -------------------------------------------------
+
+
+def phases_loop(kind, pool, n: int) -> list:
+    """n checkouts + SELECT 1 + returns; per phase [cpu, wall] seconds summed."""
+    tt, pc = time.thread_time, time.perf_counter
+    acc = [[0.0, 0.0] for _ in range(3)]
+    for _ in range(n):
+        c0, w0 = tt(), pc()
+        conn = pool.connection() if kind == "pool" else pool.connect()
+        c1, w1 = tt(), pc()
+        cur = conn.cursor()
+        cur.execute("SELECT 1")
+        cur.fetchone()
+        cur.close()
+        c2, w2 = tt(), pc()
+        if kind == "pool":
+            conn.__exit__(None, None, None)  # the with block's end: COMMIT, return
+        else:
+            conn.close()  # QueuePool: ROLLBACK (reset on return), return
+        c3, w3 = tt(), pc()
+        for a, (c, w) in zip(acc, ((c1 - c0, w1 - w0), (c2 - c1, w2 - w1), (c3 - c2, w3 - w2))):
+            a[0] += c
+            a[1] += w
+    return acc
+
+
+def raw_phases_loop(pool, n: int) -> list:
+    """The C calls the Python layer makes for the same checkout, straight
+    through ctypes (borrow; query, column count and type, fetch, free; commit,
+    return): what is left when the Python layer costs nothing."""
+    import ctypes
+
+    from staunch import _core
+    from staunch import _ffi as F
+
+    lib, byref = _core.lib, ctypes.byref
+    tt, pc = time.thread_time, time.perf_counter
+    acc = [[0.0, 0.0] for _ in range(3)]
+    p = pool._ptr
+    err = ctypes.POINTER(F.staunch_error)()
+    buf = (F.staunch_value * 64)()
+    got, ct = ctypes.c_size_t(), ctypes.c_uint32()
+    for _ in range(n):
+        c0, w0 = tt(), pc()
+        conn = ctypes.POINTER(F.staunch_conn)()
+        if lib.staunch_pool_get_cancellable(p, F.TIMEOUT_DEFAULT, None, byref(conn), byref(err)):
+            raise RuntimeError("get failed")
+        c1, w1 = tt(), pc()
+        rows = ctypes.POINTER(F.staunch_rows)()
+        if lib.staunch_conn_query_ex(conn, b"SELECT 1", None, 0, F.QUERY_TEXT, byref(rows), byref(err)):
+            raise RuntimeError("query failed")
+        lib.staunch_rows_column_count(rows)
+        lib.staunch_rows_column_type(rows, 0, byref(ct), byref(err))
+        lib.buffered.staunch_rows_fetch(rows, buf, 64, byref(got), byref(err))
+        lib.buffered.staunch_rows_free(rows)
+        c2, w2 = tt(), pc()
+        if lib.staunch_conn_commit(conn, byref(err)):
+            raise RuntimeError("commit failed")
+        lib.staunch_conn_free(conn)
+        c3, w3 = tt(), pc()
+        for a, (c, w) in zip(acc, ((c1 - c0, w1 - w0), (c2 - c1, w2 - w1), (c3 - c2, w3 - w2))):
+            a[0] += c
+            a[1] += w
+    return acc
+
+
+def calls_per_checkout(fn, n: int = 200) -> tuple:
+    """(Python function calls, builtin function calls) per checkout, counted
+    with sys.setprofile: figures the machine's load does not move. Foreign
+    functions called through ctypes are in neither."""
+    counts = {"call": 0, "c_call": 0}
+
+    def prof(frame, event, arg):
+        if event in counts:
+            counts[event] += 1
+
+    sys.setprofile(prof)
+    try:
+        fn(n)
+    finally:
+        sys.setprofile(None)
+    return counts["call"] / n, counts["c_call"] / n
+
+
+def where(cs: dict, rounds: int, n: int = 1000) -> None:
+    runs = {name: lambda kind=kind, pool=pool: phases_loop(kind, pool, n) for name, (kind, pool, *_) in cs.items()}
+    runs["staunch C calls"] = lambda: raw_phases_loop(cs["staunch"][1], n)
+    got: dict = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, fn in runs.items():
+            out: list = []
+            # Not the main thread, as the benchmark's loops.
+            t = threading.Thread(target=lambda fn=fn, out=out: out.append(fn()))
+            t.start()
+            t.join()
+            got[name].append(out[0])
+    calls: dict = {}
+    for name, (kind, pool, *_) in cs.items():
+        out = []
+        t = threading.Thread(
+            target=lambda k=kind, p=pool, out=out: out.append(calls_per_checkout(lambda m: phases_loop(k, p, m)))
+        )
+        t.start()
+        t.join()
+        calls[name] = out[0]
+    print()
+    print(f"where the time of one checkout + SELECT 1 + return goes (1 thread, µs per checkout, median of {rounds}")
+    print("rounds of 1,000; CPU: this thread's CPU time, system calls included; wall includes the server's answer)")
+    print(f"{'contender':<22} {'borrow':>15} {'statement+fetch':>17} {'end':>15} {'total':>15}  calls per checkout")
+    print(f"{'':<22} {'CPU / wall':>15} {'CPU / wall':>17} {'CPU / wall':>15} {'CPU / wall':>15}  Python / builtin")
+    for name, rs in got.items():
+        cells = []
+        for ph in range(4):
+            if ph < 3:
+                cpu = statistics.median(r[ph][0] for r in rs)
+                wall = statistics.median(r[ph][1] for r in rs)
+            else:
+                cpu = statistics.median(sum(r[i][0] for i in range(3)) for r in rs)
+                wall = statistics.median(sum(r[i][1] for i in range(3)) for r in rs)
+            cells.append(f"{cpu / n * 1e6:6.1f} / {wall / n * 1e6:6.1f}")
+        py, c = calls.get(name, (None, None))
+        # Less the timing loop's own: 8 clock reads and a zip per checkout.
+        cnt = "" if py is None else f"{py:4.0f} / {c - 9:3.0f}"
+        print(f"{name:<22} {cells[0]:>15} {cells[1]:>17} {cells[2]:>15} {cells[3]:>15}  {cnt}")
+    print("(end: staunch commits and returns, QueuePool rolls back and returns; both one round trip;")
+    print(" calls: Python functions and builtins run per checkout, ctypes foreign calls not counted)")
 
 
 def main() -> int:
@@ -170,6 +338,8 @@ def main() -> int:
     ap.add_argument("--url", help="a server to use (default: a throwaway one from staunch-testkit)")
     ap.add_argument("--rounds", type=int, default=6, help="alternating rounds; the best is kept (default 6)")
     ap.add_argument("--json", help="write the results here too")
+    ap.add_argument("--baseline", help="also run the staunch package source in this directory")
+    ap.add_argument("--where", action="store_true", help="then where the time of a checkout goes, per phase")
     args = ap.parse_args()
     tk = None
     if args.url:
@@ -181,18 +351,26 @@ def main() -> int:
         url = tk.direct_url
     try:
         prepare(url)
-        cs = contenders(url, 8)
+        cs = contenders(url, 8, args.baseline)
         results: dict = {}
+        cpu: dict = {}  # the least CPU per operation over the rounds
         for _ in range(args.rounds):  # alternate, so drift hits everyone alike
             for name, (kind, pool, *_) in cs.items():
                 for threads in (1, 8):
-                    r = run_select1(kind, pool, threads, args.seconds)
                     key = (f"select1 x{threads}", name)
+                    r, c = run_select1(kind, pool, threads, args.seconds)
                     results[key] = max(results.get(key, 0), r)
-                r = run_fetch(kind, pool, args.seconds)
-                results[("fetch", name)] = max(results.get(("fetch", name), 0), r)
-        cs["staunch"][1].close()
-        report(results, list(cs))
+                    cpu[key] = min(cpu.get(key, c), c)
+                key = ("fetch", name)
+                r, c = run_fetch(kind, pool, args.seconds)
+                results[key] = max(results.get(key, 0), r)
+                cpu[key] = min(cpu.get(key, c), c)
+        report(results, cpu, list(cs))
+        if args.where:
+            where(cs, args.rounds)
+        for kind, pool, *_ in cs.values():
+            if kind == "pool":
+                pool.close()
         if args.json:
             Path(args.json).write_text(json.dumps({f"{k[0]} | {k[1]}": v for k, v in results.items()}, indent=1))
     finally:
@@ -201,26 +379,36 @@ def main() -> int:
     return 0
 
 
-def report(results: dict, names: list) -> None:
+def report(results: dict, cpu: dict, names: list) -> None:
     print()
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
-    print(f"{'benchmark':<14} {'contender':<24} {'ops/s':>10} {'staunch x':>10} {'target':>8}  met")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{'benchmark':<14} {'contender':<24} {'ops/s':>10} {'staunch x':>10} {'target':>8}  met"
+        f"  {'CPU/op':>9} {'CPU ratio':>10}"
+    )
     for bench in ("select1 x1", "select1 x8", "fetch"):
         base = results.get((bench, "staunch"))
+        base_cpu = cpu.get((bench, "staunch"))
+        scale, unit = (1e3, "ms") if bench == "fetch" else (1e6, "us")
         for name in names:
             v = results.get((bench, name))
             if v is None:
                 continue
-            unit = v if bench != "fetch" else v
+            c = f"{cpu[(bench, name)] * scale:6.1f} {unit}"
             if name == "staunch":
-                print(f"{bench:<14} {name:<24} {unit:>10.1f} {'':>10} {'':>8}")
+                print(f"{bench:<14} {name:<24} {v:>10.1f} {'':>10} {'':>8}  {'':3}  {c:>9}")
                 continue
             ratio = base / v
             target = TARGETS.get((bench.split()[0], name))
             met = "" if target is None else ("yes" if ratio >= target else "NO")
             tstr = "" if target is None else f">= {target:g}x"
-            print(f"{bench:<14} {name:<24} {unit:>10.1f} {ratio:>9.2f}x {tstr:>8}  {met}")
-    print("(fetch: fetches of 10,000 rows x 5 columns per second, median; select1: checkouts per second)")
+            cr = cpu[(bench, name)] / base_cpu
+            print(f"{bench:<14} {name:<24} {v:>10.1f} {ratio:>9.2f}x {tstr:>8}  {met:3}  {c:>9} {cr:>9.2f}x")
+    print("(select1: checkouts per second, best round; fetch: fetches of 10,000 rows x 5 columns per second,")
+    print(" median in the best round. staunch x: staunch's rate / the contender's. CPU/op: this process's CPU")
+    print(" time (every thread, not the server's) per checkout or fetch, least over the rounds; CPU ratio: the")
+    print(" contender's / staunch's, so above 1 means staunch spends less. CPU is the steadier figure on a busy")
+    print(" machine.)")
 
 
 if __name__ == "__main__":

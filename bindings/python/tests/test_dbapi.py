@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 
 import pytest
 
@@ -57,6 +58,58 @@ def test_error_mapping(conn, setup, sql, cls, errno):
     assert len(e.sqlstate) == 5 and e.status_name == "STAUNCH_SERVER_ERROR"
     cur.execute("SELECT 1")  # the connection stays usable
     assert cur.fetchone() == (1,)
+
+
+def test_deadlock_is_a_conflict(pool_factory):
+    """Two connections take the same two row locks in opposite orders: the
+    server rolls one back with 1213, which is ConflictError (an
+    OperationalError, as PyMySQL raises), as a Galera certification failure
+    is; that connection stays usable."""
+    pool = pool_factory("max_size=2")
+    a, b = pool.connection(), pool.connection()
+    try:
+        ca, cb = a.cursor(), b.cursor()
+        ca.execute("CREATE TABLE IF NOT EXISTS py_dl (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB")
+        ca.execute("DELETE FROM py_dl")
+        ca.execute("INSERT INTO py_dl VALUES (1, 0), (2, 0)")
+        a.commit()
+        ca.execute("UPDATE py_dl SET v = 1 WHERE id = 1")
+        cb.execute("UPDATE py_dl SET v = 2 WHERE id = 2")
+        got = {}
+
+        def wait_for_row_1():
+            try:
+                cb.execute("UPDATE py_dl SET v = 2 WHERE id = 1")
+            except staunch.Error as e:
+                got["b"] = e
+
+        t = threading.Thread(target=wait_for_row_1)
+        t.start()
+        time.sleep(0.3)
+        try:
+            ca.execute("UPDATE py_dl SET v = 1 WHERE id = 2")
+            a.commit()  # b lost: its rollback freed row 1
+        except staunch.Error as e:
+            got["a"] = e
+        t.join(30)
+        assert not t.is_alive()
+        assert len(got) == 1, got
+        (e,) = got.values()
+        assert isinstance(e, staunch.ConflictError), repr(e)
+        assert isinstance(e, staunch.OperationalError)
+        assert e.args[0] == e.errno == 1213
+        assert e.sqlstate == "40001" and e.status_name == "STAUNCH_CONFLICT"
+        if "a" in got:
+            b.commit()
+        for c in (ca, cb):  # both sessions stay usable
+            c.execute("SELECT 7")
+            assert c.fetchone() == (7,)
+    finally:
+        a.rollback()
+        b.rollback()
+        a.cursor().execute("DROP TABLE IF EXISTS py_dl")
+        a.close()
+        b.close()
 
 
 def test_foreign_key_errors(conn):

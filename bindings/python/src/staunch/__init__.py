@@ -20,12 +20,13 @@ import sys as _sys
 import threading as _threading
 import time as _time
 
-from . import _core, _errors, _ffi, _interrupt
+from . import FIELD_TYPE, _core, _errors, _ffi, _interrupt
 from ._core import CancelToken, Connection, Cursor, DictCursor, Event, Pool, PoolStats, SSCursor
 from ._errors import (
     BrokenConnection,
     Cancelled,
     ConfigError,
+    ConflictError,
     ConnectRejected,
     DatabaseError,
     DatabaseUnreachable,
@@ -61,39 +62,8 @@ threadsafety = 2  # threads may share the module and pools; a connection is one 
 paramstyle = "format"  # %s; %(name)s (pyformat) works too, as in PyMySQL
 
 # --- PEP 249 type objects and constructors ------------------------------------------------
-
-
-class FIELD_TYPE:
-    """MySQL column type codes (``cursor.description[i][1]``)."""
-
-    DECIMAL = 0
-    TINY = 1
-    SHORT = 2
-    LONG = 3
-    FLOAT = 4
-    DOUBLE = 5
-    NULL = 6
-    TIMESTAMP = 7
-    LONGLONG = 8
-    INT24 = 9
-    DATE = 10
-    TIME = 11
-    DATETIME = 12
-    YEAR = 13
-    NEWDATE = 14
-    VARCHAR = 15
-    BIT = 16
-    JSON = 245
-    NEWDECIMAL = 246
-    ENUM = 247
-    SET = 248
-    TINY_BLOB = 249
-    MEDIUM_BLOB = 250
-    LONG_BLOB = 251
-    BLOB = 252
-    VAR_STRING = 253
-    STRING = 254
-    GEOMETRY = 255
+# FIELD_TYPE (the MySQL column type codes, cursor.description[i][1]) is the module
+# staunch/FIELD_TYPE.py, which mysqldb.constants re-exports.
 
 
 class DBAPISet(frozenset):
@@ -225,6 +195,7 @@ __all__ = [
     "StatementTimeout",
     "Cancelled",
     "BrokenConnection",
+    "ConflictError",
     "ServerUnresponsive",
     "LibraryError",
     "FIELD_TYPE",

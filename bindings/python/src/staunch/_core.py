@@ -13,6 +13,7 @@ import re
 import threading
 import weakref
 from ctypes import byref, c_bool, c_size_t, c_uint64
+from threading import get_ident as _get_ident
 
 from . import _convert as C
 from . import _errors as E
@@ -45,7 +46,9 @@ def _blocking(kind: str, handle, fn, *args) -> None:
     Ctrl-C cancels it through handle (a cancel token for a "get", the
     connection for a "stmt") and raises KeyboardInterrupt."""
     err = _ERR()
-    if handle is None or not I.watching():
+    # Only the main thread can be interrupted (I.watching): other threads
+    # skip the call, a thread-id comparison inline.
+    if handle is None or _get_ident() != I.MAIN_IDENT or not I.watching():
         st = fn(*args, byref(err))
     else:
         op = I.enter(kind, handle)
@@ -364,18 +367,20 @@ class Pool:
 
     def _get(self, timeout, read: bool, cancel: CancelToken | None) -> Connection:
         pool = self._pool()
-        ms = _timeout_ms(timeout, "timeout")
-        if cancel is not None and not isinstance(cancel, CancelToken):
-            raise E.ConfigError(0, f"cancel must be a staunch.CancelToken, not {type(cancel).__name__}")
+        ms = F.TIMEOUT_DEFAULT if timeout is None else _timeout_ms(timeout, "timeout")
         out = _CONN_P()
         fn = lib.staunch_pool_get_read_cancellable if read else lib.staunch_pool_get_cancellable
         try:
             if cancel is not None:
+                if not isinstance(cancel, CancelToken):
+                    raise E.ConfigError(0, f"cancel must be a staunch.CancelToken, not {type(cancel).__name__}")
                 with cancel._use() as tp:
                     _blocking("get", tp, fn, pool, ms, tp, byref(out))
+            elif _get_ident() != I.MAIN_IDENT or not I.watching():
+                _blocking("get", None, fn, pool, ms, None, byref(out))
             else:
                 # The main thread: a token of its own, reused until Ctrl-C cancels it.
-                tp = _main_token() if I.watching() else None
+                tp = _main_token()
                 _blocking("get", tp, fn, pool, ms, tp, byref(out))
             return (self._conn_cls or Connection)(self, out)
         except BaseException:

@@ -115,6 +115,14 @@ class ServerUnresponsive(OperationalError):
     connection); the connection is broken: get another one."""
 
 
+class ConflictError(OperationalError):
+    """The server rolled the whole transaction back because it lost a
+    conflict: a deadlock or, in a Galera cluster, a certification failure
+    (``errno`` 1213, ``sqlstate`` 40001; PyMySQL raises OperationalError for
+    it). The connection stays usable; running the transaction again from its
+    start may succeed."""
+
+
 class BrokenConnection(OperationalError):
     """The connection broke during an earlier statement: get another one."""
 
@@ -179,6 +187,7 @@ _STATUS = {
     F.STATEMENT_TIMEOUT: StatementTimeout,
     F.CANCELLED: Cancelled,
     F.SERVER_UNRESPONSIVE: ServerUnresponsive,
+    F.CONFLICT: ConflictError,
     F.INTERNAL: InternalError,
     F.PANIC: InternalError,
 }

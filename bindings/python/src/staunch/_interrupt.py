@@ -27,6 +27,9 @@ _lock = threading.Lock()  # guards _current; held while the watcher cancels
 _current: list | None = None  # [kind, handle, interrupted] of the main thread's call
 _state = {"installed": None}  # None: not tried yet; True/False: the outcome
 _main_ident = threading.main_thread().ident
+#: The main thread's id: the only thread whose calls Ctrl-C interrupts (the
+#: hot path compares with it before calling watching()).
+MAIN_IDENT = _main_ident
 
 
 def _install() -> bool:

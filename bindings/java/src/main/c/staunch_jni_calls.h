@@ -204,6 +204,12 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1query_1ex(JNIEnv *env
     return (jint)FN.staunch_conn_query_ex(P(a0), P(a1), P(a2), a3, a4, P(a5), P(a6));
 }
 
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1count_1params(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_conn_count_params(P(a0), P(a1), P(a2), P(a3));
+}
+
 JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1begin(JNIEnv *env, jclass cls, jlong a0, jlong a1) {
     (void)env;
     (void)cls;

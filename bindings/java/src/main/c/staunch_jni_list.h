@@ -35,6 +35,7 @@
     X(staunch_conn_last_result) \
     X(staunch_conn_query) \
     X(staunch_conn_query_ex) \
+    X(staunch_conn_count_params) \
     X(staunch_conn_begin) \
     X(staunch_conn_begin_ex) \
     X(staunch_conn_commit) \

@@ -226,6 +226,26 @@ public final class Conn implements AutoCloseable {
         }
     }
 
+    /**
+     * The number of {@code ?} placeholders in {@code sql} as this connection's
+     * server reads it under the session's current {@code sql_mode} (the
+     * library's one SQL scanner: quotes, backticks, comments,
+     * NO_BACKSLASH_ESCAPES, ANSI_QUOTES). Sends nothing, except one round trip
+     * when the session's {@code sql_mode} is not known.
+     */
+    public int countParams(String sql) {
+        Objects.requireNonNull(sql, "sql");
+        enter();
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Mem.Seg out = a.allocate(8);
+            Call.check(Jni.conn_count_params(handle, a.allocateFrom(sql).address(), out.address(), err.address()), err);
+            return Math.toIntExact(out.getLong(0));
+        } finally {
+            exit();
+        }
+    }
+
     private interface Simple {
         int call(long handle, long err);
     }

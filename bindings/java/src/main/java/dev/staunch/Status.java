@@ -31,6 +31,8 @@ public final class Status {
     public static final int CANCELLED = 304;
     /** The server stopped answering during the statement (the connection is broken). */
     public static final int SERVER_UNRESPONSIVE = 305;
+    /** A deadlock or Galera certification failure (1213): the transaction was rolled back; the connection stays usable. */
+    public static final int CONFLICT = 306;
     public static final int INTERNAL = 900;
     public static final int PANIC = 901;
 

@@ -246,6 +246,28 @@ public final class Conn implements AutoCloseable {
         }
     }
 
+    /**
+     * The number of {@code ?} placeholders in {@code sql} as this connection's
+     * server reads it under the session's current {@code sql_mode} (the
+     * library's one SQL scanner: quotes, backticks, comments,
+     * NO_BACKSLASH_ESCAPES, ANSI_QUOTES). Sends nothing, except one round trip
+     * when the session's {@code sql_mode} is not known.
+     */
+    public int countParams(String sql) {
+        Objects.requireNonNull(sql, "sql");
+        enter();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment err = Call.errSlot(a);
+            MemorySegment out = a.allocate(JAVA_LONG);
+            Call.check((int) Native.conn_count_params.invokeExact(handle, a.allocateFrom(sql), out, err), err);
+            return Math.toIntExact(out.get(JAVA_LONG, 0));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        } finally {
+            exit();
+        }
+    }
+
     private void simple(java.lang.invoke.MethodHandle h) {
         enter();
         try (Arena a = Arena.ofConfined()) {

@@ -149,6 +149,6 @@ class NativeLayoutTest {
                 n++;
             }
         }
-        assertEquals(59, n, "handles declared");
+        assertEquals(60, n, "handles declared");
     }
 }

@@ -23,13 +23,15 @@ public final class Native {
 
     /** The major version this binding is written for. */
     public static final int ABI_MAJOR = 1;
-    /** The least minor version whose calls this binding uses. */
-    public static final int ABI_MINOR = 0;
+    /** The least minor version whose calls this binding uses (1.1: the decimal parameter, staunch_conn_count_params). */
+    public static final int ABI_MINOR = 1;
 
     /** STAUNCH_TIMEOUT_DEFAULT (UINT32_MAX) as a Java int. */
     public static final int TIMEOUT_DEFAULT = -1;
     public static final int QUERY_STREAM = 1;
     public static final int QUERY_TEXT = 2;
+    public static final int QUERY_INTERPOLATE = 4;
+    public static final int QUERY_PREPARE = 8;
 
     // ---- layouts (the same numbers as the FFM layouts; JniLayoutTest checks them against the library) ----
 

@@ -14,7 +14,7 @@ public final class Params {
     private Params() {}
 
     public static final int NULL = 0, INT64 = 1, UINT64 = 2, DOUBLE = 3, TEXT = 4, BYTES = 5, DATE = 6,
-            DATETIME = 7, TIME = 8;
+            DATETIME = 7, TIME = 8, DECIMAL = 9;
 
     private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
 
@@ -54,7 +54,8 @@ public final class Params {
                 text(a, p, o, b.toString());
             }
         } else if (v instanceof BigDecimal) {
-            text(a, p, o, ((BigDecimal) v).toPlainString());
+            // Exact: the server reads it as a DECIMAL (checked by the library: at most 65 digits, 38 after the point).
+            text(a, p, o, ((BigDecimal) v).toPlainString(), DECIMAL);
         } else if (v instanceof String || v instanceof Character || v instanceof UUID) {
             text(a, p, o, v.toString());
         } else if (v instanceof byte[]) {
@@ -105,8 +106,12 @@ public final class Params {
     }
 
     private static void text(Mem.Scope a, Mem.Seg p, long o, String s) {
+        text(a, p, o, s, TEXT);
+    }
+
+    private static void text(Mem.Scope a, Mem.Seg p, long o, String s, int kind) {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        p.putInt(o + Native.V_TYPE, TEXT);
+        p.putInt(o + Native.V_TYPE, kind);
         p.putAddress(o + Native.V_PTR, a.allocateFrom(b).address());
         p.putLong(o + Native.V_LEN, b.length);
     }

@@ -18,7 +18,11 @@ import java.util.Set;
  * <p>Mapped: user, password, connectTimeout (ms), socketTimeout (ms: staunch's
  * query_timeout), useSSL, requireSSL, sslMode, verifyServerCertificate,
  * serverSslCert / trustCertificateKeyStoreUrl (a PEM file), sessionVariables
- * (init_sql), useAffectedRows (found_rows), localSocket, and any of staunch's
+ * (init_sql), useAffectedRows (found_rows), localSocket, useServerPrepStmts
+ * (true: staunch's interpolate_params=false; MariaDB Connector/J's default,
+ * false, is client-side interpolation: see {@link StaunchDataSource}),
+ * rewriteBatchedStatements (true keeps interpolation, as in Connector/J,
+ * where it turns useServerPrepStmts off; batches still run row by row), and any of staunch's
  * own knobs by their names. Ignored (staunch's behaviour is fixed or the
  * property only tunes a driver staunch replaces): {@link #IGNORED}. Anything
  * else is an error naming the property, so that a setting is never silently
@@ -31,8 +35,8 @@ public final class JdbcUrl {
     public static final Set<String> IGNORED = Set.of(
             "useunicode", "characterencoding", "charset", "servertimezone", "connectiontimezone",
             "forceconnectiontimezonetosession", "uselegacydatetimecode", "usetimezone", "zerodatetimebehavior",
-            "autoreconnect", "cacheprepstmts", "prepstmtcachesize", "prepstmtcachesqllimit", "useserverprepstmts",
-            "rewritebatchedstatements", "allowpublickeyretrieval", "tcpkeepalive", "allowmultiqueries",
+            "autoreconnect", "cacheprepstmts", "prepstmtcachesize", "prepstmtcachesqllimit",
+            "allowpublickeyretrieval", "tcpkeepalive", "allowmultiqueries",
             "cacheresultsetmetadata", "cacheserverconfiguration", "elidesetautocommits", "maintaintimestats",
             "uselocalsessionstate", "uselocaltransactionstate", "usessl_default", "pooldatasource",
             "tinyint1isbit", "transformedbitisboolean", "yearisdatetype", "usecompression", "permitmysqlscheme",
@@ -148,6 +152,8 @@ public final class JdbcUrl {
         }
         boolean ssl = false;
         boolean verify = true;
+        Boolean serverPrep = null;
+        boolean rewriteBatched = false;
         String sslMode = null;
         if (query != null) {
             for (String pair : query.split("&")) {
@@ -207,6 +213,12 @@ public final class JdbcUrl {
                     case "localsocket":
                         knobs.put("socket", v);
                         break;
+                    case "useserverprepstmts":
+                        serverPrep = bool(k, v);
+                        break;
+                    case "rewritebatchedstatements":
+                        rewriteBatched = bool(k, v);
+                        break;
                     default: {
                         if (IGNORED.contains(lk)) {
                             continue;
@@ -218,10 +230,17 @@ public final class JdbcUrl {
                         throw new SQLNonTransientException("jdbcUrl property " + k + " is not supported by staunch "
                                 + "(mapped: user, password, connectTimeout, socketTimeout, useSSL, requireSSL, sslMode, "
                                 + "verifyServerCertificate, serverSslCert, trustCertificateKeyStoreUrl, sessionVariables, "
-                                + "useAffectedRows, localSocket, and staunch's own knobs; ignored: " + IGNORED + ")", "HY000");
+                                + "useAffectedRows, localSocket, useServerPrepStmts, rewriteBatchedStatements, and "
+                                + "staunch's own knobs; ignored: " + IGNORED + ")", "HY000");
                     }
                 }
             }
+        }
+        // As MariaDB Connector/J 3.x: rewriteBatchedStatements=true turns useServerPrepStmts off.
+        if (rewriteBatched) {
+            knobs.put("interpolate_params", "true");
+        } else if (serverPrep != null) {
+            knobs.put("interpolate_params", Boolean.toString(!serverPrep));
         }
         if (sslMode != null) {
             knobs.put("tls_mode", tlsMode(sslMode));
@@ -303,7 +322,8 @@ public final class JdbcUrl {
             case "true":
             case "1":
             case "yes":
-                return true;
+            case "":
+                return true; // "" as Connector/J: a property named without a value
             case "false":
             case "0":
             case "no":

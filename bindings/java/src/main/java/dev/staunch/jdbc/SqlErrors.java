@@ -25,14 +25,26 @@ import java.sql.SQLTransientException;
 public final class SqlErrors {
     private SqlErrors() {}
 
+    /** The C ABI's name of a parameter, {@code params[i]} (from 0), at the start of a message. */
+    private static final java.util.regex.Pattern C_PARAM = java.util.regex.Pattern.compile("^params\\[(\\d+)]");
+
     public static SQLException of(StaunchException e) {
         String msg = e.getMessage();
+        java.util.regex.Matcher m = C_PARAM.matcher(e.rawMessage());
+        if (e.status() < Status.POOL_EXHAUSTED && m.find()) {
+            // A bound value the library refused: named as JDBC counts parameters, from 1.
+            msg = Status.name(e.status()) + ": parameter " + (Long.parseLong(m.group(1)) + 1)
+                    + e.rawMessage().substring(m.end());
+        }
         int code = e.serverCode();
         String state = e.sqlState().isEmpty() ? null : e.sqlState();
         SQLException r;
         switch (e.status()) {
             case Status.SERVER_ERROR:
                 r = server(msg, state, code);
+                break;
+            case Status.CONFLICT:
+                r = new SQLTransactionRollbackException(msg, or(state, "40001"), code);
                 break;
             case Status.STATEMENT_TIMEOUT:
                 r = new SQLTimeoutException(msg, or(state, "HYT00"), code);
@@ -75,6 +87,11 @@ public final class SqlErrors {
                 break;
             case Status.INVALID_CONFIG:
                 r = new SQLNonTransientException(msg, "HY000", code);
+                break;
+            // A bound value the library refuses (a decimal that is not one, a NaN double): it names the parameter.
+            case Status.INVALID_ARGUMENT:
+            case Status.BAD_PARAM_TYPE:
+                r = new SQLDataException(msg, "22023", code);
                 break;
             default:
                 r = new SQLException(msg, or(state, "HY000"), code);

@@ -49,7 +49,7 @@ public class StaunchCallableStatement extends UnsupportedCallableStatement {
     private int[] outColumn;
     private boolean lastWasNull;
 
-    private StaunchCallableStatement(StaunchConnection connection, String sql, boolean function) {
+    private StaunchCallableStatement(StaunchConnection connection, String sql, boolean function) throws SQLException {
         super(connection, sql);
         this.function = function;
         this.out = new boolean[paramCount + (function ? 1 : 0)];
@@ -208,7 +208,7 @@ public class StaunchCallableStatement extends UnsupportedCallableStatement {
             keep(cols, row, new int[] {1});
             return false;
         }
-        List<Integer> at = placeholders(sql);
+        List<Integer> at = connection.placeholders(sql);
         StringBuilder call = new StringBuilder();
         StringBuilder set = new StringBuilder();
         List<Object> inValues = new ArrayList<>();

@@ -18,6 +18,8 @@ import java.sql.SQLWarning;
 import java.sql.Savepoint;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
@@ -85,6 +87,45 @@ public class StaunchConnection extends UnsupportedConnection {
             }
             stream = null;
         }
+    }
+
+    /**
+     * The number of {@code ?} placeholders in {@code sql} as the server reads
+     * it under this session's {@code sql_mode} (the library's SQL scanner, the
+     * one that sends the statement: NO_BACKSLASH_ESCAPES and ANSI_QUOTES
+     * change what is quoted).
+     */
+    int countParams(String sql) throws SQLException {
+        open();
+        notStreaming();
+        try {
+            return conn.countParams(sql);
+        } catch (StaunchException e) {
+            throw SqlErrors.of(e);
+        }
+    }
+
+    /**
+     * Where the {@code ?} placeholders of {@code sql} are (char indexes), by
+     * the same scanner as {@link #countParams}: a {@code ?} is a placeholder
+     * when the text up to and including it counts one more than the
+     * placeholders before it (the scanner reads left to right, and a cut
+     * after a {@code ?} changes nothing before it). No round trip but the one
+     * {@link #countParams} may make.
+     */
+    List<Integer> placeholders(String sql) throws SQLException {
+        int total = countParams(sql);
+        List<Integer> at = new ArrayList<>(total);
+        for (int i = sql.indexOf('?'); i >= 0 && at.size() < total; i = sql.indexOf('?', i + 1)) {
+            if (countParams(sql.substring(0, i + 1)) > at.size()) {
+                at.add(i);
+            }
+        }
+        if (at.size() != total) {
+            throw new SQLNonTransientException("cannot place the " + total + " placeholders of the statement (found "
+                    + at.size() + ")", "HY000");
+        }
+        return at;
     }
 
     /** Before a statement: start the transaction autoCommit=false implies, and set the statement's time limit. */

@@ -45,6 +45,15 @@ import javax.sql.DataSource;
  * staunch's defaults (not HikariCP's): connectionTimeout 10 s, connect timeout
  * 3 s per attempt, minimumIdle 0, maximumPoolSize 10, idleTimeout 10 min,
  * maxLifetime 30 min, keepaliveTime 2 min, validationTimeout 1 s.
+ *
+ * <p>Statements with parameters are sent as MariaDB Connector/J sends them by
+ * default ({@code useServerPrepStmts=false}): the library writes each bound
+ * value into the SQL as a literal escaped for the session's real
+ * {@code sql_mode} (staunch's {@code interpolate_params=true}), one round
+ * trip over the text protocol. {@code useServerPrepStmts=true} in the URL (or
+ * as a data source property, or the knob {@code interpolate_params=false})
+ * prepares them on the server instead; a statement the server refuses to
+ * prepare is interpolated either way.
  */
 public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBean {
     private String jdbcUrl;
@@ -59,6 +68,9 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
     private boolean registerMbeans;
     private long connectionTimeoutMs = -1;
     private EventListener listener;
+
+    /** A knob interpolate_params in a staunch mysql:// URL. */
+    private static final java.util.regex.Pattern URL_INTERPOLATE = java.util.regex.Pattern.compile("[?&]interpolate_params=");
 
     private volatile Pool pool;
     private volatile boolean closed;
@@ -237,6 +249,13 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
                     b.knob("password", password);
                 }
                 knobs.forEach(b::knob);
+                // Connector/J's default (useServerPrepStmts=false): client-side interpolation. A knob
+                // interpolate_params given by the user (a property, setKnob, or in a mysql:// URL,
+                // which is not parsed here: the library reads it) wins.
+                if (!t.knobs().containsKey("interpolate_params") && !knobs.containsKey("interpolate_params")
+                        && !URL_INTERPOLATE.matcher(t.url()).find()) {
+                    b.knob("interpolate_params", "true");
+                }
                 if (listener != null) {
                     b.onEvent(listener);
                 }

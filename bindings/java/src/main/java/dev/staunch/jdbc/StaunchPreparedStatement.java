@@ -31,9 +31,15 @@ import java.util.Calendar;
 import java.util.List;
 
 /**
- * A {@link java.sql.PreparedStatement}: the values bound to {@code ?} go to
- * the server separately from the SQL (a prepared statement), never quoted
- * into it. Batches run their rows one after the other on the connection.
+ * A {@link java.sql.PreparedStatement}. As in MariaDB Connector/J, by default
+ * the library writes each bound value into the statement as a literal escaped
+ * for the session's real {@code sql_mode} (client-side interpolation: one
+ * round trip, text protocol); with {@code useServerPrepStmts=true} the
+ * statement is prepared on the server and the values travel separately (a
+ * statement the server cannot prepare is interpolated either way). The
+ * placeholders are counted by the library's SQL scanner under the session's
+ * {@code sql_mode}. A {@link BigDecimal} is an exact DECIMAL on the server.
+ * Batches run their rows one after the other on the connection.
  */
 public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
     final String sql;
@@ -42,42 +48,12 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
     boolean[] set;
     private List<Object[]> batch;
 
-    StaunchPreparedStatement(StaunchConnection connection, String sql) {
+    StaunchPreparedStatement(StaunchConnection connection, String sql) throws SQLException {
         super(connection);
         this.sql = sql;
-        this.paramCount = countPlaceholders(sql);
+        this.paramCount = connection.countParams(sql);
         this.params = new Object[paramCount];
         this.set = new boolean[paramCount];
-    }
-
-    /** The number of {@code ?} outside quotes and comments. */
-    static int countPlaceholders(String sql) {
-        return placeholders(sql).size();
-    }
-
-    /** The positions in {@code sql} of the {@code ?} outside quotes and comments. */
-    static List<Integer> placeholders(String sql) {
-        List<Integer> n = new ArrayList<>();
-        for (int i = 0; i < sql.length(); i++) {
-            char c = sql.charAt(i);
-            if (c == '\'' || c == '"' || c == '`') {
-                for (i++; i < sql.length() && sql.charAt(i) != c; i++) {
-                    if (sql.charAt(i) == '\\' && c != '`') {
-                        i++;
-                    }
-                }
-            } else if (c == '-' && i + 1 < sql.length() && sql.charAt(i + 1) == '-' || c == '#') {
-                while (i < sql.length() && sql.charAt(i) != '\n') {
-                    i++;
-                }
-            } else if (c == '/' && i + 1 < sql.length() && sql.charAt(i + 1) == '*') {
-                int end = sql.indexOf("*/", i + 2);
-                i = end < 0 ? sql.length() : end + 1;
-            } else if (c == '?') {
-                n.add(i);
-            }
-        }
-        return n;
     }
 
     private void bind(int index, Object value) throws SQLException {
@@ -280,7 +256,7 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
     @Override
     public void setObject(int i, Object x) throws SQLException {
         Object v;
-        if (x == null) {
+                if (x == null) {
             v = null;
         } else if (x instanceof Date) {
             Date d = (Date) x;
@@ -318,8 +294,7 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
         } else if (x instanceof byte[]) {
             byte[] b = (byte[]) x;
             v = b.clone();
-        } else if (x instanceof Number && !(x instanceof Long || x instanceof Integer || x instanceof Short || x instanceof Byte
-                || x instanceof Double || x instanceof Float || x instanceof BigDecimal || x instanceof java.math.BigInteger)) {
+        } else if (x instanceof Number && !(((Number) x) instanceof Long || ((Number) x) instanceof Integer || ((Number) x) instanceof Short || ((Number) x) instanceof Byte || ((Number) x) instanceof Double || ((Number) x) instanceof Float || ((Number) x) instanceof BigDecimal || ((Number) x) instanceof java.math.BigInteger)) {
             Number n = (Number) x;
             v = new BigDecimal(n.toString());
         } else {
@@ -356,9 +331,61 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
                 setObject(i, x instanceof Boolean ? (Boolean) x
                     : x instanceof Number ? ((Number) x).longValue() != 0 : Boolean.parseBoolean(x.toString()));
                 break;
+            case Types.DECIMAL:
+            case Types.NUMERIC:
+                setObject(i, decimal(i, x));
+                break;
             default:
                 setObject(i, x);
                 break;
+        }
+    }
+
+    /** A value given with target type DECIMAL/NUMERIC as an exact BigDecimal (as Connector/J converts it). */
+    private static BigDecimal decimal(int i, Object x) throws SQLException {
+        try {
+            if (x instanceof BigDecimal) {
+                BigDecimal d = (BigDecimal) x;
+                return d;
+            } else if (x instanceof java.math.BigInteger) {
+                java.math.BigInteger b = (java.math.BigInteger) x;
+                return new BigDecimal(b);
+            } else if (x instanceof Long) {
+                Long l = (Long) x;
+                return BigDecimal.valueOf(l);
+            } else if (x instanceof Integer) {
+                Integer n = (Integer) x;
+                return BigDecimal.valueOf(n);
+            } else if (x instanceof Short) {
+                Short n = (Short) x;
+                return BigDecimal.valueOf(n);
+            } else if (x instanceof Byte) {
+                Byte n = (Byte) x;
+                return BigDecimal.valueOf(n);
+            } else if (x instanceof Boolean) {
+                Boolean b = (Boolean) x;
+                return b ? BigDecimal.ONE : BigDecimal.ZERO;
+                // The shortest text that reads back as the double, as Connector/J sends it.
+            } else if (x instanceof Double) {
+                Double d = (Double) x;
+                return new BigDecimal(Double.toString(d));
+            } else if (x instanceof Float) {
+                Float f = (Float) x;
+                return new BigDecimal(Float.toString(f));
+            } else if (x instanceof String) {
+                String t = (String) x;
+                return new BigDecimal(t.trim());
+            } else if (x instanceof Number) {
+                Number n = (Number) x;
+                return new BigDecimal(n.toString());
+            } else {
+                throw new SQLDataException("parameter " + i + ": a " + x.getClass().getName()
+                        + " is not a DECIMAL", "22018");
+            }
+        } catch (NumberFormatException e) {
+            // The value is not quoted: it may be anything a user bound.
+            throw new SQLDataException("parameter " + i + ": not a decimal number (setObject with Types.DECIMAL "
+                    + "or NUMERIC takes digits with an optional sign, point and exponent)", "22018", e);
         }
     }
 

@@ -3,7 +3,7 @@ package dev.staunch.jdbc;
 
 /** Every method of {@link java.sql.CallableStatement} throws {@link java.sql.SQLFeatureNotSupportedException} unless a subclass overrides it. */
 abstract class UnsupportedCallableStatement extends StaunchPreparedStatement implements java.sql.CallableStatement {
-    UnsupportedCallableStatement(StaunchConnection connection, String sql) {
+    UnsupportedCallableStatement(StaunchConnection connection, String sql) throws java.sql.SQLException {
         super(connection, sql);
     }
 

@@ -41,13 +41,15 @@ public final class Native {
 
     /** The major version this binding is written for. */
     public static final int ABI_MAJOR = 1;
-    /** The least minor version whose calls this binding uses. */
-    public static final int ABI_MINOR = 0;
+    /** The least minor version whose calls this binding uses (1.1: the decimal parameter, staunch_conn_count_params). */
+    public static final int ABI_MINOR = 1;
 
     /** STAUNCH_TIMEOUT_DEFAULT (UINT32_MAX) as a Java int. */
     public static final int TIMEOUT_DEFAULT = -1;
     public static final int QUERY_STREAM = 1;
     public static final int QUERY_TEXT = 2;
+    public static final int QUERY_INTERPOLATE = 4;
+    public static final int QUERY_PREPARE = 8;
 
     // ---- layouts -------------------------------------------------------
 
@@ -343,6 +345,8 @@ public final class Native {
             st(C_POINTER, C_POINTER, C_POINTER, SIZE_T, C_POINTER, C_POINTER));
     public static final MethodHandle conn_query_ex = h("staunch_conn_query_ex",
             st(C_POINTER, C_POINTER, C_POINTER, SIZE_T, JAVA_INT, C_POINTER, C_POINTER));
+    public static final MethodHandle conn_count_params = h("staunch_conn_count_params",
+            st(C_POINTER, C_POINTER, C_POINTER, C_POINTER));
     public static final MethodHandle conn_begin = h("staunch_conn_begin", st(C_POINTER, C_POINTER));
     public static final MethodHandle conn_begin_ex = h("staunch_conn_begin_ex", st(C_POINTER, C_POINTER, C_POINTER));
     public static final MethodHandle conn_commit = h("staunch_conn_commit", st(C_POINTER, C_POINTER));

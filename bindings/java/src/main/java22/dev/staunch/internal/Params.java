@@ -24,7 +24,7 @@ public final class Params {
     private Params() {}
 
     public static final int NULL = 0, INT64 = 1, UINT64 = 2, DOUBLE = 3, TEXT = 4, BYTES = 5, DATE = 6,
-            DATETIME = 7, TIME = 8;
+            DATETIME = 7, TIME = 8, DECIMAL = 9;
 
     private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
 
@@ -65,7 +65,8 @@ public final class Params {
                     text(a, p, b.toString());
                 }
             }
-            case BigDecimal d -> text(a, p, d.toPlainString());
+            // Exact: the server reads it as a DECIMAL (checked by the library: at most 65 digits, 38 after the point).
+            case BigDecimal d -> text(a, p, d.toPlainString(), DECIMAL);
             case String s -> text(a, p, s);
             case Character c -> text(a, p, c.toString());
             case UUID u -> text(a, p, u.toString());
@@ -110,8 +111,12 @@ public final class Params {
     }
 
     private static void text(Arena a, MemorySegment p, String s) {
+        text(a, p, s, TEXT);
+    }
+
+    private static void text(Arena a, MemorySegment p, String s, int kind) {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        p.set(JAVA_INT, Native.V_TYPE, TEXT);
+        p.set(JAVA_INT, Native.V_TYPE, kind);
         p.set(ADDRESS, Native.V_PTR, b.length == 0 ? MemorySegment.NULL : a.allocateFrom(JAVA_BYTE, b));
         p.set(JAVA_LONG, Native.V_LEN, b.length);
     }

@@ -27,6 +27,22 @@ class JdbcUrlTest {
     }
 
     @Test
+    void useServerPrepStmts_maps_to_interpolate_params_as_connector_j_treats_it() throws SQLException {
+        // Unset: no knob here; StaunchDataSource then sets interpolate_params=true (Connector/J's default).
+        assertEquals(null, JdbcUrl.translate("jdbc:mariadb://h/db").knobs().get("interpolate_params"));
+        assertEquals("false", JdbcUrl.translate("jdbc:mariadb://h/db?useServerPrepStmts=true").knobs().get("interpolate_params"));
+        assertEquals("false", JdbcUrl.translate("jdbc:mariadb://h/db?useServerPrepStmts").knobs().get("interpolate_params"));
+        assertEquals("true", JdbcUrl.translate("jdbc:mysql://h/db?useServerPrepStmts=false").knobs().get("interpolate_params"));
+        // Connector/J 3.x: rewriteBatchedStatements=true turns useServerPrepStmts off, in either order.
+        assertEquals("true", JdbcUrl.translate("jdbc:mariadb://h/db?useServerPrepStmts=true&rewriteBatchedStatements=true")
+                .knobs().get("interpolate_params"));
+        assertEquals("true", JdbcUrl.translate("jdbc:mariadb://h/db?rewriteBatchedStatements=true&useServerPrepStmts=true")
+                .knobs().get("interpolate_params"));
+        assertTrue(assertThrows(SQLException.class, () -> JdbcUrl.translate("jdbc:mariadb://h/db?useServerPrepStmts=maybe"))
+                .getMessage().contains("useServerPrepStmts"));
+    }
+
+    @Test
     void unknown_or_malformed_properties_are_named_in_the_error() {
         SQLException e = assertThrows(SQLException.class, () -> JdbcUrl.translate("jdbc:mysql://h/db?cachePrepStmts=true&fooBar=1"));
         assertTrue(e.getMessage().contains("fooBar"), e.getMessage());

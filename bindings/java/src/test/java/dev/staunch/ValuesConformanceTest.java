@@ -1,0 +1,98 @@
+package dev.staunch;
+
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The values scenarios of shared/CONFORMANCE.md (conf_decimal_exact,
+ * conf_unpreparable, conf_sql_modes) through the native API, both ways a
+ * statement is sent (the pool's interpolate_params knob). The JDBC face's
+ * are in dev.staunch.jdbc.ValuesTest.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ValuesConformanceTest {
+    static final String[] WAYS = {"interpolate_params=true", "interpolate_params=false"};
+
+    @Test
+    void conf_decimal_exact() {
+        for (String way : WAYS) {
+            try (Pool pool = Staunch.open(Env.url(way)); Conn c = pool.get(Duration.ofSeconds(5))) {
+                c.execute("CREATE TEMPORARY TABLE t_dec (id INT PRIMARY KEY, bal DECIMAL(30,2))");
+                c.execute("INSERT INTO t_dec VALUES (1, ?)", new BigDecimal("1234567890123456789.01"));
+                assertEquals(1, c.execute("UPDATE t_dec SET bal = bal + ? WHERE id = 1", new BigDecimal("0.01"))
+                        .affectedRows(), way);
+                try (Rows r = c.query("SELECT bal FROM t_dec")) {
+                    assertTrue(r.next());
+                    assertEquals(new BigDecimal("1234567890123456789.02"), r.getBigDecimal(0), way);
+                }
+                try (Rows r = c.query("SELECT ?", new BigDecimal("15.7563"))) {
+                    assertTrue(r.next());
+                    assertEquals(new BigDecimal("15.7563"), r.getObject(0), way);
+                    assertEquals(Rows.DECIMAL, r.columns().get(0).columnType(), way + ": a DECIMAL column");
+                }
+                StaunchException e = assertThrows(StaunchException.class,
+                        () -> c.query("SELECT ?", new BigDecimal("1".repeat(66))));
+                assertEquals(Status.INVALID_ARGUMENT, e.status());
+                assertTrue(e.getMessage().contains("66 digits"), e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void conf_unpreparable() {
+        try (Pool pool = Staunch.open(Env.url("interpolate_params=true")); Conn c = pool.get(Duration.ofSeconds(5))) {
+            c.execute("CREATE TEMPORARY TABLE t_w (x INT)");
+            c.execute("INSERT INTO t_w VALUES (1), (2), (3)");
+            List<Long> sums = new ArrayList<>();
+            try (Rows r = c.query("SELECT SUM(x) OVER (ORDER BY x ROWS BETWEEN ? PRECEDING AND ? FOLLOWING) "
+                    + "FROM t_w ORDER BY x", 1, 1)) {
+                while (r.next()) {
+                    sums.add(r.getLong(0));
+                }
+            }
+            assertEquals(List.of(3L, 6L, 5L), sums);
+            List<String> rows = new ArrayList<>();
+            try (Rows r = c.query("WITH c(a,b) AS (VALUES (?, ?), (?, ?)) SELECT a, b FROM c", "a", 2, "b", 3)) {
+                while (r.next()) {
+                    rows.add(r.getString(0) + "," + r.getLong(1));
+                }
+            }
+            assertEquals(List.of("a,2", "b,3"), rows);
+        }
+    }
+
+    @Test
+    void conf_sql_modes() {
+        byte[] bytes = {(byte) 0xff, 0, 0x41};
+        String text = "it's a \\ back\\slash, a \"quote\" and a ? mark\\";
+        for (String mode : new String[] {"NO_BACKSLASH_ESCAPES", "ANSI_QUOTES"}) {
+            for (String way : WAYS) {
+                try (Pool pool = Staunch.open(Env.url(way)); Conn c = pool.get(Duration.ofSeconds(5))) {
+                    c.execute("SET SESSION sql_mode = '" + mode + "'");
+                    String literal = mode.equals("NO_BACKSLASH_ESCAPES") ? "'C:\\'" : "'C:\\\\'";
+                    String ident = mode.equals("ANSI_QUOTES") ? "\"a?\"" : "`a?`";
+                    String sql = "SELECT " + literal + ", ?, 'why?', ? AS " + ident;
+                    assertEquals(2, c.countParams(sql), mode);
+                    try (Rows r = c.query(sql, bytes, text)) {
+                        assertTrue(r.next());
+                        assertEquals("C:\\", r.getString(0), mode + " " + way);
+                        assertArrayEquals(bytes, r.getBytes(1), mode + " " + way);
+                        assertEquals("why?", r.getString(2), mode + " " + way);
+                        assertEquals(text, r.getString(3), mode + " " + way);
+                        assertEquals("a?", r.columns().get(3).name(), mode + " " + way);
+                    }
+                }
+            }
+        }
+    }
+}

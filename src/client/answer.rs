@@ -1,0 +1,492 @@
+//! The answer to a statement as every face reads it: result sets, each with
+//! its columns (metadata and the kind of value each holds), rows of typed
+//! cells and what its closing packet said.
+//!
+//! Values of the text protocol arrive as text and are typed here by their
+//! column, so that a face reads the same cell whichever way the statement
+//! was sent (see `statement.rs`). Byte strings keep a trailing NUL that
+//! their length excludes, so a face can lend text to C as a C string
+//! without a copy.
+
+use std::collections::VecDeque;
+
+use mysql::consts::{ColumnFlags, ColumnType};
+use mysql::prelude::Protocol;
+use mysql::{Column, QueryResult, Value};
+
+/// The kind of value a result column holds, from the server's column
+/// metadata. The numbers are the C ABI's `STAUNCH_COLUMN_*`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Kind {
+    /// Always NULL (`SELECT NULL`).
+    Null = 0,
+    /// Signed integers (TINYINT to BIGINT, YEAR).
+    Int = 1,
+    /// UNSIGNED integers.
+    UInt = 2,
+    /// FLOAT and DOUBLE.
+    Double = 3,
+    /// DECIMAL: exact, as text.
+    Decimal = 4,
+    /// Character data (CHAR, VARCHAR, TEXT, ENUM, SET, JSON).
+    Text = 5,
+    /// Binary data (BINARY, VARBINARY, BLOB, BIT, GEOMETRY).
+    Bytes = 6,
+    /// DATE.
+    Date = 7,
+    /// DATETIME and TIMESTAMP.
+    DateTime = 8,
+    /// TIME.
+    Time = 9,
+}
+
+/// The binary collation: a string column with it holds bytes, not text.
+const BINARY_CHARSET: u16 = 63;
+
+impl Kind {
+    /// The kind of column `c`.
+    pub(crate) fn of(c: &Column) -> Kind {
+        use ColumnType::*;
+        let unsigned = c.flags().contains(ColumnFlags::UNSIGNED_FLAG);
+        match c.column_type() {
+            MYSQL_TYPE_NULL => Kind::Null,
+            MYSQL_TYPE_TINY | MYSQL_TYPE_SHORT | MYSQL_TYPE_LONG | MYSQL_TYPE_LONGLONG
+            | MYSQL_TYPE_INT24 | MYSQL_TYPE_YEAR => {
+                if unsigned {
+                    Kind::UInt
+                } else {
+                    Kind::Int
+                }
+            }
+            MYSQL_TYPE_FLOAT | MYSQL_TYPE_DOUBLE => Kind::Double,
+            MYSQL_TYPE_DECIMAL | MYSQL_TYPE_NEWDECIMAL => Kind::Decimal,
+            MYSQL_TYPE_DATE | MYSQL_TYPE_NEWDATE => Kind::Date,
+            MYSQL_TYPE_DATETIME
+            | MYSQL_TYPE_DATETIME2
+            | MYSQL_TYPE_TIMESTAMP
+            | MYSQL_TYPE_TIMESTAMP2 => Kind::DateTime,
+            MYSQL_TYPE_TIME | MYSQL_TYPE_TIME2 => Kind::Time,
+            // MySQL's JSON travels with the binary collation, but it is text
+            // (UTF-8, utf8mb4).
+            MYSQL_TYPE_JSON => Kind::Text,
+            MYSQL_TYPE_VARCHAR
+            | MYSQL_TYPE_VAR_STRING
+            | MYSQL_TYPE_STRING
+            | MYSQL_TYPE_TINY_BLOB
+            | MYSQL_TYPE_MEDIUM_BLOB
+            | MYSQL_TYPE_LONG_BLOB
+            | MYSQL_TYPE_BLOB
+            | MYSQL_TYPE_ENUM
+            | MYSQL_TYPE_SET => {
+                if c.character_set() == BINARY_CHARSET {
+                    Kind::Bytes
+                } else {
+                    Kind::Text
+                }
+            }
+            _ => Kind::Bytes,
+        }
+    }
+
+    /// The kind with C ABI number `n`, if there is one.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn from_number(n: u32) -> Option<Kind> {
+        Some(match n {
+            0 => Kind::Null,
+            1 => Kind::Int,
+            2 => Kind::UInt,
+            3 => Kind::Double,
+            4 => Kind::Decimal,
+            5 => Kind::Text,
+            6 => Kind::Bytes,
+            7 => Kind::Date,
+            8 => Kind::DateTime,
+            9 => Kind::Time,
+            _ => return None,
+        })
+    }
+
+    /// Its name in messages.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::Null => "NULL",
+            Kind::Int => "INT",
+            Kind::UInt => "UINT",
+            Kind::Double => "DOUBLE",
+            Kind::Decimal => "DECIMAL",
+            Kind::Text => "TEXT",
+            Kind::Bytes => "BYTES",
+            Kind::Date => "DATE",
+            Kind::DateTime => "DATETIME",
+            Kind::Time => "TIME",
+        }
+    }
+}
+
+/// `b` with a NUL after it.
+pub(crate) fn nul_terminated(b: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(b.len() + 1);
+    v.extend_from_slice(b);
+    v.push(0);
+    v
+}
+
+/// One column: its metadata, the strings NUL-terminated.
+pub(crate) struct Col {
+    pub(crate) name: Vec<u8>,
+    pub(crate) kind: Kind,
+    /// The server's own type code, flags, character set, length and
+    /// decimals.
+    pub(crate) type_code: u32,
+    pub(crate) flags: u32,
+    pub(crate) charset: u32,
+    pub(crate) length: u32,
+    pub(crate) decimals: u32,
+    pub(crate) org_name: Vec<u8>,
+    pub(crate) table: Vec<u8>,
+    pub(crate) org_table: Vec<u8>,
+    pub(crate) schema: Vec<u8>,
+}
+
+impl Col {
+    pub(crate) fn of(c: &Column) -> Col {
+        Col {
+            name: nul_terminated(c.name_ref()),
+            kind: Kind::of(c),
+            type_code: c.column_type() as u32,
+            flags: u32::from(c.flags().bits()),
+            charset: u32::from(c.character_set()),
+            length: c.column_length(),
+            decimals: u32::from(c.decimals()),
+            org_name: nul_terminated(c.org_name_ref()),
+            table: nul_terminated(c.table_ref()),
+            org_table: nul_terminated(c.org_table_ref()),
+            schema: nul_terminated(c.schema_ref()),
+        }
+    }
+
+    /// A column known only by name and kind (tests, fuzzing).
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn named(name: &[u8], kind: Kind) -> Col {
+        Col {
+            name: nul_terminated(name),
+            kind,
+            type_code: 0,
+            flags: 0,
+            charset: 0,
+            length: 0,
+            decimals: 0,
+            org_name: vec![0],
+            table: vec![0],
+            org_table: vec![0],
+            schema: vec![0],
+        }
+    }
+
+    /// Its name, for messages.
+    pub(crate) fn name_lossy(&self) -> String {
+        String::from_utf8_lossy(&self.name[..self.name.len() - 1]).into_owned()
+    }
+}
+
+/// A DATE, DATETIME or TIMESTAMP value (DATE: the time fields are 0; zero
+/// dates are zeros).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DateTime {
+    pub(crate) year: u16,
+    pub(crate) month: u8,
+    pub(crate) day: u8,
+    pub(crate) hour: u8,
+    pub(crate) minute: u8,
+    pub(crate) second: u8,
+    pub(crate) microsecond: u32,
+}
+
+/// A TIME value: a signed duration, `days * 24 + hours` hours.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Time {
+    pub(crate) negative: bool,
+    pub(crate) days: u32,
+    pub(crate) hours: u8,
+    pub(crate) minutes: u8,
+    pub(crate) seconds: u8,
+    pub(crate) microseconds: u32,
+}
+
+/// One value. Byte strings carry a trailing NUL that their length excludes.
+pub(crate) enum Cell {
+    Null,
+    Int(i64),
+    UInt(u64),
+    Double(f64),
+    Bytes(Vec<u8>),
+    Date(DateTime),
+    Time(Time),
+}
+
+impl Cell {
+    /// A value of the binary protocol (typed by the server).
+    pub(crate) fn from_value(v: Value) -> Cell {
+        match v {
+            Value::NULL => Cell::Null,
+            Value::Int(i) => Cell::Int(i),
+            Value::UInt(u) => Cell::UInt(u),
+            Value::Float(f) => Cell::Double(f64::from(f)),
+            Value::Double(d) => Cell::Double(d),
+            Value::Bytes(mut b) => {
+                b.push(0);
+                Cell::Bytes(b)
+            }
+            Value::Date(year, month, day, hour, minute, second, microsecond) => {
+                Cell::Date(DateTime {
+                    year,
+                    month,
+                    day,
+                    hour,
+                    minute,
+                    second,
+                    microsecond,
+                })
+            }
+            Value::Time(negative, days, hours, minutes, seconds, microseconds) => {
+                Cell::Time(Time {
+                    negative,
+                    days,
+                    hours,
+                    minutes,
+                    seconds,
+                    microseconds,
+                })
+            }
+        }
+    }
+
+    /// A value of the text protocol, where every value is text: typed by
+    /// its column, so that it reads as from a prepared statement. Text that
+    /// does not parse as the column's kind stays bytes.
+    pub(crate) fn from_text(v: Value, kind: Kind) -> Cell {
+        let Value::Bytes(b) = v else {
+            return Cell::from_value(v);
+        };
+        let s = std::str::from_utf8(&b).ok();
+        let parsed = s.and_then(|s| match kind {
+            Kind::Int => s.parse().ok().map(Cell::Int),
+            Kind::UInt => s.parse().ok().map(Cell::UInt),
+            Kind::Double => s.parse().ok().map(Cell::Double),
+            Kind::Date | Kind::DateTime => parse_datetime(s).map(Cell::Date),
+            Kind::Time => parse_time(s).map(Cell::Time),
+            _ => None,
+        });
+        parsed.unwrap_or_else(|| Cell::from_value(Value::Bytes(b)))
+    }
+
+    /// What it holds, for messages.
+    pub(crate) fn what(&self) -> &'static str {
+        match self {
+            Cell::Null => "NULL",
+            Cell::Int(_) => "a signed integer",
+            Cell::UInt(_) => "an unsigned integer",
+            Cell::Double(_) => "a double",
+            Cell::Bytes(_) => "a string",
+            Cell::Date(_) => "a date/datetime",
+            Cell::Time(_) => "a time",
+        }
+    }
+}
+
+/// `YYYY-MM-DD[ HH:MM:SS[.ffffff]]`.
+fn parse_datetime(s: &str) -> Option<DateTime> {
+    let (date, time) = match s.split_once(' ') {
+        Some((d, t)) => (d, Some(t)),
+        None => (s, None),
+    };
+    let mut d = date.splitn(3, '-');
+    let year = d.next()?.parse().ok()?;
+    let month = d.next()?.parse().ok()?;
+    let day = d.next()?.parse().ok()?;
+    let (hour, minute, second, microsecond) = match time {
+        Some(t) => {
+            let (h, m, s, us) = parse_hms(t)?;
+            (u8::try_from(h).ok()?, m, s, us)
+        }
+        None => (0, 0, 0, 0),
+    };
+    Some(DateTime {
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+        microsecond,
+    })
+}
+
+/// `[-]H+:MM:SS[.ffffff]`.
+fn parse_time(s: &str) -> Option<Time> {
+    let (negative, t) = match s.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, s),
+    };
+    let (h, minutes, seconds, microseconds) = parse_hms(t)?;
+    Some(Time {
+        negative,
+        days: h / 24,
+        hours: (h % 24) as u8,
+        minutes,
+        seconds,
+        microseconds,
+    })
+}
+
+fn parse_hms(t: &str) -> Option<(u32, u8, u8, u32)> {
+    let (hms, frac) = match t.split_once('.') {
+        Some((a, f)) => (a, Some(f)),
+        None => (t, None),
+    };
+    let mut p = hms.splitn(3, ':');
+    let h = p.next()?.parse().ok()?;
+    let m = p.next()?.parse().ok()?;
+    let s = p.next()?.parse().ok()?;
+    let us = match frac {
+        Some(f) if !f.is_empty() && f.len() <= 6 && f.bytes().all(|b| b.is_ascii_digit()) => {
+            f.parse::<u32>().ok()? * 10u32.pow(6 - f.len() as u32)
+        }
+        Some(_) => return None,
+        None => 0,
+    };
+    Some((h, m, s, us))
+}
+
+/// One result set: its columns and what its closing packet said.
+pub(crate) struct Set {
+    pub(crate) columns: Vec<Col>,
+    pub(crate) affected_rows: u64,
+    pub(crate) last_insert_id: u64,
+    pub(crate) warnings: u16,
+    /// The server's info string ("Rows matched: 1 Changed: 1 ..."),
+    /// NUL-terminated.
+    pub(crate) info: Vec<u8>,
+    /// The rows not read yet (sets read whole only).
+    pub(crate) rows: VecDeque<Vec<Cell>>,
+    /// The number of rows the set had (sets read whole only).
+    pub(crate) count: u64,
+}
+
+impl Set {
+    pub(crate) fn empty() -> Set {
+        Set {
+            columns: Vec::new(),
+            affected_rows: 0,
+            last_insert_id: 0,
+            warnings: 0,
+            info: vec![0],
+            rows: VecDeque::new(),
+            count: 0,
+        }
+    }
+}
+
+/// Reads every result set of `r` to its end, from the current one (at
+/// least one set, empty for an answer without any).
+/// `text`: the text protocol, whose values are typed by their columns here.
+pub(crate) fn collect_sets<P: Protocol>(
+    r: &mut QueryResult<'_, '_, '_, P>,
+    text: bool,
+) -> mysql::Result<VecDeque<Set>> {
+    let mut sets = collect_rest(r, text)?;
+    if sets.is_empty() {
+        sets.push_back(Set::empty());
+    }
+    Ok(sets)
+}
+
+/// The result sets of `r` from the current one (none if it is done).
+pub(crate) fn collect_rest<P: Protocol>(
+    r: &mut QueryResult<'_, '_, '_, P>,
+    text: bool,
+) -> mysql::Result<VecDeque<Set>> {
+    let mut sets = VecDeque::new();
+    while let Some(mut rs) = r.iter() {
+        let mut set = Set::empty();
+        set.columns = rs.columns().as_ref().iter().map(Col::of).collect();
+        // The figures of a set without rows are in its OK packet, which
+        // the crate lets go of once the set is stepped past: read them now
+        // (a set with rows has none here; the caller reads the last one's
+        // from the connection).
+        set.affected_rows = rs.affected_rows();
+        set.last_insert_id = rs.last_insert_id().unwrap_or(0);
+        set.warnings = rs.warnings();
+        set.info = nul_terminated(rs.info_ref());
+        for row in rs.by_ref() {
+            let values = row?.unwrap();
+            set.rows.push_back(cells(values, &set.columns, text));
+        }
+        set.count = set.rows.len() as u64;
+        sets.push_back(set);
+    }
+    Ok(sets)
+}
+
+/// The cells of one row.
+pub(crate) fn cells(values: Vec<Value>, columns: &[Col], text: bool) -> Vec<Cell> {
+    values
+        .into_iter()
+        .zip(columns)
+        .map(|(v, c)| {
+            if text {
+                Cell::from_text(v, c.kind)
+            } else {
+                Cell::from_value(v)
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_protocol_values_are_typed_by_their_columns() {
+        let c = |v: &str, t| Cell::from_text(Value::Bytes(v.as_bytes().to_vec()), t);
+        assert!(matches!(c("-42", Kind::Int), Cell::Int(-42)));
+        assert!(matches!(
+            c("18446744073709551615", Kind::UInt),
+            Cell::UInt(u64::MAX)
+        ));
+        assert!(matches!(c("2.5", Kind::Double), Cell::Double(d) if d == 2.5));
+        assert!(matches!(c("12.50", Kind::Decimal), Cell::Bytes(_)));
+        match c("2024-02-29 23:59:58.000123", Kind::DateTime) {
+            Cell::Date(d) => assert_eq!(
+                (
+                    d.year,
+                    d.month,
+                    d.day,
+                    d.hour,
+                    d.minute,
+                    d.second,
+                    d.microsecond
+                ),
+                (2024, 2, 29, 23, 59, 58, 123)
+            ),
+            _ => panic!(),
+        }
+        match c("-838:59:59.5", Kind::Time) {
+            Cell::Time(t) => assert_eq!(
+                (
+                    t.negative,
+                    t.days,
+                    t.hours,
+                    t.minutes,
+                    t.seconds,
+                    t.microseconds
+                ),
+                (true, 34, 22, 59, 59, 500_000)
+            ),
+            _ => panic!(),
+        }
+        assert!(matches!(c("not a number", Kind::Int), Cell::Bytes(_)));
+    }
+}
