@@ -17,7 +17,7 @@
 #   staunch-X.Y.Z-py3-none-manylinux2014_x86_64.whl   the Python wheel with the library
 #   staunch-X.Y.Z.tar.gz                   the Python sdist (holds the crate; builds with cargo)
 #   maven/                                 a Maven repository: dev/staunch/staunch/X.Y.Z/ with the
-#                                          jar (library inside), pom, sources and javadoc jars
+#                                          jar (library and JNI shim inside), pom, sources and javadoc jars
 #   goproxy/                               a GOPROXY=file:// tree: the Go module's .zip, .mod, .info
 #
 # Usage: scripts/dist.sh        (scripts/dist-check.sh then proves each artifact)
@@ -228,6 +228,10 @@ if ! command -v mvn >/dev/null; then
 fi
 mkdir -p "$WORK/jar-bundle" "$WORK/java"
 cp "$LIB/libstaunch.so" "$WORK/jar-bundle/"
+# The JNI shim (the path of JDK 11 to 21), linked by zig for the same glibc as the library.
+"$TOOLS/bin/python3" -m ziglang cc -target "x86_64-linux-gnu.$GLIBC_TARGET" -shared -fPIC -O2 -std=c11 \
+  -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" \
+  bindings/java/src/main/c/staunch_jni.c -o "$WORK/jar-bundle/libstaunch_jni.so" -ldl -lpthread
 # From a copy of the tracked files: the checkout's bindings/java/target (the
 # tests' build, which must not see a bundled library) is left alone.
 git ls-files -z bindings/java | grep -zv '^bindings/java/bench/' \
@@ -239,6 +243,10 @@ git ls-files -z bindings/java | grep -zv '^bindings/java/bench/' \
   package org.apache.maven.plugins:maven-deploy-plugin:3.1.4:deploy)
 unzip -l "$DIST/maven/dev/staunch/staunch/$VERSION/staunch-$VERSION.jar" | grep -q 'dev/staunch/native/libstaunch.so$' \
   || { echo "dist: the jar holds no dev/staunch/native/libstaunch.so" >&2; exit 1; }
+for entry in dev/staunch/native/libstaunch_jni.so META-INF/versions/22/dev/staunch/Pool.class; do
+  unzip -l "$DIST/maven/dev/staunch/staunch/$VERSION/staunch-$VERSION.jar" | grep -q " $entry\$" \
+    || { echo "dist: the jar holds no $entry" >&2; exit 1; }
+done
 
 # --- the Go module, as the module proxy serves it -----------------------------
 step "Go: module zip, .mod and .info in a file:// proxy tree"

@@ -1,13 +1,10 @@
 package dev.staunch;
 
 import dev.staunch.internal.Call;
+import dev.staunch.internal.Jni;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
-
-import static java.lang.foreign.ValueLayout.ADDRESS;
 
 /**
  * Cancels the {@link Pool#get(java.time.Duration, CancelToken)} calls waiting
@@ -16,31 +13,25 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  * uses it any more (a Cleaner frees it otherwise).
  */
 public final class CancelToken implements AutoCloseable {
-    final MemorySegment handle;
+    final long handle;
     private final Cleaner.Cleanable cleanable;
     private final Object lock = new Object();
     private boolean closed;
 
     public CancelToken() {
         Native.check();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment out = a.allocate(ADDRESS);
-            MemorySegment err = Call.errSlot(a);
-            Call.check((int) Native.cancel_token_new.invokeExact(out, err), err);
-            handle = out.get(ADDRESS, 0);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg out = a.allocate(8);
+            Mem.Seg err = a.errSlot();
+            Call.check(Jni.cancel_token_new(out.address(), err.address()), err);
+            handle = out.getAddress(0);
         }
-        MemorySegment h = handle;
+        long h = handle;
         cleanable = Mem.CLEANER.register(this, () -> free(h));
     }
 
-    private static void free(MemorySegment h) {
-        try {
-            Native.cancel_token_free.invokeExact(h);
-        } catch (Throwable t) {
-            // never fails
-        }
+    private static void free(long h) {
+        Jni.cancel_token_free(h);
     }
 
     /** Cancels every get waiting with this token, and every later one. Thread-safe; idempotent. */
@@ -49,11 +40,9 @@ public final class CancelToken implements AutoCloseable {
             if (closed) {
                 return;
             }
-            try (Arena a = Arena.ofConfined()) {
-                MemorySegment err = Call.errSlot(a);
-                Call.check((int) Native.cancel_token_cancel.invokeExact(handle, err), err);
-            } catch (Throwable t) {
-                throw Native.rethrow(t);
+            try (Mem.Scope a = new Mem.Scope()) {
+                Mem.Seg err = a.errSlot();
+                Call.check(Jni.cancel_token_cancel(handle, err.address()), err);
             }
         }
     }
@@ -63,11 +52,7 @@ public final class CancelToken implements AutoCloseable {
             if (closed) {
                 return true;
             }
-            try {
-                return (boolean) Native.cancel_token_is_cancelled.invokeExact(handle);
-            } catch (Throwable t) {
-                throw Native.rethrow(t);
-            }
+            return Jni.cancel_token_is_cancelled(handle);
         }
     }
 

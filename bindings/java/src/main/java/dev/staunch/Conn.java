@@ -1,20 +1,14 @@
 package dev.staunch;
 
 import dev.staunch.internal.Call;
+import dev.staunch.internal.Jni;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
 import dev.staunch.internal.Params;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.locks.ReentrantLock;
-
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BOOLEAN;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * A connection borrowed from a {@link Pool}. Used by one thread at a time (a
@@ -31,28 +25,79 @@ public final class Conn implements AutoCloseable {
     /**
      * What an {@link #execute} did.
      *
-     * @param affectedRows  rows affected
-     * @param lastInsertId  the first AUTO_INCREMENT id it generated, or 0
-     * @param warnings      warnings raised
-     * @param inTransaction a transaction is open in the session
-     * @param autocommit    autocommit is on in the session
-     * @param info          the server's info string, "" if none
+     * <br>{@code affectedRows}: rows affected
+     * <br>{@code lastInsertId}: the first AUTO_INCREMENT id it generated, or 0
+     * <br>{@code warnings}: warnings raised
+     * <br>{@code inTransaction}: a transaction is open in the session
+     * <br>{@code autocommit}: autocommit is on in the session
+     * <br>{@code info}: the server's info string, "" if none
      */
-    public record Result(long affectedRows, long lastInsertId, int warnings, boolean inTransaction,
-                         boolean autocommit, String info) {}
+    public static final class Result {
+        private final long affectedRows;
+        private final long lastInsertId;
+        private final int warnings;
+        private final boolean inTransaction;
+        private final boolean autocommit;
+        private final String info;
 
-    // Offsets into staunch_result / staunch_txn_options, resolved once rather than on every statement.
-    private static final long R_AFFECTED = Native.offset(Native.RESULT, "affected_rows");
-    private static final long R_LAST_ID = Native.offset(Native.RESULT, "last_insert_id");
-    private static final long R_WARNINGS = Native.offset(Native.RESULT, "warnings");
-    private static final long R_IN_TXN = Native.offset(Native.RESULT, "in_transaction");
-    private static final long R_AUTOCOMMIT = Native.offset(Native.RESULT, "autocommit");
-    private static final long R_INFO = Native.offset(Native.RESULT, "info");
-    private static final long O_ISOLATION = Native.offset(Native.TXN_OPTIONS, "isolation");
-    private static final long O_READ_ONLY = Native.offset(Native.TXN_OPTIONS, "read_only");
+        public Result(long affectedRows, long lastInsertId, int warnings, boolean inTransaction, boolean autocommit, String info) {
+            this.affectedRows = affectedRows;
+            this.lastInsertId = lastInsertId;
+            this.warnings = warnings;
+            this.inTransaction = inTransaction;
+            this.autocommit = autocommit;
+            this.info = info;
+        }
+
+        public long affectedRows() {
+            return affectedRows;
+        }
+
+        public long lastInsertId() {
+            return lastInsertId;
+        }
+
+        public int warnings() {
+            return warnings;
+        }
+
+        public boolean inTransaction() {
+            return inTransaction;
+        }
+
+        public boolean autocommit() {
+            return autocommit;
+        }
+
+        public String info() {
+            return info;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            if (this == other) {
+                return true;
+            }
+            if (!(other instanceof Result)) {
+                return false;
+            }
+            Result o = (Result) other;
+            return affectedRows == o.affectedRows && lastInsertId == o.lastInsertId && warnings == o.warnings && inTransaction == o.inTransaction && autocommit == o.autocommit && Objects.equals(info, o.info);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(affectedRows, lastInsertId, warnings, inTransaction, autocommit, info);
+        }
+
+        @Override
+        public String toString() {
+            return "Result[affectedRows=" + affectedRows + ", lastInsertId=" + lastInsertId + ", warnings=" + warnings + ", inTransaction=" + inTransaction + ", autocommit=" + autocommit + ", info=" + info + "]";
+        }
+    }
 
     private final Pool pool;
-    private final MemorySegment handle;
+    private final long handle;
     private final State state;
     private final Cleaner.Cleanable cleanable;
     /** Held for every call on the handle (the ABI's one-thread-at-a-time rule, and close after the last one). */
@@ -61,10 +106,10 @@ public final class Conn implements AutoCloseable {
     private final Object cancelLock = new Object();
 
     private static final class State implements Runnable {
-        final MemorySegment handle;
+        final long handle;
         volatile boolean freed;
 
-        State(MemorySegment handle) {
+        State(long handle) {
             this.handle = handle;
         }
 
@@ -74,8 +119,8 @@ public final class Conn implements AutoCloseable {
                 freed = true;
                 try {
                     // From the Cleaner: must not block, so close rather than return it.
-                    int ignored = (int) Native.conn_discard.invokeExact(handle, MemorySegment.NULL);
-                    Native.conn_free.invokeExact(handle);
+                    int ignored = Jni.conn_discard(handle, 0);
+                    Jni.conn_free(handle);
                 } catch (Throwable t) {
                     // never fails
                 }
@@ -83,7 +128,7 @@ public final class Conn implements AutoCloseable {
         }
     }
 
-    Conn(Pool pool, MemorySegment handle) {
+    Conn(Pool pool, long handle) {
         this.pool = pool;
         this.handle = handle;
         this.state = new State(handle);
@@ -115,24 +160,22 @@ public final class Conn implements AutoCloseable {
     public Result execute(String sql, Object... params) {
         Objects.requireNonNull(sql, "sql");
         enter();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment err = Call.errSlot(a);
-            MemorySegment ps = Params.encode(a, params);
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Mem.Seg ps = Params.encode(a, params);
             long n = params == null ? 0 : params.length;
-            Call.check((int) Native.conn_execute.invokeExact(handle, a.allocateFrom(sql), ps, n,
-                    MemorySegment.NULL, MemorySegment.NULL, err), err);
-            MemorySegment r = a.allocate(Native.RESULT);
-            r.set(JAVA_LONG, 0, Native.RESULT.byteSize());
-            Call.check((int) Native.conn_last_result.invokeExact(handle, r, err), err);
+            Call.check(Jni.conn_execute(handle, a.allocateFrom(sql).address(), ps.address(), n,
+                    0, 0, err.address()), err);
+            Mem.Seg r = a.allocate(Native.RESULT_SIZE);
+            r.putLong(0, Native.RESULT_SIZE);
+            Call.check(Jni.conn_last_result(handle, r.address(), err.address()), err);
             return new Result(
-                    r.get(JAVA_LONG, R_AFFECTED),
-                    r.get(JAVA_LONG, R_LAST_ID),
-                    r.get(JAVA_INT, R_WARNINGS),
-                    r.get(JAVA_BOOLEAN, R_IN_TXN),
-                    r.get(JAVA_BOOLEAN, R_AUTOCOMMIT),
-                    Native.string(r.get(ADDRESS, R_INFO)));
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+                    r.getLong(Native.R_AFFECTED),
+                    r.getLong(Native.R_LAST_ID),
+                    r.getInt(Native.R_WARNINGS),
+                    r.getBoolean(Native.R_IN_TXN),
+                    r.getBoolean(Native.R_AUTOCOMMIT),
+                    Native.string(r.getAddress(Native.R_INFO)));
         } finally {
             exit();
         }
@@ -171,15 +214,13 @@ public final class Conn implements AutoCloseable {
     Rows query(int flags, String sql, Object... params) {
         Objects.requireNonNull(sql, "sql");
         enter();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment err = Call.errSlot(a);
-            MemorySegment out = a.allocate(ADDRESS);
-            MemorySegment ps = Params.encode(a, params);
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Mem.Seg out = a.allocate(8);
+            Mem.Seg ps = Params.encode(a, params);
             long n = params == null ? 0 : params.length;
-            Call.check((int) Native.conn_query_ex.invokeExact(handle, a.allocateFrom(sql), ps, n, flags, out, err), err);
-            return new Rows(out.get(ADDRESS, 0));
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+            Call.check(Jni.conn_query_ex(handle, a.allocateFrom(sql).address(), ps.address(), n, flags, out.address(), err.address()), err);
+            return new Rows(out.getAddress(0));
         } finally {
             exit();
         }
@@ -195,25 +236,25 @@ public final class Conn implements AutoCloseable {
     public int countParams(String sql) {
         Objects.requireNonNull(sql, "sql");
         enter();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment err = Call.errSlot(a);
-            MemorySegment out = a.allocate(JAVA_LONG);
-            Call.check((int) Native.conn_count_params.invokeExact(handle, a.allocateFrom(sql), out, err), err);
-            return Math.toIntExact(out.get(JAVA_LONG, 0));
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Mem.Seg out = a.allocate(8);
+            Call.check(Jni.conn_count_params(handle, a.allocateFrom(sql).address(), out.address(), err.address()), err);
+            return Math.toIntExact(out.getLong(0));
         } finally {
             exit();
         }
     }
 
-    private void simple(java.lang.invoke.MethodHandle h) {
+    private interface Simple {
+        int call(long handle, long err);
+    }
+
+    private void simple(Simple h) {
         enter();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment err = Call.errSlot(a);
-            Call.check((int) h.invokeExact(handle, err), err);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Call.check(h.call(handle, err.address()), err);
         } finally {
             exit();
         }
@@ -221,7 +262,7 @@ public final class Conn implements AutoCloseable {
 
     /** START TRANSACTION. */
     public void begin() {
-        simple(Native.conn_begin);
+        simple(Jni::conn_begin);
     }
 
     /**
@@ -231,31 +272,29 @@ public final class Conn implements AutoCloseable {
     public void begin(Isolation isolation, boolean readOnly) {
         Objects.requireNonNull(isolation, "isolation");
         enter();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment err = Call.errSlot(a);
-            MemorySegment o = a.allocate(Native.TXN_OPTIONS);
-            o.set(JAVA_LONG, 0, Native.TXN_OPTIONS.byteSize());
-            o.set(JAVA_INT, O_ISOLATION, isolation.ordinal());
-            o.set(JAVA_BOOLEAN, O_READ_ONLY, readOnly);
-            Call.check((int) Native.conn_begin_ex.invokeExact(handle, o, err), err);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Mem.Seg o = a.allocate(Native.TXN_OPTIONS_SIZE);
+            o.putLong(0, Native.TXN_OPTIONS_SIZE);
+            o.putInt(Native.O_ISOLATION, isolation.ordinal());
+            o.putBoolean(Native.O_READ_ONLY, readOnly);
+            Call.check(Jni.conn_begin_ex(handle, o.address(), err.address()), err);
         } finally {
             exit();
         }
     }
 
     public void commit() {
-        simple(Native.conn_commit);
+        simple(Jni::conn_commit);
     }
 
     public void rollback() {
-        simple(Native.conn_rollback);
+        simple(Jni::conn_rollback);
     }
 
     /** COM_PING: one round trip, bounded by the connection's time limit if any. */
     public void ping() {
-        simple(Native.conn_ping);
+        simple(Jni::conn_ping);
     }
 
     /**
@@ -267,11 +306,9 @@ public final class Conn implements AutoCloseable {
     public void setTimeout(Duration limit) {
         int ms = limit == null ? Native.TIMEOUT_DEFAULT : Pool.timeoutMs(limit);
         enter();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment err = Call.errSlot(a);
-            Call.check((int) Native.conn_set_timeout.invokeExact(handle, ms, err), err);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Call.check(Jni.conn_set_timeout(handle, ms, err.address()), err);
         } finally {
             exit();
         }
@@ -288,13 +325,11 @@ public final class Conn implements AutoCloseable {
             if (state.freed) {
                 return false;
             }
-            try (Arena a = Arena.ofConfined()) {
-                MemorySegment err = Call.errSlot(a);
-                MemorySegment out = a.allocate(JAVA_BOOLEAN);
-                Call.check((int) Native.conn_cancel.invokeExact(handle, out, err), err);
-                return out.get(JAVA_BOOLEAN, 0);
-            } catch (Throwable t) {
-                throw Native.rethrow(t);
+            try (Mem.Scope a = new Mem.Scope()) {
+                Mem.Seg err = a.errSlot();
+                Mem.Seg out = a.allocate(8);
+                Call.check(Jni.conn_cancel(handle, out.address(), err.address()), err);
+                return out.getBoolean(0);
             }
         }
     }
@@ -305,11 +340,7 @@ public final class Conn implements AutoCloseable {
             if (state.freed) {
                 return false;
             }
-            try {
-                return (boolean) Native.conn_is_broken.invokeExact(handle);
-            } catch (Throwable t) {
-                throw Native.rethrow(t);
-            }
+            return Jni.conn_is_broken(handle);
         }
     }
 
@@ -323,24 +354,18 @@ public final class Conn implements AutoCloseable {
             if (state.freed) {
                 return 0;
             }
-            try {
-                return (long) Native.conn_id.invokeExact(handle);
-            } catch (Throwable t) {
-                throw Native.rethrow(t);
-            }
+            return Jni.conn_id(handle);
         }
     }
 
     /** The server's id of this session (CONNECTION_ID()). */
     public long serverId() {
         enter();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment err = Call.errSlot(a);
-            MemorySegment out = a.allocate(JAVA_LONG);
-            Call.check((int) Native.conn_server_id.invokeExact(handle, out, err), err);
-            return out.get(JAVA_LONG, 0);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Mem.Seg out = a.allocate(8);
+            Call.check(Jni.conn_server_id(handle, out.address(), err.address()), err);
+            return out.getLong(0);
         } finally {
             exit();
         }
@@ -353,10 +378,8 @@ public final class Conn implements AutoCloseable {
             if (state.freed) {
                 return;
             }
-            int ignored = (int) Native.conn_discard.invokeExact(handle, MemorySegment.NULL);
+            int ignored = Jni.conn_discard(handle, 0);
             free();
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
         } finally {
             lock.unlock();
         }
@@ -384,11 +407,7 @@ public final class Conn implements AutoCloseable {
         synchronized (cancelLock) {
             state.freed = true;
         }
-        try {
-            Native.conn_free.invokeExact(handle);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
+        Jni.conn_free(handle);
         cleanable.clean();
     }
 

@@ -3,17 +3,13 @@ package dev.staunch;
 import dev.staunch.internal.Call;
 import dev.staunch.internal.Events;
 import dev.staunch.internal.InterruptWatcher;
+import dev.staunch.internal.Jni;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.LongAdder;
-
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * A pool of connections to one MySQL/MariaDB server (or a replication
@@ -25,7 +21,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * cancelled: by a {@link CancelToken}, or by interrupting the waiting thread.
  */
 public final class Pool implements AutoCloseable {
-    private final MemorySegment handle;
+    private final long handle;
     private final long id;
     private final State state;
     private final Cleaner.Cleanable cleanable;
@@ -34,10 +30,10 @@ public final class Pool implements AutoCloseable {
 
     /** What the Cleaner needs, without a reference to the Pool. */
     private static final class State implements Runnable {
-        final MemorySegment handle;
+        final long handle;
         volatile boolean freed;
 
-        State(MemorySegment handle) {
+        State(long handle) {
             this.handle = handle;
         }
 
@@ -46,7 +42,7 @@ public final class Pool implements AutoCloseable {
             if (!freed) {
                 freed = true;
                 try {
-                    Native.pool_free_nowait.invokeExact(handle);
+                    Jni.pool_free_nowait(handle);
                 } catch (Throwable t) {
                     // never fails
                 }
@@ -54,13 +50,9 @@ public final class Pool implements AutoCloseable {
         }
     }
 
-    Pool(MemorySegment handle) {
+    Pool(long handle) {
         this.handle = handle;
-        try {
-            this.id = (long) Native.pool_id.invokeExact(handle);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
+        this.id = Jni.pool_id(handle);
         this.state = new State(handle);
         this.cleanable = Mem.CLEANER.register(this, state);
     }
@@ -139,10 +131,10 @@ public final class Pool implements AutoCloseable {
             throw new StaunchException(Status.CANCELLED, "the thread was interrupted before the get", 0, "");
         }
         enter();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment out = a.allocate(ADDRESS);
-            MemorySegment err = Call.errSlot(a);
-            MemorySegment token;
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg out = a.allocate(8);
+            Mem.Seg err = a.errSlot();
+            long token;
             ThreadToken own = null;
             if (userToken != null) {
                 token = userToken.handle;
@@ -155,8 +147,8 @@ public final class Pool implements AutoCloseable {
             InterruptWatcher.Waiter w = InterruptWatcher.register(token);
             int st;
             try {
-                st = read ? (int) Native.pool_get_read_cancellable.invokeExact(handle, ms, token, out, err)
-                        : (int) Native.pool_get_cancellable.invokeExact(handle, ms, token, out, err);
+                st = read ? Jni.pool_get_read_cancellable(handle, ms, token, out.address(), err.address())
+                        : Jni.pool_get_cancellable(handle, ms, token, out.address(), err.address());
             } finally {
                 InterruptWatcher.unregister(w);
                 if (own != null && w.cancelledByInterrupt()) {
@@ -171,9 +163,7 @@ public final class Pool implements AutoCloseable {
                 }
                 throw e;
             }
-            return new Conn(this, out.get(ADDRESS, 0));
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+            return new Conn(this, out.getAddress(0));
         } finally {
             exit();
         }
@@ -182,14 +172,12 @@ public final class Pool implements AutoCloseable {
     /** A connection if one is idle right now (never waits, never connects). */
     public Optional<Conn> tryGet() {
         enter();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment out = a.allocate(ADDRESS);
-            MemorySegment err = Call.errSlot(a);
-            Call.check((int) Native.pool_try_get.invokeExact(handle, out, err), err);
-            MemorySegment c = out.get(ADDRESS, 0);
-            return c.address() == 0 ? Optional.empty() : Optional.of(new Conn(this, c));
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg out = a.allocate(8);
+            Mem.Seg err = a.errSlot();
+            Call.check(Jni.pool_try_get(handle, out.address(), err.address()), err);
+            long c = out.getAddress(0);
+            return c == 0 ? Optional.empty() : Optional.of(new Conn(this, c));
         } finally {
             exit();
         }
@@ -198,21 +186,19 @@ public final class Pool implements AutoCloseable {
     /** A snapshot of the gauges and counters (works on a closed pool too). Never blocks. */
     public Stats stats() {
         inFlight.increment();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             if (state.freed) {
                 throw new StaunchException(Status.CLOSED, "the pool is closed and freed", 0, "");
             }
-            MemorySegment s = a.allocate(Native.STATS);
-            s.set(JAVA_LONG, 0, Native.STATS.byteSize());
-            MemorySegment err = Call.errSlot(a);
-            Call.check((int) Native.pool_stats.invokeExact(handle, s, err), err);
+            Mem.Seg s = a.allocate(Native.STATS_SIZE);
+            s.putLong(0, Native.STATS_SIZE);
+            Mem.Seg err = a.errSlot();
+            Call.check(Jni.pool_stats(handle, s.address(), err.address()), err);
             long[] v = new long[Native.STATS_FIELDS.size()];
             for (int i = 0; i < v.length; i++) {
-                v[i] = s.get(JAVA_LONG, 8L + 8L * i);
+                v[i] = s.getLong(8L + 8L * i);
             }
             return new Stats(v);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
         } finally {
             inFlight.decrement();
         }
@@ -221,11 +207,9 @@ public final class Pool implements AutoCloseable {
     /** Retires every current connection (idle ones now, borrowed ones on release). Never blocks. */
     public void softEvict() {
         enter();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment err = Call.errSlot(a);
-            Call.check((int) Native.pool_soft_evict.invokeExact(handle, err), err);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Call.check(Jni.pool_soft_evict(handle, err.address()), err);
         } finally {
             exit();
         }
@@ -247,11 +231,7 @@ public final class Pool implements AutoCloseable {
                 return;
             }
             closed = true;
-            try {
-                int ignored = (int) Native.pool_close.invokeExact(handle, MemorySegment.NULL);
-            } catch (Throwable t) {
-                throw Native.rethrow(t);
-            }
+            int ignored = Jni.pool_close(handle, 0);
             // Calls already inside end promptly now (the pool is closed); free comes last.
             while (inFlight.sum() != 0) {
                 Thread.onSpinWait();
@@ -267,11 +247,7 @@ public final class Pool implements AutoCloseable {
                 return;
             }
             state.freed = true;
-            try {
-                Native.pool_free.invokeExact(handle);
-            } catch (Throwable t) {
-                throw Native.rethrow(t);
-            }
+            Jni.pool_free(handle);
             cleanable.clean();
         }
     }
@@ -286,63 +262,54 @@ public final class Pool implements AutoCloseable {
         if (url == null && knobs.isEmpty()) {
             throw new IllegalArgumentException("a URL is needed (mysql://user:pass@host:port/db?knob=value)");
         }
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment err = Call.errSlot(a);
-            MemorySegment slot = a.allocate(ADDRESS);
-            Call.check((int) Native.options_new.invokeExact(slot, err), err);
-            MemorySegment opts = slot.get(ADDRESS, 0);
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Mem.Seg slot = a.allocate(8);
+            Call.check(Jni.options_new(slot.address(), err.address()), err);
+            long opts = slot.getAddress(0);
             try {
                 if (url != null) {
-                    Call.check((int) Native.options_set_url.invokeExact(opts, a.allocateFrom(url), err), err);
+                    Call.check(Jni.options_set_url(opts, a.allocateFrom(url).address(), err.address()), err);
                 }
-                for (var e : knobs.entrySet()) {
+                for (java.util.Map.Entry<String, String> e : knobs.entrySet()) {
                     if (e.getKey() == null || e.getValue() == null) {
                         throw new IllegalArgumentException("knob names and values must not be null: " + e);
                     }
-                    Call.check((int) Native.options_set.invokeExact(opts, a.allocateFrom(e.getKey()),
-                            a.allocateFrom(e.getValue()), err), err);
+                    Call.check(Jni.options_set(opts, a.allocateFrom(e.getKey()).address(),
+                            a.allocateFrom(e.getValue()).address(), err.address()), err);
                 }
                 if (listener != null) {
                     long reg = Events.register(ev -> listener.onEvent(Staunch.event(ev)));
-                    int st = (int) Native.options_set_event_callback.invokeExact(opts, Events.CALLBACK,
-                            MemorySegment.ofAddress(reg), Events.FINALIZER, err);
+                    int st = Jni.options_set_event_callback(opts, Events.callback(), reg, Events.finalizer(), err.address());
                     if (st != 0) {
                         Events.unregister(reg);
                         Call.check(st, err);
                     }
                 }
-                Call.check((int) Native.pool_open_options.invokeExact(opts, slot, err), err);
-                return new Pool(slot.get(ADDRESS, 0));
+                Call.check(Jni.pool_open_options(opts, slot.address(), err.address()), err);
+                return new Pool(slot.getAddress(0));
             } finally {
-                Native.options_free.invokeExact(opts);
+                Jni.options_free(opts);
             }
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
         }
     }
 
     /** A cancel token per thread (freed by the Cleaner when the thread is gone, or once cancelled). */
     private static final class ThreadToken {
         private static final ThreadLocal<ThreadToken> CURRENT = new ThreadLocal<>();
-        final MemorySegment handle;
+        final long handle;
         final Cleaner.Cleanable cleanable;
 
         private ThreadToken() {
-            try (Arena a = Arena.ofConfined()) {
-                MemorySegment slot = a.allocate(ADDRESS);
-                MemorySegment err = Call.errSlot(a);
-                Call.check((int) Native.cancel_token_new.invokeExact(slot, err), err);
-                handle = slot.get(ADDRESS, 0);
-            } catch (Throwable t) {
-                throw Native.rethrow(t);
+            try (Mem.Scope a = new Mem.Scope()) {
+                Mem.Seg slot = a.allocate(8);
+                Mem.Seg err = a.errSlot();
+                Call.check(Jni.cancel_token_new(slot.address(), err.address()), err);
+                handle = slot.getAddress(0);
             }
-            MemorySegment h = handle;
+            long h = handle;
             cleanable = Mem.CLEANER.register(this, () -> {
-                try {
-                    Native.cancel_token_free.invokeExact(h);
-                } catch (Throwable t) {
-                    // never fails
-                }
+                Jni.cancel_token_free(h);
             });
         }
 

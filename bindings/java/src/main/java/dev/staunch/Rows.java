@@ -1,10 +1,9 @@
 package dev.staunch;
 
 import dev.staunch.internal.Call;
+import dev.staunch.internal.Jni;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -16,14 +15,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
-
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BOOLEAN;
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+import java.util.Objects;
 
 /**
  * The answer of a query: one or more result sets, each a cursor over rows.
@@ -32,15 +24,105 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
  * one that became unreachable without it). A buffered answer stays valid
  * after its connection is closed.
  */
-@SuppressWarnings("restricted")
 public final class Rows implements AutoCloseable, Iterable<Rows> {
     /** Column types as staunch reports them (STAUNCH_COLUMN_*). */
     public static final int NULL = 0, INT = 1, UINT = 2, DOUBLE = 3, DECIMAL = 4, TEXT = 5, BYTES = 6, DATE = 7,
             DATETIME = 8, TIME = 9;
 
     /** What the server says of a column. */
-    public record Column(String name, int columnType, int typeCode, int flags, int charset, int length,
-                         int decimals, String orgName, String table, String orgTable, String schema) {
+    public static final class Column {
+        private final String name;
+        private final int columnType;
+        private final int typeCode;
+        private final int flags;
+        private final int charset;
+        private final int length;
+        private final int decimals;
+        private final String orgName;
+        private final String table;
+        private final String orgTable;
+        private final String schema;
+
+        public Column(String name, int columnType, int typeCode, int flags, int charset, int length, int decimals, String orgName, String table, String orgTable, String schema) {
+            this.name = name;
+            this.columnType = columnType;
+            this.typeCode = typeCode;
+            this.flags = flags;
+            this.charset = charset;
+            this.length = length;
+            this.decimals = decimals;
+            this.orgName = orgName;
+            this.table = table;
+            this.orgTable = orgTable;
+            this.schema = schema;
+        }
+
+        public String name() {
+            return name;
+        }
+
+        public int columnType() {
+            return columnType;
+        }
+
+        public int typeCode() {
+            return typeCode;
+        }
+
+        public int flags() {
+            return flags;
+        }
+
+        public int charset() {
+            return charset;
+        }
+
+        public int length() {
+            return length;
+        }
+
+        public int decimals() {
+            return decimals;
+        }
+
+        public String orgName() {
+            return orgName;
+        }
+
+        public String table() {
+            return table;
+        }
+
+        public String orgTable() {
+            return orgTable;
+        }
+
+        public String schema() {
+            return schema;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            if (this == other) {
+                return true;
+            }
+            if (!(other instanceof Column)) {
+                return false;
+            }
+            Column o = (Column) other;
+            return Objects.equals(name, o.name) && columnType == o.columnType && typeCode == o.typeCode && flags == o.flags && charset == o.charset && length == o.length && decimals == o.decimals && Objects.equals(orgName, o.orgName) && Objects.equals(table, o.table) && Objects.equals(orgTable, o.orgTable) && Objects.equals(schema, o.schema);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(name, columnType, typeCode, flags, charset, length, decimals, orgName, table, orgTable, schema);
+        }
+
+        @Override
+        public String toString() {
+            return "Column[name=" + name + ", columnType=" + columnType + ", typeCode=" + typeCode + ", flags=" + flags + ", charset=" + charset + ", length=" + length + ", decimals=" + decimals + ", orgName=" + orgName + ", table=" + table + ", orgTable=" + orgTable + ", schema=" + schema + "]";
+        }
+
         public boolean isUnsigned() {
             return (flags & 32) != 0;
         }
@@ -54,7 +136,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
         }
     }
 
-    private static final long VSZ = Native.VALUE.byteSize();
+    private static final long VSZ = Native.VALUE_SIZE;
     private static final int BATCH_ROWS = 64;
 
     private final State state;
@@ -67,12 +149,12 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     private boolean lastWasNull;
 
     private static final class State implements Runnable {
-        final MemorySegment handle;
-        MemorySegment values = MemorySegment.NULL;
+        final long handle;
+        Mem.Seg values = Mem.Seg.NULL;
         long capacity;
         volatile boolean freed;
 
-        State(MemorySegment handle) {
+        State(long handle) {
             this.handle = handle;
         }
 
@@ -80,29 +162,20 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
         public void run() {
             if (!freed) {
                 freed = true;
-                try {
-                    Native.rows_free.invokeExact(handle);
-                } catch (Throwable t) {
-                    // never fails
-                }
-                Mem.free(values);
-                values = MemorySegment.NULL;
+                Jni.rows_free(handle);
+                values = Mem.Seg.NULL; // the GC frees the buffer
             }
         }
     }
 
-    Rows(MemorySegment handle) {
+    Rows(long handle) {
         this.state = new State(handle);
         this.cleanable = Mem.CLEANER.register(this, state);
         startSet();
     }
 
     private void startSet() {
-        try {
-            ncols = (int) (long) Native.rows_column_count.invokeExact(state.handle);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
+        ncols = (int) Jni.rows_column_count(state.handle);
         columns = null;
         rowsInBatch = 0;
         rowInBatch = -1;
@@ -125,29 +198,26 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
         open();
         if (columns == null) {
             List<Column> cs = new ArrayList<>(ncols);
-            try (Arena a = Arena.ofConfined()) {
-                MemorySegment info = a.allocate(Native.COLUMN_INFO);
-                MemorySegment err = Call.errSlot(a);
+            try (Mem.Scope a = new Mem.Scope()) {
+                Mem.Seg info = a.allocate(Native.COLUMN_INFO_SIZE);
+                Mem.Seg err = a.errSlot();
                 for (int i = 0; i < ncols; i++) {
-                    info.set(JAVA_LONG, 0, Native.COLUMN_INFO.byteSize());
-                    Call.check((int) Native.rows_column_info.invokeExact(state.handle, (long) i, info, err), err);
-                    cs.add(new Column(str(info, "name"), info.get(JAVA_INT, 8), info.get(JAVA_INT, 12),
-                            info.get(JAVA_INT, 16), info.get(JAVA_INT, 20), info.get(JAVA_INT, 24),
-                            info.get(JAVA_INT, 28), str(info, "org_name"), str(info, "table"),
-                            str(info, "org_table"), str(info, "schema")));
+                    info.putLong(0, Native.COLUMN_INFO_SIZE);
+                    Call.check(Jni.rows_column_info(state.handle, i, info.address(), err.address()), err);
+                    cs.add(new Column(str(info, Native.CI_NAME), info.getInt(Native.CI_COLUMN_TYPE),
+                            info.getInt(Native.CI_TYPE_CODE), info.getInt(Native.CI_FLAGS),
+                            info.getInt(Native.CI_CHARSET), info.getInt(Native.CI_LENGTH),
+                            info.getInt(Native.CI_DECIMALS), str(info, Native.CI_ORG_NAME), str(info, Native.CI_TABLE),
+                            str(info, Native.CI_ORG_TABLE), str(info, Native.CI_SCHEMA)));
                 }
-            } catch (Throwable t) {
-                throw Native.rethrow(t);
             }
             columns = List.copyOf(cs);
         }
         return columns;
     }
 
-    private static String str(MemorySegment info, String field) {
-        MemorySegment p = info.get(ADDRESS, Native.offset(Native.COLUMN_INFO, field));
-        long len = info.get(JAVA_LONG, Native.offset(Native.COLUMN_INFO, field + "_len"));
-        return Native.string(p, len);
+    private static String str(Mem.Seg info, long field) {
+        return Native.string(info.getAddress(field), info.getLong(field + 8));
     }
 
     /** The index (from 0) of the column named {@code name} (case-insensitive; the first if several). */
@@ -159,7 +229,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
             }
         }
         throw new StaunchException(Status.BAD_INDEX, "no column named \"" + name + "\" (columns: "
-                + cs.stream().map(Column::name).toList() + ")", 0, "");
+                + cs.stream().map(Column::name).collect(java.util.stream.Collectors.toList()) + ")", 0, "");
     }
 
     /** Moves to the next row; false at the end of the current result set. */
@@ -172,25 +242,24 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
             rowInBatch++;
             return true;
         }
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             if (state.values.address() == 0) {
-                MemorySegment cnt = a.allocate(JAVA_LONG);
+                Mem.Seg cnt = a.allocate(8);
                 long rows = BATCH_ROWS;
-                if ((int) Native.rows_row_count.invokeExact(state.handle, cnt, MemorySegment.NULL) == 0) {
-                    rows = Math.max(1, Math.min(BATCH_ROWS, cnt.get(JAVA_LONG, 0)));
+                if (Jni.rows_row_count(state.handle, cnt.address(), 0) == 0) {
+                    rows = Math.max(1, Math.min(BATCH_ROWS, cnt.getLong(0)));
                 }
                 state.capacity = rows * ncols;
-                state.values = Mem.malloc(state.capacity * VSZ);
+                state.values = Mem.allocate(state.capacity * VSZ);
             } else if (state.capacity < ncols) {
-                Mem.free(state.values);
-                state.values = MemorySegment.NULL;
+                state.values = Mem.Seg.NULL;
                 state.capacity = (long) BATCH_ROWS * ncols;
-                state.values = Mem.malloc(state.capacity * VSZ);
+                state.values = Mem.allocate(state.capacity * VSZ);
             }
-            MemorySegment n = a.allocate(JAVA_LONG);
-            MemorySegment err = Call.errSlot(a);
-            Call.check((int) Native.rows_fetch.invokeExact(state.handle, state.values, state.capacity, n, err), err);
-            rowsInBatch = n.get(JAVA_LONG, 0);
+            Mem.Seg n = a.allocate(8);
+            Mem.Seg err = a.errSlot();
+            Call.check(Jni.rows_fetch(state.handle, state.values.address(), state.capacity, n.address(), err.address()), err);
+            rowsInBatch = n.getLong(0);
             rowInBatch = 0;
             if (rowsInBatch == 0) {
                 endOfSet = true;
@@ -198,19 +267,17 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
                 return false;
             }
             return true;
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
         }
     }
 
     /** Moves to the next result set (of a CALL or multi-statement text); false after the last. */
     public boolean nextResult() {
         open();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment has = a.allocate(JAVA_BOOLEAN);
-            MemorySegment err = Call.errSlot(a);
-            Call.check((int) Native.rows_next_result.invokeExact(state.handle, has, err), err);
-            boolean more = has.get(JAVA_BOOLEAN, 0);
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg has = a.allocate(8);
+            Mem.Seg err = a.errSlot();
+            Call.check(Jni.rows_next_result(state.handle, has.address(), err.address()), err);
+            boolean more = has.getBoolean(0);
             if (more) {
                 startSet();
             } else {
@@ -219,37 +286,23 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
                 rowsInBatch = 0;
             }
             return more;
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
         }
     }
 
     /** Rows affected by the current result set's statement. */
     public long affectedRows() {
         open();
-        try {
-            return (long) Native.rows_affected_rows.invokeExact(state.handle);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
+        return Jni.rows_affected_rows(state.handle);
     }
 
     public long lastInsertId() {
         open();
-        try {
-            return (long) Native.rows_last_insert_id.invokeExact(state.handle);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
+        return Jni.rows_last_insert_id(state.handle);
     }
 
     public int warnings() {
         open();
-        try {
-            return (int) Native.rows_warnings.invokeExact(state.handle);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
+        return Jni.rows_warnings(state.handle);
     }
 
     // ---- the current row -----------------------------------------------
@@ -267,7 +320,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     /** The column type of column {@code idx} in the current row (NULL for an SQL NULL). */
     public int typeOf(int idx) {
-        return state.values.get(JAVA_INT, at(idx) + Native.V_TYPE);
+        return state.values.getInt(at(idx) + Native.V_TYPE);
     }
 
     public boolean isNull(int idx) {
@@ -290,55 +343,73 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
      */
     public Object getObject(int idx) {
         long o = at(idx);
-        MemorySegment v = state.values;
-        int type = v.get(JAVA_INT, o + Native.V_TYPE);
+        Mem.Seg v = state.values;
+        int type = v.getInt(o + Native.V_TYPE);
         lastWasNull = false;
-        Object r = switch (type) {
-            case NULL -> null;
-            case INT -> v.get(JAVA_LONG, o + Native.V_I64);
-            case UINT -> {
-                long u = v.get(JAVA_LONG, o + Native.V_U64);
-                yield u >= 0 ? (Object) u : new BigInteger(Long.toUnsignedString(u));
+        Object r;
+        switch (type) {
+            case NULL:
+                r = null;
+                break;
+            case INT:
+                r = v.getLong(o + Native.V_I64);
+                break;
+            case UINT: {
+                long u = v.getLong(o + Native.V_U64);
+                r = u >= 0 ? (Object) u : new BigInteger(Long.toUnsignedString(u));
+                break;
             }
-            case DOUBLE -> v.get(JAVA_DOUBLE, o + Native.V_F64);
-            case DECIMAL -> new BigDecimal(text(v, o));
-            case TEXT -> text(v, o);
-            case BYTES -> bytes(v, o);
-            case DATE -> {
+            case DOUBLE:
+                r = v.getDouble(o + Native.V_F64);
+                break;
+            case DECIMAL:
+                r = new BigDecimal(text(v, o));
+                break;
+            case TEXT:
+                r = text(v, o);
+                break;
+            case BYTES:
+                r = bytes(v, o);
+                break;
+            case DATE: {
                 long d = o + Native.V_DATETIME;
-                int month = v.get(JAVA_BYTE, d + Native.DT_MONTH);
-                yield month == 0 ? null : LocalDate.of(v.get(JAVA_SHORT, d) & 0xFFFF, month, v.get(JAVA_BYTE, d + Native.DT_DAY));
+                int month = v.getByte(d + Native.DT_MONTH);
+                r = month == 0 ? null : LocalDate.of(v.getShort(d) & 0xFFFF, month, v.getByte(d + Native.DT_DAY));
+                break;
             }
-            case DATETIME -> {
+            case DATETIME: {
                 long d = o + Native.V_DATETIME;
-                int month = v.get(JAVA_BYTE, d + Native.DT_MONTH);
-                yield month == 0 ? null : LocalDateTime.of(v.get(JAVA_SHORT, d) & 0xFFFF, month,
-                        v.get(JAVA_BYTE, d + Native.DT_DAY), v.get(JAVA_BYTE, d + Native.DT_HOUR),
-                        v.get(JAVA_BYTE, d + Native.DT_MINUTE), v.get(JAVA_BYTE, d + Native.DT_SECOND),
-                        v.get(JAVA_INT, d + Native.DT_MICRO) * 1000);
+                int month = v.getByte(d + Native.DT_MONTH);
+                r = month == 0 ? null : LocalDateTime.of(v.getShort(d) & 0xFFFF, month,
+                        v.getByte(d + Native.DT_DAY), v.getByte(d + Native.DT_HOUR),
+                        v.getByte(d + Native.DT_MINUTE), v.getByte(d + Native.DT_SECOND),
+                        v.getInt(d + Native.DT_MICRO) * 1000);
+                break;
             }
-            case TIME -> {
+            case TIME: {
                 long t = o + Native.V_TIME;
-                Duration dur = Duration.ofDays(v.get(JAVA_INT, t + Native.TM_DAYS) & 0xFFFFFFFFL)
-                        .plusHours(v.get(JAVA_BYTE, t + Native.TM_HOURS))
-                        .plusMinutes(v.get(JAVA_BYTE, t + Native.TM_MINUTES))
-                        .plusSeconds(v.get(JAVA_BYTE, t + Native.TM_SECONDS))
-                        .plusNanos((v.get(JAVA_INT, t + Native.TM_MICRO) & 0xFFFFFFFFL) * 1000L);
-                yield v.get(JAVA_BOOLEAN, t + Native.TM_NEG) ? dur.negated() : dur;
+                Duration dur = Duration.ofDays(v.getInt(t + Native.TM_DAYS) & 0xFFFFFFFFL)
+                        .plusHours(v.getByte(t + Native.TM_HOURS))
+                        .plusMinutes(v.getByte(t + Native.TM_MINUTES))
+                        .plusSeconds(v.getByte(t + Native.TM_SECONDS))
+                        .plusNanos((v.getInt(t + Native.TM_MICRO) & 0xFFFFFFFFL) * 1000L);
+                r = v.getBoolean(t + Native.TM_NEG) ? dur.negated() : dur;
+                break;
             }
-            default -> throw new StaunchException(Status.WRONG_TYPE, "column " + idx
-                    + " has a type (" + type + ") this binding does not know; update the binding", 0, "");
-        };
+            default:
+                throw new StaunchException(Status.WRONG_TYPE, "column " + idx
+                        + " has a type (" + type + ") this binding does not know; update the binding", 0, "");
+        }
         lastWasNull = r == null;
         return r;
     }
 
-    private static String text(MemorySegment v, long o) {
-        return Native.string(v.get(ADDRESS, o + Native.V_PTR), v.get(JAVA_LONG, o + Native.V_LEN));
+    private static String text(Mem.Seg v, long o) {
+        return Native.string(v.getAddress(o + Native.V_PTR), v.getLong(o + Native.V_LEN));
     }
 
-    private static byte[] bytes(MemorySegment v, long o) {
-        return Native.bytes(v.get(ADDRESS, o + Native.V_PTR), v.get(JAVA_LONG, o + Native.V_LEN));
+    private static byte[] bytes(Mem.Seg v, long o) {
+        return Native.bytes(v.getAddress(o + Native.V_PTR), v.getLong(o + Native.V_LEN));
     }
 
     private StaunchException wrong(int idx, String want, Object got) {
@@ -349,28 +420,35 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     /** An integer column (exact: a DECIMAL or DOUBLE with a fraction, or a value out of range, fails). NULL: 0, see {@link #wasNull()}. */
     public long getLong(int idx) {
         Object v = getObject(idx);
-        return switch (v) {
-            case null -> 0L;
-            case Long l -> l;
-            case BigInteger b -> throw new StaunchException(Status.OUT_OF_RANGE, "column " + idx + ": " + b
+        if (v == null) {
+            return 0L;
+        } else if (v instanceof Long) {
+            Long l = (Long) v;
+            return l;
+        } else if (v instanceof BigInteger) {
+            BigInteger b = (BigInteger) v;
+            throw new StaunchException(Status.OUT_OF_RANGE, "column " + idx + ": " + b
                     + " does not fit in a long", 0, "");
-            case BigDecimal d -> {
-                try {
-                    yield d.longValueExact();
-                } catch (ArithmeticException e) {
-                    throw new StaunchException(Status.OUT_OF_RANGE, "column " + idx + ": " + d + " is not a long", 0, "");
-                }
+        } else if (v instanceof BigDecimal) {
+            BigDecimal d = (BigDecimal) v;
+            try {
+                return d.longValueExact();
+            } catch (ArithmeticException e) {
+                throw new StaunchException(Status.OUT_OF_RANGE, "column " + idx + ": " + d + " is not a long", 0, "");
             }
-            case Double d when d == Math.rint(d) && Math.abs(d) < 0x1p63 -> d.longValue();
-            case String s -> {
-                try {
-                    yield Long.parseLong(s.trim());
-                } catch (NumberFormatException e) {
-                    throw wrong(idx, "an integer", v);
-                }
+        } else if (v instanceof Double && ((Double) v) == Math.rint(((Double) v)) && Math.abs(((Double) v)) < 0x1p63) {
+            Double d = (Double) v;
+            return d.longValue();
+        } else if (v instanceof String) {
+            String s = (String) v;
+            try {
+                return Long.parseLong(s.trim());
+            } catch (NumberFormatException e) {
+                throw wrong(idx, "an integer", v);
             }
-            default -> throw wrong(idx, "an integer", v);
-        };
+        } else {
+            throw wrong(idx, "an integer", v);
+        }
     }
 
     public long getLong(String name) {
@@ -379,19 +457,24 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     public double getDouble(int idx) {
         Object v = getObject(idx);
-        return switch (v) {
-            case null -> 0.0;
-            case Double d -> d;
-            case Number n -> n.doubleValue();
-            case String s -> {
-                try {
-                    yield Double.parseDouble(s.trim());
-                } catch (NumberFormatException e) {
-                    throw wrong(idx, "a number", v);
-                }
+        if (v == null) {
+            return 0.0;
+        } else if (v instanceof Double) {
+            Double d = (Double) v;
+            return d;
+        } else if (v instanceof Number) {
+            Number n = (Number) v;
+            return n.doubleValue();
+        } else if (v instanceof String) {
+            String s = (String) v;
+            try {
+                return Double.parseDouble(s.trim());
+            } catch (NumberFormatException e) {
+                throw wrong(idx, "a number", v);
             }
-            default -> throw wrong(idx, "a number", v);
-        };
+        } else {
+            throw wrong(idx, "a number", v);
+        }
     }
 
     public double getDouble(String name) {
@@ -401,13 +484,20 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     /** Text, or any value as text (bytes as UTF-8); null for NULL. */
     public String getString(int idx) {
         Object v = getObject(idx);
-        return switch (v) {
-            case null -> null;
-            case String s -> s;
-            case byte[] b -> new String(b, StandardCharsets.UTF_8);
-            case BigDecimal d -> d.toPlainString();
-            default -> v.toString();
-        };
+        if (v == null) {
+            return null;
+        } else if (v instanceof String) {
+            String s = (String) v;
+            return s;
+        } else if (v instanceof byte[]) {
+            byte[] b = (byte[]) v;
+            return new String(b, StandardCharsets.UTF_8);
+        } else if (v instanceof BigDecimal) {
+            BigDecimal d = (BigDecimal) v;
+            return d.toPlainString();
+        } else {
+            return v.toString();
+        }
     }
 
     public String getString(String name) {
@@ -416,12 +506,17 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     public byte[] getBytes(int idx) {
         Object v = getObject(idx);
-        return switch (v) {
-            case null -> null;
-            case byte[] b -> b;
-            case String s -> s.getBytes(StandardCharsets.UTF_8);
-            default -> throw wrong(idx, "bytes", v);
-        };
+        if (v == null) {
+            return null;
+        } else if (v instanceof byte[]) {
+            byte[] b = (byte[]) v;
+            return b;
+        } else if (v instanceof String) {
+            String s = (String) v;
+            return s.getBytes(StandardCharsets.UTF_8);
+        } else {
+            throw wrong(idx, "bytes", v);
+        }
     }
 
     public byte[] getBytes(String name) {
@@ -430,21 +525,30 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     public BigDecimal getBigDecimal(int idx) {
         Object v = getObject(idx);
-        return switch (v) {
-            case null -> null;
-            case BigDecimal d -> d;
-            case Long l -> BigDecimal.valueOf(l);
-            case BigInteger b -> new BigDecimal(b);
-            case Double d -> BigDecimal.valueOf(d);
-            case String s -> {
-                try {
-                    yield new BigDecimal(s.trim());
-                } catch (NumberFormatException e) {
-                    throw wrong(idx, "a decimal", v);
-                }
+        if (v == null) {
+            return null;
+        } else if (v instanceof BigDecimal) {
+            BigDecimal d = (BigDecimal) v;
+            return d;
+        } else if (v instanceof Long) {
+            Long l = (Long) v;
+            return BigDecimal.valueOf(l);
+        } else if (v instanceof BigInteger) {
+            BigInteger b = (BigInteger) v;
+            return new BigDecimal(b);
+        } else if (v instanceof Double) {
+            Double d = (Double) v;
+            return BigDecimal.valueOf(d);
+        } else if (v instanceof String) {
+            String s = (String) v;
+            try {
+                return new BigDecimal(s.trim());
+            } catch (NumberFormatException e) {
+                throw wrong(idx, "a decimal", v);
             }
-            default -> throw wrong(idx, "a decimal", v);
-        };
+        } else {
+            throw wrong(idx, "a decimal", v);
+        }
     }
 
     public BigDecimal getBigDecimal(String name) {
@@ -453,12 +557,17 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     public LocalDate getLocalDate(int idx) {
         Object v = getObject(idx);
-        return switch (v) {
-            case null -> null;
-            case LocalDate d -> d;
-            case LocalDateTime t -> t.toLocalDate();
-            default -> throw wrong(idx, "a date", v);
-        };
+        if (v == null) {
+            return null;
+        } else if (v instanceof LocalDate) {
+            LocalDate d = (LocalDate) v;
+            return d;
+        } else if (v instanceof LocalDateTime) {
+            LocalDateTime t = (LocalDateTime) v;
+            return t.toLocalDate();
+        } else {
+            throw wrong(idx, "a date", v);
+        }
     }
 
     public LocalDate getLocalDate(String name) {
@@ -467,12 +576,17 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     public LocalDateTime getLocalDateTime(int idx) {
         Object v = getObject(idx);
-        return switch (v) {
-            case null -> null;
-            case LocalDateTime t -> t;
-            case LocalDate d -> d.atStartOfDay();
-            default -> throw wrong(idx, "a date and time", v);
-        };
+        if (v == null) {
+            return null;
+        } else if (v instanceof LocalDateTime) {
+            LocalDateTime t = (LocalDateTime) v;
+            return t;
+        } else if (v instanceof LocalDate) {
+            LocalDate d = (LocalDate) v;
+            return d.atStartOfDay();
+        } else {
+            throw wrong(idx, "a date and time", v);
+        }
     }
 
     public LocalDateTime getLocalDateTime(String name) {
@@ -482,11 +596,14 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     /** A TIME column (a signed duration up to 838:59:59.999999). */
     public Duration getDuration(int idx) {
         Object v = getObject(idx);
-        return switch (v) {
-            case null -> null;
-            case Duration d -> d;
-            default -> throw wrong(idx, "a TIME", v);
-        };
+        if (v == null) {
+            return null;
+        } else if (v instanceof Duration) {
+            Duration d = (Duration) v;
+            return d;
+        } else {
+            throw wrong(idx, "a TIME", v);
+        }
     }
 
     public Duration getDuration(String name) {
@@ -500,7 +617,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     /** Iterates the current result set's rows: each element is this cursor, on the next row. */
     @Override
     public Iterator<Rows> iterator() {
-        return new Iterator<>() {
+        return new Iterator<Rows>() {
             Boolean ahead;
 
             @Override

@@ -1,15 +1,11 @@
 package dev.staunch;
 
+import dev.staunch.internal.Jni;
 import dev.staunch.internal.Native;
-import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
-
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * Entry point of the native API.
@@ -41,21 +37,22 @@ public final class Staunch {
     /** The version of the loaded library, e.g. "1.0.0". */
     public static String version() {
         Native.check();
-        try {
-            return Native.string((MemorySegment) Native.version_string.invokeExact());
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
+        return Native.string(Jni.version_string());
+    }
+
+    /**
+     * The native path this JVM uses: "FFM" (the Foreign Function and Memory
+     * API, JDK 22+) or "JNI" (a small shim, libstaunch_jni.so, JDK 11 to 21).
+     * The multi-release jar chooses by the running JDK; nothing to configure.
+     */
+    public static String nativePath() {
+        return Native.PATH;
     }
 
     /** The version number of the loaded library (major * 10000 + minor * 100 + patch). */
     public static int versionNumber() {
         Native.check();
-        try {
-            return (int) Native.version.invokeExact();
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
+        return Jni.version();
     }
 
     /** Pool options: a URL and/or knobs by name (as in the URL), and an event listener. */
@@ -99,14 +96,10 @@ public final class Staunch {
         }
     }
 
-    static Event event(MemorySegment e) {
-        int kind = e.get(JAVA_INT, Native.offset(Native.EVENT, "kind"));
-        return new Event(Event.Kind.of(kind), kind,
-                e.get(JAVA_INT, Native.offset(Native.EVENT, "status")),
-                e.get(JAVA_LONG, Native.offset(Native.EVENT, "connection_id")),
-                e.get(JAVA_LONG, Native.offset(Native.EVENT, "count")),
-                Duration.ofNanos(e.get(JAVA_LONG, Native.offset(Native.EVENT, "duration_us")) * 1000L),
-                Native.string(e.get(ADDRESS, Native.offset(Native.EVENT, "message"))),
-                e.get(JAVA_LONG, Native.offset(Native.EVENT, "pool_id")));
+    /** An event from the JNI shim's fields: {kind, status, connection_id, count, duration_us, message, pool_id}. */
+    static Event event(Object[] e) {
+        int kind = (Integer) e[0];
+        return new Event(Event.Kind.of(kind), kind, (Integer) e[1], (Long) e[2], (Long) e[3],
+                Duration.ofNanos((Long) e[4] * 1000L), (String) e[5], (Long) e[6]);
     }
 }

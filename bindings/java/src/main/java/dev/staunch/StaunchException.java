@@ -1,6 +1,5 @@
 package dev.staunch;
 
-import java.io.Serial;
 
 /**
  * A failed staunch call: the {@link Status} code (stable, see include/staunch.h),
@@ -8,7 +7,6 @@ import java.io.Serial;
  * MySQL/MariaDB error number and SQLSTATE.
  */
 public class StaunchException extends RuntimeException {
-    @Serial
     private static final long serialVersionUID = 1L;
 
     private final int status;

@@ -592,8 +592,10 @@ class ConformanceTest {
     /** Many virtual threads on a small pool: each waits its turn (a downcall pins its carrier, boundedly). */
     @Test
     void conf_threads_virtual() throws Exception {
-        try (Pool pool = Staunch.open(Env.url("max_size=4"));
-             ExecutorService ex = Executors.newVirtualThreadPerTaskExecutor()) {
+        // Virtual threads are JDK 21+; the tests compile for 17 (to run on 17's JNI path too), so by reflection.
+        org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads: JDK 21+");
+        ExecutorService ex = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+        try (Pool pool = Staunch.open(Env.url("max_size=4"))) {
             List<Future<Long>> fs = new java.util.ArrayList<>();
             for (int t = 0; t < 64; t++) {
                 long tag = t;
@@ -612,6 +614,40 @@ class ConformanceTest {
             }
             assertEquals(0, pool.stats().active());
             assertEquals(64 * 20, pool.stats().acquired());
+        } finally {
+            ex.shutdown();
+            assertTrue(ex.awaitTermination(100, TimeUnit.SECONDS));
+        }
+    }
+
+    /**
+     * A thousand virtual threads borrowing from a pool of 4 at once: each get blocks in native
+     * code (JNI or FFM), which pins its carrier until the get returns, so at most as many
+     * gets wait in native code as there are carriers; the others queue as virtual threads.
+     * Every borrow succeeds, none is lost.
+     */
+    @Test
+    void virtual_threads_1000_borrow() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads: JDK 21+");
+        ExecutorService ex = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+        try (Pool pool = Staunch.open(Env.url("max_size=4"))) {
+            List<Future<Long>> fs = new java.util.ArrayList<>();
+            for (int t = 0; t < 1000; t++) {
+                long tag = t;
+                fs.add(ex.submit(() -> {
+                    try (Conn c = pool.get(Duration.ofSeconds(60))) {
+                        return selectLong(c, "SELECT ?", tag);
+                    }
+                }));
+            }
+            for (int t = 0; t < 1000; t++) {
+                assertEquals((long) t, fs.get(t).get(120, TimeUnit.SECONDS));
+            }
+            assertEquals(0, pool.stats().active());
+            assertEquals(1000, pool.stats().acquired());
+        } finally {
+            ex.shutdown();
+            assertTrue(ex.awaitTermination(120, TimeUnit.SECONDS));
         }
     }
 }

@@ -39,7 +39,7 @@ final class Json {
         ws();
         char c = s.charAt(i);
         switch (c) {
-            case '{' -> {
+            case '{': {
                 i++;
                 Map<String, Object> m = new LinkedHashMap<>();
                 ws();
@@ -62,7 +62,7 @@ final class Json {
                     }
                 }
             }
-            case '[' -> {
+            case '[': {
                 i++;
                 List<Object> l = new ArrayList<>();
                 ws();
@@ -81,10 +81,10 @@ final class Json {
                     }
                 }
             }
-            case '"' -> {
+            case '"': {
                 return string();
             }
-            default -> {
+            default: {
                 if (s.startsWith("true", i)) {
                     i += 4;
                     return Boolean.TRUE;
@@ -128,16 +128,29 @@ final class Json {
             if (c == '\\') {
                 char e = s.charAt(i++);
                 switch (e) {
-                    case 'n' -> b.append('\n');
-                    case 't' -> b.append('\t');
-                    case 'r' -> b.append('\r');
-                    case 'b' -> b.append('\b');
-                    case 'f' -> b.append('\f');
-                    case 'u' -> {
+                    case 'n':
+                        b.append('\n');
+                        break;
+                    case 't':
+                        b.append('\t');
+                        break;
+                    case 'r':
+                        b.append('\r');
+                        break;
+                    case 'b':
+                        b.append('\b');
+                        break;
+                    case 'f':
+                        b.append('\f');
+                        break;
+                    case 'u': {
                         b.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
                         i += 4;
+                        break;
                     }
-                    default -> b.append(e);
+                    default:
+                        b.append(e);
+                        break;
                 }
             } else {
                 b.append(c);

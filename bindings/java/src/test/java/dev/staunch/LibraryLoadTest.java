@@ -23,7 +23,14 @@ class LibraryLoadTest {
     static String probe(String classpathExtra, Map<String, String> env, String... props) throws IOException, InterruptedException {
         String javaBin = ProcessHandle.current().info().command().orElse("java");
         String cp = System.getProperty("java.class.path");
-        List<String> cmd = new ArrayList<>(List.of(javaBin, "--enable-native-access=ALL-UNNAMED"));
+        List<String> cmd = new ArrayList<>(List.of(javaBin));
+        if (Runtime.version().feature() >= 17) {
+            cmd.add("--enable-native-access=ALL-UNNAMED"); // the FFM path's; JDK 11 does not know the flag
+        }
+        String shim = System.getProperty("staunch.jni.library");
+        if (shim != null && !shim.isBlank()) {
+            cmd.add("-Dstaunch.jni.library=" + shim); // the JNI path's shim (JDK < 22): this test is about libstaunch
+        }
         cmd.addAll(List.of(props));
         cmd.addAll(List.of("-cp", classpathExtra == null ? cp : classpathExtra + java.io.File.pathSeparator + cp, "dev.staunch.LoadProbe"));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);

@@ -1,47 +1,30 @@
 package dev.staunch.internal;
 
 import dev.staunch.StaunchException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-
-import static java.lang.foreign.ValueLayout.ADDRESS;
 
 /** Turns a staunch_status and its staunch_error into a {@link StaunchException}. */
 public final class Call {
     private Call() {}
 
-    /** A fresh {@code staunch_error *} out-slot, NULL-initialised. */
-    public static MemorySegment errSlot(Arena a) {
-        MemorySegment s = a.allocate(ADDRESS);
-        s.set(ADDRESS, 0, MemorySegment.NULL);
-        return s;
-    }
-
     /** Throws if {@code status} is not OK, reading (and freeing) the error in {@code slot}. */
-    public static void check(int status, MemorySegment slot) {
+    public static void check(int status, Mem.Seg slot) {
         if (status != 0) {
             throw error(status, slot);
         }
     }
 
-    public static StaunchException error(int status, MemorySegment slot) {
-        MemorySegment err = slot.get(ADDRESS, 0);
-        if (err.address() == 0) {
+    public static StaunchException error(int status, Mem.Seg slot) {
+        long err = slot.getAddress(0);
+        if (err == 0) {
             return new StaunchException(status, Native.statusName(status), 0, "");
         }
         try {
-            String msg = Native.string((MemorySegment) Native.error_message.invokeExact(err));
-            int code = (int) Native.error_server_code.invokeExact(err);
-            String state = Native.string((MemorySegment) Native.error_sqlstate.invokeExact(err));
+            String msg = Native.string(Jni.error_message(err));
+            int code = Jni.error_server_code(err);
+            String state = Native.string(Jni.error_sqlstate(err));
             return new StaunchException(status, msg, code, state);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
         } finally {
-            try {
-                Native.error_free.invokeExact(err);
-            } catch (Throwable t) {
-                // error_free never fails
-            }
+            Jni.error_free(err);
         }
     }
 }

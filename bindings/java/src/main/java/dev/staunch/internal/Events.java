@@ -1,46 +1,39 @@
 package dev.staunch.internal;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
- * The one upcall stub for event callbacks and the one for their finalizers.
- * {@code user_data} is a registration number looked up here, so no Java object
- * address crosses into C. Nothing thrown in Java crosses into C: every
- * Throwable is caught.
+ * Event callbacks of the JNI path: the shim's C callback calls
+ * {@link #onEvent} with the event's fields; {@code user_data} is a
+ * registration number looked up here, so no Java object address crosses into
+ * C. Nothing thrown in Java crosses into C: every Throwable is caught here (and
+ * the shim clears anything pending).
  */
-@SuppressWarnings("restricted")
 public final class Events {
     private Events() {}
 
     private static final System.Logger LOG = System.getLogger("dev.staunch");
-    private static final Map<Long, Consumer<MemorySegment>> LISTENERS = new ConcurrentHashMap<>();
+    private static final Map<Long, Consumer<Object[]>> LISTENERS = new ConcurrentHashMap<>();
     private static final AtomicLong NEXT = new AtomicLong(1);
-    public static final MemorySegment CALLBACK;
-    public static final MemorySegment FINALIZER;
 
-    static {
-        try {
-            MethodHandles.Lookup l = MethodHandles.lookup();
-            CALLBACK = Native.linker().upcallStub(
-                    l.findStatic(Events.class, "onEvent", MethodType.methodType(void.class, MemorySegment.class, MemorySegment.class)),
-                    Native.EVENT_CALLBACK, Arena.global());
-            FINALIZER = Native.linker().upcallStub(
-                    l.findStatic(Events.class, "onFinalize", MethodType.methodType(void.class, MemorySegment.class)),
-                    Native.FINALIZER, Arena.global());
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
+    /** The shim's staunch_event_callback. */
+    public static long callback() {
+        return Jni.eventCallback();
     }
 
-    /** Registers a listener of raw events; returns the user_data to pass. */
-    public static long register(Consumer<MemorySegment> listener) {
+    /** The shim's staunch_finalizer. */
+    public static long finalizer() {
+        return Jni.eventFinalizer();
+    }
+
+    /**
+     * Registers a listener of raw events; returns the user_data to pass. It
+     * receives {kind, status, connection_id, count, duration_us, message, pool_id}.
+     */
+    public static long register(Consumer<Object[]> listener) {
         long id = NEXT.getAndIncrement();
         LISTENERS.put(id, listener);
         return id;
@@ -54,11 +47,14 @@ public final class Events {
         return LISTENERS.size();
     }
 
-    private static void onEvent(MemorySegment event, MemorySegment userData) {
+    /** Called by the shim (any thread). */
+    static void onEvent(long userData, int kind, int status, long connectionId, long count, long durationUs,
+                        byte[] message, long poolId) {
         try {
-            Consumer<MemorySegment> l = LISTENERS.get(userData.address());
+            Consumer<Object[]> l = LISTENERS.get(userData);
             if (l != null) {
-                l.accept(event.reinterpret(Native.EVENT.byteSize()));
+                l.accept(new Object[] {kind, status, connectionId, count, durationUs,
+                    new String(message, java.nio.charset.StandardCharsets.UTF_8), poolId});
             }
         } catch (Throwable t) {
             try {
@@ -69,9 +65,10 @@ public final class Events {
         }
     }
 
-    private static void onFinalize(MemorySegment userData) {
+    /** Called by the shim when the pool drops the callback. */
+    static void onFinalize(long userData) {
         try {
-            LISTENERS.remove(userData.address());
+            LISTENERS.remove(userData);
         } catch (Throwable ignored) {
             // nothing may cross into C
         }

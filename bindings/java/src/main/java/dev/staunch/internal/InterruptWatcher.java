@@ -22,11 +22,11 @@ public final class InterruptWatcher {
     /** One registration: the waiting thread and its token, guarded by itself. */
     public static final class Waiter {
         final Thread thread = Thread.currentThread();
-        final java.lang.foreign.MemorySegment token;
+        final long token;
         boolean done;
         volatile boolean cancelledByInterrupt;
 
-        Waiter(java.lang.foreign.MemorySegment token) {
+        Waiter(long token) {
             this.token = token;
         }
 
@@ -41,7 +41,7 @@ public final class InterruptWatcher {
     private static volatile boolean sleeping;
     private static volatile long lastRegistration;
 
-    public static Waiter register(java.lang.foreign.MemorySegment token) {
+    public static Waiter register(long token) {
         Waiter w = new Waiter(token);
         WAITERS.put(w, Boolean.TRUE);
         long now = System.nanoTime();
@@ -92,7 +92,7 @@ public final class InterruptWatcher {
                         synchronized (w) {
                             if (!w.done && !w.cancelledByInterrupt) {
                                 w.cancelledByInterrupt = true;
-                                int ignored = (int) Native.cancel_token_cancel.invokeExact(w.token, java.lang.foreign.MemorySegment.NULL);
+                                int ignored = Jni.cancel_token_cancel(w.token, 0);
                             }
                         }
                     }

@@ -1,19 +1,19 @@
 package dev.staunch.internal;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.lang.ref.Cleaner;
-
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import java.lang.ref.Reference;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * Unmanaged memory (libc malloc/free) for buffers whose owner may be closed
- * from any thread or by the {@link #CLEANER}, and the binding's one Cleaner.
+ * Memory for the JNI path: {@link Seg}, a native address with a
+ * ByteBuffer over its bytes, and {@link Scope}, the memory of one call (direct
+ * buffers the GC frees, kept reachable until the scope closes), and the
+ * binding's one Cleaner.
  */
-@SuppressWarnings("restricted")
 public final class Mem {
     private Mem() {}
 
@@ -24,33 +24,137 @@ public final class Mem {
         return t;
     });
 
-    private static final Linker L = Linker.nativeLinker();
-    private static final Linker.Option CRITICAL = Linker.Option.critical(false);
-    private static final MethodHandle MALLOC = L.downcallHandle(L.defaultLookup().find("malloc").orElseThrow(),
-            FunctionDescriptor.of(ADDRESS, JAVA_LONG), CRITICAL);
-    private static final MethodHandle FREE = L.downcallHandle(L.defaultLookup().find("free").orElseThrow(),
-            FunctionDescriptor.ofVoid(ADDRESS), CRITICAL);
+    /** Direct memory of {@code size} bytes, zeroed, native byte order (the GC frees it with the Seg). */
+    public static Seg allocate(long size) {
+        if (size > Integer.MAX_VALUE) {
+            throw new OutOfMemoryError("staunch: a buffer of " + size + " bytes is too large");
+        }
+        ByteBuffer b = ByteBuffer.allocateDirect((int) Math.max(1, size)).order(ByteOrder.nativeOrder());
+        return new Seg(Jni.address(b), b);
+    }
 
-    public static MemorySegment malloc(long size) {
-        try {
-            MemorySegment p = (MemorySegment) MALLOC.invokeExact(Math.max(1L, size));
-            if (p.address() == 0) {
-                throw new OutOfMemoryError("malloc(" + size + ") failed");
+    /** A native address, and a buffer over the bytes there (null when none are to be read). */
+    public static final class Seg {
+        public static final Seg NULL = new Seg(0, null);
+        private final long address;
+        private final ByteBuffer buf;
+
+        Seg(long address, ByteBuffer buf) {
+            this.address = address;
+            this.buf = buf;
+        }
+
+        /** {@code len} bytes the library owns, at {@code address}. */
+        public static Seg view(long address, long len) {
+            if (address == 0) {
+                return NULL;
             }
-            return p.reinterpret(size);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+            return new Seg(address, Jni.view(address, len).order(ByteOrder.nativeOrder()));
+        }
+
+        public long address() {
+            return address;
+        }
+
+        public int getInt(long off) {
+            return buf.getInt((int) off);
+        }
+
+        public long getLong(long off) {
+            return buf.getLong((int) off);
+        }
+
+        public short getShort(long off) {
+            return buf.getShort((int) off);
+        }
+
+        public byte getByte(long off) {
+            return buf.get((int) off);
+        }
+
+        public boolean getBoolean(long off) {
+            return buf.get((int) off) != 0;
+        }
+
+        public double getDouble(long off) {
+            return buf.getDouble((int) off);
+        }
+
+        /** A pointer stored at {@code off}. */
+        public long getAddress(long off) {
+            return buf.getLong((int) off);
+        }
+
+        public void putInt(long off, int v) {
+            buf.putInt((int) off, v);
+        }
+
+        public void putLong(long off, long v) {
+            buf.putLong((int) off, v);
+        }
+
+        public void putShort(long off, short v) {
+            buf.putShort((int) off, v);
+        }
+
+        public void putByte(long off, byte v) {
+            buf.put((int) off, v);
+        }
+
+        public void putBoolean(long off, boolean v) {
+            buf.put((int) off, v ? (byte) 1 : (byte) 0);
+        }
+
+        public void putDouble(long off, double v) {
+            buf.putDouble((int) off, v);
+        }
+
+        public void putAddress(long off, long v) {
+            buf.putLong((int) off, v);
         }
     }
 
-    public static void free(MemorySegment p) {
-        if (p == null || p.address() == 0) {
-            return;
+    /**
+     * The memory of one call: allocations stay reachable (so not freed) until
+     * {@link #close()}. Confined to its thread, like FFM's confined arena.
+     */
+    public static final class Scope implements AutoCloseable {
+        private final List<Seg> held = new ArrayList<>(4);
+
+        public Seg allocate(long size) {
+            Seg s = Mem.allocate(size);
+            held.add(s);
+            return s;
         }
-        try {
-            FREE.invokeExact(p);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
+
+        /** A fresh {@code staunch_error *} out-slot, NULL. */
+        public Seg errSlot() {
+            return allocate(8);
+        }
+
+        /** {@code s} as a NUL-terminated UTF-8 string. */
+        public Seg allocateFrom(String s) {
+            byte[] b = s.getBytes(StandardCharsets.UTF_8);
+            Seg seg = allocate(b.length + 1L);
+            seg.buf.duplicate().put(b); // the NUL: allocateDirect zeroes
+            return seg;
+        }
+
+        /** A copy of {@code b} (NULL when empty). */
+        public Seg allocateFrom(byte[] b) {
+            if (b.length == 0) {
+                return Seg.NULL;
+            }
+            Seg seg = allocate(b.length);
+            ByteBuffer d = seg.buf.duplicate();
+            d.put(b);
+            return seg;
+        }
+
+        @Override
+        public void close() {
+            Reference.reachabilityFence(held);
+            held.clear();
         }
     }
 }

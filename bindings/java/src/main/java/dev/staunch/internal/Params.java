@@ -1,7 +1,5 @@
 package dev.staunch.internal;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
@@ -11,15 +9,7 @@ import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.util.UUID;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BOOLEAN;
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT;
-
-/** Java values to a staunch_param array (in the caller's arena). */
+/** Java values to a staunch_param array (in the caller's scope); the JNI path's twin of the FFM Params. */
 public final class Params {
     private Params() {}
 
@@ -29,113 +19,118 @@ public final class Params {
     private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
 
     /** The array (NULL for none). Unsupported types: IllegalArgumentException naming the parameter. */
-    public static MemorySegment encode(Arena a, Object[] params) {
+    public static Mem.Seg encode(Mem.Scope a, Object[] params) {
         if (params == null || params.length == 0) {
-            return MemorySegment.NULL;
+            return Mem.Seg.NULL;
         }
-        long sz = Native.PARAM.byteSize();
-        MemorySegment arr = a.allocate(sz * params.length, 8);
+        Mem.Seg arr = a.allocate(Native.VALUE_SIZE * params.length);
         for (int i = 0; i < params.length; i++) {
-            set(a, arr.asSlice(i * sz, sz), params[i], i + 1);
+            set(a, arr, i * Native.VALUE_SIZE, params[i], i + 1);
         }
         return arr;
     }
 
-    private static void set(Arena a, MemorySegment p, Object v, int position) {
-        switch (v) {
-            case null -> p.set(JAVA_INT, Native.V_TYPE, NULL);
-            case Long l -> i64(p, l);
-            case Integer x -> i64(p, x);
-            case Short x -> i64(p, x);
-            case Byte x -> i64(p, x);
-            case Boolean b -> i64(p, b ? 1 : 0);
-            case Double d -> f64(p, d);
-            case Float f -> f64(p, f);
-            case BigInteger b -> {
-                if (b.signum() >= 0 && b.compareTo(U64_MAX) <= 0) {
-                    if (b.bitLength() < 64) {
-                        i64(p, b.longValue());
-                    } else {
-                        p.set(JAVA_INT, Native.V_TYPE, UINT64);
-                        p.set(JAVA_LONG, Native.V_U64, b.longValue());
-                    }
-                } else if (b.bitLength() < 64) {
-                    i64(p, b.longValue());
+    private static void set(Mem.Scope a, Mem.Seg p, long o, Object v, int position) {
+        if (v == null) {
+            p.putInt(o + Native.V_TYPE, NULL);
+        } else if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
+            i64(p, o, ((Number) v).longValue());
+        } else if (v instanceof Boolean) {
+            i64(p, o, (Boolean) v ? 1 : 0);
+        } else if (v instanceof Double || v instanceof Float) {
+            f64(p, o, ((Number) v).doubleValue());
+        } else if (v instanceof BigInteger) {
+            BigInteger b = (BigInteger) v;
+            if (b.signum() >= 0 && b.compareTo(U64_MAX) <= 0) {
+                if (b.bitLength() < 64) {
+                    i64(p, o, b.longValue());
                 } else {
-                    text(a, p, b.toString());
+                    p.putInt(o + Native.V_TYPE, UINT64);
+                    p.putLong(o + Native.V_U64, b.longValue());
                 }
+            } else if (b.bitLength() < 64) {
+                i64(p, o, b.longValue());
+            } else {
+                text(a, p, o, b.toString());
             }
+        } else if (v instanceof BigDecimal) {
             // Exact: the server reads it as a DECIMAL (checked by the library: at most 65 digits, 38 after the point).
-            case BigDecimal d -> text(a, p, d.toPlainString(), DECIMAL);
-            case String s -> text(a, p, s);
-            case Character c -> text(a, p, c.toString());
-            case UUID u -> text(a, p, u.toString());
-            case byte[] b -> {
-                p.set(JAVA_INT, Native.V_TYPE, BYTES);
-                MemorySegment d = b.length == 0 ? MemorySegment.NULL : a.allocateFrom(JAVA_BYTE, b);
-                p.set(ADDRESS, Native.V_PTR, d);
-                p.set(JAVA_LONG, Native.V_LEN, b.length);
-            }
-            case LocalDate d -> {
-                p.set(JAVA_INT, Native.V_TYPE, DATE);
-                datetime(p, d.getYear(), d.getMonthValue(), d.getDayOfMonth(), 0, 0, 0, 0, position);
-            }
-            case LocalDateTime t -> {
-                p.set(JAVA_INT, Native.V_TYPE, DATETIME);
-                datetime(p, t.getYear(), t.getMonthValue(), t.getDayOfMonth(), t.getHour(), t.getMinute(),
-                        t.getSecond(), t.getNano() / 1000, position);
-            }
-            case java.sql.Timestamp t -> set(a, p, t.toLocalDateTime(), position);
-            case java.sql.Date d -> set(a, p, d.toLocalDate(), position);
-            case java.sql.Time t -> set(a, p, t.toLocalTime(), position);
-            case java.util.Date d -> throw new IllegalArgumentException("parameter " + position
+            text(a, p, o, ((BigDecimal) v).toPlainString(), DECIMAL);
+        } else if (v instanceof String || v instanceof Character || v instanceof UUID) {
+            text(a, p, o, v.toString());
+        } else if (v instanceof byte[]) {
+            byte[] b = (byte[]) v;
+            p.putInt(o + Native.V_TYPE, BYTES);
+            p.putAddress(o + Native.V_PTR, a.allocateFrom(b).address());
+            p.putLong(o + Native.V_LEN, b.length);
+        } else if (v instanceof LocalDate) {
+            LocalDate d = (LocalDate) v;
+            p.putInt(o + Native.V_TYPE, DATE);
+            datetime(p, o, d.getYear(), d.getMonthValue(), d.getDayOfMonth(), 0, 0, 0, 0, position);
+        } else if (v instanceof LocalDateTime) {
+            LocalDateTime t = (LocalDateTime) v;
+            p.putInt(o + Native.V_TYPE, DATETIME);
+            datetime(p, o, t.getYear(), t.getMonthValue(), t.getDayOfMonth(), t.getHour(), t.getMinute(),
+                    t.getSecond(), t.getNano() / 1000, position);
+        } else if (v instanceof java.sql.Timestamp) {
+            set(a, p, o, ((java.sql.Timestamp) v).toLocalDateTime(), position);
+        } else if (v instanceof java.sql.Date) {
+            set(a, p, o, ((java.sql.Date) v).toLocalDate(), position);
+        } else if (v instanceof java.sql.Time) {
+            set(a, p, o, ((java.sql.Time) v).toLocalTime(), position);
+        } else if (v instanceof java.util.Date) {
+            throw new IllegalArgumentException("parameter " + position
                     + ": java.util.Date has no time zone to interpret it in; pass a java.time.LocalDateTime"
                     + " (or java.sql.Timestamp)");
-            case LocalTime t -> time(p, Duration.ofNanos(t.toNanoOfDay()), position);
-            case Duration d -> time(p, d, position);
-            case Enum<?> e -> text(a, p, e.name());
-            default -> throw new IllegalArgumentException("parameter " + position + ": staunch cannot send a "
+        } else if (v instanceof LocalTime) {
+            time(p, o, Duration.ofNanos(((LocalTime) v).toNanoOfDay()), position);
+        } else if (v instanceof Duration) {
+            time(p, o, (Duration) v, position);
+        } else if (v instanceof Enum<?>) {
+            text(a, p, o, ((Enum<?>) v).name());
+        } else {
+            throw new IllegalArgumentException("parameter " + position + ": staunch cannot send a "
                     + v.getClass().getName() + " (use null, Long/Integer/Short/Byte/Boolean, Double/Float, "
                     + "BigInteger, BigDecimal, String, byte[], LocalDate, LocalDateTime, LocalTime, Duration)");
         }
     }
 
-    private static void i64(MemorySegment p, long v) {
-        p.set(JAVA_INT, Native.V_TYPE, INT64);
-        p.set(JAVA_LONG, Native.V_I64, v);
+    private static void i64(Mem.Seg p, long o, long v) {
+        p.putInt(o + Native.V_TYPE, INT64);
+        p.putLong(o + Native.V_I64, v);
     }
 
-    private static void f64(MemorySegment p, double v) {
-        p.set(JAVA_INT, Native.V_TYPE, DOUBLE);
-        p.set(JAVA_DOUBLE, Native.V_F64, v);
+    private static void f64(Mem.Seg p, long o, double v) {
+        p.putInt(o + Native.V_TYPE, DOUBLE);
+        p.putDouble(o + Native.V_F64, v);
     }
 
-    private static void text(Arena a, MemorySegment p, String s) {
-        text(a, p, s, TEXT);
+    private static void text(Mem.Scope a, Mem.Seg p, long o, String s) {
+        text(a, p, o, s, TEXT);
     }
 
-    private static void text(Arena a, MemorySegment p, String s, int kind) {
+    private static void text(Mem.Scope a, Mem.Seg p, long o, String s, int kind) {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        p.set(JAVA_INT, Native.V_TYPE, kind);
-        p.set(ADDRESS, Native.V_PTR, b.length == 0 ? MemorySegment.NULL : a.allocateFrom(JAVA_BYTE, b));
-        p.set(JAVA_LONG, Native.V_LEN, b.length);
+        p.putInt(o + Native.V_TYPE, kind);
+        p.putAddress(o + Native.V_PTR, a.allocateFrom(b).address());
+        p.putLong(o + Native.V_LEN, b.length);
     }
 
-    private static void datetime(MemorySegment p, int y, int mo, int d, int h, int mi, int s, int us, int position) {
+    private static void datetime(Mem.Seg p, long o0, int y, int mo, int d, int h, int mi, int s, int us, int position) {
         if (y < 0 || y > 9999) {
             throw new IllegalArgumentException("parameter " + position + ": year " + y + " is outside 0..9999");
         }
-        long o = Native.V_DATETIME;
-        p.set(JAVA_SHORT, o + Native.DT_YEAR, (short) y);
-        p.set(JAVA_BYTE, o + Native.DT_MONTH, (byte) mo);
-        p.set(JAVA_BYTE, o + Native.DT_DAY, (byte) d);
-        p.set(JAVA_BYTE, o + Native.DT_HOUR, (byte) h);
-        p.set(JAVA_BYTE, o + Native.DT_MINUTE, (byte) mi);
-        p.set(JAVA_BYTE, o + Native.DT_SECOND, (byte) s);
-        p.set(JAVA_INT, o + Native.DT_MICRO, us);
+        long o = o0 + Native.V_DATETIME;
+        p.putShort(o + Native.DT_YEAR, (short) y);
+        p.putByte(o + Native.DT_MONTH, (byte) mo);
+        p.putByte(o + Native.DT_DAY, (byte) d);
+        p.putByte(o + Native.DT_HOUR, (byte) h);
+        p.putByte(o + Native.DT_MINUTE, (byte) mi);
+        p.putByte(o + Native.DT_SECOND, (byte) s);
+        p.putInt(o + Native.DT_MICRO, us);
     }
 
-    private static void time(MemorySegment p, Duration d, int position) {
+    private static void time(Mem.Seg p, long o0, Duration d, int position) {
         boolean neg = d.isNegative();
         Duration abs = d.abs();
         long totalSeconds = abs.getSeconds();
@@ -143,13 +138,13 @@ public final class Params {
         if (totalSeconds > 838L * 3600 + 59 * 60 + 59) {
             throw new IllegalArgumentException("parameter " + position + ": a TIME is at most 838:59:59, not " + d);
         }
-        long o = Native.V_TIME;
-        p.set(JAVA_INT, Native.V_TYPE, TIME);
-        p.set(JAVA_BOOLEAN, o + Native.TM_NEG, neg);
-        p.set(JAVA_INT, o + Native.TM_DAYS, (int) days);
-        p.set(JAVA_BYTE, o + Native.TM_HOURS, (byte) ((totalSeconds / 3600) % 24));
-        p.set(JAVA_BYTE, o + Native.TM_MINUTES, (byte) ((totalSeconds / 60) % 60));
-        p.set(JAVA_BYTE, o + Native.TM_SECONDS, (byte) (totalSeconds % 60));
-        p.set(JAVA_INT, o + Native.TM_MICRO, abs.getNano() / 1000);
+        long o = o0 + Native.V_TIME;
+        p.putInt(o0 + Native.V_TYPE, TIME);
+        p.putBoolean(o + Native.TM_NEG, neg);
+        p.putInt(o + Native.TM_DAYS, (int) days);
+        p.putByte(o + Native.TM_HOURS, (byte) ((totalSeconds / 3600) % 24));
+        p.putByte(o + Native.TM_MINUTES, (byte) ((totalSeconds / 60) % 60));
+        p.putByte(o + Native.TM_SECONDS, (byte) (totalSeconds % 60));
+        p.putInt(o + Native.TM_MICRO, abs.getNano() / 1000);
     }
 }

@@ -6,6 +6,7 @@ import java.sql.SQLException;
 import java.sql.SQLNonTransientException;
 import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Map;
 import java.util.Set;
 
@@ -44,7 +45,45 @@ public final class JdbcUrl {
             "includeinnodbstatusinexceptions", "logger", "profilesql", "gatherperfmetrics", "cachecallablestmts");
 
     /** The translated configuration: a staunch URL (no credentials, no parameters) and knobs in order. */
-    public record Translated(String url, Map<String, String> knobs) {}
+    public static final class Translated {
+        private final String url;
+        private final Map<String, String> knobs;
+
+        public Translated(String url, Map<String, String> knobs) {
+            this.url = url;
+            this.knobs = knobs;
+        }
+
+        public String url() {
+            return url;
+        }
+
+        public Map<String, String> knobs() {
+            return knobs;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            if (this == other) {
+                return true;
+            }
+            if (!(other instanceof Translated)) {
+                return false;
+            }
+            Translated o = (Translated) other;
+            return Objects.equals(url, o.url) && Objects.equals(knobs, o.knobs);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(url, knobs);
+        }
+
+        @Override
+        public String toString() {
+            return "Translated[url=" + url + ", knobs=" + knobs + "]";
+        }
+    }
 
     public static Translated translate(String jdbcUrl) throws SQLException {
         if (jdbcUrl == null || jdbcUrl.isBlank()) {
@@ -126,36 +165,61 @@ public final class JdbcUrl {
                 String v = eq >= 0 ? decode(pair.substring(eq + 1)) : "true";
                 String lk = k.toLowerCase(Locale.ROOT);
                 switch (lk) {
-                    case "user" -> knobs.put("user", v);
-                    case "password" -> knobs.put("password", v);
-                    case "connecttimeout" -> {
+                    case "user":
+                        knobs.put("user", v);
+                        break;
+                    case "password":
+                        knobs.put("password", v);
+                        break;
+                    case "connecttimeout": {
                         long ms = millis(k, v);
                         if (ms > 0) { // 0 means "no limit" in Connector/J: staunch always keeps one
                             knobs.put("connect_timeout", ms + "ms");
                         }
+                        break;
                     }
-                    case "sockettimeout" -> {
+                    case "sockettimeout": {
                         long ms = millis(k, v);
                         if (ms > 0) {
                             knobs.put("query_timeout", ms + "ms");
                         }
+                        break;
                     }
-                    case "usessl", "requiressl" -> ssl = bool(k, v) || ssl;
-                    case "verifyservercertificate" -> verify = bool(k, v);
-                    case "sslmode" -> sslMode = v;
-                    case "serversslcert", "trustcertificatekeystoreurl" -> {
+                    case "usessl":
+                    case "requiressl":
+                        ssl = bool(k, v) || ssl;
+                        break;
+                    case "verifyservercertificate":
+                        verify = bool(k, v);
+                        break;
+                    case "sslmode":
+                        sslMode = v;
+                        break;
+                    case "serversslcert":
+                    case "trustcertificatekeystoreurl": {
                         String path = v.startsWith("file:") ? v.substring(5) : v;
                         if (path.contains("-----BEGIN")) {
                             throw new SQLNonTransientException(k + ": give a path to a PEM file, not the certificate itself", "HY000");
                         }
                         knobs.put("tls_ca", path);
+                        break;
                     }
-                    case "sessionvariables" -> knobs.put("init_sql", "SET SESSION " + v);
-                    case "useaffectedrows" -> knobs.put("found_rows", Boolean.toString(!bool(k, v)));
-                    case "localsocket" -> knobs.put("socket", v);
-                    case "useserverprepstmts" -> serverPrep = bool(k, v);
-                    case "rewritebatchedstatements" -> rewriteBatched = bool(k, v);
-                    default -> {
+                    case "sessionvariables":
+                        knobs.put("init_sql", "SET SESSION " + v);
+                        break;
+                    case "useaffectedrows":
+                        knobs.put("found_rows", Boolean.toString(!bool(k, v)));
+                        break;
+                    case "localsocket":
+                        knobs.put("socket", v);
+                        break;
+                    case "useserverprepstmts":
+                        serverPrep = bool(k, v);
+                        break;
+                    case "rewritebatchedstatements":
+                        rewriteBatched = bool(k, v);
+                        break;
+                    default: {
                         if (IGNORED.contains(lk)) {
                             continue;
                         }
@@ -179,15 +243,7 @@ public final class JdbcUrl {
             knobs.put("interpolate_params", Boolean.toString(!serverPrep));
         }
         if (sslMode != null) {
-            knobs.put("tls_mode", switch (sslMode.toLowerCase(Locale.ROOT).replace('-', '_')) {
-                case "disable", "disabled" -> "disabled";
-                case "preferred", "prefer" -> "preferred";
-                case "trust", "required", "require" -> "required";
-                case "verify_ca" -> "verify_ca";
-                case "verify_full", "verify_identity" -> "verify_identity";
-                default -> throw new SQLNonTransientException("sslMode " + sslMode + " is not one of disable, trust, "
-                        + "verify-ca, verify-full (MariaDB) or DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY (MySQL)", "HY000");
-            });
+            knobs.put("tls_mode", tlsMode(sslMode));
         } else if (ssl) {
             knobs.put("tls_mode", verify ? "verify_identity" : "required");
         }
@@ -262,10 +318,41 @@ public final class JdbcUrl {
     }
 
     private static boolean bool(String k, String v) throws SQLException {
-        return switch (v.trim().toLowerCase(Locale.ROOT)) {
-            case "true", "1", "yes", "" -> true; // "" as Connector/J: a property named without a value
-            case "false", "0", "no" -> false;
-            default -> throw new SQLNonTransientException("jdbcUrl property " + k + " must be true or false, got \"" + v + "\"", "HY000");
-        };
+        switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "true":
+            case "1":
+            case "yes":
+            case "":
+                return true; // "" as Connector/J: a property named without a value
+            case "false":
+            case "0":
+            case "no":
+                return false;
+            default:
+                throw new SQLNonTransientException("jdbcUrl property " + k + " must be true or false, got \"" + v + "\"", "HY000");
+        }
+    }
+
+    private static String tlsMode(String sslMode) throws SQLNonTransientException {
+        switch (sslMode.toLowerCase(Locale.ROOT).replace('-', '_')) {
+            case "disable":
+            case "disabled":
+                return "disabled";
+            case "preferred":
+            case "prefer":
+                return "preferred";
+            case "trust":
+            case "required":
+            case "require":
+                return "required";
+            case "verify_ca":
+                return "verify_ca";
+            case "verify_full":
+            case "verify_identity":
+                return "verify_identity";
+            default:
+                throw new SQLNonTransientException("sslMode " + sslMode + " is not one of disable, trust, "
+                        + "verify-ca, verify-full (MariaDB) or DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY (MySQL)", "HY000");
+        }
     }
 }

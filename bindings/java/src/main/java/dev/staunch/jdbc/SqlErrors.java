@@ -38,28 +38,65 @@ public final class SqlErrors {
         }
         int code = e.serverCode();
         String state = e.sqlState().isEmpty() ? null : e.sqlState();
-        SQLException r = switch (e.status()) {
-            case Status.SERVER_ERROR -> server(msg, state, code);
-            case Status.CONFLICT -> new SQLTransactionRollbackException(msg, or(state, "40001"), code);
-            case Status.STATEMENT_TIMEOUT -> new SQLTimeoutException(msg, or(state, "HYT00"), code);
-            case Status.CANCELLED -> new SQLTransientException(msg, or(state, "70100"), code);
-            case Status.POOL_EXHAUSTED -> new SQLTransientConnectionException(msg, "08001", code);
-            case Status.NO_WRITER -> new SQLTransientConnectionException(msg, "08004", code);
-            case Status.UNREACHABLE, Status.CONNECT_FAILED -> new SQLNonTransientConnectionException(msg, "08001", code);
-            case Status.CONNECT_REJECTED -> "28000".equals(state)
+        SQLException r;
+        switch (e.status()) {
+            case Status.SERVER_ERROR:
+                r = server(msg, state, code);
+                break;
+            case Status.CONFLICT:
+                r = new SQLTransactionRollbackException(msg, or(state, "40001"), code);
+                break;
+            case Status.STATEMENT_TIMEOUT:
+                r = new SQLTimeoutException(msg, or(state, "HYT00"), code);
+                break;
+            case Status.CANCELLED:
+                r = new SQLTransientException(msg, or(state, "70100"), code);
+                break;
+            case Status.POOL_EXHAUSTED:
+                r = new SQLTransientConnectionException(msg, "08001", code);
+                break;
+            case Status.NO_WRITER:
+                r = new SQLTransientConnectionException(msg, "08004", code);
+                break;
+            case Status.UNREACHABLE:
+            case Status.CONNECT_FAILED:
+                r = new SQLNonTransientConnectionException(msg, "08001", code);
+                break;
+            case Status.CONNECT_REJECTED:
+                r = "28000".equals(state)
                     ? new SQLInvalidAuthorizationSpecException(msg, state, code)
                     : new SQLNonTransientConnectionException(msg, or(state, "08004"), code);
-            case Status.CLOSED, Status.USE_AFTER_RELEASE -> new SQLNonTransientConnectionException(msg, "08003", code);
-            case Status.IO_ERROR, Status.BROKEN, Status.SERVER_UNRESPONSIVE ->
-                    new SQLRecoverableException(msg, "08S01", code);
-            case Status.PARAM_COUNT -> new SQLException(msg, "07001", code);
-            case Status.WRONG_TYPE, Status.OUT_OF_RANGE, Status.NULL_VALUE, Status.INVALID_UTF8 ->
-                    new SQLDataException(msg, "22000", code);
-            case Status.INVALID_CONFIG -> new SQLNonTransientException(msg, "HY000", code);
+                break;
+            case Status.CLOSED:
+            case Status.USE_AFTER_RELEASE:
+                r = new SQLNonTransientConnectionException(msg, "08003", code);
+                break;
+            case Status.IO_ERROR:
+            case Status.BROKEN:
+            case Status.SERVER_UNRESPONSIVE:
+                r = new SQLRecoverableException(msg, "08S01", code);
+                break;
+            case Status.PARAM_COUNT:
+                r = new SQLException(msg, "07001", code);
+                break;
+            case Status.WRONG_TYPE:
+            case Status.OUT_OF_RANGE:
+            case Status.NULL_VALUE:
+            case Status.INVALID_UTF8:
+                r = new SQLDataException(msg, "22000", code);
+                break;
+            case Status.INVALID_CONFIG:
+                r = new SQLNonTransientException(msg, "HY000", code);
+                break;
             // A bound value the library refuses (a decimal that is not one, a NaN double): it names the parameter.
-            case Status.INVALID_ARGUMENT, Status.BAD_PARAM_TYPE -> new SQLDataException(msg, "22023", code);
-            default -> new SQLException(msg, or(state, "HY000"), code);
-        };
+            case Status.INVALID_ARGUMENT:
+            case Status.BAD_PARAM_TYPE:
+                r = new SQLDataException(msg, "22023", code);
+                break;
+            default:
+                r = new SQLException(msg, or(state, "HY000"), code);
+                break;
+        }
         r.initCause(e);
         return r;
     }
@@ -107,8 +144,8 @@ public final class SqlErrors {
     }
 
     static SQLException wrap(RuntimeException e) {
-        if (e instanceof StaunchException s) {
-            return of(s);
+        if (e instanceof StaunchException) {
+            return of((StaunchException) e);
         }
         return badArgument(e);
     }

@@ -223,7 +223,7 @@ public class StaunchCallableStatement extends UnsupportedCallableStatement {
                 call.append(var(k + 1));
                 outs.add(k + 1);
                 if (this.set[k]) {
-                    set.append(set.isEmpty() ? "SET " : ", ").append(var(k + 1)).append(" = ?");
+                    set.append(set.length() == 0 ? "SET " : ", ").append(var(k + 1)).append(" = ?");
                     setValues.add(params[k]);
                 }
             } else {
@@ -240,7 +240,7 @@ public class StaunchCallableStatement extends UnsupportedCallableStatement {
             // OUT-only ones start NULL, not with what an earlier call left in the session.
             for (int j : outs) {
                 if (!this.set[j - 1]) {
-                    set.append(set.isEmpty() ? "SET " : ", ").append(var(j)).append(" = NULL");
+                    set.append(set.length() == 0 ? "SET " : ", ").append(var(j)).append(" = NULL");
                 }
             }
             run(set.toString(), setValues.toArray(), Mode.UPDATE);

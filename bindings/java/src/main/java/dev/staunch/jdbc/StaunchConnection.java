@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
 import java.util.concurrent.Executor;
 
@@ -163,13 +164,18 @@ public class StaunchConnection extends UnsupportedConnection {
     }
 
     private static Conn.Isolation isolation(int level) {
-        return switch (level) {
-            case TRANSACTION_READ_UNCOMMITTED -> Conn.Isolation.READ_UNCOMMITTED;
-            case TRANSACTION_READ_COMMITTED -> Conn.Isolation.READ_COMMITTED;
-            case TRANSACTION_REPEATABLE_READ -> Conn.Isolation.REPEATABLE_READ;
-            case TRANSACTION_SERIALIZABLE -> Conn.Isolation.SERIALIZABLE;
-            default -> Conn.Isolation.DEFAULT;
-        };
+        switch (level) {
+            case TRANSACTION_READ_UNCOMMITTED:
+                return Conn.Isolation.READ_UNCOMMITTED;
+            case TRANSACTION_READ_COMMITTED:
+                return Conn.Isolation.READ_COMMITTED;
+            case TRANSACTION_REPEATABLE_READ:
+                return Conn.Isolation.REPEATABLE_READ;
+            case TRANSACTION_SERIALIZABLE:
+                return Conn.Isolation.SERIALIZABLE;
+            default:
+                return Conn.Isolation.DEFAULT;
+        }
     }
 
     static int isolationByName(String name) {
@@ -180,14 +186,19 @@ public class StaunchConnection extends UnsupportedConnection {
         if (n.startsWith("TRANSACTION_")) {
             n = n.substring("TRANSACTION_".length());
         }
-        return switch (n.replace(' ', '_').replace('-', '_')) {
-            case "READ_UNCOMMITTED" -> TRANSACTION_READ_UNCOMMITTED;
-            case "READ_COMMITTED" -> TRANSACTION_READ_COMMITTED;
-            case "REPEATABLE_READ" -> TRANSACTION_REPEATABLE_READ;
-            case "SERIALIZABLE" -> TRANSACTION_SERIALIZABLE;
-            default -> throw new IllegalArgumentException("transactionIsolation " + name + " is not one of "
+        switch (n.replace(' ', '_').replace('-', '_')) {
+            case "READ_UNCOMMITTED":
+                return TRANSACTION_READ_UNCOMMITTED;
+            case "READ_COMMITTED":
+                return TRANSACTION_READ_COMMITTED;
+            case "REPEATABLE_READ":
+                return TRANSACTION_REPEATABLE_READ;
+            case "SERIALIZABLE":
+                return TRANSACTION_SERIALIZABLE;
+            default:
+                throw new IllegalArgumentException("transactionIsolation " + name + " is not one of "
                     + "TRANSACTION_READ_UNCOMMITTED, TRANSACTION_READ_COMMITTED, TRANSACTION_REPEATABLE_READ, TRANSACTION_SERIALIZABLE");
-        };
+        }
     }
 
     /** The staunch connection underneath (for cancel(), stats, ...). */
@@ -343,7 +354,45 @@ public class StaunchConnection extends UnsupportedConnection {
     }
 
     /** A savepoint of the open transaction, by SQL ({@code SAVEPOINT}); JDBC's ids and names. */
-    private record StaunchSavepoint(int id, String name) implements Savepoint {
+    private static final class StaunchSavepoint implements Savepoint {
+        private final int id;
+        private final String name;
+
+        public StaunchSavepoint(int id, String name) {
+            this.id = id;
+            this.name = name;
+        }
+
+        public int id() {
+            return id;
+        }
+
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            if (this == other) {
+                return true;
+            }
+            if (!(other instanceof StaunchSavepoint)) {
+                return false;
+            }
+            StaunchSavepoint o = (StaunchSavepoint) other;
+            return id == o.id && Objects.equals(name, o.name);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(id, name);
+        }
+
+        @Override
+        public String toString() {
+            return "StaunchSavepoint[id=" + id + ", name=" + name + "]";
+        }
+
         @Override
         public int getSavepointId() throws SQLException {
             if (name != null) {
@@ -394,13 +443,13 @@ public class StaunchConnection extends UnsupportedConnection {
 
     private StaunchSavepoint ours(Savepoint sp) throws SQLException {
         open();
-        if (!(sp instanceof StaunchSavepoint s)) {
+        if (!(sp instanceof StaunchSavepoint)) {
             throw new SQLNonTransientException("not a savepoint of this connection: " + sp, "3B001");
         }
         if (autoCommit || !txnOpen) {
             throw new SQLNonTransientException("no transaction is open: its savepoints are gone", "3B001");
         }
-        return s;
+        return (StaunchSavepoint) sp;
     }
 
     @Override
@@ -506,9 +555,14 @@ public class StaunchConnection extends UnsupportedConnection {
     public void setTransactionIsolation(int level) throws SQLException {
         open();
         switch (level) {
-            case TRANSACTION_READ_UNCOMMITTED, TRANSACTION_READ_COMMITTED, TRANSACTION_REPEATABLE_READ,
-                 TRANSACTION_SERIALIZABLE -> isolation = level;
-            default -> throw new SQLNonTransientException("transaction isolation " + level + " is not a JDBC level", "HY024");
+            case TRANSACTION_READ_UNCOMMITTED:
+            case TRANSACTION_READ_COMMITTED:
+            case TRANSACTION_REPEATABLE_READ:
+            case TRANSACTION_SERIALIZABLE:
+                isolation = level;
+                break;
+            default:
+                throw new SQLNonTransientException("transaction isolation " + level + " is not a JDBC level", "HY024");
         }
     }
 

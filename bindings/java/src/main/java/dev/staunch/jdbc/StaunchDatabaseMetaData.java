@@ -11,6 +11,7 @@ import java.sql.SQLNonTransientException;
 import java.sql.Statement;
 import java.sql.Types;
 import java.util.Locale;
+import java.util.Objects;
 
 /**
  * {@link DatabaseMetaData} for MariaDB and MySQL, answering as MariaDB
@@ -334,25 +335,57 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
 
     @Override
     public boolean supportsConvert(int from, int to) {
-        return switch (from) {
-            case Types.TINYINT, Types.SMALLINT, Types.INTEGER, Types.BIGINT, Types.REAL, Types.FLOAT, Types.DECIMAL,
-                 Types.NUMERIC, Types.DOUBLE, Types.BIT, Types.BOOLEAN, Types.BLOB -> numeric(to) || text(to) || binary(to);
-            case Types.CHAR, Types.CLOB, Types.VARCHAR, Types.LONGVARCHAR, Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY ->
-                    numeric(to) || text(to) || binary(to) || temporal(to) || to == Types.BLOB || to == Types.CLOB
+        switch (from) {
+            case Types.TINYINT:
+            case Types.SMALLINT:
+            case Types.INTEGER:
+            case Types.BIGINT:
+            case Types.REAL:
+            case Types.FLOAT:
+            case Types.DECIMAL:
+            case Types.NUMERIC:
+            case Types.DOUBLE:
+            case Types.BIT:
+            case Types.BOOLEAN:
+            case Types.BLOB:
+                return numeric(to) || text(to) || binary(to);
+            case Types.CHAR:
+            case Types.CLOB:
+            case Types.VARCHAR:
+            case Types.LONGVARCHAR:
+            case Types.BINARY:
+            case Types.VARBINARY:
+            case Types.LONGVARBINARY:
+                return numeric(to) || text(to) || binary(to) || temporal(to) || to == Types.BLOB || to == Types.CLOB
                             || to == Types.NCHAR || to == Types.LONGNVARCHAR || to == Types.NCLOB;
-            case Types.DATE -> to == Types.DATE || text(to) || binary(to);
-            case Types.TIME -> to == Types.TIME || text(to) || binary(to);
-            case Types.TIMESTAMP -> temporal(to) || text(to) || binary(to);
-            default -> false;
-        };
+            case Types.DATE:
+                return to == Types.DATE || text(to) || binary(to);
+            case Types.TIME:
+                return to == Types.TIME || text(to) || binary(to);
+            case Types.TIMESTAMP:
+                return temporal(to) || text(to) || binary(to);
+            default:
+                return false;
+        }
     }
 
     private static boolean numeric(int t) {
-        return switch (t) {
-            case Types.TINYINT, Types.SMALLINT, Types.INTEGER, Types.BIGINT, Types.REAL, Types.FLOAT, Types.DECIMAL,
-                 Types.NUMERIC, Types.DOUBLE, Types.BIT, Types.BOOLEAN -> true;
-            default -> false;
-        };
+        switch (t) {
+            case Types.TINYINT:
+            case Types.SMALLINT:
+            case Types.INTEGER:
+            case Types.BIGINT:
+            case Types.REAL:
+            case Types.FLOAT:
+            case Types.DECIMAL:
+            case Types.NUMERIC:
+            case Types.DOUBLE:
+            case Types.BIT:
+            case Types.BOOLEAN:
+                return true;
+            default:
+                return false;
+        }
     }
 
     private static boolean text(int t) {
@@ -785,8 +818,93 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
     }
 
     /** One row of getTypeInfo: name, java.sql.Types, precision, literal quote, create params, case sensitive, unsigned, auto increment, scale range. */
-    private record TypeRow(String name, int type, long precision, String quote, String params, boolean caseSensitive,
-                           boolean unsigned, boolean autoIncrement, int minScale, int maxScale) {}
+    private static final class TypeRow {
+        private final String name;
+        private final int type;
+        private final long precision;
+        private final String quote;
+        private final String params;
+        private final boolean caseSensitive;
+        private final boolean unsigned;
+        private final boolean autoIncrement;
+        private final int minScale;
+        private final int maxScale;
+
+        public TypeRow(String name, int type, long precision, String quote, String params, boolean caseSensitive, boolean unsigned, boolean autoIncrement, int minScale, int maxScale) {
+            this.name = name;
+            this.type = type;
+            this.precision = precision;
+            this.quote = quote;
+            this.params = params;
+            this.caseSensitive = caseSensitive;
+            this.unsigned = unsigned;
+            this.autoIncrement = autoIncrement;
+            this.minScale = minScale;
+            this.maxScale = maxScale;
+        }
+
+        public String name() {
+            return name;
+        }
+
+        public int type() {
+            return type;
+        }
+
+        public long precision() {
+            return precision;
+        }
+
+        public String quote() {
+            return quote;
+        }
+
+        public String params() {
+            return params;
+        }
+
+        public boolean caseSensitive() {
+            return caseSensitive;
+        }
+
+        public boolean unsigned() {
+            return unsigned;
+        }
+
+        public boolean autoIncrement() {
+            return autoIncrement;
+        }
+
+        public int minScale() {
+            return minScale;
+        }
+
+        public int maxScale() {
+            return maxScale;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            if (this == other) {
+                return true;
+            }
+            if (!(other instanceof TypeRow)) {
+                return false;
+            }
+            TypeRow o = (TypeRow) other;
+            return Objects.equals(name, o.name) && type == o.type && precision == o.precision && Objects.equals(quote, o.quote) && Objects.equals(params, o.params) && caseSensitive == o.caseSensitive && unsigned == o.unsigned && autoIncrement == o.autoIncrement && minScale == o.minScale && maxScale == o.maxScale;
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(name, type, precision, quote, params, caseSensitive, unsigned, autoIncrement, minScale, maxScale);
+        }
+
+        @Override
+        public String toString() {
+            return "TypeRow[name=" + name + ", type=" + type + ", precision=" + precision + ", quote=" + quote + ", params=" + params + ", caseSensitive=" + caseSensitive + ", unsigned=" + unsigned + ", autoIncrement=" + autoIncrement + ", minScale=" + minScale + ", maxScale=" + maxScale + "]";
+        }
+    }
 
     private static final String INT_PARAMS = "[(M)] [UNSIGNED] [ZEROFILL]";
     private static final String CHARSET = "[CHARACTER SET charset_name] [COLLATE collation_name]";

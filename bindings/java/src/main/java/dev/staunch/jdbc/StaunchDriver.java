@@ -72,9 +72,15 @@ public final class StaunchDriver implements Driver {
             d.setPoolName("staunch-driver-" + (POOLS.size() + 1));
             for (Map.Entry<String, String> e : props.entrySet()) {
                 switch (e.getKey()) {
-                    case "user" -> d.setUsername(e.getValue());
-                    case "password" -> d.setPassword(e.getValue());
-                    default -> d.addDataSourceProperty(e.getKey(), e.getValue());
+                    case "user":
+                        d.setUsername(e.getValue());
+                        break;
+                    case "password":
+                        d.setPassword(e.getValue());
+                        break;
+                    default:
+                        d.addDataSourceProperty(e.getKey(), e.getValue());
+                        break;
                 }
             }
             return d;

@@ -255,25 +255,51 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
     /** Accepts what the native API sends, plus OffsetDateTime/ZonedDateTime/Instant (converted to the JVM's zone). */
     @Override
     public void setObject(int i, Object x) throws SQLException {
-        Object v = switch (x) {
-            case null -> null;
-            case Date d -> d.toLocalDate();
-            case Time t -> t.toLocalTime();
-            case Timestamp t -> t.toLocalDateTime();
-            case OffsetDateTime t -> t.atZoneSameInstant(ZoneId.systemDefault()).toLocalDateTime();
-            case ZonedDateTime t -> t.withZoneSameInstant(ZoneId.systemDefault()).toLocalDateTime();
-            case Instant t -> LocalDateTime.ofInstant(t, ZoneId.systemDefault());
-            case java.util.Date d -> LocalDateTime.ofInstant(d.toInstant(), ZoneId.systemDefault());
-            case Blob b -> b.getBytes(1, (int) b.length());
-            case Clob c -> c.getSubString(1, (int) c.length());
-            case InputStream in -> readAll(in, -1);
-            case Reader r -> readAll(r, -1);
-            case byte[] b -> b.clone();
-            case Number n when !(n instanceof Long || n instanceof Integer || n instanceof Short || n instanceof Byte
-                    || n instanceof Double || n instanceof Float || n instanceof BigDecimal
-                    || n instanceof java.math.BigInteger) -> new BigDecimal(n.toString());
-            default -> x;
-        };
+        Object v;
+                if (x == null) {
+            v = null;
+        } else if (x instanceof Date) {
+            Date d = (Date) x;
+            v = d.toLocalDate();
+        } else if (x instanceof Time) {
+            Time t = (Time) x;
+            v = t.toLocalTime();
+        } else if (x instanceof Timestamp) {
+            Timestamp t = (Timestamp) x;
+            v = t.toLocalDateTime();
+        } else if (x instanceof OffsetDateTime) {
+            OffsetDateTime t = (OffsetDateTime) x;
+            v = t.atZoneSameInstant(ZoneId.systemDefault()).toLocalDateTime();
+        } else if (x instanceof ZonedDateTime) {
+            ZonedDateTime t = (ZonedDateTime) x;
+            v = t.withZoneSameInstant(ZoneId.systemDefault()).toLocalDateTime();
+        } else if (x instanceof Instant) {
+            Instant t = (Instant) x;
+            v = LocalDateTime.ofInstant(t, ZoneId.systemDefault());
+        } else if (x instanceof java.util.Date) {
+            java.util.Date d = (java.util.Date) x;
+            v = LocalDateTime.ofInstant(d.toInstant(), ZoneId.systemDefault());
+        } else if (x instanceof Blob) {
+            Blob b = (Blob) x;
+            v = b.getBytes(1, (int) b.length());
+        } else if (x instanceof Clob) {
+            Clob c = (Clob) x;
+            v = c.getSubString(1, (int) c.length());
+        } else if (x instanceof InputStream) {
+            InputStream in = (InputStream) x;
+            v = readAll(in, -1);
+        } else if (x instanceof Reader) {
+            Reader r = (Reader) x;
+            v = readAll(r, -1);
+        } else if (x instanceof byte[]) {
+            byte[] b = (byte[]) x;
+            v = b.clone();
+        } else if (x instanceof Number && !(((Number) x) instanceof Long || ((Number) x) instanceof Integer || ((Number) x) instanceof Short || ((Number) x) instanceof Byte || ((Number) x) instanceof Double || ((Number) x) instanceof Float || ((Number) x) instanceof BigDecimal || ((Number) x) instanceof java.math.BigInteger)) {
+            Number n = (Number) x;
+            v = new BigDecimal(n.toString());
+        } else {
+            v = x;
+        }
         if (v != null && !(v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte
                 || v instanceof Boolean || v instanceof Double || v instanceof Float || v instanceof BigDecimal
                 || v instanceof java.math.BigInteger || v instanceof String || v instanceof Character
@@ -292,34 +318,70 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
             return;
         }
         switch (targetSqlType) {
-            case Types.VARCHAR, Types.CHAR, Types.LONGVARCHAR, Types.NVARCHAR, Types.NCHAR, Types.CLOB ->
-                    setObject(i, x instanceof String ? x : StaunchResultSet.text(x));
-            case Types.BOOLEAN, Types.BIT -> setObject(i, x instanceof Boolean b ? b
-                    : x instanceof Number n ? n.longValue() != 0 : Boolean.parseBoolean(x.toString()));
-            case Types.DECIMAL, Types.NUMERIC -> setObject(i, decimal(i, x));
-            default -> setObject(i, x);
+            case Types.VARCHAR:
+            case Types.CHAR:
+            case Types.LONGVARCHAR:
+            case Types.NVARCHAR:
+            case Types.NCHAR:
+            case Types.CLOB:
+                setObject(i, x instanceof String ? x : StaunchResultSet.text(x));
+                break;
+            case Types.BOOLEAN:
+            case Types.BIT:
+                setObject(i, x instanceof Boolean ? (Boolean) x
+                    : x instanceof Number ? ((Number) x).longValue() != 0 : Boolean.parseBoolean(x.toString()));
+                break;
+            case Types.DECIMAL:
+            case Types.NUMERIC:
+                setObject(i, decimal(i, x));
+                break;
+            default:
+                setObject(i, x);
+                break;
         }
     }
 
     /** A value given with target type DECIMAL/NUMERIC as an exact BigDecimal (as Connector/J converts it). */
     private static BigDecimal decimal(int i, Object x) throws SQLException {
         try {
-            return switch (x) {
-                case BigDecimal d -> d;
-                case java.math.BigInteger b -> new BigDecimal(b);
-                case Long l -> BigDecimal.valueOf(l);
-                case Integer n -> BigDecimal.valueOf(n);
-                case Short n -> BigDecimal.valueOf(n);
-                case Byte n -> BigDecimal.valueOf(n);
-                case Boolean b -> b ? BigDecimal.ONE : BigDecimal.ZERO;
+            if (x instanceof BigDecimal) {
+                BigDecimal d = (BigDecimal) x;
+                return d;
+            } else if (x instanceof java.math.BigInteger) {
+                java.math.BigInteger b = (java.math.BigInteger) x;
+                return new BigDecimal(b);
+            } else if (x instanceof Long) {
+                Long l = (Long) x;
+                return BigDecimal.valueOf(l);
+            } else if (x instanceof Integer) {
+                Integer n = (Integer) x;
+                return BigDecimal.valueOf(n);
+            } else if (x instanceof Short) {
+                Short n = (Short) x;
+                return BigDecimal.valueOf(n);
+            } else if (x instanceof Byte) {
+                Byte n = (Byte) x;
+                return BigDecimal.valueOf(n);
+            } else if (x instanceof Boolean) {
+                Boolean b = (Boolean) x;
+                return b ? BigDecimal.ONE : BigDecimal.ZERO;
                 // The shortest text that reads back as the double, as Connector/J sends it.
-                case Double d -> new BigDecimal(Double.toString(d));
-                case Float f -> new BigDecimal(Float.toString(f));
-                case String t -> new BigDecimal(t.trim());
-                case Number n -> new BigDecimal(n.toString());
-                default -> throw new SQLDataException("parameter " + i + ": a " + x.getClass().getName()
+            } else if (x instanceof Double) {
+                Double d = (Double) x;
+                return new BigDecimal(Double.toString(d));
+            } else if (x instanceof Float) {
+                Float f = (Float) x;
+                return new BigDecimal(Float.toString(f));
+            } else if (x instanceof String) {
+                String t = (String) x;
+                return new BigDecimal(t.trim());
+            } else if (x instanceof Number) {
+                Number n = (Number) x;
+                return new BigDecimal(n.toString());
+            } else {
+                throw new SQLDataException("parameter " + i + ": a " + x.getClass().getName()
                         + " is not a DECIMAL", "22018");
-            };
+            }
         } catch (NumberFormatException e) {
             // The value is not quoted: it may be anything a user bound.
             throw new SQLDataException("parameter " + i + ": not a decimal number (setObject with Types.DECIMAL "

@@ -176,15 +176,25 @@ public class StaunchResultSet extends UnsupportedResultSet {
     private static final DateTimeFormatter DATETIME_TEXT_WHOLE = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss");
 
     static String text(Object v) {
-        return switch (v) {
-            case String s -> s;
-            case byte[] b -> new String(b, StandardCharsets.UTF_8);
-            case BigDecimal d -> d.toPlainString();
-            case LocalDateTime t -> t.getNano() == 0 ? t.format(DATETIME_TEXT_WHOLE)
+        if (v instanceof String) {
+            String s = (String) v;
+            return s;
+        } else if (v instanceof byte[]) {
+            byte[] b = (byte[]) v;
+            return new String(b, StandardCharsets.UTF_8);
+        } else if (v instanceof BigDecimal) {
+            BigDecimal d = (BigDecimal) v;
+            return d.toPlainString();
+        } else if (v instanceof LocalDateTime) {
+            LocalDateTime t = (LocalDateTime) v;
+            return t.getNano() == 0 ? t.format(DATETIME_TEXT_WHOLE)
                     : t.format(DATETIME_TEXT);
-            case Duration d -> timeText(d);
-            default -> v.toString();
-        };
+        } else if (v instanceof Duration) {
+            Duration d = (Duration) v;
+            return timeText(d);
+        } else {
+            return v.toString();
+        }
     }
 
     private static String timeText(Duration d) {
@@ -208,61 +218,92 @@ public class StaunchResultSet extends UnsupportedResultSet {
     @Override
     public boolean getBoolean(int i) throws SQLException {
         Object v = raw(i);
-        return switch (v) {
-            case null -> false;
-            case Long l -> l != 0;
-            case BigInteger b -> b.signum() != 0;
-            case Double d -> d != 0;
-            case BigDecimal d -> d.signum() != 0;
-            case Boolean b -> b;
-            case byte[] b when b.length == 1 -> b[0] != 0;
-            case String s -> switch (s.trim().toLowerCase(java.util.Locale.ROOT)) {
-                case "1", "true", "y", "yes" -> true;
-                case "0", "false", "n", "no", "" -> false;
-                default -> throw cannot(i, v, "boolean");
-            };
-            default -> throw cannot(i, v, "boolean");
-        };
+        if (v == null) {
+            return false;
+        } else if (v instanceof Long) {
+            Long l = (Long) v;
+            return l != 0;
+        } else if (v instanceof BigInteger) {
+            BigInteger b = (BigInteger) v;
+            return b.signum() != 0;
+        } else if (v instanceof Double) {
+            Double d = (Double) v;
+            return d != 0;
+        } else if (v instanceof BigDecimal) {
+            BigDecimal d = (BigDecimal) v;
+            return d.signum() != 0;
+        } else if (v instanceof Boolean) {
+            Boolean b = (Boolean) v;
+            return b;
+        } else if (v instanceof byte[] && ((byte[]) v).length == 1) {
+            byte[] b = (byte[]) v;
+            return b[0] != 0;
+        } else if (v instanceof String) {
+            String s = (String) v;
+            switch (s.trim().toLowerCase(java.util.Locale.ROOT)) {
+                case "1":
+                case "true":
+                case "y":
+                case "yes":
+                    return true;
+                case "0":
+                case "false":
+                case "n":
+                case "no":
+                case "":
+                    return false;
+                default:
+                    throw cannot(i, v, "boolean");
+            }
+        } else {
+            throw cannot(i, v, "boolean");
+        }
     }
 
     private long integer(int i, long min, long max, String to) throws SQLException {
         Object v = raw(i);
         long r;
-        switch (v) {
-            case null -> {
-                return 0;
+        if (v == null) {
+            return 0;
+        } else if (v instanceof Long) {
+            Long l = (Long) v;
+            r = l;
+        } else if (v instanceof BigInteger) {
+            BigInteger b = (BigInteger) v;
+            throw new SQLDataException("column " + i + ": " + b + " is out of range for " + to, "22003");
+        } else if (v instanceof Double) {
+            Double d = (Double) v;
+            if (d.isNaN() || d < min || d > max) {
+                throw new SQLDataException("column " + i + ": " + d + " is out of range for " + to, "22003");
             }
-            case Long l -> r = l;
-            case BigInteger b -> throw new SQLDataException("column " + i + ": " + b + " is out of range for " + to, "22003");
-            case Double d -> {
-                if (d.isNaN() || d < min || d > max) {
-                    throw new SQLDataException("column " + i + ": " + d + " is out of range for " + to, "22003");
-                }
-                r = d.longValue();
+            r = d.longValue();
+        } else if (v instanceof BigDecimal) {
+            BigDecimal d = (BigDecimal) v;
+            BigDecimal t = d.setScale(0, RoundingMode.DOWN);
+            if (t.compareTo(BigDecimal.valueOf(min)) < 0 || t.compareTo(BigDecimal.valueOf(max)) > 0) {
+                throw new SQLDataException("column " + i + ": " + d + " is out of range for " + to, "22003");
             }
-            case BigDecimal d -> {
-                BigDecimal t = d.setScale(0, RoundingMode.DOWN);
-                if (t.compareTo(BigDecimal.valueOf(min)) < 0 || t.compareTo(BigDecimal.valueOf(max)) > 0) {
-                    throw new SQLDataException("column " + i + ": " + d + " is out of range for " + to, "22003");
-                }
-                r = t.longValue();
+            r = t.longValue();
+        } else if (v instanceof Boolean) {
+            Boolean b = (Boolean) v;
+            r = b ? 1 : 0;
+        } else if (v instanceof String) {
+            String s = (String) v;
+            try {
+                r = new BigDecimal(s.trim()).setScale(0, RoundingMode.DOWN).longValueExact();
+            } catch (NumberFormatException | ArithmeticException e) {
+                throw cannot(i, v, to);
             }
-            case Boolean b -> r = b ? 1 : 0;
-            case String s -> {
-                try {
-                    r = new BigDecimal(s.trim()).setScale(0, RoundingMode.DOWN).longValueExact();
-                } catch (NumberFormatException | ArithmeticException e) {
-                    throw cannot(i, v, to);
-                }
+        } else if (v instanceof byte[] && ((byte[]) v).length <= 8) {
+            byte[] b = (byte[]) v;
+            // BIT(n)
+            long x = 0;
+            for (byte y : b) {
+                x = (x << 8) | (y & 0xFF);
             }
-            case byte[] b when b.length <= 8 -> { // BIT(n)
-                long x = 0;
-                for (byte y : b) {
-                    x = (x << 8) | (y & 0xFF);
-                }
-                r = x;
-            }
-            default -> throw cannot(i, v, to);
+            r = x;
+        } else {
+            throw cannot(i, v, to);
         }
         if (r < min || r > max) {
             throw new SQLDataException("column " + i + " (" + name(i) + "): " + r + " is out of range for " + to, "22003");
@@ -293,19 +334,24 @@ public class StaunchResultSet extends UnsupportedResultSet {
     @Override
     public double getDouble(int i) throws SQLException {
         Object v = raw(i);
-        return switch (v) {
-            case null -> 0;
-            case Number n -> n.doubleValue();
-            case Boolean b -> b ? 1 : 0;
-            case String s -> {
-                try {
-                    yield Double.parseDouble(s.trim());
-                } catch (NumberFormatException e) {
-                    throw cannot(i, v, "double");
-                }
+        if (v == null) {
+            return 0;
+        } else if (v instanceof Number) {
+            Number n = (Number) v;
+            return n.doubleValue();
+        } else if (v instanceof Boolean) {
+            Boolean b = (Boolean) v;
+            return b ? 1 : 0;
+        } else if (v instanceof String) {
+            String s = (String) v;
+            try {
+                return Double.parseDouble(s.trim());
+            } catch (NumberFormatException e) {
+                throw cannot(i, v, "double");
             }
-            default -> throw cannot(i, v, "double");
-        };
+        } else {
+            throw cannot(i, v, "double");
+        }
     }
 
     @Override
@@ -316,21 +362,30 @@ public class StaunchResultSet extends UnsupportedResultSet {
     @Override
     public BigDecimal getBigDecimal(int i) throws SQLException {
         Object v = raw(i);
-        return switch (v) {
-            case null -> null;
-            case BigDecimal d -> d;
-            case Long l -> BigDecimal.valueOf(l);
-            case BigInteger b -> new BigDecimal(b);
-            case Double d -> BigDecimal.valueOf(d);
-            case String s -> {
-                try {
-                    yield new BigDecimal(s.trim());
-                } catch (NumberFormatException e) {
-                    throw cannot(i, v, "BigDecimal");
-                }
+        if (v == null) {
+            return null;
+        } else if (v instanceof BigDecimal) {
+            BigDecimal d = (BigDecimal) v;
+            return d;
+        } else if (v instanceof Long) {
+            Long l = (Long) v;
+            return BigDecimal.valueOf(l);
+        } else if (v instanceof BigInteger) {
+            BigInteger b = (BigInteger) v;
+            return new BigDecimal(b);
+        } else if (v instanceof Double) {
+            Double d = (Double) v;
+            return BigDecimal.valueOf(d);
+        } else if (v instanceof String) {
+            String s = (String) v;
+            try {
+                return new BigDecimal(s.trim());
+            } catch (NumberFormatException e) {
+                throw cannot(i, v, "BigDecimal");
             }
-            default -> throw cannot(i, v, "BigDecimal");
-        };
+        } else {
+            throw cannot(i, v, "BigDecimal");
+        }
     }
 
     @Deprecated
@@ -343,48 +398,57 @@ public class StaunchResultSet extends UnsupportedResultSet {
     @Override
     public byte[] getBytes(int i) throws SQLException {
         Object v = raw(i);
-        return switch (v) {
-            case null -> null;
-            case byte[] b -> b;
-            default -> text(v).getBytes(StandardCharsets.UTF_8);
-        };
+        if (v == null) {
+            return null;
+        } else if (v instanceof byte[]) {
+            byte[] b = (byte[]) v;
+            return b;
+        } else {
+            return text(v).getBytes(StandardCharsets.UTF_8);
+        }
     }
 
     private LocalDateTime dateTime(int i, Object v) throws SQLException {
-        return switch (v) {
-            case LocalDateTime t -> t;
-            case LocalDate d -> d.atStartOfDay();
-            case String s -> {
-                try {
-                    String t = s.trim();
-                    yield t.length() <= 10 ? LocalDate.parse(t).atStartOfDay() : LocalDateTime.parse(t.replace(' ', 'T'));
-                } catch (java.time.format.DateTimeParseException e) {
-                    throw cannot(i, v, "a date/time");
-                }
+        if (v instanceof LocalDateTime) {
+            LocalDateTime t = (LocalDateTime) v;
+            return t;
+        } else if (v instanceof LocalDate) {
+            LocalDate d = (LocalDate) v;
+            return d.atStartOfDay();
+        } else if (v instanceof String) {
+            String s = (String) v;
+            try {
+                String t = s.trim();
+                return t.length() <= 10 ? LocalDate.parse(t).atStartOfDay() : LocalDateTime.parse(t.replace(' ', 'T'));
+            } catch (java.time.format.DateTimeParseException e) {
+                throw cannot(i, v, "a date/time");
             }
-            default -> throw cannot(i, v, "a date/time");
-        };
+        } else {
+            throw cannot(i, v, "a date/time");
+        }
     }
 
     private LocalTime localTime(int i, Object v) throws SQLException {
-        return switch (v) {
-            case Duration d -> {
-                if (d.isNegative() || d.compareTo(Duration.ofDays(1)) >= 0) {
-                    throw new SQLDataException("column " + i + " (" + name(i) + "): TIME " + timeText(d)
-                            + " is not a time of day; read it with getObject(i, Duration.class) or getString", "22008");
-                }
-                yield LocalTime.ofNanoOfDay(d.toNanos());
+        if (v instanceof Duration) {
+            Duration d = (Duration) v;
+            if (d.isNegative() || d.compareTo(Duration.ofDays(1)) >= 0) {
+                throw new SQLDataException("column " + i + " (" + name(i) + "): TIME " + timeText(d)
+                        + " is not a time of day; read it with getObject(i, Duration.class) or getString", "22008");
             }
-            case LocalDateTime t -> t.toLocalTime();
-            case String s -> {
-                try {
-                    yield LocalTime.parse(s.trim());
-                } catch (java.time.format.DateTimeParseException e) {
-                    throw cannot(i, v, "a time");
-                }
+            return LocalTime.ofNanoOfDay(d.toNanos());
+        } else if (v instanceof LocalDateTime) {
+            LocalDateTime t = (LocalDateTime) v;
+            return t.toLocalTime();
+        } else if (v instanceof String) {
+            String s = (String) v;
+            try {
+                return LocalTime.parse(s.trim());
+            } catch (java.time.format.DateTimeParseException e) {
+                throw cannot(i, v, "a time");
             }
-            default -> throw cannot(i, v, "a time");
-        };
+        } else {
+            throw cannot(i, v, "a time");
+        }
     }
 
     @Override
@@ -474,20 +538,38 @@ public class StaunchResultSet extends UnsupportedResultSet {
             return null;
         }
         Rows.Column c = src.columns().get(i - 1);
-        return switch (v) {
-            case Long l -> switch (c.typeCode()) {
-                case 1 -> c.length() == 1 && !c.isUnsigned() ? (Object) (l != 0) : (Object) l.intValue();
-                case 2, 9, 13 -> (Object) l.intValue();
-                case 3 -> c.isUnsigned() ? l : (Object) l.intValue();
-                default -> l;
-            };
-            case Double d -> c.typeCode() == 4 ? (Object) d.floatValue() : d;
-            case byte[] b when c.typeCode() == 16 && c.length() == 1 && b.length == 1 -> b[0] != 0;
-            case LocalDate d -> Date.valueOf(d);
-            case LocalDateTime t -> Timestamp.valueOf(t);
-            case Duration d -> d.isNegative() || d.compareTo(Duration.ofDays(1)) >= 0 ? d : Time.valueOf(LocalTime.ofNanoOfDay(d.toNanos()));
-            default -> v;
-        };
+        if (v instanceof Long) {
+            Long l = (Long) v;
+            switch (c.typeCode()) {
+                case 1:
+                    return c.length() == 1 && !c.isUnsigned() ? (Object) (l != 0) : (Object) l.intValue();
+                case 2:
+                case 9:
+                case 13:
+                    return (Object) l.intValue();
+                case 3:
+                    return c.isUnsigned() ? l : (Object) l.intValue();
+                default:
+                    return l;
+            }
+        } else if (v instanceof Double) {
+            Double d = (Double) v;
+            return c.typeCode() == 4 ? (Object) d.floatValue() : d;
+        } else if (v instanceof byte[] && c.typeCode() == 16 && c.length() == 1 && ((byte[]) v).length == 1) {
+            byte[] b = (byte[]) v;
+            return b[0] != 0;
+        } else if (v instanceof LocalDate) {
+            LocalDate d = (LocalDate) v;
+            return Date.valueOf(d);
+        } else if (v instanceof LocalDateTime) {
+            LocalDateTime t = (LocalDateTime) v;
+            return Timestamp.valueOf(t);
+        } else if (v instanceof Duration) {
+            Duration d = (Duration) v;
+            return d.isNegative() || d.compareTo(Duration.ofDays(1)) >= 0 ? d : Time.valueOf(LocalTime.ofNanoOfDay(d.toNanos()));
+        } else {
+            return v;
+        }
     }
 
     @Override
@@ -527,7 +609,7 @@ public class StaunchResultSet extends UnsupportedResultSet {
         } else if (type == BigDecimal.class) {
             r = getBigDecimal(i);
         } else if (type == BigInteger.class) {
-            r = v instanceof BigInteger b ? b : getBigDecimal(i).toBigIntegerExact();
+            r = v instanceof BigInteger ? (BigInteger) v : getBigDecimal(i).toBigIntegerExact();
         } else if (type == byte[].class) {
             r = getBytes(i);
         } else if (type == LocalDate.class) {
@@ -537,7 +619,7 @@ public class StaunchResultSet extends UnsupportedResultSet {
         } else if (type == LocalTime.class) {
             r = localTime(i, v);
         } else if (type == Duration.class) {
-            r = v instanceof Duration d ? d : Duration.ofNanos(localTime(i, v).toNanoOfDay());
+            r = v instanceof Duration ? (Duration) v : Duration.ofNanos(localTime(i, v).toNanoOfDay());
         } else if (type == Instant.class) {
             r = dateTime(i, v).atZone(ZoneId.systemDefault()).toInstant();
         } else if (type == OffsetDateTime.class) {

@@ -45,75 +45,166 @@ public class StaunchResultSetMetaData extends UnsupportedResultSetMetaData {
     public int getColumnType(int i) throws SQLException {
         Rows.Column x = c(i);
         boolean binary = x.charset() == 63;
-        return switch (x.typeCode()) {
-            case 1 -> x.length() == 1 && !x.isUnsigned() ? Types.BIT : Types.TINYINT;
-            case 2 -> Types.SMALLINT;
-            case 3, 9 -> x.isUnsigned() && x.typeCode() == 3 ? Types.BIGINT : Types.INTEGER;
-            case 8 -> Types.BIGINT;
-            case 4 -> Types.REAL;
-            case 5 -> Types.DOUBLE;
-            case 0, 246 -> Types.DECIMAL;
-            case 7, 12 -> Types.TIMESTAMP;
-            case 10, 14 -> Types.DATE;
-            case 11 -> Types.TIME;
-            case 13 -> Types.SMALLINT;
-            case 16 -> x.length() == 1 ? Types.BIT : Types.BINARY;
-            case 245 -> Types.LONGVARCHAR;
-            case 249, 250, 251, 252 -> binary ? Types.LONGVARBINARY : Types.LONGVARCHAR;
-            case 15, 253 -> binary ? Types.VARBINARY : Types.VARCHAR;
-            case 254 -> binary ? Types.BINARY : Types.CHAR;
-            case 6 -> Types.NULL;
-            case 255 -> Types.BINARY;
-            default -> Types.OTHER;
-        };
+        switch (x.typeCode()) {
+            case 1:
+                return x.length() == 1 && !x.isUnsigned() ? Types.BIT : Types.TINYINT;
+            case 2:
+                return Types.SMALLINT;
+            case 3:
+            case 9:
+                return x.isUnsigned() && x.typeCode() == 3 ? Types.BIGINT : Types.INTEGER;
+            case 8:
+                return Types.BIGINT;
+            case 4:
+                return Types.REAL;
+            case 5:
+                return Types.DOUBLE;
+            case 0:
+            case 246:
+                return Types.DECIMAL;
+            case 7:
+            case 12:
+                return Types.TIMESTAMP;
+            case 10:
+            case 14:
+                return Types.DATE;
+            case 11:
+                return Types.TIME;
+            case 13:
+                return Types.SMALLINT;
+            case 16:
+                return x.length() == 1 ? Types.BIT : Types.BINARY;
+            case 245:
+                return Types.LONGVARCHAR;
+            case 249:
+            case 250:
+            case 251:
+            case 252:
+                return binary ? Types.LONGVARBINARY : Types.LONGVARCHAR;
+            case 15:
+            case 253:
+                return binary ? Types.VARBINARY : Types.VARCHAR;
+            case 254:
+                return binary ? Types.BINARY : Types.CHAR;
+            case 6:
+                return Types.NULL;
+            case 255:
+                return Types.BINARY;
+            default:
+                return Types.OTHER;
+        }
     }
 
     @Override
     public String getColumnTypeName(int i) throws SQLException {
         Rows.Column x = c(i);
         boolean binary = x.charset() == 63;
-        String base = switch (x.typeCode()) {
-            case 1 -> "TINYINT";
-            case 2 -> "SMALLINT";
-            case 3 -> "INT";
-            case 9 -> "MEDIUMINT";
-            case 8 -> "BIGINT";
-            case 4 -> "FLOAT";
-            case 5 -> "DOUBLE";
-            case 0, 246 -> "DECIMAL";
-            case 7 -> "TIMESTAMP";
-            case 12 -> "DATETIME";
-            case 10, 14 -> "DATE";
-            case 11 -> "TIME";
-            case 13 -> "YEAR";
-            case 16 -> "BIT";
-            case 245 -> "JSON";
-            case 249, 250, 251, 252 -> binary ? "BLOB" : "TEXT";
-            case 15, 253 -> binary ? "VARBINARY" : "VARCHAR";
-            case 254 -> (x.flags() & 256) != 0 ? "ENUM" : (x.flags() & 2048) != 0 ? "SET" : binary ? "BINARY" : "CHAR";
-            case 6 -> "NULL";
-            case 255 -> "GEOMETRY";
-            default -> "UNKNOWN";
-        };
+        String base;
+        switch (x.typeCode()) {
+            case 1:
+                base = "TINYINT";
+                break;
+            case 2:
+                base = "SMALLINT";
+                break;
+            case 3:
+                base = "INT";
+                break;
+            case 9:
+                base = "MEDIUMINT";
+                break;
+            case 8:
+                base = "BIGINT";
+                break;
+            case 4:
+                base = "FLOAT";
+                break;
+            case 5:
+                base = "DOUBLE";
+                break;
+            case 0:
+            case 246:
+                base = "DECIMAL";
+                break;
+            case 7:
+                base = "TIMESTAMP";
+                break;
+            case 12:
+                base = "DATETIME";
+                break;
+            case 10:
+            case 14:
+                base = "DATE";
+                break;
+            case 11:
+                base = "TIME";
+                break;
+            case 13:
+                base = "YEAR";
+                break;
+            case 16:
+                base = "BIT";
+                break;
+            case 245:
+                base = "JSON";
+                break;
+            case 249:
+            case 250:
+            case 251:
+            case 252:
+                base = binary ? "BLOB" : "TEXT";
+                break;
+            case 15:
+            case 253:
+                base = binary ? "VARBINARY" : "VARCHAR";
+                break;
+            case 254:
+                base = (x.flags() & 256) != 0 ? "ENUM" : (x.flags() & 2048) != 0 ? "SET" : binary ? "BINARY" : "CHAR";
+                break;
+            case 6:
+                base = "NULL";
+                break;
+            case 255:
+                base = "GEOMETRY";
+                break;
+            default:
+                base = "UNKNOWN";
+                break;
+        }
         return x.isUnsigned() && x.columnType() == Rows.UINT ? base + " UNSIGNED" : base;
     }
 
     @Override
     public String getColumnClassName(int i) throws SQLException {
         Rows.Column x = c(i);
-        return switch (getColumnType(i)) {
-            case Types.BIT -> x.typeCode() == 16 || x.length() == 1 ? "java.lang.Boolean" : "[B";
-            case Types.TINYINT, Types.SMALLINT, Types.INTEGER -> "java.lang.Integer";
-            case Types.BIGINT -> x.isUnsigned() && x.typeCode() == 8 ? "java.math.BigInteger" : "java.lang.Long";
-            case Types.REAL -> "java.lang.Float";
-            case Types.DOUBLE -> "java.lang.Double";
-            case Types.DECIMAL -> "java.math.BigDecimal";
-            case Types.TIMESTAMP -> "java.sql.Timestamp";
-            case Types.DATE -> "java.sql.Date";
-            case Types.TIME -> "java.sql.Time";
-            case Types.BINARY, Types.VARBINARY, Types.LONGVARBINARY -> "[B";
-            default -> "java.lang.String";
-        };
+        switch (getColumnType(i)) {
+            case Types.BIT:
+                return x.typeCode() == 16 || x.length() == 1 ? "java.lang.Boolean" : "[B";
+            case Types.TINYINT:
+            case Types.SMALLINT:
+            case Types.INTEGER:
+                return "java.lang.Integer";
+            case Types.BIGINT:
+                return x.isUnsigned() && x.typeCode() == 8 ? "java.math.BigInteger" : "java.lang.Long";
+            case Types.REAL:
+                return "java.lang.Float";
+            case Types.DOUBLE:
+                return "java.lang.Double";
+            case Types.DECIMAL:
+                return "java.math.BigDecimal";
+            case Types.TIMESTAMP:
+                return "java.sql.Timestamp";
+            case Types.DATE:
+                return "java.sql.Date";
+            case Types.TIME:
+                return "java.sql.Time";
+            case Types.BINARY:
+            case Types.VARBINARY:
+            case Types.LONGVARBINARY:
+                return "[B";
+            default:
+                return "java.lang.String";
+        }
     }
 
     @Override

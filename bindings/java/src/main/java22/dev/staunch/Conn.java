@@ -1,0 +1,480 @@
+package dev.staunch;
+
+import dev.staunch.internal.Call;
+import dev.staunch.internal.Mem;
+import dev.staunch.internal.Native;
+import dev.staunch.internal.Params;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.ref.Cleaner;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BOOLEAN;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * A connection borrowed from a {@link Pool}. Used by one thread at a time (a
+ * call while another thread is inside one fails with
+ * {@link Status#CONN_BUSY}); {@link #cancel()} is the exception, made to be
+ * called from another thread. {@link #close()} gives it back to the pool (a
+ * transaction left open is rolled back, a changed session reset); a Cleaner
+ * discards one that became unreachable without it.
+ */
+public final class Conn implements AutoCloseable {
+    /** Transaction isolation levels (STAUNCH_ISOLATION_*). */
+    public enum Isolation { DEFAULT, READ_UNCOMMITTED, READ_COMMITTED, REPEATABLE_READ, SERIALIZABLE }
+
+    /**
+     * What an {@link #execute} did.
+     *
+     * <br>{@code affectedRows}: rows affected
+     * <br>{@code lastInsertId}: the first AUTO_INCREMENT id it generated, or 0
+     * <br>{@code warnings}: warnings raised
+     * <br>{@code inTransaction}: a transaction is open in the session
+     * <br>{@code autocommit}: autocommit is on in the session
+     * <br>{@code info}: the server's info string, "" if none
+     */
+    public static final class Result {
+        private final long affectedRows;
+        private final long lastInsertId;
+        private final int warnings;
+        private final boolean inTransaction;
+        private final boolean autocommit;
+        private final String info;
+
+        public Result(long affectedRows, long lastInsertId, int warnings, boolean inTransaction, boolean autocommit, String info) {
+            this.affectedRows = affectedRows;
+            this.lastInsertId = lastInsertId;
+            this.warnings = warnings;
+            this.inTransaction = inTransaction;
+            this.autocommit = autocommit;
+            this.info = info;
+        }
+
+        public long affectedRows() {
+            return affectedRows;
+        }
+
+        public long lastInsertId() {
+            return lastInsertId;
+        }
+
+        public int warnings() {
+            return warnings;
+        }
+
+        public boolean inTransaction() {
+            return inTransaction;
+        }
+
+        public boolean autocommit() {
+            return autocommit;
+        }
+
+        public String info() {
+            return info;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            if (this == other) {
+                return true;
+            }
+            if (!(other instanceof Result)) {
+                return false;
+            }
+            Result o = (Result) other;
+            return affectedRows == o.affectedRows && lastInsertId == o.lastInsertId && warnings == o.warnings && inTransaction == o.inTransaction && autocommit == o.autocommit && Objects.equals(info, o.info);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(affectedRows, lastInsertId, warnings, inTransaction, autocommit, info);
+        }
+
+        @Override
+        public String toString() {
+            return "Result[affectedRows=" + affectedRows + ", lastInsertId=" + lastInsertId + ", warnings=" + warnings + ", inTransaction=" + inTransaction + ", autocommit=" + autocommit + ", info=" + info + "]";
+        }
+    }
+
+    // Offsets into staunch_result / staunch_txn_options, resolved once rather than on every statement.
+    private static final long R_AFFECTED = Native.offset(Native.RESULT, "affected_rows");
+    private static final long R_LAST_ID = Native.offset(Native.RESULT, "last_insert_id");
+    private static final long R_WARNINGS = Native.offset(Native.RESULT, "warnings");
+    private static final long R_IN_TXN = Native.offset(Native.RESULT, "in_transaction");
+    private static final long R_AUTOCOMMIT = Native.offset(Native.RESULT, "autocommit");
+    private static final long R_INFO = Native.offset(Native.RESULT, "info");
+    private static final long O_ISOLATION = Native.offset(Native.TXN_OPTIONS, "isolation");
+    private static final long O_READ_ONLY = Native.offset(Native.TXN_OPTIONS, "read_only");
+
+    private final Pool pool;
+    private final MemorySegment handle;
+    private final State state;
+    private final Cleaner.Cleanable cleanable;
+    /** Held for every call on the handle (the ABI's one-thread-at-a-time rule, and close after the last one). */
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Held by cancel() and by free, so a cancel never meets a freed handle. */
+    private final Object cancelLock = new Object();
+
+    private static final class State implements Runnable {
+        final MemorySegment handle;
+        volatile boolean freed;
+
+        State(MemorySegment handle) {
+            this.handle = handle;
+        }
+
+        @Override
+        public void run() {
+            if (!freed) {
+                freed = true;
+                try {
+                    // From the Cleaner: must not block, so close rather than return it.
+                    int ignored = (int) Native.conn_discard.invokeExact(handle, MemorySegment.NULL);
+                    Native.conn_free.invokeExact(handle);
+                } catch (Throwable t) {
+                    // never fails
+                }
+            }
+        }
+    }
+
+    Conn(Pool pool, MemorySegment handle) {
+        this.pool = pool;
+        this.handle = handle;
+        this.state = new State(handle);
+        this.cleanable = Mem.CLEANER.register(this, state);
+    }
+
+    /** The pool it came from. */
+    public Pool pool() {
+        return pool;
+    }
+
+    private void enter() {
+        if (!lock.tryLock()) {
+            throw new StaunchException(Status.CONN_BUSY,
+                    "the connection is in use by another thread (a Conn is used by one thread at a time)", 0, "");
+        }
+        if (state.freed) {
+            lock.unlock();
+            throw new StaunchException(Status.USE_AFTER_RELEASE,
+                    "the connection was closed (given back to the pool): get another one", 0, "");
+        }
+    }
+
+    private void exit() {
+        lock.unlock();
+    }
+
+    /** Runs a statement that returns no rows; {@code params} bind to its {@code ?} placeholders. */
+    public Result execute(String sql, Object... params) {
+        Objects.requireNonNull(sql, "sql");
+        enter();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment err = Call.errSlot(a);
+            MemorySegment ps = Params.encode(a, params);
+            long n = params == null ? 0 : params.length;
+            Call.check((int) Native.conn_execute.invokeExact(handle, a.allocateFrom(sql), ps, n,
+                    MemorySegment.NULL, MemorySegment.NULL, err), err);
+            MemorySegment r = a.allocate(Native.RESULT);
+            r.set(JAVA_LONG, 0, Native.RESULT.byteSize());
+            Call.check((int) Native.conn_last_result.invokeExact(handle, r, err), err);
+            return new Result(
+                    r.get(JAVA_LONG, R_AFFECTED),
+                    r.get(JAVA_LONG, R_LAST_ID),
+                    r.get(JAVA_INT, R_WARNINGS),
+                    r.get(JAVA_BOOLEAN, R_IN_TXN),
+                    r.get(JAVA_BOOLEAN, R_AUTOCOMMIT),
+                    Native.string(r.get(ADDRESS, R_INFO)));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Runs a query (prepared, values typed; {@code params} bind to {@code ?})
+     * and reads its whole answer; iterate the returned {@link Rows}, then close it.
+     */
+    public Rows query(String sql, Object... params) {
+        return query(0, sql, params);
+    }
+
+    /**
+     * Runs a statement as text (the text protocol: any statement, including
+     * several separated by {@code ;}, SHOW, CALL with OUT parameters); no parameters.
+     */
+    public Rows queryText(String sql) {
+        return query(Native.QUERY_TEXT, sql, (Object[]) null);
+    }
+
+    /**
+     * Runs a query and reads its rows as they arrive instead of whole (for
+     * answers too large to hold): as {@link #query} with parameters, as
+     * {@link #queryText} without. Until the returned {@link Rows} is read to
+     * the end of its first result set, moved past it, or closed, it holds the
+     * connection: every other call on this Conn fails with
+     * {@link Status#CONN_BUSY}. Each {@link Rows#next()} may wait for rows,
+     * bounded as the statement is; closing it early reads off the rest.
+     */
+    public Rows queryStream(String sql, Object... params) {
+        boolean text = params == null || params.length == 0;
+        return query(Native.QUERY_STREAM | (text ? Native.QUERY_TEXT : 0), sql, text ? null : params);
+    }
+
+    Rows query(int flags, String sql, Object... params) {
+        Objects.requireNonNull(sql, "sql");
+        enter();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment err = Call.errSlot(a);
+            MemorySegment out = a.allocate(ADDRESS);
+            MemorySegment ps = Params.encode(a, params);
+            long n = params == null ? 0 : params.length;
+            Call.check((int) Native.conn_query_ex.invokeExact(handle, a.allocateFrom(sql), ps, n, flags, out, err), err);
+            return new Rows(out.get(ADDRESS, 0));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * The number of {@code ?} placeholders in {@code sql} as this connection's
+     * server reads it under the session's current {@code sql_mode} (the
+     * library's one SQL scanner: quotes, backticks, comments,
+     * NO_BACKSLASH_ESCAPES, ANSI_QUOTES). Sends nothing, except one round trip
+     * when the session's {@code sql_mode} is not known.
+     */
+    public int countParams(String sql) {
+        Objects.requireNonNull(sql, "sql");
+        enter();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment err = Call.errSlot(a);
+            MemorySegment out = a.allocate(JAVA_LONG);
+            Call.check((int) Native.conn_count_params.invokeExact(handle, a.allocateFrom(sql), out, err), err);
+            return Math.toIntExact(out.get(JAVA_LONG, 0));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        } finally {
+            exit();
+        }
+    }
+
+    private void simple(java.lang.invoke.MethodHandle h) {
+        enter();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment err = Call.errSlot(a);
+            Call.check((int) h.invokeExact(handle, err), err);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        } finally {
+            exit();
+        }
+    }
+
+    /** START TRANSACTION. */
+    public void begin() {
+        simple(Native.conn_begin);
+    }
+
+    /**
+     * Starts a transaction with an isolation level and/or read only; the level
+     * applies to this transaction only, nothing stays in the session.
+     */
+    public void begin(Isolation isolation, boolean readOnly) {
+        Objects.requireNonNull(isolation, "isolation");
+        enter();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment err = Call.errSlot(a);
+            MemorySegment o = a.allocate(Native.TXN_OPTIONS);
+            o.set(JAVA_LONG, 0, Native.TXN_OPTIONS.byteSize());
+            o.set(JAVA_INT, O_ISOLATION, isolation.ordinal());
+            o.set(JAVA_BOOLEAN, O_READ_ONLY, readOnly);
+            Call.check((int) Native.conn_begin_ex.invokeExact(handle, o, err), err);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        } finally {
+            exit();
+        }
+    }
+
+    public void commit() {
+        simple(Native.conn_commit);
+    }
+
+    public void rollback() {
+        simple(Native.conn_rollback);
+    }
+
+    /** COM_PING: one round trip, bounded by the connection's time limit if any. */
+    public void ping() {
+        simple(Native.conn_ping);
+    }
+
+    /**
+     * This connection's statement time limit until it is closed ({@code null}:
+     * the pool's query_timeout; zero: none). The server ends a statement past
+     * it ({@link Status#STATEMENT_TIMEOUT}, the connection stays usable); one
+     * whose server has not answered 1 s later is cut off (the connection is then broken).
+     */
+    public void setTimeout(Duration limit) {
+        int ms = limit == null ? Native.TIMEOUT_DEFAULT : Pool.timeoutMs(limit);
+        enter();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment err = Call.errSlot(a);
+            Call.check((int) Native.conn_set_timeout.invokeExact(handle, ms, err), err);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Cancels the statement running on this connection, from any thread
+     * ({@code KILL QUERY} over a connection of its own): it fails with
+     * {@link Status#CANCELLED} and the connection stays usable. Returns
+     * whether a statement was running. Blocks at most connect_timeout + 1 s.
+     */
+    public boolean cancel() {
+        synchronized (cancelLock) {
+            if (state.freed) {
+                return false;
+            }
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment err = Call.errSlot(a);
+                MemorySegment out = a.allocate(JAVA_BOOLEAN);
+                Call.check((int) Native.conn_cancel.invokeExact(handle, out, err), err);
+                return out.get(JAVA_BOOLEAN, 0);
+            } catch (Throwable t) {
+                throw Native.rethrow(t);
+            }
+        }
+    }
+
+    /** Whether an earlier statement broke this connection (it is then closed, not returned). Never blocks. */
+    public boolean isBroken() {
+        synchronized (cancelLock) {
+            if (state.freed) {
+                return false;
+            }
+            try {
+                return (boolean) Native.conn_is_broken.invokeExact(handle);
+            } catch (Throwable t) {
+                throw Native.rethrow(t);
+            }
+        }
+    }
+
+    public boolean isClosed() {
+        return state.freed;
+    }
+
+    /** The pool-wide number of this connection (as in events). */
+    public long id() {
+        synchronized (cancelLock) {
+            if (state.freed) {
+                return 0;
+            }
+            try {
+                return (long) Native.conn_id.invokeExact(handle);
+            } catch (Throwable t) {
+                throw Native.rethrow(t);
+            }
+        }
+    }
+
+    /** The server's id of this session (CONNECTION_ID()). */
+    public long serverId() {
+        enter();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment err = Call.errSlot(a);
+            MemorySegment out = a.allocate(JAVA_LONG);
+            Call.check((int) Native.conn_server_id.invokeExact(handle, out, err), err);
+            return out.get(JAVA_LONG, 0);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Closes the connection instead of returning it to the pool (JDBC's abort). Idempotent. */
+    public void discard() {
+        lock.lock();
+        try {
+            if (state.freed) {
+                return;
+            }
+            int ignored = (int) Native.conn_discard.invokeExact(handle, MemorySegment.NULL);
+            free();
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Gives the connection back to the pool (rolls back a transaction left
+     * open, resets a changed session: a few round trips at most, each bounded
+     * by validation_timeout). Idempotent. From another thread while a
+     * statement runs, it waits for the statement to end.
+     */
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (!state.freed) {
+                free();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void free() {
+        synchronized (cancelLock) {
+            state.freed = true;
+        }
+        try {
+            Native.conn_free.invokeExact(handle);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+        cleanable.clean();
+    }
+
+    /** Runs {@code body} in a transaction: commit if it returns, rollback if it throws. */
+    public <T> T inTransaction(java.util.function.Function<Conn, T> body) {
+        begin();
+        boolean ok = false;
+        try {
+            T r = body.apply(this);
+            commit();
+            ok = true;
+            return r;
+        } finally {
+            if (!ok) {
+                try {
+                    rollback();
+                } catch (StaunchException e) {
+                    // the original failure matters more
+                }
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "staunch.Conn#" + (state.freed ? "closed" : Long.toString(id()));
+    }
+}

@@ -1,0 +1,121 @@
+package dev.staunch;
+
+import dev.staunch.internal.Native;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * Entry point of the native API.
+ *
+ * <pre>{@code
+ * try (Pool pool = Staunch.open("mysql://app:secret@127.0.0.1:3306/shop?max_size=8");
+ *      Conn c = pool.get(Duration.ofSeconds(2));
+ *      Rows rows = c.query("SELECT id, name FROM t WHERE id > ?", 10)) {
+ *     while (rows.next()) {
+ *         long id = rows.getLong(0);
+ *         String name = rows.getString("name");
+ *     }
+ * }
+ * }</pre>
+ */
+public final class Staunch {
+    private Staunch() {}
+
+    /** Opens a pool from a URL, {@code mysql://user:pass@host:port/db?knob=value&...}. Never connects. */
+    public static Pool open(String url) {
+        Objects.requireNonNull(url, "url");
+        return Pool.open(url, Map.of(), null);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The version of the loaded library, e.g. "1.0.0". */
+    public static String version() {
+        Native.check();
+        try {
+            return Native.string((MemorySegment) Native.version_string.invokeExact());
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /**
+     * The native path this JVM uses: "FFM" (the Foreign Function and Memory
+     * API, JDK 22+) or "JNI" (a small shim, libstaunch_jni.so, JDK 11 to 21).
+     * The multi-release jar chooses by the running JDK; nothing to configure.
+     */
+    public static String nativePath() {
+        return "FFM";
+    }
+
+    /** The version number of the loaded library (major * 10000 + minor * 100 + patch). */
+    public static int versionNumber() {
+        Native.check();
+        try {
+            return (int) Native.version.invokeExact();
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** Pool options: a URL and/or knobs by name (as in the URL), and an event listener. */
+    public static final class Builder {
+        private String url;
+        private final Map<String, String> knobs = new LinkedHashMap<>();
+        private EventListener listener;
+
+        private Builder() {}
+
+        public Builder url(String url) {
+            this.url = Objects.requireNonNull(url, "url");
+            return this;
+        }
+
+        /** A knob by name, in its text form: {@code knob("connect_timeout", "250ms")}. Applied after the URL. */
+        public Builder knob(String name, String value) {
+            knobs.put(Objects.requireNonNull(name, "knob name"), Objects.requireNonNull(value, "value of knob " + name));
+            return this;
+        }
+
+        public Builder knob(String name, Duration value) {
+            Objects.requireNonNull(value, "value of knob " + name);
+            if (value.isNegative()) {
+                throw new IllegalArgumentException("knob " + name + " must not be negative: " + value);
+            }
+            return knob(name, value.toMillis() + "ms");
+        }
+
+        public Builder knob(String name, long value) {
+            return knob(name, Long.toString(value));
+        }
+
+        public Builder onEvent(EventListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        public Pool open() {
+            return Pool.open(url, knobs, listener);
+        }
+    }
+
+    static Event event(MemorySegment e) {
+        int kind = e.get(JAVA_INT, Native.offset(Native.EVENT, "kind"));
+        return new Event(Event.Kind.of(kind), kind,
+                e.get(JAVA_INT, Native.offset(Native.EVENT, "status")),
+                e.get(JAVA_LONG, Native.offset(Native.EVENT, "connection_id")),
+                e.get(JAVA_LONG, Native.offset(Native.EVENT, "count")),
+                Duration.ofNanos(e.get(JAVA_LONG, Native.offset(Native.EVENT, "duration_us")) * 1000L),
+                Native.string(e.get(ADDRESS, Native.offset(Native.EVENT, "message"))),
+                e.get(JAVA_LONG, Native.offset(Native.EVENT, "pool_id")));
+    }
+}

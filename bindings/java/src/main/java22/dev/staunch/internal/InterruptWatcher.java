@@ -1,0 +1,106 @@
+package dev.staunch.internal;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Makes {@link Thread#interrupt()} cancel a waiting get. A thread that waits
+ * in a get registers its cancel token here; one daemon thread
+ * (staunch-interrupt-watcher) looks at the registered threads every
+ * {@value #POLL_MS} ms while gets come (it parks after {@value #IDLE_MS} ms
+ * without any, and the next registration wakes it) and cancels the token of
+ * an interrupted one. The get then ends with
+ * STAUNCH_CANCELLED, which the caller reports as an interrupt.
+ */
+public final class InterruptWatcher {
+    private InterruptWatcher() {}
+
+    static final long POLL_MS = 5;
+    static final long IDLE_MS = 1000;
+
+    /** One registration: the waiting thread and its token, guarded by itself. */
+    public static final class Waiter {
+        final Thread thread = Thread.currentThread();
+        final java.lang.foreign.MemorySegment token;
+        boolean done;
+        volatile boolean cancelledByInterrupt;
+
+        Waiter(java.lang.foreign.MemorySegment token) {
+            this.token = token;
+        }
+
+        public boolean cancelledByInterrupt() {
+            return cancelledByInterrupt;
+        }
+    }
+
+    private static final Map<Waiter, Boolean> WAITERS = new ConcurrentHashMap<>();
+    private static volatile Thread watcher;
+    /** The watcher parks without a deadline: a registration must wake it. */
+    private static volatile boolean sleeping;
+    private static volatile long lastRegistration;
+
+    public static Waiter register(java.lang.foreign.MemorySegment token) {
+        Waiter w = new Waiter(token);
+        WAITERS.put(w, Boolean.TRUE);
+        long now = System.nanoTime();
+        if (now - lastRegistration > 100_000_000L) { // written rarely: every get reads it, few write it
+            lastRegistration = now;
+        }
+        Thread t = watcher;
+        if (t == null) {
+            t = start();
+        }
+        if (sleeping) {
+            LockSupport.unpark(t);
+        }
+        return w;
+    }
+
+    /** Ends a registration; afterwards the watcher never touches the token. */
+    public static void unregister(Waiter w) {
+        synchronized (w) {
+            w.done = true;
+        }
+        WAITERS.remove(w);
+    }
+
+    private static synchronized Thread start() {
+        if (watcher == null) {
+            Thread t = new Thread(InterruptWatcher::run, "staunch-interrupt-watcher");
+            t.setDaemon(true);
+            t.start();
+            watcher = t;
+        }
+        return watcher;
+    }
+
+    private static void run() {
+        while (true) {
+            try {
+                if (WAITERS.isEmpty() && System.nanoTime() - lastRegistration > IDLE_MS * 1_000_000L) {
+                    sleeping = true;
+                    if (WAITERS.isEmpty()) { // a registration between the check and the flag is seen here
+                        LockSupport.park();
+                    }
+                    sleeping = false;
+                    continue;
+                }
+                for (Waiter w : WAITERS.keySet()) {
+                    if (w.thread.isInterrupted()) {
+                        synchronized (w) {
+                            if (!w.done && !w.cancelledByInterrupt) {
+                                w.cancelledByInterrupt = true;
+                                int ignored = (int) Native.cancel_token_cancel.invokeExact(w.token, java.lang.foreign.MemorySegment.NULL);
+                            }
+                        }
+                    }
+                }
+                LockSupport.parkNanos(POLL_MS * 1_000_000L);
+            } catch (Throwable t) {
+                // keep watching
+            }
+        }
+    }
+}
