@@ -9,6 +9,7 @@
 
 use std::collections::VecDeque;
 use std::ffi::c_char;
+use std::ptr::addr_of_mut;
 
 use super::error::*;
 use super::stream::Stream;
@@ -60,30 +61,40 @@ fn getter_for(k: Kind) -> &'static str {
     }
 }
 
-impl From<DateTime> for staunch_datetime {
-    fn from(d: DateTime) -> staunch_datetime {
-        staunch_datetime {
-            year: d.year,
-            month: d.month,
-            day: d.day,
-            hour: d.hour,
-            minute: d.minute,
-            second: d.second,
-            microsecond: d.microsecond,
-        }
+/// Writes `d` at `p` field by field over zeroed bytes, so that its padding
+/// byte is zero too: C callers compare whole structs (`memcmp`), and
+/// valgrind checks that every byte they read was written.
+///
+/// # Safety
+/// `p` is valid for writing a `staunch_datetime`.
+unsafe fn write_datetime(p: *mut staunch_datetime, d: DateTime) {
+    // SAFETY: per this function's contract; each field pointer is in bounds.
+    unsafe {
+        p.write_bytes(0, 1);
+        addr_of_mut!((*p).year).write(d.year);
+        addr_of_mut!((*p).month).write(d.month);
+        addr_of_mut!((*p).day).write(d.day);
+        addr_of_mut!((*p).hour).write(d.hour);
+        addr_of_mut!((*p).minute).write(d.minute);
+        addr_of_mut!((*p).second).write(d.second);
+        addr_of_mut!((*p).microsecond).write(d.microsecond);
     }
 }
 
-impl From<Time> for staunch_time {
-    fn from(t: Time) -> staunch_time {
-        staunch_time {
-            negative: t.negative,
-            days: t.days,
-            hours: t.hours,
-            minutes: t.minutes,
-            seconds: t.seconds,
-            microseconds: t.microseconds,
-        }
+/// As [`write_datetime`], for a TIME (its padding bytes zero).
+///
+/// # Safety
+/// `p` is valid for writing a `staunch_time`.
+unsafe fn write_time(p: *mut staunch_time, t: Time) {
+    // SAFETY: per this function's contract; each field pointer is in bounds.
+    unsafe {
+        p.write_bytes(0, 1);
+        addr_of_mut!((*p).negative).write(t.negative);
+        addr_of_mut!((*p).days).write(t.days);
+        addr_of_mut!((*p).hours).write(t.hours);
+        addr_of_mut!((*p).minutes).write(t.minutes);
+        addr_of_mut!((*p).seconds).write(t.seconds);
+        addr_of_mut!((*p).microseconds).write(t.microseconds);
     }
 }
 
@@ -206,11 +217,13 @@ fn tagged(cell: &Cell, kind: Kind) -> staunch_value {
             } else {
                 STAUNCH_COLUMN_DATETIME
             };
-            v.datetime = (*d).into();
+            // SAFETY: a field of a local.
+            unsafe { write_datetime(addr_of_mut!(v.datetime), *d) };
         }
         Cell::Time(t) => {
             v.r#type = STAUNCH_COLUMN_TIME;
-            v.time = (*t).into();
+            // SAFETY: a field of a local.
+            unsafe { write_time(addr_of_mut!(v.time), *t) };
         }
     }
     v
@@ -810,7 +823,8 @@ pub extern "C" fn staunch_rows_get_datetime(
         let out = Out::new(out, "out")?;
         let (col, cell) = r.value(idx, G)?;
         match cell {
-            Cell::Date(d) => out.set((*d).into()),
+            // SAFETY: `out` is non-NULL and writable (header contract).
+            Cell::Date(d) => unsafe { write_datetime(out.ptr(), *d) },
             _ => return Err(wrong_type(G, idx, col, cell)),
         }
         Ok(())
@@ -833,7 +847,8 @@ pub extern "C" fn staunch_rows_get_time(
         let out = Out::new(out, "out")?;
         let (col, cell) = r.value(idx, G)?;
         match cell {
-            Cell::Time(t) => out.set((*t).into()),
+            // SAFETY: `out` is non-NULL and writable (header contract).
+            Cell::Time(t) => unsafe { write_time(out.ptr(), *t) },
             _ => return Err(wrong_type(G, idx, col, cell)),
         }
         Ok(())
