@@ -54,6 +54,13 @@ cargo build -p staunch-testkit
 # The JNI shim (bindings/java/src/main/c): the native path of JDK 11 to 21.
 shim_dir=$target/java-jni
 mkdir -p "$shim_dir"
+echo "== the JNI shim's generated wrappers match the FFM declarations (tools/gen_jni.py)"
+gen=(bindings/java/src/main/c/staunch_jni_list.h bindings/java/src/main/c/staunch_jni_calls.h
+  bindings/java/src/main/java/dev/staunch/internal/Jni.java)
+(cd "$repo" && python3 bindings/java/tools/gen_jni.py >/dev/null && git diff --exit-code --stat -- "${gen[@]}") || {
+  echo "java-tests: the generated JNI wrappers are out of date: run python3 bindings/java/tools/gen_jni.py and commit" >&2
+  exit 1
+}
 echo "== cc staunch_jni.c (the JNI shim for JDK < 22)"
 cc -shared -fPIC -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$repo/include" \
   -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" "$repo/bindings/java/src/main/c/staunch_jni.c" \
