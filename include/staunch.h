@@ -302,6 +302,124 @@ typedef void (*staunch_event_callback)(const struct staunch_event *event, void *
 typedef void (*staunch_finalizer)(void *user_data);
 
 /**
+ * The type of a `staunch_param`.
+ */
+typedef uint32_t staunch_param_type;
+
+/**
+ * A DATE, DATETIME or TIMESTAMP value (DATE: the time fields are 0). Zero
+ * dates ('0000-00-00') are represented with zeros.
+ */
+typedef struct staunch_datetime {
+    /**
+     * 0 to 9999.
+     */
+    uint16_t year;
+    /**
+     * 1 to 12 (0 in a zero date).
+     */
+    uint8_t month;
+    /**
+     * 1 to 31 (0 in a zero date).
+     */
+    uint8_t day;
+    /**
+     * 0 to 23.
+     */
+    uint8_t hour;
+    /**
+     * 0 to 59.
+     */
+    uint8_t minute;
+    /**
+     * 0 to 59.
+     */
+    uint8_t second;
+    /**
+     * 0 to 999999.
+     */
+    uint32_t microsecond;
+} staunch_datetime;
+
+/**
+ * A TIME value: a signed duration of up to 838:59:59.999999, as
+ * `days * 24 + hours` hours, minutes, seconds and microseconds.
+ */
+typedef struct staunch_time {
+    /**
+     * True for a negative duration.
+     */
+    bool negative;
+    /**
+     * Whole days.
+     */
+    uint32_t days;
+    /**
+     * 0 to 23.
+     */
+    uint8_t hours;
+    /**
+     * 0 to 59.
+     */
+    uint8_t minutes;
+    /**
+     * 0 to 59.
+     */
+    uint8_t seconds;
+    /**
+     * 0 to 999999.
+     */
+    uint32_t microseconds;
+} staunch_time;
+
+/**
+ * One statement parameter, bound to a `?` placeholder (values are sent
+ * separately from the SQL text, never quoted into it). Set `type` and the
+ * field it names; the other fields are not read. The `staunch_param_*`
+ * functions build them. Its layout is fixed for every 1.x release (96
+ * bytes on 64-bit targets, `_reserved` included; see
+ * `staunch_struct_size`).
+ */
+typedef struct staunch_param {
+    /**
+     * One of the STAUNCH_PARAM_* values.
+     */
+    staunch_param_type type;
+    /**
+     * The value of a STAUNCH_PARAM_INT64.
+     */
+    int64_t i64;
+    /**
+     * The value of a STAUNCH_PARAM_UINT64.
+     */
+    uint64_t u64;
+    /**
+     * The value of a STAUNCH_PARAM_DOUBLE.
+     */
+    double f64;
+    /**
+     * The data of a STAUNCH_PARAM_TEXT or STAUNCH_PARAM_BYTES.
+     */
+    const void *ptr;
+    /**
+     * Its length in bytes.
+     */
+    size_t len;
+    /**
+     * The value of a STAUNCH_PARAM_DATE or STAUNCH_PARAM_DATETIME.
+     */
+    struct staunch_datetime datetime;
+    /**
+     * The value of a STAUNCH_PARAM_TIME.
+     */
+    struct staunch_time time;
+    /**
+     * Room for later types; set to zero (the helpers do), never read.
+     */
+    uint64_t _reserved[2];
+} staunch_param;
+
+/**
  * A snapshot of a pool: gauges (what the pool holds now) and cumulative
  * counters (since the pool opened). Filled by `staunch_pool_stats`. Gauges are
  * read one after the other without stopping the pool, so under load they may
@@ -461,124 +579,6 @@ typedef struct staunch_stats {
      */
     uint64_t statements_cut;
 } staunch_stats;
-
-/**
- * The type of a `staunch_param`.
- */
-typedef uint32_t staunch_param_type;
-
-/**
- * A DATE, DATETIME or TIMESTAMP value (DATE: the time fields are 0). Zero
- * dates ('0000-00-00') are represented with zeros.
- */
-typedef struct staunch_datetime {
-    /**
-     * 0 to 9999.
-     */
-    uint16_t year;
-    /**
-     * 1 to 12 (0 in a zero date).
-     */
-    uint8_t month;
-    /**
-     * 1 to 31 (0 in a zero date).
-     */
-    uint8_t day;
-    /**
-     * 0 to 23.
-     */
-    uint8_t hour;
-    /**
-     * 0 to 59.
-     */
-    uint8_t minute;
-    /**
-     * 0 to 59.
-     */
-    uint8_t second;
-    /**
-     * 0 to 999999.
-     */
-    uint32_t microsecond;
-} staunch_datetime;
-
-/**
- * A TIME value: a signed duration of up to 838:59:59.999999, as
- * `days * 24 + hours` hours, minutes, seconds and microseconds.
- */
-typedef struct staunch_time {
-    /**
-     * True for a negative duration.
-     */
-    bool negative;
-    /**
-     * Whole days.
-     */
-    uint32_t days;
-    /**
-     * 0 to 23.
-     */
-    uint8_t hours;
-    /**
-     * 0 to 59.
-     */
-    uint8_t minutes;
-    /**
-     * 0 to 59.
-     */
-    uint8_t seconds;
-    /**
-     * 0 to 999999.
-     */
-    uint32_t microseconds;
-} staunch_time;
-
-/**
- * One statement parameter, bound to a `?` placeholder (values are sent
- * separately from the SQL text, never quoted into it). Set `type` and the
- * field it names; the other fields are not read. The `staunch_param_*`
- * functions build them. Its layout is fixed for every 1.x release (96
- * bytes on 64-bit targets, `_reserved` included; see
- * `staunch_struct_size`).
- */
-typedef struct staunch_param {
-    /**
-     * One of the STAUNCH_PARAM_* values.
-     */
-    staunch_param_type type;
-    /**
-     * The value of a STAUNCH_PARAM_INT64.
-     */
-    int64_t i64;
-    /**
-     * The value of a STAUNCH_PARAM_UINT64.
-     */
-    uint64_t u64;
-    /**
-     * The value of a STAUNCH_PARAM_DOUBLE.
-     */
-    double f64;
-    /**
-     * The data of a STAUNCH_PARAM_TEXT or STAUNCH_PARAM_BYTES.
-     */
-    const void *ptr;
-    /**
-     * Its length in bytes.
-     */
-    size_t len;
-    /**
-     * The value of a STAUNCH_PARAM_DATE or STAUNCH_PARAM_DATETIME.
-     */
-    struct staunch_datetime datetime;
-    /**
-     * The value of a STAUNCH_PARAM_TIME.
-     */
-    struct staunch_time time;
-    /**
-     * Room for later types; set to zero (the helpers do), never read.
-     */
-    uint64_t _reserved[2];
-} staunch_param;
 
 /**
  * What a statement run by `staunch_conn_execute` did, and the session's
@@ -1324,6 +1324,37 @@ staunch_status staunch_pool_get_read_cancellable(struct staunch_pool *pool,
                                                  const struct staunch_cancel_token *token,
                                                  struct staunch_conn **out,
                                                  struct staunch_error **err);
+
+/**
+ * Borrows a connection, runs one query on it and gives the connection back,
+ * all in one call: `staunch_pool_get`, `staunch_conn_query_ex` and
+ * `staunch_conn_free` without the connection handle, for a statement that
+ * needs nothing else of its connection (a binding's pool-level `query`
+ * makes one call into the library instead of three). `*out` receives the
+ * answer, buffered (it owns its data; free it with `staunch_rows_free`);
+ * for a statement that returns no rows, `staunch_rows_affected_rows` and
+ * `staunch_rows_last_insert_id` give what it did.
+ *
+ * `timeout_ms` bounds the wait for a connection as in `staunch_pool_get`.
+ * `sql`, `params`, `n_params` and `flags` as in `staunch_conn_query_ex`,
+ * except that STAUNCH_QUERY_STREAM is refused (STAUNCH_INVALID_ARGUMENT: a
+ * streaming answer holds its connection). Errors: those of
+ * `staunch_pool_get`, then those of `staunch_conn_query_ex`; after a
+ * failed statement the connection goes back to the pool (or is closed, if
+ * the failure broke it), as `staunch_conn_free` does. Not cancellable
+ * from another thread: for a statement that must be, borrow a connection
+ * (`staunch_pool_get_cancellable`, `staunch_conn_cancel`). Blocks for the
+ * wait, the statement (within the pool's query_timeout) and the return
+ * (nothing after a statement that only read). Thread-safe.
+ */
+staunch_status staunch_pool_query(struct staunch_pool *pool,
+                                  uint32_t timeout_ms,
+                                  const char *sql,
+                                  const struct staunch_param *params,
+                                  size_t n_params,
+                                  uint32_t flags,
+                                  struct staunch_rows **out,
+                                  struct staunch_error **err);
 
 /**
  * Borrows a connection if one is idle right now; never waits and never

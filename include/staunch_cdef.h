@@ -47,6 +47,39 @@ typedef void (*staunch_event_callback)(const struct staunch_event *event, void *
 
 typedef void (*staunch_finalizer)(void *user_data);
 
+typedef uint32_t staunch_param_type;
+
+typedef struct staunch_datetime {
+    uint16_t year;
+    uint8_t month;
+    uint8_t day;
+    uint8_t hour;
+    uint8_t minute;
+    uint8_t second;
+    uint32_t microsecond;
+} staunch_datetime;
+
+typedef struct staunch_time {
+    bool negative;
+    uint32_t days;
+    uint8_t hours;
+    uint8_t minutes;
+    uint8_t seconds;
+    uint32_t microseconds;
+} staunch_time;
+
+typedef struct staunch_param {
+    staunch_param_type type;
+    int64_t i64;
+    uint64_t u64;
+    double f64;
+    const void *ptr;
+    size_t len;
+    struct staunch_datetime datetime;
+    struct staunch_time time;
+    uint64_t _reserved[2];
+} staunch_param;
+
 typedef struct staunch_stats {
     size_t size;
     uint64_t total;
@@ -87,39 +120,6 @@ typedef struct staunch_stats {
     uint64_t resets_on_return;
     uint64_t statements_cut;
 } staunch_stats;
-
-typedef uint32_t staunch_param_type;
-
-typedef struct staunch_datetime {
-    uint16_t year;
-    uint8_t month;
-    uint8_t day;
-    uint8_t hour;
-    uint8_t minute;
-    uint8_t second;
-    uint32_t microsecond;
-} staunch_datetime;
-
-typedef struct staunch_time {
-    bool negative;
-    uint32_t days;
-    uint8_t hours;
-    uint8_t minutes;
-    uint8_t seconds;
-    uint32_t microseconds;
-} staunch_time;
-
-typedef struct staunch_param {
-    staunch_param_type type;
-    int64_t i64;
-    uint64_t u64;
-    double f64;
-    const void *ptr;
-    size_t len;
-    struct staunch_datetime datetime;
-    struct staunch_time time;
-    uint64_t _reserved[2];
-} staunch_param;
 
 typedef struct staunch_result {
     size_t size;
@@ -367,6 +367,15 @@ staunch_status staunch_pool_get_read_cancellable(struct staunch_pool *pool,
                                                  const struct staunch_cancel_token *token,
                                                  struct staunch_conn **out,
                                                  struct staunch_error **err);
+
+staunch_status staunch_pool_query(struct staunch_pool *pool,
+                                  uint32_t timeout_ms,
+                                  const char *sql,
+                                  const struct staunch_param *params,
+                                  size_t n_params,
+                                  uint32_t flags,
+                                  struct staunch_rows **out,
+                                  struct staunch_error **err);
 
 staunch_status staunch_pool_try_get(struct staunch_pool *pool,
                                     struct staunch_conn **out,

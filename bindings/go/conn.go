@@ -101,12 +101,22 @@ func (c *Conn) watch(op string, ctx context.Context, call func(cerr **C.staunch_
 	return nil
 }
 
-func cSQL(op, sql string) (*C.char, error) {
+// sqlText is sql as the NUL-terminated string the C calls take, in Go
+// memory: no malloc and free (two cgo calls each statement) as C.CString
+// would need. C reads it only during the call it is passed to (keep b
+// alive until then: runtime.KeepAlive).
+type sqlText struct{ b []byte }
+
+func cSQL(op, sql string) (sqlText, error) {
 	if strings.IndexByte(sql, 0) >= 0 {
-		return nil, invalid(op, "the SQL text contains a NUL byte")
+		return sqlText{}, invalid(op, "the SQL text contains a NUL byte")
 	}
-	return C.CString(sql), nil
+	b := make([]byte, len(sql)+1)
+	copy(b, sql)
+	return sqlText{b}, nil
 }
+
+func (t sqlText) ptr() *C.char { return (*C.char)(unsafe.Pointer(&t.b[0])) }
 
 // Exec runs a statement that returns no rows (rows it does return are read
 // and discarded). With args, the statement is prepared and args bound to its
@@ -147,12 +157,13 @@ func (c *Conn) statement(op string, ctx context.Context, sql string, args []any,
 		return err
 	}
 	defer params.free()
-	csql, err := cSQL(op, sql)
+	text, err := cSQL(op, sql)
 	if err != nil {
 		return err
 	}
-	defer C.free(unsafe.Pointer(csql))
-	return c.watch(op, ctx, func(cerr **C.staunch_error) C.staunch_status { return call(csql, params, cerr) })
+	err = c.watch(op, ctx, func(cerr **C.staunch_error) C.staunch_status { return call(text.ptr(), params, cerr) })
+	runtime.KeepAlive(text.b)
+	return err
 }
 
 // statementError makes the Go error of a failed statement. A statement

@@ -414,6 +414,15 @@ func (p *Pool) acquire(ctx context.Context, read bool) (*Conn, error) {
 
 // Exec acquires a connection, runs sql with args and releases it.
 func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (Result, error) {
+	if ctx != nil && ctx.Done() == nil {
+		r, err := p.once("exec", sql, args)
+		if err != nil {
+			return Result{}, err
+		}
+		res := Result{RowsAffected: uint64(C.staunch_rows_affected_rows(r)), LastInsertID: uint64(C.staunch_rows_last_insert_id(r))}
+		C.staunch_rows_free(r)
+		return res, nil
+	}
 	c, err := p.Acquire(ctx)
 	if err != nil {
 		return Result{}, err
@@ -425,6 +434,13 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (Result, error
 // Query acquires a connection, runs sql with args and releases it; the rows
 // are read whole first (they stay valid after the release). Close the Rows.
 func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
+	if ctx != nil && ctx.Done() == nil {
+		r, err := p.once("query", sql, args)
+		if err != nil {
+			return nil, err
+		}
+		return newRows(r), nil
+	}
 	c, err := p.Acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -436,12 +452,60 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 // QueryRow is Query for at most one row: errors wait for Row.Scan, which
 // returns ErrNoRows (sql.ErrNoRows) if there is none.
 func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) *Row {
+	if ctx != nil && ctx.Done() == nil {
+		rows, err := p.Query(ctx, sql, args...)
+		return &Row{rows: rows, err: err}
+	}
 	c, err := p.Acquire(ctx)
 	if err != nil {
 		return &Row{err: err}
 	}
 	defer c.Release()
 	return c.QueryRow(ctx, sql, args...)
+}
+
+// once runs one statement on a connection of the pool in one call into the
+// library (staunch_pool_query: borrow, run, give back), where Acquire,
+// Query and Release make three and a connection handle. For a context that
+// can never end only (Done() == nil: nothing to cancel, the wait's bound
+// is the pool's AcquireTimeout); the others go through Acquire, whose Conn
+// answers a cancel. Without args the statement goes as text (several
+// statements separated by ; work), as Conn.Exec and Conn.Query send it.
+func (p *Pool) once(op, sql string, args []any) (*C.staunch_rows, error) {
+	if p == nil {
+		return nil, invalid(op, "nil *Pool")
+	}
+	params, err := bindParams(op, args)
+	if err != nil {
+		return nil, err
+	}
+	defer params.free()
+	text, err := cSQL(op, sql)
+	if err != nil {
+		return nil, err
+	}
+	var flags C.uint32_t
+	if params.n == 0 {
+		flags = C.STAUNCH_QUERY_TEXT
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.p == nil {
+		return nil, closedError("acquire")
+	}
+	var out *C.staunch_rows
+	var cerr *C.staunch_error
+	st := C.staunch_pool_query(p.p, C.STAUNCH_TIMEOUT_DEFAULT, text.ptr(), params.ptr, params.n, flags, &out, &cerr)
+	runtime.KeepAlive(text.b)
+	runtime.KeepAlive(p)
+	if st != C.STAUNCH_OK {
+		switch Status(st) {
+		case StatusPoolExhausted, StatusUnreachable, StatusConnectRejected, StatusConnectFailed, StatusClosed, StatusNoWriter:
+			op = "acquire" // the borrow failed: as Acquire reports it
+		}
+		return nil, takeError(op, st, cerr)
+	}
+	return out, nil
 }
 
 // Begin acquires a connection and starts a transaction on it; Commit or

@@ -40,8 +40,13 @@ const (
 // cValue names the C value type for the files without cgo.
 type cValue = C.staunch_value
 
-// rowsPerFetch bounds how many rows one staunch_rows_fetch copies out.
-const rowsPerFetch = 256
+// rowsPerFetch bounds how many rows one staunch_rows_fetch copies out;
+// a streaming answer's first fetch takes firstStreamBatch, each full one
+// after it four times more, up to rowsPerFetch.
+const (
+	rowsPerFetch     = 256
+	firstStreamBatch = 4
+)
 
 // Rows is the answer to a query, read whole into memory by staunch; Next
 // moves through it in batches (staunch_rows_fetch, one C call per 256 rows).
@@ -49,7 +54,10 @@ const rowsPerFetch = 256
 type Rows struct {
 	r     *C.staunch_rows
 	ncol  int
-	buf   *C.staunch_value // C memory: batchRows * ncol values
+	// The fetch buffer, batch * ncol values, in Go memory (no malloc and
+	// free, two cgo calls each answer): staunch_rows_fetch fills it during
+	// the call and keeps nothing of it; the values' pointers point into the
+	// row set's C memory, never into Go's.
 	vals  []C.staunch_value
 	batch int // rows the buffer holds
 	n     int // rows in the buffer now
@@ -85,11 +93,7 @@ func (rs *Rows) Close() {
 		C.staunch_rows_free(rs.r)
 		rs.r = nil
 	}
-	if rs.buf != nil {
-		C.free(unsafe.Pointer(rs.buf))
-		rs.buf = nil
-		rs.vals = nil
-	}
+	rs.vals = nil
 	rs.n, rs.cur = 0, -1
 	runtime.SetFinalizer(rs, nil)
 }
@@ -125,22 +129,24 @@ func (rs *Rows) Next() bool {
 		rs.Close()
 		return false
 	}
-	if rs.buf == nil {
+	if rs.vals == nil {
 		rs.batch = rowsPerFetch
 		var total C.uint64_t
-		if C.staunch_rows_row_count(rs.r, &total, nil) == C.STAUNCH_OK && uint64(total) < rowsPerFetch {
+		if C.staunch_rows_row_count(rs.r, &total, nil) != C.STAUNCH_OK {
+			// Streaming: the count is not known yet. A small buffer
+			// first (most answers are a few rows), larger as they come.
+			rs.batch = firstStreamBatch
+		} else if uint64(total) < rowsPerFetch {
 			rs.batch = max(int(total), 1)
 		}
-		rs.buf = (*C.staunch_value)(C.malloc(C.size_t(rs.batch*rs.ncol) * C.size_t(unsafe.Sizeof(C.staunch_value{}))))
-		if rs.buf == nil {
-			rs.err = invalid("rows", "out of memory")
-			rs.Close()
-			return false
-		}
-		rs.vals = unsafe.Slice(rs.buf, rs.batch*rs.ncol)
+		rs.vals = make([]C.staunch_value, rs.batch*rs.ncol)
+	} else if rs.n == rs.batch && rs.batch < rowsPerFetch {
+		// The last fetch filled the buffer: more rows are likely.
+		rs.batch = min(rs.batch*4, rowsPerFetch)
+		rs.vals = make([]C.staunch_value, rs.batch*rs.ncol)
 	}
 	var got C.size_t
-	r, buf, capacity := rs.r, rs.buf, C.size_t(rs.batch*rs.ncol)
+	r, buf, capacity := rs.r, &rs.vals[0], C.size_t(rs.batch*rs.ncol)
 	st, cerr, err := rs.call("next", func(cerr **C.staunch_error) C.staunch_status {
 		return C.staunch_rows_fetch(r, buf, capacity, &got, cerr)
 	})
@@ -214,8 +220,8 @@ func givenUpError(op string, ctx context.Context) error {
 // left mid-answer. Everything it waits for is bounded (connect_timeout + 1
 // s for the kill; the statement's bounds for the rest).
 func (rs *Rows) giveUp(done <-chan callResult) {
-	r, buf := rs.r, rs.buf
-	rs.r, rs.buf, rs.vals = nil, nil, nil
+	r := rs.r
+	rs.r, rs.vals = nil, nil
 	rs.n, rs.cur = 0, -1
 	rs.ctx = nil
 	runtime.SetFinalizer(rs, nil)
@@ -229,9 +235,6 @@ func (rs *Rows) giveUp(done <-chan callResult) {
 			}
 		}
 		C.staunch_rows_free(r)
-		if buf != nil {
-			C.free(unsafe.Pointer(buf))
-		}
 	})
 }
 
@@ -257,10 +260,7 @@ func (rs *Rows) NextResultSet() bool {
 	if !has {
 		return false
 	}
-	if rs.buf != nil {
-		C.free(unsafe.Pointer(rs.buf))
-		rs.buf, rs.vals = nil, nil
-	}
+	rs.vals = nil
 	rs.ncol = int(C.staunch_rows_column_count(rs.r))
 	rs.n, rs.cur, rs.cols, rs.types = 0, -1, nil, nil
 	return true

@@ -1,7 +1,8 @@
 /* results: row counts, streaming (order, busy connection, early free, handle
  * freed first), multi-result CALL (buffered and streaming), the text
  * protocol, bytes parameters, staunch_conn_last_result, warnings/info, and
- * the bulk getter staunch_rows_fetch. */
+ * the bulk getter staunch_rows_fetch, and staunch_pool_query (borrow, run,
+ * give back in one call). */
 #include "util.h"
 
 static staunch_rows *query(staunch_conn *c, const char *sql, uint32_t flags) {
@@ -364,6 +365,77 @@ static void bulk_fetch(void) {
     staunch_pool_free(pool);
 }
 
+/* staunch_pool_query: one call borrows, runs and gives back; the answer
+ * outlives the borrow; a failed statement gives the connection back too;
+ * STAUNCH_QUERY_STREAM is refused. */
+static void pool_query(void) {
+    staunch_pool *pool = open_pool("max_size=1");
+    staunch_rows *rows = NULL;
+    staunch_param p[2] = {staunch_param_i64(40), staunch_param_text("two")};
+    OK(staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT, "SELECT ? + 2, CONCAT(?, '!')", p, 2,
+       0, &rows);
+    /* max_size=1: the connection is back in the pool already. */
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, 0, &c);
+    CHECK(c != NULL);
+    CHECK(query_i64(c, "SELECT 5") == 5);
+    staunch_conn_free(c);
+    CHECK(next(rows));
+    CHECK(get_i64(rows, 0) == 42);
+    const char *t = NULL;
+    size_t len = 0;
+    OK(staunch_rows_get_text, rows, 1, &t, &len);
+    CHECK(len == 4 && memcmp(t, "two!", 4) == 0);
+    CHECK(!next(rows));
+    staunch_rows_free(rows);
+
+    /* Without rows: the figures on the row set. Text with several
+     * statements (STAUNCH_QUERY_TEXT), then with parameters. */
+    OK(staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT,
+       "CREATE TEMPORARY TABLE pq (id INT AUTO_INCREMENT PRIMARY KEY, v INT); DO 1", NULL, 0,
+       STAUNCH_QUERY_TEXT, &rows);
+    CHECK(staunch_rows_column_count(rows) == 0);
+    staunch_rows_free(rows);
+    OK(staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT,
+       "CREATE TABLE IF NOT EXISTS pool_query_t (id INT AUTO_INCREMENT PRIMARY KEY, v INT)", NULL,
+       0, STAUNCH_QUERY_TEXT, &rows);
+    staunch_rows_free(rows);
+    staunch_param v[1] = {staunch_param_i64(7)};
+    OK(staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT,
+       "INSERT INTO pool_query_t (v) VALUES (?), (?)", (staunch_param[]){v[0], v[0]}, 2, 0,
+       &rows);
+    CHECK(staunch_rows_column_count(rows) == 0);
+    CHECKF(staunch_rows_affected_rows(rows) == 2, "affected %llu",
+           (unsigned long long)staunch_rows_affected_rows(rows));
+    CHECK(staunch_rows_last_insert_id(rows) >= 1);
+    staunch_rows_free(rows);
+
+    /* A server error: reported, and the connection is back (max_size=1). */
+    rows = NULL;
+    FAILS(STAUNCH_SERVER_ERROR, "1064", staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT,
+          "SELEC 1", NULL, 0, STAUNCH_QUERY_TEXT, &rows);
+    CHECK(rows == NULL);
+    FAILS(STAUNCH_INVALID_ARGUMENT, "STAUNCH_QUERY_STREAM", staunch_pool_query, pool,
+          STAUNCH_TIMEOUT_DEFAULT, "SELECT 1", NULL, 0, STAUNCH_QUERY_STREAM, &rows);
+    FAILS(STAUNCH_INVALID_ARGUMENT, NULL, staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT,
+          "SELECT ?", v, 1, STAUNCH_QUERY_TEXT, &rows);
+    FAILS(STAUNCH_NULL_ARGUMENT, NULL, staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT, NULL,
+          NULL, 0, 0, &rows);
+    OK(staunch_pool_get, pool, 0, &c);
+    CHECK(c != NULL);
+    CHECK(query_i64(c, "SELECT COUNT(*) FROM pool_query_t") >= 2);
+    staunch_conn_free(c);
+    OK(staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT, "DROP TABLE pool_query_t", NULL, 0,
+       STAUNCH_QUERY_TEXT, &rows);
+    staunch_rows_free(rows);
+
+    /* A closed pool. */
+    staunch_pool_close(pool, NULL);
+    FAILS(STAUNCH_CLOSED, NULL, staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT, "SELECT 1",
+          NULL, 0, 0, &rows);
+    staunch_pool_free(pool);
+}
+
 int main(void) {
     (void)test_url();
     row_count();
@@ -374,6 +446,7 @@ int main(void) {
     last_result();
     warnings();
     bulk_fetch();
+    pool_query();
     printf("results: ok\n");
     return 0;
 }

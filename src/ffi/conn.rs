@@ -478,37 +478,7 @@ pub extern "C" fn staunch_conn_query_ex(
         // SAFETY: NULL or a NUL-terminated string (header contract).
         let sql = unsafe { arg_str(sql, "sql") }?;
         let out = Out::new(out, "out")?;
-        let known = STAUNCH_QUERY_STREAM
-            | STAUNCH_QUERY_TEXT
-            | STAUNCH_QUERY_INTERPOLATE
-            | STAUNCH_QUERY_PREPARE;
-        if flags & !known != 0 {
-            return Err(Failure::new(
-                STAUNCH_INVALID_ARGUMENT,
-                format!("staunch_conn_query_ex: unknown flags {flags:#x} (see STAUNCH_QUERY_*)"),
-            ));
-        }
-        let way =
-            match (
-                flags & STAUNCH_QUERY_INTERPOLATE != 0,
-                flags & STAUNCH_QUERY_PREPARE != 0,
-            ) {
-                (true, true) => return Err(Failure::new(
-                    STAUNCH_INVALID_ARGUMENT,
-                    "staunch_conn_query_ex: STAUNCH_QUERY_INTERPOLATE and STAUNCH_QUERY_PREPARE \
-                     are each other's opposite: give one",
-                )),
-                (true, false) => Some(Way::Interpolate),
-                (false, true) => Some(Way::Prepare),
-                (false, false) => None,
-            };
-        let text = flags & STAUNCH_QUERY_TEXT != 0;
-        if text && n_params > 0 {
-            return Err(Failure::new(
-                STAUNCH_INVALID_ARGUMENT,
-                "STAUNCH_QUERY_TEXT sends the statement as text: it takes no parameters (n_params must be 0)",
-            ));
-        }
+        let (way, text) = query_flags(flags, n_params, "staunch_conn_query_ex")?;
         // SAFETY: header contract on params.
         let params = unsafe { to_params(params, n_params) }?;
         let rows = if flags & STAUNCH_QUERY_STREAM != 0 {
@@ -530,28 +500,82 @@ pub extern "C" fn staunch_conn_query_ex(
             .map_err(Failure::from)?;
             staunch_rows::streaming(stream)
         } else {
-            let sets = c.with(|pc| {
-                let mut sets = if text {
-                    pc.run_text(sql, |r| collect_sets(r, true))
-                } else {
-                    let p = plan(pc, "query", sql, &params, way)?;
-                    pc.run_plan(p, Collect)
-                }
-                .map_err(|e| mysql_failure("query", &e))?;
-                // The crate gives no figures for a set with rows; the
-                // connection's last packet ended the last set.
-                if let Some(last) = sets.back_mut().filter(|s| !s.columns.is_empty()) {
-                    last.warnings = pc.warnings();
-                    last.info = nul_terminated(pc.info_ref());
-                }
-                Ok(sets)
-            })?;
+            let sets = c.with(|pc| query_buffered(pc, sql, &params, way, text))?;
             *lock(&c.last) = summary(&sets);
             staunch_rows::buffered(sets)
         };
         out.set(Box::into_raw(Box::new(rows)));
         Ok(())
     })
+}
+
+/// The flags of `staunch_conn_query_ex` and `staunch_pool_query` other than
+/// STAUNCH_QUERY_STREAM, checked: the way to send parameters (None: the
+/// pool's default) and whether the statement goes as text.
+pub(super) fn query_flags(
+    flags: u32,
+    n_params: usize,
+    func: &str,
+) -> Result<(Option<Way>, bool), Failure> {
+    let known = STAUNCH_QUERY_STREAM
+        | STAUNCH_QUERY_TEXT
+        | STAUNCH_QUERY_INTERPOLATE
+        | STAUNCH_QUERY_PREPARE;
+    if flags & !known != 0 {
+        return Err(Failure::new(
+            STAUNCH_INVALID_ARGUMENT,
+            format!("{func}: unknown flags {flags:#x} (see STAUNCH_QUERY_*)"),
+        ));
+    }
+    let way = match (
+        flags & STAUNCH_QUERY_INTERPOLATE != 0,
+        flags & STAUNCH_QUERY_PREPARE != 0,
+    ) {
+        (true, true) => {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                format!(
+                    "{func}: STAUNCH_QUERY_INTERPOLATE and STAUNCH_QUERY_PREPARE are each \
+                     other's opposite: give one"
+                ),
+            ))
+        }
+        (true, false) => Some(Way::Interpolate),
+        (false, true) => Some(Way::Prepare),
+        (false, false) => None,
+    };
+    let text = flags & STAUNCH_QUERY_TEXT != 0;
+    if text && n_params > 0 {
+        return Err(Failure::new(
+            STAUNCH_INVALID_ARGUMENT,
+            "STAUNCH_QUERY_TEXT sends the statement as text: it takes no parameters (n_params must be 0)",
+        ));
+    }
+    Ok((way, text))
+}
+
+/// Runs a query on `pc` and reads its whole answer into memory.
+pub(super) fn query_buffered(
+    pc: &mut PooledConn,
+    sql: &str,
+    params: &[Param],
+    way: Option<Way>,
+    text: bool,
+) -> Result<std::collections::VecDeque<Set>, Failure> {
+    let mut sets = if text {
+        pc.run_text(sql, |r| collect_sets(r, true))
+    } else {
+        let p = plan(pc, "query", sql, params, way)?;
+        pc.run_plan(p, Collect)
+    }
+    .map_err(|e| mysql_failure("query", &e))?;
+    // The crate gives no figures for a set with rows; the
+    // connection's last packet ended the last set.
+    if let Some(last) = sets.back_mut().filter(|s| !s.columns.is_empty()) {
+        last.warnings = pc.warnings();
+        last.info = nul_terminated(pc.info_ref());
+    }
+    Ok(sets)
 }
 
 /// Writes to `*out` the number of `?` placeholders in `sql` as this

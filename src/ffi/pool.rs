@@ -6,10 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::cancel::staunch_cancel_token;
-use super::conn::staunch_conn;
-use super::error::{staunch_error, staunch_status, Failure};
+use super::conn::{query_buffered, query_flags, staunch_conn, STAUNCH_QUERY_STREAM};
+use super::error::{staunch_error, staunch_status, Failure, STAUNCH_INVALID_ARGUMENT};
 use super::events::{Callback, FfiListener};
 use super::options::staunch_options;
+use super::rows::staunch_rows;
+use super::values::{staunch_param, to_params};
 use super::{arg, arg_str, copy_sized, guard, guard_value, Out, STAUNCH_TIMEOUT_DEFAULT};
 use crate::config::Builder;
 use crate::pool::stats::Latency;
@@ -347,6 +349,67 @@ fn get_with(
             (true, Some(t)) => pool.get_read_cancellable(timeout, t),
         }?;
         out.set(staunch_conn::new_raw(&p.pool, conn));
+        Ok(())
+    })
+}
+
+/// Borrows a connection, runs one query on it and gives the connection back,
+/// all in one call: `staunch_pool_get`, `staunch_conn_query_ex` and
+/// `staunch_conn_free` without the connection handle, for a statement that
+/// needs nothing else of its connection (a binding's pool-level `query`
+/// makes one call into the library instead of three). `*out` receives the
+/// answer, buffered (it owns its data; free it with `staunch_rows_free`);
+/// for a statement that returns no rows, `staunch_rows_affected_rows` and
+/// `staunch_rows_last_insert_id` give what it did.
+///
+/// `timeout_ms` bounds the wait for a connection as in `staunch_pool_get`.
+/// `sql`, `params`, `n_params` and `flags` as in `staunch_conn_query_ex`,
+/// except that STAUNCH_QUERY_STREAM is refused (STAUNCH_INVALID_ARGUMENT: a
+/// streaming answer holds its connection). Errors: those of
+/// `staunch_pool_get`, then those of `staunch_conn_query_ex`; after a
+/// failed statement the connection goes back to the pool (or is closed, if
+/// the failure broke it), as `staunch_conn_free` does. Not cancellable
+/// from another thread: for a statement that must be, borrow a connection
+/// (`staunch_pool_get_cancellable`, `staunch_conn_cancel`). Blocks for the
+/// wait, the statement (within the pool's query_timeout) and the return
+/// (nothing after a statement that only read). Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_query(
+    pool: *mut staunch_pool,
+    timeout_ms: u32,
+    sql: *const c_char,
+    params: *const staunch_param,
+    n_params: usize,
+    flags: u32,
+    out: *mut *mut staunch_rows,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        // SAFETY: NULL or a NUL-terminated string (header contract).
+        let sql = unsafe { arg_str(sql, "sql") }?;
+        let out = Out::new(out, "out")?;
+        if flags & STAUNCH_QUERY_STREAM != 0 {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                "staunch_pool_query: STAUNCH_QUERY_STREAM needs a borrowed connection \
+                 (staunch_pool_get, then staunch_conn_query_ex): a streaming answer holds it",
+            ));
+        }
+        let (way, text) = query_flags(flags, n_params, "staunch_pool_query")?;
+        // SAFETY: header contract on params.
+        let params = unsafe { to_params(params, n_params) }?;
+        let timeout = match timeout_ms {
+            STAUNCH_TIMEOUT_DEFAULT => p.pool.config().connection_timeout(),
+            ms => Duration::from_millis(u64::from(ms)),
+        };
+        let mut conn = p.pool.get_timeout(timeout)?;
+        let sets = query_buffered(&mut conn, sql, &params, way, text);
+        // Back to the pool (after a reset if the statement changed the
+        // session) before the answer is handed over.
+        drop(conn);
+        out.set(Box::into_raw(Box::new(staunch_rows::buffered(sets?))));
         Ok(())
     })
 }
