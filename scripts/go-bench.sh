@@ -3,9 +3,14 @@
 # against one throwaway MariaDB from staunch-testkit, with the release
 # library: acquire + SELECT 1 + release at 1 and 8 goroutines (staunch
 # native, staunch through OpenDB, database/sql + go-sql-driver/mysql at its
-# defaults, and go-sql-driver with 8 idle connections), and scanning 10,000
-# rows. benchstat summarizes; then the ratios to go-sql-driver at its
-# defaults (> 1: staunch is faster), from benchstat's medians.
+# defaults, and go-sql-driver with 8 idle connections), scanning 10,000
+# rows, and #20's statements with parameters (a one-shot INSERT of 5 values,
+# a repeated SELECT by id), each sent prepared (the Go default of both) and
+# interpolated (staunch's interpolate_params, go-sql-driver's
+# interpolateParams=true: the "-interp" implementations). benchstat
+# summarizes; then the ratios to go-sql-driver at its defaults (> 1: staunch
+# is faster), from benchstat's medians, and for the statements with
+# parameters also to go-sql-driver with interpolateParams=true.
 #
 #   scripts/go-bench.sh [COUNT] [BENCHTIME]     (default 8 runs of 1s each)
 #   GO_BENCH_CPU=2,8 scripts/go-bench.sh        (also at GOMAXPROCS=8: each
@@ -61,3 +66,15 @@ echo "== throughput ratios to go-sql-driver at its defaults (median sec/op of go
       line = line sprintf("  %s %.2fx", col[i], base / $i)
     print line
   }' | tee "$OUT/ratios.txt"
+echo
+echo "== the statements with parameters: ratios to go-sql-driver with interpolateParams=true"
+"$BENCHSTAT" -format csv -col /impl "$OUT/bench.txt" 2>/dev/null | awk -F, '
+  /^,/ && names == "" { for (i = 2; i <= NF; i++) if ($i != "") { col[i] = $i; if ($i == "go-sql-driver-interp") b = i; names = names " " $i }; next }
+  /^,sec\/op/ { next }
+  names != "" && /^$/ { exit }
+  names != "" && $1 != "geomean" && b && $b != "" {
+    line = sprintf("%-20s", $1)
+    for (i = 2; i <= NF; i++) if (i in col && col[i] ~ /^staunch/ && $i != "")
+      line = line sprintf("  %s %.2fx", col[i], $b / $i)
+    print line
+  }' | tee -a "$OUT/ratios.txt"

@@ -1,7 +1,8 @@
 // Package bench runs staunch's Go binding side by side with database/sql +
 // go-sql-driver/mysql (its peer), in one run against one throwaway server
 // from staunch-testkit: acquire + SELECT 1 + release at 1 and 8 goroutines,
-// and scanning 10,000 rows. scripts/go-bench.sh runs it and gives the
+// scanning 10,000 rows, and statements with parameters (a one-shot INSERT,
+// a repeated SELECT by id) sent prepared and interpolated. scripts/go-bench.sh runs it and gives the
 // ratios (benchstat). A module of its own: the binding's module needs no
 // third-party dependency.
 package bench
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	staunch "github.com/staunch-db/staunch/bindings/go"
@@ -28,6 +30,14 @@ var (
 	staunchD *sql.DB // staunch.OpenDB(pool)
 	mysqlD   *sql.DB // go-sql-driver/mysql at its defaults
 	mysqlD8  *sql.DB // go-sql-driver/mysql with SetMaxIdleConns(8)
+
+	// For the statements with parameters (#20): the same, sending them
+	// interpolated into the SQL text (staunch's knob interpolate_params,
+	// go-sql-driver's interpolateParams=true) instead of prepared on the
+	// server (both libraries' default in Go).
+	poolI     *staunch.Pool
+	staunchDI *sql.DB
+	mysqlDI   *sql.DB
 )
 
 func TestMain(m *testing.M) {
@@ -61,6 +71,27 @@ func TestMain(m *testing.M) {
 		mysqlD8 = sql.OpenDB(conn)
 		mysqlD8.SetMaxIdleConns(8)
 		defer mysqlD8.Close()
+		poolI, err = staunch.New(bg, server.URL+"?interpolate_params=true")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer poolI.Close()
+		staunchDI = staunch.OpenDB(poolI)
+		defer staunchDI.Close()
+		cfgI := cfg.Clone()
+		cfgI.InterpolateParams = true
+		connI, err := mysql.NewConnector(cfgI)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		mysqlDI = sql.OpenDB(connI)
+		defer mysqlDI.Close()
+		if err := paramTables(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 		return m.Run()
 	}()
 	kit.Stop()
@@ -148,6 +179,18 @@ func select1Native() error {
 	return err
 }
 
+// select1Pool is the same through the pool's own QueryRow, as
+// db.QueryRow is for database/sql: one call into the library
+// (staunch_pool_query) borrows, runs and gives back.
+func select1Pool() error {
+	var n int
+	err := pool.QueryRow(bg, "SELECT 1").Scan(&n)
+	if err == nil && n != 1 {
+		err = fmt.Errorf("SELECT 1 gave %d", n)
+	}
+	return err
+}
+
 // BenchmarkSelect1: acquire + SELECT 1 + release.
 func BenchmarkSelect1(b *testing.B) {
 	impls := []struct {
@@ -157,6 +200,7 @@ func BenchmarkSelect1(b *testing.B) {
 		{"go-sql-driver", select1DB(mysqlD)},
 		{"go-sql-driver-idle8", select1DB(mysqlD8)},
 		{"staunch-native", select1Native},
+		{"staunch-pool", select1Pool},
 		{"staunch-OpenDB", select1DB(staunchD)},
 		{"go-sql-driver-ctx", select1DBCtx(mysqlD)},
 		{"staunch-OpenDB-ctx", select1DBCtx(staunchD)},
@@ -237,6 +281,137 @@ func BenchmarkScan10k(b *testing.B) {
 		{"go-sql-driver-ctx", func() error { return scanDBCtx(mysqlD, reqCtx) }},
 		{"staunch-OpenDB-ctx", func() error { return scanDBCtx(staunchD, reqCtx) }},
 	} {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			parallel(b, 1, impl.fn)
+		})
+	}
+}
+
+// The statements with parameters of #20: a one-shot INSERT of 5 values, and
+// a SELECT by primary key run again and again (the same text, another id
+// each time), each as an application writes it (db.Exec, db.QueryRow, no
+// *sql.Stmt kept), through the server-side prepare that both libraries use
+// by default in Go and through interpolation.
+
+const (
+	insertSQL = "INSERT INTO bench_ins (a, b, c, d, e) VALUES (?, ?, ?, ?, ?)"
+	selectSQL = "SELECT id, a, b, e FROM bench_sel WHERE id = ?"
+	selRows   = 1000
+)
+
+func paramTables() error {
+	for _, q := range []string{
+		"CREATE OR REPLACE TABLE bench_ins (id BIGINT AUTO_INCREMENT PRIMARY KEY, a INT, b VARCHAR(64), c DOUBLE, d DATETIME(6), e DECIMAL(12,2))",
+		"CREATE OR REPLACE TABLE bench_sel (id BIGINT PRIMARY KEY, a INT, b VARCHAR(64), e DECIMAL(12,2))",
+		fmt.Sprintf("INSERT INTO bench_sel SELECT seq, seq * 7, CONCAT('name-', seq), seq / 100 FROM seq_1_to_%d", selRows),
+	} {
+		if _, err := mysqlD.Exec(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var when = time.Date(2026, 12, 1, 23, 59, 58, 123456000, time.UTC)
+
+func insertArgs(i int64) []any { return []any{i, "a name of some length", 1.25 * float64(i), when, "12345.67"} }
+
+func insertDB(db *sql.DB) func() error {
+	var i atomic.Int64
+	return func() error {
+		r, err := db.Exec(insertSQL, insertArgs(i.Add(1))...)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("INSERT affected %d rows (%v)", n, err)
+		}
+		return nil
+	}
+}
+
+func insertNative(p **staunch.Pool) func() error {
+	var i atomic.Int64
+	return func() error {
+		r, err := (*p).Exec(bg, insertSQL, insertArgs(i.Add(1))...)
+		if err == nil && r.RowsAffected != 1 {
+			err = fmt.Errorf("INSERT affected %d rows", r.RowsAffected)
+		}
+		return err
+	}
+}
+
+func checkSel(id, gotID int64, a int64, b string) error {
+	if gotID != id || a != id*7 || b != fmt.Sprintf("name-%d", id) {
+		return fmt.Errorf("row %d: got %d, %d, %q", id, gotID, a, b)
+	}
+	return nil
+}
+
+func selectDB(db *sql.DB) func() error {
+	var i atomic.Int64
+	return func() error {
+		id := i.Add(1)%selRows + 1
+		var (
+			gotID, a int64
+			b, e     string
+		)
+		if err := db.QueryRow(selectSQL, id).Scan(&gotID, &a, &b, &e); err != nil {
+			return err
+		}
+		return checkSel(id, gotID, a, b)
+	}
+}
+
+func selectNative(p **staunch.Pool) func() error {
+	var i atomic.Int64
+	return func() error {
+		id := i.Add(1)%selRows + 1
+		var (
+			gotID, a int64
+			b, e     string
+		)
+		if err := (*p).QueryRow(bg, selectSQL, id).Scan(&gotID, &a, &b, &e); err != nil {
+			return err
+		}
+		return checkSel(id, gotID, a, b)
+	}
+}
+
+// paramImpls: go-sql-driver at its defaults is the base of the ratios;
+// "-interp" sends the values interpolated into the SQL text.
+func paramImpls(db func(*sql.DB) func() error, native func(**staunch.Pool) func() error) []struct {
+	name string
+	fn   func() error
+} {
+	return []struct {
+		name string
+		fn   func() error
+	}{
+		{"go-sql-driver", db(mysqlD)},
+		{"go-sql-driver-interp", db(mysqlDI)},
+		{"staunch-native", native(&pool)},
+		{"staunch-native-interp", native(&poolI)},
+		{"staunch-OpenDB", db(staunchD)},
+		{"staunch-OpenDB-interp", db(staunchDI)},
+	}
+}
+
+// BenchmarkInsert5: a one-shot INSERT of 5 values (an integer, a string, a
+// double, a DATETIME(6) and a decimal as its text).
+func BenchmarkInsert5(b *testing.B) {
+	for _, impl := range paramImpls(insertDB, insertNative) {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			parallel(b, 1, impl.fn)
+		})
+	}
+}
+
+// BenchmarkSelectByID: SELECT ... WHERE id = ? again and again.
+func BenchmarkSelectByID(b *testing.B) {
+	for _, impl := range paramImpls(selectDB, selectNative) {
 		b.Run("impl="+impl.name, func(b *testing.B) {
 			b.ReportAllocs()
 			parallel(b, 1, impl.fn)
