@@ -52,8 +52,8 @@ const (
 // moves through it in batches (staunch_rows_fetch, one C call per 256 rows).
 // Close it (reading to the end closes it too). Not for concurrent use.
 type Rows struct {
-	r     *C.staunch_rows
-	ncol  int
+	r    *C.staunch_rows
+	ncol int
 	// The fetch buffer, batch * ncol values, in Go memory (no malloc and
 	// free, two cgo calls each answer): staunch_rows_fetch fills it during
 	// the call and keeps nothing of it; the values' pointers point into the

@@ -315,7 +315,9 @@ func paramTables() error {
 
 var when = time.Date(2026, 12, 1, 23, 59, 58, 123456000, time.UTC)
 
-func insertArgs(i int64) []any { return []any{i, "a name of some length", 1.25 * float64(i), when, "12345.67"} }
+func insertArgs(i int64) []any {
+	return []any{i, "a name of some length", 1.25 * float64(i), when, "12345.67"}
+}
 
 func insertDB(db *sql.DB) func() error {
 	var i atomic.Int64
