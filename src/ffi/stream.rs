@@ -238,8 +238,12 @@ impl Stream {
             // the one that ended it.
             self.end = Some((conn.warnings(), nul_terminated(conn.info_ref())));
         }
-        if let Some(e) = failure {
-            conn.note_failure(e);
+        match failure {
+            Some(e) => conn.note_failure(e),
+            // Read to its end, every result set, with each error seen:
+            // nothing of it is left on the socket, so the return path
+            // needs no peek for leftovers (one system call each answer).
+            None => conn.marks().note_settled(true),
         }
         if let Some(give_back) = self.home.take() {
             give_back(conn);
