@@ -213,7 +213,8 @@ func (c *Conn) query(ctx context.Context, sql string, args []any, flags C.uint32
 		return nil, err
 	}
 	rows := newRows(out)
-	if flags&C.STAUNCH_QUERY_STREAM != 0 && ctx.Done() != nil {
+	rows.stream = flags&C.STAUNCH_QUERY_STREAM != 0
+	if rows.stream && ctx.Done() != nil {
 		// Its fetches may wait for the server: they answer to ctx.
 		rows.ctx, rows.conn = ctx, c
 	}

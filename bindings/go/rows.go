@@ -70,6 +70,9 @@ type Rows struct {
 	// otherwise: a buffered row set never blocks.
 	ctx  context.Context
 	conn *Conn
+	// A streaming answer (STAUNCH_QUERY_STREAM): its row count is not
+	// known until its rows are read.
+	stream bool
 }
 
 func newRows(r *C.staunch_rows) *Rows {
@@ -132,7 +135,7 @@ func (rs *Rows) Next() bool {
 	if rs.vals == nil {
 		rs.batch = rowsPerFetch
 		var total C.uint64_t
-		if C.staunch_rows_row_count(rs.r, &total, nil) != C.STAUNCH_OK {
+		if rs.stream || C.staunch_rows_row_count(rs.r, &total, nil) != C.STAUNCH_OK {
 			// Streaming: the count is not known yet. A small buffer
 			// first (most answers are a few rows), larger as they come.
 			rs.batch = firstStreamBatch
