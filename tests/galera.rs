@@ -608,6 +608,39 @@ fn galera_at_the_defaults() {
         "{} statements answered 1047: a borrower's 1047 should have moved the others away",
         e1047.len()
     );
+    // The commits in flight when the node left the Primary component (each
+    // writer waits in COMMIT from the isolation on) are answered 1180 with
+    // wsrep's "Not connected to Primary Component": the words the
+    // "cannot serve now" rule takes as the node's fault (client/error.rs),
+    // so the first of them closes its connection and raises the alarm
+    // before any statement starts there and gets 1047.
+    let e1180: Vec<&Rec> = writes
+        .iter()
+        .filter(|w| matches!(&w.result, Err((_, Some(1180), _))))
+        .collect();
+    eprintln!(
+        "TIMELINE writer isolated: {} commits answered 1180 from {} ({:?})",
+        e1180.len(),
+        e1180
+            .iter()
+            .map(|w| w.end)
+            .min()
+            .map_or("-".into(), |f| at(f, t)),
+        e1180
+            .first()
+            .map(|w| w.result.as_ref().unwrap_err().2.clone())
+    );
+    assert!(
+        !e1180.is_empty(),
+        "no commit was in flight on the isolated writer"
+    );
+    for w in &e1180 {
+        let msg = &w.result.as_ref().unwrap_err().2;
+        assert!(
+            msg.contains("Not connected to Primary Component"),
+            "a 1180 in words the rule does not take for a node fault: {msg}"
+        );
+    }
     g.isolate(w, false);
     g.wait_synced(w);
     check_acked(&g, &writes, &[0, 1, 2]);
