@@ -372,12 +372,84 @@ fn summary(recs: &[Rec]) -> String {
     format!("{by:?}")
 }
 
+/// This process's CPU time (user + system, every thread, ended ones too).
+fn process_cpu() -> Duration {
+    // SAFETY: getrusage writes the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+/// Steady state at the defaults, before any other pool: per node and per
+/// `ping_interval`, what the monitor costs each node (MariaDB's per-user
+/// statistics of the monitor's own user, over 5 s, the pool otherwise idle)
+/// and the client (this process's CPU time over the same 5 s, per probe: an
+/// upper bound, the test kit's threads idle beside it). Printed as `COST`.
+fn monitor_cost_per_node(g: &Galera) {
+    let pool =
+        Pool::from_url(&g.url("monitor_user=monitor&monitor_password=monitor-secret")).unwrap();
+    // Let the first discovery and connections settle.
+    thread::sleep(Duration::from_millis(2500));
+    const Q: &str = "SELECT TOTAL_CONNECTIONS, SELECT_COMMANDS, OTHER_COMMANDS, BYTES_RECEIVED, \
+                     BYTES_SENT, BUSY_TIME FROM information_schema.USER_STATISTICS WHERE USER = 'monitor'";
+    let read = |i: usize| -> Vec<f64> {
+        g.server(i)
+            .query_rows(Q)
+            .into_iter()
+            .next()
+            .map(|r| {
+                r.into_iter()
+                    .map(|v| v.unwrap_or_default().parse().unwrap_or(0.0))
+                    .collect()
+            })
+            .unwrap_or_else(|| vec![0.0; 6])
+    };
+    let before: Vec<Vec<f64>> = (0..g.len()).map(read).collect();
+    let cpu0 = process_cpu();
+    let window = Duration::from_secs(5);
+    thread::sleep(window);
+    let cpu = process_cpu() - cpu0;
+    let after: Vec<Vec<f64>> = (0..g.len()).map(read).collect();
+    // ping_interval is 1 s.
+    let n = window.as_secs_f64();
+    for i in 0..g.len() {
+        let d: Vec<f64> = (0..6).map(|k| (after[i][k] - before[i][k]) / n).collect();
+        eprintln!(
+            "COST node {i} ({}): per ping_interval {:.2} new connections, {:.2} SELECT + {:.2} other \
+             statements, {:.0} bytes received and {:.0} bytes sent by the server, {:.1} us server busy time",
+            g.server(i).addr(),
+            d[0],
+            d[1],
+            d[2],
+            d[3],
+            d[4],
+            d[5] * 1e6
+        );
+        assert!(d[0] < 0.5, "the monitor connects each tick: {d:?}");
+        assert!(d[1] + d[2] <= 4.0, "statements per interval: {d:?}");
+    }
+    let probes = g.len() as f64 * n;
+    eprintln!(
+        "COST client: {:.1} ms of CPU over {} s for {probes:.0} probes: {:.0} us per probe (upper bound)",
+        cpu.as_secs_f64() * 1e3,
+        window.as_secs(),
+        cpu.as_secs_f64() * 1e6 / probes
+    );
+    pool.close();
+}
+
 #[test]
 fn galera_at_the_defaults() {
     let t_all = Instant::now();
-    let mut g = Galera::start(GaleraOpts::default());
+    let mut g = Galera::start(GaleraOpts {
+        // MariaDB's per-user statistics, for what the monitor costs.
+        args: vec!["--userstat=1".into()],
+        ..GaleraOpts::default()
+    });
     setup(&g);
     eprintln!("TIMELINE cluster up in {}", secs(t_all.elapsed()));
+    monitor_cost_per_node(&g);
     let (pool, log) = open(&g.url(""));
     let ports: Vec<u16> = g.servers().map(|s| s.port()).collect();
 
