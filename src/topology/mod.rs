@@ -18,6 +18,7 @@
 
 mod config;
 mod monitor;
+mod probe;
 mod rules;
 
 use std::fmt;
