@@ -266,17 +266,22 @@ fn setup(g: &Galera) {
 }
 
 /// Every acknowledged write is on each of `nodes`, with the port it
-/// reported running on.
+/// reported running on. Read with `wsrep_sync_wait=1`: a commit returns
+/// once the cluster certified it, and the other nodes apply it
+/// asynchronously (a donor just out of an SST may still be applying its
+/// backlog), so a plain read there may not see it yet; the causality check
+/// waits until the node has applied everything committed before the read.
 fn check_acked(g: &Galera, writes: &[Rec], nodes: &[usize]) {
     for &i in nodes {
-        let rows: HashMap<(usize, u64), u16> = g
-            .server(i)
-            .query_rows("SELECT t, seq, port FROM staunch_test.w")
+        let mut c = mysql::Conn::new(g.server(i).app_opts()).unwrap();
+        c.query_drop("SET SESSION wsrep_sync_wait = 1").unwrap();
+        let rows: HashMap<(usize, u64), u16> = c
+            .query_map(
+                "SELECT t, seq, port FROM staunch_test.w",
+                |(t, seq, port): (u64, u64, u16)| ((t as usize, seq), port),
+            )
+            .unwrap()
             .into_iter()
-            .map(|r| {
-                let v = |k: usize| r[k].as_deref().unwrap().parse::<u64>().unwrap();
-                ((v(0) as usize, v(1)), v(2) as u16)
-            })
             .collect();
         let mut n = 0;
         for w in writes.iter().filter(|w| w.result.is_ok()) {

@@ -515,17 +515,22 @@ fn drive(g: &mut Galera, writers: usize, quiet: bool) -> u8 {
             Fault::Kill => {}
         }
     }
-    // Every acknowledged write, on every surviving node.
+    // Every acknowledged write, on every surviving node. With
+    // wsrep_sync_wait=1: the other nodes apply a certified commit
+    // asynchronously, and the read waits until the node has applied
+    // everything committed before it.
     let mut lost = 0;
     for i in (0..ports.len()).filter(|i| !killed.contains(i)) {
-        let rows: HashSet<(usize, u64)> = g
-            .server(i)
-            .query_rows("SELECT worker, seq FROM staunch_test.galera_drill")
+        let mut c = mysql::Conn::new(g.server(i).app_opts()).expect("a survivor answers");
+        c.query_drop("SET SESSION wsrep_sync_wait = 1")
+            .expect("wsrep_sync_wait");
+        let rows: HashSet<(usize, u64)> = c
+            .query_map(
+                "SELECT worker, seq FROM staunch_test.galera_drill",
+                |(w, seq): (u64, u64)| (w as usize, seq),
+            )
+            .expect("the drill's rows")
             .into_iter()
-            .filter_map(|r| {
-                let v = |k: usize| r.get(k)?.as_deref()?.parse::<u64>().ok();
-                Some((v(0)? as usize, v(1)?))
-            })
             .collect();
         lost += acked
             .iter()
