@@ -1100,7 +1100,8 @@ mod tests {
         use FirstStep::*;
         let (g, r) = (Mode::Galera, Mode::Replication);
         // (probed once, topology=, wsrep_on answers, step)
-        let table: &[(&[bool], Option<Mode>, &[Option<bool>], FirstStep)] = &[
+        type Row<'a> = (&'a [bool], Option<Mode>, &'a [Option<bool>], FirstStep);
+        let table: &[Row] = &[
             // A host not yet probed holds the first look back, whatever
             // the others said (one ping_timeout at most).
             (

@@ -80,10 +80,13 @@ struct Rec {
 /// A direct insert (no pool): start, end, committed.
 type Direct = (Instant, Instant, bool);
 
+/// When the pool's writer changed, and to which node (`host:port`).
+type Move = (Instant, Option<String>);
+
 struct Load {
     stop: Arc<AtomicBool>,
     /// When the pool's writer changed, and to what (polled every 5 ms).
-    moves: Arc<Mutex<Vec<(Instant, Option<String>)>>>,
+    moves: Arc<Mutex<Vec<Move>>>,
     writes: Arc<Mutex<Vec<Rec>>>,
     reads: Arc<Mutex<Vec<Rec>>>,
     direct: Arc<Mutex<Vec<Direct>>>,
@@ -232,7 +235,7 @@ struct Ran {
     writes: Vec<Rec>,
     reads: Vec<Rec>,
     direct: Vec<Direct>,
-    moves: Vec<(Instant, Option<String>)>,
+    moves: Vec<Move>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
