@@ -39,6 +39,12 @@ target=${CARGO_TARGET_DIR:-$repo/target}
 cargo build -p staunch --lib --release
 cargo build -p staunch-testkit
 lib=$target/release/libstaunch.so
+# The JNI shim (JDK < 22, or JNI forced on 22+), built as java-tests.sh builds it.
+shim=$target/java-jni-release/libstaunch_jni.so
+mkdir -p "$(dirname "$shim")"
+cc -shared -fPIC -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$repo/include" \
+  -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" "$repo/bindings/java/src/main/c/staunch_jni.c" \
+  -o "$shim" -ldl -lpthread
 
 echo "== building the binding and the benchmarks"
 (cd bindings/java && mvn -B -q install -Dmaven.test.skip=true ${STAUNCH_MAVEN_ARGS:-})
@@ -84,8 +90,8 @@ for jdk in $jdks; do
           extra=""; [ "$flag" = - ] || extra="$flag"
           "$jdk/bin/java" -cp "$cp" org.openjdk.jmh.Main "$k\.$method(_[A-Za-z0-9]+)?\$" -f 1 -t "$t" "${iters[@]}" \
             -jvm "$jdk/bin/java" \
-            -jvmArgsAppend "--enable-native-access=ALL-UNNAMED -Dstaunch.library=$lib -Dstaunch.bench.port=$port $extra" \
-            -rf json -rff "$out/$jv@$k-$t-$r-$label.json" </dev/null | grep -E "^$k" | sed "s/^/jdk=$jv $label threads=$t round=$r  /" || true
+            -jvmArgsAppend "--enable-native-access=ALL-UNNAMED -Dstaunch.library=$lib -Dstaunch.jni.library=$shim -Dstaunch.bench.port=$port $extra" \
+            -rf json -rff "$out/$jv@$k-$t-$r-$label.json" </dev/null | grep -E "^$k|native path: " | sed "s/^/jdk=$jv $label threads=$t round=$r  /" || true
         done < <(runs "$jdk")
       done
     done

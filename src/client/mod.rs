@@ -674,13 +674,12 @@ impl Connector for MysqlConnector {
     /// known from what the server reported after each statement (see
     /// `session.rs`): a transaction left open is rolled back (one round
     /// trip); a changed session (a variable, the schema, a temporary table,
-    /// ...) is reset (one round trip: `COM_RESET_CONNECTION`, or
-    /// `COM_CHANGE_USER` when the database may have changed, which selects
-    /// it again at once; the pool's settings put back before the next
-    /// statement, or at once, one more, when there is an `init_sql` or a
-    /// `query_timeout`); so is one whose state is unknown because the
-    /// borrower used the raw `mysql::Conn`, and every one with
-    /// `reset_on_return`. A borrow that set its own statement time
+    /// ...) is reset (`COM_RESET_CONNECTION`: one; the database selected
+    /// again if it changed: one more; the pool's settings put back before
+    /// the next statement, or at once, one more, when there is an `init_sql`
+    /// or a `query_timeout`); so is one whose state is unknown because the
+    /// borrower used the raw `mysql::Conn` (whose database is selected again
+    /// then), and every one with `reset_on_return`. A borrow that set its own statement time
     /// limit has the pool's put back (one).
     fn recycle(&self, s: &mut Session, touched: bool) -> Result<Recycled> {
         if let Some(why) = &s.state.broken {

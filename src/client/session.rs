@@ -198,21 +198,15 @@ impl Session {
         Ok(())
     }
 
-    /// Rolls back, drops variables, temporary tables and prepared statements
-    /// and puts back the configured database if it may have changed
-    /// (`unknown`: nothing is known of what ran), in one round trip either
-    /// way; then the pool's settings again, now or before the next statement
-    /// (see `State::tracked`).
-    ///
-    /// `COM_RESET_CONNECTION` keeps the session's current database, so when
-    /// that may have moved, `COM_CHANGE_USER` (the same user, password and
-    /// configured database, or none) resets and selects it at once, where
-    /// `COM_RESET_CONNECTION` + `COM_INIT_DB` would take two round trips.
+    /// `COM_RESET_CONNECTION` (rolls back, drops variables, temporary tables
+    /// and prepared statements), the configured database again if it may
+    /// have changed (`unknown`: nothing is known of what ran), then the
+    /// pool's settings again, now or before the next statement (see
+    /// `State::tracked`).
     pub(crate) fn reset(&mut self, cfg: &ConnectConfig, unknown: bool) -> mysql::Result<()> {
-        if unknown || self.state.schema_changed {
-            self.conn.change_user(mysql::ChangeUserOpts::DEFAULT)?;
-        } else {
-            self.conn.reset()?;
+        self.conn.reset()?;
+        if let (true, Some(db)) = (unknown || self.state.schema_changed, &cfg.database) {
+            self.conn.select_db(db)?;
         }
         self.state = State::default();
         if cfg.init_sql.is_some() || cfg.query_timeout.is_some() {
