@@ -1,6 +1,7 @@
 package dev.staunch.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.staunch.Staunch;
 import dev.staunch.jdbc.StaunchDataSource;
 import java.math.BigDecimal;
 import java.sql.Connection;
@@ -131,6 +132,10 @@ public class Statements {
             ds = open(GetSelectClose.jdbcUrl() + (serverPrep() ? "?useServerPrepStmts=true" : ""));
             tables(ds);
             conn = ds.getConnection();
+            if (ds instanceof StaunchDataSource) {
+                // java-bench.sh shows this line: which native path ran.
+                System.out.println("staunch native path: " + Staunch.nativePath());
+            }
             check(conn);
             select = conn.prepareStatement(SELECT);
         }
