@@ -91,7 +91,7 @@ for jdk in $jdks; do
           "$jdk/bin/java" -cp "$cp" org.openjdk.jmh.Main "$k\.$method(_[A-Za-z0-9]+)?\$" -f 1 -t "$t" "${iters[@]}" \
             -jvm "$jdk/bin/java" \
             -jvmArgsAppend "--enable-native-access=ALL-UNNAMED -Dstaunch.library=$lib -Dstaunch.jni.library=$shim -Dstaunch.bench.port=$port $extra" \
-            -rf json -rff "$out/$jv@$k-$t-$r-$label.json" </dev/null | grep -E "^$k|native path: " | sed "s/^/jdk=$jv $label threads=$t round=$r  /" || true
+            -rf json -rff "$out/$jv@$k-$t-$r-$label.json" </dev/null | grep -E "^$k|native path: |^ERROR|<failure>" | sed "s/^/jdk=$jv $label threads=$t round=$r  /" || true
         done < <(runs "$jdk")
       done
     done
@@ -151,6 +151,7 @@ for k in sys.argv[2:]:
                 med[b] = statistics.median(xs) if xs else None
             h = med["hikariConnectorJ"]
             cells = [f"{m:.2f} ({m / h:.2f}x)" if (m is not None and h) else "n/a" for m in (med[b] for b in labels)]
-            print(f"| {jv} | {t} | {h:.2f} (1.00x) | " + " | ".join(cells) + " |")
+            hc = f"{h:.2f} (1.00x)" if h else "n/a"
+            print(f"| {jv} | {t} | {hc} | " + " | ".join(cells) + " |")
 PY
 rm -rf "$out"
