@@ -9,19 +9,34 @@
 # each at its defaults, against the same throwaway MariaDB (staunch-testkit).
 # Prints the JMH table and the ratios to HikariCP. Not part of the test stage.
 #
+# Each benchmark runs on every JDK of STAUNCH_BENCH_JDKS (default: Temurin 25
+# and Debian's OpenJDK 17) and, for staunch, on each native path the jar can
+# take there: FFM on 22+ (its own choice) and JNI (on 22+ forced with
+# -Djdk.util.jar.enableMultiRelease=false, which hides META-INF/versions/22,
+# the same classes JDK 11-21 load). HikariCP is measured on each JDK, and each
+# ratio is to HikariCP on the same JDK.
+#
 #   scripts/java-bench.sh [quick]    (quick: shorter iterations)
+#   STAUNCH_BENCH_JDKS="/usr/lib/jvm/temurin-25-jdk-amd64" scripts/java-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 scripts/install-mariadb.sh >/dev/null
-JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
-"$JAVA_HOME/bin/java" -version 2>&1 | grep -Eq 'version "(2[2-9]|[3-9][0-9])' || JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
+# Maven builds with Temurin 25 (the jar's FFM part needs 22+ to compile).
+JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
 export JAVA_HOME PATH="$JAVA_HOME/bin:$PATH"
+jdks=${STAUNCH_BENCH_JDKS:-/usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/java-17-openjdk-amd64}
 target=${CARGO_TARGET_DIR:-$repo/target}
 
 cargo build -p staunch --lib --release
 cargo build -p staunch-testkit
 lib=$target/release/libstaunch.so
+# The JNI shim (JDK < 22, or JNI forced on 22+), built as java-tests.sh builds it.
+shim=$target/java-jni-release/libstaunch_jni.so
+mkdir -p "$(dirname "$shim")"
+cc -shared -fPIC -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$repo/include" \
+  -I"$JAVA_HOME/include" -I"$JAVA_HOME/include/linux" "$repo/bindings/java/src/main/c/staunch_jni.c" \
+  -o "$shim" -ldl -lpthread
 
 echo "== building the binding and the benchmarks"
 (cd bindings/java && mvn -B -q install -Dmaven.test.skip=true ${STAUNCH_MAVEN_ARGS:-})
@@ -37,43 +52,64 @@ trap 'exec {TK[1]}>&-; wait "$TK_PID" 2>/dev/null || true' EXIT
 # The machine may be busy (CI, other builds): the three are interleaved, in
 # rounds of one short JMH run each, and compared on the median of all their
 # measurement iterations (the JMH tables of every round are printed too).
-if [ "${1:-}" = quick ]; then rounds=1; iters=(-wi 1 -w 1s -i 2 -r 1s); else rounds=5; iters=(-wi 1 -w 1s -i 3 -r 1s); fi
+if [ "${1:-}" = quick ]; then rounds=1; iters=(-wi 1 -w 1s -i 2 -r 1s); else rounds=${STAUNCH_BENCH_ROUNDS:-3}; iters=(-wi 1 -w 1s -i 3 -r 1s); fi
 out=$(mktemp -d)
 benches=${STAUNCH_BENCHES:-GetSelectClose QueryForList}
-for k in $benches; do
-  for t in 1 8; do
-    for r in $(seq "$rounds"); do
-      for b in staunchNative staunchJdbc hikariConnectorJ; do
-        java -cp "$cp" org.openjdk.jmh.Main "$k.$b\$" -f 1 -t "$t" "${iters[@]}" \
-          -jvmArgsAppend "--enable-native-access=ALL-UNNAMED -Dstaunch.library=$lib -Dstaunch.bench.port=$port" \
-          -rf json -rff "$out/$k-$t-$r-$b.json" | grep -E "^$k" | sed "s/^/threads=$t round=$r  /" || true
+# contender = benchmark method + path; the path is a JVM flag (none = the jar's own choice)
+runs() { # $1 = java home: prints "label method extra-jvm-flag" lines
+  local v
+  v=$("$1/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+  echo "hikariConnectorJ hikariConnectorJ -"
+  if [ "$v" -ge 22 ]; then
+    echo "staunchJdbc-ffm staunchJdbc -"
+    echo "staunchNative-ffm staunchNative -"
+  fi
+  echo "staunchJdbc-jni staunchJdbc -Djdk.util.jar.enableMultiRelease=false"
+  echo "staunchNative-jni staunchNative -Djdk.util.jar.enableMultiRelease=false"
+}
+for jdk in $jdks; do
+  jv=$("$jdk/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+  echo "== JDK $jv ($jdk)"
+  for k in $benches; do
+    for t in 1 8; do
+      for r in $(seq "$rounds"); do
+        while read -r label method flag; do
+          extra=""; [ "$flag" = - ] || extra="$flag"
+          "$jdk/bin/java" -cp "$cp" org.openjdk.jmh.Main "$k.$method\$" -f 1 -t "$t" "${iters[@]}" \
+            -jvm "$jdk/bin/java" \
+            -jvmArgsAppend "--enable-native-access=ALL-UNNAMED -Dstaunch.library=$lib -Dstaunch.jni.library=$shim -Dstaunch.bench.port=$port $extra" \
+            -rf json -rff "$out/$jv@$k-$t-$r-$label.json" </dev/null | grep -E "^$k|native path: " | sed "s/^/jdk=$jv $label threads=$t round=$r  /" || true
+        done < <(runs "$jdk")
       done
     done
   done
 done
 echo
-echo "== median throughput over every measurement iteration, and ratios to HikariCP + Connector/J"
-echo "   (higher is better; issue #23's targets: JDBC >= 1.0x, native >= 1.1x)"
+echo "== median throughput over every measurement iteration, and ratios to HikariCP + Connector/J on the same JDK"
+echo "   (higher is better; #23: JDBC >= 1.0x, native >= 1.1x; #27: the JNI path >= 1.0x on 17 and 25)"
 python3 - "$out" $benches <<'PY'
-import glob, json, os, statistics, sys
+import glob, json, os, re, statistics, sys
 d = sys.argv[1]
+labels = ["staunchJdbc-ffm", "staunchJdbc-jni", "staunchNative-ffm", "staunchNative-jni"]
+jdks = sorted({os.path.basename(f).split("@")[0] for f in glob.glob(os.path.join(d, "*.json"))}, key=int, reverse=True)
 for k in sys.argv[2:]:
     unit = {"GetSelectClose": "ops/ms", "QueryForList": "ops/s"}.get(k, "ops")
     print()
-    print(f"{k}")
-    print("| threads | HikariCP + Connector/J | StaunchDataSource (JDBC) | staunch native API |")
-    print("|---|---|---|---|")
-    for t in (1, 8):
-        med = {}
-        for b in ("hikariConnectorJ", "staunchJdbc", "staunchNative"):
-            xs = []
-            for f in glob.glob(os.path.join(d, f"{k}-{t}-*-{b}.json")):
-                for res in json.load(open(f)):
-                    for fork in res["primaryMetric"]["rawData"]:
-                        xs.extend(fork)
-            med[b] = statistics.median(xs) if xs else float("nan")
-        h = med["hikariConnectorJ"]
-        print(f"| {t} | {h:.2f} {unit} (1.00x) | {med['staunchJdbc']:.2f} {unit} ({med['staunchJdbc']/h:.2f}x) | "
-              f"{med['staunchNative']:.2f} {unit} ({med['staunchNative']/h:.2f}x) |")
+    print(f"{k} ({unit})")
+    print("| JDK | threads | HikariCP + Connector/J | JDBC, FFM | JDBC, JNI | native, FFM | native, JNI |")
+    print("|---|---|---|---|---|---|---|")
+    for jv in jdks:
+        for t in (1, 8):
+            med = {}
+            for b in ["hikariConnectorJ"] + labels:
+                xs = []
+                for f in glob.glob(os.path.join(d, f"{jv}@{k}-{t}-*-{b}.json")):
+                    for res in json.load(open(f)):
+                        for fork in res["primaryMetric"]["rawData"]:
+                            xs.extend(fork)
+                med[b] = statistics.median(xs) if xs else None
+            h = med["hikariConnectorJ"]
+            cells = [f"{m:.2f} ({m / h:.2f}x)" if (m is not None and h) else "n/a" for m in (med[b] for b in labels)]
+            print(f"| {jv} | {t} | {h:.2f} (1.00x) | " + " | ".join(cells) + " |")
 PY
 rm -rf "$out"

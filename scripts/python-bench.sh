@@ -22,7 +22,7 @@ PYTHON=${PYTHON:-python3}
 VENV=${STAUNCH_PY_VENV:-$ROOT/target/py-venv}
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 PY=$VENV/bin/python
-"$PY" -m pip install -q --disable-pip-version-check 'SQLAlchemy==2.1.9' 'PyMySQL==1.2.4' 'mysqlclient==2.3.2'
+"$PY" -m pip install -q --disable-pip-version-check 'pytest>=7' 'SQLAlchemy==2.1.9' 'PyMySQL==1.2.4' 'mysqlclient==2.3.2'
 ARGS=()
 while [ $# -gt 0 ]; do
   if [ "$1" = --baseline ]; then

@@ -46,6 +46,8 @@ fn com(s: &MariaDb, event: &str) -> i64 {
 
 const ROLLBACK: &str = "statement/sql/rollback";
 const RESET: &str = "statement/com/Reset connection";
+const CHANGE_USER: &str = "statement/com/Change user";
+const INIT_DB: &str = "statement/com/Init DB";
 
 fn server_with_performance_schema() -> MariaDb {
     MariaDb::start_with(ServerOpts {
@@ -254,8 +256,11 @@ fn a_cancel_after_the_statement_ended_does_nothing() {
 
 /// A thousand read-only borrows through the guard's own methods: no
 /// rollback, no reset. Through the raw `mysql::Conn`, the pool cannot see
-/// what ran, so each is reset (one round trip: `COM_RESET_CONNECTION`),
-/// never rolled back.
+/// what ran (the database may have changed too), so each is reset
+/// (`COM_RESET_CONNECTION`, which keeps the session's database, then
+/// `COM_INIT_DB` to select the configured one again), never rolled back.
+/// `COM_CHANGE_USER` would do both in one round trip but costs the server
+/// more than the two (`cargo bench --bench reset_cost`).
 #[test]
 fn a_read_only_borrow_costs_no_round_trip_on_return() {
     let s = server_with_performance_schema();
@@ -273,13 +278,38 @@ fn a_read_only_borrow_costs_no_round_trip_on_return() {
     assert_eq!((st.rollbacks_on_return, st.resets_on_return), (0, 0));
 
     let (rb, rs) = (com(&s, ROLLBACK), com(&s, RESET));
+    let (cu, db) = (com(&s, CHANGE_USER), com(&s, INIT_DB));
     for _ in 0..1000 {
         let mut c = pool.get().unwrap();
         let raw: &mut mysql::Conn = &mut c;
         assert_eq!(raw.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
     }
     assert_eq!(com(&s, ROLLBACK) - rb, 0);
-    assert_eq!(com(&s, RESET) - rs, 1000);
+    assert_eq!(
+        (
+            com(&s, CHANGE_USER) - cu,
+            com(&s, RESET) - rs,
+            com(&s, INIT_DB) - db
+        ),
+        (0, 1000, 1000)
+    );
+    assert_eq!(pool.stats().resets_on_return, 1000);
+    // ...and it does select the database again: a raw `USE` is undone.
+    {
+        let mut c = pool.get().unwrap();
+        let raw: &mut mysql::Conn = &mut c;
+        raw.select_db("mysql").unwrap();
+        raw.query_drop("SET @left = 1").unwrap();
+    }
+    for _ in 0..2 {
+        let (db, left): (String, Option<i64>) = pool
+            .get()
+            .unwrap()
+            .query_first("SELECT DATABASE(), @left")
+            .unwrap()
+            .unwrap();
+        assert_eq!((db.as_str(), left), ("staunch_test", None));
+    }
 }
 
 /// A statement with parameters on a fresh connection, and on connections

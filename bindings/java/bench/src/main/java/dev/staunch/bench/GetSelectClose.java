@@ -86,6 +86,8 @@ public class GetSelectClose {
         @Setup(Level.Trial)
         public void setUp() {
             pool = Staunch.open("mysql://app:app-secret@" + host() + ":" + port() + "/staunch_test");
+            // java-bench.sh shows this line: which native path ran.
+            System.out.println("staunch native path: " + Staunch.nativePath());
         }
 
         @TearDown(Level.Trial)
