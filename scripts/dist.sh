@@ -247,6 +247,11 @@ for entry in dev/staunch/native/libstaunch_jni.so META-INF/versions/22/dev/staun
   unzip -l "$DIST/maven/dev/staunch/staunch/$VERSION/staunch-$VERSION.jar" | grep -q " $entry\$" \
     || { echo "dist: the jar holds no $entry" >&2; exit 1; }
 done
+# The sources jar mirrors it: the Java 11 sources at the root, the FFM ones under META-INF/versions/22.
+for entry in dev/staunch/Pool.java META-INF/versions/22/dev/staunch/Pool.java; do
+  unzip -l "$DIST/maven/dev/staunch/staunch/$VERSION/staunch-$VERSION-sources.jar" | grep -q " $entry\$" \
+    || { echo "dist: the sources jar holds no $entry" >&2; exit 1; }
+done
 
 # --- the Go module, as the module proxy serves it -----------------------------
 step "Go: module zip, .mod and .info in a file:// proxy tree"

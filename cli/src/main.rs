@@ -175,6 +175,23 @@ a black hole that recovers to the same server, and the keepalive race; the
 workload uses its own table staunch_drill_<pid> and drops it at the end. B
 and D need a local cluster and are not run.
 
+--galera runs the Galera part instead (needs Debian's galera-4, rsync and ss
+besides MariaDB; ~90 s): a throwaway 3-node Galera cluster from the test kit,
+a pool over its three nodes at the defaults (no knob: the pool finds Galera
+out from wsrep_on), --threads writers (BEGIN; where am I; INSERT; COMMIT) and
+2 readers through it, a direct client inserting into a survivor (Galera's own
+stall), and three faults on the current writer: desynced (wsrep_desync),
+isolated (gmcast.isolate: it leaves the Primary component; healed after),
+killed (kill -9). Each fault prints its timeline: when the survivors could
+commit again, when writes moved, the first write acknowledged elsewhere, the
+failed writes, and the statements served by a node outside the Primary
+component or not Synced (each statement asks where it runs). A fault is
+survived when none ran on a non-Primary node, none on a non-Synced node later
+than 2s (ping_interval + 1s) after the first one there, and the first write
+was acknowledged within 2s of the survivors committing again (the desync: no
+write failed); the run fails when an acknowledged write is missing on a
+surviving node.
+
 --soak DURATION (with --seed N; same seed, same schedule, printed at the
 start) is the chaos soak: faults drawn at random from the single-server set
 and the chaos proxy's modes (latency 50-300ms per chunk, drip 1-15ms per
@@ -220,6 +237,12 @@ struct DrillArgs {
     /// No once-per-second progress lines (faults and the report still print).
     #[arg(long)]
     quiet: bool,
+    /// Instead of the fixed sequence, the Galera part: a throwaway 3-node
+    /// Galera cluster, a pool over it at the defaults, and the writer
+    /// desynced, isolated and killed under load, each with its timeline
+    /// (see the long help).
+    #[arg(long, conflicts_with_all = ["url", "soak"])]
+    galera: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -253,6 +276,7 @@ fn main() -> ExitCode {
         Command::Drill(a) => {
             signals::install();
             drill::run(drill::Options {
+                galera: a.galera,
                 url: a.url,
                 json: a.json,
                 soak: a.soak,

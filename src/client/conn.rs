@@ -455,7 +455,8 @@ impl PooledConn {
 
 /// Step 3: a failed statement. Breaks the session when the failure
 /// [`breaks_session`]; says so when the watchdog cut it off. When it says
-/// the server cannot serve now ([`not_ready`]: Galera's 1047, a shutdown),
+/// the server cannot serve now ([`not_ready`]: Galera's 1047, or 1180 for a
+/// commit in flight when its node left the Primary component; a shutdown),
 /// the connection is closed on return and the connector's alarm raised (the
 /// topology re-probes that server now and routes new borrows away from it
 /// meanwhile); the session stays in step, so the borrower may still roll

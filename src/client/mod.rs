@@ -135,7 +135,8 @@ pub struct MysqlConnector {
 
 /// What a topology wants to hear when a statement on one of a connector's
 /// connections shows that its server cannot serve statements now
-/// ([`error::not_ready`]: Galera's 1047, a shutdown). Called on the
+/// ([`error::not_ready`]: Galera's 1047, or 1180 for a commit in flight when
+/// its node left the Primary component; a shutdown). Called on the
 /// borrower's thread, with no lock held, with what the server said; it must
 /// only flag and wake (no I/O, no waiting).
 #[derive(Clone)]

@@ -18,6 +18,7 @@
 
 mod config;
 mod monitor;
+mod probe;
 mod rules;
 
 use std::fmt;
@@ -112,7 +113,7 @@ pub(crate) struct Host {
     /// Written by the monitor thread only (`Relaxed`).
     pub lag_ms: AtomicU64,
     /// Set by a borrower whose statement this server answered "cannot serve
-    /// now" (Galera's 1047, a shutdown: the connector's alarm), cleared by
+    /// now" (Galera's 1047 or 1180, a shutdown: the connector's alarm), cleared by
     /// the monitor when a probe started after it answers. While set, reads
     /// go elsewhere, and in a Galera cluster writes too (the monitor passes
     /// the node over until its probe answers).

@@ -103,32 +103,33 @@
 //! fast with `NoWriter`.
 //!
 //! The decisions themselves (alive errors, failure counting, the secondary
-//! check, DeadMaster, read health, the first look, the order of rules 1-3
-//! once the writer is known, the Galera plan) are
-//! pure functions in `rules.rs`, tested by tables; this file probes and
-//! applies them.
+//! check, DeadMaster, read health, the first discovery's sequencing and the
+//! rule set it picks, the first look, the rediscovery with no writer, the
+//! writer's look and rule 6's doubt, the order of rules 1-3 once the writer
+//! is known, the Galera plan, node health and its events, the GTIDs a move
+//! may have lost) are pure functions in `rules.rs`, tested by tables; what a
+//! probe asks and how its answer is read is in `probe.rs`; this file
+//! schedules the probes and applies the rules.
 //!
 //! Events are emitted from the monitor thread with no lock held.
 
-use std::collections::BTreeMap;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use mysql::prelude::Queryable;
-use mysql::Conn;
 
+use super::probe::{bounded, probe, MonConn, Sample};
 use super::rules::{
-    self, Candidate, GaleraObs, Mode, NodeClass, Repl, ReplStep, Replica, WriterSeen,
+    self, Candidate, GaleraObs, HealthNews, Mode, NodeClass, Rediscovery, Repl, ReplStep,
+    WriterDoubt, WriterSeen,
 };
-use super::{HostHealth, PingType, Topo, MODE_GALERA, MODE_REPLICATION, MODE_UNKNOWN};
+use super::{HostHealth, PingType, Topo, MODE_GALERA, MODE_REPLICATION};
 use crate::client::MysqlConnector;
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::Event;
-use crate::pool::{ConnectAttempt, Connector};
+use crate::pool::ConnectAttempt;
 use crate::sync::spawn_resilient;
 
 /// The cadence of checks while in doubt (rule 6), capped by `ping_interval`.
@@ -139,45 +140,9 @@ pub(crate) const FAST: Duration = Duration::from_millis(200);
 /// healthy server answers the probe in well under a millisecond on a LAN.
 pub(crate) const LATE: Duration = Duration::from_millis(250);
 
-const MARIADB_STATE: &str = "SELECT @@global.read_only, @@global.server_id, \
-     @@global.gtid_binlog_pos, @@global.gtid_current_pos; SHOW SLAVE STATUS";
-/// The same, and Galera's state: answered even by a node outside the
-/// Primary component (which refuses other statements with 1047).
-const MARIADB_WSREP_STATE: &str = "SELECT @@global.read_only, @@global.server_id, \
-     @@global.gtid_binlog_pos, @@global.gtid_current_pos, @@global.wsrep_on, \
-     @@global.wsrep_desync, @@global.wsrep_reject_queries; SHOW SLAVE STATUS; \
-     SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state', \
-     'wsrep_cluster_status', 'wsrep_ready', 'wsrep_local_index', 'wsrep_local_recv_queue', \
-     'wsrep_cluster_conf_id', 'wsrep_cluster_size')";
-const MYSQL_STATE: &str =
-    "SELECT @@global.read_only, @@global.server_id, '', ''; SHOW SLAVE STATUS";
-
 pub(super) fn spawn(t: &Arc<Topo>) -> std::io::Result<std::thread::JoinHandle<()>> {
     let mut m = Monitor::new(t.clone());
     spawn_resilient("staunch-monitor".into(), move || m.run(), || {})
-}
-
-/// What one probe of a host found.
-#[derive(Debug, Default, Clone)]
-struct Sample {
-    read_only: bool,
-    server_id: u64,
-    /// `@@gtid_binlog_pos` (MariaDB; empty otherwise).
-    binlog_pos: String,
-    /// `@@gtid_current_pos` (MariaDB; empty otherwise).
-    current_pos: String,
-    replica: Repl,
-    /// `@@wsrep_on` (MariaDB with Galera's variables; false otherwise).
-    wsrep_on: bool,
-    /// The `wsrep_%` state when `wsrep_on`.
-    galera: Option<GaleraObs>,
-}
-
-impl Sample {
-    /// No slave status row, or both threads stopped.
-    fn detached(&self) -> bool {
-        rules::detached(&self.replica)
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,14 +155,6 @@ enum Status {
     Alive,
     /// The last probe failed or timed out.
     Failed,
-}
-
-/// A monitor connection and the server's flavour.
-struct MonConn {
-    conn: Conn,
-    mariadb: bool,
-    /// The server knows Galera's variables (MariaDB built with wsrep).
-    wsrep_vars: bool,
 }
 
 struct Inflight {
@@ -459,21 +416,27 @@ impl Monitor {
 
     /// Whether the fast cadence applies (rule 6).
     fn in_doubt(&self, now: Instant) -> bool {
-        let Some(w) = self.t.writer() else {
-            return true;
-        };
+        rules::in_doubt(match self.t.writer() {
+            None => WriterDoubt::NoWriter,
+            Some(w) if self.galera() => WriterDoubt::Galera {
+                class: rules::galera_class(
+                    self.hosts[w].answered().and_then(|s| s.galera.as_ref()),
+                ),
+                late: self.writer_late(w, now),
+                suspect: self.hosts[w].suspect_since.is_some(),
+            },
+            Some(w) => WriterDoubt::Replication(self.writer_seen(w, now)),
+        })
+    }
+
+    /// The replication writer's last look, for the rules.
+    fn writer_seen(&self, w: usize, now: Instant) -> WriterSeen {
         let h = &self.hosts[w];
-        if self.galera() {
-            let obs = h.answered().and_then(|s| s.galera.as_ref());
-            return rules::galera_class(obs) != NodeClass::Synced
-                || self.writer_late(w, now)
-                || h.suspect_since.is_some();
-        }
-        match h.status {
-            Status::Failed => true,
-            Status::Ok if h.sample.as_ref().is_some_and(|s| s.read_only) => true,
-            _ => self.writer_late(w, now),
-        }
+        rules::writer_seen(
+            h.answered().map(|s| s.read_only),
+            h.status == Status::Failed,
+            self.writer_late(w, now),
+        )
     }
 
     fn writer_late(&self, w: usize, now: Instant) -> bool {
@@ -730,32 +693,41 @@ impl Monitor {
     /// Applies the rules to what is known now.
     fn decide(&mut self, now: Instant) {
         if !self.discovered {
-            if self.hosts.iter().any(|h| h.status == Status::Unknown) {
+            let probed: Vec<bool> = self
+                .hosts
+                .iter()
+                .map(|h| h.status != Status::Unknown)
+                .collect();
+            let on: Vec<Option<bool>> = self
+                .hosts
+                .iter()
+                .map(|h| h.answered().map(|s| s.wsrep_on))
+                .collect();
+            let known = match self.t.mode.load(Relaxed) {
+                MODE_GALERA => Some(Mode::Galera),
+                MODE_REPLICATION => Some(Mode::Replication),
+                _ => None,
+            };
+            let rules::FirstStep::Discover { mode, detected } =
+                rules::first_step(&probed, known, &on)
+            else {
                 return;
-            }
-            if self.t.mode.load(Relaxed) == MODE_UNKNOWN {
-                // Which rule set: what the servers say (`wsrep_on`).
-                let on: Vec<Option<bool>> = self
-                    .hosts
-                    .iter()
-                    .map(|h| h.answered().map(|s| s.wsrep_on))
-                    .collect();
-                let Some(mode) = rules::mode_of(&on) else {
-                    return; // nobody answered yet
-                };
-                let m = match mode {
-                    Mode::Galera => MODE_GALERA,
-                    Mode::Replication => MODE_REPLICATION,
-                };
-                log::info!(target: "staunch", "the hosts are {}", if m == MODE_GALERA { "a Galera cluster" } else { "a replication topology" });
-                self.t.mode.store(m, Relaxed);
+            };
+            if detected {
+                log::info!(target: "staunch", "the hosts are {}", match mode { Mode::Galera => "a Galera cluster", Mode::Replication => "a replication topology" });
+                self.t.mode.store(
+                    match mode {
+                        Mode::Galera => MODE_GALERA,
+                        Mode::Replication => MODE_REPLICATION,
+                    },
+                    Relaxed,
+                );
             }
             self.discovered = true;
-            if self.galera() {
-                return self.decide_galera(now);
-            }
-            self.first_discovery();
-            return;
+            return match mode {
+                Mode::Galera => self.decide_galera(now),
+                Mode::Replication => self.first_discovery(),
+            };
         }
         if self.galera() {
             return self.decide_galera(now);
@@ -771,24 +743,10 @@ impl Monitor {
                 detached: self.hosts[i].sample.as_ref().is_some_and(Sample::detached),
             })
             .collect();
-        let ws_status = self.hosts[w].status;
-        let seen = if self.hosts[w].answered().is_some_and(|s| s.read_only) {
-            WriterSeen::ReadOnly
-        } else if ws_status == Status::Failed {
-            WriterSeen::Failed
-        } else if self.writer_late(w, now) {
-            WriterSeen::Late
-        } else if ws_status == Status::Ok {
-            WriterSeen::Writable
-        } else {
-            WriterSeen::Other
-        };
+        let seen = self.writer_seen(w, now);
         // Rules 1 and 2 act on what every other host says since the writer's
         // trouble was seen (a round starts at once), not on older answers.
-        let fresh = if matches!(
-            seen,
-            WriterSeen::ReadOnly | WriterSeen::Failed | WriterSeen::Late
-        ) {
+        let fresh = if rules::in_doubt(WriterDoubt::Replication(seen)) {
             let since = *self.doubt_since.get_or_insert_with(|| {
                 self.next_round = now;
                 now
@@ -890,9 +848,8 @@ impl Monitor {
         for (i, obs) in nodes.iter().enumerate() {
             let class = rules::galera_class(obs.as_ref());
             let probed = self.hosts[i].status != Status::Unknown;
-            let out = probed && class == NodeClass::Out;
             let h = &self.t.hosts[i];
-            if out && !self.hosts[i].galera_out {
+            if rules::galera_went_out(class, probed, self.hosts[i].galera_out) {
                 h.pool.fail_waiters(&Error::new(
                     ErrorKind::NoWriter,
                     format!(
@@ -905,28 +862,22 @@ impl Monitor {
                 let cut = h.pool.abort_borrowed();
                 log::warn!(target: "staunch", "Galera node {} is out ({}): no statements; cut off {cut} borrowed connections", h.endpoint, describe(obs.as_ref(), self.hosts[i].error.as_ref()));
             }
-            self.hosts[i].galera_out = out;
-            let health = if plan.writer == Some(i) || plan.readers.contains(&i) {
-                HostHealth::Healthy
-            } else if matches!(self.hosts[i].status, Status::Failed | Status::Alive) {
-                HostHealth::Down
-            } else if probed {
-                HostHealth::Lagging
-            } else {
-                HostHealth::Unknown
-            };
+            self.hosts[i].galera_out = probed && class == NodeClass::Out;
+            let health = rules::galera_health(
+                plan.writer == Some(i) || plan.readers.contains(&i),
+                matches!(self.hosts[i].status, Status::Failed | Status::Alive),
+                probed,
+            );
             let before = h.health.swap(health);
-            if before != health && plan.writer != Some(i) && probed {
-                if health == HostHealth::Healthy {
-                    self.t.emit(Event::ReplicaRecovered {
-                        endpoint: h.endpoint.clone(),
-                    });
-                } else if before == HostHealth::Healthy || before == HostHealth::Unknown {
-                    self.t.emit(Event::ReplicaLagging {
-                        endpoint: h.endpoint.clone(),
-                        lag: None,
-                    });
-                }
+            match rules::galera_health_news(before, health, plan.writer == Some(i), probed) {
+                Some(HealthNews::Recovered) => self.t.emit(Event::ReplicaRecovered {
+                    endpoint: h.endpoint.clone(),
+                }),
+                Some(HealthNews::Lagging) => self.t.emit(Event::ReplicaLagging {
+                    endpoint: h.endpoint.clone(),
+                    lag: None,
+                }),
+                None => {}
             }
         }
         let before = self.t.writer();
@@ -1027,16 +978,12 @@ impl Monitor {
         let writable: Vec<usize> = (0..self.hosts.len())
             .filter(|&i| self.hosts[i].writable() && !self.hosts[i].superseded)
             .collect();
-        match writable.as_slice() {
-            [] => {}
-            [c] => {
-                let c = *c;
+        match rules::rediscover(&writable) {
+            Rediscovery::Nothing => {}
+            Rediscovery::Follow(c) => {
                 self.follow(self.last_writer, c, Move::Discovery);
             }
-            many => {
-                let many = many.to_vec();
-                self.refuse_split(&many);
-            }
+            Rediscovery::Split(many) => self.refuse_split(&many),
         }
     }
 
@@ -1156,7 +1103,7 @@ impl Monitor {
             .as_ref()
             .map(|s| s.binlog_pos.clone())
             .unwrap_or_default();
-        let (missing, transactions) = missing_gtids(&former_pos, &writer_pos);
+        let (missing, transactions) = rules::missing_gtids(&former_pos, &writer_pos);
         self.pending_loss = (!confirmed).then_some(PendingLoss {
             former: f,
             writer: to,
@@ -1247,7 +1194,7 @@ impl Monitor {
         };
         if self.pending_loss.as_ref().is_some_and(|p| p.former == i) {
             let p = self.pending_loss.take().expect("checked");
-            let (missing, transactions) = missing_gtids(&s.binlog_pos, &p.writer_pos);
+            let (missing, transactions) = rules::missing_gtids(&s.binlog_pos, &p.writer_pos);
             self.t.emit(Event::UnreplicatedWrites {
                 former: self.ep(i),
                 writer: self.ep(p.writer),
@@ -1327,224 +1274,6 @@ impl Monitor {
     }
 }
 
-/// One probe, on the probe thread: on the kept connection if there is one,
-/// else on a new one; lets the monitor cut the socket at the deadline, reads
-/// the host's state and, for the writer with `ping_type=insert`, upserts the
-/// heartbeat. An error on a kept connection (killed, closed by the server's
-/// `wait_timeout`, reset) is no verdict on the server: a new connection
-/// decides, within the same deadline (a probe cut off at the deadline is not
-/// retried).
-fn probe(
-    connector: &MysqlConnector,
-    kept: Option<MonConn>,
-    heartbeat: Option<&str>,
-    wsrep: bool,
-    a: &ConnectAttempt,
-) -> Result<(Sample, MonConn)> {
-    if let Some(mc) = kept {
-        match probe_on(mc, false, heartbeat, wsrep, a) {
-            Err(e) if a.cancelled().is_none() => {
-                log::debug!(target: "staunch", "monitor connection to {} broke ({e}); reconnecting", connector.endpoint());
-            }
-            r => return r,
-        }
-    }
-    let mc = MonConn {
-        conn: connector.connect(a)?.into_conn(),
-        mariadb: true,
-        wsrep_vars: true,
-    };
-    probe_on(mc, true, heartbeat, wsrep, a)
-}
-
-fn probe_on(
-    mut mc: MonConn,
-    fresh: bool,
-    heartbeat: Option<&str>,
-    wsrep: bool,
-    a: &ConnectAttempt,
-) -> Result<(Sample, MonConn)> {
-    if let Some(dup) = crate::sys::DupFd::new(mc.conn.as_raw_fd()) {
-        a.set_canceller(move || {
-            crate::sys::shutdown(dup.fd());
-            Some("no answer to the probe".into())
-        });
-    }
-    if fresh {
-        let v: Option<String> = mc
-            .conn
-            .query_first("SELECT @@version")
-            .map_err(|e| Error::from_mysql("SELECT @@version", &e))?;
-        mc.mariadb = v.is_some_and(|v| v.contains("MariaDB"));
-    }
-    let sample = read_state(&mut mc, wsrep)?;
-    if let (Some(table), false) = (heartbeat, sample.read_only) {
-        let q = |c: &mut Conn, sql: &str| c.query_drop(sql).map_err(|e| Error::from_mysql(sql, &e));
-        if fresh {
-            q(
-                &mut mc.conn,
-                &format!(
-                    "CREATE TABLE IF NOT EXISTS {table} (id INT PRIMARY KEY, ts DATETIME(6) NOT NULL)"
-                ),
-            )?;
-        }
-        q(
-            &mut mc.conn,
-            &format!(
-                "INSERT INTO {table} (id, ts) VALUES (1, NOW(6)) ON DUPLICATE KEY UPDATE ts = VALUES(ts)"
-            ),
-        )?;
-    }
-    Ok((sample, mc))
-}
-
-/// `read_only`, `server_id`, GTID positions, `SHOW SLAVE STATUS` and (on
-/// MariaDB with Galera's variables, unless the hosts are known to be a
-/// replication topology: `wsrep`) the `wsrep_%` state, in one round trip.
-fn read_state(mc: &mut MonConn, wsrep: bool) -> Result<Sample> {
-    if mc.mariadb && mc.wsrep_vars && wsrep {
-        match read_state_with(mc, MARIADB_WSREP_STATE) {
-            // 1193: unknown system variable (a build without wsrep).
-            Err(e) if e.server_code() == Some(1193) => mc.wsrep_vars = false,
-            r => return r,
-        }
-    }
-    let sql = if mc.mariadb {
-        MARIADB_STATE
-    } else {
-        MYSQL_STATE
-    };
-    read_state_with(mc, sql)
-}
-
-fn read_state_with(mc: &mut MonConn, sql: &str) -> Result<Sample> {
-    let err = |e: &mysql::Error| Error::from_mysql("host state", e);
-    let mut r = mc.conn.query_iter(sql).map_err(|e| err(&e))?;
-    let mut sample = Sample::default();
-    let mut wsrep_vars: Option<(bool, String)> = None;
-    {
-        let mut set = r
-            .iter()
-            .ok_or_else(|| Error::new(ErrorKind::Io, "host state: no answer"))?;
-        let row = set
-            .next()
-            .ok_or_else(|| Error::new(ErrorKind::Io, "host state: no row"))?
-            .map_err(|e| err(&e))?;
-        let bad =
-            |e: mysql::FromValueError| Error::new(ErrorKind::Io, format!("host state: {e:?}"));
-        let text = |v: mysql::Value| -> String {
-            match v {
-                mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-                mysql::Value::NULL => String::new(),
-                other => other.as_sql(true).trim_matches('\'').to_owned(),
-            }
-        };
-        let vals = row.unwrap();
-        let num = |v: &mysql::Value| -> Result<i64> {
-            mysql::from_value_opt::<i64>(v.clone()).map_err(bad)
-        };
-        sample.read_only = num(vals.first().unwrap_or(&mysql::Value::NULL))? != 0;
-        sample.server_id = num(vals.get(1).unwrap_or(&mysql::Value::NULL))? as u64;
-        sample.binlog_pos = vals.get(2).cloned().map(text).unwrap_or_default();
-        sample.current_pos = vals.get(3).cloned().map(text).unwrap_or_default();
-        if vals.len() >= 7 {
-            sample.wsrep_on = num(&vals[4])? != 0;
-            wsrep_vars = Some((num(&vals[5])? != 0, text(vals[6].clone())));
-        }
-        for row in set {
-            row.map_err(|e| err(&e))?;
-        }
-    }
-    sample.replica = match r.iter() {
-        None => Repl::Unknown,
-        Some(set) => {
-            let mut first = None;
-            let mut failed = None;
-            for row in set {
-                match row {
-                    Ok(row) if first.is_none() => first = Some(row),
-                    Ok(_) => {}
-                    Err(e) => failed = Some(e),
-                }
-            }
-            match (failed, first) {
-                // The server refused SHOW SLAVE STATUS: it answered.
-                (Some(mysql::Error::MySqlError(_)), _) => Repl::Unknown,
-                (Some(e), _) => return Err(err(&e)),
-                (None, None) => Repl::None,
-                (None, Some(row)) => Repl::Some(replica_of(row)),
-            }
-        }
-    };
-    if let Some((desync, reject)) = wsrep_vars {
-        let mut status = BTreeMap::new();
-        if let Some(set) = r.iter() {
-            for row in set {
-                let row = row.map_err(|e| err(&e))?;
-                let (k, v): (String, String) = mysql::from_row_opt(row)
-                    .map_err(|e| Error::new(ErrorKind::Io, format!("host state: {e}")))?;
-                status.insert(k.to_ascii_lowercase(), v);
-            }
-        }
-        if sample.wsrep_on {
-            sample.galera = Some(galera_obs(&status, desync, &reject));
-        }
-    }
-    drop(r);
-    Ok(sample)
-}
-
-/// The `wsrep_%` status rows and variables as the rules see them.
-fn galera_obs(status: &BTreeMap<String, String>, desync: bool, reject: &str) -> GaleraObs {
-    let get = |k: &str| status.get(k).map(String::as_str).unwrap_or("");
-    GaleraObs {
-        local_state: get("wsrep_local_state").parse().unwrap_or(0),
-        primary: get("wsrep_cluster_status").eq_ignore_ascii_case("Primary"),
-        ready: get("wsrep_ready").eq_ignore_ascii_case("ON"),
-        desync,
-        rejects: !reject.is_empty() && !reject.eq_ignore_ascii_case("NONE"),
-        local_index: get("wsrep_local_index").parse().unwrap_or(u32::MAX),
-        recv_queue: get("wsrep_local_recv_queue").parse().unwrap_or(u64::MAX),
-        conf_id: get("wsrep_cluster_conf_id").parse().unwrap_or(0),
-        size: get("wsrep_cluster_size").parse().unwrap_or(0),
-    }
-}
-
-fn replica_of(row: mysql::Row) -> Replica {
-    let cols: Vec<String> = row
-        .columns_ref()
-        .iter()
-        .map(|c| c.name_str().into_owned())
-        .collect();
-    let vals = row.unwrap();
-    let m: BTreeMap<String, String> = cols
-        .into_iter()
-        .zip(vals)
-        .map(|(k, v)| {
-            let v = match v {
-                mysql::Value::NULL => String::new(),
-                mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-                other => other.as_sql(true),
-            };
-            (k, v)
-        })
-        .collect();
-    let get = |k: &str| m.get(k).cloned().unwrap_or_default();
-    Replica {
-        io: get("Slave_IO_Running"),
-        sql: get("Slave_SQL_Running") == "Yes",
-        master_id: get("Master_Server_Id").parse().ok(),
-        behind: get("Seconds_Behind_Master").parse().ok(),
-        received: format!(
-            "{}:{}:{}{}",
-            get("Master_Log_File"),
-            get("Read_Master_Log_Pos"),
-            get("Gtid_IO_Pos"),
-            get("Retrieved_Gtid_Set")
-        ),
-    }
-}
-
 /// A Galera node's state in a few words, for messages.
 fn describe(o: Option<&GaleraObs>, error: Option<&Error>) -> String {
     match (o, error) {
@@ -1558,93 +1287,5 @@ fn describe(o: Option<&GaleraObs>, error: Option<&Error>) -> String {
         ),
         (None, Some(e)) => format!("unreachable: {e}"),
         (None, None) => "no Galera state (wsrep_on=0?)".into(),
-    }
-}
-
-/// GTIDs in `former` (a MariaDB GTID position, `domain-server-seq,...`)
-/// beyond what `writer` has in the same domain: `(ranges, count)`, e.g.
-/// `("0-1-121..0-1-150", 30)`. Sequence numbers count transactions within a
-/// domain. Empty when nothing is known to be missing.
-pub(crate) fn missing_gtids(former: &str, writer: &str) -> (String, u64) {
-    let parse = |s: &str| -> Vec<(u32, u32, u64)> {
-        s.split(',')
-            .filter_map(|g| {
-                let mut it = g.trim().splitn(3, '-');
-                Some((
-                    it.next()?.parse().ok()?,
-                    it.next()?.parse().ok()?,
-                    it.next()?.parse().ok()?,
-                ))
-            })
-            .collect()
-    };
-    let have = parse(writer);
-    let mut ranges = Vec::new();
-    let mut count = 0;
-    for (domain, server, seq) in parse(former) {
-        let had = have
-            .iter()
-            .filter(|(d, _, _)| *d == domain)
-            .map(|(_, _, s)| *s)
-            .max()
-            .unwrap_or(0);
-        if seq > had {
-            count += seq - had;
-            ranges.push(if seq == had + 1 {
-                format!("{domain}-{server}-{seq}")
-            } else {
-                format!("{domain}-{server}-{}..{domain}-{server}-{seq}", had + 1)
-            });
-        }
-    }
-    (ranges.join(","), count)
-}
-
-/// Runs `f` on its own thread and gives up at `timeout` (the thread ends
-/// when `f` returns).
-fn bounded<T: Send + 'static>(
-    timeout: Duration,
-    what: &str,
-    f: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    let spawned = std::thread::Builder::new()
-        .name("staunch-check".into())
-        .spawn(move || {
-            let _ = tx.send(f());
-        });
-    if let Err(e) = spawned {
-        return Err(Error::new(
-            ErrorKind::Internal,
-            format!("cannot start a thread for {what}: {e}"),
-        ));
-    }
-    rx.recv_timeout(timeout).unwrap_or_else(|_| {
-        Err(Error::new(
-            ErrorKind::Io,
-            format!("{what} gave no answer within {}", fmt_duration(timeout)),
-        ))
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::missing_gtids;
-
-    #[test]
-    fn missing_gtid_ranges() {
-        assert_eq!(
-            missing_gtids("0-1-150", "0-1-120"),
-            ("0-1-121..0-1-150".into(), 30)
-        );
-        assert_eq!(missing_gtids("0-1-121", "0-1-120"), ("0-1-121".into(), 1));
-        assert_eq!(missing_gtids("0-1-120", "0-1-120"), (String::new(), 0));
-        // The new writer wrote on: nothing the former had is missing.
-        assert_eq!(missing_gtids("0-1-120", "0-3-125"), (String::new(), 0));
-        assert_eq!(
-            missing_gtids("0-1-10,1-1-5", "0-1-10"),
-            ("1-1-1..1-1-5".into(), 5)
-        );
-        assert_eq!(missing_gtids("", "0-1-3"), (String::new(), 0));
     }
 }

@@ -40,6 +40,44 @@ pub(crate) fn mode_of(wsrep_on: &[Option<bool>]) -> Option<Mode> {
     })
 }
 
+/// What the first discovery does in a round of the monitor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FirstStep {
+    /// Not yet: a host has not answered or failed once, or (mode not known)
+    /// no host has answered at all.
+    Wait,
+    /// Discovery happens now, under this rule set; `detected` when this step
+    /// found it out from `wsrep_on` (rather than `topology=` or an earlier
+    /// step).
+    Discover { mode: Mode, detected: bool },
+}
+
+/// The first discovery's sequencing: nothing until every host has been
+/// probed once (answered or failed: one unreachable host does not hold the
+/// others up beyond its own `ping_timeout`), then the rule set, known
+/// (`topology=`) or found out by [`mode_of`] over the hosts that answered.
+/// After this step the monitor runs [`first_look`] (replication) or
+/// [`galera_plan`] with no current writer (Galera).
+pub(crate) fn first_step(
+    probed: &[bool],
+    known: Option<Mode>,
+    wsrep_on: &[Option<bool>],
+) -> FirstStep {
+    if probed.iter().any(|p| !p) {
+        return FirstStep::Wait;
+    }
+    match known {
+        Some(mode) => FirstStep::Discover {
+            mode,
+            detected: false,
+        },
+        None => mode_of(wsrep_on).map_or(FirstStep::Wait, |mode| FirstStep::Discover {
+            mode,
+            detected: true,
+        }),
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Probe outcomes (both rule sets).
 
@@ -212,6 +250,29 @@ pub(crate) fn first_look(
     }
 }
 
+/// With no writer (replication, after the writer was declared dead or a
+/// split refused), once every host answered a probe started since: what
+/// the hosts' `read_only` answers decide.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Rediscovery {
+    /// No writable host (not superseded): writes stay refused.
+    Nothing,
+    /// Exactly one: writes go there.
+    Follow(usize),
+    /// Several: split brain, writes refused.
+    Split(Vec<usize>),
+}
+
+/// [`Rediscovery`] over the writable hosts that are not superseded (a
+/// former writer is never a candidate again, rule 4).
+pub(crate) fn rediscover(writable_not_superseded: &[usize]) -> Rediscovery {
+    match writable_not_superseded {
+        [] => Rediscovery::Nothing,
+        [c] => Rediscovery::Follow(*c),
+        many => Rediscovery::Split(many.to_vec()),
+    }
+}
+
 /// What the writer's last look says, for [`replication_step`], in the
 /// order the rules look at it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,6 +287,53 @@ pub(crate) enum WriterSeen {
     Writable,
     /// Nothing to act on (not probed yet, an alive error).
     Other,
+}
+
+/// [`WriterSeen`] from the writer's last probe, in the rules' order: an
+/// answer with `read_only=1` first, then a failure (not an alive error),
+/// then a probe in flight past LATE, then an answer `read_only=0`.
+pub(crate) fn writer_seen(answered: Option<bool>, failed: bool, late: bool) -> WriterSeen {
+    match answered {
+        Some(true) => WriterSeen::ReadOnly,
+        _ if failed => WriterSeen::Failed,
+        _ if late => WriterSeen::Late,
+        Some(false) => WriterSeen::Writable,
+        None => WriterSeen::Other,
+    }
+}
+
+/// What rule 6 (fast checks) looks at: the writer, if there is one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WriterDoubt {
+    /// No writer (refused, declared dead, not yet found).
+    NoWriter,
+    /// Replication: the writer as [`writer_seen`] saw it.
+    Replication(WriterSeen),
+    /// Galera: the writer's class, whether its probe is late, and whether a
+    /// borrower found it not ready since its last answer.
+    Galera {
+        class: NodeClass,
+        late: bool,
+        suspect: bool,
+    },
+}
+
+/// Rule 6: every host is checked at the fast cadence while in doubt: no
+/// writer; a replication writer read-only, failing or late (the cases rules
+/// 1 and 2 act on); a Galera writer not Synced, late, or suspect.
+pub(crate) fn in_doubt(w: WriterDoubt) -> bool {
+    match w {
+        WriterDoubt::NoWriter => true,
+        WriterDoubt::Replication(seen) => matches!(
+            seen,
+            WriterSeen::ReadOnly | WriterSeen::Failed | WriterSeen::Late
+        ),
+        WriterDoubt::Galera {
+            class,
+            late,
+            suspect,
+        } => class != NodeClass::Synced || late || suspect,
+    }
 }
 
 /// A host other than the writer that answered writable and is not
@@ -457,6 +565,103 @@ pub(crate) fn galera_plan(
         backup,
         readers,
     }
+}
+
+/// How a node's [`GaleraPlan`] role and last probe show in its
+/// `HostHealth`: Healthy when it takes writes or reads; Down when its last
+/// probe failed (or proved it alive but not serving); Lagging when it
+/// answered but is not routed to (Donor, not Synced, behind, passed over);
+/// Unknown before its first probe.
+pub(crate) fn galera_health(routed: bool, failed: bool, probed: bool) -> HostHealth {
+    if routed {
+        HostHealth::Healthy
+    } else if failed {
+        HostHealth::Down
+    } else if probed {
+        HostHealth::Lagging
+    } else {
+        HostHealth::Unknown
+    }
+}
+
+/// What a Galera node's health change tells the application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HealthNews {
+    /// `Event::ReplicaRecovered`: it takes reads again.
+    Recovered,
+    /// `Event::ReplicaLagging`: it no longer takes reads.
+    Lagging,
+}
+
+/// Whether a node's health change is reported: not for the writer (its
+/// changes are `WriterChanged`), not before its first probe, and only a
+/// change into Healthy, or out of Healthy (or of Unknown, the first look)
+/// into anything else (Down after Lagging is the same news again).
+pub(crate) fn galera_health_news(
+    before: HostHealth,
+    after: HostHealth,
+    is_writer: bool,
+    probed: bool,
+) -> Option<HealthNews> {
+    if before == after || is_writer || !probed {
+        return None;
+    }
+    if after == HostHealth::Healthy {
+        Some(HealthNews::Recovered)
+    } else if before == HostHealth::Healthy || before == HostHealth::Unknown {
+        Some(HealthNews::Lagging)
+    } else {
+        None
+    }
+}
+
+/// Whether a node has just gone out (probed, judged [`NodeClass::Out`],
+/// and not out at the previous decision): its waiters fail, its idle
+/// connections go, its borrowed ones are cut, once per episode.
+pub(crate) fn galera_went_out(class: NodeClass, probed: bool, was_out: bool) -> bool {
+    probed && class == NodeClass::Out && !was_out
+}
+
+// ---------------------------------------------------------------------------
+// What a move may have lost (replication).
+
+/// GTIDs in `former` (a MariaDB GTID position, `domain-server-seq,...`)
+/// beyond what `writer` has in the same domain: `(ranges, count)`, e.g.
+/// `("0-1-121..0-1-150", 30)`. Sequence numbers count transactions within a
+/// domain. Empty when nothing is known to be missing.
+pub(crate) fn missing_gtids(former: &str, writer: &str) -> (String, u64) {
+    let parse = |s: &str| -> Vec<(u32, u32, u64)> {
+        s.split(',')
+            .filter_map(|g| {
+                let mut it = g.trim().splitn(3, '-');
+                Some((
+                    it.next()?.parse().ok()?,
+                    it.next()?.parse().ok()?,
+                    it.next()?.parse().ok()?,
+                ))
+            })
+            .collect()
+    };
+    let have = parse(writer);
+    let mut ranges = Vec::new();
+    let mut count = 0;
+    for (domain, server, seq) in parse(former) {
+        let had = have
+            .iter()
+            .filter(|(d, _, _)| *d == domain)
+            .map(|(_, _, s)| *s)
+            .max()
+            .unwrap_or(0);
+        if seq > had {
+            count += seq - had;
+            ranges.push(if seq == had + 1 {
+                format!("{domain}-{server}-{seq}")
+            } else {
+                format!("{domain}-{server}-{}..{domain}-{server}-{seq}", had + 1)
+            });
+        }
+    }
+    (ranges.join(","), count)
 }
 
 #[cfg(test)]
@@ -888,5 +1093,194 @@ mod tests {
             cur = plan(cur, nodes).writer;
         }
         assert_eq!(cur, Some(2), "each move only when the writer left");
+    }
+
+    #[test]
+    fn first_discovery_sequencing() {
+        use FirstStep::*;
+        let (g, r) = (Mode::Galera, Mode::Replication);
+        // (probed once, topology=, wsrep_on answers, step)
+        type Row<'a> = (&'a [bool], Option<Mode>, &'a [Option<bool>], FirstStep);
+        let table: &[Row] = &[
+            // A host not yet probed holds the first look back, whatever
+            // the others said (one ping_timeout at most).
+            (
+                &[true, false, true],
+                None,
+                &[Some(true), None, Some(true)],
+                Wait,
+            ),
+            (&[false, true], Some(r), &[None, Some(false)], Wait),
+            // Every host probed, nobody answered (all failed): no rule set
+            // yet, unless forced.
+            (&[true, true], None, &[None, None], Wait),
+            (
+                &[true, true],
+                Some(g),
+                &[None, None],
+                Discover {
+                    mode: g,
+                    detected: false,
+                },
+            ),
+            // Found out: Galera when every host that answered says wsrep_on.
+            (
+                &[true, true, true],
+                None,
+                &[Some(true), None, Some(true)],
+                Discover {
+                    mode: g,
+                    detected: true,
+                },
+            ),
+            (
+                &[true, true, true],
+                None,
+                &[Some(true), Some(false), Some(true)],
+                Discover {
+                    mode: r,
+                    detected: true,
+                },
+            ),
+            (
+                &[true, true],
+                None,
+                &[Some(false), Some(false)],
+                Discover {
+                    mode: r,
+                    detected: true,
+                },
+            ),
+            // Forced: the servers' word does not override topology=.
+            (
+                &[true, true],
+                Some(r),
+                &[Some(true), Some(true)],
+                Discover {
+                    mode: r,
+                    detected: false,
+                },
+            ),
+        ];
+        for (probed, known, on, want) in table {
+            assert_eq!(
+                first_step(probed, *known, on),
+                *want,
+                "{probed:?} {known:?} {on:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn rediscovery_needs_exactly_one_writable() {
+        assert_eq!(rediscover(&[]), Rediscovery::Nothing);
+        assert_eq!(rediscover(&[2]), Rediscovery::Follow(2));
+        assert_eq!(rediscover(&[0, 2]), Rediscovery::Split(vec![0, 2]));
+    }
+
+    #[test]
+    fn galera_health_and_its_news() {
+        use HostHealth::*;
+        // (routed, failed, probed, health)
+        let table: &[(bool, bool, bool, HostHealth)] = &[
+            (true, false, true, Healthy),
+            (false, true, true, Down),
+            (false, false, true, Lagging),
+            (false, false, false, Unknown),
+        ];
+        for &(routed, failed, probed, want) in table {
+            assert_eq!(galera_health(routed, failed, probed), want);
+        }
+        // (before, after, is writer, probed, news)
+        let news: &[(HostHealth, HostHealth, bool, bool, Option<HealthNews>)] = &[
+            (Unknown, Healthy, false, true, Some(HealthNews::Recovered)),
+            (Lagging, Healthy, false, true, Some(HealthNews::Recovered)),
+            (Healthy, Lagging, false, true, Some(HealthNews::Lagging)),
+            (Healthy, Down, false, true, Some(HealthNews::Lagging)),
+            // The first look finding a node Donor or down.
+            (Unknown, Lagging, false, true, Some(HealthNews::Lagging)),
+            // Lagging then down: no second report.
+            (Lagging, Down, false, true, None),
+            (Healthy, Healthy, false, true, None),
+            // The writer's moves are WriterChanged, not replica news.
+            (Lagging, Healthy, true, true, None),
+            (Healthy, Unknown, false, false, None),
+        ];
+        for &(b, a, w, p, want) in news {
+            assert_eq!(
+                galera_health_news(b, a, w, p),
+                want,
+                "{b:?} -> {a:?} writer={w}"
+            );
+        }
+        // Going out is news once per episode, and only after a probe.
+        assert!(galera_went_out(NodeClass::Out, true, false));
+        assert!(!galera_went_out(NodeClass::Out, true, true));
+        assert!(!galera_went_out(NodeClass::Out, false, false));
+        assert!(!galera_went_out(NodeClass::Donor, true, false));
+    }
+
+    #[test]
+    fn writer_seen_and_rule_6() {
+        use WriterSeen::*;
+        // (answered: Some(read_only), failed, late, seen, in doubt)
+        let table: &[(Option<bool>, bool, bool, WriterSeen, bool)] = &[
+            (Some(true), false, false, ReadOnly, true),
+            // A read-only answer outranks lateness of the next probe.
+            (Some(true), false, true, ReadOnly, true),
+            (None, true, false, Failed, true),
+            (None, true, true, Failed, true),
+            (Some(false), false, true, Late, true),
+            (None, false, true, Late, true), // an alive error, then late
+            (Some(false), false, false, Writable, false),
+            (None, false, false, Other, false), // an alive error, or not probed
+        ];
+        for &(answered, failed, late, seen, doubt) in table {
+            assert_eq!(
+                writer_seen(answered, failed, late),
+                seen,
+                "{answered:?} {failed} {late}"
+            );
+            assert_eq!(in_doubt(WriterDoubt::Replication(seen)), doubt, "{seen:?}");
+        }
+        assert!(in_doubt(WriterDoubt::NoWriter));
+        // (class, late, suspect, in doubt): ProxySQL/galeramon's healthy
+        // writer is Synced; anything else, a late probe or a borrower's
+        // 1047/1180 puts the monitor on the fast cadence.
+        let galera: &[(NodeClass, bool, bool, bool)] = &[
+            (NodeClass::Synced, false, false, false),
+            (NodeClass::Synced, true, false, true),
+            (NodeClass::Synced, false, true, true),
+            (NodeClass::Donor, false, false, true),
+            (NodeClass::Out, false, false, true),
+        ];
+        for &(class, late, suspect, doubt) in galera {
+            assert_eq!(
+                in_doubt(WriterDoubt::Galera {
+                    class,
+                    late,
+                    suspect
+                }),
+                doubt,
+                "{class:?} {late} {suspect}"
+            );
+        }
+    }
+
+    #[test]
+    fn missing_gtid_ranges() {
+        assert_eq!(
+            missing_gtids("0-1-150", "0-1-120"),
+            ("0-1-121..0-1-150".into(), 30)
+        );
+        assert_eq!(missing_gtids("0-1-121", "0-1-120"), ("0-1-121".into(), 1));
+        assert_eq!(missing_gtids("0-1-120", "0-1-120"), (String::new(), 0));
+        // The new writer wrote on: nothing the former had is missing.
+        assert_eq!(missing_gtids("0-1-120", "0-3-125"), (String::new(), 0));
+        assert_eq!(
+            missing_gtids("0-1-10,1-1-5", "0-1-10"),
+            ("1-1-1..1-1-5".into(), 5)
+        );
+        assert_eq!(missing_gtids("", "0-1-3"), (String::new(), 0));
     }
 }

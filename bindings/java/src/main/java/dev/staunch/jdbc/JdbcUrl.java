@@ -22,7 +22,9 @@ import java.util.Set;
  * (true: staunch's interpolate_params=false; MariaDB Connector/J's default,
  * false, is client-side interpolation: see {@link StaunchDataSource}),
  * rewriteBatchedStatements (true keeps interpolation, as in Connector/J,
- * where it turns useServerPrepStmts off; batches still run row by row), and any of staunch's
+ * where it turns useServerPrepStmts off; batches still run row by row),
+ * useCatalogTerm (CATALOG or SCHEMA: which JDBC term a database is, in
+ * {@link java.sql.DatabaseMetaData} and the connection's catalog and schema), and any of staunch's
  * own knobs by their names. Ignored (staunch's behaviour is fixed or the
  * property only tunes a driver staunch replaces): {@link #IGNORED}. Anything
  * else is an error naming the property, so that a setting is never silently
@@ -48,10 +50,22 @@ public final class JdbcUrl {
     public static final class Translated {
         private final String url;
         private final Map<String, String> knobs;
+        private final boolean schemaTerm;
 
         public Translated(String url, Map<String, String> knobs) {
+            this(url, knobs, false);
+        }
+
+        /** {@code schemaTerm}: {@code useCatalogTerm=SCHEMA} (a database is a JDBC schema, the catalog "def"). */
+        public Translated(String url, Map<String, String> knobs, boolean schemaTerm) {
             this.url = url;
             this.knobs = knobs;
+            this.schemaTerm = schemaTerm;
+        }
+
+        /** True for {@code useCatalogTerm=SCHEMA}, as MariaDB Connector/J 3.x names the option. */
+        public boolean schemaTerm() {
+            return schemaTerm;
         }
 
         public String url() {
@@ -71,17 +85,17 @@ public final class JdbcUrl {
                 return false;
             }
             Translated o = (Translated) other;
-            return Objects.equals(url, o.url) && Objects.equals(knobs, o.knobs);
+            return Objects.equals(url, o.url) && Objects.equals(knobs, o.knobs) && schemaTerm == o.schemaTerm;
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash(url, knobs);
+            return Objects.hash(url, knobs, schemaTerm);
         }
 
         @Override
         public String toString() {
-            return "Translated[url=" + url + ", knobs=" + knobs + "]";
+            return "Translated[url=" + url + ", knobs=" + knobs + (schemaTerm ? ", useCatalogTerm=SCHEMA" : "") + "]";
         }
     }
 
@@ -155,6 +169,7 @@ public final class JdbcUrl {
         Boolean serverPrep = null;
         boolean rewriteBatched = false;
         String sslMode = null;
+        boolean schemaTerm = false;
         if (query != null) {
             for (String pair : query.split("&")) {
                 if (pair.isEmpty()) {
@@ -219,6 +234,17 @@ public final class JdbcUrl {
                     case "rewritebatchedstatements":
                         rewriteBatched = bool(k, v);
                         break;
+                    case "usecatalogterm":
+                        // MariaDB Connector/J 3.x: CATALOG (the default) or SCHEMA, in any case.
+                        if (v.equalsIgnoreCase("schema")) {
+                            schemaTerm = true;
+                        } else if (v.equalsIgnoreCase("catalog")) {
+                            schemaTerm = false;
+                        } else {
+                            throw new SQLNonTransientException("jdbcUrl property " + k + "=" + v
+                                    + ": expected CATALOG or SCHEMA", "HY000");
+                        }
+                        break;
                     default: {
                         if (IGNORED.contains(lk)) {
                             continue;
@@ -230,7 +256,7 @@ public final class JdbcUrl {
                         throw new SQLNonTransientException("jdbcUrl property " + k + " is not supported by staunch "
                                 + "(mapped: user, password, connectTimeout, socketTimeout, useSSL, requireSSL, sslMode, "
                                 + "verifyServerCertificate, serverSslCert, trustCertificateKeyStoreUrl, sessionVariables, "
-                                + "useAffectedRows, localSocket, useServerPrepStmts, rewriteBatchedStatements, and "
+                                + "useAffectedRows, localSocket, useServerPrepStmts, rewriteBatchedStatements, useCatalogTerm, and "
                                 + "staunch's own knobs; ignored: " + IGNORED + ")", "HY000");
                     }
                 }
@@ -247,7 +273,7 @@ public final class JdbcUrl {
         } else if (ssl) {
             knobs.put("tls_mode", verify ? "verify_identity" : "required");
         }
-        return new Translated(url.toString(), knobs);
+        return new Translated(url.toString(), knobs, schemaTerm);
     }
 
     private static String decode(String s) throws SQLException {

@@ -12,6 +12,7 @@ import java.sql.NClob;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientException;
+import java.sql.SQLSyntaxErrorException;
 import java.sql.SQLType;
 import java.sql.Time;
 import java.sql.Timestamp;
@@ -32,12 +33,19 @@ import java.util.regex.Pattern;
  * {@link java.sql.PreparedStatement}. The procedure's own result sets are the
  * statement's results ({@link #getResultSet}, {@link #getMoreResults}). A
  * function call is {@code SELECT func(?, ...)}: parameter 1 is its value.
- * OUT parameters are read by index; by name is not supported.
+ * A parameter can also be named (the {@code String} overloads), as MariaDB
+ * Connector/J names them: the routine's parameter of that name, compared
+ * without case, at its position in {@code information_schema.PARAMETERS}
+ * (read once per statement); a function's value, position 0, has no name.
  */
 public class StaunchCallableStatement extends UnsupportedCallableStatement {
     private static final Pattern FUNCTION = Pattern.compile(
             "(?is)\\s*\\{?\\s*\\?\\s*=\\s*call\\s+([^(\\s]+)\\s*(\\(.*\\))?\\s*}?\\s*;?\\s*");
     private static final Pattern PROCEDURE = Pattern.compile("(?is)\\s*\\{?\\s*(call\\s+[^}]*?)\\s*}?\\s*;?\\s*");
+    /** The routine's name after CALL: {@code name}, {@code db.name}, either part in backquotes. */
+    private static final Pattern ROUTINE = Pattern.compile(
+            "(?s)\\s*(?:call\\s+)?((?:`(?:[^`]|``)*`|[^`\\s(.]+)(?:\\s*\\.\\s*(?:`(?:[^`]|``)*`|[^`\\s(.]+))?)\\s*(?:\\(.*)?",
+            Pattern.CASE_INSENSITIVE);
 
     /** Function call syntax: the JDBC parameter 1 is the return value, the SQL's placeholders are 2..n. */
     private final boolean function;
@@ -48,10 +56,16 @@ public class StaunchCallableStatement extends UnsupportedCallableStatement {
     /** For each JDBC index, its column in {@link #outValues} (from 1), or 0. */
     private int[] outColumn;
     private boolean lastWasNull;
+    /** The routine as written in the call ({@code name} or {@code db.name}). */
+    private final String routine;
+    /** The routine's parameter names by position (a function's value first, null), read on first use. */
+    private List<String> names;
 
-    private StaunchCallableStatement(StaunchConnection connection, String sql, boolean function) throws SQLException {
+    private StaunchCallableStatement(StaunchConnection connection, String sql, String routine, boolean function)
+            throws SQLException {
         super(connection, sql);
         this.function = function;
+        this.routine = routine;
         this.out = new boolean[paramCount + (function ? 1 : 0)];
     }
 
@@ -63,11 +77,12 @@ public class StaunchCallableStatement extends UnsupportedCallableStatement {
         Matcher f = FUNCTION.matcher(sql);
         if (f.matches()) {
             String args = f.group(2) == null ? "()" : f.group(2);
-            return new StaunchCallableStatement(connection, "SELECT " + f.group(1) + args, true);
+            return new StaunchCallableStatement(connection, "SELECT " + f.group(1) + args, f.group(1), true);
         }
         Matcher p = PROCEDURE.matcher(sql);
         if (p.matches()) {
-            return new StaunchCallableStatement(connection, p.group(1), false);
+            Matcher r = ROUTINE.matcher(p.group(1));
+            return new StaunchCallableStatement(connection, p.group(1), r.matches() ? r.group(1) : null, false);
         }
         throw new SQLNonTransientException("prepareCall takes \"CALL proc(?, ...)\", \"{call proc(?, ...)}\" or "
                 + "\"{? = call func(?, ...)}\", not: " + sql, "42000");
@@ -123,6 +138,8 @@ public class StaunchCallableStatement extends UnsupportedCallableStatement {
     }
 
     // ---- binding: the PreparedStatement setters, shifted by one for a function call ----
+    // (setBlob/setClob of a stream and setNCharacterStream are not overridden: the PreparedStatement
+    // ones call setBinaryStream/setCharacterStream, which shift; shifting here too would shift twice.)
 
     private int shifted(int i) throws SQLException {
         if (!function) {
@@ -169,11 +186,160 @@ public class StaunchCallableStatement extends UnsupportedCallableStatement {
     @Override public void setCharacterStream(int i, Reader x, int n) throws SQLException { super.setCharacterStream(shifted(i), x, n); }
     @Override public void setCharacterStream(int i, Reader x, long n) throws SQLException { super.setCharacterStream(shifted(i), x, n); }
     @Override public void setBlob(int i, Blob x) throws SQLException { super.setBlob(shifted(i), x); }
-    @Override public void setBlob(int i, InputStream x) throws SQLException { super.setBlob(shifted(i), x); }
-    @Override public void setBlob(int i, InputStream x, long n) throws SQLException { super.setBlob(shifted(i), x, n); }
     @Override public void setClob(int i, Clob x) throws SQLException { super.setClob(shifted(i), x); }
-    @Override public void setClob(int i, Reader x) throws SQLException { super.setClob(shifted(i), x); }
-    @Override public void setClob(int i, Reader x, long n) throws SQLException { super.setClob(shifted(i), x, n); }
+
+    // ---- parameters by name ---------------------------------------------
+
+    /** One part of a routine name, its backquotes removed. */
+    private static String unquote(String part) {
+        part = part.trim();
+        if (part.length() >= 2 && part.startsWith("`") && part.endsWith("`")) {
+            return part.substring(1, part.length() - 1).replace("``", "`");
+        }
+        return part;
+    }
+
+    /** The routine's parameter names in order, from information_schema (as Connector/J reads them). */
+    private List<String> names() throws SQLException {
+        if (names != null) {
+            return names;
+        }
+        if (routine == null) {
+            throw new SQLNonTransientException("parameters by name need a routine name after CALL: " + sql, "42000");
+        }
+        int dot = -1;
+        boolean quoted = false;
+        for (int k = 0; k < routine.length(); k++) {
+            char ch = routine.charAt(k);
+            if (ch == '`') {
+                quoted = !quoted;
+            } else if (ch == '.' && !quoted) {
+                dot = k;
+                break;
+            }
+        }
+        String db = dot < 0 ? null : unquote(routine.substring(0, dot));
+        String name = unquote(dot < 0 ? routine : routine.substring(dot + 1));
+        String query = "SELECT PARAMETER_NAME FROM information_schema.PARAMETERS WHERE SPECIFIC_SCHEMA = "
+                + (db == null ? "DATABASE()" : StaunchDatabaseMetaData.literal(db))
+                + " AND SPECIFIC_NAME = " + StaunchDatabaseMetaData.literal(name)
+                + " AND ROUTINE_TYPE = '" + (function ? "FUNCTION" : "PROCEDURE") + "' ORDER BY ORDINAL_POSITION";
+        List<String> found = new ArrayList<>();
+        try (Rows r = connection.conn.queryText(query)) {
+            while (r.next()) {
+                Object v = r.getObject(0);
+                found.add(v == null ? null : v.toString());
+            }
+        } catch (StaunchException e) {
+            throw SqlErrors.of(e);
+        }
+        names = found;
+        return names;
+    }
+
+    /** The JDBC index of the parameter named {@code name}: its position among the routine's parameters. */
+    private int index(String name) throws SQLException {
+        open();
+        if (name == null) {
+            throw new SQLSyntaxErrorException("parameter name cannot be null", "42000");
+        }
+        List<String> all = names();
+        for (int k = 0; k < all.size(); k++) {
+            if (name.equalsIgnoreCase(all.get(k))) {
+                if (all.size() != total()) {
+                    throw new SQLNonTransientException("parameter name " + name + ": a name maps to the routine's "
+                            + "parameter of that position, so every parameter of " + routine + " must be a ? "
+                            + "in the call (it has " + (function ? all.size() - 1 : all.size()) + ", the call "
+                            + (function ? total() - 1 : total()) + ")", "07009");
+                }
+                return k + 1;
+            }
+        }
+        List<String> named = new ArrayList<>();
+        for (String n : all) {
+            if (n != null) {
+                named.add(n);
+            }
+        }
+        throw new SQLSyntaxErrorException("parameter name " + name + " not found (" + routine
+                + (named.isEmpty() ? " has no named parameters" : "'s parameters: " + String.join(", ", named)) + ")",
+                "42000");
+    }
+
+    @Override public void registerOutParameter(String n, int t) throws SQLException { registerOutParameter(index(n), t); }
+    @Override public void registerOutParameter(String n, int t, int scale) throws SQLException { registerOutParameter(index(n), t, scale); }
+    @Override public void registerOutParameter(String n, int t, String type) throws SQLException { registerOutParameter(index(n), t, type); }
+    @Override public void registerOutParameter(String n, SQLType t) throws SQLException { registerOutParameter(index(n), t); }
+    @Override public void registerOutParameter(String n, SQLType t, int scale) throws SQLException { registerOutParameter(index(n), t, scale); }
+    @Override public void registerOutParameter(String n, SQLType t, String type) throws SQLException { registerOutParameter(index(n), t, type); }
+
+    @Override public void setNull(String n, int t) throws SQLException { setNull(index(n), t); }
+    @Override public void setNull(String n, int t, String type) throws SQLException { setNull(index(n), t, type); }
+    @Override public void setBoolean(String n, boolean x) throws SQLException { setBoolean(index(n), x); }
+    @Override public void setByte(String n, byte x) throws SQLException { setByte(index(n), x); }
+    @Override public void setShort(String n, short x) throws SQLException { setShort(index(n), x); }
+    @Override public void setInt(String n, int x) throws SQLException { setInt(index(n), x); }
+    @Override public void setLong(String n, long x) throws SQLException { setLong(index(n), x); }
+    @Override public void setFloat(String n, float x) throws SQLException { setFloat(index(n), x); }
+    @Override public void setDouble(String n, double x) throws SQLException { setDouble(index(n), x); }
+    @Override public void setBigDecimal(String n, BigDecimal x) throws SQLException { setBigDecimal(index(n), x); }
+    @Override public void setString(String n, String x) throws SQLException { setString(index(n), x); }
+    @Override public void setNString(String n, String x) throws SQLException { setNString(index(n), x); }
+    @Override public void setBytes(String n, byte[] x) throws SQLException { setBytes(index(n), x); }
+    @Override public void setDate(String n, Date x) throws SQLException { setDate(index(n), x); }
+    @Override public void setTime(String n, Time x) throws SQLException { setTime(index(n), x); }
+    @Override public void setTimestamp(String n, Timestamp x) throws SQLException { setTimestamp(index(n), x); }
+    @Override public void setDate(String n, Date x, Calendar c) throws SQLException { setDate(index(n), x, c); }
+    @Override public void setTime(String n, Time x, Calendar c) throws SQLException { setTime(index(n), x, c); }
+    @Override public void setTimestamp(String n, Timestamp x, Calendar c) throws SQLException { setTimestamp(index(n), x, c); }
+    @Override public void setObject(String n, Object x) throws SQLException { setObject(index(n), x); }
+    @Override public void setObject(String n, Object x, int t) throws SQLException { setObject(index(n), x, t); }
+    @Override public void setObject(String n, Object x, int t, int s) throws SQLException { setObject(index(n), x, t, s); }
+    @Override public void setObject(String n, Object x, SQLType t) throws SQLException { setObject(index(n), x, t); }
+    @Override public void setObject(String n, Object x, SQLType t, int s) throws SQLException { setObject(index(n), x, t, s); }
+    @Override public void setBinaryStream(String n, InputStream x) throws SQLException { setBinaryStream(index(n), x); }
+    @Override public void setBinaryStream(String n, InputStream x, int len) throws SQLException { setBinaryStream(index(n), x, len); }
+    @Override public void setBinaryStream(String n, InputStream x, long len) throws SQLException { setBinaryStream(index(n), x, len); }
+    @Override public void setAsciiStream(String n, InputStream x) throws SQLException { setAsciiStream(index(n), x); }
+    @Override public void setAsciiStream(String n, InputStream x, int len) throws SQLException { setAsciiStream(index(n), x, len); }
+    @Override public void setAsciiStream(String n, InputStream x, long len) throws SQLException { setAsciiStream(index(n), x, len); }
+    @Override public void setCharacterStream(String n, Reader x) throws SQLException { setCharacterStream(index(n), x); }
+    @Override public void setCharacterStream(String n, Reader x, int len) throws SQLException { setCharacterStream(index(n), x, len); }
+    @Override public void setCharacterStream(String n, Reader x, long len) throws SQLException { setCharacterStream(index(n), x, len); }
+    @Override public void setNCharacterStream(String n, Reader x) throws SQLException { setNCharacterStream(index(n), x); }
+    @Override public void setNCharacterStream(String n, Reader x, long len) throws SQLException { setNCharacterStream(index(n), x, len); }
+    @Override public void setBlob(String n, Blob x) throws SQLException { setBlob(index(n), x); }
+    @Override public void setBlob(String n, InputStream x) throws SQLException { setBlob(index(n), x); }
+    @Override public void setBlob(String n, InputStream x, long len) throws SQLException { setBlob(index(n), x, len); }
+    @Override public void setClob(String n, Clob x) throws SQLException { setClob(index(n), x); }
+    @Override public void setClob(String n, Reader x) throws SQLException { setClob(index(n), x); }
+    @Override public void setClob(String n, Reader x, long len) throws SQLException { setClob(index(n), x, len); }
+
+    @Override public String getString(String n) throws SQLException { return getString(index(n)); }
+    @Override public String getNString(String n) throws SQLException { return getNString(index(n)); }
+    @Override public boolean getBoolean(String n) throws SQLException { return getBoolean(index(n)); }
+    @Override public byte getByte(String n) throws SQLException { return getByte(index(n)); }
+    @Override public short getShort(String n) throws SQLException { return getShort(index(n)); }
+    @Override public int getInt(String n) throws SQLException { return getInt(index(n)); }
+    @Override public long getLong(String n) throws SQLException { return getLong(index(n)); }
+    @Override public float getFloat(String n) throws SQLException { return getFloat(index(n)); }
+    @Override public double getDouble(String n) throws SQLException { return getDouble(index(n)); }
+    @Override public BigDecimal getBigDecimal(String n) throws SQLException { return getBigDecimal(index(n)); }
+    @Override public byte[] getBytes(String n) throws SQLException { return getBytes(index(n)); }
+    @Override public Date getDate(String n) throws SQLException { return getDate(index(n)); }
+    @Override public Time getTime(String n) throws SQLException { return getTime(index(n)); }
+    @Override public Timestamp getTimestamp(String n) throws SQLException { return getTimestamp(index(n)); }
+    @Override public Date getDate(String n, Calendar c) throws SQLException { return getDate(index(n), c); }
+    @Override public Time getTime(String n, Calendar c) throws SQLException { return getTime(index(n), c); }
+    @Override public Timestamp getTimestamp(String n, Calendar c) throws SQLException { return getTimestamp(index(n), c); }
+    @Override public Object getObject(String n) throws SQLException { return getObject(index(n)); }
+    @Override public Object getObject(String n, Map<String, Class<?>> m) throws SQLException { return getObject(index(n), m); }
+    @Override public <T> T getObject(String n, Class<T> type) throws SQLException { return getObject(index(n), type); }
+    @Override public Blob getBlob(String n) throws SQLException { return getBlob(index(n)); }
+    @Override public Clob getClob(String n) throws SQLException { return getClob(index(n)); }
+    @Override public NClob getNClob(String n) throws SQLException { return getNClob(index(n)); }
+    @Override public Reader getCharacterStream(String n) throws SQLException { return getCharacterStream(index(n)); }
+    @Override public Reader getNCharacterStream(String n) throws SQLException { return getNCharacterStream(index(n)); }
 
     // ---- running --------------------------------------------------------
 

@@ -512,43 +512,65 @@ public class StaunchConnection extends UnsupportedConnection {
         return readOnly;
     }
 
+    /** True for {@code useCatalogTerm=SCHEMA}: a database is a JDBC schema, the catalog is "def". */
+    boolean schemaTerm() {
+        return ds.schemaTerm();
+    }
+
     /**
      * {@code USE c}: this connection's statements then default to database
      * {@code c}. The pool selects its own database again before the session
-     * is borrowed by anyone else.
+     * is borrowed by anyone else. Ignored under {@code useCatalogTerm=SCHEMA}
+     * (then {@link #setSchema} does it), as in MariaDB Connector/J.
      */
     @Override
     public void setCatalog(String c) throws SQLException {
         open();
-        if (c == null || c.equals(catalog)) {
-            return;
+        if (!schemaTerm()) {
+            use(c);
         }
-        try (Statement s = createStatement()) {
-            s.execute("USE `" + c.replace("`", "``") + "`");
-        }
-        catalog = c;
     }
 
+    /** The current database; "def" under {@code useCatalogTerm=SCHEMA} (as Connector/J). */
     @Override
     public String getCatalog() throws SQLException {
         open();
+        return schemaTerm() ? "def" : database();
+    }
+
+    /** {@code USE schema} under {@code useCatalogTerm=SCHEMA}; otherwise ignored (MySQL has no other schemas), as Connector/J. */
+    @Override
+    public void setSchema(String schema) throws SQLException {
+        open();
+        if (schemaTerm()) {
+            use(schema);
+        }
+    }
+
+    /** The current database under {@code useCatalogTerm=SCHEMA}, else null (as Connector/J). */
+    @Override
+    public String getSchema() throws SQLException {
+        open();
+        return schemaTerm() ? database() : null;
+    }
+
+    private void use(String db) throws SQLException {
+        if (db == null || db.equals(catalog)) {
+            return;
+        }
+        try (Statement s = createStatement()) {
+            s.execute("USE `" + db.replace("`", "``") + "`");
+        }
+        catalog = db;
+    }
+
+    private String database() throws SQLException {
         if (catalog == null) {
             try (Statement s = createStatement(); ResultSet r = s.executeQuery("SELECT DATABASE()")) {
                 catalog = r.next() ? r.getString(1) : null;
             }
         }
         return catalog;
-    }
-
-    @Override
-    public void setSchema(String schema) throws SQLException {
-        open(); // MySQL has no schemas apart from catalogs: ignored, as JDBC allows
-    }
-
-    @Override
-    public String getSchema() throws SQLException {
-        open();
-        return null;
     }
 
     @Override

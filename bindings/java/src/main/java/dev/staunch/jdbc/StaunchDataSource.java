@@ -74,6 +74,8 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
 
     private volatile Pool pool;
     private volatile boolean closed;
+    /** useCatalogTerm=SCHEMA in the JDBC URL (read when the pool opens). */
+    private volatile boolean schemaTerm;
     private ObjectName mbeanName;
     private final ReentrantLock suspendLock = new ReentrantLock();
     private final Condition resumed = suspendLock.newCondition();
@@ -228,6 +230,11 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
 
     // ---- the pool ------------------------------------------------------
 
+    /** True when the URL says {@code useCatalogTerm=SCHEMA}: a database is then a JDBC schema. */
+    boolean schemaTerm() {
+        return schemaTerm;
+    }
+
     /** Opens the pool now (else the first getConnection does). */
     public Pool open() throws SQLException {
         Pool p = pool;
@@ -240,6 +247,7 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
             }
             if (pool == null) {
                 JdbcUrl.Translated t = JdbcUrl.translate(jdbcUrl);
+                schemaTerm = t.schemaTerm();
                 Staunch.Builder b = Staunch.builder().url(t.url());
                 t.knobs().forEach(b::knob);
                 if (username != null) {

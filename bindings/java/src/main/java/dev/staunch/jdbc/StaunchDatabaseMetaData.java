@@ -421,13 +421,20 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
         return b.append("' USING utf8mb4)").toString();
     }
 
+    /** A query's WHERE clause, for this connection's catalog term. */
+    private Where where(String select) {
+        return new Where(select, connection.schemaTerm());
+    }
+
     /** A WHERE clause built condition by condition. */
     private static final class Where {
         private final StringBuilder sql;
+        private final boolean schemaTerm;
         private boolean first = true;
 
-        Where(String select) {
+        Where(String select, boolean schemaTerm) {
             sql = new StringBuilder(select);
+            this.schemaTerm = schemaTerm;
         }
 
         Where and(String condition) {
@@ -445,6 +452,18 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
                 return this;
             }
             return and(column + (db.isEmpty() ? " = DATABASE()" : " = " + literal(db)));
+        }
+
+        /**
+         * The database a method's arguments name: its catalog argument (exact), or under
+         * {@code useCatalogTerm=SCHEMA} its schema argument (a pattern when {@code pattern}; the
+         * catalog argument is then ignored, as Connector/J ignores it).
+         */
+        Where db(boolean pattern, String column, String catalog, String schema) {
+            if (!schemaTerm) {
+                return database(column, catalog);
+            }
+            return pattern ? pattern(column, schema) : database(column, schema);
         }
 
         /** A JDBC pattern ({@code %}, {@code _}, escaped by {@code \}); null or "%" places no condition. */
@@ -471,8 +490,30 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
         }
     }
 
+    private static final java.util.regex.Pattern CAT_COLUMNS = java.util.regex.Pattern.compile(
+            "([A-Z_.]*SCHEMA) (\\w*)_CAT, NULL (\\w*)_SCHEM\\b");
+    private static final java.util.regex.Pattern CAT_ORDER = java.util.regex.Pattern.compile(
+            "\\b(TABLE|PKTABLE|FKTABLE|PROCEDURE|FUNCTION)_CAT\\b");
+
+    /**
+     * Under {@code useCatalogTerm=SCHEMA}, as Connector/J: the database moves from the *_CAT column
+     * to the *_SCHEM one, the catalog column says "def", and the order follows the schema.
+     */
+    private String term(String sql) {
+        if (!connection.schemaTerm()) {
+            return sql;
+        }
+        String cols = CAT_COLUMNS.matcher(sql).replaceAll("'def' $2_CAT, $1 $3_SCHEM");
+        int order = cols.lastIndexOf(" ORDER BY ");
+        if (order < 0) {
+            return cols;
+        }
+        return cols.substring(0, order) + CAT_ORDER.matcher(cols.substring(order)).replaceAll("$1_SCHEM");
+    }
+
     /** Runs a catalog query; closing the result set closes its statement. */
     private ResultSet query(String sql) throws SQLException {
+        sql = term(sql);
         Statement s = connection.createStatement();
         try {
             s.closeOnCompletion();
@@ -538,17 +579,24 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
 
     @Override
     public ResultSet getCatalogs() throws SQLException {
+        if (connection.schemaTerm()) { // no catalogs to list (Connector/J answers none either)
+            return query("SELECT '' TABLE_CAT FROM DUAL WHERE 1 = 0");
+        }
         return query("SELECT SCHEMA_NAME TABLE_CAT FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME");
     }
 
     @Override
     public ResultSet getSchemas() throws SQLException {
-        return query("SELECT '' TABLE_SCHEM, '' TABLE_CATALOG FROM DUAL WHERE 1 = 0");
+        return getSchemas(null, null);
     }
 
     @Override
     public ResultSet getSchemas(String catalog, String schemaPattern) throws SQLException {
-        return getSchemas();
+        if (connection.schemaTerm()) {
+            return query(where("SELECT SCHEMA_NAME TABLE_SCHEM, 'def' TABLE_CATALOG FROM information_schema.SCHEMATA")
+                    .pattern("SCHEMA_NAME", schemaPattern).orderBy("SCHEMA_NAME"));
+        }
+        return query("SELECT '' TABLE_SCHEM, '' TABLE_CATALOG FROM DUAL WHERE 1 = 0");
     }
 
     @Override
@@ -568,10 +616,10 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
 
     @Override
     public ResultSet getTables(String catalog, String schemaPattern, String tableNamePattern, String[] types) throws SQLException {
-        Where w = new Where("SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, " + TABLE_TYPE + " TABLE_TYPE,"
+        Where w = where("SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, " + TABLE_TYPE + " TABLE_TYPE,"
                 + " TABLE_COMMENT REMARKS, NULL TYPE_CAT, NULL TYPE_SCHEM, NULL TYPE_NAME, NULL SELF_REFERENCING_COL_NAME,"
                 + " NULL REF_GENERATION FROM information_schema.TABLES")
-                .database("TABLE_SCHEMA", catalog)
+                .db(true, "TABLE_SCHEMA", catalog, schemaPattern)
                 .pattern("TABLE_NAME", tableNamePattern);
         if (types != null && types.length > 0) {
             StringBuilder in = new StringBuilder();
@@ -589,7 +637,7 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
 
     @Override
     public ResultSet getColumns(String catalog, String schemaPattern, String tableNamePattern, String columnNamePattern) throws SQLException {
-        return query(new Where("SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, COLUMN_NAME, "
+        return query(where("SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, COLUMN_NAME, "
                 + jdbcType("COLUMN_TYPE") + " DATA_TYPE, " + TYPE_NAME + " TYPE_NAME, " + COLUMN_SIZE + " COLUMN_SIZE,"
                 + " 65535 BUFFER_LENGTH,"
                 + " CONVERT(IF(DATA_TYPE = 'tinyint', 0, NUMERIC_SCALE), UNSIGNED INTEGER) DECIMAL_DIGITS,"
@@ -600,7 +648,7 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
                 + " IF(EXTRA = 'auto_increment', 'YES', 'NO') IS_AUTOINCREMENT,"
                 + " IF(EXTRA IN ('VIRTUAL', 'PERSISTENT', 'STORED', 'VIRTUAL GENERATED', 'STORED GENERATED'), 'YES', 'NO') IS_GENERATEDCOLUMN"
                 + " FROM information_schema.COLUMNS")
-                .database("TABLE_SCHEMA", catalog)
+                .db(true, "TABLE_SCHEMA", catalog, schemaPattern)
                 .pattern("TABLE_NAME", tableNamePattern)
                 .pattern("COLUMN_NAME", columnNamePattern)
                 .orderBy("TABLE_CAT, TABLE_NAME, ORDINAL_POSITION"));
@@ -611,10 +659,10 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
         if (table == null) {
             throw required("getPrimaryKeys", "table");
         }
-        return query(new Where("SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, COLUMN_NAME,"
+        return query(where("SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, COLUMN_NAME,"
                 + " SEQ_IN_INDEX KEY_SEQ, INDEX_NAME PK_NAME FROM information_schema.STATISTICS")
                 .and("INDEX_NAME = 'PRIMARY'")
-                .database("TABLE_SCHEMA", catalog)
+                .db(false, "TABLE_SCHEMA", catalog, schema)
                 .exact("TABLE_NAME", table)
                 .orderBy("COLUMN_NAME"));
     }
@@ -624,11 +672,11 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
         if (table == null) {
             throw required("getIndexInfo", "table");
         }
-        Where w = new Where("SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, NON_UNIQUE,"
-                + " TABLE_SCHEMA INDEX_QUALIFIER, INDEX_NAME, " + tableIndexOther + " TYPE, SEQ_IN_INDEX ORDINAL_POSITION,"
+        Where w = where("SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, NON_UNIQUE,"
+                + (connection.schemaTerm() ? " 'def'" : " TABLE_SCHEMA") + " INDEX_QUALIFIER, INDEX_NAME, " + tableIndexOther + " TYPE, SEQ_IN_INDEX ORDINAL_POSITION,"
                 + " COLUMN_NAME, COLLATION ASC_OR_DESC, CARDINALITY, NULL PAGES, NULL FILTER_CONDITION"
                 + " FROM information_schema.STATISTICS")
-                .database("TABLE_SCHEMA", catalog)
+                .db(false, "TABLE_SCHEMA", catalog, schema)
                 .exact("TABLE_NAME", table);
         if (unique) {
             w.and("NON_UNIQUE = 0");
@@ -658,7 +706,7 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
         if (table == null) {
             throw required("getImportedKeys", "table");
         }
-        return query(new Where(KEYS).database("KCU.TABLE_SCHEMA", catalog).exact("KCU.TABLE_NAME", table)
+        return query(where(KEYS).db(false, "KCU.TABLE_SCHEMA", catalog, schema).exact("KCU.TABLE_NAME", table)
                 .orderBy("PKTABLE_CAT, PKTABLE_NAME, KEY_SEQ"));
     }
 
@@ -667,14 +715,14 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
         if (table == null) {
             throw required("getExportedKeys", "table");
         }
-        return query(new Where(KEYS).database("KCU.REFERENCED_TABLE_SCHEMA", catalog).exact("KCU.REFERENCED_TABLE_NAME", table)
+        return query(where(KEYS).db(false, "KCU.REFERENCED_TABLE_SCHEMA", catalog, schema).exact("KCU.REFERENCED_TABLE_NAME", table)
                 .orderBy("FKTABLE_CAT, FKTABLE_NAME, KEY_SEQ"));
     }
 
     @Override
     public ResultSet getCrossReference(String parentCatalog, String parentSchema, String parentTable,
                                        String foreignCatalog, String foreignSchema, String foreignTable) throws SQLException {
-        Where w = new Where(KEYS).database("KCU.REFERENCED_TABLE_SCHEMA", parentCatalog).database("KCU.TABLE_SCHEMA", foreignCatalog);
+        Where w = where(KEYS).db(false, "KCU.REFERENCED_TABLE_SCHEMA", parentCatalog, parentSchema).db(false, "KCU.TABLE_SCHEMA", foreignCatalog, foreignSchema);
         if (parentTable != null) {
             w.exact("KCU.REFERENCED_TABLE_NAME", parentTable);
         }
@@ -693,15 +741,15 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
         if (table == null) {
             throw required("getBestRowIdentifier", "table");
         }
-        String noPk = new Where("SELECT 1 FROM information_schema.COLUMNS P").and("P.COLUMN_KEY = 'PRI'")
+        String noPk = where("SELECT 1 FROM information_schema.COLUMNS P").and("P.COLUMN_KEY = 'PRI'")
                 .and("P.TABLE_SCHEMA = C.TABLE_SCHEMA").and("P.TABLE_NAME = C.TABLE_NAME").toString();
-        Where w = new Where("SELECT " + bestRowSession + " SCOPE, COLUMN_NAME, " + jdbcType("COLUMN_TYPE") + " DATA_TYPE,"
+        Where w = where("SELECT " + bestRowSession + " SCOPE, COLUMN_NAME, " + jdbcType("COLUMN_TYPE") + " DATA_TYPE,"
                 + " DATA_TYPE TYPE_NAME, IF(NUMERIC_PRECISION IS NULL, CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION) COLUMN_SIZE,"
                 + " 0 BUFFER_LENGTH, NUMERIC_SCALE DECIMAL_DIGITS,"
                 + " IF(EXTRA IN ('VIRTUAL', 'PERSISTENT', 'STORED', 'VIRTUAL GENERATED', 'STORED GENERATED'), "
                 + bestRowPseudo + ", " + bestRowNotPseudo + ") PSEUDO_COLUMN FROM information_schema.COLUMNS C")
                 .and("(COLUMN_KEY = 'PRI' OR (COLUMN_KEY = 'UNI' AND NOT EXISTS (" + noPk + ")))")
-                .database("TABLE_SCHEMA", catalog)
+                .db(false, "TABLE_SCHEMA", catalog, schema)
                 .exact("TABLE_NAME", table);
         if (!nullable) {
             w.and("IS_NULLABLE = 'NO'");
@@ -715,22 +763,22 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
         if (table == null) {
             throw required("getVersionColumns", "table");
         }
-        return query(new Where("SELECT NULL SCOPE, COLUMN_NAME, " + jdbcType("COLUMN_TYPE") + " DATA_TYPE, "
+        return query(where("SELECT NULL SCOPE, COLUMN_NAME, " + jdbcType("COLUMN_TYPE") + " DATA_TYPE, "
                 + TYPE_NAME + " TYPE_NAME, " + COLUMN_SIZE + " COLUMN_SIZE, 65535 BUFFER_LENGTH,"
                 + " DATETIME_PRECISION DECIMAL_DIGITS, " + versionColumnNotPseudo + " PSEUDO_COLUMN FROM information_schema.COLUMNS")
                 .and("EXTRA LIKE '%on update%'")
-                .database("TABLE_SCHEMA", catalog)
+                .db(false, "TABLE_SCHEMA", catalog, schema)
                 .exact("TABLE_NAME", table)
                 .orderBy("ORDINAL_POSITION"));
     }
 
     @Override
     public ResultSet getProcedures(String catalog, String schemaPattern, String procedureNamePattern) throws SQLException {
-        return query(new Where("SELECT ROUTINE_SCHEMA PROCEDURE_CAT, NULL PROCEDURE_SCHEM, ROUTINE_NAME PROCEDURE_NAME,"
+        return query(where("SELECT ROUTINE_SCHEMA PROCEDURE_CAT, NULL PROCEDURE_SCHEM, ROUTINE_NAME PROCEDURE_NAME,"
                 + " NULL RESERVED1, NULL RESERVED2, NULL RESERVED3, ROUTINE_COMMENT REMARKS,"
                 + " CASE ROUTINE_TYPE WHEN 'FUNCTION' THEN " + procedureReturnsResult + " WHEN 'PROCEDURE' THEN " + procedureNoResult
                 + " ELSE " + procedureResultUnknown + " END PROCEDURE_TYPE, SPECIFIC_NAME FROM information_schema.ROUTINES")
-                .database("ROUTINE_SCHEMA", catalog)
+                .db(true, "ROUTINE_SCHEMA", catalog, schemaPattern)
                 .pattern("ROUTINE_NAME", procedureNamePattern)
                 .orderBy("PROCEDURE_CAT, PROCEDURE_NAME, SPECIFIC_NAME"));
     }
@@ -743,7 +791,7 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
 
     @Override
     public ResultSet getProcedureColumns(String catalog, String schemaPattern, String procedureNamePattern, String columnNamePattern) throws SQLException {
-        return query(new Where("SELECT SPECIFIC_SCHEMA PROCEDURE_CAT, NULL PROCEDURE_SCHEM, SPECIFIC_NAME PROCEDURE_NAME,"
+        return query(where("SELECT SPECIFIC_SCHEMA PROCEDURE_CAT, NULL PROCEDURE_SCHEM, SPECIFIC_NAME PROCEDURE_NAME,"
                 + " PARAMETER_NAME COLUMN_NAME, CASE PARAMETER_MODE WHEN 'IN' THEN " + procedureColumnIn
                 + " WHEN 'OUT' THEN " + procedureColumnOut + " WHEN 'INOUT' THEN " + procedureColumnInOut
                 + " ELSE IF(PARAMETER_MODE IS NULL, " + procedureColumnReturn + ", " + procedureColumnUnknown + ") END COLUMN_TYPE, "
@@ -753,7 +801,7 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
                 + " ELSE NUMERIC_SCALE END `SCALE`, 10 RADIX, " + procedureNullableUnknown + " NULLABLE, NULL REMARKS,"
                 + " NULL COLUMN_DEF, 0 SQL_DATA_TYPE, 0 SQL_DATETIME_SUB, CHARACTER_OCTET_LENGTH CHAR_OCTET_LENGTH,"
                 + " ORDINAL_POSITION, '' IS_NULLABLE, SPECIFIC_NAME FROM information_schema.PARAMETERS")
-                .database("SPECIFIC_SCHEMA", catalog)
+                .db(true, "SPECIFIC_SCHEMA", catalog, schemaPattern)
                 .pattern("SPECIFIC_NAME", procedureNamePattern)
                 .pattern("PARAMETER_NAME", columnNamePattern)
                 .orderBy("SPECIFIC_SCHEMA, SPECIFIC_NAME, ORDINAL_POSITION"));
@@ -761,17 +809,17 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
 
     @Override
     public ResultSet getFunctions(String catalog, String schemaPattern, String functionNamePattern) throws SQLException {
-        return query(new Where("SELECT ROUTINE_SCHEMA FUNCTION_CAT, NULL FUNCTION_SCHEM, ROUTINE_NAME FUNCTION_NAME,"
+        return query(where("SELECT ROUTINE_SCHEMA FUNCTION_CAT, NULL FUNCTION_SCHEM, ROUTINE_NAME FUNCTION_NAME,"
                 + " ROUTINE_COMMENT REMARKS, " + functionNoTable + " FUNCTION_TYPE, SPECIFIC_NAME FROM information_schema.ROUTINES")
                 .and("ROUTINE_TYPE = 'FUNCTION'")
-                .database("ROUTINE_SCHEMA", catalog)
+                .db(true, "ROUTINE_SCHEMA", catalog, schemaPattern)
                 .pattern("ROUTINE_NAME", functionNamePattern)
                 .orderBy("FUNCTION_CAT, FUNCTION_NAME, SPECIFIC_NAME"));
     }
 
     @Override
     public ResultSet getFunctionColumns(String catalog, String schemaPattern, String functionNamePattern, String columnNamePattern) throws SQLException {
-        return query(new Where("SELECT SPECIFIC_SCHEMA FUNCTION_CAT, NULL FUNCTION_SCHEM, SPECIFIC_NAME FUNCTION_NAME,"
+        return query(where("SELECT SPECIFIC_SCHEMA FUNCTION_CAT, NULL FUNCTION_SCHEM, SPECIFIC_NAME FUNCTION_NAME,"
                 + " PARAMETER_NAME COLUMN_NAME, CASE PARAMETER_MODE WHEN 'IN' THEN " + functionColumnIn
                 + " WHEN 'OUT' THEN " + functionColumnOut + " WHEN 'INOUT' THEN " + functionColumnInOut
                 + " ELSE " + functionReturn + " END COLUMN_TYPE, " + jdbcType("DTD_IDENTIFIER") + " DATA_TYPE,"
@@ -779,7 +827,7 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
                 + " 10 RADIX, " + functionNullableUnknown + " NULLABLE, NULL REMARKS, CHARACTER_OCTET_LENGTH CHAR_OCTET_LENGTH,"
                 + " ORDINAL_POSITION, '' IS_NULLABLE, SPECIFIC_NAME FROM information_schema.PARAMETERS")
                 .and("ROUTINE_TYPE = 'FUNCTION'")
-                .database("SPECIFIC_SCHEMA", catalog)
+                .db(true, "SPECIFIC_SCHEMA", catalog, schemaPattern)
                 .pattern("SPECIFIC_NAME", functionNamePattern)
                 .pattern("PARAMETER_NAME", columnNamePattern)
                 .orderBy("FUNCTION_CAT, FUNCTION_NAME, SPECIFIC_NAME, ORDINAL_POSITION"));
@@ -787,9 +835,9 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
 
     @Override
     public ResultSet getTablePrivileges(String catalog, String schemaPattern, String tableNamePattern) throws SQLException {
-        return query(new Where("SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, NULL GRANTOR, GRANTEE,"
+        return query(where("SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, NULL GRANTOR, GRANTEE,"
                 + " PRIVILEGE_TYPE PRIVILEGE, IS_GRANTABLE FROM information_schema.TABLE_PRIVILEGES")
-                .database("TABLE_SCHEMA", catalog)
+                .db(true, "TABLE_SCHEMA", catalog, schemaPattern)
                 .pattern("TABLE_NAME", tableNamePattern)
                 .orderBy("TABLE_CAT, TABLE_NAME, PRIVILEGE"));
     }
@@ -799,9 +847,9 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
         if (table == null) {
             throw required("getColumnPrivileges", "table");
         }
-        return query(new Where("SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, COLUMN_NAME, NULL GRANTOR,"
+        return query(where("SELECT TABLE_SCHEMA TABLE_CAT, NULL TABLE_SCHEM, TABLE_NAME, COLUMN_NAME, NULL GRANTOR,"
                 + " GRANTEE, PRIVILEGE_TYPE PRIVILEGE, IS_GRANTABLE FROM information_schema.COLUMN_PRIVILEGES")
-                .database("TABLE_SCHEMA", catalog)
+                .db(false, "TABLE_SCHEMA", catalog, schema)
                 .exact("TABLE_NAME", table)
                 .pattern("COLUMN_NAME", columnNamePattern)
                 .orderBy("COLUMN_NAME, PRIVILEGE"));

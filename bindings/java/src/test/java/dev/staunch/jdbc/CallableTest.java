@@ -143,6 +143,67 @@ class CallableTest {
         }
     }
 
+    /**
+     * conf: OUT parameters by name, beside MariaDB Connector/J 3.5.7 on the same server. A name
+     * maps to the routine's parameter of that name (case-insensitively) by its position in
+     * information_schema.PARAMETERS; a function's value (position 0, no name) is parameter 1.
+     * An unknown name and a null one are refused as Connector/J refuses them.
+     */
+    @Test
+    void out_parameters_by_name_as_connector_j() throws Exception {
+        for (javax.sql.DataSource d : new javax.sql.DataSource[] {ds, ToolsTest.connectorJ("staunch_test")}) {
+            String who = d == ds ? "staunch" : "Connector/J";
+            try (Connection c = d.getConnection(); CallableStatement cs = c.prepareCall("{call cs_inout(?, ?, ?, ?)}")) {
+                cs.setInt("a", 21);
+                cs.registerOutParameter("doubled", Types.INTEGER);
+                cs.setBigDecimal("ACC", new BigDecimal("0.1000"));
+                cs.registerOutParameter("acc", Types.DECIMAL);
+                cs.registerOutParameter("Label", Types.VARCHAR);
+                cs.execute();
+                assertEquals(42, cs.getInt("doubled"), who);
+                assertFalse(cs.wasNull(), who);
+                assertEquals(new BigDecimal("21.1000"), cs.getBigDecimal("acc"), who);
+                assertEquals("n=21", cs.getString("LABEL"), who);
+                assertEquals(42L, cs.getObject("doubled", Long.class), who);
+                // By name and by index are the same parameters.
+                assertEquals(cs.getInt(2), cs.getInt("doubled"), who);
+                assertEquals(cs.getString(4), cs.getString("label"), who);
+                SQLException unknown = assertThrows(SQLException.class, () -> cs.getInt("nope"), who);
+                assertTrue(unknown.getMessage().contains("nope"), who + ": " + unknown.getMessage());
+                SQLException unknownSet = assertThrows(SQLException.class, () -> cs.setInt("nope", 1), who);
+                assertTrue(unknownSet.getMessage().contains("nope"), who + ": " + unknownSet.getMessage());
+                SQLException unknownOut = assertThrows(SQLException.class,
+                        () -> cs.registerOutParameter("nope", Types.INTEGER), who);
+                assertTrue(unknownOut.getMessage().contains("nope"), who + ": " + unknownOut.getMessage());
+                // Connector/J: SQLSyntaxErrorException, 42000, "parameter name nope not found".
+                assertInstanceOf(java.sql.SQLSyntaxErrorException.class, unknown, who);
+                assertEquals("42000", unknown.getSQLState(), who);
+                SQLException none = assertThrows(SQLException.class, () -> cs.getInt((String) null), who);
+                assertInstanceOf(java.sql.SQLSyntaxErrorException.class, none, who);
+                assertEquals("42000", none.getSQLState(), who);
+                assertTrue(none.getMessage().contains("null"), who + ": " + none.getMessage());
+                assertThrows(SQLException.class, () -> cs.getInt("a"), who + ": a is IN");
+            }
+            try (Connection c = d.getConnection(); CallableStatement cs = c.prepareCall("{? = call cs_hello(?)}")) {
+                cs.registerOutParameter(1, Types.VARCHAR);
+                cs.setString("who", "by name");
+                cs.execute();
+                assertEquals("hello by name", cs.getString(1), who);
+                cs.setClob("who", new java.io.StringReader("a reader"));
+                cs.execute();
+                assertEquals("hello a reader", cs.getString(1), who);
+                assertThrows(SQLException.class, () -> cs.setString("nope", "x"), who);
+            }
+            try (Connection c = d.getConnection(); CallableStatement cs = c.prepareCall("call cs_null(?)")) {
+                cs.registerOutParameter("x", Types.INTEGER);
+                cs.execute();
+                assertEquals(0, cs.getInt("x"), who);
+                assertTrue(cs.wasNull(), who);
+                assertNull(cs.getObject("x"), who);
+            }
+        }
+    }
+
     @Test
     void errors_are_clear() throws SQLException {
         try (Connection c = ds.getConnection()) {

@@ -130,8 +130,11 @@ class MetaDataTest {
 
     @Test
     void every_no_argument_method_answers_as_connector_j() throws Exception {
-        DatabaseMetaData a = st.getMetaData();
-        DatabaseMetaData b = cj.getMetaData();
+        compareNoArgumentMethods(st.getMetaData(), cj.getMetaData(), ALLOWED);
+    }
+
+    /** Every no-argument method of {@code a} (staunch) against {@code b} (Connector/J); {@code allowed}: the differences allowed. */
+    static void compareNoArgumentMethods(DatabaseMetaData a, DatabaseMetaData b, Map<String, String> allowed) {
         Map<String, String> differ = new TreeMap<>();
         int equal = 0;
         int compared = 0;
@@ -155,11 +158,11 @@ class MetaDataTest {
         }
         System.out.println("MetaDataTest: " + compared + " no-argument methods, " + equal + " equal, "
                 + differ.size() + " allowed differences:");
-        differ.forEach((k, v) -> System.out.println("  " + k + ": " + v + " -- " + ALLOWED.getOrDefault(k, "NOT ALLOWED")));
+        differ.forEach((k, v) -> System.out.println("  " + k + ": " + v + " -- " + allowed.getOrDefault(k, "NOT ALLOWED")));
         Map<String, String> unexpected = new TreeMap<>(differ);
-        unexpected.keySet().removeAll(ALLOWED.keySet());
+        unexpected.keySet().removeAll(allowed.keySet());
         assertEquals(Map.of(), unexpected, "differences not in the allowed list");
-        List<String> stale = new ArrayList<>(ALLOWED.keySet());
+        List<String> stale = new ArrayList<>(allowed.keySet());
         stale.removeAll(differ.keySet());
         assertEquals(List.of(), stale, "allowed differences that no longer differ");
         assertTrue(compared > 130, "compared " + compared);
@@ -219,53 +222,58 @@ class MetaDataTest {
         }
     }
 
-    static Map<String, Call> calls() {
+    /** The catalog calls, naming the test database as catalog {@code cat} or schema {@code sch} (the other null). */
+    static Map<String, Call> calls(String cat, String sch) {
         Map<String, Call> c = new LinkedHashMap<>();
         c.put("getCatalogs", md -> md.getCatalogs());
         c.put("getSchemas", md -> md.getSchemas());
-        c.put("getSchemas(cat,%)", md -> md.getSchemas(DB, "%"));
+        c.put("getSchemas(cat,%)", md -> md.getSchemas(cat, sch == null ? "%" : "meta\\_%"));
         c.put("getTableTypes", md -> md.getTableTypes());
-        c.put("getTables", md -> md.getTables(DB, null, "%", null));
-        c.put("getTables(TABLE)", md -> md.getTables(DB, null, "%", new String[] {"TABLE"}));
-        c.put("getTables(VIEW,pattern)", md -> md.getTables(DB, null, "parent%", new String[] {"VIEW"}));
-        c.put("getTables(escaped _)", md -> md.getTables(DB, null, "uniq\\_only", null));
-        c.put("getTables(quote)", md -> md.getTables(DB, null, "odd_na'me", null));
-        c.put("getColumns", md -> md.getColumns(DB, null, "%", "%"));
-        c.put("getColumns(child,d%)", md -> md.getColumns(DB, null, "child", "d%"));
-        c.put("getColumns(backslash)", md -> md.getColumns(DB, null, "odd\\_na'me", "co\\\\l"));
-        c.put("getPrimaryKeys", md -> md.getPrimaryKeys(DB, null, "child"));
-        c.put("getPrimaryKeys(parent)", md -> md.getPrimaryKeys(DB, null, "parent"));
-        c.put("getIndexInfo", md -> md.getIndexInfo(DB, null, "parent", false, true));
-        c.put("getIndexInfo(unique)", md -> md.getIndexInfo(DB, null, "parent", true, true));
-        c.put("getImportedKeys", md -> md.getImportedKeys(DB, null, "child"));
-        c.put("getExportedKeys", md -> md.getExportedKeys(DB, null, "parent"));
-        c.put("getCrossReference", md -> md.getCrossReference(DB, null, "parent", DB, null, "child"));
-        c.put("getBestRowIdentifier", md -> md.getBestRowIdentifier(DB, null, "child", DatabaseMetaData.bestRowSession, true));
-        c.put("getBestRowIdentifier(unique)", md -> md.getBestRowIdentifier(DB, null, "uniq_only", DatabaseMetaData.bestRowSession, false));
-        c.put("getVersionColumns", md -> md.getVersionColumns(DB, null, "child"));
-        c.put("getProcedures", md -> md.getProcedures(DB, null, "%"));
-        c.put("getProcedureColumns", md -> md.getProcedureColumns(DB, null, "add_to", "%"));
-        c.put("getFunctions", md -> md.getFunctions(DB, null, "%"));
-        c.put("getFunctionColumns", md -> md.getFunctionColumns(DB, null, "twice", "%"));
-        c.put("getTablePrivileges", md -> md.getTablePrivileges(DB, null, "%"));
-        c.put("getColumnPrivileges", md -> md.getColumnPrivileges(DB, null, "parent", "%"));
+        c.put("getTables", md -> md.getTables(cat, sch, "%", null));
+        c.put("getTables(TABLE)", md -> md.getTables(cat, sch, "%", new String[] {"TABLE"}));
+        c.put("getTables(VIEW,pattern)", md -> md.getTables(cat, sch, "parent%", new String[] {"VIEW"}));
+        c.put("getTables(escaped _)", md -> md.getTables(cat, sch, "uniq\\_only", null));
+        c.put("getTables(quote)", md -> md.getTables(cat, sch, "odd_na'me", null));
+        c.put("getColumns", md -> md.getColumns(cat, sch, "%", "%"));
+        c.put("getColumns(child,d%)", md -> md.getColumns(cat, sch, "child", "d%"));
+        c.put("getColumns(backslash)", md -> md.getColumns(cat, sch, "odd\\_na'me", "co\\\\l"));
+        c.put("getPrimaryKeys", md -> md.getPrimaryKeys(cat, sch, "child"));
+        c.put("getPrimaryKeys(parent)", md -> md.getPrimaryKeys(cat, sch, "parent"));
+        c.put("getIndexInfo", md -> md.getIndexInfo(cat, sch, "parent", false, true));
+        c.put("getIndexInfo(unique)", md -> md.getIndexInfo(cat, sch, "parent", true, true));
+        c.put("getImportedKeys", md -> md.getImportedKeys(cat, sch, "child"));
+        c.put("getExportedKeys", md -> md.getExportedKeys(cat, sch, "parent"));
+        c.put("getCrossReference", md -> md.getCrossReference(cat, sch, "parent", cat, sch, "child"));
+        c.put("getBestRowIdentifier", md -> md.getBestRowIdentifier(cat, sch, "child", DatabaseMetaData.bestRowSession, true));
+        c.put("getBestRowIdentifier(unique)", md -> md.getBestRowIdentifier(cat, sch, "uniq_only", DatabaseMetaData.bestRowSession, false));
+        c.put("getVersionColumns", md -> md.getVersionColumns(cat, sch, "child"));
+        c.put("getProcedures", md -> md.getProcedures(cat, sch, "%"));
+        c.put("getProcedureColumns", md -> md.getProcedureColumns(cat, sch, "add_to", "%"));
+        c.put("getFunctions", md -> md.getFunctions(cat, sch, "%"));
+        c.put("getFunctionColumns", md -> md.getFunctionColumns(cat, sch, "twice", "%"));
+        c.put("getTablePrivileges", md -> md.getTablePrivileges(cat, sch, "%"));
+        c.put("getColumnPrivileges", md -> md.getColumnPrivileges(cat, sch, "parent", "%"));
         c.put("getClientInfoProperties", md -> md.getClientInfoProperties());
-        c.put("getUDTs", md -> md.getUDTs(DB, null, "%", null));
-        c.put("getSuperTypes", md -> md.getSuperTypes(DB, null, "%"));
-        c.put("getSuperTables", md -> md.getSuperTables(DB, null, "%"));
-        c.put("getAttributes", md -> md.getAttributes(DB, null, "%", "%"));
-        c.put("getPseudoColumns", md -> md.getPseudoColumns(DB, null, "%", "%"));
+        c.put("getUDTs", md -> md.getUDTs(cat, sch, "%", null));
+        c.put("getSuperTypes", md -> md.getSuperTypes(cat, sch, "%"));
+        c.put("getSuperTables", md -> md.getSuperTables(cat, sch, "%"));
+        c.put("getAttributes", md -> md.getAttributes(cat, sch, "%", "%"));
+        c.put("getPseudoColumns", md -> md.getPseudoColumns(cat, sch, "%", "%"));
         c.put("getTypeInfo", md -> md.getTypeInfo());
         return c;
     }
 
     @Test
     void every_catalog_method_returns_connector_js_result_set() throws Exception {
-        DatabaseMetaData a = st.getMetaData();
-        DatabaseMetaData b = cj.getMetaData();
+        compareCatalogMethods(st.getMetaData(), cj.getMetaData(), calls(DB, null), ALLOWED_RESULTS);
+    }
+
+    /** Each catalog call's result set from {@code a} (staunch) against {@code b}'s (Connector/J). */
+    static void compareCatalogMethods(DatabaseMetaData a, DatabaseMetaData b, Map<String, Call> calls,
+                                      Map<String, String> allowedResults) throws SQLException {
         List<String> equal = new ArrayList<>();
         Map<String, String> differ = new TreeMap<>();
-        for (Map.Entry<String, Call> e : calls().entrySet()) {
+        for (Map.Entry<String, Call> e : calls.entrySet()) {
             String name = e.getKey();
             Table x = read(e.getValue().on(a));
             Table y = read(e.getValue().on(b));
@@ -277,18 +285,18 @@ class MetaDataTest {
             String detail = !x.labels().equals(y.labels()) ? "labels: staunch " + x.labels() + ", Connector/J " + y.labels()
                     : "rows: staunch " + x.rows() + "\n    Connector/J " + y.rows();
             differ.put(name, detail);
-            if (!ALLOWED_RESULTS.containsKey(base)) {
+            if (!allowedResults.containsKey(base)) {
                 System.out.println("  " + name + " differs: " + detail);
             }
         }
-        System.out.println("MetaDataTest: " + calls().size() + " catalog calls, " + equal.size() + " equal, "
+        System.out.println("MetaDataTest: " + calls.size() + " catalog calls, " + equal.size() + " equal, "
                 + differ.size() + " allowed differences:");
         differ.keySet().forEach(k -> System.out.println("  " + k + " -- "
-                + ALLOWED_RESULTS.getOrDefault(k.replaceAll("\\(.*", ""), "NOT ALLOWED")));
+                + allowedResults.getOrDefault(k.replaceAll("\\(.*", ""), "NOT ALLOWED")));
         for (String k : differ.keySet()) {
-            assertTrue(ALLOWED_RESULTS.containsKey(k.replaceAll("\\(.*", "")), k + " differs: " + differ.get(k));
+            assertTrue(allowedResults.containsKey(k.replaceAll("\\(.*", "")), k + " differs: " + differ.get(k));
         }
-        for (String k : ALLOWED_RESULTS.keySet()) {
+        for (String k : allowedResults.keySet()) {
             assertTrue(differ.containsKey(k), k + " is listed as allowed to differ but is equal");
         }
     }

@@ -35,10 +35,6 @@ import org.hibernate.boot.registry.StandardServiceRegistryBuilder;
 import org.hibernate.dialect.Dialect;
 import org.hibernate.dialect.MariaDBDialect;
 import org.hibernate.engine.spi.SessionFactoryImplementor;
-import org.jooq.DSLContext;
-import org.jooq.Record;
-import org.jooq.SQLDialect;
-import org.jooq.impl.DSL;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -53,7 +49,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The tools a Spring-era service runs at start-up, each with its usual set-up
  * on StaunchDataSource against the test kit's server: Flyway, Liquibase,
- * Hibernate (dialect detected from the metadata), jOOQ. And a database
+ * Hibernate (dialect detected from the metadata); jOOQ is in {@link JooqTest}
+ * (it needs Java 21). And a database
  * migrated through Connector/J and then through staunch: the tools must find
  * their own history (no second history table).
  */
@@ -332,44 +329,6 @@ class ToolsTest {
             }
         } finally {
             drop("tool_hibernate");
-        }
-    }
-
-    // ---- jOOQ ----
-
-    @Test
-    void jooq_queries_and_reads_the_catalog() throws Exception {
-        try (StaunchDataSource ds = fresh("tool_jooq")) {
-            DSLContext ctx = DSL.using(ds, SQLDialect.MARIADB);
-            ctx.createTable("book").column("id", org.jooq.impl.SQLDataType.INTEGER.generatedByDefaultAsIdentity())
-                    .column("title", org.jooq.impl.SQLDataType.VARCHAR(100).notNull())
-                    .column("price", org.jooq.impl.SQLDataType.DECIMAL(10, 2))
-                    .constraints(DSL.primaryKey("id")).execute();
-            ctx.insertInto(DSL.table("book"), DSL.field("title"), DSL.field("price"))
-                    .values("Dune", new BigDecimal("9.99")).values("Emma", new BigDecimal("5.00")).execute();
-            org.jooq.Result<? extends Record> rows = ctx.select(DSL.field("title"), DSL.field("price", BigDecimal.class))
-                    .from("book").where(DSL.field("price", BigDecimal.class).gt(new BigDecimal("6"))).fetch();
-            assertEquals(1, rows.size());
-            assertEquals("Dune", rows.get(0).get(0));
-            assertEquals(new BigDecimal("9.99"), rows.get(0).get(1));
-            // A transaction that fails rolls back; a batch; a lazy cursor.
-            assertThrows(RuntimeException.class, () -> ctx.transaction(cfg -> {
-                DSL.using(cfg).insertInto(DSL.table("book"), DSL.field("title")).values("Rolled back").execute();
-                throw new IllegalStateException("abort");
-            }));
-            ctx.batch(ctx.insertInto(DSL.table("book"), DSL.field("title"), DSL.field("price")).values((String) null, (BigDecimal) null))
-                    .bind("Ulysses", new BigDecimal("1.50")).bind("Walden", new BigDecimal("2.25")).execute();
-            try (org.jooq.Cursor<Record> c = ctx.resultQuery("SELECT title FROM book ORDER BY id").fetchLazy()) {
-                List<Object> titles = new ArrayList<>();
-                for (Record r : c) {
-                    titles.add(r.get(0));
-                }
-                assertEquals(List.of("Dune", "Emma", "Ulysses", "Walden"), titles);
-            }
-            // (jOOQ 3.21's ctx.meta() for MARIADB queries information_schema.COLUMNS.IS_SYSTEM_TIME_PERIOD_START,
-            // which MariaDB 10.11 lacks: the server refuses that SQL whatever the driver, so it is not tried here.)
-        } finally {
-            drop("tool_jooq");
         }
     }
 }

@@ -25,7 +25,11 @@ use crate::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SETUP};
 use staunch_testkit::mariadb::{APP_PASS, APP_USER, DB_NAME};
 use staunch_testkit::{MariaDb, Mode, Proxy, Topology, TopologyOpts};
 
+pub mod galera;
+
 pub struct Options {
+    /// The Galera part instead of the fixed sequence (`--galera`).
+    pub galera: bool,
     pub url: Option<String>,
     pub json: Option<PathBuf>,
     pub soak: Option<Duration>,
@@ -756,6 +760,9 @@ fn fmt_hold(d: Duration) -> String {
 }
 
 pub fn run(o: Options) -> u8 {
+    if o.galera {
+        return galera::run(o.threads, o.quiet);
+    }
     // Before any thread: the soak's resident-memory figure should be the
     // pool's, not glibc's per-thread arena retention.
     let arenas_capped = o.soak.is_some() && crate::vitals::cap_malloc_arenas();
