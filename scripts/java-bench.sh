@@ -9,6 +9,13 @@
 # each at its defaults, against the same throwaway MariaDB (staunch-testkit).
 # Prints the JMH table and the ratios to HikariCP. Not part of the test stage.
 #
+# Statements (#20; not run unless named in STAUNCH_BENCHES) runs at 1 thread
+# on one connection borrowed for the trial: a one-shot PreparedStatement INSERT
+# of 5 parameters and a repeated SELECT ... WHERE id = ?, for staunchJdbc (FFM
+# and JNI) and hikariConnectorJ, each with serverPrep=false (the default,
+# useServerPrepStmts=false: client-side interpolation) and serverPrep=true;
+# ratios to HikariCP + Connector/J at its default on the same JDK.
+#
 # Each benchmark runs on every JDK of STAUNCH_BENCH_JDKS (default: Temurin 25
 # and Debian's OpenJDK 17) and, for staunch, on each native path the jar can
 # take there: FFM on 22+ (its own choice) and JNI (on 22+ forced with
@@ -18,6 +25,7 @@
 #
 #   scripts/java-bench.sh [quick]    (quick: shorter iterations)
 #   STAUNCH_BENCH_JDKS="/usr/lib/jvm/temurin-25-jdk-amd64" scripts/java-bench.sh
+#   STAUNCH_BENCHES=Statements scripts/java-bench.sh quick
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -67,18 +75,23 @@ runs() { # $1 = java home: prints "label method extra-jvm-flag" lines
   echo "staunchJdbc-jni staunchJdbc -Djdk.util.jar.enableMultiRelease=false"
   echo "staunchNative-jni staunchNative -Djdk.util.jar.enableMultiRelease=false"
 }
+threads() { # $1 = benchmark class: the thread counts it runs at
+  if [ "$1" = Statements ]; then echo 1; else echo 1 8; fi
+}
 for jdk in $jdks; do
   jv=$("$jdk/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
   echo "== JDK $jv ($jdk)"
   for k in $benches; do
-    for t in 1 8; do
+    for t in $(threads "$k"); do
       for r in $(seq "$rounds"); do
         while read -r label method flag; do
+          # Statements has JDBC methods only (method_insert5, method_selectById).
+          case "$k:$method" in Statements:staunchNative) continue ;; esac
           extra=""; [ "$flag" = - ] || extra="$flag"
-          "$jdk/bin/java" -cp "$cp" org.openjdk.jmh.Main "$k.$method\$" -f 1 -t "$t" "${iters[@]}" \
+          "$jdk/bin/java" -cp "$cp" org.openjdk.jmh.Main "$k\.$method(_[A-Za-z0-9]+)?\$" -f 1 -t "$t" "${iters[@]}" \
             -jvm "$jdk/bin/java" \
             -jvmArgsAppend "--enable-native-access=ALL-UNNAMED -Dstaunch.library=$lib -Dstaunch.jni.library=$shim -Dstaunch.bench.port=$port $extra" \
-            -rf json -rff "$out/$jv@$k-$t-$r-$label.json" </dev/null | grep -E "^$k|native path: " | sed "s/^/jdk=$jv $label threads=$t round=$r  /" || true
+            -rf json -rff "$out/$jv@$k-$t-$r-$label.json" </dev/null | grep -E "^$k|native path: |^ERROR|<failure>" | sed "s/^/jdk=$jv $label threads=$t round=$r  /" || true
         done < <(runs "$jdk")
       done
     done
@@ -92,8 +105,36 @@ import glob, json, os, re, statistics, sys
 d = sys.argv[1]
 labels = ["staunchJdbc-ffm", "staunchJdbc-jni", "staunchNative-ffm", "staunchNative-jni"]
 jdks = sorted({os.path.basename(f).split("@")[0] for f in glob.glob(os.path.join(d, "*.json"))}, key=int, reverse=True)
+def raw(jv, k, t, b):
+    """{(method suffix, params): every measurement iteration} of contender b."""
+    got = {}
+    for f in glob.glob(os.path.join(d, f"{jv}@{k}-{t}-*-{b}.json")):
+        for res in json.load(open(f)):
+            m = res["benchmark"].rsplit(".", 1)[1]
+            key = (m.split("_", 1)[1] if "_" in m else "", tuple(sorted(res.get("params", {}).items())))
+            for fork in res["primaryMetric"]["rawData"]:
+                got.setdefault(key, []).extend(fork)
+    return got
 for k in sys.argv[2:]:
-    unit = {"GetSelectClose": "ops/ms", "QueryForList": "ops/s"}.get(k, "ops")
+    unit = {"GetSelectClose": "ops/ms", "QueryForList": "ops/s", "Statements": "ops/s"}.get(k, "ops")
+    if k == "Statements":
+        print()
+        print(f"{k} ({unit}, 1 thread, one connection; ratios to HikariCP + Connector/J at its default, serverPrep=false)")
+        print("| JDK | statement | serverPrep | HikariCP + Connector/J | JDBC, FFM | JDBC, JNI |")
+        print("|---|---|---|---|---|---|")
+        for jv in jdks:
+            got = {b: raw(jv, k, 1, b) for b in ["hikariConnectorJ", "staunchJdbc-ffm", "staunchJdbc-jni"]}
+            for op in ("insert5", "selectById"):
+                base = got["hikariConnectorJ"].get((op, (("serverPrep", "false"),)))
+                h = statistics.median(base) if base else None
+                for prep in ("false", "true"):
+                    cells = []
+                    for b in got:
+                        xs = got[b].get((op, (("serverPrep", prep),)))
+                        m = statistics.median(xs) if xs else None
+                        cells.append(f"{m:.0f} ({m / h:.2f}x)" if (m is not None and h) else "n/a")
+                    print(f"| {jv} | {op} | {prep} | " + " | ".join(cells) + " |")
+        continue
     print()
     print(f"{k} ({unit})")
     print("| JDK | threads | HikariCP + Connector/J | JDBC, FFM | JDBC, JNI | native, FFM | native, JNI |")
@@ -110,6 +151,7 @@ for k in sys.argv[2:]:
                 med[b] = statistics.median(xs) if xs else None
             h = med["hikariConnectorJ"]
             cells = [f"{m:.2f} ({m / h:.2f}x)" if (m is not None and h) else "n/a" for m in (med[b] for b in labels)]
-            print(f"| {jv} | {t} | {h:.2f} (1.00x) | " + " | ".join(cells) + " |")
+            hc = f"{h:.2f} (1.00x)" if h else "n/a"
+            print(f"| {jv} | {t} | {hc} | " + " | ".join(cells) + " |")
 PY
 rm -rf "$out"

@@ -5,9 +5,13 @@
 # PyMySQL, mysqlclient and SQLAlchemy from PyPI into the test venv, and the
 # package with `pip install ./bindings/python`.
 #
-# Usage: scripts/python-bench.sh [--baseline REV] [--seconds S] [--rounds N] [--where] [--json FILE]
+# Usage: scripts/python-bench.sh [--baseline REV] [--seconds S] [--rounds N] [--only pool|statements]
+#                                [--where] [--json FILE]
 #   --baseline REV  also runs the Python package of git revision REV (e.g. main) over the
 #                   same library, as "staunch (baseline)": before and after in one run
+#   --only statements  only #20's insert5 and select_by_id (staunch interpolated and
+#                   server-prepared, PyMySQL, mysqlclient; one connection each); --only pool:
+#                   only the checkout and fetch benchmarks
 #   --where         then where the time of one checkout goes, per phase (bench/bench.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -266,3 +266,67 @@ fn dates_bind_as_date_and_times_as_time() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.to_string().contains("params[0]"), "{e}");
 }
+
+/// A session whose `character_set_client` is not UTF-8 (here `SET NAMES
+/// gbk` from `init_sql`): staunch writes text as UTF-8, so a non-ASCII text
+/// value cannot arrive exact, and interpolated it could even end its own
+/// literal. In GBK, the bytes `AD 5C` are one character: "中\' OR 1=1 -- "
+/// escaped for a UTF-8 session (`E4 B8 AD 5C 5C 27 27 ...`) reads in GBK as
+/// `[E4 B8] [AD 5C] [5C 27] [27]`, an escaped quote and then the literal's
+/// end, so ` OR 1=1` would run. Such a value is refused both ways, naming
+/// the character set; ASCII text (the same bytes in every charset the server
+/// takes from a client) still goes.
+#[test]
+fn non_utf8_session_refuses_non_ascii_text_and_nothing_is_injected() {
+    let s = MariaDb::start();
+    s.sql(
+        "CREATE TABLE staunch_test.t (v VARCHAR(40)) CHARSET gbk; \
+         INSERT INTO staunch_test.t VALUES ('a'), ('b'), ('c')",
+    );
+    let pool = Pool::from_url(&format!("{}?init_sql=SET%20NAMES%20gbk", s.url())).unwrap();
+    let evil = "中\\' OR 1=1 -- ";
+    for way in WAYS {
+        let mut c = pool.get().unwrap();
+        let cs: Option<String> = c.query_first("SELECT @@character_set_client").unwrap();
+        assert_eq!(cs.as_deref(), Some("gbk"));
+        let r: staunch::Result<Vec<(i64,)>> = c.query_params_with(
+            "SELECT COUNT(*) FROM t WHERE v = ?",
+            &[Param::Text(evil.into())],
+            way,
+        );
+        let e = r.expect_err("non-ASCII text in a gbk session must be refused");
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{way:?}: {e}");
+        assert!(e.to_string().contains("character_set_client"), "{e}");
+        assert!(e.to_string().contains("gbk"), "{e}");
+        // The connection is fine, and ASCII text still goes, exact.
+        let n: Vec<(i64,)> = c
+            .query_params_with(
+                "SELECT COUNT(*) FROM t WHERE v = ?",
+                &[Param::Text("b' OR 1=1 -- \\".into())],
+                way,
+            )
+            .unwrap();
+        assert_eq!(n, vec![(0,)], "{way:?}");
+        let n: Vec<(i64,)> = c
+            .query_params_with(
+                "SELECT COUNT(*) FROM t WHERE v = ?",
+                &[Param::Text("b".into())],
+                way,
+            )
+            .unwrap();
+        assert_eq!(n, vec![(1,)], "{way:?}");
+    }
+    // Back to UTF-8 in the session: the same value goes and matches nothing.
+    let mut c = pool.get().unwrap();
+    c.query_drop("SET NAMES utf8mb4").unwrap();
+    for way in WAYS {
+        let n: Vec<(i64,)> = c
+            .query_params_with(
+                "SELECT COUNT(*) FROM t WHERE v = ?",
+                &[Param::Text(evil.into())],
+                way,
+            )
+            .unwrap();
+        assert_eq!(n, vec![(0,)], "{way:?}");
+    }
+}

@@ -326,8 +326,10 @@ impl PooledConn {
         }
         if partly {
             session.state.dirty = true;
-            // Its last OK packet may not report an `sql_mode` it changed.
+            // Its last OK packet may not report an `sql_mode` (or character
+            // set) it changed.
             session.state.sql_mode = None;
+            session.state.client_charset = None;
         }
         if session.state.autocommit_off {
             // Under autocommit=0 any statement may open a transaction, and
@@ -529,8 +531,11 @@ impl DerefMut for PooledConn {
     /// session is reset on return (see the module doc).
     fn deref_mut(&mut self) -> &mut Conn {
         self.finish_open();
-        // What runs there is not seen: its `sql_mode` is asked again.
-        self.lease.split().0.state.sql_mode = None;
+        // What runs there is not seen: its `sql_mode` and character set are
+        // asked again.
+        let state = &mut self.lease.split().0.state;
+        state.sql_mode = None;
+        state.client_charset = None;
         &mut self.lease
     }
 }

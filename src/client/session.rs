@@ -98,6 +98,31 @@ pub(crate) struct State {
     /// The session's `max_allowed_packet`, once asked (see
     /// `PooledConn::plan`); a reset takes the server's global value anew.
     pub max_allowed_packet: Option<usize>,
+    /// The session's `character_set_client`, when known (tracked like
+    /// `sql_mode`, and unknown when they are): staunch sends text as UTF-8,
+    /// so in a session reading another character set only ASCII text
+    /// arrives exact, and interpolated text could even end its own literal
+    /// (see `PooledConn::plan`).
+    pub client_charset: Option<ClientCharset>,
+}
+
+/// A session's `character_set_client`, as far as text parameters care.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ClientCharset {
+    /// utf8mb4, utf8mb3 (utf8): what staunch sends.
+    Utf8,
+    /// Any other (its name, for the error): only ASCII text is the same.
+    Other(Box<str>),
+}
+
+impl ClientCharset {
+    pub(crate) fn of(name: &[u8]) -> ClientCharset {
+        let name = String::from_utf8_lossy(name);
+        match name.to_ascii_lowercase().as_str() {
+            "utf8mb4" | "utf8mb3" | "utf8" => ClientCharset::Utf8,
+            _ => ClientCharset::Other(name.into()),
+        }
+    }
 }
 
 /// The `sql_mode` flags that change how statements lex.
@@ -174,11 +199,13 @@ impl Session {
     pub(crate) fn init(&mut self, cfg: &ConnectConfig) -> mysql::Result<()> {
         // `sql_mode` joins the tracked variables, and is assigned its own
         // value so that this statement's OK packet reports it.
+        // So does `character_set_client` (tracked by default, but a server
+        // may be set up otherwise; a name listed twice counts once).
         let mut sql = String::from(
             "SET SESSION session_track_transaction_info = 'STATE', session_track_state_change = ON, \
-             session_track_system_variables = \
-             CONCAT_WS(',', NULLIF(@@session.session_track_system_variables, ''), 'sql_mode'), \
-             sql_mode = @@session.sql_mode",
+             session_track_system_variables = CONCAT_WS(',', \
+             NULLIF(@@session.session_track_system_variables, ''), 'sql_mode', 'character_set_client'), \
+             sql_mode = @@session.sql_mode, character_set_client = @@session.character_set_client",
         );
         if let Some(t) = cfg.query_timeout {
             sql.push_str(", ");
@@ -190,6 +217,7 @@ impl Session {
             self.conn.query_drop(init)?;
             // Its last OK packet may not report all it changed.
             self.state.sql_mode = None;
+            self.state.client_charset = None;
             self.observe();
         }
         self.state.dirty = false;
@@ -273,6 +301,10 @@ impl Session {
                         for v in vars {
                             if v.name_bytes().eq_ignore_ascii_case(b"sql_mode") {
                                 self.state.sql_mode = Some(SqlMode::of(v.value_bytes()));
+                            }
+                            if v.name_bytes().eq_ignore_ascii_case(b"character_set_client") {
+                                self.state.client_charset =
+                                    Some(ClientCharset::of(v.value_bytes()));
                             }
                             if v.name_bytes().eq_ignore_ascii_case(b"autocommit") {
                                 let on = v.value_bytes();

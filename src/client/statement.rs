@@ -26,6 +26,7 @@ use mysql::prelude::{FromRow, Protocol};
 use mysql::{from_row, Binary, Params, QueryResult, Statement, Text};
 
 use super::conn::PooledConn;
+use super::session::ClientCharset;
 use super::sql::{self, Lexing, ParamFault, Scan};
 use super::value::Param;
 use crate::error::{Error, ErrorKind};
@@ -170,18 +171,59 @@ impl PooledConn {
     /// `init_sql`, a multi-statement or `CALL`, or use of the raw
     /// `mysql::Conn`).
     pub fn lexing(&mut self) -> mysql::Result<Lexing> {
-        if let Some(l) = self.session_ref().lexing() {
+        let session = self.session_ref();
+        if let (Some(l), Some(_)) = (session.lexing(), &session.state.client_charset) {
             return Ok(l);
         }
-        let mode: Option<Vec<u8>> = self.run_text_as("SELECT @@SESSION.sql_mode", false, |r| {
-            Ok(r.next()
-                .transpose()?
-                .and_then(|row| row.get::<Option<Vec<u8>>, _>(0).flatten()))
-        })?;
+        // The character set comes along: text parameters need it (`plan`).
+        type Two = (Option<Vec<u8>>, Option<Vec<u8>>);
+        let (mode, charset): Two = self.run_text_as(
+            "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client",
+            false,
+            |r| {
+                Ok(match r.next().transpose()? {
+                    Some(row) => (
+                        row.get::<Option<Vec<u8>>, _>(0).flatten(),
+                        row.get::<Option<Vec<u8>>, _>(1).flatten(),
+                    ),
+                    None => (None, None),
+                })
+            },
+        )?;
         let session = self.session_mut();
         session.state.sql_mode = Some(super::session::SqlMode::of(&mode.unwrap_or_default()));
+        session.state.client_charset = Some(ClientCharset::of(&charset.unwrap_or_default()));
         session.observe();
         Ok(session.lexing().unwrap_or_default())
+    }
+
+    /// Refuses text that cannot arrive exact in this session (whose
+    /// character set is known once `lexing` ran): staunch sends text as
+    /// UTF-8, which a session reading another character set takes byte by
+    /// byte in its own. Only ASCII is the same in all of them. Interpolated,
+    /// such text could even end its own literal: in GBK, Big5 or Shift-JIS a
+    /// byte of a UTF-8 character followed by `\` reads as one character,
+    /// so the backslash that escaped a quote escapes nothing.
+    fn check_text(&self, params: &[Param]) -> Result<(), StatementError> {
+        let Some(ClientCharset::Other(name)) = &self.session_ref().state.client_charset else {
+            return Ok(());
+        };
+        for (index, p) in params.iter().enumerate() {
+            if let Param::Text(t) = p {
+                if !t.is_ascii() {
+                    return Err(StatementError::Param(ParamFault {
+                        index,
+                        message: format!(
+                            "text with characters outside ASCII cannot be sent exactly: the \
+                             session's character_set_client is {name}, and staunch sends text as \
+                             UTF-8; nothing was sent (SET NAMES utf8mb4, or leave the session's \
+                             character set as staunch made it)"
+                        ),
+                    }));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Where `sql`'s placeholders are in this session (see `sql::scan`); one
@@ -271,6 +313,7 @@ impl PooledConn {
     ) -> Result<Plan, StatementError> {
         let way = way.unwrap_or_else(|| self.default_way());
         let scan = self.scan(sql)?;
+        self.check_text(params)?;
         let n = params.len();
         if scan.placeholders.len() != n {
             return Err(StatementError::ParamCount {

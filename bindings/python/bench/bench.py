@@ -4,6 +4,27 @@ side in one run against one throwaway MariaDB server from the test kit.
   checkout + SELECT 1 per iteration, at 1 and 8 threads
   fetching 10,000 rows of 5 mixed columns (INT, VARCHAR, DOUBLE, DECIMAL, DATETIME)
 
+and the two ways to send a statement with parameters (issue #20), on one
+connection held for the run (so the pool's checkout is not in the figures),
+one thread:
+
+  insert5       a one-shot INSERT of 5 parameters (int, Decimal, str with a
+                quote, datetime with microseconds, bytes with a quote, a
+                backslash and a NUL), a new cursor and cursor.execute each;
+                the text differs every time (a comment with a counter), as a
+                statement run once does, so the server-side prepared way
+                prepares, executes and closes (the library caches 32 statements
+                per connection and closes the oldest); a COMMIT every 100
+  select_by_id  the same SELECT id, name, score, price, at FROM bench_rows
+                WHERE id = %s, repeated on one cursor (prepared once, cached),
+                a different id each time, fetchall of its one row
+
+for "staunch" (its DB-API default: interpolate_params=true, the library writes
+the escaped values into the text, one round trip), "staunch server-prepared"
+(interpolate_params=false: the binary protocol's prepare + execute), PyMySQL
+and mysqlclient (each at its default: client-side interpolation). #20's
+target: interpolation not slower than the usual driver's default (>= 1.0x).
+
 Every contender does the same round trips: staunch's `with pool.connection()`
 commits on exit when a transaction may be open (after a SELECT under
 autocommit=0), QueuePool's reset-on-return rolls back. Reports operations per
@@ -21,18 +42,24 @@ rounds, for every contender and for "staunch C calls": the same C functions
 called straight through ctypes, the floor under the Python layer.
 
 Usage: python bench/bench.py [--seconds S] [--rounds N] [--url mysql://...]
-                             [--baseline DIR] [--where] [--json FILE]
+                             [--only pool|statements] [--baseline DIR] [--where]
+                             [--json FILE]
+  --only pool        select1 and fetch only
+  --only statements  insert5 and select_by_id only
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import itertools
 import json
 import os
 import statistics
 import sys
 import threading
 import time
+from decimal import Decimal
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -191,15 +218,123 @@ def prepare(url: str) -> None:
             "INSERT INTO bench_rows SELECT seq, CONCAT('name-', seq, '-', REPEAT('x', seq % 17)), seq / 7,"
             " seq * 1.25, TIMESTAMP '2024-01-01 00:00:00' + INTERVAL seq SECOND FROM seq_1_to_10000"
         )
+        cur.execute("DROP TABLE IF EXISTS bench_ins")
+        cur.execute(
+            "CREATE TABLE bench_ins (id BIGINT, price DECIMAL(10,2), name VARCHAR(100), at DATETIME(6),"
+            " data VARBINARY(64)) ENGINE=InnoDB"
+        )
         conn.commit()
 
 
-# Issue #24: at every point.
+# --- the two ways to send a statement with parameters (issue #20) -----------------------
+
+INSERT5 = "INSERT INTO bench_ins (id, price, name, at, data) VALUES (%s, %s, %s, %s, %s)"
+SELECT_BY_ID = "SELECT id, name, score, price, at FROM bench_rows WHERE id = %s"
+
+
+def stmt_contenders(url: str) -> dict:
+    """name -> (an open connection, how to give it back), one each."""
+    import staunch
+
+    out = {}
+    for name, knobs in (("staunch", {}), ("staunch server-prepared", {"interpolate_params": False})):
+        pool = staunch.Pool(url, max_size=1, min_idle=1, **knobs)
+        conn = pool.connection()
+
+        def done(conn=conn, pool=pool):
+            conn.__exit__(None, None, None)
+            pool.close()
+
+        out[name] = (conn, done)
+    c = parse(url)
+    for name, module in (("pymysql", "pymysql"), ("mysqlclient", "MySQLdb")):
+        try:
+            mod = __import__(module)
+        except ImportError:
+            print(f"{name} not installed: skipped", file=sys.stderr)
+            continue
+        conn = mod.connect(
+            host=c["host"], port=c["port"], user=c["user"], password=c["password"], database=c["database"]
+        )
+        out[name] = (conn, conn.close)
+    return out
+
+
+PRICE = Decimal("12345.67")
+AT = datetime.datetime(2026, 12, 1, 18, 0, 0, 123456)
+
+
+def insert5_args(n: int) -> tuple:
+    return (
+        n,
+        PRICE,
+        f"name {n} with a ' quote",
+        AT,
+        b"\x00bytes ' \\ " + n.to_bytes(4, "little", signed=True),
+    )
+
+
+def run_insert5(conn, seconds: float, counter) -> tuple:
+    """(one-shot INSERTs per second, the process's CPU seconds per INSERT);
+    counter: an itertools.count shared by every contender, so no text repeats."""
+    k = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    deadline = t0 + seconds
+    while True:
+        for _ in range(100):
+            n = next(counter)
+            cur = conn.cursor()
+            cur.execute(f"{INSERT5} /* {n} */", insert5_args(n))
+            cur.close()
+        k += 100
+        conn.commit()
+        if time.perf_counter() >= deadline:
+            break
+    return k / (time.perf_counter() - t0), (time.process_time() - c0) / k
+
+
+def run_select_by_id(conn, seconds: float) -> tuple:
+    """(SELECTs by id per second, the process's CPU seconds per SELECT)."""
+    cur = conn.cursor()
+    n = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    deadline = t0 + seconds
+    while True:
+        for _ in range(100):
+            n += 1
+            cur.execute(SELECT_BY_ID, (n % 10000 + 1,))
+            rows = cur.fetchall()
+        assert len(rows) == 1 and rows[0][0] == n % 10000 + 1, rows
+        if time.perf_counter() >= deadline:
+            break
+    out = n / (time.perf_counter() - t0), (time.process_time() - c0) / n
+    cur.close()
+    conn.commit()
+    return out
+
+
+def check_insert5(conn) -> None:
+    """The values came back as they were sent: a fast wrong answer is no answer."""
+    cur = conn.cursor()
+    cur.execute(f"{INSERT5} /* check */", insert5_args(-1))
+    cur.execute("SELECT id, price, name, at, data FROM bench_ins WHERE id = -1")
+    got = cur.fetchall()
+    cur.execute("DELETE FROM bench_ins WHERE id = -1")
+    cur.close()
+    conn.commit()
+    assert len(got) == 1 and tuple(got[0]) == insert5_args(-1), got
+
+
+# Issue #24: at every point. Issue #20: interpolation not slower than the usual driver's default.
 TARGETS = {
     ("select1", "pymysql+QueuePool"): 1.5,
     ("select1", "mysqlclient+QueuePool"): 1.0,
     ("fetch", "pymysql+QueuePool"): 1.5,
     ("fetch", "mysqlclient+QueuePool"): 1.0,
+    ("insert5", "pymysql"): 1.0,
+    ("insert5", "mysqlclient"): 1.0,
+    ("select_by_id", "pymysql"): 1.0,
+    ("select_by_id", "mysqlclient"): 1.0,
 }
 
 
@@ -340,7 +475,14 @@ def main() -> int:
     ap.add_argument("--json", help="write the results here too")
     ap.add_argument("--baseline", help="also run the staunch package source in this directory")
     ap.add_argument("--where", action="store_true", help="then where the time of a checkout goes, per phase")
+    ap.add_argument(
+        "--only",
+        choices=("pool", "statements"),
+        help="pool: select1 and fetch only; statements: insert5 and select_by_id only (default: all)",
+    )
     args = ap.parse_args()
+    if args.where and args.only == "statements":
+        ap.error("--where measures the pool's checkout: not with --only statements")
     tk = None
     if args.url:
         url = args.url
@@ -351,26 +493,39 @@ def main() -> int:
         url = tk.direct_url
     try:
         prepare(url)
-        cs = contenders(url, 8, args.baseline)
+        cs = contenders(url, 8, args.baseline) if args.only != "statements" else {}
+        ss = stmt_contenders(url) if args.only != "pool" else {}
+        for conn, _ in ss.values():
+            check_insert5(conn)
         results: dict = {}
         cpu: dict = {}  # the least CPU per operation over the rounds
+
+        def keep(key, r, c):
+            results[key] = max(results.get(key, 0), r)
+            cpu[key] = min(cpu.get(key, c), c)
+
+        counter = itertools.count(1)  # insert5's, shared: every statement text is new
         for _ in range(args.rounds):  # alternate, so drift hits everyone alike
             for name, (kind, pool, *_) in cs.items():
                 for threads in (1, 8):
-                    key = (f"select1 x{threads}", name)
-                    r, c = run_select1(kind, pool, threads, args.seconds)
-                    results[key] = max(results.get(key, 0), r)
-                    cpu[key] = min(cpu.get(key, c), c)
-                key = ("fetch", name)
-                r, c = run_fetch(kind, pool, args.seconds)
-                results[key] = max(results.get(key, 0), r)
-                cpu[key] = min(cpu.get(key, c), c)
-        report(results, cpu, list(cs))
+                    keep((f"select1 x{threads}", name), *run_select1(kind, pool, threads, args.seconds))
+                keep(("fetch", name), *run_fetch(kind, pool, args.seconds))
+            for name, (conn, _) in ss.items():
+                keep(("insert5", name), *run_insert5(conn, args.seconds, counter))
+                keep(("select_by_id", name), *run_select_by_id(conn, args.seconds))
+        groups = []
+        if cs:
+            groups += [(b, list(cs)) for b in ("select1 x1", "select1 x8", "fetch")]
+        if ss:
+            groups += [(b, list(ss)) for b in ("insert5", "select_by_id")]
+        report(results, cpu, groups)
         if args.where:
             where(cs, args.rounds)
         for kind, pool, *_ in cs.values():
             if kind == "pool":
                 pool.close()
+        for _, done in ss.values():
+            done()
         if args.json:
             Path(args.json).write_text(json.dumps({f"{k[0]} | {k[1]}": v for k, v in results.items()}, indent=1))
     finally:
@@ -379,14 +534,15 @@ def main() -> int:
     return 0
 
 
-def report(results: dict, cpu: dict, names: list) -> None:
+def report(results: dict, cpu: dict, groups: list) -> None:
+    """groups: (benchmark, its contenders) in the order of the table."""
     print()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     print(
         f"{'benchmark':<14} {'contender':<24} {'ops/s':>10} {'staunch x':>10} {'target':>8}  met"
         f"  {'CPU/op':>9} {'CPU ratio':>10}"
     )
-    for bench in ("select1 x1", "select1 x8", "fetch"):
+    for bench, names in groups:
         base = results.get((bench, "staunch"))
         base_cpu = cpu.get((bench, "staunch"))
         scale, unit = (1e3, "ms") if bench == "fetch" else (1e6, "us")
@@ -404,11 +560,18 @@ def report(results: dict, cpu: dict, names: list) -> None:
             tstr = "" if target is None else f">= {target:g}x"
             cr = cpu[(bench, name)] / base_cpu
             print(f"{bench:<14} {name:<24} {v:>10.1f} {ratio:>9.2f}x {tstr:>8}  {met:3}  {c:>9} {cr:>9.2f}x")
-    print("(select1: checkouts per second, best round; fetch: fetches of 10,000 rows x 5 columns per second,")
-    print(" median in the best round. staunch x: staunch's rate / the contender's. CPU/op: this process's CPU")
-    print(" time (every thread, not the server's) per checkout or fetch, least over the rounds; CPU ratio: the")
-    print(" contender's / staunch's, so above 1 means staunch spends less. CPU is the steadier figure on a busy")
-    print(" machine.)")
+    benches = {b for b, _ in groups}
+    if benches & {"select1 x1", "select1 x8", "fetch"}:
+        print("(select1: checkouts per second, best round; fetch: fetches of 10,000 rows x 5 columns per second,")
+        print(" median in the best round.)")
+    if benches & {"insert5", "select_by_id"}:
+        print("(insert5: one-shot INSERTs of 5 parameters per second, select_by_id: SELECTs by id per second, one")
+        print(" connection each, best round. staunch: its default, interpolation; staunch server-prepared:")
+        print(" interpolate_params=false; PyMySQL and mysqlclient: their defaults, interpolation; #20's target:")
+        print(" staunch's default >= 1.0x the usual driver's.)")
+    print("(staunch x: staunch's rate / the contender's. CPU/op: this process's CPU time (every thread, not the")
+    print(" server's) per operation, least over the rounds; CPU ratio: the contender's / staunch's, so above 1")
+    print(" means staunch spends less. CPU is the steadier figure on a busy machine.)")
 
 
 if __name__ == "__main__":
