@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "staunch.h"
@@ -172,6 +173,19 @@ JNIEXPORT jbyteArray JNICALL Java_dev_staunch_internal_Jni_bytes(JNIEnv *env, jc
         (*env)->SetByteArrayRegion(env, a, 0, (jsize)len, (const jbyte *)P(addr));
     }
     return a;
+}
+
+/* malloc(len) (0 when it fails) and free: a row set's value buffer, which its owner frees from any thread. */
+JNIEXPORT jlong JNICALL Java_dev_staunch_internal_Jni_malloc(JNIEnv *env, jclass cls, jlong len) {
+    (void)env;
+    (void)cls;
+    return len < 0 ? 0 : (jlong)(intptr_t)malloc(len == 0 ? 1 : (size_t)len);
+}
+
+JNIEXPORT void JNICALL Java_dev_staunch_internal_Jni_free(JNIEnv *env, jclass cls, jlong addr) {
+    (void)env;
+    (void)cls;
+    free(P(addr));
 }
 
 JNIEXPORT jlong JNICALL Java_dev_staunch_internal_Jni_strlen(JNIEnv *env, jclass cls, jlong addr) {

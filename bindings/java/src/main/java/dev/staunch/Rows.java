@@ -163,7 +163,8 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
             if (!freed) {
                 freed = true;
                 Jni.rows_free(handle);
-                values = Mem.Seg.NULL; // the GC frees the buffer
+                Mem.free(values);
+                values = Mem.Seg.NULL;
             }
         }
     }
@@ -250,11 +251,12 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
                     rows = Math.max(1, Math.min(BATCH_ROWS, cnt.getLong(0)));
                 }
                 state.capacity = rows * ncols;
-                state.values = Mem.allocate(state.capacity * VSZ);
+                state.values = Mem.malloc(state.capacity * VSZ);
             } else if (state.capacity < ncols) {
+                Mem.free(state.values);
                 state.values = Mem.Seg.NULL;
                 state.capacity = (long) BATCH_ROWS * ncols;
-                state.values = Mem.allocate(state.capacity * VSZ);
+                state.values = Mem.malloc(state.capacity * VSZ);
             }
             Mem.Seg n = a.allocate(8);
             Mem.Seg err = a.errSlot();

@@ -3,7 +3,6 @@ package dev.staunch;
 import dev.staunch.internal.Call;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 
@@ -23,7 +22,7 @@ public final class CancelToken implements AutoCloseable {
 
     public CancelToken() {
         Native.check();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment out = a.allocate(ADDRESS);
             MemorySegment err = Call.errSlot(a);
             Call.check((int) Native.cancel_token_new.invokeExact(out, err), err);
@@ -49,7 +48,7 @@ public final class CancelToken implements AutoCloseable {
             if (closed) {
                 return;
             }
-            try (Arena a = Arena.ofConfined()) {
+            try (Mem.Scope a = new Mem.Scope()) {
                 MemorySegment err = Call.errSlot(a);
                 Call.check((int) Native.cancel_token_cancel.invokeExact(handle, err), err);
             } catch (Throwable t) {

@@ -4,7 +4,6 @@ import dev.staunch.internal.Call;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
 import dev.staunch.internal.Params;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
@@ -176,7 +175,7 @@ public final class Conn implements AutoCloseable {
     public Result execute(String sql, Object... params) {
         Objects.requireNonNull(sql, "sql");
         enter();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment err = Call.errSlot(a);
             MemorySegment ps = Params.encode(a, params);
             long n = params == null ? 0 : params.length;
@@ -232,7 +231,7 @@ public final class Conn implements AutoCloseable {
     Rows query(int flags, String sql, Object... params) {
         Objects.requireNonNull(sql, "sql");
         enter();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment err = Call.errSlot(a);
             MemorySegment out = a.allocate(ADDRESS);
             MemorySegment ps = Params.encode(a, params);
@@ -256,7 +255,7 @@ public final class Conn implements AutoCloseable {
     public int countParams(String sql) {
         Objects.requireNonNull(sql, "sql");
         enter();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment err = Call.errSlot(a);
             MemorySegment out = a.allocate(JAVA_LONG);
             Call.check((int) Native.conn_count_params.invokeExact(handle, a.allocateFrom(sql), out, err), err);
@@ -270,7 +269,7 @@ public final class Conn implements AutoCloseable {
 
     private void simple(java.lang.invoke.MethodHandle h) {
         enter();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment err = Call.errSlot(a);
             Call.check((int) h.invokeExact(handle, err), err);
         } catch (Throwable t) {
@@ -292,7 +291,7 @@ public final class Conn implements AutoCloseable {
     public void begin(Isolation isolation, boolean readOnly) {
         Objects.requireNonNull(isolation, "isolation");
         enter();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment err = Call.errSlot(a);
             MemorySegment o = a.allocate(Native.TXN_OPTIONS);
             o.set(JAVA_LONG, 0, Native.TXN_OPTIONS.byteSize());
@@ -328,7 +327,7 @@ public final class Conn implements AutoCloseable {
     public void setTimeout(Duration limit) {
         int ms = limit == null ? Native.TIMEOUT_DEFAULT : Pool.timeoutMs(limit);
         enter();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment err = Call.errSlot(a);
             Call.check((int) Native.conn_set_timeout.invokeExact(handle, ms, err), err);
         } catch (Throwable t) {
@@ -349,7 +348,7 @@ public final class Conn implements AutoCloseable {
             if (state.freed) {
                 return false;
             }
-            try (Arena a = Arena.ofConfined()) {
+            try (Mem.Scope a = new Mem.Scope()) {
                 MemorySegment err = Call.errSlot(a);
                 MemorySegment out = a.allocate(JAVA_BOOLEAN);
                 Call.check((int) Native.conn_cancel.invokeExact(handle, out, err), err);
@@ -395,7 +394,7 @@ public final class Conn implements AutoCloseable {
     /** The server's id of this session (CONNECTION_ID()). */
     public long serverId() {
         enter();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment err = Call.errSlot(a);
             MemorySegment out = a.allocate(JAVA_LONG);
             Call.check((int) Native.conn_server_id.invokeExact(handle, out, err), err);

@@ -5,7 +5,6 @@ import dev.staunch.internal.Events;
 import dev.staunch.internal.InterruptWatcher;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
@@ -139,7 +138,7 @@ public final class Pool implements AutoCloseable {
             throw new StaunchException(Status.CANCELLED, "the thread was interrupted before the get", 0, "");
         }
         enter();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment out = a.allocate(ADDRESS);
             MemorySegment err = Call.errSlot(a);
             MemorySegment token;
@@ -182,7 +181,7 @@ public final class Pool implements AutoCloseable {
     /** A connection if one is idle right now (never waits, never connects). */
     public Optional<Conn> tryGet() {
         enter();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment out = a.allocate(ADDRESS);
             MemorySegment err = Call.errSlot(a);
             Call.check((int) Native.pool_try_get.invokeExact(handle, out, err), err);
@@ -198,7 +197,7 @@ public final class Pool implements AutoCloseable {
     /** A snapshot of the gauges and counters (works on a closed pool too). Never blocks. */
     public Stats stats() {
         inFlight.increment();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             if (state.freed) {
                 throw new StaunchException(Status.CLOSED, "the pool is closed and freed", 0, "");
             }
@@ -221,7 +220,7 @@ public final class Pool implements AutoCloseable {
     /** Retires every current connection (idle ones now, borrowed ones on release). Never blocks. */
     public void softEvict() {
         enter();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment err = Call.errSlot(a);
             Call.check((int) Native.pool_soft_evict.invokeExact(handle, err), err);
         } catch (Throwable t) {
@@ -286,7 +285,7 @@ public final class Pool implements AutoCloseable {
         if (url == null && knobs.isEmpty()) {
             throw new IllegalArgumentException("a URL is needed (mysql://user:pass@host:port/db?knob=value)");
         }
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment err = Call.errSlot(a);
             MemorySegment slot = a.allocate(ADDRESS);
             Call.check((int) Native.options_new.invokeExact(slot, err), err);
@@ -328,7 +327,7 @@ public final class Pool implements AutoCloseable {
         final Cleaner.Cleanable cleanable;
 
         private ThreadToken() {
-            try (Arena a = Arena.ofConfined()) {
+            try (Mem.Scope a = new Mem.Scope()) {
                 MemorySegment slot = a.allocate(ADDRESS);
                 MemorySegment err = Call.errSlot(a);
                 Call.check((int) Native.cancel_token_new.invokeExact(slot, err), err);

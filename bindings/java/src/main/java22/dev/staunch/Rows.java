@@ -3,7 +3,6 @@ package dev.staunch;
 import dev.staunch.internal.Call;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.math.BigDecimal;
@@ -217,7 +216,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
         open();
         if (columns == null) {
             List<Column> cs = new ArrayList<>(ncols);
-            try (Arena a = Arena.ofConfined()) {
+            try (Mem.Scope a = new Mem.Scope()) {
                 MemorySegment info = a.allocate(Native.COLUMN_INFO);
                 MemorySegment err = Call.errSlot(a);
                 for (int i = 0; i < ncols; i++) {
@@ -264,7 +263,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
             rowInBatch++;
             return true;
         }
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             if (state.values.address() == 0) {
                 MemorySegment cnt = a.allocate(JAVA_LONG);
                 long rows = BATCH_ROWS;
@@ -298,7 +297,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     /** Moves to the next result set (of a CALL or multi-statement text); false after the last. */
     public boolean nextResult() {
         open();
-        try (Arena a = Arena.ofConfined()) {
+        try (Mem.Scope a = new Mem.Scope()) {
             MemorySegment has = a.allocate(JAVA_BOOLEAN);
             MemorySegment err = Call.errSlot(a);
             Call.check((int) Native.rows_next_result.invokeExact(state.handle, has, err), err);

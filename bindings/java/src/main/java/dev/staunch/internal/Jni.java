@@ -24,6 +24,12 @@ public final class Jni {
     /** A copy of {@code len} bytes at {@code addr}. */
     static native byte[] bytes(long addr, long len);
 
+    /** malloc(len): 0 when it fails. */
+    static native long malloc(long len);
+
+    /** free(addr). */
+    static native void free(long addr);
+
     /** strlen of the C string at {@code addr} (0 for NULL). */
     static native long strlen(long addr);
 

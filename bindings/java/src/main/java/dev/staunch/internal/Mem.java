@@ -10,9 +10,9 @@ import java.util.List;
 
 /**
  * Memory for the JNI path: {@link Seg}, a native address with a
- * ByteBuffer over its bytes, and {@link Scope}, the memory of one call (direct
- * buffers the GC frees, kept reachable until the scope closes), and the
- * binding's one Cleaner.
+ * ByteBuffer over its bytes, and {@link Scope}, the memory of one call (a
+ * slab of the thread's own, or direct buffers the GC frees, kept reachable
+ * until the scope closes), and the binding's one Cleaner.
  */
 public final class Mem {
     private Mem() {}
@@ -33,15 +33,45 @@ public final class Mem {
         return new Seg(Jni.address(b), b);
     }
 
+    /**
+     * {@code size} bytes of libc malloc (not zeroed), for a buffer whose owner
+     * may be closed from any thread or by the {@link #CLEANER}: no direct
+     * buffer, no memory reservation; give it back with {@link #free}.
+     */
+    public static Seg malloc(long size) {
+        if (size > Integer.MAX_VALUE) {
+            throw new OutOfMemoryError("staunch: a buffer of " + size + " bytes is too large");
+        }
+        long p = Jni.malloc(Math.max(1L, size));
+        if (p == 0) {
+            throw new OutOfMemoryError("malloc(" + size + ") failed");
+        }
+        return Seg.view(p, Math.max(1L, size));
+    }
+
+    /** Frees what {@link #malloc} gave (NULL: nothing). */
+    public static void free(Seg s) {
+        if (s != null && s.address() != 0) {
+            Jni.free(s.address());
+        }
+    }
+
     /** A native address, and a buffer over the bytes there (null when none are to be read). */
     public static final class Seg {
-        public static final Seg NULL = new Seg(0, null);
+        public static final Seg NULL = new Seg(0, null, 0);
         private final long address;
         private final ByteBuffer buf;
+        /** Where this Seg starts in {@code buf} (a Scope's slab holds many). */
+        private final int base;
 
         Seg(long address, ByteBuffer buf) {
+            this(address, buf, 0);
+        }
+
+        Seg(long address, ByteBuffer buf, int base) {
             this.address = address;
             this.buf = buf;
+            this.base = base;
         }
 
         /** {@code len} bytes the library owns, at {@code address}. */
@@ -57,72 +87,113 @@ public final class Mem {
         }
 
         public int getInt(long off) {
-            return buf.getInt((int) off);
+            return buf.getInt(base + (int) off);
         }
 
         public long getLong(long off) {
-            return buf.getLong((int) off);
+            return buf.getLong(base + (int) off);
         }
 
         public short getShort(long off) {
-            return buf.getShort((int) off);
+            return buf.getShort(base + (int) off);
         }
 
         public byte getByte(long off) {
-            return buf.get((int) off);
+            return buf.get(base + (int) off);
         }
 
         public boolean getBoolean(long off) {
-            return buf.get((int) off) != 0;
+            return buf.get(base + (int) off) != 0;
         }
 
         public double getDouble(long off) {
-            return buf.getDouble((int) off);
+            return buf.getDouble(base + (int) off);
         }
 
         /** A pointer stored at {@code off}. */
         public long getAddress(long off) {
-            return buf.getLong((int) off);
+            return buf.getLong(base + (int) off);
         }
 
         public void putInt(long off, int v) {
-            buf.putInt((int) off, v);
+            buf.putInt(base + (int) off, v);
         }
 
         public void putLong(long off, long v) {
-            buf.putLong((int) off, v);
+            buf.putLong(base + (int) off, v);
         }
 
         public void putShort(long off, short v) {
-            buf.putShort((int) off, v);
+            buf.putShort(base + (int) off, v);
         }
 
         public void putByte(long off, byte v) {
-            buf.put((int) off, v);
+            buf.put(base + (int) off, v);
         }
 
         public void putBoolean(long off, boolean v) {
-            buf.put((int) off, v ? (byte) 1 : (byte) 0);
+            buf.put(base + (int) off, v ? (byte) 1 : (byte) 0);
         }
 
         public void putDouble(long off, double v) {
-            buf.putDouble((int) off, v);
+            buf.putDouble(base + (int) off, v);
         }
 
         public void putAddress(long off, long v) {
-            buf.putLong((int) off, v);
+            buf.putLong(base + (int) off, v);
         }
     }
 
     /**
-     * The memory of one call: allocations stay reachable (so not freed) until
-     * {@link #close()}. Confined to its thread, like FFM's confined arena.
+     * The memory of one call: allocations stay valid until {@link #close()}.
+     * Confined to its thread, like FFM's confined arena. Small allocations
+     * come from a slab of the thread's own, reused call after call (scopes
+     * nest: each gives back what it took when it closes, last opened first
+     * closed, as try-with-resources does), so a call costs no direct buffer
+     * (allocateDirect is a JNI call, a Cleaner and a memory reservation
+     * each); what does not fit gets a direct buffer of its own.
      */
     public static final class Scope implements AutoCloseable {
-        private final List<Seg> held = new ArrayList<>(4);
+        private static final int SLAB = 2048;
+        private static final ThreadLocal<Slab> SLABS = new ThreadLocal<>();
 
+        /** A thread's slab: one direct buffer, used as a stack. */
+        private static final class Slab {
+            final ByteBuffer buf = ByteBuffer.allocateDirect(SLAB).order(ByteOrder.nativeOrder());
+            final long address = Jni.address(buf);
+            int top;
+        }
+
+        private final Slab slab;
+        private final int mark;
+        private List<Seg> held;
+
+        public Scope() {
+            Slab s = SLABS.get();
+            if (s == null) {
+                s = new Slab();
+                SLABS.set(s);
+            }
+            slab = s;
+            mark = s.top;
+        }
+
+        /** {@code size} zeroed bytes, 8-aligned, valid until close. */
         public Seg allocate(long size) {
+            long need = (Math.max(1, size) + 7) & ~7L;
+            int at = slab.top;
+            if (need <= SLAB - at) {
+                slab.top = at + (int) need;
+                ByteBuffer b = slab.buf;
+                for (int i = 0; i < need; i += 8) {
+                    b.putLong(at + i, 0L);
+                }
+                return new Seg(slab.address + at, b, at);
+            }
             Seg s = Mem.allocate(size);
+            if (held == null) {
+                held = new ArrayList<>(2);
+            }
             held.add(s);
             return s;
         }
@@ -136,7 +207,7 @@ public final class Mem {
         public Seg allocateFrom(String s) {
             byte[] b = s.getBytes(StandardCharsets.UTF_8);
             Seg seg = allocate(b.length + 1L);
-            seg.buf.duplicate().put(b); // the NUL: allocateDirect zeroes
+            put(seg, b); // the NUL: allocate zeroes
             return seg;
         }
 
@@ -146,15 +217,23 @@ public final class Mem {
                 return Seg.NULL;
             }
             Seg seg = allocate(b.length);
-            ByteBuffer d = seg.buf.duplicate();
-            d.put(b);
+            put(seg, b);
             return seg;
+        }
+
+        private static void put(Seg seg, byte[] b) {
+            ByteBuffer d = seg.buf.duplicate();
+            d.position(seg.base);
+            d.put(b);
         }
 
         @Override
         public void close() {
-            Reference.reachabilityFence(held);
-            held.clear();
+            slab.top = mark;
+            if (held != null) {
+                Reference.reachabilityFence(held);
+                held.clear();
+            }
         }
     }
 }

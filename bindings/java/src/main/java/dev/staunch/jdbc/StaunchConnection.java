@@ -49,7 +49,8 @@ public class StaunchConnection extends UnsupportedConnection {
     private int networkTimeoutMs;
     /** What staunch_conn_set_timeout was last told: -1 the pool's query_timeout. */
     private int currentLimitMs = -1;
-    private Properties clientInfo = new Properties();
+    /** Made on the first setClientInfo (most connections never have any). */
+    private Properties clientInfo;
     private StaunchDatabaseMetaData metaData;
 
     StaunchConnection(StaunchDataSource ds, Conn conn, boolean autoCommit, boolean readOnly, int isolation, String catalog) {
@@ -656,6 +657,9 @@ public class StaunchConnection extends UnsupportedConnection {
     @Override
     public void setClientInfo(String name, String value) {
         if (name != null && value != null) {
+            if (clientInfo == null) {
+                clientInfo = new Properties();
+            }
             clientInfo.setProperty(name, value);
         }
     }
@@ -670,13 +674,15 @@ public class StaunchConnection extends UnsupportedConnection {
 
     @Override
     public String getClientInfo(String name) throws SQLException {
-        return clientInfo.getProperty(name);
+        return clientInfo == null ? null : clientInfo.getProperty(name);
     }
 
     @Override
     public Properties getClientInfo() throws SQLException {
         Properties p = new Properties();
-        p.putAll(clientInfo);
+        if (clientInfo != null) {
+            p.putAll(clientInfo);
+        }
         return p;
     }
 

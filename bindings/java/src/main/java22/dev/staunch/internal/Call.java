@@ -1,7 +1,7 @@
 package dev.staunch.internal;
 
 import dev.staunch.StaunchException;
-import java.lang.foreign.Arena;
+import java.lang.foreign.SegmentAllocator;
 import java.lang.foreign.MemorySegment;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -11,7 +11,7 @@ public final class Call {
     private Call() {}
 
     /** A fresh {@code staunch_error *} out-slot, NULL-initialised. */
-    public static MemorySegment errSlot(Arena a) {
+    public static MemorySegment errSlot(SegmentAllocator a) {
         MemorySegment s = a.allocate(ADDRESS);
         s.set(ADDRESS, 0, MemorySegment.NULL);
         return s;

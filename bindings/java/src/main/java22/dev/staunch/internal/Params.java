@@ -1,6 +1,6 @@
 package dev.staunch.internal;
 
-import java.lang.foreign.Arena;
+import java.lang.foreign.SegmentAllocator;
 import java.lang.foreign.MemorySegment;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -29,7 +29,7 @@ public final class Params {
     private static final BigInteger U64_MAX = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
 
     /** The array (NULL for none). Unsupported types: IllegalArgumentException naming the parameter. */
-    public static MemorySegment encode(Arena a, Object[] params) {
+    public static MemorySegment encode(SegmentAllocator a, Object[] params) {
         if (params == null || params.length == 0) {
             return MemorySegment.NULL;
         }
@@ -41,7 +41,7 @@ public final class Params {
         return arr;
     }
 
-    private static void set(Arena a, MemorySegment p, Object v, int position) {
+    private static void set(SegmentAllocator a, MemorySegment p, Object v, int position) {
         switch (v) {
             case null -> p.set(JAVA_INT, Native.V_TYPE, NULL);
             case Long l -> i64(p, l);
@@ -110,11 +110,11 @@ public final class Params {
         p.set(JAVA_DOUBLE, Native.V_F64, v);
     }
 
-    private static void text(Arena a, MemorySegment p, String s) {
+    private static void text(SegmentAllocator a, MemorySegment p, String s) {
         text(a, p, s, TEXT);
     }
 
-    private static void text(Arena a, MemorySegment p, String s, int kind) {
+    private static void text(SegmentAllocator a, MemorySegment p, String s, int kind) {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);
         p.set(JAVA_INT, Native.V_TYPE, kind);
         p.set(ADDRESS, Native.V_PTR, b.length == 0 ? MemorySegment.NULL : a.allocateFrom(JAVA_BYTE, b));
