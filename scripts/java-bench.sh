@@ -60,7 +60,7 @@ trap 'exec {TK[1]}>&-; wait "$TK_PID" 2>/dev/null || true' EXIT
 # The machine may be busy (CI, other builds): the three are interleaved, in
 # rounds of one short JMH run each, and compared on the median of all their
 # measurement iterations (the JMH tables of every round are printed too).
-if [ "${1:-}" = quick ]; then rounds=1; iters=(-wi 1 -w 1s -i 2 -r 1s); else rounds=${STAUNCH_BENCH_ROUNDS:-3}; iters=(-wi 1 -w 1s -i 3 -r 1s); fi
+if [ "${1:-}" = quick ]; then rounds=1; iters=(-wi 1 -w 1s -i 2 -r 1s); else rounds=${STAUNCH_BENCH_ROUNDS:-3}; iters=(-wi 3 -w 2s -i 3 -r 2s); fi
 out=$(mktemp -d)
 benches=${STAUNCH_BENCHES:-GetSelectClose QueryForList}
 # contender = benchmark method + path; the path is a JVM flag (none = the jar's own choice)
