@@ -1,5 +1,6 @@
 package dev.staunch;
 
+import dev.staunch.internal.CarrierGate;
 import dev.staunch.internal.Call;
 import dev.staunch.internal.Events;
 import dev.staunch.internal.InterruptWatcher;
@@ -9,6 +10,7 @@ import dev.staunch.internal.Native;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -25,6 +27,8 @@ public final class Pool implements AutoCloseable {
     private final long id;
     private final State state;
     private final Cleaner.Cleanable cleanable;
+    /** At most carriers - 1 virtual threads wait for a connection in native code at once (see CarrierGate). */
+    private final CarrierGate carrierGate = new CarrierGate();
     private final LongAdder inFlight = new LongAdder();
     private volatile boolean closed;
 
@@ -130,6 +134,47 @@ public final class Pool implements AutoCloseable {
         if (Thread.currentThread().isInterrupted()) {
             throw new StaunchException(Status.CANCELLED, "the thread was interrupted before the get", 0, "");
         }
+        if (ms == 0 || !CarrierGate.onVirtualThread()) {
+            return getNative(ms, userToken, read);
+        }
+        // A virtual thread: wait for a turn to wait in native code (see CarrierGate).
+        long waitMs = timeout == null ? CarrierGate.DEFAULT_WAIT_MS : ms;
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(waitMs);
+        CarrierGate.Turn turn = carrierGate.enter(deadline, () -> userToken != null && userToken.isCancelled());
+        if (turn == CarrierGate.Turn.CANCELLED) {
+            throw new StaunchException(Status.CANCELLED, Thread.currentThread().isInterrupted()
+                    ? "the thread was interrupted while waiting for a connection"
+                    : "the get was cancelled while waiting for a connection", 0, "");
+        }
+        if (turn == CarrierGate.Turn.TIMED_OUT) {
+            throw new StaunchException(Status.POOL_EXHAUSTED, "timed out after " + waitMs
+                    + " ms waiting for a connection: other virtual threads were waiting for one first ("
+                    + carrierGate.queued() + " still waiting)", 0, "");
+        }
+        try {
+            long slice = carrierGate.sliceMs();
+            while (true) {
+                long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                int now = timeout == null && slice == 0 ? ms : (int) Math.max(0, Math.min(left, 0xFFFF_FFFEL));
+                if (slice > 0) {
+                    now = (int) Math.min(now, slice);
+                }
+                try {
+                    return getNative(now, userToken, read);
+                } catch (StaunchException e) {
+                    if (slice == 0 || e.status() != Status.POOL_EXHAUSTED || left <= slice) {
+                        throw e;
+                    }
+                    Thread.yield(); // one carrier: give it to the holders between slices
+                }
+            }
+        } finally {
+            carrierGate.leave();
+        }
+    }
+
+    private Conn getNative(int ms, CancelToken userToken, boolean read) {
         enter();
         try (Mem.Scope a = new Mem.Scope()) {
             Mem.Seg out = a.allocate(8);

@@ -650,4 +650,64 @@ class ConformanceTest {
             assertTrue(ex.awaitTermination(120, TimeUnit.SECONDS));
         }
     }
+
+    /**
+     * Virtual threads that hold the pool's connections and then block on a
+     * monitor give up their carriers (JDK 24+); virtual threads waiting for a
+     * connection must not pin every carrier meanwhile, or the holders can never
+     * run again to give their connections back. Two holders of a 2-connection
+     * pool block on a lock; then as many getters as there are carriers wait;
+     * the lock is let go after 300 ms: every getter must be served at once,
+     * not when its wait times out (found with 1,000 virtual threads stalling
+     * on the Cleaner's lock, JNI path on JDK 25).
+     */
+    @Test
+    void virtual_threads_waiting_for_a_connection_leave_a_carrier_for_its_holders() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads: JDK 21+");
+        ExecutorService ex = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+        int carriers = Integer.getInteger("jdk.virtualThreadScheduler.parallelism",
+                Runtime.getRuntime().availableProcessors());
+        Object lock = new Object();
+        try (Pool pool = Staunch.open(Env.url("max_size=2"))) {
+            java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(2);
+            List<Future<Long>> holders = new java.util.ArrayList<>();
+            List<Future<Long>> getters = new java.util.ArrayList<>();
+            long t0;
+            synchronized (lock) {
+                for (int h = 0; h < 2; h++) {
+                    holders.add(ex.submit(() -> {
+                        try (Conn c = pool.get(Duration.ofSeconds(10))) {
+                            held.countDown();
+                            synchronized (lock) {
+                                return selectLong(c, "SELECT 1");
+                            }
+                        }
+                    }));
+                }
+                assertTrue(held.await(10, TimeUnit.SECONDS));
+                Thread.sleep(100); // the holders are now blocked on the lock
+                t0 = System.nanoTime();
+                for (int g = 0; g < carriers; g++) {
+                    getters.add(ex.submit(() -> {
+                        try (Conn c = pool.get(Duration.ofSeconds(20))) {
+                            return selectLong(c, "SELECT 2");
+                        }
+                    }));
+                }
+                Thread.sleep(300); // the getters are waiting; now let go of the lock
+            }
+            for (Future<Long> f : holders) {
+                assertEquals(1L, f.get(30, TimeUnit.SECONDS));
+            }
+            for (Future<Long> f : getters) {
+                assertEquals(2L, f.get(30, TimeUnit.SECONDS));
+            }
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(ms < 5_000, "the getters waited " + ms + " ms: their waits pinned every carrier, "
+                    + "so the holders could not run until the gets timed out");
+        } finally {
+            ex.shutdown();
+            assertTrue(ex.awaitTermination(60, TimeUnit.SECONDS));
+        }
+    }
 }
