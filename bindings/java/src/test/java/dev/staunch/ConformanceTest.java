@@ -710,4 +710,72 @@ class ConformanceTest {
             assertTrue(ex.awaitTermination(60, TimeUnit.SECONDS));
         }
     }
+
+    /**
+     * A virtual thread waiting its turn to wait for a connection (every turn
+     * taken by other waiting virtual threads) still ends on its timeout and on
+     * CancelToken.cancel(), as a get in native code does.
+     */
+    @Test
+    void virtual_threads_waiting_their_turn_time_out_and_cancel() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads: JDK 21+");
+        ExecutorService ex = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+        int carriers = Integer.getInteger("jdk.virtualThreadScheduler.parallelism",
+                Runtime.getRuntime().availableProcessors());
+        int turns = Math.max(1, carriers - 1);
+        try (Pool pool = Staunch.open(Env.url("max_size=1"))) {
+            Conn held = pool.get(Duration.ofSeconds(10));
+            // Every turn taken: these wait in native code for the held connection.
+            List<Future<?>> waiting = new java.util.ArrayList<>();
+            for (int i = 0; i < turns; i++) {
+                waiting.add(ex.submit(() -> {
+                    try {
+                        pool.get(Duration.ofSeconds(3)).close();
+                        return null;
+                    } catch (StaunchException e) {
+                        return null; // timed out: expected, the connection stays held
+                    }
+                }));
+            }
+            Thread.sleep(200);
+            long t0 = System.nanoTime();
+            Future<StaunchException> timedOut = ex.submit(() -> {
+                try {
+                    pool.get(Duration.ofMillis(300)).close();
+                    return null;
+                } catch (StaunchException e) {
+                    return e;
+                }
+            });
+            StaunchException e1 = timedOut.get(10, TimeUnit.SECONDS);
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(e1 != null && e1.status() == Status.POOL_EXHAUSTED, String.valueOf(e1));
+            assertTrue(ms >= 250 && ms < 2_000, "timed out after " + ms + " ms");
+
+            CancelToken token = new CancelToken();
+            Future<StaunchException> cancelled = ex.submit(() -> {
+                try {
+                    pool.get(Duration.ofSeconds(10), token).close();
+                    return null;
+                } catch (StaunchException e) {
+                    return e;
+                }
+            });
+            Thread.sleep(200);
+            long t1 = System.nanoTime();
+            token.cancel();
+            StaunchException e2 = cancelled.get(10, TimeUnit.SECONDS);
+            long cms = (System.nanoTime() - t1) / 1_000_000;
+            assertTrue(e2 != null && e2.status() == Status.CANCELLED, String.valueOf(e2));
+            assertTrue(cms < 1_000, "cancel took " + cms + " ms");
+            token.close();
+            for (Future<?> f : waiting) {
+                f.get(10, TimeUnit.SECONDS);
+            }
+            held.close();
+        } finally {
+            ex.shutdown();
+            assertTrue(ex.awaitTermination(60, TimeUnit.SECONDS));
+        }
+    }
 }
