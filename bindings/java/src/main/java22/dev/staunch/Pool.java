@@ -10,7 +10,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -144,41 +143,9 @@ public final class Pool implements AutoCloseable {
         if (ms == 0 || !CarrierGate.onVirtualThread()) {
             return getNative(ms, userToken, read);
         }
-        // A virtual thread: wait for a turn to wait in native code (see CarrierGate).
-        long waitMs = timeout == null ? CarrierGate.DEFAULT_WAIT_MS : ms;
-        long start = System.nanoTime();
-        long deadline = start + TimeUnit.MILLISECONDS.toNanos(waitMs);
-        CarrierGate.Turn turn = carrierGate.enter(deadline, () -> userToken != null && userToken.isCancelled());
-        if (turn == CarrierGate.Turn.CANCELLED) {
-            throw new StaunchException(Status.CANCELLED, Thread.currentThread().isInterrupted()
-                    ? "the thread was interrupted while waiting for a connection"
-                    : "the get was cancelled while waiting for a connection", 0, "");
-        }
-        if (turn == CarrierGate.Turn.TIMED_OUT) {
-            throw new StaunchException(Status.POOL_EXHAUSTED, "timed out after " + waitMs
-                    + " ms waiting for a connection: other virtual threads were waiting for one first ("
-                    + carrierGate.queued() + " still waiting)", 0, "");
-        }
-        try {
-            long slice = carrierGate.sliceMs();
-            while (true) {
-                long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-                int now = timeout == null && slice == 0 ? ms : (int) Math.max(0, Math.min(left, 0xFFFF_FFFEL));
-                if (slice > 0) {
-                    now = (int) Math.min(now, slice);
-                }
-                try {
-                    return getNative(now, userToken, read);
-                } catch (StaunchException e) {
-                    if (slice == 0 || e.status() != Status.POOL_EXHAUSTED || left <= slice) {
-                        throw e;
-                    }
-                    Thread.yield(); // one carrier: give it to the holders between slices
-                }
-            }
-        } finally {
-            carrierGate.leave();
-        }
+        // A virtual thread: waits its turn to wait in native code (see CarrierGate).
+        return carrierGate.get(timeout == null, ms, () -> userToken != null && userToken.isCancelled(),
+                now -> getNative(now, userToken, read));
     }
 
     private Conn getNative(int ms, CancelToken userToken, boolean read) {

@@ -6,6 +6,10 @@ import java.lang.invoke.MethodType;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntFunction;
+
+import dev.staunch.Status;
+import dev.staunch.StaunchException;
 
 /**
  * Keeps virtual threads that wait for a connection from pinning every carrier.
@@ -59,49 +63,70 @@ public final class CarrierGate {
         }
     }
 
-    /** How a wait for a turn ended. */
-    public enum Turn { TAKEN, TIMED_OUT, CANCELLED }
+    /**
+     * A get on a virtual thread: waits for a turn (bounded by the get's
+     * {@code ms}, or {@link #DEFAULT_WAIT_MS} when {@code defaultTimeout}),
+     * then runs {@code nativeGet} with the time left (the pool's default when
+     * {@code defaultTimeout} and not sliced), in slices when there is one
+     * carrier. Fails as the native get does: POOL_EXHAUSTED when the time is
+     * up, CANCELLED when {@code cancelled} says so or the thread is interrupted.
+     */
+    public <T> T get(boolean defaultTimeout, int ms, BooleanSupplier cancelled, IntFunction<T> nativeGet) {
+        long waitMs = defaultTimeout ? DEFAULT_WAIT_MS : ms;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+        if (!enter(deadline, cancelled)) {
+            if (cancelled.getAsBoolean() || Thread.currentThread().isInterrupted()) {
+                throw new StaunchException(Status.CANCELLED, Thread.currentThread().isInterrupted()
+                        ? "the thread was interrupted while waiting for a connection"
+                        : "the get was cancelled while waiting for a connection", 0, "");
+            }
+            throw new StaunchException(Status.POOL_EXHAUSTED, "timed out after " + waitMs
+                    + " ms waiting for a connection: other virtual threads were waiting for one first ("
+                    + turns.getQueueLength() + " still waiting)", 0, "");
+        }
+        try {
+            while (true) {
+                long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                if (!sliced) {
+                    return nativeGet.apply(defaultTimeout ? ms : (int) Math.max(0, Math.min(left, 0xFFFF_FFFEL)));
+                }
+                try {
+                    return nativeGet.apply((int) Math.max(0, Math.min(left, SLICE_MS)));
+                } catch (StaunchException e) {
+                    if (e.status() != Status.POOL_EXHAUSTED || left <= SLICE_MS) {
+                        throw e;
+                    }
+                    Thread.yield(); // one carrier: give it to the holders between slices
+                }
+            }
+        } finally {
+            turns.release();
+        }
+    }
 
     /**
-     * Waits (parked) for a turn to wait in native code, until {@code deadline}
-     * ({@link System#nanoTime()}), {@code cancelled} says so (checked every
-     * {@value #SLICE_MS} ms), or the thread is interrupted (CANCELLED, the flag
-     * set again). A taken turn must be given back with {@link #leave()}.
+     * Waits (parked) for a turn, until {@code deadline} ({@link System#nanoTime()}),
+     * {@code cancelled} says so (checked every {@value #SLICE_MS} ms) or the
+     * thread is interrupted (the flag set again); true when taken.
      */
-    public Turn enter(long deadline, BooleanSupplier cancelled) {
+    private boolean enter(long deadline, BooleanSupplier cancelled) {
         if (turns.tryAcquire()) {
-            return Turn.TAKEN;
+            return true;
         }
-        while (true) {
-            if (cancelled.getAsBoolean()) {
-                return Turn.CANCELLED;
-            }
+        while (!cancelled.getAsBoolean()) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                return Turn.TIMED_OUT;
+                return false;
             }
             try {
                 if (turns.tryAcquire(Math.min(left, TimeUnit.MILLISECONDS.toNanos(SLICE_MS)), TimeUnit.NANOSECONDS)) {
-                    return Turn.TAKEN;
+                    return true;
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return Turn.CANCELLED;
+                return false;
             }
         }
-    }
-
-    public void leave() {
-        turns.release();
-    }
-
-    /** With one carrier, a native wait is cut into slices of this many ms (0: not cut). */
-    public long sliceMs() {
-        return sliced ? SLICE_MS : 0;
-    }
-
-    /** Virtual threads waiting for a turn now (for the error message). */
-    public int queued() {
-        return turns.getQueueLength();
+        return false;
     }
 }
