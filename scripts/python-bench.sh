@@ -13,6 +13,8 @@
 #                   server-prepared, PyMySQL, mysqlclient; one connection each); --only pool:
 #                   only the checkout and fetch benchmarks
 #   --where         then where the time of one checkout goes, per phase (bench/bench.py)
+#   --instructions  instead of timing: user-space instructions per operation, every
+#                   contender (valgrind's callgrind; load-independent; bench/bench.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -21,6 +23,9 @@ if ! dpkg -s libmariadb-dev pkg-config >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq libmariadb-dev pkg-config >/dev/null
+fi
+if [[ " $* " == *" --instructions "* ]] && ! command -v valgrind >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq valgrind >/dev/null
 fi
 PYTHON=${PYTHON:-python3}
 VENV=${STAUNCH_PY_VENV:-$ROOT/target/py-venv}

@@ -41,9 +41,17 @@ time of the benchmark thread and in wall time, medians over alternating
 rounds, for every contender and for "staunch C calls": the same C functions
 called straight through ctypes, the floor under the Python layer.
 
+--instructions counts instead of timing: the user-space instructions the
+client process executes per operation (valgrind --tool=callgrind, the
+difference between a run of 1,300 operations and one of 300, so start-up and
+connecting cancel out), for checkout + SELECT 1 + return, insert5 and
+select_by_id, every contender. Neither the machine's load nor the server
+moves these figures; they leave out the kernel's time (the same system calls
+for everyone: one send and one receive per statement) and the waits.
+
 Usage: python bench/bench.py [--seconds S] [--rounds N] [--url mysql://...]
                              [--only pool|statements] [--baseline DIR] [--where]
-                             [--json FILE]
+                             [--instructions] [--json FILE]
   --only pool        select1 and fetch only
   --only statements  insert5 and select_by_id only
 """
@@ -467,6 +475,72 @@ def where(cs: dict, rounds: int, n: int = 1000) -> None:
     print(" calls: Python functions and builtins run per checkout, ctypes foreign calls not counted)")
 
 
+# --- instructions per operation (--instructions) -----------------------------------------
+
+COUNTED = (
+    ("select1", ("staunch", "pymysql+QueuePool", "mysqlclient+QueuePool")),
+    ("insert5", ("staunch", "pymysql", "mysqlclient")),
+    ("select_by_id", ("staunch", "pymysql", "mysqlclient")),
+)
+
+
+class _SetAfter:
+    """A stop event for select1_loop that is set once it was asked n times."""
+
+    def __init__(self, n: int):
+        self.left = n
+
+    def is_set(self) -> bool:
+        self.left -= 1
+        return self.left < 0
+
+
+def run_counted(url: str, bench: str, name: str, n: int) -> None:
+    """One contender doing one benchmark's operation n times (what --instructions
+    runs under callgrind, twice)."""
+    if bench == "select1":
+        kind, pool, *_ = contenders(url, 2)[name]
+        select1_loop(kind, pool, _SetAfter(n), [0], 0)
+        return
+    conn, done = stmt_contenders(url)[name]
+    if bench == "insert5":
+        cur = conn.cursor()
+        for k in range(n):
+            cur.execute(f"{INSERT5} /* {k} */", insert5_args(k))
+        conn.commit()
+    else:
+        cur = conn.cursor()
+        for k in range(n):
+            cur.execute(SELECT_BY_ID, (k % 10000 + 1,))
+            cur.fetchall()
+    done()
+
+
+def instructions(url: str) -> None:
+    import subprocess
+
+    def count(bench: str, name: str, n: int) -> int:
+        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
+        cmd += [__file__, "--url", url, "--counted", bench, name, str(n)]
+        r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        for line in r.stderr.splitlines():
+            if "Collected :" in line:
+                return int(line.split(":")[-1])
+        raise RuntimeError(f"no count from callgrind: {r.stderr[-500:]}")
+
+    print()
+    print("user-space instructions per operation of the client process (callgrind: the difference")
+    print("between 1,300 and 300 operations / 1,000; staunch x: the contender's count / staunch's)")
+    print(f"{'benchmark':<14} {'contender':<24} {'instructions':>13} {'staunch x':>10}")
+    for bench, names in COUNTED:
+        first = None
+        for name in names:
+            per_op = (count(bench, name, 1300) - count(bench, name, 300)) / 1000
+            first = first or per_op
+            ratio = "" if name == names[0] else f"{per_op / first:9.2f}x"
+            print(f"{bench:<14} {name:<24} {per_op:>13,.0f} {ratio:>10}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=1.0, help="per measurement (default 1)")
@@ -480,7 +554,16 @@ def main() -> int:
         choices=("pool", "statements"),
         help="pool: select1 and fetch only; statements: insert5 and select_by_id only (default: all)",
     )
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count each operation's user-space instructions (valgrind) instead of timing it",
+    )
+    ap.add_argument("--counted", nargs=3, metavar=("BENCH", "CONTENDER", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.counted:
+        run_counted(args.url, args.counted[0], args.counted[1], int(args.counted[2]))
+        return 0
     if args.where and args.only == "statements":
         ap.error("--where measures the pool's checkout: not with --only statements")
     tk = None
@@ -493,6 +576,9 @@ def main() -> int:
         url = tk.direct_url
     try:
         prepare(url)
+        if args.instructions:
+            instructions(url)
+            return 0
         cs = contenders(url, 8, args.baseline) if args.only != "statements" else {}
         ss = stmt_contenders(url) if args.only != "pool" else {}
         for conn, _ in ss.values():
