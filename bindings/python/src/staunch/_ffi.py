@@ -29,7 +29,7 @@ from ctypes import (
 
 #: The ABI major version this package speaks, and the least minor it needs.
 ABI_MAJOR = 1
-ABI_MINOR = 0
+ABI_MINOR = 1  # staunch_param_decimal, staunch_rows_column_types
 
 status_t = c_uint32
 
