@@ -8,6 +8,7 @@
 //! their length excludes, so a face can lend text to C as a C string
 //! without a copy.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use mysql::consts::{ColumnFlags, ColumnType};
@@ -130,6 +131,19 @@ pub(crate) fn nul_terminated(b: &[u8]) -> Vec<u8> {
     v.extend_from_slice(b);
     v.push(0);
     v
+}
+
+/// A server's info string, NUL-terminated: the empty one (most statements
+/// have none) is a static `"\0"`, not an allocation per result set.
+pub(crate) type Info = Cow<'static, [u8]>;
+
+/// `b` as an [`Info`].
+pub(crate) fn info_of(b: &[u8]) -> Info {
+    if b.is_empty() {
+        Cow::Borrowed(b"\0")
+    } else {
+        Cow::Owned(nul_terminated(b))
+    }
 }
 
 /// One column: its metadata, the strings NUL-terminated.
@@ -415,7 +429,7 @@ pub(crate) struct Set {
     pub(crate) warnings: u16,
     /// The server's info string ("Rows matched: 1 Changed: 1 ..."),
     /// NUL-terminated.
-    pub(crate) info: Vec<u8>,
+    pub(crate) info: Info,
     /// The rows not read yet (sets read whole only).
     pub(crate) rows: VecDeque<Vec<Cell>>,
     /// The number of rows the set had (sets read whole only).
@@ -429,7 +443,7 @@ impl Set {
             affected_rows: 0,
             last_insert_id: 0,
             warnings: 0,
-            info: vec![0],
+            info: Cow::Borrowed(b"\0"),
             rows: VecDeque::new(),
             count: 0,
         }
@@ -466,7 +480,7 @@ pub(crate) fn collect_rest<P: Protocol>(
         set.affected_rows = rs.affected_rows();
         set.last_insert_id = rs.last_insert_id().unwrap_or(0);
         set.warnings = rs.warnings();
-        set.info = nul_terminated(rs.info_ref());
+        set.info = info_of(rs.info_ref());
         for row in rs.by_ref() {
             let values = row?.unwrap();
             set.rows.push_back(cells(values, &set.columns, text));
