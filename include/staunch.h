@@ -1804,6 +1804,18 @@ staunch_status staunch_rows_column_type(const struct staunch_rows *rows,
                                         struct staunch_error **err);
 
 /**
+ * The current result set's column count (as `staunch_rows_column_count`),
+ * with the types of its first `cap` columns (STAUNCH_COLUMN_* values, as
+ * `staunch_rows_column_type` gives them) written to
+ * `types[0 .. min(count, cap)]`: one call for what took one per column.
+ * Nothing is written when `types` is NULL. 0 for a NULL `rows`. Never
+ * blocks; one thread at a time per row set. Since 1.1.
+ */
+size_t staunch_rows_column_types(const struct staunch_rows *rows,
+                                 staunch_column_type *types,
+                                 size_t cap);
+
+/**
  * What the server says of column `idx` (see `staunch_column_info`): set
  * `out->size = sizeof(staunch_column_info)` before the call; the fields
  * that fit in it are written (STAUNCH_INVALID_ARGUMENT if it is smaller

@@ -511,6 +511,10 @@ staunch_status staunch_rows_column_type(const struct staunch_rows *rows,
                                         staunch_column_type *out,
                                         struct staunch_error **err);
 
+size_t staunch_rows_column_types(const struct staunch_rows *rows,
+                                 staunch_column_type *types,
+                                 size_t cap);
+
 staunch_status staunch_rows_column_info(const struct staunch_rows *rows,
                                         size_t idx,
                                         struct staunch_column_info *out,

@@ -26,7 +26,7 @@ cmake -S cbuild/install-test -B "$prefix/consumer" -DCMAKE_PREFIX_PATH="$prefix"
 cmake --build "$prefix/consumer" >/dev/null
 LD_LIBRARY_PATH="$libdir" "$prefix/consumer/consumer_shared"
 # It loads the library by its SONAME.
-objdump -p "$prefix/consumer/consumer_shared" | grep -Eq 'NEEDED +libstaunch[.]so[.]1$'
+grep -Eq 'NEEDED +libstaunch[.]so[.]1$' <<<"$(objdump -p "$prefix/consumer/consumer_shared")"
 "$prefix/consumer/consumer_static"
 
 export PKG_CONFIG_PATH="$libdir/pkgconfig"

@@ -17,7 +17,7 @@ CBINDGEN_VERSION=0.29.0
 cbindgen_bin() {
   local c
   for c in "${CBINDGEN:-}" "$(command -v cbindgen || true)" "$HOME/.cargo/bin/cbindgen"; do
-    if [ -n "$c" ] && [ -x "$c" ] && "$c" --version 2>/dev/null | grep -qx "cbindgen $CBINDGEN_VERSION"; then
+    if [ -n "$c" ] && [ -x "$c" ] && [ "$("$c" --version 2>/dev/null)" = "cbindgen $CBINDGEN_VERSION" ]; then
       echo "$c"
       return 0
     fi

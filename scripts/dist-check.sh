@@ -149,7 +149,7 @@ for c in "${checks[@]}"; do
       id=$(readelf -n "$lib" | awk '/Build ID/ {print $3}')
       dbgfile=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
       test -f "$dbgfile" || { echo "no $dbgfile for the library's build id $id" >&2; exit 1; }
-      readelf -S "$dbgfile" | grep -q '\.debug_line' || { echo "$dbgfile holds no .debug_line" >&2; exit 1; }
+      grep -q '\.debug_line' <<<"$(readelf -S "$dbgfile")" || { echo "$dbgfile holds no .debug_line" >&2; exit 1; }
       ! readelf -S "$lib" | grep -q '\.debug_' || { echo "$lib still holds debug sections" >&2; exit 1; }
       echo "   debug symbols: $dbgfile (build id of $lib); the library itself has none"
       echo "   the library needs at most GLIBC_$(newest_glibc "$lib")"
@@ -208,7 +208,7 @@ for c in "${checks[@]}"; do
       passed sdist "$(tail -n1 "$W/sdist.out")" ;;
     maven)
       section "jar from dist/maven, fresh local Maven repository, no STAUNCH_LIBRARY"
-      jdk_ok() { [ -x "$1/bin/java" ] && "$1/bin/java" -version 2>&1 | grep -Eq 'version "(2[2-9]|[3-9][0-9])'; }
+      jdk_ok() { [ -x "$1/bin/java" ] && [[ $("$1/bin/java" -version 2>&1) =~ version\ \"(2[2-9]|[3-9][0-9]) ]]; }
       if [ -z "${JAVA_HOME:-}" ] || ! jdk_ok "$JAVA_HOME"; then
         JAVA_HOME=
         for d in /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/temurin-25-jdk* /usr/lib/jvm/*25* /usr/lib/jvm/*2[2-9]*; do

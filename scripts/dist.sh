@@ -214,7 +214,7 @@ auditwheel show "$DIST"/staunch-"$VERSION"-*.whl
 
 # --- the JVM jar and a Maven repository ---------------------------------------
 step "JVM: jar with the library inside, sources, javadoc, in dist/maven"
-jdk_ok() { [ -x "$1/bin/java" ] && "$1/bin/java" -version 2>&1 | grep -Eq 'version "(2[2-9]|[3-9][0-9])'; }
+jdk_ok() { [ -x "$1/bin/java" ] && [[ $("$1/bin/java" -version 2>&1) =~ version\ \"(2[2-9]|[3-9][0-9]) ]]; }
 if [ -z "${JAVA_HOME:-}" ] || ! jdk_ok "$JAVA_HOME"; then
   JAVA_HOME=
   for d in /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/temurin-25-jdk* /usr/lib/jvm/*25* /usr/lib/jvm/*2[2-9]*; do
@@ -241,16 +241,17 @@ git ls-files -z bindings/java | grep -zv '^bindings/java/bench/' \
 (cd "$WORK/java" && PATH="$JAVA_HOME/bin:$PATH" mvn -B -q -P dist -Dmaven.test.skip=true \
   -Dstaunch.bundle.dir="$WORK/jar-bundle" -DaltDeploymentRepository="dist::file://$DIST/maven" \
   package org.apache.maven.plugins:maven-deploy-plugin:3.1.4:deploy)
-unzip -l "$DIST/maven/dev/staunch/staunch/$VERSION/staunch-$VERSION.jar" | grep -q 'dev/staunch/native/libstaunch.so$' \
-  || { echo "dist: the jar holds no dev/staunch/native/libstaunch.so" >&2; exit 1; }
-for entry in dev/staunch/native/libstaunch_jni.so META-INF/versions/22/dev/staunch/Pool.class; do
-  unzip -l "$DIST/maven/dev/staunch/staunch/$VERSION/staunch-$VERSION.jar" | grep -q " $entry\$" \
-    || { echo "dist: the jar holds no $entry" >&2; exit 1; }
+# Each listing is read whole before it is matched: under pipefail, `unzip -l | grep -q`
+# fails at random (grep quits at its match, unzip dies of SIGPIPE writing the rest).
+jar_list=$(unzip -l "$DIST/maven/dev/staunch/staunch/$VERSION/staunch-$VERSION.jar")
+for entry in dev/staunch/native/libstaunch.so dev/staunch/native/libstaunch_jni.so \
+  META-INF/versions/22/dev/staunch/Pool.class; do
+  grep -q " $entry\$" <<<"$jar_list" || { echo "dist: the jar holds no $entry" >&2; exit 1; }
 done
 # The sources jar mirrors it: the Java 11 sources at the root, the FFM ones under META-INF/versions/22.
+sources_list=$(unzip -l "$DIST/maven/dev/staunch/staunch/$VERSION/staunch-$VERSION-sources.jar")
 for entry in dev/staunch/Pool.java META-INF/versions/22/dev/staunch/Pool.java; do
-  unzip -l "$DIST/maven/dev/staunch/staunch/$VERSION/staunch-$VERSION-sources.jar" | grep -q " $entry\$" \
-    || { echo "dist: the sources jar holds no $entry" >&2; exit 1; }
+  grep -q " $entry\$" <<<"$sources_list" || { echo "dist: the sources jar holds no $entry" >&2; exit 1; }
 done
 
 # --- the Go module, as the module proxy serves it -----------------------------

@@ -39,7 +39,7 @@ echo "== static link (-tags staunch_static): build, check, run"
 bin=$(mktemp -d)/staunch-static.test
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 CGO_LDFLAGS="-L$STAUNCH_LIBDIR" go test -c -tags staunch_static -o "$bin" .
-if ldd "$bin" | grep -q libstaunch; then
+if grep -q libstaunch <<<"$(ldd "$bin")"; then
   echo "the static build links libstaunch.so:" >&2
   ldd "$bin" >&2
   exit 1

@@ -24,7 +24,7 @@ repo=$PWD
 
 scripts/install-mariadb.sh
 
-jdk_ok() { [ -x "$1/bin/java" ] && "$1/bin/java" -version 2>&1 | grep -Eq 'version "(2[2-9]|[3-9][0-9])'; }
+jdk_ok() { [ -x "$1/bin/java" ] && [[ $("$1/bin/java" -version 2>&1) =~ version\ \"(2[2-9]|[3-9][0-9]) ]]; }
 if [ -z "${JAVA_HOME:-}" ] || ! jdk_ok "$JAVA_HOME"; then
   JAVA_HOME=
   for d in /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/temurin-25-jdk* /usr/lib/jvm/*25* /usr/lib/jvm/*2[2-9]*; do

@@ -313,6 +313,22 @@ static void bulk_fetch(void) {
     CHECK(staunch_rows_column_count(rows) == FETCH_COLS);
     staunch_column_type seq_type = 0;
     OK(staunch_rows_column_type, rows, 0, &seq_type);
+    /* Every column's type in one call, as column_type gives each; at most cap written. */
+    staunch_column_type types[FETCH_COLS + 1];
+    for (size_t i = 0; i <= FETCH_COLS; i++) types[i] = 999;
+    CHECK(staunch_rows_column_types(rows, types, FETCH_COLS + 1) == FETCH_COLS);
+    for (size_t i = 0; i < FETCH_COLS; i++) {
+        staunch_column_type one = 0;
+        OK(staunch_rows_column_type, rows, i, &one);
+        CHECKF(types[i] == one, "column %zu: %u in the bulk call, %u alone", i, types[i], one);
+    }
+    CHECK(types[FETCH_COLS] == 999);
+    CHECK(types[2] == STAUNCH_COLUMN_NULL && types[4] == STAUNCH_COLUMN_UINT);
+    for (size_t i = 0; i <= FETCH_COLS; i++) types[i] = 999;
+    CHECK(staunch_rows_column_types(rows, types, 2) == FETCH_COLS);
+    CHECK(types[0] == seq_type && types[1] != 999 && types[2] == 999);
+    CHECK(staunch_rows_column_types(rows, NULL, 5) == FETCH_COLS);
+    CHECK(staunch_rows_column_types(NULL, types, 5) == 0);
     staunch_value *v = calloc(FETCH_COLS * FETCH_ROWS, sizeof *v);
     CHECK(v != NULL);
     size_t n = 99;

@@ -463,6 +463,35 @@ pub extern "C" fn staunch_rows_column_type(
     })
 }
 
+/// The current result set's column count (as `staunch_rows_column_count`),
+/// with the types of its first `cap` columns (STAUNCH_COLUMN_* values, as
+/// `staunch_rows_column_type` gives them) written to
+/// `types[0 .. min(count, cap)]`: one call for what took one per column.
+/// Nothing is written when `types` is NULL. 0 for a NULL `rows`. Never
+/// blocks; one thread at a time per row set. Since 1.1.
+#[no_mangle]
+pub extern "C" fn staunch_rows_column_types(
+    rows: *const staunch_rows,
+    types: *mut staunch_column_type,
+    cap: usize,
+) -> usize {
+    guard_value(0, || {
+        // SAFETY: NULL or a live row set (header contract).
+        let Some(r) = (unsafe { rows.as_ref() }) else {
+            return 0;
+        };
+        let cols = &r.set.columns;
+        if !types.is_null() {
+            for (i, col) in cols.iter().take(cap).enumerate() {
+                // SAFETY: the caller gives room for `cap` values (header
+                // contract), and i < cap.
+                unsafe { types.add(i).write(col.kind as staunch_column_type) };
+            }
+        }
+        cols.len()
+    })
+}
+
 /// What the server says of column `idx` (see `staunch_column_info`): set
 /// `out->size = sizeof(staunch_column_info)` before the call; the fields
 /// that fit in it are written (STAUNCH_INVALID_ARGUMENT if it is smaller

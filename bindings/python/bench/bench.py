@@ -367,7 +367,7 @@ def phases_loop(kind, pool, n: int) -> list:
 
 def raw_phases_loop(pool, n: int) -> list:
     """The C calls the Python layer makes for the same checkout, straight
-    through ctypes (borrow; query, column count and type, fetch, free; commit,
+    through ctypes (borrow; query, column types, last insert id, fetch, free; commit,
     return): what is left when the Python layer costs nothing."""
     import ctypes
 
@@ -380,7 +380,7 @@ def raw_phases_loop(pool, n: int) -> list:
     p = pool._ptr
     err = ctypes.POINTER(F.staunch_error)()
     buf = (F.staunch_value * 64)()
-    got, ct = ctypes.c_size_t(), ctypes.c_uint32()
+    got, types = ctypes.c_size_t(), (ctypes.c_uint32 * 64)()
     for _ in range(n):
         c0, w0 = tt(), pc()
         conn = ctypes.POINTER(F.staunch_conn)()
@@ -390,8 +390,8 @@ def raw_phases_loop(pool, n: int) -> list:
         rows = ctypes.POINTER(F.staunch_rows)()
         if lib.staunch_conn_query_ex(conn, b"SELECT 1", None, 0, F.QUERY_TEXT, byref(rows), byref(err)):
             raise RuntimeError("query failed")
-        lib.staunch_rows_column_count(rows)
-        lib.staunch_rows_column_type(rows, 0, byref(ct), byref(err))
+        lib.staunch_rows_column_types(rows, types, 64)
+        lib.staunch_rows_last_insert_id(rows)
         lib.buffered.staunch_rows_fetch(rows, buf, 64, byref(got), byref(err))
         lib.buffered.staunch_rows_free(rows)
         c2, w2 = tt(), pc()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+import struct
 
 import pytest
 
@@ -160,3 +161,77 @@ def test_abi_version_check(tmp_path, monkeypatch):
     # A library with another major version: libc has no staunch_version at all.
     with pytest.raises(staunch.LibraryError, match="not libstaunch"):
         F.load("libc.so.6")
+
+
+def _param_fields(arr) -> list:
+    """Each staunch_param's bytes, with what its pointer points to in place
+    of the pointer (two arrays of the same values hold different copies)."""
+    out = []
+    for p in arr:
+        raw = bytearray(bytes(p))
+        target = None
+        if p.type in (F.PARAM_TEXT, F.PARAM_BYTES, F.PARAM_DECIMAL):
+            at = F.staunch_param.ptr.offset
+            (addr,) = struct.unpack_from("=Q", raw, at)  # (p.ptr would be a copy up to a NUL)
+            target = ctypes.string_at(addr, p.len) if p.len else b""
+            raw[at : at + 8] = bytes(8)
+        out.append((bytes(raw), target))
+    return out
+
+
+class _Int(int):
+    pass
+
+
+class _Str(str):
+    pass
+
+
+def test_params_packed_as_the_ctypes_fields_set_them():
+    """make_params packs the common types with struct (the fast path); every
+    element must be what fill_param sets through the ctypes fields."""
+    import datetime as dt
+    import gc
+    import uuid
+    from decimal import Decimal
+
+    from staunch import _convert as C
+
+    assert C._FAST, "the packed path is off on this CPython: the layout check failed"
+    values = [
+        None,
+        0,
+        -(2**63),
+        2**63 - 1,
+        2**64 - 1,  # above int64: through the fields
+        True,
+        -0.0,
+        1.5e300,
+        "",
+        "héllo ✓ 𝄞 ' \\",
+        b"",
+        b"a\x00b\xff" * 300,
+        bytearray(b"ba"),
+        Decimal("-12345678901234567890.123456789"),
+        Decimal("1E+3"),
+        dt.date(1999, 12, 31),
+        dt.datetime(2024, 2, 29, 23, 59, 58, 123456),
+        dt.datetime(1, 1, 1),
+        dt.timedelta(hours=-838, minutes=-59, seconds=-59),
+        dt.time(1, 2, 3, 4),
+        uuid.UUID("12345678-1234-5678-1234-567812345678"),
+        _Int(7),
+        _Str("sub"),
+    ]
+    slow = (F.staunch_param * len(values))()
+    for i, v in enumerate(values):
+        C.fill_param(slow[i], i, v)
+    fast = C.make_params(values)
+    gc.collect()  # what the pointers point to is held by the array
+    assert _param_fields(fast) == _param_fields(slow)
+    with pytest.raises(staunch.DataError, match="parameter 3: .* does not fit in 64 bits"):
+        C.make_params([1, "a", 2**64])
+    with pytest.raises(staunch.DataError, match="parameter 1: NaN is not a finite DECIMAL"):
+        C.make_params([Decimal("NaN")])
+    with pytest.raises(staunch.ParameterTypeError, match="parameter 2: cannot bind a value of type object"):
+        C.make_params(["a", object()])

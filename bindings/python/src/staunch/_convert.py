@@ -105,14 +105,131 @@ def fill_param(p: F.staunch_param, i: int, v) -> None:
         )
 
 
+# make_params packs the array's bytes with struct, not through ctypes' field
+# descriptors (a proxy object per element, a descriptor call per field: about
+# 1.5 us a parameter, the most of what binding cost). Each kind's struct is
+# one whole staunch_param: the type tag, that kind's fields at their offsets
+# ("=": native order, no padding of its own), zeros elsewhere. _fast_layout()
+# checks them against the ctypes layout at import.
+_PARAM = F.staunch_param
+_PSIZE = ctypes.sizeof(_PARAM)
+_S_NULL = struct.Struct("=I92x")
+_S_I64 = struct.Struct("=I4xq80x")  # i64 at 8
+_S_F64 = struct.Struct("=I20xd64x")  # f64 at 24
+_S_PTR = struct.Struct("=I28xQQ48x")  # ptr at 32, len at 40
+_S_DATETIME = struct.Struct("=I44xHBBBBBxI36x")  # datetime at 48
+_P_NULL, _P_I64, _P_F64, _P_PTR, _P_DATETIME = (st.pack for st in (_S_NULL, _S_I64, _S_F64, _S_PTR, _S_DATETIME))
+_date, _datetime_t = _datetime.date, _datetime.datetime
+
+
+def _bytes_data_offset() -> int | None:
+    """Where a bytes object's data starts, from its id() (CPython: ob_sval,
+    at a fixed offset, and an object never moves); None elsewhere."""
+    if sys.implementation.name != "cpython":
+        return None
+    probe = b"staunch probe"
+    off = ctypes.cast(probe, ctypes.c_void_p).value - id(probe)
+    other = bytes(range(40))
+    if ctypes.cast(other, ctypes.c_void_p).value - id(other) != off or ctypes.string_at(id(other) + off, 40) != other:
+        return None
+    return off
+
+
+def _fast_layout() -> bool:
+    """Whether the structs above write what the ctypes fields do."""
+    if _BYTES_DATA is None:
+        return False
+    if any(st.size != _PSIZE for st in (_S_NULL, _S_I64, _S_F64, _S_PTR, _S_DATETIME)):
+        return False
+    dt = _datetime_t(2026, 12, 1, 18, 7, 9, 123456)
+    ptrs = [b"x" * 9, b"-12.50", "t\u00e9xt".encode()]
+    cases = [None, -(2**62), 2.5, ptrs[0], Decimal("-12.50"), "t\u00e9xt", dt, dt.date()]
+    slow = (_PARAM * len(cases))()
+    for i, v in enumerate(cases):
+        fill_param(slow[i], i, v)
+    packed = [
+        _P_NULL(F.PARAM_NULL),
+        _P_I64(F.PARAM_INT64, cases[1]),
+        _P_F64(F.PARAM_DOUBLE, cases[2]),
+        *(
+            _P_PTR(ty, id(b) + _BYTES_DATA, len(b))
+            for ty, b in zip((F.PARAM_BYTES, F.PARAM_DECIMAL, F.PARAM_TEXT), ptrs)
+        ),
+        _P_DATETIME(F.PARAM_DATETIME, 2026, 12, 1, 18, 7, 9, 123456),
+        _P_DATETIME(F.PARAM_DATE, 2026, 12, 1, 0, 0, 0, 0),
+    ]
+    fast = (_PARAM * len(cases)).from_buffer_copy(b"".join(packed))
+    for i in (3, 4, 5):  # the pointers differ (copies): compare what they point to
+        if ctypes.string_at(fast[i].ptr, fast[i].len) != ctypes.string_at(slow[i].ptr, slow[i].len):
+            return False
+        fast[i].ptr = slow[i].ptr = None
+    return bytes(fast) == bytes(slow)
+
+
+_ARRAYS: dict = {}  # n -> staunch_param * n
+
+
 def make_params(values) -> ctypes.Array | None:
+    """The staunch_param array for values; it holds what its pointers point to."""
     n = len(values)
     if n == 0:
         return None
-    arr = (F.staunch_param * n)()
+    arr_t = _ARRAYS.get(n)
+    if arr_t is None:
+        arr_t = _PARAM * n
+        if n <= 64:
+            _ARRAYS[n] = arr_t
+    if not _FAST:
+        arr = arr_t()
+        for i, v in enumerate(values):
+            fill_param(arr[i], i, v)
+        return arr
+    parts = []
+    keep = []
+    slow = None
+    data = _BYTES_DATA
     for i, v in enumerate(values):
-        fill_param(arr[i], i, v)
+        t = type(v)
+        if t is str:
+            b = v.encode("utf-8")
+            keep.append(b)
+            parts.append(_P_PTR(F.PARAM_TEXT, id(b) + data, len(b)))
+        elif t is int and _INT64_MIN <= v <= _INT64_MAX:
+            parts.append(_P_I64(F.PARAM_INT64, v))
+        elif v is None:
+            parts.append(_P_NULL(F.PARAM_NULL))
+        elif t is bytes:
+            keep.append(v)
+            parts.append(_P_PTR(F.PARAM_BYTES, id(v) + data, len(v)))
+        elif t is float:
+            parts.append(_P_F64(F.PARAM_DOUBLE, v))
+        elif t is Decimal and v.is_finite():
+            b = format(v, "f").encode("ascii")  # plain digits, no exponent
+            keep.append(b)
+            parts.append(_P_PTR(F.PARAM_DECIMAL, id(b) + data, len(b)))
+        elif t is _datetime_t:
+            parts.append(
+                _P_DATETIME(F.PARAM_DATETIME, v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond)
+            )
+        elif t is _date:
+            parts.append(_P_DATETIME(F.PARAM_DATE, v.year, v.month, v.day, 0, 0, 0, 0))
+        else:
+            # bool, big ints, the other types and subclasses, and the
+            # errors: through the fields, below.
+            parts.append(_P_NULL(F.PARAM_NULL))
+            slow = slow or []
+            slow.append(i)
+    arr = arr_t.from_buffer_copy(b"".join(parts))
+    if slow:
+        for i in slow:
+            fill_param(arr[i], i, values[i])
+    if keep:
+        arr._staunch_keep = keep  # alive as long as the array
     return arr
+
+
+_BYTES_DATA = _bytes_data_offset()
+_FAST = _fast_layout()
 
 
 # --- paramstyle: %s and %(name)s to ? ---------------------------------------------------
@@ -160,16 +277,25 @@ def _translate(query: str) -> tuple[str, int, tuple]:
     return "".join(out), positional, tuple(names)
 
 
-def bind(query: str, args) -> tuple[str, list]:
+def bind(query: str, args) -> tuple[str, tuple | list]:
     """The statement with ? placeholders and the values in their order."""
-    key = query
-    t = _translated.get(key)
-    if t is None:
-        t = _translate(query)
-        if len(_translated) > 2048:
-            _translated.clear()
-        _translated[key] = t
+    n = query.count("%")
+    if n == query.count("%s"):
+        # Every % starts a %s (no %%, no %(name)s): the common case, cheaper
+        # than the cache (whose key would be a new text each time for a
+        # statement that carries an id in a comment).
+        t = query.replace("%s", "?"), n, ()
+    else:
+        t = _translated.get(query)
+        if t is None:
+            t = _translate(query)
+            if len(_translated) > 2048:
+                _translated.clear()
+            _translated[query] = t
     sql, positional, names = t
+    ta = type(args)
+    if (ta is tuple or ta is list) and len(args) == positional and not names:
+        return sql, args
     if isinstance(args, dict) or (hasattr(args, "keys") and hasattr(args, "__getitem__")):
         if positional:
             raise ProgrammingError(0, f"the statement has {positional} %s placeholders but a mapping was given")
@@ -189,7 +315,7 @@ def bind(query: str, args) -> tuple[str, list]:
             f"the statement has {positional} placeholder{'s' if positional != 1 else ''} "
             f"but {len(args)} parameter{'s were' if len(args) != 1 else ' was'} given",
         )
-    return sql, list(args)
+    return sql, args
 
 
 # --- results ----------------------------------------------------------------------------

@@ -668,6 +668,17 @@ _tls = threading.local()
 _BUF_VALUES = 4096
 
 
+_TYPES = 64  # columns: a wider result set reads its types into an array of its own
+
+
+def _types_buffer():
+    """This thread's array for a result set's column types (read out at once)."""
+    buf = getattr(_tls, "types", None)
+    if buf is None:
+        buf = _tls.types = (ctypes.c_uint32 * _TYPES)()
+    return buf
+
+
 def _fetch_buffer(ncols: int):
     """This thread's staunch_value array for the bulk fetch (reused: the rows
     are converted out of it before the next fetch)."""
@@ -782,28 +793,23 @@ class Cursor:
 
     def _start_set(self) -> None:
         rows = self._rows
-        n = lib.staunch_rows_column_count(rows)
+        # The column count and the types in one call (they pick the row
+        # converter); the description when it is asked for (the row set
+        # outlives the cursor's use of it).
+        buf = _types_buffer()
+        n = lib.staunch_rows_column_types(rows, buf, _TYPES)
         self.lastrowid = lib.staunch_rows_last_insert_id(rows)
-        if n:
-            self.connection._rows_seen = True
         if n == 0:
             self._desc = None
             self._types = ()
             self._data = []
             self.rowcount = lib.staunch_rows_affected_rows(rows)
             return
-        # The types now (they pick the row converter); the description when
-        # it is asked for (the row set outlives the cursor's use of it).
-        types = []
-        ct = ctypes.c_uint32()
-        err = _ERR()
-        column_type = lib.staunch_rows_column_type
-        for i in range(n):
-            st = column_type(rows, i, byref(ct), byref(err))
-            if st:
-                _raise(st, err)
-            types.append(ct.value)
-        self._types = tuple(types)
+        self.connection._rows_seen = True
+        if n > _TYPES:
+            buf = (ctypes.c_uint32 * n)()
+            lib.staunch_rows_column_types(rows, buf, n)
+        self._types = tuple(buf[:n])
         self._desc = None
         if self._stream:
             self.rowcount = -1
