@@ -26,6 +26,12 @@
 #   scripts/java-bench.sh [quick]    (quick: shorter iterations)
 #   STAUNCH_BENCH_JDKS="/usr/lib/jvm/temurin-25-jdk-amd64" scripts/java-bench.sh
 #   STAUNCH_BENCHES=Statements scripts/java-bench.sh quick
+#
+# STAUNCH_BENCH_PROF passes a JMH profiler to every run, whose per-op figures
+# print under each contender's throughput line (not in the ratio table), e.g.
+# the CPU time per operation of the whole benchmark JVM, which a busy machine
+# disturbs less than throughput (perf's task-clock, in ms per op):
+#   STAUNCH_BENCH_PROF=perfnorm:events=task-clock STAUNCH_BENCHES=GetSelectClose scripts/java-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -88,7 +94,8 @@ for jdk in $jdks; do
           # Statements has JDBC methods only (method_insert5, method_selectById).
           case "$k:$method" in Statements:staunchNative) continue ;; esac
           extra=""; [ "$flag" = - ] || extra="$flag"
-          "$jdk/bin/java" -cp "$cp" org.openjdk.jmh.Main "$k\.$method(_[A-Za-z0-9]+)?\$" -f 1 -t "$t" "${iters[@]}" \
+          prof=(); [ -z "${STAUNCH_BENCH_PROF:-}" ] || prof=(-prof "$STAUNCH_BENCH_PROF")
+          "$jdk/bin/java" -cp "$cp" org.openjdk.jmh.Main "$k\.$method(_[A-Za-z0-9]+)?\$" -f 1 -t "$t" "${iters[@]}" "${prof[@]}" \
             -jvm "$jdk/bin/java" \
             -jvmArgsAppend "--enable-native-access=ALL-UNNAMED -Dstaunch.library=$lib -Dstaunch.jni.library=$shim -Dstaunch.bench.port=$port $extra" \
             -rf json -rff "$out/$jv@$k-$t-$r-$label.json" </dev/null | grep -E "^$k|native path: |^ERROR|<failure>" | sed "s/^/jdk=$jv $label threads=$t round=$r  /" || true

@@ -8,6 +8,7 @@
 //! their length excludes, so a face can lend text to C as a C string
 //! without a copy.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use mysql::consts::{ColumnFlags, ColumnType};
@@ -132,9 +133,27 @@ pub(crate) fn nul_terminated(b: &[u8]) -> Vec<u8> {
     v
 }
 
+/// A server's info string, NUL-terminated: the empty one (most statements
+/// have none) is a static `"\0"`, not an allocation per result set.
+pub(crate) type Info = Cow<'static, [u8]>;
+
+/// `b` as an [`Info`].
+pub(crate) fn info_of(b: &[u8]) -> Info {
+    if b.is_empty() {
+        Cow::Borrowed(b"\0")
+    } else {
+        Cow::Owned(nul_terminated(b))
+    }
+}
+
 /// One column: its metadata, the strings NUL-terminated.
 pub(crate) struct Col {
-    pub(crate) name: Vec<u8>,
+    /// The name, original name, table, original table and schema, each
+    /// followed by a NUL, one after the other in one allocation (one per
+    /// column, not five: every buffered answer makes its columns' metadata).
+    text: Vec<u8>,
+    /// Where each of the five strings ends in `text` (its NUL included).
+    ends: [u32; 5],
     pub(crate) kind: Kind,
     /// The server's own type code, flags, character set, length and
     /// decimals.
@@ -143,50 +162,93 @@ pub(crate) struct Col {
     pub(crate) charset: u32,
     pub(crate) length: u32,
     pub(crate) decimals: u32,
-    pub(crate) org_name: Vec<u8>,
-    pub(crate) table: Vec<u8>,
-    pub(crate) org_table: Vec<u8>,
-    pub(crate) schema: Vec<u8>,
 }
 
 impl Col {
     pub(crate) fn of(c: &Column) -> Col {
-        Col {
-            name: nul_terminated(c.name_ref()),
-            kind: Kind::of(c),
-            type_code: c.column_type() as u32,
-            flags: u32::from(c.flags().bits()),
-            charset: u32::from(c.character_set()),
-            length: c.column_length(),
-            decimals: u32::from(c.decimals()),
-            org_name: nul_terminated(c.org_name_ref()),
-            table: nul_terminated(c.table_ref()),
-            org_table: nul_terminated(c.org_table_ref()),
-            schema: nul_terminated(c.schema_ref()),
-        }
+        let mut col = Col::strings([
+            c.name_ref(),
+            c.org_name_ref(),
+            c.table_ref(),
+            c.org_table_ref(),
+            c.schema_ref(),
+        ]);
+        col.kind = Kind::of(c);
+        col.type_code = c.column_type() as u32;
+        col.flags = u32::from(c.flags().bits());
+        col.charset = u32::from(c.character_set());
+        col.length = c.column_length();
+        col.decimals = u32::from(c.decimals());
+        col
     }
 
-    /// A column known only by name and kind (tests, fuzzing).
-    #[cfg(any(test, feature = "fuzzing"))]
-    pub(crate) fn named(name: &[u8], kind: Kind) -> Col {
+    /// A column of these five strings (name, original name, table, original
+    /// table, schema), the rest zero.
+    fn strings(parts: [&[u8]; 5]) -> Col {
+        let mut text = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
+        let mut ends = [0u32; 5];
+        for (end, p) in ends.iter_mut().zip(parts) {
+            text.extend_from_slice(p);
+            text.push(0);
+            // A column definition's strings are length-prefixed inside one
+            // packet (< 16 MiB each): their sum fits a u32.
+            *end = u32::try_from(text.len()).unwrap_or(u32::MAX);
+        }
         Col {
-            name: nul_terminated(name),
-            kind,
+            text,
+            ends,
+            kind: Kind::Bytes,
             type_code: 0,
             flags: 0,
             charset: 0,
             length: 0,
             decimals: 0,
-            org_name: vec![0],
-            table: vec![0],
-            org_table: vec![0],
-            schema: vec![0],
         }
+    }
+
+    /// String `i` of `text`, with its NUL.
+    fn part(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
+
+    /// The column's name (its alias), NUL-terminated.
+    pub(crate) fn name(&self) -> &[u8] {
+        self.part(0)
+    }
+
+    /// The column's original name, NUL-terminated.
+    pub(crate) fn org_name(&self) -> &[u8] {
+        self.part(1)
+    }
+
+    /// The table's name (its alias), NUL-terminated.
+    pub(crate) fn table(&self) -> &[u8] {
+        self.part(2)
+    }
+
+    /// The table's original name, NUL-terminated.
+    pub(crate) fn org_table(&self) -> &[u8] {
+        self.part(3)
+    }
+
+    /// The table's database, NUL-terminated.
+    pub(crate) fn schema(&self) -> &[u8] {
+        self.part(4)
+    }
+
+    /// A column known only by name and kind (tests, fuzzing).
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn named(name: &[u8], kind: Kind) -> Col {
+        let mut col = Col::strings([name, b"", b"", b"", b""]);
+        col.kind = kind;
+        col
     }
 
     /// Its name, for messages.
     pub(crate) fn name_lossy(&self) -> String {
-        String::from_utf8_lossy(&self.name[..self.name.len() - 1]).into_owned()
+        let n = self.name();
+        String::from_utf8_lossy(&n[..n.len() - 1]).into_owned()
     }
 }
 
@@ -367,7 +429,7 @@ pub(crate) struct Set {
     pub(crate) warnings: u16,
     /// The server's info string ("Rows matched: 1 Changed: 1 ..."),
     /// NUL-terminated.
-    pub(crate) info: Vec<u8>,
+    pub(crate) info: Info,
     /// The rows not read yet (sets read whole only).
     pub(crate) rows: VecDeque<Vec<Cell>>,
     /// The number of rows the set had (sets read whole only).
@@ -381,7 +443,7 @@ impl Set {
             affected_rows: 0,
             last_insert_id: 0,
             warnings: 0,
-            info: vec![0],
+            info: Cow::Borrowed(b"\0"),
             rows: VecDeque::new(),
             count: 0,
         }
@@ -418,7 +480,7 @@ pub(crate) fn collect_rest<P: Protocol>(
         set.affected_rows = rs.affected_rows();
         set.last_insert_id = rs.last_insert_id().unwrap_or(0);
         set.warnings = rs.warnings();
-        set.info = nul_terminated(rs.info_ref());
+        set.info = info_of(rs.info_ref());
         for row in rs.by_ref() {
             let values = row?.unwrap();
             set.rows.push_back(cells(values, &set.columns, text));

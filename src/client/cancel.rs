@@ -29,7 +29,7 @@ pub struct CancelHandle {
     gate: Arc<Gate>,
     borrow: u32,
     connection_id: u32,
-    connector: MysqlConnector,
+    connector: Arc<MysqlConnector>,
 }
 
 impl std::fmt::Debug for CancelHandle {
@@ -54,7 +54,7 @@ impl CancelHandle {
             connection_id,
             // The kill's own connection needs none of the borrowers' session
             // settings, and must not be cut by their time limit.
-            connector: connector.for_side_connection(),
+            connector: connector.side_connector(),
         }
     }
 

@@ -68,7 +68,7 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, ToSocketAddrs};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use mysql::consts::CapabilityFlags;
@@ -131,6 +131,12 @@ pub struct MysqlConnector {
     connect_timeout: Duration,
     /// Told when a statement shows the server cannot serve now.
     alarm: Option<NodeAlarm>,
+    /// The connector of a cancel's side connection ([`Self::side_connector`]),
+    /// made once rather than on every checkout: building it clones the whole
+    /// `ConnectConfig` (host, user, password, database... one allocation
+    /// each), which every borrow's `CancelHandle` needs but almost none uses.
+    /// Reset by every method that changes what it is derived from.
+    side: OnceLock<Arc<MysqlConnector>>,
 }
 
 /// What a topology wants to hear when a statement on one of a connector's
@@ -163,6 +169,7 @@ impl MysqlConnector {
             validation_timeout,
             connect_timeout: crate::PoolConfig::default().connect_timeout,
             alarm: None,
+            side: OnceLock::new(),
         }
     }
 
@@ -171,6 +178,7 @@ impl MysqlConnector {
     /// [`NodeAlarm`]); the connection is closed on return either way.
     pub(crate) fn with_alarm(mut self, alarm: NodeAlarm) -> MysqlConnector {
         self.alarm = Some(alarm);
+        self.side = OnceLock::new();
         self
     }
 
@@ -186,6 +194,7 @@ impl MysqlConnector {
     /// pool's `connect_timeout`. Defaults to that knob's default.
     pub fn with_connect_timeout(mut self, connect_timeout: Duration) -> MysqlConnector {
         self.connect_timeout = connect_timeout;
+        self.side = OnceLock::new();
         self
     }
 
@@ -572,7 +581,16 @@ impl MysqlConnector {
         c.cfg.query_timeout = None;
         c.cfg.init_sql = None;
         c.cfg.liveness_threshold = None;
+        c.side = OnceLock::new();
         c
+    }
+
+    /// [`Self::for_side_connection`], made on the first call and shared
+    /// after (each borrow's `CancelHandle` holds one).
+    pub(crate) fn side_connector(&self) -> Arc<MysqlConnector> {
+        self.side
+            .get_or_init(|| Arc::new(self.for_side_connection()))
+            .clone()
     }
 
     /// The bound of a cancel's side connection.

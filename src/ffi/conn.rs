@@ -13,7 +13,7 @@ use super::rows::staunch_rows;
 use super::stream::{GiveBack, Stream};
 use super::values::{staunch_param, to_params};
 use super::{arg, arg_str, copy_sized, guard, guard_value, set_opt, Out, STAUNCH_TIMEOUT_DEFAULT};
-use crate::client::answer::{collect_sets, nul_terminated, Set};
+use crate::client::answer::{collect_sets, info_of, Set};
 use crate::client::{
     reports_partly, CancelHandle, Param, Plan, PooledConn, ReadAnswer, StatementError, Way,
 };
@@ -48,8 +48,8 @@ pub(crate) struct Done {
     pub(crate) last_insert_id: u64,
     pub(crate) warnings: u32,
     /// The server's info string ("Rows matched: 1  Changed: 1 ..."), NUL
-    /// terminated.
-    pub(crate) info: std::ffi::CString,
+    /// terminated; None for none (most statements: no allocation for it).
+    pub(crate) info: Option<std::ffi::CString>,
 }
 
 /// Where a handle's connection is: locked (`try_lock`) for the length of
@@ -245,7 +245,7 @@ impl Done {
         self.warnings = self.warnings.saturating_add(u32::from(warnings));
         let info = info.strip_suffix(b"\0").unwrap_or(info);
         if !info.is_empty() {
-            self.info = to_cstring_bytes(info.to_vec());
+            self.info = Some(to_cstring_bytes(info.to_vec()));
         }
     }
 }
@@ -394,7 +394,10 @@ pub extern "C" fn staunch_conn_last_result(
             in_transaction,
             autocommit,
             // Lives in the handle until the next statement replaces it.
-            info: last.info.as_ptr(),
+            info: last
+                .info
+                .as_deref()
+                .map_or(cstr!("").as_ptr(), std::ffi::CStr::as_ptr),
         };
         // SAFETY: `out` is non-NULL and holds at least its `size` field's
         // bytes (header contract).
@@ -573,7 +576,7 @@ pub(super) fn query_buffered(
     // connection's last packet ended the last set.
     if let Some(last) = sets.back_mut().filter(|s| !s.columns.is_empty()) {
         last.warnings = pc.warnings();
-        last.info = nul_terminated(pc.info_ref());
+        last.info = info_of(pc.info_ref());
     }
     Ok(sets)
 }

@@ -147,12 +147,12 @@ pub struct staunch_column_info {
 
 /// What `staunch_rows_column_info` fills in for `c`.
 fn column_info(c: &Col) -> staunch_column_info {
-    let s = |v: &Vec<u8>| (v.as_ptr().cast::<c_char>(), v.len() - 1);
-    let (name, name_len) = s(&c.name);
-    let (org_name, org_name_len) = s(&c.org_name);
-    let (table, table_len) = s(&c.table);
-    let (org_table, org_table_len) = s(&c.org_table);
-    let (schema, schema_len) = s(&c.schema);
+    let s = |v: &[u8]| (v.as_ptr().cast::<c_char>(), v.len() - 1);
+    let (name, name_len) = s(c.name());
+    let (org_name, org_name_len) = s(c.org_name());
+    let (table, table_len) = s(c.table());
+    let (org_table, org_table_len) = s(c.org_table());
+    let (schema, schema_len) = s(c.schema());
     staunch_column_info {
         size: std::mem::size_of::<staunch_column_info>(),
         column_type: c.kind as staunch_column_type,
@@ -438,8 +438,8 @@ pub extern "C" fn staunch_rows_column_name(
         let r = unsafe { arg(rows, "rows") }?;
         let name = Out::new(name, "name")?;
         let col = r.col(idx)?;
-        name.set(col.name.as_ptr().cast());
-        super::set_opt(len, col.name.len() - 1);
+        name.set(col.name().as_ptr().cast());
+        super::set_opt(len, col.name().len() - 1);
         Ok(())
     })
 }

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use mysql::prelude::{Protocol, Queryable};
 use mysql::{Binary, Params, QueryResult, Statement, Text};
 
-use crate::client::answer::{cells, collect_rest, nul_terminated, Cell, Col, Set};
+use crate::client::answer::{cells, collect_rest, info_of, Cell, Col, Info, Set};
 use crate::client::PooledConn;
 use crate::error::Error;
 
@@ -43,7 +43,7 @@ pub(crate) struct Stream {
     rest: VecDeque<Set>,
     /// What the packet ending the first set said (warnings, info), once it
     /// ended, for the row set to pick up.
-    end: Option<(u16, Vec<u8>)>,
+    end: Option<(u16, Info)>,
 }
 
 // SAFETY: a row set (and its stream) is used by one thread at a time and may
@@ -123,7 +123,7 @@ impl Stream {
             set.affected_rows = a;
             set.last_insert_id = id.unwrap_or(0);
             set.warnings = w;
-            set.info = [info, b"\0"].concat();
+            set.info = info_of(info);
         };
         match &self.answer {
             Some(Answer::Text(r)) => figures(
@@ -201,7 +201,7 @@ impl Stream {
 
     /// What the packet that ended the first set said (warnings, the info
     /// string), once: known when that set was the last of the answer.
-    pub(crate) fn take_end(&mut self) -> Option<(u16, Vec<u8>)> {
+    pub(crate) fn take_end(&mut self) -> Option<(u16, Info)> {
         self.end.take()
     }
 
@@ -236,7 +236,7 @@ impl Stream {
         if self.first_done && self.rest.is_empty() && failure.is_none() {
             // The first set was the last: the connection's last packet is
             // the one that ended it.
-            self.end = Some((conn.warnings(), nul_terminated(conn.info_ref())));
+            self.end = Some((conn.warnings(), info_of(conn.info_ref())));
         }
         match failure {
             Some(e) => conn.note_failure(e),

@@ -33,6 +33,23 @@ public final class InterruptWatcher {
         public boolean cancelledByInterrupt() {
             return cancelledByInterrupt;
         }
+
+        /**
+         * The thread's id: a thread waits in one get at a time, so it spreads
+         * the map's keys as well as the identity hash does, which the JVM makes
+         * on first use with a call into the runtime, once per get (equality
+         * stays identity).
+         */
+        @Override
+        public int hashCode() {
+            long id = thread.threadId();
+            return (int) (id ^ (id >>> 32));
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return this == o;
+        }
     }
 
     private static final Map<Waiter, Boolean> WAITERS = new ConcurrentHashMap<>();
