@@ -52,7 +52,7 @@ pub(crate) fn check(
     attempt: &ConnectAttempt,
     suspects: &[Suspect],
 ) -> Result<Vec<Option<String>>, String> {
-    let side = connector.for_side_connection();
+    let side = connector.side_connector();
     let ep = connector.endpoint();
     let alive = || Ok(vec![None; suspects.len()]);
     let mut s = match side.connect(attempt) {
