@@ -15,11 +15,18 @@
 //! every acknowledged write is read back from the surviving nodes.
 //!
 //! A fault is survived when: no statement ran on a node outside the Primary
-//! component; none ran on a node not Synced later than the monitor's
-//! detection window (one `ping_interval`, 1 s, plus 1 s of slack) after the
-//! first one there; the first write acknowledged elsewhere came within that
-//! window of the survivors committing again (for the desync: no write
-//! failed at all). The run fails when an acknowledged write is missing.
+//! component, nor on one not Synced, later than the monitor's detection
+//! window (one `ping_interval`, 1 s, plus 1 s of slack) after the first one
+//! there; the first write acknowledged elsewhere came within that window of
+//! the survivors committing again (for the desync: no write failed at all).
+//! The run fails when an acknowledged write is missing.
+//!
+//! Why a window and not zero for the non-Primary node: an isolated node may
+//! see itself out of the Primary component before the survivors evict it.
+//! Until the first 1047 (or 1180) a borrower meets there raises the alarm
+//! and the monitor's probe finds it out, a few statements still reach it:
+//! its table-less `where` answers, every write gets 1047, none is
+//! acknowledged. `tests/galera.rs` bounds the same window the same way.
 
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -268,6 +275,7 @@ struct Timeline {
     failed: usize,
     acked: usize,
     non_primary: usize,
+    non_primary_late: usize,
     non_synced: usize,
     non_synced_late: usize,
 }
@@ -289,7 +297,7 @@ impl Timeline {
                 .or(self.first_ack)
                 .is_some_and(|d| d <= bound),
         };
-        resumed && self.non_primary == 0 && self.non_synced_late == 0
+        resumed && self.non_primary_late == 0 && self.non_synced_late == 0
     }
 }
 
@@ -297,12 +305,12 @@ fn secs(d: Option<f64>) -> String {
     d.map_or("-".into(), |s| format!("{s:+.3}s"))
 }
 
-/// Statements that ran on a node not Synced, and those of them later than
-/// the detection window after the first one on that node.
-fn non_synced(recs: &[&Rec]) -> (usize, usize) {
+/// Statements that ran on a node where `bad` holds, and those of them later
+/// than the detection window after the first one on that node.
+fn outside(recs: &[&Rec], bad: impl Fn(&Node) -> bool) -> (usize, usize) {
     let mut bad: Vec<&&Rec> = recs
         .iter()
-        .filter(|r| r.node.is_some_and(|n| !n.synced))
+        .filter(|r| r.node.as_ref().is_some_and(&bad))
         .collect();
     bad.sort_by_key(|r| r.start);
     let mut first: Vec<(u16, Instant)> = Vec::new();
@@ -468,7 +476,8 @@ fn drive(g: &mut Galera, writers: usize, quiet: bool) -> u8 {
             .chain(&reads)
             .filter(|r| r.start >= t)
             .collect();
-        let (non_synced, non_synced_late) = non_synced(&after);
+        let (non_primary, non_primary_late) = outside(&after, |n| !n.primary);
+        let (non_synced, non_synced_late) = outside(&after, |n| !n.synced);
         let line = Timeline {
             fault,
             survivors: stall.map(|(_, e)| since(e)),
@@ -483,17 +492,15 @@ fn drive(g: &mut Galera, writers: usize, quiet: bool) -> u8 {
                 .reduce(f64::min),
             failed: writes.iter().filter(|r| !r.ok).count(),
             acked: writes.iter().filter(|r| r.ok).count(),
-            non_primary: after
-                .iter()
-                .filter(|r| r.node.is_some_and(|n| !n.primary))
-                .count(),
+            non_primary,
+            non_primary_late,
             non_synced,
             non_synced_late,
         };
         println!(
             "  survivors commit again {}; writes moved {}; first write acked elsewhere {} \
              ({} after the survivors could); {} acked, {} failed; statements on a non-Primary \
-             node {}, on a non-Synced node {} ({} past the detection window)",
+             node {} ({} past the detection window), on a non-Synced node {} ({} past it)",
             secs(line.survivors),
             secs(line.moved),
             secs(line.first_ack),
@@ -501,6 +508,7 @@ fn drive(g: &mut Galera, writers: usize, quiet: bool) -> u8 {
             line.acked,
             line.failed,
             line.non_primary,
+            line.non_primary_late,
             line.non_synced,
             line.non_synced_late,
         );
@@ -543,24 +551,24 @@ fn drive(g: &mut Galera, writers: usize, quiet: bool) -> u8 {
     pool.close();
     println!();
     println!(
-        "{:<34} {:>12} {:>9} {:>16} {:>7} {:>12} {:>18}  verdict",
+        "{:<34} {:>12} {:>9} {:>16} {:>7} {:>19} {:>18}  verdict",
         "galera fault",
         "survivors ok",
         "moved",
         "first write",
         "failed",
-        "non-Primary",
+        "non-Primary (late)",
         "non-Synced (late)"
     );
     for l in &lines {
         println!(
-            "{:<34} {:>12} {:>9} {:>16} {:>7} {:>12} {:>18}  {}",
+            "{:<34} {:>12} {:>9} {:>16} {:>7} {:>19} {:>18}  {}",
             l.fault.label(),
             secs(l.survivors),
             secs(l.moved),
             format!("{} ({})", secs(l.first_ack), secs(l.first_after())),
             l.failed,
-            l.non_primary,
+            format!("{} ({})", l.non_primary, l.non_primary_late),
             format!("{} ({})", l.non_synced, l.non_synced_late),
             if l.survived() { "survived" } else { "FAILED" }
         );
@@ -591,7 +599,7 @@ fn drive(g: &mut Galera, writers: usize, quiet: bool) -> u8 {
 mod tests {
     use super::*;
 
-    fn rec(port: u16, synced: bool, at_ms: u64, t: Instant) -> Rec {
+    fn rec(port: u16, synced: bool, primary: bool, at_ms: u64, t: Instant) -> Rec {
         Rec {
             worker: 0,
             seq: 0,
@@ -600,38 +608,44 @@ mod tests {
             node: Some(Node {
                 port,
                 synced,
-                primary: true,
+                primary,
             }),
             ok: true,
         }
     }
 
     #[test]
-    fn non_synced_counts_only_past_the_window_as_late() {
+    fn only_statements_past_the_window_count_as_late() {
         let t = Instant::now();
         let recs = [
-            rec(1, true, 0, t),
-            rec(2, false, 100, t),
-            rec(2, false, 1900, t),
-            rec(2, false, 2200, t),
-            rec(3, false, 5000, t),
+            rec(1, true, true, 0, t),
+            rec(2, false, true, 100, t),
+            rec(2, false, false, 1900, t),
+            rec(2, false, false, 2200, t),
+            rec(3, false, false, 5000, t),
+            rec(3, false, false, 7001, t),
         ];
         let refs: Vec<&Rec> = recs.iter().collect();
-        assert_eq!(non_synced(&refs), (4, 1));
+        // Not Synced on 2 from 100 ms: 2200 is late; on 3 from 5000 ms: 7001.
+        assert_eq!(outside(&refs, |n| !n.synced), (5, 2));
+        // Non-Primary on 2 from 1900 ms: 2200 is within the window.
+        assert_eq!(outside(&refs, |n| !n.primary), (4, 1));
+        assert_eq!(outside(&refs[..1], |n| !n.primary), (0, 0));
     }
 
     #[test]
     fn verdicts() {
-        let l = |fault, survivors, first_ack, failed, non_primary, late| Timeline {
+        let l = |fault, survivors, first_ack, failed, primary_late, synced_late| Timeline {
             fault,
             survivors,
             moved: None,
             first_ack,
             failed,
             acked: 1,
-            non_primary,
-            non_synced: late,
-            non_synced_late: late,
+            non_primary: 15 + primary_late,
+            non_primary_late: primary_late,
+            non_synced: 15 + synced_late,
+            non_synced_late: synced_late,
         };
         assert!(l(Fault::Desync, None, Some(0.5), 0, 0, 0).survived());
         assert!(!l(Fault::Desync, None, Some(0.5), 1, 0, 0).survived());
@@ -640,6 +654,8 @@ mod tests {
         assert!(!l(Fault::Kill, None, Some(2.5), 8, 0, 0).survived());
         assert!(!l(Fault::Kill, Some(6.0), Some(8.5), 8, 0, 0).survived());
         assert!(!l(Fault::Kill, Some(6.0), None, 8, 0, 0).survived());
+        // Statements on the node within the window (15 each) are survived.
+        assert!(l(Fault::Isolate, Some(6.0), Some(6.1), 8, 0, 0).survived());
         assert!(!l(Fault::Isolate, Some(6.0), Some(6.1), 8, 1, 0).survived());
         assert!(!l(Fault::Isolate, Some(6.0), Some(6.1), 8, 0, 1).survived());
     }
