@@ -254,6 +254,43 @@ def test_autocommit_and_begin(pool_factory):
         assert conn.autocommit is True
 
 
+def test_the_end_of_a_block_sends_commit_only_when_a_transaction_may_be_open(pool_factory):
+    # Com_commit counts the COMMIT statements the session ran.
+    def commits(cur) -> int:
+        cur.execute("SHOW SESSION STATUS LIKE 'Com_commit'")
+        return int(cur.fetchone()[1])
+
+    pool = pool_factory("max_size=1")
+    with pool.connection() as conn:
+        conn.cursor().execute("CREATE TABLE IF NOT EXISTS ec (v INT) ENGINE=InnoDB")
+    with pool.connection() as conn:
+        cur = conn.cursor()
+        c0 = commits(cur)
+        conn.commit()  # the SHOW ran under autocommit=0: COMMIT
+        conn.commit()  # nothing ran since: nothing sent
+        conn.rollback()
+        assert commits(cur) == c0 + 1
+        conn.commit()
+        cur.execute("INSERT INTO ec VALUES (%s)", (1,))  # DML only: COMMIT, and it holds
+        conn.commit()
+        assert commits(cur) == c0 + 3
+        conn.autocommit = True  # set through the property
+        conn.commit()  # the SHOW's (the core cannot tell that the SET ended it)
+        c1 = commits(cur)
+        conn.commit()  # under autocommit=1 a statement leaves no transaction: nothing sent
+        cur.execute("INSERT INTO ec VALUES (%s)", (2,))
+        conn.commit()
+        assert commits(cur) == c1
+        conn.autocommit = False
+        cur.execute("INSERT INTO ec VALUES (%s)", (3,))
+        conn.rollback()
+    with pool.connection() as conn:
+        cur = conn.cursor()
+        cur.execute("SELECT v FROM ec ORDER BY v")
+        assert cur.fetchall() == [(1,), (2,)]
+        cur.execute("DROP TABLE ec")
+
+
 def test_connection_read_on_a_single_server_uses_it(pool_factory):
     pool = pool_factory()
     with pool.connection_read(timeout=5) as conn:
