@@ -443,7 +443,7 @@ impl Set {
             affected_rows: 0,
             last_insert_id: 0,
             warnings: 0,
-            info: Cow::Borrowed(b"\0"),
+            info: info_of(b""),
             rows: VecDeque::new(),
             count: 0,
         }

@@ -305,12 +305,12 @@ fn secs(d: Option<f64>) -> String {
     d.map_or("-".into(), |s| format!("{s:+.3}s"))
 }
 
-/// Statements that ran on a node where `bad` holds, and those of them later
-/// than the detection window after the first one on that node.
-fn outside(recs: &[&Rec], bad: impl Fn(&Node) -> bool) -> (usize, usize) {
+/// Statements that ran on a node where `is_out` holds, and those of them
+/// later than the detection window after the first one on that node.
+fn outside(recs: &[&Rec], is_out: impl Fn(&Node) -> bool) -> (usize, usize) {
     let mut bad: Vec<&&Rec> = recs
         .iter()
-        .filter(|r| r.node.as_ref().is_some_and(&bad))
+        .filter(|r| r.node.as_ref().is_some_and(&is_out))
         .collect();
     bad.sort_by_key(|r| r.start);
     let mut first: Vec<(u16, Instant)> = Vec::new();
