@@ -433,6 +433,80 @@ fn under_autocommit_off_a_read_is_rolled_back_on_return() {
     assert_eq!((st.rollbacks_on_return, st.resets_on_return), (2, 0));
 }
 
+/// `LOCK TABLES` outlives `COMMIT` and `ROLLBACK` (the server keeps the
+/// locks until `UNLOCK TABLES` or a reset), so a borrower that locked tables
+/// and then ended its transaction is still in one as far as the pool is
+/// concerned, and its return resets the session: the next borrower may read
+/// any table. Before, the `COMMIT` cleared the mark and the next borrower
+/// got error 1100 ("Table 'u' was not locked with LOCK TABLES").
+#[test]
+fn locked_tables_outlive_commit_and_never_reach_the_next_borrower() {
+    let s = server_with_performance_schema();
+    s.sql("CREATE TABLE staunch_test.t (v INT) ENGINE=InnoDB");
+    s.sql("CREATE TABLE staunch_test.u (v INT) ENGINE=InnoDB");
+    let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    for end in ["COMMIT", "ROLLBACK", "SET autocommit = 1"] {
+        let resets = pool.stats().resets_on_return;
+        {
+            let mut c = pool.get().unwrap();
+            if end.starts_with("SET") {
+                c.query_drop("SET autocommit = 0").unwrap();
+            }
+            c.query_drop("LOCK TABLES t WRITE").unwrap();
+            c.exec_drop("INSERT INTO t VALUES (?)", (1,)).unwrap();
+            c.query_drop(end).unwrap();
+            assert!(c.in_transaction(), "tables still locked after {end}");
+        }
+        assert_eq!(pool.stats().resets_on_return - resets, 1, "after {end}");
+        let mut c = pool.get().unwrap();
+        let n: Option<i64> = c
+            .query_first("SELECT COUNT(*) FROM u")
+            .unwrap_or_else(|e| panic!("the next borrower, after {end}: {e}"));
+        assert_eq!(n, Some(0));
+    }
+}
+
+/// Turning autocommit on commits what is open, and the server reports a
+/// change of transaction state only when it had reported one open: after a
+/// read under autocommit=0 (which it reports in no packet) or with nothing
+/// run since a `COMMIT`, `SET autocommit = 1` reports none. The pool knows
+/// there is no transaction then, as the server does, unless tables are
+/// still locked.
+#[test]
+fn turning_autocommit_on_ends_the_transaction_the_pool_sees() {
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.t (v INT) ENGINE=InnoDB");
+    let pool = Pool::builder()
+        .url(&format!("{}?max_size=1", s.url()))
+        .init_sql(Some("SET autocommit = 0"))
+        .build()
+        .unwrap();
+    let before: [&[&str]; 4] = [
+        &["COMMIT"],
+        &["SELECT COUNT(*) FROM t"],
+        &["INSERT INTO t VALUES (1)"],
+        &["START TRANSACTION", "SELECT COUNT(*) FROM t"],
+    ];
+    for statements in before {
+        let mut c = pool.get().unwrap();
+        for sql in statements {
+            c.query_drop(sql).unwrap();
+        }
+        let open = statements != ["COMMIT"];
+        assert_eq!(c.in_transaction(), open, "after {statements:?}");
+        c.query_drop("SET autocommit = 1").unwrap();
+        let server: Option<i64> = c.query_first("SELECT @@in_transaction").unwrap();
+        assert_eq!(server, Some(0), "after {statements:?}");
+        assert!(c.autocommit());
+        assert!(!c.in_transaction(), "after {statements:?}");
+    }
+    let mut c = pool.get().unwrap();
+    c.query_drop("LOCK TABLES t READ").unwrap();
+    c.query_drop("COMMIT").unwrap();
+    c.query_drop("SET autocommit = 1").unwrap();
+    assert!(c.in_transaction(), "tables are still locked");
+}
+
 /// What a borrower changes in its session never reaches the next one: a
 /// user variable, the time zone, the SQL mode, a temporary table, the
 /// schema. `init_sql` is the baseline it goes back to.

@@ -408,8 +408,10 @@ impl PooledConn {
         })?;
         if rest.is_none() && ends_transaction(sql) {
             // Under autocommit=0 the server may report nothing (there was
-            // no transaction to end), and `begin` assumed one open.
-            self.lease.split().0.state.txn_open = false;
+            // no transaction to end), and `begin` assumed one open. Locked
+            // tables stay locked.
+            let state = &mut self.lease.split().0.state;
+            state.txn_open = state.tables_locked;
         }
         self.break_if(rest);
         Ok(v)

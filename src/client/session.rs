@@ -72,6 +72,11 @@ pub(crate) struct State {
     /// A transaction is open (explicit, implicit under autocommit=0, or
     /// LOCK TABLES), as the server last reported.
     pub txn_open: bool,
+    /// Tables are locked (`LOCK TABLES`), as the server last reported: the
+    /// `L` of its transaction state, which a `COMMIT`, a `ROLLBACK` or
+    /// turning autocommit on leaves in place. Only a reset (or `UNLOCK
+    /// TABLES`) ends it, so a session that reported it is dirty.
+    pub tables_locked: bool,
     /// The session may differ from a fresh one (a variable, the schema, a
     /// temporary table, a prepared statement, ...): reset it on return.
     pub dirty: bool,
@@ -280,6 +285,8 @@ impl Session {
             self.state.dirty = true;
             return;
         };
+        let autocommit_was_off = self.state.autocommit_off;
+        let mut txn_reported = false;
         for c in changes {
             match c.data_type() {
                 SessionStateType::SESSION_TRACK_TRANSACTION_STATE => {
@@ -289,7 +296,12 @@ impl Session {
                     // transaction to end.
                     let data = c.data_ref();
                     let state = data.get(1..).unwrap_or(data);
+                    txn_reported = true;
                     self.state.txn_open = state.iter().any(|b| *b != b'_');
+                    self.state.tables_locked = state.last() == Some(&b'L');
+                    if self.state.tables_locked {
+                        self.state.dirty = true;
+                    }
                 }
                 SessionStateType::SESSION_TRACK_SCHEMA => {
                     self.state.dirty = true;
@@ -319,6 +331,14 @@ impl Session {
                 // state a later borrower would inherit.
                 _ => {}
             }
+        }
+        if autocommit_was_off && !self.state.autocommit_off && !txn_reported {
+            // Turning autocommit on commits what was open; the server
+            // reports a change of state only when its last report said a
+            // transaction was open, and `begin` assumed one under
+            // autocommit=0. What is left is what was last reported of the
+            // locks.
+            self.state.txn_open = self.state.tables_locked;
         }
         // The status flag of this OK packet is the server's own word.
         if let Some(m) = &mut self.state.sql_mode {

@@ -274,9 +274,10 @@ def test_the_end_of_a_block_sends_commit_only_when_a_transaction_may_be_open(poo
         cur.execute("INSERT INTO ec VALUES (%s)", (1,))  # DML only: COMMIT, and it holds
         conn.commit()
         assert commits(cur) == c0 + 3
-        conn.autocommit = True  # set through the property
-        conn.commit()  # the SHOW's (the core cannot tell that the SET ended it)
+        cur.execute("SELECT 1")  # under autocommit=0: a transaction the server reports in no packet
+        conn.autocommit = True  # set through the property; the server commits, and the core knows
         c1 = commits(cur)
+        conn.commit()  # nothing open: nothing sent
         conn.commit()  # under autocommit=1 a statement leaves no transaction: nothing sent
         cur.execute("INSERT INTO ec VALUES (%s)", (2,))
         conn.commit()
