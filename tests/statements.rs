@@ -466,6 +466,61 @@ fn locked_tables_outlive_commit_and_never_reach_the_next_borrower() {
     }
 }
 
+/// What the server's session tracker never reports (checked statement by
+/// statement on MariaDB 10.11): a user-level lock, a user variable set
+/// inside a statement, a sequence's last value, `LAST_INSERT_ID(expr)`, an
+/// open `HANDLER`, the next transaction's characteristics, a global read
+/// lock. The pool sees them in the statement's text and resets the
+/// session on return, so the next borrower holds no lock and sees none of
+/// it. Before, each went back to the pool as it was: a `GET_LOCK` stayed
+/// held by an idle pooled connection.
+#[test]
+fn changes_the_server_does_not_report_never_reach_the_next_borrower() {
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.t (v INT) ENGINE=InnoDB");
+    s.sql("CREATE SEQUENCE staunch_test.sq");
+    let app = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    let root = Pool::from_url(&format!("{}?max_size=1", s.root_url())).unwrap();
+    // (pool, statement, what the next borrower would see of it: 1 if it leaked)
+    let cases = [
+        (
+            &app,
+            "SELECT GET_LOCK('staunch', 0)",
+            "SELECT IS_USED_LOCK('staunch') IS NOT NULL",
+        ),
+        (&app, "SELECT @b := 2", "SELECT @b IS NOT NULL"),
+        (&app, "SELECT 7 INTO @c", "SELECT @c IS NOT NULL"),
+        (
+            &app,
+            "SELECT NEXTVAL(sq)",
+            "SELECT PREVIOUS VALUE FOR sq IS NOT NULL",
+        ),
+        (
+            &app,
+            "SELECT LAST_INSERT_ID(42)",
+            "SELECT LAST_INSERT_ID() = 42",
+        ),
+        (&app, "HANDLER t OPEN", "SELECT 0"),
+        (&app, "SET TRANSACTION READ ONLY", "SELECT 0"),
+        (&root, "FLUSH TABLES WITH READ LOCK", "SELECT 0"),
+    ];
+    for (pool, sql, seen) in cases {
+        let resets = pool.stats().resets_on_return;
+        pool.get().unwrap().query_drop(sql).unwrap();
+        assert_eq!(pool.stats().resets_on_return - resets, 1, "{sql}");
+        let mut c = pool.get().unwrap();
+        let leaked: Option<i64> = c.query_first(seen).unwrap();
+        assert_eq!(leaked, Some(0), "the next borrower saw {sql}");
+        // What the rest leave is seen by using it.
+        c.query_drop("INSERT INTO staunch_test.t VALUES (1)")
+            .unwrap_or_else(|e| panic!("a write after {sql}: {e}"));
+        let open = c.query_drop("HANDLER t READ FIRST");
+        assert!(open.is_err(), "a HANDLER left open after {sql}");
+    }
+    let held: Option<i64> = s.query_i64("SELECT IS_FREE_LOCK('staunch')");
+    assert_eq!(held, Some(1), "the lock is free while the session idles");
+}
+
 /// Turning autocommit on commits what is open, and the server reports a
 /// change of transaction state only when it had reported one open: after a
 /// read under autocommit=0 (which it reports in no packet) or with nothing
@@ -684,7 +739,8 @@ fn start_transaction_on_the_guard_costs_no_reset() {
         let tx = c.start_transaction(opts).unwrap();
         tx.commit().unwrap();
     }
-    // SET TRANSACTION (no SESSION) changes nothing that lasts: no reset.
+    // SET TRANSACTION (no SESSION), taken by the START TRANSACTION right
+    // after it, changes nothing that lasts: no reset.
     let iso_resets = pool.stats().resets_on_return;
     assert_eq!(iso_resets, 0);
     // Through the raw connection the pool sees nothing: a reset each time.

@@ -88,11 +88,131 @@ enum Answer {
 
 /// Whether a statement text may hide other statements or routines whose
 /// effects on the session its last OK packet does not report: several
-/// statements (a `;` before the end), or a `CALL`. Errs on the side of
+/// statements (a `;` before the end), or a `CALL`; or may change what the
+/// server never reports ([`changes_unreported`]). Errs on the side of
 /// "yes" (a `;` in a string literal counts).
 pub(crate) fn reports_partly(sql: &str) -> bool {
     let body = sql.trim_end().trim_end_matches(';');
-    body.contains(';') || first_word(sql).eq_ignore_ascii_case("CALL")
+    let first = first_word(sql);
+    body.contains(';') || first.eq_ignore_ascii_case("CALL") || unreported(sql, first)
+}
+
+/// Whether a statement may change in its session what the server's
+/// session tracker does not report, so that only a reset undoes it for
+/// the next borrower. Checked on MariaDB 10.11, statement by statement:
+/// - a user-level lock: `GET_LOCK` (held while the session idles in the
+///   pool, and by the next borrower);
+/// - a user variable assigned inside a statement: `@v := ...`,
+///   `... INTO @v` (`SET @v` is reported);
+/// - a sequence's last value: `NEXTVAL`, `SETVAL`, `NEXT VALUE FOR`;
+/// - `LAST_INSERT_ID(expr)` (an `INSERT`'s own id is not counted: every
+///   pool leaves it);
+/// - an open `HANDLER`, the next transaction's characteristics (`SET
+///   TRANSACTION`), an XA transaction, a global read lock (`FLUSH ...
+///   WITH READ LOCK`, `BACKUP STAGE`/`LOCK`).
+///
+/// The words count anywhere (in literals and comments too, so an
+/// executable comment is covered): a false "yes" costs one reset.
+pub(crate) fn changes_unreported(sql: &str) -> bool {
+    unreported(sql, first_word(sql))
+}
+
+/// [`changes_unreported`], given the statement's [`first_word`].
+fn unreported(sql: &str, first: &str) -> bool {
+    let b = sql.as_bytes();
+    let keyword = match first.len() {
+        2 => "XA",
+        3 => "SET",
+        5 => "FLUSH",
+        6 => "BACKUP",
+        7 => "HANDLER",
+        _ => "",
+    };
+    if !keyword.is_empty() && first.eq_ignore_ascii_case(keyword) {
+        if keyword != "SET" {
+            return true;
+        }
+        let at = first.as_ptr() as usize - sql.as_ptr() as usize + 3;
+        if word_at(b, skip_space(b, at), b"transaction") {
+            return true;
+        }
+    }
+    // One table lookup a byte: this runs before every statement.
+    let mut after_ident = false;
+    for (i, &c) in b.iter().enumerate() {
+        let class = BYTE_CLASS[usize::from(c)];
+        if class & WORD_START != 0 && !after_ident && unreported_word_at(b, i) {
+            return true;
+        }
+        if class & COLON != 0 && b.get(i + 1) == Some(&b'=') {
+            return true;
+        }
+        after_ident = class & IDENT != 0;
+    }
+    false
+}
+
+/// [`BYTE_CLASS`] bits: a byte of an identifier; the first letter of a
+/// word [`unreported_word_at`] looks for; `:`.
+const IDENT: u8 = 1;
+const WORD_START: u8 = 2;
+const COLON: u8 = 4;
+
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        if c.is_ascii_alphanumeric() || c == b'_' || c == b'$' {
+            t[i] = IDENT;
+        }
+        if matches!(c.to_ascii_lowercase(), b'g' | b'n' | b's' | b'i' | b'l') {
+            t[i] |= WORD_START;
+        }
+        if c == b':' {
+            t[i] = COLON;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// Whether a word at `i` (a word starts there) is one of
+/// [`changes_unreported`]'s.
+fn unreported_word_at(b: &[u8], i: usize) -> bool {
+    match b[i] | 0x20 {
+        b'g' => word_at(b, i, b"get_lock"),
+        b'n' => {
+            word_at(b, i, b"nextval")
+                || (word_at(b, i, b"next") && word_at(b, skip_space(b, i + 4), b"value"))
+        }
+        b's' => word_at(b, i, b"setval"),
+        b'i' => word_at(b, i, b"into") && b.get(skip_space(b, i + 4)) == Some(&b'@'),
+        b'l' => {
+            word_at(b, i, b"last_insert_id") && {
+                let open = skip_space(b, i + 14);
+                b.get(open) == Some(&b'(') && b.get(skip_space(b, open + 1)) != Some(&b')')
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether `word` (lowercase) is at `i`, case aside, and no identifier
+/// character follows it.
+fn word_at(b: &[u8], i: usize, word: &[u8]) -> bool {
+    b.get(i..i + word.len())
+        .is_some_and(|w| w.eq_ignore_ascii_case(word))
+        && !b
+            .get(i + word.len())
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$')
+}
+
+/// The offset of the first byte at or after `i` that is not whitespace.
+fn skip_space(b: &[u8], i: usize) -> usize {
+    i + b.get(i..).map_or(0, |r| {
+        r.iter().take_while(|c| c.is_ascii_whitespace()).count()
+    })
 }
 
 /// Whether a statement, having succeeded, leaves no transaction open:
@@ -113,26 +233,34 @@ fn ends_transaction(sql: &str) -> bool {
 
 /// The first word of a statement, leading comments and whitespace skipped.
 pub(super) fn first_word(sql: &str) -> &str {
-    let mut s = sql.trim_start();
+    // Bytes, not chars: the server's lexer skips only ASCII whitespace, and
+    // this runs before every statement.
+    let b = sql.as_bytes();
+    let mut i = 0;
     loop {
-        if let Some(rest) = s.strip_prefix("/*") {
-            match rest.find("*/") {
-                Some(end) => s = rest[end + 2..].trim_start(),
+        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        let rest = &b[i..];
+        if rest.starts_with(b"/*") {
+            match rest[2..].windows(2).position(|w| w == b"*/") {
+                Some(end) => i += end + 4,
                 None => return "",
             }
-        } else if s.starts_with("--") || s.starts_with('#') {
-            match s.find('\n') {
-                Some(nl) => s = s[nl + 1..].trim_start(),
+        } else if rest.starts_with(b"--") || rest.first() == Some(&b'#') {
+            match rest.iter().position(|c| *c == b'\n') {
+                Some(nl) => i += nl + 1,
                 None => return "",
             }
         } else {
-            break;
+            let len = rest
+                .iter()
+                .position(|c| !c.is_ascii_alphabetic())
+                .unwrap_or(rest.len());
+            // ASCII letters: `i` and `i + len` are char boundaries.
+            return &sql[i..i + len];
         }
     }
-    let end = s
-        .find(|c: char| !c.is_ascii_alphabetic())
-        .unwrap_or(s.len());
-    &s[..end]
 }
 
 impl PooledConn {
@@ -390,6 +518,11 @@ impl PooledConn {
         read: impl FnOnce(&mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<T>,
     ) -> mysql::Result<T> {
         self.run_text_as(sql, reports_partly(sql), read)
+    }
+
+    /// Counts the session as changed: it is reset on return.
+    pub(crate) fn mark_changed(&mut self) {
+        self.lease.split().0.state.dirty = true;
     }
 
     /// [`run_text`](PooledConn::run_text) where the caller knows whether the
@@ -748,6 +881,61 @@ mod tests {
         assert!(p("/* x */ call proc()"));
         assert!(p("SELECT 'a;b'"), "errs on the side of yes");
         assert!(!p("-- c\nSELECT 1"));
+    }
+
+    #[test]
+    fn statements_that_change_what_the_server_does_not_report() {
+        use super::changes_unreported as u;
+        for yes in [
+            "SELECT GET_LOCK('x', 1)",
+            "do get_lock ('x', 1)",
+            "SELECT @b := 2",
+            "SELECT a FROM t INTO @v",
+            "select 1 into  @`v`",
+            "SELECT NEXTVAL(s)",
+            "INSERT INTO t VALUES (NEXT VALUE FOR s)",
+            "SELECT SETVAL(s, 10)",
+            "SELECT LAST_INSERT_ID(42)",
+            "UPDATE t SET id = LAST_INSERT_ID( id + 1 )",
+            "HANDLER t OPEN",
+            "/* x */ xa start 'a'",
+            "FLUSH TABLES WITH READ LOCK",
+            "BACKUP STAGE START",
+            "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+            "set  transaction read only",
+            "SELECT /*!100000 GET_LOCK('x', 1) */",
+        ] {
+            assert!(u(yes), "{yes}");
+        }
+        for no in [
+            "SELECT 1",
+            "SELECT LAST_INSERT_ID()",
+            "SELECT last_insert_id ( )",
+            "INSERT INTO t (mail) VALUES ('a@b.com')",
+            "SELECT @x",
+            "SET @x = 1",
+            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+            "SELECT widget_lock, budget_lock(1), nextvalue, intox FROM t",
+            "SELECT * FROM t WHERE next = 1",
+            "COMMIT",
+        ] {
+            assert!(!u(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn first_words() {
+        use super::first_word as w;
+        assert_eq!(w("SELECT 1"), "SELECT");
+        assert_eq!(w(" \t\n commit;"), "commit");
+        assert_eq!(w("/* a */ /* b */ROLLBACK"), "ROLLBACK");
+        assert_eq!(w("# c\n-- d\n  Call p()"), "Call");
+        assert_eq!(w("/*!50000 SELECT */ 1"), "");
+        assert_eq!(w("SELECT1"), "SELECT");
+        assert_eq!(w("/* open"), "");
+        assert_eq!(w("-- no end"), "");
+        assert_eq!(w("é"), "");
+        assert_eq!(w(""), "");
     }
 
     #[test]

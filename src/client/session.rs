@@ -20,7 +20,11 @@
 //! see, it treats as changed: statements run on the raw `mysql::Conn`
 //! (`&mut *guard`), the statements before the last of a multi-statement
 //! text, a `CALL`, and any statement that failed after it may have changed
-//! something (a multi-statement text).
+//! something (a multi-statement text). Nor does the server report every
+//! change: a `GET_LOCK`, a user variable set inside a `SELECT`, an open
+//! `HANDLER` and a few more are found in the statement's text
+//! (`conn::changes_unreported`). A stored function's effects are not seen:
+//! one that takes a lock or sets a variable needs `reset_on_return`.
 //!
 //! # Statement time limits on the server
 //! `query_timeout` is also set as the session's server-side limit (MariaDB's

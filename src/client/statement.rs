@@ -381,7 +381,9 @@ impl PooledConn {
                 .map_err(StatementError::Param)?
         };
         Ok(Plan::Text {
-            partly: scan.several || super::conn::first_word(sql).eq_ignore_ascii_case("CALL"),
+            partly: scan.several
+                || super::conn::first_word(sql).eq_ignore_ascii_case("CALL")
+                || super::conn::changes_unreported(sql),
             sql: text,
         })
     }

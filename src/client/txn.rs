@@ -41,9 +41,7 @@ impl PooledConn {
     /// only). Once it is committed or rolled back the connection goes back
     /// to the pool with no round trip.
     pub fn start_transaction(&mut self, opts: TxOpts) -> mysql::Result<Transaction<'_>> {
-        if let Some(level) = opts.isolation_level() {
-            self.query_drop(format!("SET TRANSACTION ISOLATION LEVEL {level}"))?;
-        }
+        let level = opts.isolation_level().map(|l| l.to_string());
         let mut sql = String::from("START TRANSACTION");
         let mut props = Vec::new();
         match opts.access_mode() {
@@ -58,10 +56,36 @@ impl PooledConn {
             sql.push(' ');
             sql.push_str(&props.join(", "));
         }
-        self.query_drop(sql)?;
+        self.begin_transaction(level.as_deref(), &sql)
+            .map_err(|(_, e)| e)?;
         Ok(Transaction {
             conn: self,
             done: false,
+        })
+    }
+
+    /// `SET TRANSACTION ISOLATION LEVEL level` (when there is one), then
+    /// `start` (a `START TRANSACTION ...`), which takes the level: so the
+    /// `SET`, which the server does not report and which would otherwise
+    /// count as a change for the next borrower (`changes_unreported`),
+    /// leaves nothing behind, unless `start` fails (the session is then
+    /// reset on return). On failure, the statement that failed.
+    pub(crate) fn begin_transaction(
+        &mut self,
+        level: Option<&str>,
+        start: &str,
+    ) -> Result<(), (String, mysql::Error)> {
+        if let Some(level) = level {
+            let sql = format!("SET TRANSACTION ISOLATION LEVEL {level}");
+            if let Err(e) = self.run_text_as(&sql, false, |_| Ok(())) {
+                return Err((sql, e));
+            }
+        }
+        self.query_drop(start).map_err(|e| {
+            if level.is_some() {
+                self.mark_changed();
+            }
+            (start.to_owned(), e)
         })
     }
 }

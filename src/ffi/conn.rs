@@ -714,16 +714,13 @@ pub extern "C" fn staunch_conn_begin_ex(
             }
         };
         c.with(|pc| {
-            if let Some(level) = level {
-                let sql = format!("SET TRANSACTION ISOLATION LEVEL {level}");
-                pc.query_drop(&sql).map_err(|e| mysql_failure(&sql, &e))?;
-            }
             let sql = if read_only {
                 "START TRANSACTION READ ONLY"
             } else {
                 "START TRANSACTION"
             };
-            pc.query_drop(sql).map_err(|e| mysql_failure(sql, &e))
+            pc.begin_transaction(level, sql)
+                .map_err(|(sql, e)| mysql_failure(&sql, &e))
         })
     })
 }
