@@ -488,6 +488,16 @@ fn conf_session_reset() {
     let mut c = pool.get().unwrap();
     let (x, tz): (Option<i64>, String) = c.query_first("SELECT @x, @@time_zone").unwrap().unwrap();
     assert_eq!((x, Some(tz)), (None, zone));
+    // What the server's tracker does not report is undone too: a
+    // user-level lock, a variable set inside a SELECT.
+    c.query_drop("SELECT GET_LOCK('conf', 0), @y := 7").unwrap();
+    drop(c);
+    let mut c = pool.get().unwrap();
+    let (free, y): (i64, Option<i64>) = c
+        .query_first("SELECT IS_USED_LOCK('conf') IS NULL, @y")
+        .unwrap()
+        .unwrap();
+    assert_eq!((free, y), (1, None));
     assert_eq!(pool.stats().created, 1);
 }
 

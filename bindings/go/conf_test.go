@@ -894,7 +894,7 @@ func Test_conf_session_reset(t *testing.T) {
 	}
 	c.Release()
 	c = acquire(t, p)
-	defer c.Release()
+	defer func() { c.Release() }() // idempotent; the last one borrowed
 	var mark *int64
 	var tz string
 	if err := c.QueryRow(bg, "SELECT @go_mark, @@session.time_zone").Scan(&mark, &tz); err != nil {
@@ -905,6 +905,22 @@ func Test_conf_session_reset(t *testing.T) {
 	}
 	if s := p.Stat(); s.ResetsOnReturn != 1 {
 		t.Fatalf("resets_on_return = %d", s.ResetsOnReturn)
+	}
+	// What the server's tracker does not report is undone too: a
+	// user-level lock, a variable set inside a SELECT.
+	if _, err := c.Exec(bg, "SELECT GET_LOCK('conf', 0), @go_y := 7"); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	c = acquire(t, p)
+	var free bool
+	var y *int64
+	if err := c.QueryRow(bg, "SELECT IS_USED_LOCK('conf') IS NULL, @go_y").Scan(&free, &y); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	if !free || y != nil {
+		t.Fatalf("the next borrower sees the lock held: %v, @go_y=%v", !free, y)
 	}
 }
 

@@ -29,6 +29,14 @@ int main(void) {
     CHECK(query_i64(c, "SELECT @x IS NULL") == 1);
     query_text(c, "SELECT @@time_zone", 0, tz, sizeof tz);
     CHECKF(strcmp(tz, tz_default) == 0, "time_zone = %s, default %s", tz, tz_default);
+    /* What the server's tracker does not report is undone too: a user-level
+     * lock, a variable set inside a SELECT. */
+    CHECK(query_i64(c, "SELECT GET_LOCK('conf', 0) + (@y := 7)") == 8);
+    staunch_conn_free(c);
+
+    OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &c);
+    CHECK(query_i64(c, "SELECT IS_USED_LOCK('conf') IS NULL") == 1);
+    CHECK(query_i64(c, "SELECT @y IS NULL") == 1);
     staunch_conn_free(c);
 
     staunch_pool_free(pool);

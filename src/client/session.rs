@@ -23,8 +23,9 @@
 //! something (a multi-statement text). Nor does the server report every
 //! change: a `GET_LOCK`, a user variable set inside a `SELECT`, an open
 //! `HANDLER` and a few more are found in the statement's text
-//! (`conn::changes_unreported`). A stored function's effects are not seen:
-//! one that takes a lock or sets a variable needs `reset_on_return`.
+//! (`conn::changes_unreported`). A stored function's or a trigger's
+//! effects are not seen: where one takes a lock or sets a variable,
+//! `reset_on_return` is the answer.
 //!
 //! # Statement time limits on the server
 //! `query_timeout` is also set as the session's server-side limit (MariaDB's

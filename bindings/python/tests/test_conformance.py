@@ -501,6 +501,12 @@ def test_conf_session_reset(pool_factory):
         assert one(conn, "SELECT @x IS NULL") == 1
         assert one(conn, "SELECT @@time_zone") == tz_default
         assert conn.autocommit is False  # the pool's own setting survives the reset
+        # What the server's tracker does not report is undone too: a
+        # user-level lock, a variable set inside a SELECT.
+        assert one(conn, "SELECT GET_LOCK('conf', 0) + (@y := 7)") == 8
+    with pool.connection() as conn:
+        assert one(conn, "SELECT IS_USED_LOCK('conf') IS NULL") == 1
+        assert one(conn, "SELECT @y IS NULL") == 1
 
 
 def test_conf_decimal_exact(pool_factory):

@@ -558,6 +558,13 @@ class ConformanceTest {
                     assertTrue(r.isNull(0), "the user variable must not survive the return");
                 }
                 assertEquals(tz, firstString(c, "SELECT @@session.time_zone"));
+                // What the server's tracker does not report is undone too:
+                // a user-level lock, a variable set inside a SELECT.
+                assertEquals("8", firstString(c, "SELECT GET_LOCK('conf', 0) + (@y := 7)"));
+            }
+            try (Conn c = pool.get(Duration.ofSeconds(5))) {
+                assertEquals("1", firstString(c, "SELECT IS_USED_LOCK('conf') IS NULL"));
+                assertEquals("1", firstString(c, "SELECT @y IS NULL"));
             }
             assertTrue(pool.stats().resetsOnReturn() >= 1);
         }
