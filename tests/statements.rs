@@ -519,6 +519,17 @@ fn changes_the_server_does_not_report_never_reach_the_next_borrower() {
     }
     let held: Option<i64> = s.query_i64("SELECT IS_FREE_LOCK('staunch')");
     assert_eq!(held, Some(1), "the lock is free while the session idles");
+    // Prepared, the second time from the statement cache: the same.
+    for round in 0..2 {
+        let resets = app.stats().resets_on_return;
+        app.get()
+            .unwrap()
+            .exec_drop("SELECT GET_LOCK(?, 0)", ("staunch",))
+            .unwrap();
+        assert_eq!(app.stats().resets_on_return - resets, 1, "round {round}");
+        let free = s.query_i64("SELECT IS_FREE_LOCK('staunch')");
+        assert_eq!(free, Some(1), "round {round}");
+    }
 }
 
 /// Turning autocommit on commits what is open, and the server reports a
