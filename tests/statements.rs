@@ -520,6 +520,65 @@ fn changes_the_server_does_not_report_never_reach_the_next_borrower() {
     }
 }
 
+/// An XA transaction left open in any state (active, idle, prepared)
+/// never reaches the next borrower: the `ROLLBACK` on return fails in one,
+/// and the connection is closed (a prepared one stays on the server, for
+/// `XA RECOVER`). A reset would not do: after one, a session left in a
+/// prepared XA transaction fails its next statement (error 1031 on
+/// MariaDB 10.11). A finished one costs nothing.
+#[test]
+fn an_xa_transaction_left_open_closes_its_connection() {
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.t (v INT) ENGINE=InnoDB");
+    let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    let left_open: [&[&str]; 3] = [
+        &["XA START 'a'", "INSERT INTO t VALUES (1)"],
+        &["XA START 'b'", "INSERT INTO t VALUES (2)", "XA END 'b'"],
+        &[
+            "XA START 'c'",
+            "INSERT INTO t VALUES (3)",
+            "XA END 'c'",
+            "XA PREPARE 'c'",
+        ],
+    ];
+    for steps in left_open {
+        let id = {
+            let mut c = pool.get().unwrap();
+            for sql in steps {
+                c.query_drop(sql).unwrap();
+            }
+            c.connection_id()
+        };
+        let mut c = pool.get().unwrap();
+        assert_ne!(c.connection_id(), id, "{steps:?}");
+        let n: Option<i64> = c
+            .query_first("SELECT COUNT(*) FROM t")
+            .unwrap_or_else(|e| panic!("the next borrower, after {steps:?}: {e}"));
+        assert_eq!(n, Some(0), "{steps:?}");
+    }
+    let id = {
+        let mut c = pool.get().unwrap();
+        for sql in [
+            "XA START 'd'",
+            "INSERT INTO t VALUES (4)",
+            "XA END 'd'",
+            "XA COMMIT 'd' ONE PHASE",
+        ] {
+            c.query_drop(sql).unwrap();
+        }
+        c.connection_id()
+    };
+    let resets = pool.stats().resets_on_return;
+    let mut c = pool.get().unwrap();
+    assert_eq!(
+        c.connection_id(),
+        id,
+        "a finished XA transaction keeps its connection"
+    );
+    let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM t").unwrap();
+    assert_eq!((n, resets), (Some(1), 0));
+}
+
 /// Turning autocommit on commits what is open, and the server reports a
 /// change of transaction state only when it had reported one open: after a
 /// read under autocommit=0 (which it reports in no packet) or with nothing
