@@ -520,6 +520,35 @@ fn changes_the_server_does_not_report_never_reach_the_next_borrower() {
     }
 }
 
+/// A `LOAD DATA LOCAL INFILE` handler is client-side state of the raw
+/// `mysql::Conn`: one a borrower set (a closure holding its data) must not
+/// answer the next borrower's `LOAD DATA LOCAL`. `mysql::Pool` clears it on
+/// return; so does staunch, with the reset that raw access costs anyway.
+#[test]
+fn a_local_infile_handler_never_serves_the_next_borrower() {
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.t (v VARCHAR(20))");
+    let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
+    use std::io::Write;
+    let load = "LOAD DATA LOCAL INFILE 'borrowed.txt' INTO TABLE t";
+    let id = {
+        let mut c = pool.get().unwrap();
+        let raw: &mut mysql::Conn = &mut c;
+        raw.set_local_infile_handler(Some(mysql::LocalInfileHandler::new(|_, out| {
+            out.write_all(b"first borrower's row\n")?;
+            Ok(())
+        })));
+        raw.query_drop(load).unwrap();
+        c.connection_id()
+    };
+    let mut c = pool.get().unwrap();
+    assert_eq!(c.connection_id(), id, "the same session");
+    // With no handler of its own, the file arrives empty (or is refused).
+    let _ = c.query_drop(load);
+    let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM t").unwrap();
+    assert_eq!(n, Some(1), "only the first borrower's own load");
+}
+
 /// An XA transaction left open in any state (active, idle, prepared)
 /// never reaches the next borrower: the `ROLLBACK` on return fails in one,
 /// and the connection is closed (a prepared one stays on the server, for

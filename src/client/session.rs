@@ -242,6 +242,11 @@ impl Session {
     /// pool's settings again, now or before the next statement (see
     /// `State::tracked`).
     pub(crate) fn reset(&mut self, cfg: &ConnectConfig, unknown: bool) -> mysql::Result<()> {
+        // The client side of the session: a `LOAD DATA LOCAL` handler set
+        // on the raw connection (a closure with the borrower's data) must
+        // not serve the next borrower's `LOAD DATA LOCAL`, as `mysql::Pool`
+        // clears it too.
+        self.conn.set_local_infile_handler(None);
         self.conn.reset()?;
         if let (true, Some(db)) = (unknown || self.state.schema_changed, &cfg.database) {
             self.conn.select_db(db)?;
