@@ -156,7 +156,7 @@ public final class Pool implements AutoCloseable {
                 own = ThreadToken.get();
                 token = own.handle;
             }
-            InterruptWatcher.Waiter w = InterruptWatcher.register(token);
+            InterruptWatcher.Waiter w = InterruptWatcher.register(new TokenWaiter(token));
             int st;
             try {
                 st = read ? Jni.pool_get_read_cancellable(handle, ms, token, out.address(), err.address())
@@ -303,6 +303,20 @@ public final class Pool implements AutoCloseable {
             } finally {
                 Jni.options_free(opts);
             }
+        }
+    }
+
+    /** The interrupt watcher's registration of a get waiting with {@code token}. */
+    private static final class TokenWaiter extends InterruptWatcher.Waiter {
+        private final long token;
+
+        TokenWaiter(long token) {
+            this.token = token;
+        }
+
+        @Override
+        protected void cancel() {
+            int ignored = Jni.cancel_token_cancel(token, 0);
         }
     }
 

@@ -163,7 +163,7 @@ public final class Pool implements AutoCloseable {
                 own = ThreadToken.get();
                 token = own.handle;
             }
-            InterruptWatcher.Waiter w = InterruptWatcher.register(token);
+            InterruptWatcher.Waiter w = InterruptWatcher.register(new TokenWaiter(token));
             int st;
             try {
                 st = read ? (int) Native.pool_get_read_cancellable.invokeExact(handle, ms, token, out, err)
@@ -329,6 +329,24 @@ public final class Pool implements AutoCloseable {
             }
         } catch (Throwable t) {
             throw Native.rethrow(t);
+        }
+    }
+
+    /** The interrupt watcher's registration of a get waiting with {@code token}. */
+    private static final class TokenWaiter extends InterruptWatcher.Waiter {
+        private final MemorySegment token;
+
+        TokenWaiter(MemorySegment token) {
+            this.token = token;
+        }
+
+        @Override
+        protected void cancel() {
+            try {
+                int ignored = (int) Native.cancel_token_cancel.invokeExact(token, MemorySegment.NULL);
+            } catch (Throwable t) {
+                // a cancel that fails leaves the get to its own timeout
+            }
         }
     }
 

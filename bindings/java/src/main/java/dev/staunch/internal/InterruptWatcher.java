@@ -12,6 +12,9 @@ import java.util.concurrent.locks.LockSupport;
  * without any, and the next registration wakes it) and cancels the token of
  * an interrupted one. The get then ends with
  * STAUNCH_CANCELLED, which the caller reports as an interrupt.
+ *
+ * <p>One class for both native paths (JNI before JDK 22, FFM from 22): a
+ * path says how to cancel its token in its {@link Waiter}.
  */
 public final class InterruptWatcher {
     private InterruptWatcher() {}
@@ -19,16 +22,23 @@ public final class InterruptWatcher {
     static final long POLL_MS = 5;
     static final long IDLE_MS = 1000;
 
-    /** One registration: the waiting thread and its token, guarded by itself. */
-    public static final class Waiter {
+    /**
+     * One registration: the waiting thread and its token, guarded by itself.
+     * A native path subclasses it with its token and how to cancel it.
+     */
+    public abstract static class Waiter {
         final Thread thread = Thread.currentThread();
-        final long token;
         boolean done;
         volatile boolean cancelledByInterrupt;
 
-        Waiter(long token) {
-            this.token = token;
-        }
+        protected Waiter() {}
+
+        /**
+         * Cancels the token the get waits with (the C ABI's
+         * staunch_cancel_token_cancel). Called at most once, on the watcher's
+         * thread, never after {@link #unregister}; must not throw.
+         */
+        protected abstract void cancel();
 
         public boolean cancelledByInterrupt() {
             return cancelledByInterrupt;
@@ -42,6 +52,7 @@ public final class InterruptWatcher {
          */
         @Override
         public int hashCode() {
+            @SuppressWarnings("deprecation") // threadId() is JDK 19+; this class is built for 11
             long id = thread.getId();
             return (int) (id ^ (id >>> 32));
         }
@@ -58,8 +69,8 @@ public final class InterruptWatcher {
     private static volatile boolean sleeping;
     private static volatile long lastRegistration;
 
-    public static Waiter register(long token) {
-        Waiter w = new Waiter(token);
+    /** Registers the calling thread's waiter; returns it. */
+    public static <W extends Waiter> W register(W w) {
         WAITERS.put(w, Boolean.TRUE);
         long now = System.nanoTime();
         if (now - lastRegistration > 100_000_000L) { // written rarely: every get reads it, few write it
@@ -109,7 +120,7 @@ public final class InterruptWatcher {
                         synchronized (w) {
                             if (!w.done && !w.cancelledByInterrupt) {
                                 w.cancelledByInterrupt = true;
-                                int ignored = Jni.cancel_token_cancel(w.token, 0);
+                                w.cancel();
                             }
                         }
                     }
