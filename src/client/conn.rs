@@ -25,7 +25,7 @@
 //! can be read by the next statement.
 
 use std::fmt;
-use std::ops::{Deref, DerefMut};
+use std::ops::{Deref, DerefMut, Range};
 use std::time::Duration;
 
 use mysql::prelude::{AsStatement, FromRow, Protocol, Queryable};
@@ -93,8 +93,15 @@ enum Answer {
 /// "yes" (a `;` in a string literal counts).
 pub(crate) fn reports_partly(sql: &str) -> bool {
     let body = sql.trim_end().trim_end_matches(';');
-    let first = first_word(sql);
-    body.contains(';') || first.eq_ignore_ascii_case("CALL") || unreported(sql, first)
+    body.contains(';') || hides_changes(sql)
+}
+
+/// Whether one statement may change what its OK packet does not report: a
+/// `CALL`, or [`changes_unreported`]. (A text known to hold one statement
+/// needs only this; [`reports_partly`] adds the `;` check.)
+pub(crate) fn hides_changes(sql: &str) -> bool {
+    let first = first_word_span(sql);
+    sql[first.clone()].eq_ignore_ascii_case("CALL") || changes_unreported(sql, first)
 }
 
 /// Whether a statement may change in its session what the server's
@@ -120,14 +127,12 @@ pub(crate) fn reports_partly(sql: &str) -> bool {
 /// would otherwise cost a reset on every borrow that takes an id.
 ///
 /// The words count anywhere (in literals and comments too, so an
-/// executable comment is covered): a false "yes" costs one reset.
-pub(crate) fn changes_unreported(sql: &str) -> bool {
-    unreported(sql, first_word(sql))
-}
-
-/// [`changes_unreported`], given the statement's [`first_word`].
-fn unreported(sql: &str, first: &str) -> bool {
+/// executable comment is covered): a false "yes" costs one reset. `first`
+/// is where the statement's first word is ([`first_word_span`]).
+fn changes_unreported(sql: &str, first: Range<usize>) -> bool {
     let b = sql.as_bytes();
+    let first_end = first.end;
+    let first = &sql[first];
     let keyword = match first.len() {
         3 => "SET",
         5 => "FLUSH",
@@ -139,8 +144,7 @@ fn unreported(sql: &str, first: &str) -> bool {
         if keyword != "SET" {
             return true;
         }
-        let at = first.as_ptr() as usize - sql.as_ptr() as usize + 3;
-        if word_at(b, skip_space(b, at), b"transaction") {
+        if word_at(b, skip_space(b, first_end), b"transaction") {
             return true;
         }
     }
@@ -201,7 +205,7 @@ fn word_at(b: &[u8], i: usize, word: &[u8]) -> bool {
         .is_some_and(|w| w.eq_ignore_ascii_case(word))
         && !b
             .get(i + word.len())
-            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$')
+            .is_some_and(|c| BYTE_CLASS[usize::from(*c)] & IDENT != 0)
 }
 
 /// The offset of the first byte at or after `i` that is not whitespace.
@@ -229,6 +233,11 @@ fn ends_transaction(sql: &str) -> bool {
 
 /// The first word of a statement, leading comments and whitespace skipped.
 pub(super) fn first_word(sql: &str) -> &str {
+    &sql[first_word_span(sql)]
+}
+
+/// Where [`first_word`] is in `sql` (an empty range when there is none).
+fn first_word_span(sql: &str) -> Range<usize> {
     // Bytes, not chars: the server's lexer skips only ASCII whitespace, and
     // this runs before every statement.
     let b = sql.as_bytes();
@@ -241,12 +250,12 @@ pub(super) fn first_word(sql: &str) -> &str {
         if rest.starts_with(b"/*") {
             match rest[2..].windows(2).position(|w| w == b"*/") {
                 Some(end) => i += end + 4,
-                None => return "",
+                None => return 0..0,
             }
         } else if rest.starts_with(b"--") || rest.first() == Some(&b'#') {
             match rest.iter().position(|c| *c == b'\n') {
                 Some(nl) => i += nl + 1,
-                None => return "",
+                None => return 0..0,
             }
         } else {
             let len = rest
@@ -254,7 +263,7 @@ pub(super) fn first_word(sql: &str) -> &str {
                 .position(|c| !c.is_ascii_alphabetic())
                 .unwrap_or(rest.len());
             // ASCII letters: `i` and `i + len` are char boundaries.
-            return &sql[i..i + len];
+            return i..i + len;
         }
     }
 }
@@ -881,7 +890,7 @@ mod tests {
 
     #[test]
     fn statements_that_change_what_the_server_does_not_report() {
-        use super::changes_unreported as u;
+        let u = |sql: &str| super::changes_unreported(sql, super::first_word_span(sql));
         for yes in [
             "SELECT GET_LOCK('x', 1)",
             "do get_lock ('x', 1)",

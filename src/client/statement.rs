@@ -381,9 +381,7 @@ impl PooledConn {
                 .map_err(StatementError::Param)?
         };
         Ok(Plan::Text {
-            partly: scan.several
-                || super::conn::first_word(sql).eq_ignore_ascii_case("CALL")
-                || super::conn::changes_unreported(sql),
+            partly: scan.several || super::conn::hides_changes(sql),
             sql: text,
         })
     }
