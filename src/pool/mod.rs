@@ -27,6 +27,7 @@ mod housekeeper;
 mod liveness;
 pub(crate) mod stats;
 
+use std::cell::Cell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
@@ -97,6 +98,15 @@ pub(crate) const CLOSE_WAIT_SLACK: Duration = Duration::from_secs(1);
 
 /// How often a `get` waiting on a suspended pool looks at its cancel token.
 const SUSPEND_CANCEL_POLL: Duration = Duration::from_millis(20);
+
+thread_local! {
+    /// The pool (its [`Shared::key`]) and the entry this thread borrowed
+    /// last, which its next borrow from that pool tries first. One pair per
+    /// thread: a thread alternating between pools loses only the preference.
+    /// A dropped pool's address may be reused by a new one; the hint is then
+    /// wrong, which costs nothing (the bag checks every claim).
+    static LAST_ENTRY: Cell<(usize, usize)> = const { Cell::new((0, usize::MAX)) };
+}
 
 /// The state every handle, borrowed connection and pool thread shares.
 ///
@@ -407,11 +417,30 @@ impl<C: Connector> Shared<C> {
                     .unwrap_or_else(|| format!("{:?}", t.id())),
             ));
         }
+        LAST_ENTRY.with(|l| l.set((self.key(), entry.idx())));
         Some(Lease {
             held: Some((entry, conn)),
             flags: 0,
             shared: self.clone(),
         })
+    }
+
+    /// This pool's identity for [`LAST_ENTRY`]: its shared state's address.
+    #[inline]
+    fn key(&self) -> usize {
+        self as *const Self as *const () as usize
+    }
+
+    /// The entry this thread borrowed last from this pool (`usize::MAX`, no
+    /// entry, if none or if its last borrow was from another pool).
+    #[inline]
+    fn last_entry(&self) -> usize {
+        let (key, idx) = LAST_ENTRY.with(Cell::get);
+        if key == self.key() {
+            idx
+        } else {
+            usize::MAX
+        }
     }
 
     /// A borrower gives its connection back.
@@ -790,7 +819,7 @@ impl<C: Connector> CorePool<C> {
         if s.suspended.load(Relaxed) {
             return Ok(None);
         }
-        while let Some(e) = s.bag.claim_idle(false) {
+        while let Some(e) = s.bag.claim_idle_near(s.last_entry(), false) {
             if let Some(c) = s.checkout(e, coarse_now_ns(), s.cfg.validation_timeout) {
                 return Ok(Some(c));
             }
@@ -826,7 +855,7 @@ impl<C: Connector> CorePool<C> {
         let start = coarse_now_ns();
         if !s.suspended.load(Relaxed) {
             let mut budget = timeout;
-            while let Some(e) = s.bag.claim_idle(false) {
+            while let Some(e) = s.bag.claim_idle_near(s.last_entry(), false) {
                 if let Some(c) = s.checkout(e, start, budget) {
                     return Ok(c);
                 }

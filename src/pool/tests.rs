@@ -164,6 +164,36 @@ fn returned_connection_is_reused() {
 }
 
 #[test]
+fn a_thread_gets_back_the_connection_it_used_last() {
+    let (p, _) = pool(cfg());
+    let first = p.get().unwrap();
+    let second = p.get().unwrap();
+    let (n1, n2) = (first.n, second.n);
+    assert_ne!(n1, n2);
+    drop(first);
+    drop(second);
+    // Both idle; this thread borrowed the second last, in the higher entry,
+    // which it gets again where lowest-first would give it the first.
+    for _ in 0..3 {
+        assert_eq!(p.get().unwrap().n, n2);
+    }
+    // A thread with no history takes the lowest idle entry, and then keeps
+    // that one while this thread keeps its own.
+    thread::scope(|s| {
+        s.spawn(|| {
+            for _ in 0..3 {
+                assert_eq!(p.get().unwrap().n, n1);
+            }
+        });
+    });
+    assert_eq!(p.get().unwrap().n, n2);
+    // The preference never takes a connection from under its borrower.
+    let held = p.get().unwrap();
+    assert_eq!(held.n, n2);
+    assert_eq!(p.get().unwrap().n, n1);
+}
+
+#[test]
 fn exhausted_pool_says_so() {
     let (p, _) = pool(PoolConfig {
         max_size: 1,
