@@ -75,6 +75,23 @@ pub fn heap_in_use_kib() -> u64 {
     0
 }
 
+/// Gives the pages malloc holds free back to the system (glibc's
+/// `malloc_trim(0)`, which also releases free pages inside its heaps), so
+/// that the RSS read next counts what the process holds rather than what the
+/// allocator kept after frees. The soak calls it before its start and end
+/// samples only (the workload is not running then). Nothing elsewhere.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn release_free_memory() {
+    // SAFETY: malloc_trim only returns free memory to the system (under the
+    // allocator's locks); no pointer the program holds is affected.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn release_free_memory() {}
+
 /// Arenas glibc's malloc may use in the soak (see `cap_malloc_arenas`).
 pub const MALLOC_ARENAS: i32 = 2;
 

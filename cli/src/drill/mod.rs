@@ -1116,6 +1116,7 @@ fn run_phase(
     // The soak's reference point: the process after the warm-up.
     let soaking = matches!(schedule, Schedule::Soak { .. });
     let start_vitals = soaking.then(|| {
+        crate::vitals::release_free_memory();
         let v = Vitals::sample(sh.elapsed(), &pool);
         sh.event(format!(
             "after the warm-up: {} KiB resident, {} open fds, {} threads ({} the pool's), {} connections",
