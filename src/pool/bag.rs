@@ -669,44 +669,12 @@ mod loom_model {
 
     /// Two borrowers and the keepalive reserver race for one idle entry;
     /// every owner touches the cell (loom flags concurrent access), and the
-    /// entry always ends idle with no violation.
-    #[test]
-    fn borrow_and_keepalive_never_share() {
-        loom::model(|| {
+    /// entry always ends idle with no violation. A borrower with `near`
+    /// set tries the entry first (`claim_idle_near`, the pool's fast path).
+    fn borrowers_and_keepalive_race(near: [bool; 2]) {
+        loom::model(move || {
             let bag = one_idle(7);
-            let borrowers: Vec<_> = (0..2)
-                .map(|_| {
-                    let bag = bag.clone();
-                    thread::spawn(move || {
-                        if let Some(e) = bag.claim_idle(true) {
-                            let c = bag.take(&e).unwrap();
-                            bag.put(&e, c + 1);
-                            bag.release(e);
-                        }
-                    })
-                })
-                .collect();
-            if let Some(e) = bag.reserve(0) {
-                let c = bag.take(&e).unwrap();
-                bag.put(&e, c);
-                bag.release(e);
-            }
-            for b in borrowers {
-                b.join().unwrap();
-            }
-            assert_eq!(bag.violations.load(Relaxed), 0);
-            assert!(bag.is_idle(0));
-            assert_eq!(bag.slots[0].state.load(Relaxed), IDLE);
-        });
-    }
-
-    /// The same race with one borrower trying its last entry first
-    /// (`claim_idle_near`, the pool's fast path): still one owner at a time.
-    #[test]
-    fn preferred_entry_is_never_shared() {
-        loom::model(|| {
-            let bag = one_idle(7);
-            let borrowers: Vec<_> = [true, false]
+            let borrowers: Vec<_> = near
                 .into_iter()
                 .map(|near| {
                     let bag = bag.clone();
@@ -736,6 +704,16 @@ mod loom_model {
             assert!(bag.is_idle(0));
             assert_eq!(bag.slots[0].state.load(Relaxed), IDLE);
         });
+    }
+
+    #[test]
+    fn borrow_and_keepalive_never_share() {
+        borrowers_and_keepalive_race([false, false]);
+    }
+
+    #[test]
+    fn preferred_entry_is_never_shared() {
+        borrowers_and_keepalive_race([true, false]);
     }
 
     /// A waiter and a returning borrower: the waiter is always served (no lost
