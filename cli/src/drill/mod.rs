@@ -1304,11 +1304,12 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
         println!(
             "  at the end every get() within {}, every acknowledged write read back, no crossed answer; \
              connections, threads and fds back within bounds within {}; resident memory growth within \
-             max({} MiB, {} %)",
+             max({} MiB, {} %) + {} MiB (the driver's read buffer) per connection",
             fmt_d(bounds.wait),
             fmt_hold(soak::END_CHECK_BOUND),
             soak::RSS_GROWTH_MIN_KIB / 1024,
-            soak::RSS_GROWTH_PERCENT
+            soak::RSS_GROWTH_PERCENT,
+            soak::READ_BUFFER_KIB / 1024
         );
     }
     println!();
