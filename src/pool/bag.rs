@@ -322,7 +322,7 @@ impl<T> Bag<T> {
             .sum()
     }
 
-    #[cfg(feature = "loom-model")]
+    #[cfg(all(test, feature = "loom-model"))]
     pub fn is_idle(&self, idx: usize) -> bool {
         let (w, mask) = bit_of(idx);
         self.idle_bits[w].load(Relaxed) & mask != 0
