@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Generates the JNI shim's 1:1 wrappers (bindings/java/src/main/c/staunch_jni_list.h, staunch_jni_calls.h) and the
-matching native declarations of dev.staunch.internal.Jni (between the GENERATED markers in
-bindings/java/src/main/java/dev/staunch/internal/Jni.java) from the FFM declarations in
-src/main/java22/dev/staunch/internal/Native.java, so the two paths call the same functions with
-the same types. Run it after adding a function to Native.java:
+"""Generates the JNI shim's 1:1 wrappers (bindings/java/src/main/c/staunch_jni_list.h, staunch_jni_calls.h),
+the matching native declarations of dev.staunch.internal.Jni (between the GENERATED markers in
+bindings/java/src/main/java/dev/staunch/internal/Jni.java), and the static methods of the JNI path's
+dev.staunch.internal.Native through which the base classes call the C ABI (each forwards to Jni),
+from the FFM
+declarations in src/main/java22/dev/staunch/internal/Native.java, so the two paths call the same
+functions with the same types. Run it after adding a function to that Native.java:
 
     python3 bindings/java/tools/gen_jni.py
 """
@@ -66,9 +68,27 @@ for jname, cname, ret, args in funcs:
     jret = "void" if ret is None else JAVA[ret]
     params = ", ".join(f"{JAVA[a]} a{i}" for i, a in enumerate(args))
     j.append(f"    public static native {jret} {jname}({params});")
-jp = root / "src/main/java/dev/staunch/internal/Jni.java"
-src = jp.read_text()
-begin, end = "    // GENERATED BEGIN (tools/gen_jni.py)\n", "    // GENERATED END\n"
-a, b = src.index(begin) + len(begin), src.index(end)
-jp.write_text(src[:a] + "\n".join(j) + "\n" + src[b:])
+
+
+def splice(path, lines):
+    src = path.read_text()
+    begin, end = "    // GENERATED BEGIN (tools/gen_jni.py)\n", "    // GENERATED END\n"
+    a, b = src.index(begin) + len(begin), src.index(end)
+    path.write_text(src[:a] + "\n".join(lines) + "\n" + src[b:])
+
+
+splice(root / "src/main/java/dev/staunch/internal/Jni.java", j)
+
+# The C ABI as static methods of the JNI path's Native, pointers as long (the base classes call these).
+jni_fwd = []
+for jname, cname, ret, args in funcs:
+    jret = "void" if ret is None else JAVA[ret]
+    params = ", ".join(f"{JAVA[a]} a{i}" for i, a in enumerate(args))
+    names = ", ".join(f"a{i}" for i in range(len(args)))
+    ret_kw = "" if ret is None else "return "
+    jni_fwd.append(f"    public static {jret} {jname}({params}) {{")
+    jni_fwd.append(f"        {ret_kw}Jni.{jname}({names});")
+    jni_fwd.append("    }")
+    jni_fwd.append("")
+splice(root / "src/main/java/dev/staunch/internal/Native.java", jni_fwd[:-1])
 print(f"{len(funcs)} functions")

@@ -1,7 +1,7 @@
 package dev.staunch;
 
 import dev.staunch.internal.Call;
-import dev.staunch.internal.Jni;
+import dev.staunch.internal.Cleanup;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
 import java.lang.ref.Cleaner;
@@ -23,15 +23,15 @@ public final class CancelToken implements AutoCloseable {
         try (Mem.Scope a = new Mem.Scope()) {
             Mem.Seg out = a.allocate(8);
             Mem.Seg err = a.errSlot();
-            Call.check(Jni.cancel_token_new(out.address(), err.address()), err);
+            Call.check(Native.cancel_token_new(out.address(), err.address()), err);
             handle = out.getAddress(0);
         }
         long h = handle;
-        cleanable = Mem.CLEANER.register(this, () -> free(h));
+        cleanable = Cleanup.CLEANER.register(this, () -> free(h));
     }
 
     private static void free(long h) {
-        Jni.cancel_token_free(h);
+        Native.cancel_token_free(h);
     }
 
     /** Cancels every get waiting with this token, and every later one. Thread-safe; idempotent. */
@@ -42,7 +42,7 @@ public final class CancelToken implements AutoCloseable {
             }
             try (Mem.Scope a = new Mem.Scope()) {
                 Mem.Seg err = a.errSlot();
-                Call.check(Jni.cancel_token_cancel(handle, err.address()), err);
+                Call.check(Native.cancel_token_cancel(handle, err.address()), err);
             }
         }
     }
@@ -52,7 +52,7 @@ public final class CancelToken implements AutoCloseable {
             if (closed) {
                 return true;
             }
-            return Jni.cancel_token_is_cancelled(handle);
+            return Native.cancel_token_is_cancelled(handle);
         }
     }
 

@@ -1,7 +1,8 @@
 package dev.staunch;
 
+import dev.staunch.internal.Abi;
 import dev.staunch.internal.Call;
-import dev.staunch.internal.Jni;
+import dev.staunch.internal.Cleanup;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
 import dev.staunch.internal.Params;
@@ -119,8 +120,8 @@ public final class Conn implements AutoCloseable {
                 freed = true;
                 try {
                     // From the Cleaner: must not block, so close rather than return it.
-                    int ignored = Jni.conn_discard(handle, 0);
-                    Jni.conn_free(handle);
+                    int ignored = Native.conn_discard(handle, 0);
+                    Native.conn_free(handle);
                 } catch (Throwable t) {
                     // never fails
                 }
@@ -132,7 +133,7 @@ public final class Conn implements AutoCloseable {
         this.pool = pool;
         this.handle = handle;
         this.state = new State(handle);
-        this.cleanable = Mem.CLEANER.register(this, state);
+        this.cleanable = Cleanup.CLEANER.register(this, state);
     }
 
     /** The pool it came from. */
@@ -164,18 +165,18 @@ public final class Conn implements AutoCloseable {
             Mem.Seg err = a.errSlot();
             Mem.Seg ps = Params.encode(a, params);
             long n = params == null ? 0 : params.length;
-            Call.check(Jni.conn_execute(handle, a.allocateFrom(sql).address(), ps.address(), n,
+            Call.check(Native.conn_execute(handle, a.allocateFrom(sql).address(), ps.address(), n,
                     0, 0, err.address()), err);
-            Mem.Seg r = a.allocate(Native.RESULT_SIZE);
-            r.putLong(0, Native.RESULT_SIZE);
-            Call.check(Jni.conn_last_result(handle, r.address(), err.address()), err);
+            Mem.Seg r = a.allocate(Abi.RESULT_SIZE);
+            r.putLong(0, Abi.RESULT_SIZE);
+            Call.check(Native.conn_last_result(handle, r.address(), err.address()), err);
             return new Result(
-                    r.getLong(Native.R_AFFECTED),
-                    r.getLong(Native.R_LAST_ID),
-                    r.getInt(Native.R_WARNINGS),
-                    r.getBoolean(Native.R_IN_TXN),
-                    r.getBoolean(Native.R_AUTOCOMMIT),
-                    Native.string(r.getAddress(Native.R_INFO)));
+                    r.getLong(Abi.R_AFFECTED),
+                    r.getLong(Abi.R_LAST_ID),
+                    r.getInt(Abi.R_WARNINGS),
+                    r.getBoolean(Abi.R_IN_TXN),
+                    r.getBoolean(Abi.R_AUTOCOMMIT),
+                    Native.string(r.getAddress(Abi.R_INFO)));
         } finally {
             exit();
         }
@@ -194,7 +195,7 @@ public final class Conn implements AutoCloseable {
      * several separated by {@code ;}, SHOW, CALL with OUT parameters); no parameters.
      */
     public Rows queryText(String sql) {
-        return query(Native.QUERY_TEXT, sql, (Object[]) null);
+        return query(Abi.QUERY_TEXT, sql, (Object[]) null);
     }
 
     /**
@@ -208,7 +209,7 @@ public final class Conn implements AutoCloseable {
      */
     public Rows queryStream(String sql, Object... params) {
         boolean text = params == null || params.length == 0;
-        return query(Native.QUERY_STREAM | (text ? Native.QUERY_TEXT : 0), sql, text ? null : params);
+        return query(Abi.QUERY_STREAM | (text ? Abi.QUERY_TEXT : 0), sql, text ? null : params);
     }
 
     Rows query(int flags, String sql, Object... params) {
@@ -219,7 +220,7 @@ public final class Conn implements AutoCloseable {
             Mem.Seg out = a.allocate(8);
             Mem.Seg ps = Params.encode(a, params);
             long n = params == null ? 0 : params.length;
-            Call.check(Jni.conn_query_ex(handle, a.allocateFrom(sql).address(), ps.address(), n, flags, out.address(), err.address()), err);
+            Call.check(Native.conn_query_ex(handle, a.allocateFrom(sql).address(), ps.address(), n, flags, out.address(), err.address()), err);
             return new Rows(out.getAddress(0));
         } finally {
             exit();
@@ -239,7 +240,7 @@ public final class Conn implements AutoCloseable {
         try (Mem.Scope a = new Mem.Scope()) {
             Mem.Seg err = a.errSlot();
             Mem.Seg out = a.allocate(8);
-            Call.check(Jni.conn_count_params(handle, a.allocateFrom(sql).address(), out.address(), err.address()), err);
+            Call.check(Native.conn_count_params(handle, a.allocateFrom(sql).address(), out.address(), err.address()), err);
             return Math.toIntExact(out.getLong(0));
         } finally {
             exit();
@@ -262,7 +263,7 @@ public final class Conn implements AutoCloseable {
 
     /** START TRANSACTION. */
     public void begin() {
-        simple(Jni::conn_begin);
+        simple(Native::conn_begin);
     }
 
     /**
@@ -274,27 +275,27 @@ public final class Conn implements AutoCloseable {
         enter();
         try (Mem.Scope a = new Mem.Scope()) {
             Mem.Seg err = a.errSlot();
-            Mem.Seg o = a.allocate(Native.TXN_OPTIONS_SIZE);
-            o.putLong(0, Native.TXN_OPTIONS_SIZE);
-            o.putInt(Native.O_ISOLATION, isolation.ordinal());
-            o.putBoolean(Native.O_READ_ONLY, readOnly);
-            Call.check(Jni.conn_begin_ex(handle, o.address(), err.address()), err);
+            Mem.Seg o = a.allocate(Abi.TXN_OPTIONS_SIZE);
+            o.putLong(0, Abi.TXN_OPTIONS_SIZE);
+            o.putInt(Abi.O_ISOLATION, isolation.ordinal());
+            o.putBoolean(Abi.O_READ_ONLY, readOnly);
+            Call.check(Native.conn_begin_ex(handle, o.address(), err.address()), err);
         } finally {
             exit();
         }
     }
 
     public void commit() {
-        simple(Jni::conn_commit);
+        simple(Native::conn_commit);
     }
 
     public void rollback() {
-        simple(Jni::conn_rollback);
+        simple(Native::conn_rollback);
     }
 
     /** COM_PING: one round trip, bounded by the connection's time limit if any. */
     public void ping() {
-        simple(Jni::conn_ping);
+        simple(Native::conn_ping);
     }
 
     /**
@@ -304,11 +305,11 @@ public final class Conn implements AutoCloseable {
      * whose server has not answered 1 s later is cut off (the connection is then broken).
      */
     public void setTimeout(Duration limit) {
-        int ms = limit == null ? Native.TIMEOUT_DEFAULT : Pool.timeoutMs(limit);
+        int ms = limit == null ? Abi.TIMEOUT_DEFAULT : Pool.timeoutMs(limit);
         enter();
         try (Mem.Scope a = new Mem.Scope()) {
             Mem.Seg err = a.errSlot();
-            Call.check(Jni.conn_set_timeout(handle, ms, err.address()), err);
+            Call.check(Native.conn_set_timeout(handle, ms, err.address()), err);
         } finally {
             exit();
         }
@@ -328,7 +329,7 @@ public final class Conn implements AutoCloseable {
             try (Mem.Scope a = new Mem.Scope()) {
                 Mem.Seg err = a.errSlot();
                 Mem.Seg out = a.allocate(8);
-                Call.check(Jni.conn_cancel(handle, out.address(), err.address()), err);
+                Call.check(Native.conn_cancel(handle, out.address(), err.address()), err);
                 return out.getBoolean(0);
             }
         }
@@ -340,7 +341,7 @@ public final class Conn implements AutoCloseable {
             if (state.freed) {
                 return false;
             }
-            return Jni.conn_is_broken(handle);
+            return Native.conn_is_broken(handle);
         }
     }
 
@@ -354,7 +355,7 @@ public final class Conn implements AutoCloseable {
             if (state.freed) {
                 return 0;
             }
-            return Jni.conn_id(handle);
+            return Native.conn_id(handle);
         }
     }
 
@@ -364,7 +365,7 @@ public final class Conn implements AutoCloseable {
         try (Mem.Scope a = new Mem.Scope()) {
             Mem.Seg err = a.errSlot();
             Mem.Seg out = a.allocate(8);
-            Call.check(Jni.conn_server_id(handle, out.address(), err.address()), err);
+            Call.check(Native.conn_server_id(handle, out.address(), err.address()), err);
             return out.getLong(0);
         } finally {
             exit();
@@ -378,7 +379,7 @@ public final class Conn implements AutoCloseable {
             if (state.freed) {
                 return;
             }
-            int ignored = Jni.conn_discard(handle, 0);
+            int ignored = Native.conn_discard(handle, 0);
             free();
         } finally {
             lock.unlock();
@@ -407,7 +408,7 @@ public final class Conn implements AutoCloseable {
         synchronized (cancelLock) {
             state.freed = true;
         }
-        Jni.conn_free(handle);
+        Native.conn_free(handle);
         cleanable.clean();
     }
 

@@ -1,10 +1,11 @@
 package dev.staunch;
 
+import dev.staunch.internal.Abi;
+import dev.staunch.internal.Cleanup;
 import dev.staunch.internal.CarrierGate;
 import dev.staunch.internal.Call;
 import dev.staunch.internal.Events;
 import dev.staunch.internal.InterruptWatcher;
-import dev.staunch.internal.Jni;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
 import java.lang.ref.Cleaner;
@@ -45,7 +46,7 @@ public final class Pool implements AutoCloseable {
             if (!freed) {
                 freed = true;
                 try {
-                    Jni.pool_free_nowait(handle);
+                    Native.pool_free_nowait(handle);
                 } catch (Throwable t) {
                     // never fails
                 }
@@ -55,9 +56,9 @@ public final class Pool implements AutoCloseable {
 
     Pool(long handle) {
         this.handle = handle;
-        this.id = Jni.pool_id(handle);
+        this.id = Native.pool_id(handle);
         this.state = new State(handle);
-        this.cleanable = Mem.CLEANER.register(this, state);
+        this.cleanable = Cleanup.CLEANER.register(this, state);
     }
 
     /** This pool's number among the pools the process opened (the {@code poolId} of its events). */
@@ -79,7 +80,7 @@ public final class Pool implements AutoCloseable {
 
     static int timeoutMs(Duration timeout) {
         if (timeout == null) {
-            return Native.TIMEOUT_DEFAULT;
+            return Abi.TIMEOUT_DEFAULT;
         }
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout must not be negative: " + timeout);
@@ -159,8 +160,8 @@ public final class Pool implements AutoCloseable {
             InterruptWatcher.Waiter w = InterruptWatcher.register(new TokenWaiter(token));
             int st;
             try {
-                st = read ? Jni.pool_get_read_cancellable(handle, ms, token, out.address(), err.address())
-                        : Jni.pool_get_cancellable(handle, ms, token, out.address(), err.address());
+                st = read ? Native.pool_get_read_cancellable(handle, ms, token, out.address(), err.address())
+                        : Native.pool_get_cancellable(handle, ms, token, out.address(), err.address());
             } finally {
                 InterruptWatcher.unregister(w);
                 if (own != null && w.cancelledByInterrupt()) {
@@ -187,7 +188,7 @@ public final class Pool implements AutoCloseable {
         try (Mem.Scope a = new Mem.Scope()) {
             Mem.Seg out = a.allocate(8);
             Mem.Seg err = a.errSlot();
-            Call.check(Jni.pool_try_get(handle, out.address(), err.address()), err);
+            Call.check(Native.pool_try_get(handle, out.address(), err.address()), err);
             long c = out.getAddress(0);
             return c == 0 ? Optional.empty() : Optional.of(new Conn(this, c));
         } finally {
@@ -202,11 +203,11 @@ public final class Pool implements AutoCloseable {
             if (state.freed) {
                 throw new StaunchException(Status.CLOSED, "the pool is closed and freed", 0, "");
             }
-            Mem.Seg s = a.allocate(Native.STATS_SIZE);
-            s.putLong(0, Native.STATS_SIZE);
+            Mem.Seg s = a.allocate(Abi.STATS_SIZE);
+            s.putLong(0, Abi.STATS_SIZE);
             Mem.Seg err = a.errSlot();
-            Call.check(Jni.pool_stats(handle, s.address(), err.address()), err);
-            long[] v = new long[Native.STATS_FIELDS.size()];
+            Call.check(Native.pool_stats(handle, s.address(), err.address()), err);
+            long[] v = new long[Abi.STATS_FIELDS.size()];
             for (int i = 0; i < v.length; i++) {
                 v[i] = s.getLong(8L + 8L * i);
             }
@@ -221,7 +222,7 @@ public final class Pool implements AutoCloseable {
         enter();
         try (Mem.Scope a = new Mem.Scope()) {
             Mem.Seg err = a.errSlot();
-            Call.check(Jni.pool_soft_evict(handle, err.address()), err);
+            Call.check(Native.pool_soft_evict(handle, err.address()), err);
         } finally {
             exit();
         }
@@ -243,7 +244,7 @@ public final class Pool implements AutoCloseable {
                 return;
             }
             closed = true;
-            int ignored = Jni.pool_close(handle, 0);
+            int ignored = Native.pool_close(handle, 0);
             // Calls already inside end promptly now (the pool is closed); free comes last.
             while (inFlight.sum() != 0) {
                 Thread.onSpinWait();
@@ -259,7 +260,7 @@ public final class Pool implements AutoCloseable {
                 return;
             }
             state.freed = true;
-            Jni.pool_free(handle);
+            Native.pool_free(handle);
             cleanable.clean();
         }
     }
@@ -277,31 +278,31 @@ public final class Pool implements AutoCloseable {
         try (Mem.Scope a = new Mem.Scope()) {
             Mem.Seg err = a.errSlot();
             Mem.Seg slot = a.allocate(8);
-            Call.check(Jni.options_new(slot.address(), err.address()), err);
+            Call.check(Native.options_new(slot.address(), err.address()), err);
             long opts = slot.getAddress(0);
             try {
                 if (url != null) {
-                    Call.check(Jni.options_set_url(opts, a.allocateFrom(url).address(), err.address()), err);
+                    Call.check(Native.options_set_url(opts, a.allocateFrom(url).address(), err.address()), err);
                 }
                 for (java.util.Map.Entry<String, String> e : knobs.entrySet()) {
                     if (e.getKey() == null || e.getValue() == null) {
                         throw new IllegalArgumentException("knob names and values must not be null: " + e);
                     }
-                    Call.check(Jni.options_set(opts, a.allocateFrom(e.getKey()).address(),
+                    Call.check(Native.options_set(opts, a.allocateFrom(e.getKey()).address(),
                             a.allocateFrom(e.getValue()).address(), err.address()), err);
                 }
                 if (listener != null) {
                     long reg = Events.register(ev -> listener.onEvent(Staunch.event(ev)));
-                    int st = Jni.options_set_event_callback(opts, Events.callback(), reg, Events.finalizer(), err.address());
+                    int st = Native.options_set_event_callback(opts, Events.callback(), reg, Events.finalizer(), err.address());
                     if (st != 0) {
                         Events.unregister(reg);
                         Call.check(st, err);
                     }
                 }
-                Call.check(Jni.pool_open_options(opts, slot.address(), err.address()), err);
+                Call.check(Native.pool_open_options(opts, slot.address(), err.address()), err);
                 return new Pool(slot.getAddress(0));
             } finally {
-                Jni.options_free(opts);
+                Native.options_free(opts);
             }
         }
     }
@@ -316,7 +317,7 @@ public final class Pool implements AutoCloseable {
 
         @Override
         protected void cancel() {
-            int ignored = Jni.cancel_token_cancel(token, 0);
+            int ignored = Native.cancel_token_cancel(token, 0);
         }
     }
 
@@ -330,12 +331,12 @@ public final class Pool implements AutoCloseable {
             try (Mem.Scope a = new Mem.Scope()) {
                 Mem.Seg slot = a.allocate(8);
                 Mem.Seg err = a.errSlot();
-                Call.check(Jni.cancel_token_new(slot.address(), err.address()), err);
+                Call.check(Native.cancel_token_new(slot.address(), err.address()), err);
                 handle = slot.getAddress(0);
             }
             long h = handle;
-            cleanable = Mem.CLEANER.register(this, () -> {
-                Jni.cancel_token_free(h);
+            cleanable = Cleanup.CLEANER.register(this, () -> {
+                Native.cancel_token_free(h);
             });
         }
 

@@ -1,7 +1,8 @@
 package dev.staunch;
 
+import dev.staunch.internal.Abi;
 import dev.staunch.internal.Call;
-import dev.staunch.internal.Jni;
+import dev.staunch.internal.Cleanup;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
 import java.lang.ref.Cleaner;
@@ -136,7 +137,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
         }
     }
 
-    private static final long VSZ = Native.VALUE_SIZE;
+    private static final long VSZ = Abi.VALUE_SIZE;
     private static final int BATCH_ROWS = 64;
 
     private final State state;
@@ -162,7 +163,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
         public void run() {
             if (!freed) {
                 freed = true;
-                Jni.rows_free(handle);
+                Native.rows_free(handle);
                 Mem.free(values);
                 values = Mem.Seg.NULL;
             }
@@ -171,12 +172,12 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     Rows(long handle) {
         this.state = new State(handle);
-        this.cleanable = Mem.CLEANER.register(this, state);
+        this.cleanable = Cleanup.CLEANER.register(this, state);
         startSet();
     }
 
     private void startSet() {
-        ncols = (int) Jni.rows_column_count(state.handle);
+        ncols = (int) Native.rows_column_count(state.handle);
         columns = null;
         rowsInBatch = 0;
         rowInBatch = -1;
@@ -200,16 +201,16 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
         if (columns == null) {
             List<Column> cs = new ArrayList<>(ncols);
             try (Mem.Scope a = new Mem.Scope()) {
-                Mem.Seg info = a.allocate(Native.COLUMN_INFO_SIZE);
+                Mem.Seg info = a.allocate(Abi.COLUMN_INFO_SIZE);
                 Mem.Seg err = a.errSlot();
                 for (int i = 0; i < ncols; i++) {
-                    info.putLong(0, Native.COLUMN_INFO_SIZE);
-                    Call.check(Jni.rows_column_info(state.handle, i, info.address(), err.address()), err);
-                    cs.add(new Column(str(info, Native.CI_NAME), info.getInt(Native.CI_COLUMN_TYPE),
-                            info.getInt(Native.CI_TYPE_CODE), info.getInt(Native.CI_FLAGS),
-                            info.getInt(Native.CI_CHARSET), info.getInt(Native.CI_LENGTH),
-                            info.getInt(Native.CI_DECIMALS), str(info, Native.CI_ORG_NAME), str(info, Native.CI_TABLE),
-                            str(info, Native.CI_ORG_TABLE), str(info, Native.CI_SCHEMA)));
+                    info.putLong(0, Abi.COLUMN_INFO_SIZE);
+                    Call.check(Native.rows_column_info(state.handle, i, info.address(), err.address()), err);
+                    cs.add(new Column(str(info, Abi.CI_NAME), info.getInt(Abi.CI_COLUMN_TYPE),
+                            info.getInt(Abi.CI_TYPE_CODE), info.getInt(Abi.CI_FLAGS),
+                            info.getInt(Abi.CI_CHARSET), info.getInt(Abi.CI_LENGTH),
+                            info.getInt(Abi.CI_DECIMALS), str(info, Abi.CI_ORG_NAME), str(info, Abi.CI_TABLE),
+                            str(info, Abi.CI_ORG_TABLE), str(info, Abi.CI_SCHEMA)));
                 }
             }
             columns = List.copyOf(cs);
@@ -247,7 +248,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
             if (state.values.address() == 0) {
                 Mem.Seg cnt = a.allocate(8);
                 long rows = BATCH_ROWS;
-                if (Jni.rows_row_count(state.handle, cnt.address(), 0) == 0) {
+                if (Native.rows_row_count(state.handle, cnt.address(), 0) == 0) {
                     rows = Math.max(1, Math.min(BATCH_ROWS, cnt.getLong(0)));
                 }
                 state.capacity = rows * ncols;
@@ -260,7 +261,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
             }
             Mem.Seg n = a.allocate(8);
             Mem.Seg err = a.errSlot();
-            Call.check(Jni.rows_fetch(state.handle, state.values.address(), state.capacity, n.address(), err.address()), err);
+            Call.check(Native.rows_fetch(state.handle, state.values.address(), state.capacity, n.address(), err.address()), err);
             rowsInBatch = n.getLong(0);
             rowInBatch = 0;
             if (rowsInBatch == 0) {
@@ -278,7 +279,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
         try (Mem.Scope a = new Mem.Scope()) {
             Mem.Seg has = a.allocate(8);
             Mem.Seg err = a.errSlot();
-            Call.check(Jni.rows_next_result(state.handle, has.address(), err.address()), err);
+            Call.check(Native.rows_next_result(state.handle, has.address(), err.address()), err);
             boolean more = has.getBoolean(0);
             if (more) {
                 startSet();
@@ -294,17 +295,17 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     /** Rows affected by the current result set's statement. */
     public long affectedRows() {
         open();
-        return Jni.rows_affected_rows(state.handle);
+        return Native.rows_affected_rows(state.handle);
     }
 
     public long lastInsertId() {
         open();
-        return Jni.rows_last_insert_id(state.handle);
+        return Native.rows_last_insert_id(state.handle);
     }
 
     public int warnings() {
         open();
-        return Jni.rows_warnings(state.handle);
+        return Native.rows_warnings(state.handle);
     }
 
     // ---- the current row -----------------------------------------------
@@ -322,7 +323,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     /** The column type of column {@code idx} in the current row (NULL for an SQL NULL). */
     public int typeOf(int idx) {
-        return state.values.getInt(at(idx) + Native.V_TYPE);
+        return state.values.getInt(at(idx) + Abi.V_TYPE);
     }
 
     public boolean isNull(int idx) {
@@ -346,7 +347,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     public Object getObject(int idx) {
         long o = at(idx);
         Mem.Seg v = state.values;
-        int type = v.getInt(o + Native.V_TYPE);
+        int type = v.getInt(o + Abi.V_TYPE);
         lastWasNull = false;
         Object r;
         switch (type) {
@@ -354,15 +355,15 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
                 r = null;
                 break;
             case INT:
-                r = v.getLong(o + Native.V_I64);
+                r = v.getLong(o + Abi.V_I64);
                 break;
             case UINT: {
-                long u = v.getLong(o + Native.V_U64);
+                long u = v.getLong(o + Abi.V_U64);
                 r = u >= 0 ? (Object) u : new BigInteger(Long.toUnsignedString(u));
                 break;
             }
             case DOUBLE:
-                r = v.getDouble(o + Native.V_F64);
+                r = v.getDouble(o + Abi.V_F64);
                 break;
             case DECIMAL:
                 r = new BigDecimal(text(v, o));
@@ -374,28 +375,28 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
                 r = bytes(v, o);
                 break;
             case DATE: {
-                long d = o + Native.V_DATETIME;
-                int month = v.getByte(d + Native.DT_MONTH);
-                r = month == 0 ? null : LocalDate.of(v.getShort(d) & 0xFFFF, month, v.getByte(d + Native.DT_DAY));
+                long d = o + Abi.V_DATETIME;
+                int month = v.getByte(d + Abi.DT_MONTH);
+                r = month == 0 ? null : LocalDate.of(v.getShort(d) & 0xFFFF, month, v.getByte(d + Abi.DT_DAY));
                 break;
             }
             case DATETIME: {
-                long d = o + Native.V_DATETIME;
-                int month = v.getByte(d + Native.DT_MONTH);
+                long d = o + Abi.V_DATETIME;
+                int month = v.getByte(d + Abi.DT_MONTH);
                 r = month == 0 ? null : LocalDateTime.of(v.getShort(d) & 0xFFFF, month,
-                        v.getByte(d + Native.DT_DAY), v.getByte(d + Native.DT_HOUR),
-                        v.getByte(d + Native.DT_MINUTE), v.getByte(d + Native.DT_SECOND),
-                        v.getInt(d + Native.DT_MICRO) * 1000);
+                        v.getByte(d + Abi.DT_DAY), v.getByte(d + Abi.DT_HOUR),
+                        v.getByte(d + Abi.DT_MINUTE), v.getByte(d + Abi.DT_SECOND),
+                        v.getInt(d + Abi.DT_MICRO) * 1000);
                 break;
             }
             case TIME: {
-                long t = o + Native.V_TIME;
-                Duration dur = Duration.ofDays(v.getInt(t + Native.TM_DAYS) & 0xFFFFFFFFL)
-                        .plusHours(v.getByte(t + Native.TM_HOURS))
-                        .plusMinutes(v.getByte(t + Native.TM_MINUTES))
-                        .plusSeconds(v.getByte(t + Native.TM_SECONDS))
-                        .plusNanos((v.getInt(t + Native.TM_MICRO) & 0xFFFFFFFFL) * 1000L);
-                r = v.getBoolean(t + Native.TM_NEG) ? dur.negated() : dur;
+                long t = o + Abi.V_TIME;
+                Duration dur = Duration.ofDays(v.getInt(t + Abi.TM_DAYS) & 0xFFFFFFFFL)
+                        .plusHours(v.getByte(t + Abi.TM_HOURS))
+                        .plusMinutes(v.getByte(t + Abi.TM_MINUTES))
+                        .plusSeconds(v.getByte(t + Abi.TM_SECONDS))
+                        .plusNanos((v.getInt(t + Abi.TM_MICRO) & 0xFFFFFFFFL) * 1000L);
+                r = v.getBoolean(t + Abi.TM_NEG) ? dur.negated() : dur;
                 break;
             }
             default:
@@ -407,11 +408,11 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     }
 
     private static String text(Mem.Seg v, long o) {
-        return Native.string(v.getAddress(o + Native.V_PTR), v.getLong(o + Native.V_LEN));
+        return Native.string(v.getAddress(o + Abi.V_PTR), v.getLong(o + Abi.V_LEN));
     }
 
     private static byte[] bytes(Mem.Seg v, long o) {
-        return Native.bytes(v.getAddress(o + Native.V_PTR), v.getLong(o + Native.V_LEN));
+        return Native.bytes(v.getAddress(o + Abi.V_PTR), v.getLong(o + Abi.V_LEN));
     }
 
     private StaunchException wrong(int idx, String want, Object got) {

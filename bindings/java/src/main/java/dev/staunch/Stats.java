@@ -1,6 +1,6 @@
 package dev.staunch;
 
-import dev.staunch.internal.Native;
+import dev.staunch.internal.Abi;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -17,14 +17,14 @@ public final class Stats {
     }
 
     private long f(String name) {
-        return v[Native.STATS_FIELDS.indexOf(name)];
+        return v[Abi.STATS_FIELDS.indexOf(name)];
     }
 
     /** A field by its C name ("total", "acquire_timeouts", ...). */
     public long get(String field) {
-        int i = Native.STATS_FIELDS.indexOf(field);
+        int i = Abi.STATS_FIELDS.indexOf(field);
         if (i < 0) {
-            throw new IllegalArgumentException("no stats field named " + field + "; fields: " + Native.STATS_FIELDS);
+            throw new IllegalArgumentException("no stats field named " + field + "; fields: " + Abi.STATS_FIELDS);
         }
         return v[i];
     }
@@ -32,7 +32,7 @@ public final class Stats {
     public Map<String, Long> asMap() {
         Map<String, Long> m = new LinkedHashMap<>();
         for (int i = 0; i < v.length; i++) {
-            m.put(Native.STATS_FIELDS.get(i), v[i]);
+            m.put(Abi.STATS_FIELDS.get(i), v[i]);
         }
         return m;
     }

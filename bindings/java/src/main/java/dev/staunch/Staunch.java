@@ -1,6 +1,5 @@
 package dev.staunch;
 
-import dev.staunch.internal.Jni;
 import dev.staunch.internal.Native;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -37,7 +36,7 @@ public final class Staunch {
     /** The version of the loaded library, e.g. "1.0.0". */
     public static String version() {
         Native.check();
-        return Native.string(Jni.version_string());
+        return Native.string(Native.version_string());
     }
 
     /**
@@ -52,7 +51,7 @@ public final class Staunch {
     /** The version number of the loaded library (major * 10000 + minor * 100 + patch). */
     public static int versionNumber() {
         Native.check();
-        return Jni.version();
+        return Native.version();
     }
 
     /** Pool options: a URL and/or knobs by name (as in the URL), and an event listener. */
@@ -96,7 +95,7 @@ public final class Staunch {
         }
     }
 
-    /** An event from the JNI shim's fields: {kind, status, connection_id, count, duration_us, message, pool_id}. */
+    /** An event from its fields (either native path): {kind, status, connection_id, count, duration_us, message, pool_id}. */
     static Event event(Object[] e) {
         int kind = (Integer) e[0];
         return new Event(Event.Kind.of(kind), kind, (Integer) e[1], (Long) e[2], (Long) e[3],

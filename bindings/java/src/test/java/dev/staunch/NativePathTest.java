@@ -1,8 +1,8 @@
 package dev.staunch;
 
+import dev.staunch.internal.Abi;
 import dev.staunch.internal.Jni;
 import dev.staunch.internal.Mem;
-import dev.staunch.internal.Native;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -11,8 +11,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The multi-release jar picks its native path by the running JDK (FFM from
- * META-INF/versions/22 on 22+, JNI below), and the JNI path's struct offsets
- * match the library's (the FFM ones are checked by NativeLayoutTest, on 22+).
+ * META-INF/versions/22 on 22+, JNI below), and the struct offsets both paths
+ * use ({@code Abi}) match the library's, read through JNI (NativeLayoutTest
+ * reads them through FFM on 22+).
  */
 class NativePathTest {
     static {
@@ -33,7 +34,7 @@ class NativePathTest {
     void jni_layouts_match_the_library() {
         assumeTrue(jni(), "the JNI path's layouts: JDK < 22 only");
         int checked = 0;
-        for (Map.Entry<String, Long> e : Native.LAYOUT.entrySet()) {
+        for (Map.Entry<String, Long> e : Abi.LAYOUT.entrySet()) {
             String k = e.getKey();
             int dot = k.indexOf('.');
             long actual;
@@ -45,6 +46,6 @@ class NativePathTest {
             assertEquals((long) e.getValue(), actual, k);
             checked++;
         }
-        assertEquals(Native.LAYOUT.size(), checked);
+        assertEquals(Abi.LAYOUT.size(), checked);
     }
 }

@@ -1,5 +1,6 @@
 package dev.staunch;
 
+import dev.staunch.internal.Abi;
 import dev.staunch.internal.Native;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemoryLayout;
@@ -103,6 +104,13 @@ class NativeLayoutTest {
             assertTrue(structs().stream().anyMatch(s -> s.name().orElseThrow().equals(name)), name + " is not declared in Native");
         }
         assertEquals(96, ((StructLayout) ffm("PARAM")).byteSize());
+        // The numbers the binding's logic uses on both paths (Abi), through FFM (NativePathTest: through JNI).
+        for (var e : Abi.LAYOUT.entrySet()) {
+            String k = e.getKey();
+            int dot = k.indexOf('.');
+            long lib = dot < 0 ? size(k) : offset(k.substring(0, dot), k.substring(dot + 1));
+            assertEquals(lib, (long) e.getValue(), "Abi: " + k);
+        }
         assertEquals(96, ((StructLayout) ffm("VALUE")).byteSize());
     }
 
@@ -115,8 +123,8 @@ class NativeLayoutTest {
                 want.put("STAUNCH_" + f.getName(), f.getInt(null));
             }
         }
-        want.put("STAUNCH_QUERY_STREAM", Native.QUERY_STREAM);
-        want.put("STAUNCH_QUERY_TEXT", Native.QUERY_TEXT);
+        want.put("STAUNCH_QUERY_STREAM", Abi.QUERY_STREAM);
+        want.put("STAUNCH_QUERY_TEXT", Abi.QUERY_TEXT);
         want.put("STAUNCH_PARAM_TIME", dev.staunch.internal.Params.TIME);
         want.put("STAUNCH_PARAM_BYTES", dev.staunch.internal.Params.BYTES);
         want.put("STAUNCH_COLUMN_TIME", Rows.TIME);
@@ -124,7 +132,7 @@ class NativeLayoutTest {
         want.put("STAUNCH_EVENT_UNREPLICATED_WRITES", Event.Kind.UNREPLICATED_WRITES.ordinal());
         want.put("STAUNCH_EVENT_RECOVERED", Event.Kind.RECOVERED.ordinal());
         want.put("STAUNCH_ISOLATION_SERIALIZABLE", Conn.Isolation.SERIALIZABLE.ordinal());
-        want.put("STAUNCH_VERSION_MAJOR", Native.ABI_MAJOR);
+        want.put("STAUNCH_VERSION_MAJOR", Abi.ABI_MAJOR);
         for (var e : want.entrySet()) {
             Matcher m = Pattern.compile("#define " + e.getKey() + " (\\d+)").matcher(h);
             assertTrue(m.find(), e.getKey() + " not in the header");
@@ -133,8 +141,8 @@ class NativeLayoutTest {
                 assertEquals(e.getKey(), Status.name(e.getValue()), "status name");
             }
         }
-        assertEquals(Native.ABI_MAJOR, Staunch.versionNumber() / 10000);
-        assertTrue(Staunch.version().startsWith(Native.ABI_MAJOR + "."), Staunch.version());
+        assertEquals(Abi.ABI_MAJOR, Staunch.versionNumber() / 10000);
+        assertTrue(Staunch.version().startsWith(Abi.ABI_MAJOR + "."), Staunch.version());
         MemorySegment unused = MemorySegment.NULL;
         assertEquals(0, unused.address());
     }

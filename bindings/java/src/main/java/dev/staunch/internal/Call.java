@@ -19,12 +19,12 @@ public final class Call {
             return new StaunchException(status, Native.statusName(status), 0, "");
         }
         try {
-            String msg = Native.string(Jni.error_message(err));
-            int code = Jni.error_server_code(err);
-            String state = Native.string(Jni.error_sqlstate(err));
+            String msg = Native.string(Native.error_message(err));
+            int code = Native.error_server_code(err);
+            String state = Native.string(Native.error_sqlstate(err));
             return new StaunchException(status, msg, code, state);
         } finally {
-            Jni.error_free(err);
+            Native.error_free(err);
         }
     }
 }

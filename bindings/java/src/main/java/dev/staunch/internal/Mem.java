@@ -1,6 +1,5 @@
 package dev.staunch.internal;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -12,17 +11,10 @@ import java.util.List;
  * Memory for the JNI path: {@link Seg}, a native address with a
  * ByteBuffer over its bytes, and {@link Scope}, the memory of one call (a
  * slab of the thread's own, or direct buffers the GC frees, kept reachable
- * until the scope closes), and the binding's one Cleaner.
+ * until the scope closes).
  */
 public final class Mem {
     private Mem() {}
-
-    /** Fallback for objects the application forgot to close. */
-    public static final Cleaner CLEANER = Cleaner.create(r -> {
-        Thread t = new Thread(r, "staunch-cleaner");
-        t.setDaemon(true);
-        return t;
-    });
 
     /** Direct memory of {@code size} bytes, zeroed, native byte order (the GC frees it with the Seg). */
     public static Seg allocate(long size) {

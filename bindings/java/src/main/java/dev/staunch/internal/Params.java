@@ -23,16 +23,16 @@ public final class Params {
         if (params == null || params.length == 0) {
             return Mem.Seg.NULL;
         }
-        Mem.Seg arr = a.allocate(Native.VALUE_SIZE * params.length);
+        Mem.Seg arr = a.allocate(Abi.VALUE_SIZE * params.length);
         for (int i = 0; i < params.length; i++) {
-            set(a, arr, i * Native.VALUE_SIZE, params[i], i + 1);
+            set(a, arr, i * Abi.VALUE_SIZE, params[i], i + 1);
         }
         return arr;
     }
 
     private static void set(Mem.Scope a, Mem.Seg p, long o, Object v, int position) {
         if (v == null) {
-            p.putInt(o + Native.V_TYPE, NULL);
+            p.putInt(o + Abi.V_TYPE, NULL);
         } else if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
             i64(p, o, ((Number) v).longValue());
         } else if (v instanceof Boolean) {
@@ -45,8 +45,8 @@ public final class Params {
                 if (b.bitLength() < 64) {
                     i64(p, o, b.longValue());
                 } else {
-                    p.putInt(o + Native.V_TYPE, UINT64);
-                    p.putLong(o + Native.V_U64, b.longValue());
+                    p.putInt(o + Abi.V_TYPE, UINT64);
+                    p.putLong(o + Abi.V_U64, b.longValue());
                 }
             } else if (b.bitLength() < 64) {
                 i64(p, o, b.longValue());
@@ -60,16 +60,16 @@ public final class Params {
             text(a, p, o, v.toString());
         } else if (v instanceof byte[]) {
             byte[] b = (byte[]) v;
-            p.putInt(o + Native.V_TYPE, BYTES);
-            p.putAddress(o + Native.V_PTR, a.allocateFrom(b).address());
-            p.putLong(o + Native.V_LEN, b.length);
+            p.putInt(o + Abi.V_TYPE, BYTES);
+            p.putAddress(o + Abi.V_PTR, a.allocateFrom(b).address());
+            p.putLong(o + Abi.V_LEN, b.length);
         } else if (v instanceof LocalDate) {
             LocalDate d = (LocalDate) v;
-            p.putInt(o + Native.V_TYPE, DATE);
+            p.putInt(o + Abi.V_TYPE, DATE);
             datetime(p, o, d.getYear(), d.getMonthValue(), d.getDayOfMonth(), 0, 0, 0, 0, position);
         } else if (v instanceof LocalDateTime) {
             LocalDateTime t = (LocalDateTime) v;
-            p.putInt(o + Native.V_TYPE, DATETIME);
+            p.putInt(o + Abi.V_TYPE, DATETIME);
             datetime(p, o, t.getYear(), t.getMonthValue(), t.getDayOfMonth(), t.getHour(), t.getMinute(),
                     t.getSecond(), t.getNano() / 1000, position);
         } else if (v instanceof java.sql.Timestamp) {
@@ -96,13 +96,13 @@ public final class Params {
     }
 
     private static void i64(Mem.Seg p, long o, long v) {
-        p.putInt(o + Native.V_TYPE, INT64);
-        p.putLong(o + Native.V_I64, v);
+        p.putInt(o + Abi.V_TYPE, INT64);
+        p.putLong(o + Abi.V_I64, v);
     }
 
     private static void f64(Mem.Seg p, long o, double v) {
-        p.putInt(o + Native.V_TYPE, DOUBLE);
-        p.putDouble(o + Native.V_F64, v);
+        p.putInt(o + Abi.V_TYPE, DOUBLE);
+        p.putDouble(o + Abi.V_F64, v);
     }
 
     private static void text(Mem.Scope a, Mem.Seg p, long o, String s) {
@@ -111,23 +111,23 @@ public final class Params {
 
     private static void text(Mem.Scope a, Mem.Seg p, long o, String s, int kind) {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        p.putInt(o + Native.V_TYPE, kind);
-        p.putAddress(o + Native.V_PTR, a.allocateFrom(b).address());
-        p.putLong(o + Native.V_LEN, b.length);
+        p.putInt(o + Abi.V_TYPE, kind);
+        p.putAddress(o + Abi.V_PTR, a.allocateFrom(b).address());
+        p.putLong(o + Abi.V_LEN, b.length);
     }
 
     private static void datetime(Mem.Seg p, long o0, int y, int mo, int d, int h, int mi, int s, int us, int position) {
         if (y < 0 || y > 9999) {
             throw new IllegalArgumentException("parameter " + position + ": year " + y + " is outside 0..9999");
         }
-        long o = o0 + Native.V_DATETIME;
-        p.putShort(o + Native.DT_YEAR, (short) y);
-        p.putByte(o + Native.DT_MONTH, (byte) mo);
-        p.putByte(o + Native.DT_DAY, (byte) d);
-        p.putByte(o + Native.DT_HOUR, (byte) h);
-        p.putByte(o + Native.DT_MINUTE, (byte) mi);
-        p.putByte(o + Native.DT_SECOND, (byte) s);
-        p.putInt(o + Native.DT_MICRO, us);
+        long o = o0 + Abi.V_DATETIME;
+        p.putShort(o + Abi.DT_YEAR, (short) y);
+        p.putByte(o + Abi.DT_MONTH, (byte) mo);
+        p.putByte(o + Abi.DT_DAY, (byte) d);
+        p.putByte(o + Abi.DT_HOUR, (byte) h);
+        p.putByte(o + Abi.DT_MINUTE, (byte) mi);
+        p.putByte(o + Abi.DT_SECOND, (byte) s);
+        p.putInt(o + Abi.DT_MICRO, us);
     }
 
     private static void time(Mem.Seg p, long o0, Duration d, int position) {
@@ -138,13 +138,13 @@ public final class Params {
         if (totalSeconds > 838L * 3600 + 59 * 60 + 59) {
             throw new IllegalArgumentException("parameter " + position + ": a TIME is at most 838:59:59, not " + d);
         }
-        long o = o0 + Native.V_TIME;
-        p.putInt(o0 + Native.V_TYPE, TIME);
-        p.putBoolean(o + Native.TM_NEG, neg);
-        p.putInt(o + Native.TM_DAYS, (int) days);
-        p.putByte(o + Native.TM_HOURS, (byte) ((totalSeconds / 3600) % 24));
-        p.putByte(o + Native.TM_MINUTES, (byte) ((totalSeconds / 60) % 60));
-        p.putByte(o + Native.TM_SECONDS, (byte) (totalSeconds % 60));
-        p.putInt(o + Native.TM_MICRO, abs.getNano() / 1000);
+        long o = o0 + Abi.V_TIME;
+        p.putInt(o0 + Abi.V_TYPE, TIME);
+        p.putBoolean(o + Abi.TM_NEG, neg);
+        p.putInt(o + Abi.TM_DAYS, (int) days);
+        p.putByte(o + Abi.TM_HOURS, (byte) ((totalSeconds / 3600) % 24));
+        p.putByte(o + Abi.TM_MINUTES, (byte) ((totalSeconds / 60) % 60));
+        p.putByte(o + Abi.TM_SECONDS, (byte) (totalSeconds % 60));
+        p.putInt(o + Abi.TM_MICRO, abs.getNano() / 1000);
     }
 }
