@@ -245,12 +245,12 @@ git ls-files -z bindings/java | grep -zv '^bindings/java/bench/' \
 # fails at random (grep quits at its match, unzip dies of SIGPIPE writing the rest).
 jar_list=$(unzip -l "$DIST/maven/dev/staunch/staunch/$VERSION/staunch-$VERSION.jar")
 for entry in dev/staunch/native/libstaunch.so dev/staunch/native/libstaunch_jni.so \
-  META-INF/versions/22/dev/staunch/Pool.class; do
+  META-INF/versions/22/dev/staunch/internal/Native.class; do
   grep -q " $entry\$" <<<"$jar_list" || { echo "dist: the jar holds no $entry" >&2; exit 1; }
 done
 # The sources jar mirrors it: the Java 11 sources at the root, the FFM ones under META-INF/versions/22.
 sources_list=$(unzip -l "$DIST/maven/dev/staunch/staunch/$VERSION/staunch-$VERSION-sources.jar")
-for entry in dev/staunch/Pool.java META-INF/versions/22/dev/staunch/Pool.java; do
+for entry in dev/staunch/Pool.java META-INF/versions/22/dev/staunch/internal/Native.java; do
   grep -q " $entry\$" <<<"$sources_list" || { echo "dist: the sources jar holds no $entry" >&2; exit 1; }
 done
 

@@ -57,9 +57,10 @@ cargo build -p staunch-testkit
 # The JNI shim (bindings/java/src/main/c): the native path of JDK 11 to 21.
 shim_dir=$target/java-jni
 mkdir -p "$shim_dir"
-echo "== the JNI shim's generated wrappers and the JNI path's Native methods match the FFM declarations (tools/gen_jni.py)"
+echo "== the JNI shim's generated wrappers and both paths' Native methods match the FFM declarations (tools/gen_jni.py)"
 gen=(bindings/java/src/main/c/staunch_jni_list.h bindings/java/src/main/c/staunch_jni_calls.h
-  bindings/java/src/main/java/dev/staunch/internal/Jni.java bindings/java/src/main/java/dev/staunch/internal/Native.java)
+  bindings/java/src/main/java/dev/staunch/internal/Jni.java bindings/java/src/main/java/dev/staunch/internal/Native.java
+  bindings/java/src/main/java22/dev/staunch/internal/Native.java)
 (cd "$repo" && python3 bindings/java/tools/gen_jni.py >/dev/null && git diff --exit-code --stat -- "${gen[@]}") || {
   echo "java-tests: the generated JNI wrappers or Native methods are out of date: run python3 bindings/java/tools/gen_jni.py and commit" >&2
   exit 1

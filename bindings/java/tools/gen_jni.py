@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Generates the JNI shim's 1:1 wrappers (bindings/java/src/main/c/staunch_jni_list.h, staunch_jni_calls.h),
 the matching native declarations of dev.staunch.internal.Jni (between the GENERATED markers in
-bindings/java/src/main/java/dev/staunch/internal/Jni.java), and the static methods of the JNI path's
-dev.staunch.internal.Native through which the base classes call the C ABI (each forwards to Jni),
-from the FFM
+bindings/java/src/main/java/dev/staunch/internal/Jni.java), and the static methods through which the
+binding's one copy of its logic calls the C ABI on either path (between the GENERATED markers of
+both Native.java: the JNI one forwards to Jni, the FFM one invokes its downcall handle), from the FFM
 declarations in src/main/java22/dev/staunch/internal/Native.java, so the two paths call the same
 functions with the same types. Run it after adding a function to that Native.java:
 
@@ -15,8 +15,8 @@ from pathlib import Path
 root = Path(__file__).resolve().parent.parent
 native = (root / "src/main/java22/dev/staunch/internal/Native.java").read_text()
 
-JAVA = {"C_POINTER": "long", "SIZE_T": "long", "JAVA_INT": "int", "JAVA_LONG": "long", "JAVA_BOOLEAN": "boolean"}
-JNI = {"C_POINTER": "jlong", "SIZE_T": "jlong", "JAVA_INT": "jint", "JAVA_LONG": "jlong", "JAVA_BOOLEAN": "jboolean"}
+JAVA = {"PTR": "long", "C_POINTER": "long", "SIZE_T": "long", "JAVA_INT": "int", "JAVA_LONG": "long", "JAVA_BOOLEAN": "boolean"}
+JNI = {"PTR": "jlong", "C_POINTER": "jlong", "SIZE_T": "jlong", "JAVA_INT": "jint", "JAVA_LONG": "jlong", "JAVA_BOOLEAN": "jboolean"}
 
 funcs = []
 for m in re.finditer(r'public static final MethodHandle (\w+) = h\("(\w+)",\s*(.*?)\);\n', native, re.S):
@@ -45,7 +45,7 @@ lst += ["", ""]
 c = [HEAD, ""]
 for jname, cname, ret, args in funcs:
     params = "".join(f", {JNI[a]} a{i}" for i, a in enumerate(args))
-    call_args = ", ".join(f"P(a{i})" if a == "C_POINTER" else f"a{i}" for i, a in enumerate(args))
+    call_args = ", ".join(f"P(a{i})" if a in ("PTR", "C_POINTER") else f"a{i}" for i, a in enumerate(args))
     jret = "void" if ret is None else JNI[ret]
     c.append(f"JNIEXPORT {jret} JNICALL Java_dev_staunch_internal_Jni_{mangle(jname)}(JNIEnv *env, jclass cls{params}) {{")
     c.append("    (void)env;")
@@ -53,7 +53,7 @@ for jname, cname, ret, args in funcs:
     call = f"FN.{cname}({call_args})"
     if ret is None:
         c.append(f"    {call};")
-    elif ret == "C_POINTER":
+    elif ret in ("PTR", "C_POINTER"):
         c.append(f"    return (jlong)(intptr_t){call};")
     elif ret == "JAVA_BOOLEAN":
         c.append(f"    return {call} ? JNI_TRUE : JNI_FALSE;")
@@ -79,16 +79,26 @@ def splice(path, lines):
 
 splice(root / "src/main/java/dev/staunch/internal/Jni.java", j)
 
-# The C ABI as static methods of the JNI path's Native, pointers as long (the base classes call these).
-jni_fwd = []
+# The C ABI as static methods of Native, pointers as long, on both paths (the binding's logic calls these).
+jni_fwd, ffm_inv = [], []
 for jname, cname, ret, args in funcs:
     jret = "void" if ret is None else JAVA[ret]
     params = ", ".join(f"{JAVA[a]} a{i}" for i, a in enumerate(args))
     names = ", ".join(f"a{i}" for i in range(len(args)))
     ret_kw = "" if ret is None else "return "
+    cast = "" if ret is None else f"({jret}) "
     jni_fwd.append(f"    public static {jret} {jname}({params}) {{")
     jni_fwd.append(f"        {ret_kw}Jni.{jname}({names});")
     jni_fwd.append("    }")
     jni_fwd.append("")
+    ffm_inv.append(f"    public static {jret} {jname}({params}) {{")
+    ffm_inv.append("        try {")
+    ffm_inv.append(f"            {ret_kw}{cast}{jname}.invokeExact({names});")
+    ffm_inv.append("        } catch (Throwable t) {")
+    ffm_inv.append("            throw rethrow(t);")
+    ffm_inv.append("        }")
+    ffm_inv.append("    }")
+    ffm_inv.append("")
 splice(root / "src/main/java/dev/staunch/internal/Native.java", jni_fwd[:-1])
+splice(root / "src/main/java22/dev/staunch/internal/Native.java", ffm_inv[:-1])
 print(f"{len(funcs)} functions")

@@ -39,7 +39,7 @@ public final class Status {
     /** The name of a code, as the library gives it ("STAUNCH_UNKNOWN_STATUS" for one it does not know). */
     public static String name(int status) {
         if (dev.staunch.internal.Native.loaded()) {
-            return dev.staunch.internal.Native.statusName(status);
+            return dev.staunch.internal.Call.statusName(status);
         }
         return "STAUNCH_" + status;
     }

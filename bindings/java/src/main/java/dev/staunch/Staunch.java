@@ -45,7 +45,7 @@ public final class Staunch {
      * The multi-release jar chooses by the running JDK; nothing to configure.
      */
     public static String nativePath() {
-        return Native.PATH;
+        return Native.path();
     }
 
     /** The version number of the loaded library (major * 10000 + minor * 100 + patch). */

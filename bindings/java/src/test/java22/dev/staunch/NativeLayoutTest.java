@@ -44,13 +44,14 @@ class NativeLayoutTest {
 
     static long size(String name) throws Throwable {
         try (Arena a = Arena.ofConfined()) {
-            return (long) ((java.lang.invoke.MethodHandle) ffm("struct_size")).invokeExact(a.allocateFrom(name));
+            return (long) ((java.lang.invoke.MethodHandle) ffm("struct_size")).invokeExact(a.allocateFrom(name).address());
         }
     }
 
     static long offset(String name, String field) throws Throwable {
         try (Arena a = Arena.ofConfined()) {
-            return (long) ((java.lang.invoke.MethodHandle) ffm("field_offset")).invokeExact(a.allocateFrom(name), a.allocateFrom(field));
+            return (long) ((java.lang.invoke.MethodHandle) ffm("field_offset")).invokeExact(a.allocateFrom(name).address(),
+                    a.allocateFrom(field).address());
         }
     }
 

@@ -16,7 +16,7 @@ public final class Call {
     public static StaunchException error(int status, Mem.Seg slot) {
         long err = slot.getAddress(0);
         if (err == 0) {
-            return new StaunchException(status, Native.statusName(status), 0, "");
+            return new StaunchException(status, statusName(status), 0, "");
         }
         try {
             String msg = Native.string(Native.error_message(err));
@@ -26,5 +26,10 @@ public final class Call {
         } finally {
             Native.error_free(err);
         }
+    }
+
+    /** The name of a status code, e.g. "STAUNCH_POOL_EXHAUSTED". */
+    public static String statusName(int status) {
+        return Native.string(Native.status_name(status));
     }
 }

@@ -11,7 +11,9 @@ import java.util.List;
  * Memory for the JNI path: {@link Seg}, a native address with a
  * ByteBuffer over its bytes, and {@link Scope}, the memory of one call (a
  * slab of the thread's own, or direct buffers the GC frees, kept reachable
- * until the scope closes).
+ * until the scope closes). With {@link Native}, the JNI path's half of the
+ * native-access layer: META-INF/versions/22 holds the FFM twin of this class,
+ * with the same methods.
  */
 public final class Mem {
     private Mem() {}

@@ -12,6 +12,8 @@ import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,10 +30,21 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /**
- * The C ABI of staunch (include/staunch.h), declared by hand: the library
- * lookup, one downcall handle per function, and the layouts of the structs
- * that cross it. {@code NativeLayoutTest} checks every layout against the
- * library's {@code staunch_struct_size} / {@code staunch_field_offset}.
+ * The native path of JDK 22+ (FFM): the library lookup, one downcall handle
+ * per function of the C ABI (include/staunch.h, declared by hand), the
+ * static methods through which the binding calls them (the same as the JNI
+ * path's Native: pointers as {@code long}), the event upcalls, and the
+ * layouts of the structs that cross the ABI. This class and {@link Mem} are
+ * the FFM half of the binding's native-access layer (META-INF/versions/22
+ * of the jar); every other class is the base one, the same on both paths.
+ * {@code NativeLayoutTest} checks every layout here and every number of
+ * {@link Abi} against the library's {@code staunch_struct_size} /
+ * {@code staunch_field_offset}.
+ *
+ * <p>Pointers cross as 64-bit integers ({@link #PTR}), as they do through
+ * the JNI shim: a downcall then neither wraps nor unwraps a MemorySegment,
+ * and the binding's logic is written once over {@code long}. Only 64-bit
+ * targets are supported (the class refuses to load elsewhere).
  *
  * <p>Not public API: use {@link dev.staunch.Staunch}.
  */
@@ -39,22 +52,13 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 public final class Native {
     private Native() {}
 
-    /** The major version this binding is written for. */
-    public static final int ABI_MAJOR = 1;
-    /** The least minor version whose calls this binding uses (1.1: the decimal parameter, staunch_conn_count_params). */
-    public static final int ABI_MINOR = 1;
-
-    /** STAUNCH_TIMEOUT_DEFAULT (UINT32_MAX) as a Java int. */
-    public static final int TIMEOUT_DEFAULT = -1;
-    public static final int QUERY_STREAM = 1;
-    public static final int QUERY_TEXT = 2;
-    public static final int QUERY_INTERPOLATE = 4;
-    public static final int QUERY_PREPARE = 8;
-
     // ---- layouts -------------------------------------------------------
 
+    /** A pointer field of a struct (the layouts below, for the layout test). */
     public static final AddressLayout C_POINTER = ADDRESS;
     public static final ValueLayout.OfLong SIZE_T = JAVA_LONG;
+    /** A pointer argument or result of a function: its address as a long (64-bit targets). */
+    public static final ValueLayout.OfLong PTR = JAVA_LONG;
 
     /** staunch_datetime: 12 bytes, align 4. */
     public static final StructLayout DATETIME = MemoryLayout.structLayout(
@@ -98,35 +102,13 @@ public final class Native {
     /** staunch_value: 96 bytes, fixed for 1.x. */
     public static final StructLayout VALUE = valueLike("staunch_value");
 
-    public static final long V_TYPE = PARAM.byteOffset(MemoryLayout.PathElement.groupElement("type"));
-    public static final long V_I64 = PARAM.byteOffset(MemoryLayout.PathElement.groupElement("i64"));
-    public static final long V_U64 = PARAM.byteOffset(MemoryLayout.PathElement.groupElement("u64"));
-    public static final long V_F64 = PARAM.byteOffset(MemoryLayout.PathElement.groupElement("f64"));
-    public static final long V_PTR = PARAM.byteOffset(MemoryLayout.PathElement.groupElement("ptr"));
-    public static final long V_LEN = PARAM.byteOffset(MemoryLayout.PathElement.groupElement("len"));
-    public static final long V_DATETIME = PARAM.byteOffset(MemoryLayout.PathElement.groupElement("datetime"));
-    public static final long V_TIME = PARAM.byteOffset(MemoryLayout.PathElement.groupElement("time"));
-    public static final long DT_YEAR = 0, DT_MONTH = 2, DT_DAY = 3, DT_HOUR = 4, DT_MINUTE = 5, DT_SECOND = 6, DT_MICRO = 8;
-    public static final long TM_NEG = 0, TM_DAYS = 4, TM_HOURS = 8, TM_MINUTES = 9, TM_SECONDS = 10, TM_MICRO = 12;
-
-    /** The fields of staunch_stats, in order (all uint64 after {@code size}). */
-    public static final List<String> STATS_FIELDS = List.of(
-            "total", "active", "idle", "reserved", "waiting", "pending_creates", "connecting",
-            "adder_threads", "acquired", "acquire_timeouts", "created", "closed_idle_timeout",
-            "closed_max_lifetime", "closed_broken", "closed_evicted", "closed_pool_closed",
-            "connect_failures", "abandoned_connects", "validation_failures", "keepalives",
-            "leaks_reported", "rollbacks_on_return", "violations", "acquire_count", "acquire_p50_us",
-            "acquire_p99_us", "acquire_max_us", "connect_count", "connect_p50_us", "connect_p99_us",
-            "connect_max_us", "max_size", "acquires_waited", "acquire_wait_us", "acquires_cancelled",
-            "resets_on_return", "statements_cut");
-
     /** staunch_stats (ABI 1.0's fields). */
     public static final StructLayout STATS;
 
     static {
         List<MemoryLayout> fields = new ArrayList<>();
         fields.add(SIZE_T.withName("size"));
-        for (String f : STATS_FIELDS) {
+        for (String f : Abi.STATS_FIELDS) {
             fields.add(JAVA_LONG.withName(f));
         }
         STATS = MemoryLayout.structLayout(fields.toArray(MemoryLayout[]::new)).withName("staunch_stats");
@@ -201,6 +183,10 @@ public final class Native {
         Throwable failure = null;
         String[] source = {"(not loaded)"};
         try {
+            if (ADDRESS.byteSize() != 8) {
+                throw new UnsatisfiedLinkError("staunch: this binding passes pointers as 64-bit integers; "
+                        + "this platform's are " + ADDRESS.byteSize() * 8 + "-bit");
+            }
             lookup = load(source);
         } catch (Throwable t) {
             failure = t;
@@ -257,17 +243,18 @@ public final class Native {
             MethodHandle h = LINKER.downcallHandle(lookup.find("staunch_version").orElseThrow(),
                     FunctionDescriptor.of(JAVA_INT));
             int v = (int) h.invokeExact();
-            int major = v / 10000;
-            int minor = (v / 100) % 100;
-            if (major != ABI_MAJOR || minor < ABI_MINOR) {
-                return new UnsatisfiedLinkError("libstaunch from " + source + " is version " + major + "."
-                        + minor + "." + (v % 100) + "; this binding needs " + ABI_MAJOR + "." + ABI_MINOR
-                        + " or a later 1.x");
-            }
-            return null;
+            return Abi.checkVersion(v, source);
         } catch (Throwable t) {
             return t;
         }
+    }
+
+    /**
+     * Which native path this JVM uses: "FFM". A method, not a constant: javac copies a
+     * constant into the classes that read it, and those are compiled against the JNI Native.
+     */
+    public static String path() {
+        return "FFM";
     }
 
     /** Throws a clear error if the library could not be loaded. */
@@ -301,126 +288,170 @@ public final class Native {
     // ---- functions -----------------------------------------------------
 
     public static final MethodHandle version = h("staunch_version", FunctionDescriptor.of(JAVA_INT), CRITICAL);
-    public static final MethodHandle version_string = h("staunch_version_string", FunctionDescriptor.of(C_POINTER), CRITICAL);
-    public static final MethodHandle error_message = h("staunch_error_message", FunctionDescriptor.of(C_POINTER, C_POINTER), CRITICAL);
-    public static final MethodHandle error_status = h("staunch_error_status", FunctionDescriptor.of(JAVA_INT, C_POINTER), CRITICAL);
-    public static final MethodHandle error_server_code = h("staunch_error_server_code", FunctionDescriptor.of(JAVA_INT, C_POINTER), CRITICAL);
-    public static final MethodHandle error_sqlstate = h("staunch_error_sqlstate", FunctionDescriptor.of(C_POINTER, C_POINTER), CRITICAL);
-    public static final MethodHandle error_free = h("staunch_error_free", FunctionDescriptor.ofVoid(C_POINTER), CRITICAL);
-    public static final MethodHandle status_name = h("staunch_status_name", FunctionDescriptor.of(C_POINTER, JAVA_INT), CRITICAL);
+    public static final MethodHandle version_string = h("staunch_version_string", FunctionDescriptor.of(PTR), CRITICAL);
+    public static final MethodHandle error_message = h("staunch_error_message", FunctionDescriptor.of(PTR, PTR), CRITICAL);
+    public static final MethodHandle error_status = h("staunch_error_status", FunctionDescriptor.of(JAVA_INT, PTR), CRITICAL);
+    public static final MethodHandle error_server_code = h("staunch_error_server_code", FunctionDescriptor.of(JAVA_INT, PTR), CRITICAL);
+    public static final MethodHandle error_sqlstate = h("staunch_error_sqlstate", FunctionDescriptor.of(PTR, PTR), CRITICAL);
+    public static final MethodHandle error_free = h("staunch_error_free", FunctionDescriptor.ofVoid(PTR), CRITICAL);
+    public static final MethodHandle status_name = h("staunch_status_name", FunctionDescriptor.of(PTR, JAVA_INT), CRITICAL);
 
-    public static final MethodHandle options_new = h("staunch_options_new", st(C_POINTER, C_POINTER));
-    public static final MethodHandle options_set = h("staunch_options_set", st(C_POINTER, C_POINTER, C_POINTER, C_POINTER));
-    public static final MethodHandle options_set_url = h("staunch_options_set_url", st(C_POINTER, C_POINTER, C_POINTER));
+    public static final MethodHandle options_new = h("staunch_options_new", st(PTR, PTR));
+    public static final MethodHandle options_set = h("staunch_options_set", st(PTR, PTR, PTR, PTR));
+    public static final MethodHandle options_set_url = h("staunch_options_set_url", st(PTR, PTR, PTR));
     public static final MethodHandle options_set_event_callback = h("staunch_options_set_event_callback",
-            st(C_POINTER, C_POINTER, C_POINTER, C_POINTER, C_POINTER));
-    public static final MethodHandle options_free = h("staunch_options_free", FunctionDescriptor.ofVoid(C_POINTER));
+            st(PTR, PTR, PTR, PTR, PTR));
+    public static final MethodHandle options_free = h("staunch_options_free", FunctionDescriptor.ofVoid(PTR));
 
-    public static final MethodHandle pool_open = h("staunch_pool_open", st(C_POINTER, C_POINTER, C_POINTER));
-    public static final MethodHandle pool_open_options = h("staunch_pool_open_options", st(C_POINTER, C_POINTER, C_POINTER));
-    public static final MethodHandle pool_get = h("staunch_pool_get", st(C_POINTER, JAVA_INT, C_POINTER, C_POINTER));
-    public static final MethodHandle pool_get_read = h("staunch_pool_get_read", st(C_POINTER, JAVA_INT, C_POINTER, C_POINTER));
+    public static final MethodHandle pool_open = h("staunch_pool_open", st(PTR, PTR, PTR));
+    public static final MethodHandle pool_open_options = h("staunch_pool_open_options", st(PTR, PTR, PTR));
+    public static final MethodHandle pool_get = h("staunch_pool_get", st(PTR, JAVA_INT, PTR, PTR));
+    public static final MethodHandle pool_get_read = h("staunch_pool_get_read", st(PTR, JAVA_INT, PTR, PTR));
     public static final MethodHandle pool_get_cancellable = h("staunch_pool_get_cancellable",
-            st(C_POINTER, JAVA_INT, C_POINTER, C_POINTER, C_POINTER));
+            st(PTR, JAVA_INT, PTR, PTR, PTR));
     public static final MethodHandle pool_get_read_cancellable = h("staunch_pool_get_read_cancellable",
-            st(C_POINTER, JAVA_INT, C_POINTER, C_POINTER, C_POINTER));
-    public static final MethodHandle pool_try_get = h("staunch_pool_try_get", st(C_POINTER, C_POINTER, C_POINTER));
-    public static final MethodHandle pool_stats = h("staunch_pool_stats", st(C_POINTER, C_POINTER, C_POINTER), CRITICAL);
-    public static final MethodHandle pool_soft_evict = h("staunch_pool_soft_evict", st(C_POINTER, C_POINTER));
-    public static final MethodHandle pool_close = h("staunch_pool_close", st(C_POINTER, C_POINTER));
-    public static final MethodHandle pool_id = h("staunch_pool_id", FunctionDescriptor.of(JAVA_LONG, C_POINTER), CRITICAL);
-    public static final MethodHandle pool_free = h("staunch_pool_free", FunctionDescriptor.ofVoid(C_POINTER));
-    public static final MethodHandle pool_free_nowait = h("staunch_pool_free_nowait", FunctionDescriptor.ofVoid(C_POINTER));
+            st(PTR, JAVA_INT, PTR, PTR, PTR));
+    public static final MethodHandle pool_try_get = h("staunch_pool_try_get", st(PTR, PTR, PTR));
+    public static final MethodHandle pool_stats = h("staunch_pool_stats", st(PTR, PTR, PTR), CRITICAL);
+    public static final MethodHandle pool_soft_evict = h("staunch_pool_soft_evict", st(PTR, PTR));
+    public static final MethodHandle pool_close = h("staunch_pool_close", st(PTR, PTR));
+    public static final MethodHandle pool_id = h("staunch_pool_id", FunctionDescriptor.of(JAVA_LONG, PTR), CRITICAL);
+    public static final MethodHandle pool_free = h("staunch_pool_free", FunctionDescriptor.ofVoid(PTR));
+    public static final MethodHandle pool_free_nowait = h("staunch_pool_free_nowait", FunctionDescriptor.ofVoid(PTR));
 
-    public static final MethodHandle cancel_token_new = h("staunch_cancel_token_new", st(C_POINTER, C_POINTER), CRITICAL);
-    public static final MethodHandle cancel_token_cancel = h("staunch_cancel_token_cancel", st(C_POINTER, C_POINTER));
+    public static final MethodHandle cancel_token_new = h("staunch_cancel_token_new", st(PTR, PTR), CRITICAL);
+    public static final MethodHandle cancel_token_cancel = h("staunch_cancel_token_cancel", st(PTR, PTR));
     public static final MethodHandle cancel_token_is_cancelled = h("staunch_cancel_token_is_cancelled",
-            FunctionDescriptor.of(JAVA_BOOLEAN, C_POINTER), CRITICAL);
-    public static final MethodHandle cancel_token_free = h("staunch_cancel_token_free", FunctionDescriptor.ofVoid(C_POINTER), CRITICAL);
+            FunctionDescriptor.of(JAVA_BOOLEAN, PTR), CRITICAL);
+    public static final MethodHandle cancel_token_free = h("staunch_cancel_token_free", FunctionDescriptor.ofVoid(PTR), CRITICAL);
 
     public static final MethodHandle conn_execute = h("staunch_conn_execute",
-            st(C_POINTER, C_POINTER, C_POINTER, SIZE_T, C_POINTER, C_POINTER, C_POINTER));
-    public static final MethodHandle conn_last_result = h("staunch_conn_last_result", st(C_POINTER, C_POINTER, C_POINTER), CRITICAL);
+            st(PTR, PTR, PTR, SIZE_T, PTR, PTR, PTR));
+    public static final MethodHandle conn_last_result = h("staunch_conn_last_result", st(PTR, PTR, PTR), CRITICAL);
     public static final MethodHandle conn_query = h("staunch_conn_query",
-            st(C_POINTER, C_POINTER, C_POINTER, SIZE_T, C_POINTER, C_POINTER));
+            st(PTR, PTR, PTR, SIZE_T, PTR, PTR));
     public static final MethodHandle conn_query_ex = h("staunch_conn_query_ex",
-            st(C_POINTER, C_POINTER, C_POINTER, SIZE_T, JAVA_INT, C_POINTER, C_POINTER));
+            st(PTR, PTR, PTR, SIZE_T, JAVA_INT, PTR, PTR));
     public static final MethodHandle conn_count_params = h("staunch_conn_count_params",
-            st(C_POINTER, C_POINTER, C_POINTER, C_POINTER));
-    public static final MethodHandle conn_begin = h("staunch_conn_begin", st(C_POINTER, C_POINTER));
-    public static final MethodHandle conn_begin_ex = h("staunch_conn_begin_ex", st(C_POINTER, C_POINTER, C_POINTER));
-    public static final MethodHandle conn_commit = h("staunch_conn_commit", st(C_POINTER, C_POINTER));
-    public static final MethodHandle conn_rollback = h("staunch_conn_rollback", st(C_POINTER, C_POINTER));
-    public static final MethodHandle conn_ping = h("staunch_conn_ping", st(C_POINTER, C_POINTER));
-    public static final MethodHandle conn_set_timeout = h("staunch_conn_set_timeout", st(C_POINTER, JAVA_INT, C_POINTER));
-    public static final MethodHandle conn_cancel = h("staunch_conn_cancel", st(C_POINTER, C_POINTER, C_POINTER));
-    public static final MethodHandle conn_is_broken = h("staunch_conn_is_broken", FunctionDescriptor.of(JAVA_BOOLEAN, C_POINTER), CRITICAL);
-    public static final MethodHandle conn_id = h("staunch_conn_id", FunctionDescriptor.of(JAVA_LONG, C_POINTER), CRITICAL);
-    public static final MethodHandle conn_server_id = h("staunch_conn_server_id", st(C_POINTER, C_POINTER, C_POINTER), CRITICAL);
-    public static final MethodHandle conn_release = h("staunch_conn_release", st(C_POINTER, C_POINTER));
-    public static final MethodHandle conn_discard = h("staunch_conn_discard", st(C_POINTER, C_POINTER));
-    public static final MethodHandle conn_free = h("staunch_conn_free", FunctionDescriptor.ofVoid(C_POINTER));
+            st(PTR, PTR, PTR, PTR));
+    public static final MethodHandle conn_begin = h("staunch_conn_begin", st(PTR, PTR));
+    public static final MethodHandle conn_begin_ex = h("staunch_conn_begin_ex", st(PTR, PTR, PTR));
+    public static final MethodHandle conn_commit = h("staunch_conn_commit", st(PTR, PTR));
+    public static final MethodHandle conn_rollback = h("staunch_conn_rollback", st(PTR, PTR));
+    public static final MethodHandle conn_ping = h("staunch_conn_ping", st(PTR, PTR));
+    public static final MethodHandle conn_set_timeout = h("staunch_conn_set_timeout", st(PTR, JAVA_INT, PTR));
+    public static final MethodHandle conn_cancel = h("staunch_conn_cancel", st(PTR, PTR, PTR));
+    public static final MethodHandle conn_is_broken = h("staunch_conn_is_broken", FunctionDescriptor.of(JAVA_BOOLEAN, PTR), CRITICAL);
+    public static final MethodHandle conn_id = h("staunch_conn_id", FunctionDescriptor.of(JAVA_LONG, PTR), CRITICAL);
+    public static final MethodHandle conn_server_id = h("staunch_conn_server_id", st(PTR, PTR, PTR), CRITICAL);
+    public static final MethodHandle conn_release = h("staunch_conn_release", st(PTR, PTR));
+    public static final MethodHandle conn_discard = h("staunch_conn_discard", st(PTR, PTR));
+    public static final MethodHandle conn_free = h("staunch_conn_free", FunctionDescriptor.ofVoid(PTR));
 
-    public static final MethodHandle rows_column_count = h("staunch_rows_column_count", FunctionDescriptor.of(SIZE_T, C_POINTER), CRITICAL);
+    public static final MethodHandle rows_column_count = h("staunch_rows_column_count", FunctionDescriptor.of(SIZE_T, PTR), CRITICAL);
     public static final MethodHandle rows_column_info = h("staunch_rows_column_info",
-            st(C_POINTER, SIZE_T, C_POINTER, C_POINTER), CRITICAL);
-    public static final MethodHandle rows_next = h("staunch_rows_next", st(C_POINTER, C_POINTER, C_POINTER));
-    public static final MethodHandle rows_fetch = h("staunch_rows_fetch", st(C_POINTER, C_POINTER, SIZE_T, C_POINTER, C_POINTER));
-    public static final MethodHandle rows_next_result = h("staunch_rows_next_result", st(C_POINTER, C_POINTER, C_POINTER));
-    public static final MethodHandle rows_row_count = h("staunch_rows_row_count", st(C_POINTER, C_POINTER, C_POINTER), CRITICAL);
-    public static final MethodHandle rows_affected_rows = h("staunch_rows_affected_rows", FunctionDescriptor.of(JAVA_LONG, C_POINTER), CRITICAL);
-    public static final MethodHandle rows_last_insert_id = h("staunch_rows_last_insert_id", FunctionDescriptor.of(JAVA_LONG, C_POINTER), CRITICAL);
-    public static final MethodHandle rows_warnings = h("staunch_rows_warnings", FunctionDescriptor.of(JAVA_INT, C_POINTER), CRITICAL);
-    public static final MethodHandle rows_free = h("staunch_rows_free", FunctionDescriptor.ofVoid(C_POINTER));
+            st(PTR, SIZE_T, PTR, PTR), CRITICAL);
+    public static final MethodHandle rows_next = h("staunch_rows_next", st(PTR, PTR, PTR));
+    public static final MethodHandle rows_fetch = h("staunch_rows_fetch", st(PTR, PTR, SIZE_T, PTR, PTR));
+    public static final MethodHandle rows_next_result = h("staunch_rows_next_result", st(PTR, PTR, PTR));
+    public static final MethodHandle rows_row_count = h("staunch_rows_row_count", st(PTR, PTR, PTR), CRITICAL);
+    public static final MethodHandle rows_affected_rows = h("staunch_rows_affected_rows", FunctionDescriptor.of(JAVA_LONG, PTR), CRITICAL);
+    public static final MethodHandle rows_last_insert_id = h("staunch_rows_last_insert_id", FunctionDescriptor.of(JAVA_LONG, PTR), CRITICAL);
+    public static final MethodHandle rows_warnings = h("staunch_rows_warnings", FunctionDescriptor.of(JAVA_INT, PTR), CRITICAL);
+    public static final MethodHandle rows_free = h("staunch_rows_free", FunctionDescriptor.ofVoid(PTR));
 
-    public static final MethodHandle struct_size = h("staunch_struct_size", FunctionDescriptor.of(SIZE_T, C_POINTER), CRITICAL);
-    public static final MethodHandle field_offset = h("staunch_field_offset", FunctionDescriptor.of(SIZE_T, C_POINTER, C_POINTER), CRITICAL);
+    public static final MethodHandle struct_size = h("staunch_struct_size", FunctionDescriptor.of(SIZE_T, PTR), CRITICAL);
+    public static final MethodHandle field_offset = h("staunch_field_offset", FunctionDescriptor.of(SIZE_T, PTR, PTR), CRITICAL);
 
-    /** Upcall type of staunch_event_callback. */
-    public static final FunctionDescriptor EVENT_CALLBACK = FunctionDescriptor.ofVoid(C_POINTER, C_POINTER);
-    /** Upcall type of staunch_finalizer. */
-    public static final FunctionDescriptor FINALIZER = FunctionDescriptor.ofVoid(C_POINTER);
+    // ---- events --------------------------------------------------------
 
-    public static Linker linker() {
-        return LINKER;
+    /** The upcall stubs, made on the first pool with a listener. */
+    private static final class Upcalls {
+        static final long CALLBACK;
+        static final long FINALIZER;
+
+        static {
+            try {
+                MethodHandles.Lookup l = MethodHandles.lookup();
+                CALLBACK = LINKER.upcallStub(
+                        l.findStatic(Native.class, "onEvent", MethodType.methodType(void.class, long.class, long.class)),
+                        FunctionDescriptor.ofVoid(PTR, PTR), Arena.global()).address();
+                FINALIZER = LINKER.upcallStub(
+                        l.findStatic(Native.class, "onFinalize", MethodType.methodType(void.class, long.class)),
+                        FunctionDescriptor.ofVoid(PTR), Arena.global()).address();
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+    }
+
+    /** The upcall stub of staunch_event_callback: it calls {@link Events#onEvent}. */
+    public static long eventCallback() {
+        return Upcalls.CALLBACK;
+    }
+
+    /** The upcall stub of staunch_finalizer: it calls {@link Events#onFinalize}. */
+    public static long eventFinalizer() {
+        return Upcalls.FINALIZER;
+    }
+
+    /** staunch_event_callback(event, user_data). Nothing thrown may leave an upcall (the JVM would exit). */
+    private static void onEvent(long event, long userData) {
+        try {
+            long message = Mem.ALL.get(JAVA_LONG, event + Abi.E_MESSAGE);
+            Events.onEvent(userData, Mem.ALL.get(JAVA_INT, event + Abi.E_KIND),
+                    Mem.ALL.get(JAVA_INT, event + Abi.E_STATUS),
+                    Mem.ALL.get(JAVA_LONG, event + Abi.E_CONNECTION_ID),
+                    Mem.ALL.get(JAVA_LONG, event + Abi.E_COUNT),
+                    Mem.ALL.get(JAVA_LONG, event + Abi.E_DURATION_US),
+                    string(message),
+                    Mem.ALL.get(JAVA_LONG, event + Abi.E_POOL_ID));
+        } catch (Throwable ignored) {
+            // nothing may cross into C
+        }
+    }
+
+    /** staunch_finalizer(user_data). */
+    private static void onFinalize(long userData) {
+        try {
+            Events.onFinalize(userData);
+        } catch (Throwable ignored) {
+            // nothing may cross into C
+        }
     }
 
     // ---- helpers -------------------------------------------------------
 
     /** A NUL-terminated UTF-8 string at {@code p} (NULL: ""). */
-    public static String string(MemorySegment p) {
-        if (p.address() == 0) {
+    public static String string(long p) {
+        if (p == 0) {
             return "";
         }
-        return p.reinterpret(Long.MAX_VALUE).getString(0, StandardCharsets.UTF_8);
+        return Mem.ALL.getString(p, StandardCharsets.UTF_8);
     }
 
     /** {@code len} bytes at {@code p} as UTF-8 text. */
-    public static String string(MemorySegment p, long len) {
+    public static String string(long p, long len) {
         if (len == 0) {
             return "";
         }
-        byte[] b = p.reinterpret(len).toArray(JAVA_BYTE);
-        return new String(b, StandardCharsets.UTF_8);
+        return new String(bytes(p, len), StandardCharsets.UTF_8);
     }
 
-    public static byte[] bytes(MemorySegment p, long len) {
+    /** A copy of the {@code len} bytes at {@code p}. */
+    public static byte[] bytes(long p, long len) {
         if (len == 0) {
             return new byte[0];
         }
-        return p.reinterpret(len).toArray(JAVA_BYTE);
-    }
-
-    /** The name of a status code, e.g. "STAUNCH_POOL_EXHAUSTED". */
-    public static String statusName(int status) {
-        try {
-            return string((MemorySegment) status_name.invokeExact(status));
-        } catch (Throwable t) {
-            throw rethrow(t);
+        if (len < 0 || len > Integer.MAX_VALUE - 8) {
+            throw new OutOfMemoryError("staunch: a value of " + len + " bytes does not fit in a Java array");
         }
+        byte[] b = new byte[(int) len];
+        MemorySegment.copy(Mem.ALL, JAVA_BYTE, p, b, 0, (int) len);
+        return b;
     }
 
-    public static RuntimeException rethrow(Throwable t) {
+    static RuntimeException rethrow(Throwable t) {
         if (t instanceof RuntimeException r) {
             return r;
         }
@@ -429,4 +460,488 @@ public final class Native {
         }
         return new IllegalStateException(t);
     }
+
+    // ---- the C ABI, pointers as long (tools/gen_jni.py) ---------------------
+
+    // GENERATED BEGIN (tools/gen_jni.py)
+    public static int version() {
+        try {
+            return (int) version.invokeExact();
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static long version_string() {
+        try {
+            return (long) version_string.invokeExact();
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static long error_message(long a0) {
+        try {
+            return (long) error_message.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int error_status(long a0) {
+        try {
+            return (int) error_status.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int error_server_code(long a0) {
+        try {
+            return (int) error_server_code.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static long error_sqlstate(long a0) {
+        try {
+            return (long) error_sqlstate.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void error_free(long a0) {
+        try {
+            error_free.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static long status_name(int a0) {
+        try {
+            return (long) status_name.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int options_new(long a0, long a1) {
+        try {
+            return (int) options_new.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int options_set(long a0, long a1, long a2, long a3) {
+        try {
+            return (int) options_set.invokeExact(a0, a1, a2, a3);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int options_set_url(long a0, long a1, long a2) {
+        try {
+            return (int) options_set_url.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int options_set_event_callback(long a0, long a1, long a2, long a3, long a4) {
+        try {
+            return (int) options_set_event_callback.invokeExact(a0, a1, a2, a3, a4);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void options_free(long a0) {
+        try {
+            options_free.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_open(long a0, long a1, long a2) {
+        try {
+            return (int) pool_open.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_open_options(long a0, long a1, long a2) {
+        try {
+            return (int) pool_open_options.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_get(long a0, int a1, long a2, long a3) {
+        try {
+            return (int) pool_get.invokeExact(a0, a1, a2, a3);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_get_read(long a0, int a1, long a2, long a3) {
+        try {
+            return (int) pool_get_read.invokeExact(a0, a1, a2, a3);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_get_cancellable(long a0, int a1, long a2, long a3, long a4) {
+        try {
+            return (int) pool_get_cancellable.invokeExact(a0, a1, a2, a3, a4);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_get_read_cancellable(long a0, int a1, long a2, long a3, long a4) {
+        try {
+            return (int) pool_get_read_cancellable.invokeExact(a0, a1, a2, a3, a4);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_try_get(long a0, long a1, long a2) {
+        try {
+            return (int) pool_try_get.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_stats(long a0, long a1, long a2) {
+        try {
+            return (int) pool_stats.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_soft_evict(long a0, long a1) {
+        try {
+            return (int) pool_soft_evict.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_close(long a0, long a1) {
+        try {
+            return (int) pool_close.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static long pool_id(long a0) {
+        try {
+            return (long) pool_id.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void pool_free(long a0) {
+        try {
+            pool_free.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void pool_free_nowait(long a0) {
+        try {
+            pool_free_nowait.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int cancel_token_new(long a0, long a1) {
+        try {
+            return (int) cancel_token_new.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int cancel_token_cancel(long a0, long a1) {
+        try {
+            return (int) cancel_token_cancel.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static boolean cancel_token_is_cancelled(long a0) {
+        try {
+            return (boolean) cancel_token_is_cancelled.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void cancel_token_free(long a0) {
+        try {
+            cancel_token_free.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_execute(long a0, long a1, long a2, long a3, long a4, long a5, long a6) {
+        try {
+            return (int) conn_execute.invokeExact(a0, a1, a2, a3, a4, a5, a6);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_last_result(long a0, long a1, long a2) {
+        try {
+            return (int) conn_last_result.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_query(long a0, long a1, long a2, long a3, long a4, long a5) {
+        try {
+            return (int) conn_query.invokeExact(a0, a1, a2, a3, a4, a5);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_query_ex(long a0, long a1, long a2, long a3, int a4, long a5, long a6) {
+        try {
+            return (int) conn_query_ex.invokeExact(a0, a1, a2, a3, a4, a5, a6);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_count_params(long a0, long a1, long a2, long a3) {
+        try {
+            return (int) conn_count_params.invokeExact(a0, a1, a2, a3);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_begin(long a0, long a1) {
+        try {
+            return (int) conn_begin.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_begin_ex(long a0, long a1, long a2) {
+        try {
+            return (int) conn_begin_ex.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_commit(long a0, long a1) {
+        try {
+            return (int) conn_commit.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_rollback(long a0, long a1) {
+        try {
+            return (int) conn_rollback.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_ping(long a0, long a1) {
+        try {
+            return (int) conn_ping.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_set_timeout(long a0, int a1, long a2) {
+        try {
+            return (int) conn_set_timeout.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_cancel(long a0, long a1, long a2) {
+        try {
+            return (int) conn_cancel.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static boolean conn_is_broken(long a0) {
+        try {
+            return (boolean) conn_is_broken.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static long conn_id(long a0) {
+        try {
+            return (long) conn_id.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_server_id(long a0, long a1, long a2) {
+        try {
+            return (int) conn_server_id.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_release(long a0, long a1) {
+        try {
+            return (int) conn_release.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_discard(long a0, long a1) {
+        try {
+            return (int) conn_discard.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void conn_free(long a0) {
+        try {
+            conn_free.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static long rows_column_count(long a0) {
+        try {
+            return (long) rows_column_count.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int rows_column_info(long a0, long a1, long a2, long a3) {
+        try {
+            return (int) rows_column_info.invokeExact(a0, a1, a2, a3);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int rows_next(long a0, long a1, long a2) {
+        try {
+            return (int) rows_next.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int rows_fetch(long a0, long a1, long a2, long a3, long a4) {
+        try {
+            return (int) rows_fetch.invokeExact(a0, a1, a2, a3, a4);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int rows_next_result(long a0, long a1, long a2) {
+        try {
+            return (int) rows_next_result.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int rows_row_count(long a0, long a1, long a2) {
+        try {
+            return (int) rows_row_count.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static long rows_affected_rows(long a0) {
+        try {
+            return (long) rows_affected_rows.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static long rows_last_insert_id(long a0) {
+        try {
+            return (long) rows_last_insert_id.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int rows_warnings(long a0) {
+        try {
+            return (int) rows_warnings.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void rows_free(long a0) {
+        try {
+            rows_free.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static long struct_size(long a0) {
+        try {
+            return (long) struct_size.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static long field_offset(long a0, long a1) {
+        try {
+            return (long) field_offset.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+    // GENERATED END
 }
