@@ -5,11 +5,14 @@
 //! server together (the wall clock of a round trip on loopback).
 //!
 //! - `SELECT 1`, `COM_PING`: yardsticks;
-//! - `COM_RESET_CONNECTION` alone: keeps the session's current database;
-//! - `COM_RESET_CONNECTION` + `COM_INIT_DB`: what staunch does (two round
-//!   trips);
+//! - `COM_RESET_CONNECTION` alone: what staunch does on return (it keeps
+//!   the session's current database, which is selected again before the
+//!   next statement through the guard's own methods);
+//! - `COM_RESET_CONNECTION` + `COM_INIT_DB`: what staunch did on every such
+//!   return until 1.1 (two round trips);
 //! - `COM_CHANGE_USER` (same user, the URL's database): resets and selects
-//!   the database in one round trip, but re-authenticates.
+//!   the database, but re-authenticates, and MariaDB 10.11 answers it with
+//!   an auth switch request: two round trips too.
 //!
 //! Run: `cargo bench --bench reset_cost [-- --reps=7 --ops=2000]`.
 

@@ -697,8 +697,9 @@ impl Connector for MysqlConnector {
     /// again if it changed: one more; the pool's settings put back before
     /// the next statement, or at once, one more, when there is an `init_sql`
     /// or a `query_timeout`); so is one whose state is unknown because the
-    /// borrower used the raw `mysql::Conn` (whose database is selected again
-    /// then), and every one with `reset_on_return`. A borrow that set its own statement time
+    /// borrower used the raw `mysql::Conn` (its database, which the reset
+    /// keeps, is selected again with the pool's settings, before the next
+    /// statement through the guard), and every one with `reset_on_return`. A borrow that set its own statement time
     /// limit has the pool's put back (one).
     fn recycle(&self, s: &mut Session, touched: bool) -> Result<Recycled> {
         if let Some(why) = &s.state.broken {

@@ -155,6 +155,11 @@ pub struct Session {
     /// The server's version for executable comments (see `sql::Lexing`),
     /// once known.
     pub(crate) version: Option<u32>,
+    /// The current database may not be the configured one: a borrower used
+    /// the raw `mysql::Conn`, which may have run `USE`, and the reset that
+    /// followed keeps the database. Selected again with the pool's settings
+    /// (see `init`), before the next statement through the guard.
+    pub(crate) schema_unsure: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -199,14 +204,21 @@ impl Session {
             conn,
             state: State::default(),
             gate: Arc::new(Gate::default()),
+            schema_unsure: false,
         };
         s.init(cfg)?;
         Ok(s)
     }
 
     /// The pool's settings, on a fresh (or just reset) session: one
-    /// statement, plus `init_sql` if set. Leaves the state clean.
+    /// statement, plus `init_sql` if set, after the configured database
+    /// again if it is unsure. Leaves the state clean.
     pub(crate) fn init(&mut self, cfg: &ConnectConfig) -> mysql::Result<()> {
+        if std::mem::take(&mut self.schema_unsure) {
+            if let Some(db) = &cfg.database {
+                self.conn.select_db(db)?;
+            }
+        }
         // `sql_mode` joins the tracked variables, and is assigned its own
         // value so that this statement's OK packet reports it.
         // So does `character_set_client` (tracked by default, but a server
@@ -237,10 +249,12 @@ impl Session {
     }
 
     /// `COM_RESET_CONNECTION` (rolls back, drops variables, temporary tables
-    /// and prepared statements), the configured database again if it may
-    /// have changed (`unknown`: nothing is known of what ran), then the
-    /// pool's settings again, now or before the next statement (see
-    /// `State::tracked`).
+    /// and prepared statements), then the pool's settings again, now or
+    /// before the next statement (see `State::tracked`). The reset keeps the
+    /// current database: when a tracked `USE` changed it, the configured one
+    /// is selected again now; when it may have changed unseen (`unknown`: the
+    /// borrower used the raw `mysql::Conn`), with the pool's settings, so a
+    /// raw borrow costs one round trip on return, as with `mysql::Pool`.
     pub(crate) fn reset(&mut self, cfg: &ConnectConfig, unknown: bool) -> mysql::Result<()> {
         // The client side of the session: a `LOAD DATA LOCAL` handler set
         // on the raw connection (a closure with the borrower's data) must
@@ -248,8 +262,10 @@ impl Session {
         // clears it too.
         self.conn.set_local_infile_handler(None);
         self.conn.reset()?;
-        if let (true, Some(db)) = (unknown || self.state.schema_changed, &cfg.database) {
+        if let (true, Some(db)) = (self.state.schema_changed, &cfg.database) {
             self.conn.select_db(db)?;
+        } else if unknown {
+            self.schema_unsure = true;
         }
         self.state = State::default();
         if cfg.init_sql.is_some() || cfg.query_timeout.is_some() {
