@@ -316,6 +316,12 @@ impl SoakFigures {
         self.end.vitals.rss_kib as i64 - self.start.rss_kib as i64
     }
 
+    /// The growth of resident memory this run may have: `rss_allowance` at
+    /// its start's memory and its end's connections.
+    pub fn rss_allowed_kib(&self) -> u64 {
+        rss_allowance(self.start.rss_kib, self.end.vitals.pool_total)
+    }
+
     /// The invariants of `soak.rs`'s header. `writes` is (acknowledged,
     /// found) when they were read back; `crossed` the crossed answers.
     pub fn invariants(&self, writes: Option<(u64, u64)>, crossed: u64) -> Vec<Invariant> {
@@ -419,7 +425,7 @@ impl SoakFigures {
             ok: e.fds <= fd_bound,
         });
         let growth = self.rss_growth_kib();
-        let allowed = rss_allowance(s.rss_kib, e.pool_total);
+        let allowed = self.rss_allowed_kib();
         v.push(Invariant {
             key: "resident_memory",
             name: "resident memory",
@@ -586,7 +592,7 @@ impl SoakFigures {
             self.peak_fds(),
             self.peak_threads(),
             self.rss_growth_kib(),
-            rss_allowance(self.start.rss_kib, self.end.vitals.pool_total),
+            self.rss_allowed_kib(),
             fd_bound(&self.start, &self.end.vitals)
         );
         let samples: Vec<String> = self.samples.iter().map(vitals_json).collect();
