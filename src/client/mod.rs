@@ -699,8 +699,9 @@ impl Connector for MysqlConnector {
     /// or a `query_timeout`); so is one whose state is unknown because the
     /// borrower used the raw `mysql::Conn` (its database, which the reset
     /// keeps, is selected again with the pool's settings, before the next
-    /// statement through the guard), and every one with `reset_on_return`. A borrow that set its own statement time
-    /// limit has the pool's put back (one).
+    /// statement through the guard), and every one with `reset_on_return`.
+    /// A borrow that set its own statement time limit has the pool's put
+    /// back (one).
     fn recycle(&self, s: &mut Session, touched: bool) -> Result<Recycled> {
         if let Some(why) = &s.state.broken {
             return Err(Error::new(
