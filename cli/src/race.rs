@@ -21,6 +21,29 @@ use staunch_testkit::ownership::Instrumented;
 pub const BORROWERS: u64 = 8;
 pub const CONNECTIONS: usize = 3;
 
+/// The borrowers' rhythm: of every `CYCLE`, they all pause for the first
+/// `PAUSE_MIN` to `PAUSE_MIN + PAUSE_SPREAD` (the length changes from cycle to
+/// cycle), so every connection sits idle past its keepalive interval (10 ms)
+/// and the housekeeper (a tick every 10 ms) checks it, then all 8 rush back,
+/// at varying points of that check. Pauses each borrower took on its own
+/// (one in eight iterations) left a connection idle for 10 ms only by luck:
+/// on a slow machine a 1.5 s race saw no keepalive at all.
+const CYCLE: Duration = Duration::from_millis(60);
+const PAUSE_MIN: Duration = Duration::from_millis(12);
+const PAUSE_SPREAD_MS: u64 = 24;
+
+/// Sleeps out the pause of the cycle `started` is in, if it is in one.
+fn breathe(started: Instant) {
+    let at = started.elapsed();
+    let cycle_ms = CYCLE.as_millis() as u64;
+    let n = at.as_millis() as u64 / cycle_ms;
+    let into = at - Duration::from_millis(n * cycle_ms);
+    let pause = PAUSE_MIN + Duration::from_millis(n * 7 % (PAUSE_SPREAD_MS + 1));
+    if into < pause {
+        thread::sleep(pause - into);
+    }
+}
+
 /// Runs the race for `duration` against `url` (through the VIP).
 pub fn run(url: &str, duration: Duration) -> Result<RaceResult, String> {
     let cfg = staunch::Builder::new()
@@ -43,7 +66,8 @@ pub fn run(url: &str, duration: Duration) -> Result<RaceResult, String> {
     let errors = Arc::new(AtomicU64::new(0));
     let longest_us = Arc::new(AtomicU64::new(0));
     let first_error: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
-    let stop_at = Instant::now() + duration;
+    let started = Instant::now();
+    let stop_at = started + duration;
     let mut threads = Vec::new();
     for b in 0..BORROWERS {
         let (pool, violations, crossed, queries, errors, longest_us, first_error) = (
@@ -91,10 +115,7 @@ pub fn run(url: &str, duration: Duration) -> Result<RaceResult, String> {
                     }
                     c.leave();
                     drop(c);
-                    // Pauses let connections sit idle, so keepalive gets them.
-                    if i % 8 == 0 {
-                        thread::sleep(Duration::from_millis(15));
-                    }
+                    breathe(started);
                 }
             });
         match spawned {
@@ -121,4 +142,38 @@ pub fn run(url: &str, duration: Duration) -> Result<RaceResult, String> {
         longest_wait: Duration::from_micros(longest_us.load(SeqCst)),
         first_error,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use staunch_testkit::MariaDb;
+
+    #[test]
+    fn pauses_outlast_the_keepalive_in_most_cycles() {
+        let cycle_ms = CYCLE.as_millis() as u64;
+        let pauses: Vec<u64> = (0..20)
+            .map(|n| (PAUSE_MIN.as_millis() as u64) + n * 7 % (PAUSE_SPREAD_MS + 1))
+            .collect();
+        assert!(pauses.iter().all(|&p| p < cycle_ms / 2 + 10), "{pauses:?}");
+        // Keepalive interval 10 ms + a housekeeper tick of 10 ms.
+        let long = pauses.iter().filter(|&&p| p >= 20).count();
+        assert!(long >= 10, "{long} of 20 pauses reach 20 ms: {pauses:?}");
+    }
+
+    /// The race exercises what it is for: keepalive checks happen while the
+    /// borrowers run, and nobody ever shares a connection.
+    #[test]
+    fn the_race_runs_keepalive_checks_and_never_shares_a_connection() {
+        let s = MariaDb::start();
+        let r = run(&s.url(), Duration::from_secs(1)).expect("race");
+        assert!(r.queries > 100, "{} queries", r.queries);
+        assert!(
+            r.keepalives >= 3,
+            "{} keepalive checks in 1 s",
+            r.keepalives
+        );
+        assert_eq!(r.violations + r.pool_violations, 0);
+        assert_eq!(r.crossed, 0);
+    }
 }
