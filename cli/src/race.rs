@@ -22,25 +22,26 @@ pub const BORROWERS: u64 = 8;
 pub const CONNECTIONS: usize = 3;
 
 /// The borrowers' rhythm: of every `CYCLE`, they all pause for the first
-/// `PAUSE_MIN` to `PAUSE_MIN + PAUSE_SPREAD` (the length changes from cycle to
-/// cycle), so every connection sits idle past its keepalive interval (10 ms)
-/// and the housekeeper (a tick every 10 ms) checks it, then all 8 rush back,
-/// at varying points of that check. Pauses each borrower took on its own
-/// (one in eight iterations) left a connection idle for 10 ms only by luck:
-/// on a slow machine a 1.5 s race saw no keepalive at all.
-const CYCLE: Duration = Duration::from_millis(60);
-const PAUSE_MIN: Duration = Duration::from_millis(12);
-const PAUSE_SPREAD_MS: u64 = 24;
+/// `pause(n)` of cycle `n` (12 to 36 ms, changing from cycle to cycle), so
+/// every connection sits idle past its keepalive interval (10 ms) and the
+/// housekeeper (a tick every 10 ms) checks it, then all 8 rush back, at
+/// varying points of that check. Pauses each borrower took on its own (one
+/// in eight iterations) left a connection idle for 10 ms only by luck: on a
+/// slow machine a 1.5 s race saw no keepalive at all.
+const CYCLE_MS: u64 = 60;
+
+/// The pause that opens cycle `n`, in ms.
+fn pause_ms(n: u64) -> u64 {
+    12 + n * 7 % 25
+}
 
 /// Sleeps out the pause of the cycle `started` is in, if it is in one.
 fn breathe(started: Instant) {
-    let at = started.elapsed();
-    let cycle_ms = CYCLE.as_millis() as u64;
-    let n = at.as_millis() as u64 / cycle_ms;
-    let into = at - Duration::from_millis(n * cycle_ms);
-    let pause = PAUSE_MIN + Duration::from_millis(n * 7 % (PAUSE_SPREAD_MS + 1));
+    let at = started.elapsed().as_millis() as u64;
+    let (n, into) = (at / CYCLE_MS, at % CYCLE_MS);
+    let pause = pause_ms(n);
     if into < pause {
-        thread::sleep(pause - into);
+        thread::sleep(Duration::from_millis(pause - into));
     }
 }
 
@@ -151,11 +152,9 @@ mod tests {
 
     #[test]
     fn pauses_outlast_the_keepalive_in_most_cycles() {
-        let cycle_ms = CYCLE.as_millis() as u64;
-        let pauses: Vec<u64> = (0..20)
-            .map(|n| (PAUSE_MIN.as_millis() as u64) + n * 7 % (PAUSE_SPREAD_MS + 1))
-            .collect();
-        assert!(pauses.iter().all(|&p| p < cycle_ms / 2 + 10), "{pauses:?}");
+        let pauses: Vec<u64> = (0..20).map(pause_ms).collect();
+        // The borrowers run for at least 20 ms of every cycle.
+        assert!(pauses.iter().all(|&p| p + 20 <= CYCLE_MS), "{pauses:?}");
         // Keepalive interval 10 ms + a housekeeper tick of 10 ms.
         let long = pauses.iter().filter(|&&p| p >= 20).count();
         assert!(long >= 10, "{long} of 20 pauses reach 20 ms: {pauses:?}");
