@@ -391,7 +391,7 @@ fn stale_connection_is_validated_and_replaced() {
 
 #[test]
 fn incident_c_keepalive_never_shares_a_connection() {
-    // A keepalive every 10 ms and 8 borrowers hammering 2 connections. The fake
+    // A keepalive every 10 ms and 8 borrowers (4 under Miri) hammering 2 connections. The fake
     // panics (a test failure) if validation touches a connection in use, and
     // borrowers check nobody else holds theirs.
     let (p, s) = pool(PoolConfig {
@@ -403,22 +403,27 @@ fn incident_c_keepalive_never_shares_a_connection() {
     });
     // Each check takes 1 ms: borrowers coming back find it running.
     s.validate_ms.store(1, SeqCst);
+    // Busy for two thirds of each cycle, then everyone idle for a third:
+    // keepalives (due after 10 ms idle) run in the idle spells, and the
+    // borrowers come back while they do. Under Miri (~100x slower, one host
+    // thread) a borrow takes the better part of a second with 8 borrowers,
+    // so an idle spell of 20 ms would never find both connections idle: it
+    // uses 4 borrowers and 10x longer cycles.
+    let (borrowers, cycle_ms): (usize, u64) = if cfg!(miri) { (4, 600) } else { (8, 60) };
+    let busy_ms = cycle_ms * 2 / 3;
     let violations = Arc::new(AtomicUsize::new(0));
     let done = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
     let mut ts = Vec::new();
-    for _ in 0..8 {
+    for _ in 0..borrowers {
         let p = p.clone();
         let v = violations.clone();
         let done = done.clone();
         ts.push(thread::spawn(move || {
             while !done.load(SeqCst) {
-                // Busy for 40 ms, then everyone idle for 20 ms: keepalives
-                // (due after 10 ms idle) run in the idle spells, and the
-                // borrowers come back while they do.
-                let phase = (start.elapsed().as_millis() % 60) as u64;
-                if phase >= 40 {
-                    thread::sleep(Duration::from_millis(60 - phase));
+                let phase = (start.elapsed().as_millis() % u128::from(cycle_ms)) as u64;
+                if phase >= busy_ms {
+                    thread::sleep(Duration::from_millis(cycle_ms - phase));
                     continue;
                 }
                 let c = p.get().unwrap();
@@ -432,10 +437,14 @@ fn incident_c_keepalive_never_shares_a_connection() {
         }));
     }
     // At least 1.5 s and 10 keepalives (on a loaded machine the idle spells
-    // may come late; under Miri, 3), at most 15 s.
-    let keepalives = if cfg!(miri) { 3 } else { 10 };
+    // may come late; under Miri, 3 in at most 60 s), at most 15 s.
+    let (keepalives, limit) = if cfg!(miri) {
+        (3, Duration::from_secs(60))
+    } else {
+        (10, Duration::from_secs(15))
+    };
     while start.elapsed() < Duration::from_millis(1500)
-        || (p.stats().keepalives < keepalives && start.elapsed() < Duration::from_secs(15))
+        || (p.stats().keepalives < keepalives && start.elapsed() < limit)
     {
         thread::sleep(Duration::from_millis(10));
     }
