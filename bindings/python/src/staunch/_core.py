@@ -48,15 +48,11 @@ def _blocking(kind: str, handle, fn, *args) -> None:
     err = _ERR()
     # Only the main thread can be interrupted (I.watching): other threads
     # skip the call, a thread-id comparison inline.
-    if handle is None or _get_ident() != I.MAIN_IDENT or not I.watching():
+    if handle is None or _get_ident() != I.MAIN_IDENT or not (I.INSTALLED or I.watching()):
         st = fn(*args, byref(err))
     else:
-        op = I.enter(kind, handle)
-        try:
-            st = fn(*args, byref(err))
-        finally:
-            I.leave()
-        if st == F.CANCELLED and op[2]:
+        st, interrupted = I.call(kind, handle, fn, args, byref(err))
+        if interrupted and st == F.CANCELLED:
             if err:
                 lib.staunch_error_free(err)
             raise KeyboardInterrupt
@@ -242,9 +238,12 @@ _main_tokens: list = []  # the main thread's reusable cancel token (only it uses
 
 
 def _main_token():
-    # Renewed once Ctrl-C has cancelled it.
-    if _main_tokens and lib.staunch_cancel_token_is_cancelled(_main_tokens[0]):
-        lib.staunch_cancel_token_free(_main_tokens.pop())
+    # Renewed once Ctrl-C has cancelled it (the watcher lists it in
+    # I.SPENT: asking the library on every borrow costs a foreign call).
+    while I.SPENT:
+        tp = I.SPENT.pop()
+        if _main_tokens and _main_tokens[0] is tp:
+            lib.staunch_cancel_token_free(_main_tokens.pop())
     if not _main_tokens:
         _main_tokens.append(_new_token())
     return _main_tokens[0]
@@ -376,7 +375,7 @@ class Pool:
                     raise E.ConfigError(0, f"cancel must be a staunch.CancelToken, not {type(cancel).__name__}")
                 with cancel._use() as tp:
                     _blocking("get", tp, fn, pool, ms, tp, byref(out))
-            elif _get_ident() != I.MAIN_IDENT or not I.watching():
+            elif _get_ident() != I.MAIN_IDENT or not (I.INSTALLED or I.watching()):
                 _blocking("get", None, fn, pool, ms, None, byref(out))
             else:
                 # The main thread: a token of its own, reused until Ctrl-C cancels it.

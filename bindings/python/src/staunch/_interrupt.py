@@ -25,7 +25,14 @@ import time
 _lib = None  # set by the package at import
 _lock = threading.Lock()  # guards _current; held while the watcher cancels
 _current: list | None = None  # [kind, handle, interrupted] of the main thread's call
-_state = {"installed": None}  # None: not tried yet; True/False: the outcome
+#: Whether the watcher runs: None until a main-thread call first asks
+#: (watching()), then the outcome. The hot path reads it before calling
+#: watching().
+INSTALLED: bool | None = None
+#: The cancel tokens the watcher cancelled, for the main thread to renew
+#: its own (recorded here, not after the call: Python's SIGINT handler
+#: raises KeyboardInterrupt as soon as the call returns).
+SPENT: list = []
 _main_ident = threading.main_thread().ident
 #: The main thread's id: the only thread whose calls Ctrl-C interrupts (the
 #: hot path compares with it before calling watching()).
@@ -77,6 +84,7 @@ def _cancel_current() -> None:
         op[2] = True
         if op[0] == "get":
             _lib.staunch_cancel_token_cancel(op[1], None)
+            SPENT.append(op[1])
             return
     # A statement: KILL QUERY. If the signal came just before the statement
     # reached the server, nothing runs yet: try again while the call lasts.
@@ -96,22 +104,25 @@ def _cancel_current() -> None:
 
 def watching() -> bool:
     """Whether a call made now by this thread can be interrupted by Ctrl-C."""
+    global INSTALLED
     if threading.get_ident() != _main_ident:
         return False
-    installed = _state["installed"]
-    if installed is None:
-        installed = _state["installed"] = _install()
-    return installed
+    if INSTALLED is None:
+        INSTALLED = _install()
+    return INSTALLED
 
 
-def enter(kind: str, handle) -> list:
+def call(kind: str, handle, fn, args: tuple, err_ref) -> tuple:
+    """``fn(*args, err_ref)`` on the main thread, the watcher told that a
+    Ctrl-C cancels it through ``handle`` (a cancel token for a "get", the
+    connection for a "stmt"). Returns (status, whether Ctrl-C cancelled
+    it). Once it returns, the watcher no longer acts on ``handle``."""
     global _current
     op = [kind, handle, False]
     _current = op
-    return op
-
-
-def leave() -> None:
-    global _current
-    with _lock:
-        _current = None
+    try:
+        st = fn(*args, err_ref)
+    finally:
+        with _lock:
+            _current = None
+    return st, op[2]
