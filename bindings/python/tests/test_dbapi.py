@@ -131,6 +131,26 @@ def test_foreign_key_errors(conn):
         cur.execute("DROP TABLE fk_p")
 
 
+def test_lastrowid_outlives_the_result_it_came_from(conn):
+    # It is read from the result set when first asked: closing the cursor,
+    # or moving past its last result set, must keep it.
+    cur = conn.cursor()
+    try:
+        cur.execute("CREATE TEMPORARY TABLE li (id INT PRIMARY KEY AUTO_INCREMENT, s INT)")
+        cur.execute("INSERT INTO li (s) VALUES (1), (2), (3)")
+        cur.execute("INSERT INTO li (s) VALUES (4)")
+        cur.close()
+        assert cur.lastrowid == 4
+        cur = conn.cursor()
+        cur.execute("INSERT INTO li (s) VALUES (5)")
+        assert cur.nextset() is None
+        assert cur.lastrowid == 5
+        cur.execute("INSERT INTO li (s) VALUES (6), (7)")
+        assert cur.lastrowid == 6  # the first id of a multi-row INSERT
+    finally:
+        conn.cursor().execute("DROP TEMPORARY TABLE IF EXISTS li")
+
+
 def test_cursor_description_rowcount_lastrowid(conn):
     cur = conn.cursor()
     cur.execute(

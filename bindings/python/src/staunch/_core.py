@@ -674,6 +674,9 @@ _tls = threading.local()
 _BUF_VALUES = 4096
 
 
+#: Cursor._lastrowid while the id is still in the result, unread.
+_UNREAD = object()
+
 _TYPES = 64  # columns: a wider result set reads its types into an array of its own
 
 
@@ -713,7 +716,7 @@ class Cursor:
         self.arraysize = 1
         self._desc = None
         self.rowcount = -1
-        self.lastrowid = None
+        self._lastrowid = None  # _UNREAD: in self._rows, read when asked
         self.rownumber = 0
         self._rows = None  # the staunch_rows of the last statement
         self._data: list = []
@@ -728,20 +731,36 @@ class Cursor:
             raise E.InterfaceError(0, "the cursor is closed")
         return self.connection
 
-    def _free_rows(self) -> None:
+    @property
+    def lastrowid(self):
+        """The AUTO_INCREMENT id the last statement generated (0 if none;
+        None before the first). Read from the result when first asked: most
+        statements never are, and the read is a foreign call."""
+        v = self._lastrowid
+        if v is _UNREAD:
+            v = self._lastrowid = lib.staunch_rows_last_insert_id(self._rows) if self._rows else None
+        return v
+
+    @lastrowid.setter
+    def lastrowid(self, value) -> None:
+        self._lastrowid = value
+
+    def _free_rows(self, keep_lastrowid: bool = True) -> None:
         r, self._rows = self._rows, None
         if r:
+            if keep_lastrowid and self._lastrowid is _UNREAD:
+                self._lastrowid = lib.staunch_rows_last_insert_id(r)
             (lib.staunch_rows_free if self._stream else lib.buffered.staunch_rows_free)(r)
 
     def execute(self, query, args=None) -> int:
         """Runs one statement; returns rowcount (affected or selected rows)."""
         conn = self._conn()
-        self._free_rows()
+        self._free_rows(keep_lastrowid=False)
         self._executed = True
         self._types = ()
         self._desc = None
         self.rowcount = -1
-        self.lastrowid = None
+        self._lastrowid = None
         self._data = []
         self.rownumber = 0
         if isinstance(query, bytes):
@@ -805,7 +824,7 @@ class Cursor:
         # outlives the cursor's use of it).
         buf = _types_buffer()
         n = lib.staunch_rows_column_types(rows, buf, _TYPES)
-        self.lastrowid = lib.staunch_rows_last_insert_id(rows)
+        self._lastrowid = _UNREAD
         if n == 0:
             self._desc = None
             self._types = ()
@@ -967,7 +986,7 @@ class Cursor:
 
     def __del__(self) -> None:
         if getattr(self, "_rows", None) and lib is not None:
-            self._free_rows()
+            self._free_rows(keep_lastrowid=False)
 
 
 class SSCursor(Cursor):
