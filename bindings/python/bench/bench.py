@@ -543,7 +543,7 @@ def instructions(url: str) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=1.0, help="per measurement (default 1)")
+    ap.add_argument("--seconds", type=float, default=3.0, help="per measurement (default 3)")
     ap.add_argument("--url", help="a server to use (default: a throwaway one from staunch-testkit)")
     ap.add_argument("--rounds", type=int, default=6, help="alternating rounds; the best is kept (default 6)")
     ap.add_argument("--json", help="write the results here too")
