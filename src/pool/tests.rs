@@ -437,14 +437,10 @@ fn incident_c_keepalive_never_shares_a_connection() {
         }));
     }
     // At least 1.5 s and 10 keepalives (on a loaded machine the idle spells
-    // may come late; under Miri, 3 in at most 60 s), at most 15 s.
-    let (keepalives, limit) = if cfg!(miri) {
-        (3, Duration::from_secs(60))
-    } else {
-        (10, Duration::from_secs(15))
-    };
+    // may come late; under Miri, 3), at most 15 s ([`patient`]).
+    let keepalives = if cfg!(miri) { 3 } else { 10 };
     while start.elapsed() < Duration::from_millis(1500)
-        || (p.stats().keepalives < keepalives && start.elapsed() < limit)
+        || (p.stats().keepalives < keepalives && start.elapsed() < patient(Duration::from_secs(15)))
     {
         thread::sleep(Duration::from_millis(10));
     }
