@@ -146,45 +146,8 @@ def contenders(url: str, size: int, baseline: str | None = None) -> dict:
     return out
 
 
-def select1_loop(kind, pool, stop: threading.Event, counts: list, i: int):
-    n = 0
-    if kind == "pool":
-        while not stop.is_set():
-            with pool.connection() as conn:
-                cur = conn.cursor()
-                cur.execute("SELECT 1")
-                cur.fetchone()
-            n += 1
-    else:
-        while not stop.is_set():
-            conn = pool.connect()
-            cur = conn.cursor()
-            cur.execute("SELECT 1")
-            cur.fetchone()
-            cur.close()
-            conn.close()
-            n += 1
-    counts[i] = n
-
-
-def run_select1(kind, pool, threads: int, seconds: float) -> tuple:
-    """(checkouts per second, the process's CPU seconds per checkout)."""
-    stop = threading.Event()
-    counts = [0] * threads
-    ts = [threading.Thread(target=select1_loop, args=(kind, pool, stop, counts, i)) for i in range(threads)]
-    t0, c0 = time.perf_counter(), time.process_time()
-    for t in ts:
-        t.start()
-    time.sleep(seconds)
-    stop.set()
-    for t in ts:
-        t.join()
-    n = max(1, sum(counts))
-    return n / (time.perf_counter() - t0), (time.process_time() - c0) / n
-
-
 def select1_op(kind, pool):
-    """One checkout + SELECT 1 + return, as select1_loop does it."""
+    """One checkout + SELECT 1 + return (the select1 benchmarks' operation)."""
     if kind == "pool":
 
         def op():
@@ -204,6 +167,31 @@ def select1_op(kind, pool):
             conn.close()
 
     return op
+
+
+def select1_loop(kind, pool, stop: threading.Event, counts: list, i: int):
+    op = select1_op(kind, pool)
+    n = 0
+    while not stop.is_set():
+        op()
+        n += 1
+    counts[i] = n
+
+
+def run_select1(kind, pool, threads: int, seconds: float) -> tuple:
+    """(checkouts per second, the process's CPU seconds per checkout)."""
+    stop = threading.Event()
+    counts = [0] * threads
+    ts = [threading.Thread(target=select1_loop, args=(kind, pool, stop, counts, i)) for i in range(threads)]
+    t0, c0 = time.perf_counter(), time.process_time()
+    for t in ts:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in ts:
+        t.join()
+    n = max(1, sum(counts))
+    return n / (time.perf_counter() - t0), (time.process_time() - c0) / n
 
 
 def run_select1_mixed(cs: dict, seconds: float, block: int = 50) -> dict:
