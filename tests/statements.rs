@@ -397,6 +397,87 @@ fn a_transaction_left_open_is_rolled_back_on_either_path() {
     );
 }
 
+/// How many `SELECT`s the server ran for one session (performance_schema,
+/// read from another session until two reads 50 ms apart agree).
+fn selects_of(s: &MariaDb, connection_id: u32) -> i64 {
+    let read = || {
+        s.query_i64(&format!(
+            "SELECT COALESCE(SUM(e.COUNT_STAR), 0) \
+             FROM performance_schema.events_statements_summary_by_thread_by_event_name e \
+             JOIN performance_schema.threads t USING (THREAD_ID) \
+             WHERE t.PROCESSLIST_ID = {connection_id} AND e.EVENT_NAME = 'statement/sql/select'"
+        ))
+        .expect("performance_schema counts it")
+    };
+    let mut last = read();
+    loop {
+        thread::sleep(Duration::from_millis(50));
+        let now = read();
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+}
+
+/// `init_sql` runs before the pool's settings statement, which reports the
+/// `sql_mode`, character set and `autocommit` it left: the first
+/// interpolated statement asks nothing first (it used to run `SELECT
+/// @@SESSION.sql_mode, ...` on every new or reset session with an
+/// `init_sql`). On a server that tracks no variable by default the
+/// settings are asked for during set-up instead, and autocommit=0 from
+/// `init_sql` is seen there too (it used to be missed, so a read's open
+/// transaction went to the next borrower).
+#[test]
+fn init_sql_leaves_the_session_known() {
+    for tracked_by_default in [true, false] {
+        let mut args = vec!["--performance-schema=ON".to_string()];
+        if !tracked_by_default {
+            args.push("--session-track-system-variables=".into());
+        }
+        let s = MariaDb::start_with(ServerOpts {
+            args,
+            ..Default::default()
+        });
+        s.sql("CREATE TABLE staunch_test.t (v INT) ENGINE=InnoDB");
+        let pool = Pool::builder()
+            .url(&format!("{}?max_size=1&interpolate_params=true", s.url()))
+            .init_sql(Some(
+                "SET autocommit = 0, sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')",
+            ))
+            .build()
+            .unwrap();
+        let mut c = pool.get().unwrap();
+        let what = format!("variables tracked by default: {tracked_by_default}");
+        assert!(
+            !c.autocommit(),
+            "autocommit=0 from init_sql is seen; {what}"
+        );
+        let id = c.connection_id();
+        let before = selects_of(&s, id);
+        let tricky = r"a\\'b";
+        let v: Vec<String> = c
+            .query_params(
+                "SELECT ? FROM t UNION ALL SELECT ?",
+                &[
+                    staunch::Param::Text(tricky.into()),
+                    staunch::Param::Text(tricky.into()),
+                ],
+            )
+            .unwrap();
+        assert_eq!(v, [tricky], "quoted for NO_BACKSLASH_ESCAPES; {what}");
+        assert_eq!(
+            selects_of(&s, id) - before,
+            1,
+            "the statement alone: nothing was asked before it; {what}"
+        );
+        assert!(c.lexing().unwrap().no_backslash_escapes, "{what}");
+        assert!(c.in_transaction(), "a read under autocommit=0; {what}");
+        drop(c);
+        assert_eq!(pool.stats().rollbacks_on_return, 1, "{what}");
+    }
+}
+
 /// Under autocommit=0 (here from `init_sql`, as a DB-API binding sets it)
 /// a statement that only reads opens a transaction too, and the server
 /// reports it in no packet (a result set's last packet carries no

@@ -190,8 +190,8 @@ impl Session {
         self.conn
     }
 
-    /// Sets up a new connection as a session: tracking, the statement time
-    /// limit, then `init_sql`.
+    /// Sets up a new connection as a session: `init_sql`, then tracking and
+    /// the statement time limit (see `init`).
     pub(crate) fn start(conn: Conn, cfg: &ConnectConfig) -> mysql::Result<Session> {
         let version = match conn.server_version() {
             // MariaDB's greeting: the real version is not exposed.
@@ -211,7 +211,7 @@ impl Session {
     }
 
     /// The pool's settings, on a fresh (or just reset) session: one
-    /// statement, plus `init_sql` if set, after the configured database
+    /// statement, after `init_sql` if set, after the configured database
     /// again if it is unsure. Leaves the state clean.
     pub(crate) fn init(&mut self, cfg: &ConnectConfig) -> mysql::Result<()> {
         if std::mem::take(&mut self.schema_unsure) {
@@ -219,28 +219,48 @@ impl Session {
                 self.conn.select_db(db)?;
             }
         }
-        // `sql_mode` joins the tracked variables, and is assigned its own
-        // value so that this statement's OK packet reports it.
-        // So does `character_set_client` (tracked by default, but a server
-        // may be set up otherwise; a name listed twice counts once).
+        // `init_sql` first, so that the settings statement after it reports
+        // what it left: its OK packet may not report all it changed (a
+        // multi-statement, `SET NAMES`), and the settings statement assigns
+        // each variable staunch reads its own value.
+        if let Some(init) = cfg.init_sql.as_deref() {
+            self.conn.query_drop(init)?;
+            self.observe();
+        }
+        // `sql_mode`, `character_set_client` and `autocommit` join the
+        // tracked variables (a name listed twice counts once; a server may
+        // track none by default), and each is assigned its own value so
+        // that this statement's OK packet reports it.
         let mut sql = String::from(
             "SET SESSION session_track_transaction_info = 'STATE', session_track_state_change = ON, \
              session_track_system_variables = CONCAT_WS(',', \
-             NULLIF(@@session.session_track_system_variables, ''), 'sql_mode', 'character_set_client'), \
-             sql_mode = @@session.sql_mode, character_set_client = @@session.character_set_client",
+             NULLIF(@@session.session_track_system_variables, ''), 'autocommit', 'sql_mode', \
+             'character_set_client'), sql_mode = @@session.sql_mode, \
+             character_set_client = @@session.character_set_client, \
+             autocommit = @@session.autocommit",
         );
         if let Some(t) = cfg.query_timeout {
             sql.push_str(", ");
             sql.push_str(&self.limit_assignment(Some(t)));
         }
         self.conn.query_drop(&sql)?;
+        let reported = self.conn.session_state_changes().is_ok_and(|cs| {
+            cs.iter()
+                .any(|c| c.data_type() == SessionStateType::SESSION_TRACK_SYSTEM_VARIABLES)
+        });
         self.observe();
-        if let Some(init) = cfg.init_sql.as_deref() {
-            self.conn.query_drop(init)?;
-            // Its last OK packet may not report all it changed.
-            self.state.sql_mode = None;
-            self.state.client_charset = None;
-            self.observe();
+        if !reported {
+            // The server tracked no variable when the statement began (its
+            // default list is empty), so this statement's assignments went
+            // unreported: ask once. The later ones are tracked.
+            type Three = (Option<Vec<u8>>, Option<Vec<u8>>, Option<i64>);
+            let now: Option<Three> = self.conn.query_first(
+                "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, @@SESSION.autocommit",
+            )?;
+            let (mode, charset, auto) = now.unwrap_or_default();
+            self.state.sql_mode = Some(SqlMode::of(&mode.unwrap_or_default()));
+            self.state.client_charset = Some(ClientCharset::of(&charset.unwrap_or_default()));
+            self.state.autocommit_off = auto == Some(0);
         }
         self.state.dirty = false;
         self.state.limit = cfg.query_timeout;
