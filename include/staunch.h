@@ -1624,7 +1624,7 @@ staunch_status staunch_conn_query_ex(struct staunch_conn *conn,
  * `!NNNNN` up to the server's version, or `M!` on MariaDB); a
  * backslash escapes nothing under NO_BACKSLASH_ESCAPES. Sends nothing,
  * except one round trip when the session's `sql_mode` is not known (after
- * an `init_sql`, a multi-statement or a CALL) and once per connection when
+ * a multi-statement or a CALL) and once per connection when
  * a versioned executable comment needs the server's version. Same rules
  * as `staunch_conn_execute` otherwise.
  */

@@ -102,8 +102,8 @@ pub(crate) struct State {
     pub tracked: bool,
     /// How the session lexes statements (`sql_mode`'s `NO_BACKSLASH_ESCAPES`
     /// and `ANSI_QUOTES`), when known: see `Session::observe`. None when
-    /// something may have changed it unseen (`init_sql`, a multi-statement
-    /// or `CALL`, the raw `mysql::Conn`): asked before it is next needed.
+    /// something may have changed it unseen (a multi-statement or `CALL`,
+    /// the raw `mysql::Conn`): asked before it is next needed.
     pub sql_mode: Option<SqlMode>,
     /// The session's `max_allowed_packet`, once asked (see
     /// `PooledConn::plan`); a reset takes the server's global value anew.

@@ -167,9 +167,8 @@ fn unpreparable(e: &mysql::Error) -> bool {
 impl PooledConn {
     /// How this session lexes statements now: the `sql_mode` flags that
     /// change it, as the server last reported them, and the server's kind
-    /// and version. One round trip when they are not known (after an
-    /// `init_sql`, a multi-statement or `CALL`, or use of the raw
-    /// `mysql::Conn`).
+    /// and version. One round trip when they are not known (after a
+    /// multi-statement or `CALL`, or use of the raw `mysql::Conn`).
     pub fn lexing(&mut self) -> mysql::Result<Lexing> {
         let session = self.session_ref();
         if let (Some(l), Some(_)) = (session.lexing(), &session.state.client_charset) {
