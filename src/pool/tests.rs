@@ -577,7 +577,10 @@ fn close_waits_for_a_connection_a_pool_thread_holds() {
     // RESERVED) when close is called: close cannot take the entry, and must
     // not return until the housekeeper, letting go, has closed it.
     let (p, s) = one_idle_with_keepalive();
-    s.validate_ms.store(300, SeqCst);
+    // Long enough for the stats below to be read while it runs: under Miri
+    // noticing the check and reading the stats took more than 300 ms once.
+    let check = patient(Duration::from_millis(300));
+    s.validate_ms.store(check.as_millis() as usize, SeqCst);
     eventually("a keepalive ran", || s.validations.load(SeqCst) > 0);
     assert_eq!(p.stats().reserved, 1, "the keepalive holds the entry");
     let started = Instant::now();
