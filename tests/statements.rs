@@ -22,17 +22,21 @@ fn kind(e: &mysql::Error) -> ErrorKind {
 
 /// How many times the server ran a command, from performance_schema
 /// (`statement/sql/rollback`, `statement/com/Reset connection`, ...;
-/// MariaDB counts no `Com_reset_connection` status variable). The summary
-/// is updated just after the client got its answer: read until two reads
-/// 50 ms apart agree.
+/// MariaDB counts no `Com_reset_connection` status variable).
 fn com(s: &MariaDb, event: &str) -> i64 {
-    let read = || {
-        s.query_i64(&format!(
-            "SELECT COUNT_STAR FROM performance_schema.events_statements_summary_global_by_event_name \
-             WHERE EVENT_NAME = '{event}'"
-        ))
-        .expect("performance_schema counts it")
-    };
+    settled(
+        s,
+        &format!(
+        "SELECT COUNT_STAR FROM performance_schema.events_statements_summary_global_by_event_name \
+         WHERE EVENT_NAME = '{event}'"
+    ),
+    )
+}
+
+/// A performance_schema count. The summary is updated just after the
+/// client got its answer: read until two reads 50 ms apart agree.
+fn settled(s: &MariaDb, count: &str) -> i64 {
+    let read = || s.query_i64(count).expect("performance_schema counts it");
     let mut last = read();
     loop {
         thread::sleep(Duration::from_millis(50));
@@ -398,26 +402,17 @@ fn a_transaction_left_open_is_rolled_back_on_either_path() {
 }
 
 /// How many `SELECT`s the server ran for one session (performance_schema,
-/// read from another session until two reads 50 ms apart agree).
+/// read from another session).
 fn selects_of(s: &MariaDb, connection_id: u32) -> i64 {
-    let read = || {
-        s.query_i64(&format!(
+    settled(
+        s,
+        &format!(
             "SELECT COALESCE(SUM(e.COUNT_STAR), 0) \
-             FROM performance_schema.events_statements_summary_by_thread_by_event_name e \
-             JOIN performance_schema.threads t USING (THREAD_ID) \
-             WHERE t.PROCESSLIST_ID = {connection_id} AND e.EVENT_NAME = 'statement/sql/select'"
-        ))
-        .expect("performance_schema counts it")
-    };
-    let mut last = read();
-    loop {
-        thread::sleep(Duration::from_millis(50));
-        let now = read();
-        if now == last {
-            return now;
-        }
-        last = now;
-    }
+         FROM performance_schema.events_statements_summary_by_thread_by_event_name e \
+         JOIN performance_schema.threads t USING (THREAD_ID) \
+         WHERE t.PROCESSLIST_ID = {connection_id} AND e.EVENT_NAME = 'statement/sql/select'"
+        ),
+    )
 }
 
 /// `init_sql` runs before the pool's settings statement, which reports the
