@@ -253,6 +253,15 @@ struct Contenders {
 /// One transaction: START TRANSACTION, an UPDATE of this thread's row, COMMIT.
 const TXN_UPDATE: &str = "UPDATE bench_tx SET n = n + 1 WHERE id = ?";
 
+/// That transaction on a `mysql::Conn` (raw, the FIFO's).
+fn txn(c: &mut Conn, i: usize) {
+    let mut tx = c
+        .start_transaction(mysql::TxOpts::default())
+        .expect("start");
+    tx.exec_drop(TXN_UPDATE, (i,)).expect("update");
+    tx.commit().expect("commit");
+}
+
 fn select1<Q: Queryable>(c: &mut Q) {
     let one: Option<i64> = c.query_first("SELECT 1").expect("SELECT 1");
     assert_eq!(one, Some(1));
@@ -321,17 +330,13 @@ impl Contenders {
                 })
             }
             Who::RawTxn => run(threads, dur, pid, &|i| {
-                let mut c = self.raw[i].lock().unwrap();
-                let mut tx = c
-                    .start_transaction(mysql::TxOpts::default())
-                    .expect("start");
-                tx.exec_drop(TXN_UPDATE, (i,)).expect("update");
-                tx.commit().expect("commit");
+                txn(&mut self.raw[i].lock().unwrap(), i);
             }),
             Who::MysqlPoolTxn => {
                 let p = &self.mysql[&size];
                 run(threads, dur, pid, &|i| {
                     let mut c = p.get_conn().expect("mysql::Pool get_conn");
+                    // `mysql::PooledConn` has its own `start_transaction` (no `DerefMut`).
                     let mut tx = c
                         .start_transaction(mysql::TxOpts::default())
                         .expect("start");
@@ -342,15 +347,7 @@ impl Contenders {
             Who::FifoTxn => {
                 let p = &self.fifo[&size];
                 run(threads, dur, pid, &|i| {
-                    let mut c = p.get();
-                    let mut tx = c
-                        .conn
-                        .as_mut()
-                        .unwrap()
-                        .start_transaction(mysql::TxOpts::default())
-                        .expect("start");
-                    tx.exec_drop(TXN_UPDATE, (i,)).expect("update");
-                    tx.commit().expect("commit");
+                    txn(p.get().conn.as_mut().unwrap(), i);
                 })
             }
         }
