@@ -473,6 +473,59 @@ fn init_sql_leaves_the_session_known() {
     }
 }
 
+/// A borrower's `SET` of a setting staunch relies on is seen at once, on a
+/// server that reports variables and on one that reports none (its global
+/// `session_track_system_variables` empty: MariaDB then reports only that
+/// the state changed, even after the session sets its own list, and staunch
+/// asks). Before, on the second server, `autocommit` stayed on as far as
+/// staunch knew, text in a latin1 session went out as UTF-8, and the
+/// placeholder scanner lexed without `ANSI_QUOTES`.
+#[test]
+fn settings_a_borrower_changes_are_seen_even_where_unreported() {
+    for tracked_by_default in [true, false] {
+        let mut args = vec![];
+        if !tracked_by_default {
+            args.push("--session-track-system-variables=".to_string());
+        }
+        let s = MariaDb::start_with(ServerOpts {
+            args,
+            ..Default::default()
+        });
+        s.sql("CREATE TABLE staunch_test.t (v INT) ENGINE=InnoDB");
+        let pool =
+            Pool::from_url(&format!("{}?max_size=1&interpolate_params=true", s.url())).unwrap();
+        let what = format!("variables tracked by default: {tracked_by_default}");
+        let mut c = pool.get().unwrap();
+        assert!(c.autocommit(), "{what}");
+        c.query_drop("SET autocommit = 0").unwrap();
+        assert!(!c.autocommit(), "SET autocommit = 0 is seen; {what}");
+        let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM t").unwrap();
+        assert_eq!(n, Some(0));
+        assert!(c.in_transaction(), "a read under autocommit=0; {what}");
+        c.query_drop("SET autocommit = 1").unwrap();
+        assert!(c.autocommit(), "SET autocommit = 1 is seen; {what}");
+        assert!(!c.in_transaction(), "turning autocommit on commits; {what}");
+
+        c.query_drop("SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')")
+            .unwrap();
+        assert!(
+            c.lexing().unwrap().ansi_quotes,
+            "ANSI_QUOTES is seen; {what}"
+        );
+
+        c.query_drop("SET NAMES latin1").unwrap();
+        let e = c
+            .query_params::<String>("SELECT ?", &[staunch::Param::Text("é".into())])
+            .expect_err("UTF-8 text is not sent to a latin1 session");
+        assert!(
+            e.to_string().contains("character_set_client is latin1"),
+            "{e}; {what}"
+        );
+        drop(c);
+        assert_eq!(pool.stats().resets_on_return, 1, "{what}");
+    }
+}
+
 /// Under autocommit=0 (here from `init_sql`, as a DB-API binding sets it)
 /// a statement that only reads opens a transaction too, and the server
 /// reports it in no packet (a result set's last packet carries no

@@ -464,11 +464,12 @@ impl PooledConn {
             session.state.sql_mode = None;
             session.state.client_charset = None;
         }
-        if session.state.autocommit_off {
+        if session.state.autocommit_off || session.state.settings_unseen {
             // Under autocommit=0 any statement may open a transaction, and
             // one that only reads says so in no packet (the last packet of
             // a result set carries no transaction state): one is open until
             // the server reports otherwise (COMMIT's, ROLLBACK's OK packet).
+            // Where autocommit may have changed unseen, it is taken as off.
             session.state.txn_open = true;
         }
         session.gate.begin();
@@ -505,6 +506,14 @@ impl PooledConn {
             Ok(v) => {
                 if answer == Answer::Ok {
                     session.observe();
+                    if session.state.settings_unseen {
+                        // The statement changed the session, and the server
+                        // does not say how: ask now, so that what it reports
+                        // of the statement (autocommit) is true.
+                        if let Err(e) = session.ask_settings() {
+                            return Err(fail(&mut session.state, &mut marks, connector, e));
+                        }
+                    }
                 }
                 marks.note_settled(true);
                 Ok(v)

@@ -27,6 +27,14 @@
 //! effects are not seen: where one takes a lock or sets a variable,
 //! `reset_on_return` is the answer.
 //!
+//! Three system variables are tracked too: `sql_mode` (how the placeholder
+//! scanner and interpolation lex), `character_set_client` (which text can be
+//! sent exactly) and `autocommit`. A server whose global
+//! `session_track_system_variables` is empty reports none of them, even
+//! after the session sets its own list, only the state-change flag: there
+//! the three are asked (one `SELECT`) at set-up and after each statement
+//! that reports a change of state.
+//!
 //! # Statement time limits on the server
 //! `query_timeout` is also set as the session's server-side limit (MariaDB's
 //! `max_statement_time`, MySQL's `max_execution_time`, which covers only
@@ -114,6 +122,11 @@ pub(crate) struct State {
     /// arrives exact, and interpolated text could even end its own literal
     /// (see `PooledConn::plan`).
     pub client_charset: Option<ClientCharset>,
+    /// A statement changed the session in a way its OK packet did not name,
+    /// in a session whose variables go unreported (`Session::unreported`):
+    /// `sql_mode`, `character_set_client` and `autocommit` are asked
+    /// (`Session::ask_settings`) before they are next relied on.
+    pub settings_unseen: bool,
 }
 
 /// A session's `character_set_client`, as far as text parameters care.
@@ -160,6 +173,11 @@ pub struct Session {
     /// followed keeps the database. Selected again with the pool's settings
     /// (see `init`), before the next statement through the guard.
     pub(crate) schema_unsure: bool,
+    /// The server reports no system variable in this session: its global
+    /// `session_track_system_variables` is empty, and MariaDB then reports
+    /// none even after the session sets its own list, only that the state
+    /// changed. Found by `init`.
+    pub(crate) unreported: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -205,6 +223,7 @@ impl Session {
             state: State::default(),
             gate: Arc::new(Gate::default()),
             schema_unsure: false,
+            unreported: false,
         };
         s.init(cfg)?;
         Ok(s)
@@ -249,23 +268,41 @@ impl Session {
                 .any(|c| c.data_type() == SessionStateType::SESSION_TRACK_SYSTEM_VARIABLES)
         });
         self.observe();
-        if !reported {
-            // The server tracked no variable when the statement began (its
-            // default list is empty), so this statement's assignments went
-            // unreported: ask once. The later ones are tracked.
-            type Three = (Option<Vec<u8>>, Option<Vec<u8>>, Option<i64>);
-            let now: Option<Three> = self.conn.query_first(
-                "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, @@SESSION.autocommit",
-            )?;
-            let (mode, charset, auto) = now.unwrap_or_default();
-            self.state.sql_mode = Some(SqlMode::of(&mode.unwrap_or_default()));
-            self.state.client_charset = Some(ClientCharset::of(&charset.unwrap_or_default()));
-            self.state.autocommit_off = auto == Some(0);
+        self.unreported = !reported;
+        if self.unreported {
+            // The server reports no variable in this session (its default
+            // list is empty), not even after this statement set the list:
+            // ask what the settings are. Later changes are asked after the
+            // statement that reports a change of state (`observe`).
+            self.ask_settings()?;
         }
+        self.state.settings_unseen = false;
         self.state.dirty = false;
         self.state.limit = cfg.query_timeout;
         self.state.tracked = true;
         Ok(())
+    }
+
+    /// Asks the session's `sql_mode`, `character_set_client` and
+    /// `autocommit` (one statement), for a session whose variables go
+    /// unreported.
+    pub(crate) fn ask_settings(&mut self) -> mysql::Result<()> {
+        let now: Option<Settings> = self.conn.query_first(SETTINGS_SQL)?;
+        self.take_settings(now.unwrap_or_default());
+        Ok(())
+    }
+
+    /// What `SETTINGS_SQL` answered becomes what staunch knows.
+    pub(crate) fn take_settings(&mut self, (mode, charset, auto): Settings) {
+        let autocommit_was_off = self.state.autocommit_off;
+        self.state.sql_mode = Some(SqlMode::of(&mode.unwrap_or_default()));
+        self.state.client_charset = Some(ClientCharset::of(&charset.unwrap_or_default()));
+        self.state.autocommit_off = auto == Some(0);
+        if autocommit_was_off && !self.state.autocommit_off {
+            // Turning autocommit on committed what was open (see `observe`).
+            self.state.txn_open = self.state.tables_locked;
+        }
+        self.state.settings_unseen = false;
     }
 
     /// `COM_RESET_CONNECTION` (rolls back, drops variables, temporary tables
@@ -372,7 +409,16 @@ impl Session {
                         }
                     }
                 }
-                SessionStateType::SESSION_TRACK_STATE_CHANGE => self.state.dirty = true,
+                SessionStateType::SESSION_TRACK_STATE_CHANGE => {
+                    self.state.dirty = true;
+                    if self.unreported {
+                        // Maybe a setting staunch relies on: unknown until
+                        // asked (`settings_unseen`).
+                        self.state.sql_mode = None;
+                        self.state.client_charset = None;
+                        self.state.settings_unseen = true;
+                    }
+                }
                 // GTIDs of writes, transaction characteristics: not session
                 // state a later borrower would inherit.
                 _ => {}
@@ -402,6 +448,15 @@ impl Session {
         })
     }
 }
+
+/// The settings staunch relies on, asked where the server does not report
+/// them: `sql_mode` (lexing), `character_set_client` (text parameters) and
+/// `autocommit` (transactions).
+pub(crate) const SETTINGS_SQL: &str =
+    "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, @@SESSION.autocommit";
+
+/// `SETTINGS_SQL`'s answer.
+pub(crate) type Settings = (Option<Vec<u8>>, Option<Vec<u8>>, Option<i64>);
 
 impl SqlMode {
     /// The flags of an `sql_mode` value.

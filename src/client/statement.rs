@@ -26,7 +26,7 @@ use mysql::prelude::{FromRow, Protocol};
 use mysql::{from_row, Binary, Params, QueryResult, Statement, Text};
 
 use super::conn::PooledConn;
-use super::session::ClientCharset;
+use super::session::{ClientCharset, SETTINGS_SQL};
 use super::sql::{self, Lexing, ParamFault, Scan};
 use super::value::Param;
 use crate::error::{Error, ErrorKind};
@@ -174,24 +174,29 @@ impl PooledConn {
         if let (Some(l), Some(_)) = (session.lexing(), &session.state.client_charset) {
             return Ok(l);
         }
-        // The character set comes along: text parameters need it (`plan`).
-        type Two = (Option<Vec<u8>>, Option<Vec<u8>>);
-        let (mode, charset): Two = self.run_text_as(
-            "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client",
-            false,
-            |r| {
-                Ok(match r.next().transpose()? {
-                    Some(row) => (
-                        row.get::<Option<Vec<u8>>, _>(0).flatten(),
-                        row.get::<Option<Vec<u8>>, _>(1).flatten(),
-                    ),
-                    None => (None, None),
-                })
-            },
-        )?;
+        // The character set comes along (text parameters need it), and
+        // autocommit, which is unknown with them where the server does not
+        // report variables (`State::settings_unseen`): this statement asks
+        // it, so the statement itself need not be followed by another.
+        let unseen = std::mem::take(&mut self.session_mut().state.settings_unseen);
+        let asked = self.run_text_as(SETTINGS_SQL, false, |r| {
+            Ok(match r.next().transpose()? {
+                Some(row) => (
+                    row.get::<Option<Vec<u8>>, _>(0).flatten(),
+                    row.get::<Option<Vec<u8>>, _>(1).flatten(),
+                    row.get::<Option<i64>, _>(2).flatten(),
+                ),
+                None => Default::default(),
+            })
+        });
         let session = self.session_mut();
-        session.state.sql_mode = Some(super::session::SqlMode::of(&mode.unwrap_or_default()));
-        session.state.client_charset = Some(ClientCharset::of(&charset.unwrap_or_default()));
+        match asked {
+            Ok(settings) => session.take_settings(settings),
+            Err(e) => {
+                session.state.settings_unseen |= unseen;
+                return Err(e);
+            }
+        }
         session.observe();
         Ok(session.lexing().unwrap_or_default())
     }
