@@ -415,6 +415,22 @@ fn selects_of(s: &MariaDb, connection_id: u32) -> i64 {
     )
 }
 
+/// A server with an InnoDB table `t`, whose default list of tracked system
+/// variables is MariaDB's (`tracked_by_default`) or empty, so that a
+/// session's OK packets report no variable at all.
+fn server_with_table_t(tracked_by_default: bool, args: &[&str]) -> MariaDb {
+    let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    if !tracked_by_default {
+        args.push("--session-track-system-variables=".into());
+    }
+    let s = MariaDb::start_with(ServerOpts {
+        args,
+        ..Default::default()
+    });
+    s.sql("CREATE TABLE staunch_test.t (v INT) ENGINE=InnoDB");
+    s
+}
+
 /// `init_sql` runs before the pool's settings statement, which reports the
 /// `sql_mode`, character set and `autocommit` it left: the first
 /// interpolated statement asks nothing first (it used to run `SELECT
@@ -426,15 +442,7 @@ fn selects_of(s: &MariaDb, connection_id: u32) -> i64 {
 #[test]
 fn init_sql_leaves_the_session_known() {
     for tracked_by_default in [true, false] {
-        let mut args = vec!["--performance-schema=ON".to_string()];
-        if !tracked_by_default {
-            args.push("--session-track-system-variables=".into());
-        }
-        let s = MariaDb::start_with(ServerOpts {
-            args,
-            ..Default::default()
-        });
-        s.sql("CREATE TABLE staunch_test.t (v INT) ENGINE=InnoDB");
+        let s = server_with_table_t(tracked_by_default, &["--performance-schema=ON"]);
         let pool = Pool::builder()
             .url(&format!("{}?max_size=1&interpolate_params=true", s.url()))
             .init_sql(Some(
@@ -483,15 +491,7 @@ fn init_sql_leaves_the_session_known() {
 #[test]
 fn settings_a_borrower_changes_are_seen_even_where_unreported() {
     for tracked_by_default in [true, false] {
-        let mut args = vec![];
-        if !tracked_by_default {
-            args.push("--session-track-system-variables=".to_string());
-        }
-        let s = MariaDb::start_with(ServerOpts {
-            args,
-            ..Default::default()
-        });
-        s.sql("CREATE TABLE staunch_test.t (v INT) ENGINE=InnoDB");
+        let s = server_with_table_t(tracked_by_default, &[]);
         let pool =
             Pool::from_url(&format!("{}?max_size=1&interpolate_params=true", s.url())).unwrap();
         let what = format!("variables tracked by default: {tracked_by_default}");
