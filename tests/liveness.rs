@@ -364,8 +364,11 @@ fn long_statement_on_a_healthy_server_is_not_cut() {
     assert_eq!(pool.stats().statements_cut, 0);
 }
 
-/// Counter-case: a statement blocked on a row lock for 30 s (the default
-/// innodb_lock_wait_timeout is 50 s) returns once the lock is released.
+/// Counter-case: a statement blocked on a row lock for 30 s returns once the
+/// lock is released. The session's innodb_lock_wait_timeout is raised from
+/// its default 50 s to 120 s: the server times the wait by the wall clock,
+/// which a VM snapshot or an NTP step can move by tens of seconds, while the
+/// releaser sleeps by the monotonic one.
 fn statement_blocked_on_a_row_lock_is_not_cut() {
     let s = MariaDb::start();
     s.sql("CREATE TABLE lk (id INT PRIMARY KEY, v INT) ENGINE=InnoDB");
@@ -377,6 +380,8 @@ fn statement_blocked_on_a_row_lock_is_not_cut() {
         .unwrap();
     let pool = Pool::from_url(&s.url()).unwrap();
     let mut c = pool.get().unwrap();
+    c.query_drop("SET SESSION innodb_lock_wait_timeout = 120")
+        .unwrap();
     let releaser = thread::spawn(move || {
         thread::sleep(Duration::from_secs(30));
         holder.query_drop("COMMIT").unwrap();
