@@ -661,7 +661,16 @@ fn min_idle_is_filled_and_idle_timeout_retires_extra() {
     }
     let st = p.stats();
     assert_eq!(st.total, 2, "{st:?}");
-    assert_eq!(st.closed_idle_timeout, 2, "{st:?}");
+    // Every connection made and not kept was retired by the idle timeout:
+    // 2 of the 4, or 3 of 5 when, under Miri, a connect overran its hard
+    // deadline and was cut off (`abandoned_connects`), so a fifth was made
+    // (seen on 2026-12-03).
+    assert!(st.closed_idle_timeout >= 2, "{st:?}");
+    assert_eq!(
+        st.closed_idle_timeout,
+        st.created - st.total as u64,
+        "{st:?}"
+    );
 }
 
 #[test]
