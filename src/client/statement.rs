@@ -22,11 +22,11 @@
 //! that does not match the parameters fails without a round trip (the
 //! prepared way checks the server's own count too).
 
-use mysql::prelude::{FromRow, Protocol};
+use mysql::prelude::{FromRow, Protocol, Queryable};
 use mysql::{from_row, Binary, Params, QueryResult, Statement, Text};
 
 use super::conn::PooledConn;
-use super::session::{ClientCharset, SETTINGS_SQL};
+use super::session::{ClientCharset, Settings, SETTINGS_SQL};
 use super::sql::{self, Lexing, ParamFault, Scan};
 use super::value::Param;
 use crate::error::{Error, ErrorKind};
@@ -179,19 +179,10 @@ impl PooledConn {
         // report variables (`State::settings_unseen`): this statement asks
         // it, so the statement itself need not be followed by another.
         let unseen = std::mem::take(&mut self.session_mut().state.settings_unseen);
-        let asked = self.run_text_as(SETTINGS_SQL, false, |r| {
-            Ok(match r.next().transpose()? {
-                Some(row) => (
-                    row.get::<Option<Vec<u8>>, _>(0).flatten(),
-                    row.get::<Option<Vec<u8>>, _>(1).flatten(),
-                    row.get::<Option<i64>, _>(2).flatten(),
-                ),
-                None => Default::default(),
-            })
-        });
+        let asked = self.run(false, |c| c.query_first::<Settings, _>(SETTINGS_SQL));
         let session = self.session_mut();
         match asked {
-            Ok(settings) => session.take_settings(settings),
+            Ok(settings) => session.take_settings(settings.unwrap_or_default()),
             Err(e) => {
                 session.state.settings_unseen |= unseen;
                 return Err(e);
