@@ -25,13 +25,20 @@ fn galera_cluster_faults() {
         "each node has its own wsrep_local_index"
     );
 
-    // Synchronous replication: a write on node 0 is read on node 2.
+    // Synchronous replication: a write on node 0 is read on node 2. A
+    // commit returns once certified, before other nodes have applied it:
+    // the read waits for them (`wsrep_sync_wait=1`, as tests/galera.rs
+    // reads; without it node 2 once answered no row, 2026-12-03).
     g.server(0)
         .sql("CREATE TABLE kit (id INT PRIMARY KEY, v INT)");
     app(&g, 0)
         .query_drop("INSERT INTO kit VALUES (1, 10)")
         .expect("insert");
-    let v: Option<i64> = app(&g, 2)
+    let mut reader = app(&g, 2);
+    reader
+        .query_drop("SET SESSION wsrep_sync_wait = 1")
+        .expect("causal reads");
+    let v: Option<i64> = reader
         .query_first("SELECT v FROM kit WHERE id = 1")
         .expect("read on node 2");
     assert_eq!(v, Some(10));
