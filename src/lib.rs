@@ -33,6 +33,13 @@
 #![deny(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
+// The C library's allocator (the `mimalloc` feature, see Cargo.toml). Every
+// allocation the library makes it also frees: nothing crosses the C boundary
+// to be freed by the caller's allocator, or the other way round.
+#[cfg(all(feature = "mimalloc", not(miri)))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod client;
 mod config;
 pub mod duration;
