@@ -94,7 +94,11 @@ fi
 # A target directory of its own: `cargo test` builds the library with the
 # dev-dependencies' features unified in (e.g. mysql with zlib), and would
 # overwrite target/debug/libstaunch.{a,so} with a library needing other system
-# libraries. The C side gets exactly what `cargo build --lib` makes.
+# libraries. The C side gets exactly what `cargo build --lib` makes: without
+# the `mimalloc` feature the packages are built with, so that ASan and
+# memcheck see every allocation the library makes (mimalloc's own arenas are
+# opaque to them). The Python, Go and JVM suites and dist-check run the
+# library as shipped.
 TARGET_DIR=${STAUNCH_C_TARGET_DIR:-$ROOT/target/c-abi}
 echo "== cargo build --lib (into $TARGET_DIR)"
 cargo build -p staunch --lib --target-dir "$TARGET_DIR"

@@ -68,16 +68,19 @@ export PATH="$TOOLS/bin:$PATH"
 # default reuses the checkout's release build (`cargo build --release`, which
 # the Python stage has made in CI) and recompiles only the staunch crate, to
 # link it with zig (`cargo rustc -- -C linker`); the dependencies' C code
-# (ring's) calls nothing from libc but memset. DIST_FULL_ZIGBUILD=1 builds
+# (ring's, and mimalloc's: the `mimalloc` feature, the library's allocator)
+# calls only what glibc 2.17 has (mmap, madvise, pthread keys and mutexes,
+# clock_gettime, ...), which the symbol check below holds it to.
+# DIST_FULL_ZIGBUILD=1 builds
 # everything for the target instead (`cargo zigbuild --target
 # x86_64-unknown-linux-gnu.2.17`, as maturin does; C compiled against glibc
 # 2.17's headers), from scratch the first time.
 if [ "${DIST_FULL_ZIGBUILD:-}" = 1 ]; then
   step "cargo zigbuild --release -p staunch --lib --target $TRIPLE.$GLIBC_TARGET"
-  cargo-zigbuild build -q --release -p staunch --lib --target "$TRIPLE.$GLIBC_TARGET"
+  cargo-zigbuild build -q --release -p staunch --lib --features mimalloc --target "$TRIPLE.$GLIBC_TARGET"
   built=$CARGO_TARGET/$TRIPLE/release
 else
-  step "cargo rustc --release -p staunch --lib (the dependencies as built for target/release), linked by zig for glibc $GLIBC_TARGET"
+  step "cargo rustc --release -p staunch --lib --features mimalloc (the dependencies as built for target/release), linked by zig for glibc $GLIBC_TARGET"
   {
     echo '#!/bin/sh'
     echo "# What cargo-zigbuild's own linker wrapper runs: zig cc for glibc $GLIBC_TARGET."
@@ -85,7 +88,7 @@ else
     echo "exec '$TOOLS/bin/cargo-zigbuild' zig cc -- -g -fno-sanitize=all -target x86_64-linux-gnu.$GLIBC_TARGET \"\$@\""
   } > "$WORK/zigcc"
   chmod +x "$WORK/zigcc"
-  cargo rustc -q --release -p staunch --lib --crate-type cdylib --crate-type staticlib -- -C linker="$WORK/zigcc"
+  cargo rustc -q --release -p staunch --lib --features mimalloc --crate-type cdylib --crate-type staticlib -- -C linker="$WORK/zigcc"
   built=$WORK/built
   mkdir -p "$built"
   cp "$CARGO_TARGET/release/libstaunch.so" "$CARGO_TARGET/release/libstaunch.a" "$built/"

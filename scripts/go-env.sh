@@ -79,8 +79,8 @@ build_staunch() { # build_staunch debug|release
   local profile=$1 flag=
   [ "$profile" = release ] && flag=--release
   local target=${CARGO_TARGET_DIR:-$ROOT/target}
-  echo "== cargo build -p staunch --lib $flag; cargo build -p staunch-testkit"
-  cargo build -q -p staunch --lib $flag
+  echo "== cargo build -p staunch --lib --features mimalloc $flag; cargo build -p staunch-testkit"
+  cargo build -q -p staunch --lib --features mimalloc $flag
   cargo build -q -p staunch-testkit
   STAUNCH_LIBDIR="$target/$profile"
   # The cdylib's SONAME is libstaunch.so.1 (build.rs); cargo writes only

@@ -42,7 +42,7 @@ export JAVA_HOME PATH="$JAVA_HOME/bin:$PATH"
 jdks=${STAUNCH_BENCH_JDKS:-/usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/java-17-openjdk-amd64}
 target=${CARGO_TARGET_DIR:-$repo/target}
 
-cargo build -p staunch --lib --release
+cargo build -p staunch --lib --features mimalloc --release
 cargo build -p staunch-testkit
 lib=$target/release/libstaunch.so
 # The JNI shim (JDK < 22, or JNI forced on 22+), built as java-tests.sh builds it.

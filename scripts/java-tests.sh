@@ -44,12 +44,12 @@ fi
 
 profile=${STAUNCH_JAVA_PROFILE:-debug}
 target=${CARGO_TARGET_DIR:-$repo/target}
-echo "== cargo build -p staunch --lib ($profile), cargo build -p staunch-testkit"
+echo "== cargo build -p staunch --lib --features mimalloc ($profile), cargo build -p staunch-testkit"
 if [ "$profile" = release ]; then
-  cargo build -p staunch --lib --release
+  cargo build -p staunch --lib --features mimalloc --release
   lib=$target/release/libstaunch.so
 else
-  cargo build -p staunch --lib
+  cargo build -p staunch --lib --features mimalloc
   lib=$target/debug/libstaunch.so
 fi
 cargo build -p staunch-testkit

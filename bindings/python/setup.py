@@ -43,7 +43,9 @@ def _build_library() -> Path:
         return Path(pre)
     repo = _repo()
     cargo = os.environ.get("CARGO") or shutil.which("cargo") or str(Path.home() / ".cargo/bin/cargo")
-    cmd = [cargo, "build", "--release", "-p", "staunch", "--lib"]
+    # The library as the packages ship it: mimalloc as its allocator (the
+    # crate's `mimalloc` feature; see its Cargo.toml).
+    cmd = [cargo, "build", "--release", "-p", "staunch", "--lib", "--features", "mimalloc"]
     print("staunch: building the library:", " ".join(cmd), flush=True)
     try:
         subprocess.run(cmd, cwd=repo, check=True)
