@@ -20,6 +20,12 @@ cd "$(dirname "$0")/.."
 TARGET_DIR=${STAUNCH_C_TARGET_DIR:-$PWD/target/c-abi}
 ALLOCS=(system mimalloc)
 
+build_benches() { # TARGET...: the benchmarks, against $TARGET_DIR's release library
+  cmake -S cbuild -B cbuild/build-bench -DCMAKE_BUILD_TYPE=Release -DSTAUNCH_PROFILE=release \
+    -DSTAUNCH_LINK=shared -DSTAUNCH_BUILD_TESTS=OFF -DSTAUNCH_CARGO_TARGET_DIR="$TARGET_DIR" >/dev/null
+  cmake --build cbuild/build-bench --target "$@" >/dev/null
+}
+
 if [ "${1:-}" = "--run-instructions" ]; then
   root=${STAUNCH_TEST_ROOT_URL#mysql://}
   hostport=${root#*@}
@@ -65,9 +71,7 @@ if [ "${1:-}" = "--instructions" ]; then
     mkdir -p "$TARGET_DIR/alloc-$a"
     cp "$TARGET_DIR/release/libstaunch.so" "$TARGET_DIR/alloc-$a/libstaunch.so.1"
   done
-  cmake -S cbuild -B cbuild/build-bench -DCMAKE_BUILD_TYPE=Release -DSTAUNCH_PROFILE=release \
-    -DSTAUNCH_LINK=shared -DSTAUNCH_BUILD_TESTS=OFF -DSTAUNCH_CARGO_TARGET_DIR="$TARGET_DIR" >/dev/null
-  cmake --build cbuild/build-bench --target bench_statement_loop >/dev/null
+  build_benches bench_statement_loop
   if [ -n "${STAUNCH_TEST_URL:-}" ]; then exec "$0" --run-instructions; fi
   scripts/install-mariadb.sh
   exec scripts/c-mariadb.sh "$0" --run-instructions
@@ -82,9 +86,7 @@ fi
 # The library as the packages ship it (`cargo build --lib --features mimalloc
 # --release`; see c-tests.sh).
 cargo build -p staunch --lib --features mimalloc --release --target-dir "$TARGET_DIR"
-cmake -S cbuild -B cbuild/build-bench -DCMAKE_BUILD_TYPE=Release -DSTAUNCH_PROFILE=release \
-  -DSTAUNCH_LINK=shared -DSTAUNCH_BUILD_TESTS=OFF -DSTAUNCH_CARGO_TARGET_DIR="$TARGET_DIR" >/dev/null
-cmake --build cbuild/build-bench --target bench_get_release bench_fetch_vs_getters >/dev/null
+build_benches bench_get_release bench_fetch_vs_getters
 if [ -n "${STAUNCH_TEST_URL:-}" ]; then
   exec "$0" --run "$@"
 fi
