@@ -37,7 +37,9 @@ run_stage() {
   case $s in
     rust)
       echo "== Rust: unit and integration tests (real MariaDB servers), every crate of the workspace"
-      cargo test --workspace --no-fail-fast ;;
+      cargo test --workspace --no-fail-fast
+      echo "== Rust: the shipped build's allocator (the mimalloc feature)"
+      cargo test -p staunch --lib --features mimalloc alloc:: ;;
     fuzz)
       echo "== fuzz: the committed corpus replayed through the targets' bodies (stable)"
       # A target directory of its own: the library is a cdylib, whose rlib cargo

@@ -33,12 +33,13 @@
 #![deny(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
-// The C library's allocator (the `mimalloc` feature, see Cargo.toml). Every
-// allocation the library makes it also frees: nothing crosses the C boundary
-// to be freed by the caller's allocator, or the other way round.
+// The C library's allocator (the `mimalloc` feature, see Cargo.toml and
+// src/alloc.rs).
+#[cfg(all(feature = "mimalloc", not(miri)))]
+mod alloc;
 #[cfg(all(feature = "mimalloc", not(miri)))]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: alloc::MiMalloc = alloc::MiMalloc;
 
 mod client;
 mod config;
