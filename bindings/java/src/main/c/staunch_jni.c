@@ -175,6 +175,41 @@ JNIEXPORT jbyteArray JNICALL Java_dev_staunch_internal_Jni_bytes(JNIEnv *env, jc
     return a;
 }
 
+/*
+ * The text, decimal and byte values among `count` staunch_values at `values`
+ * (a fetched batch), copied one after another into one new array of `total`
+ * bytes: one crossing per batch where Jni.bytes would take one per value.
+ * The Java side (Rows) worked out `total` and each value's place from the
+ * same types and lengths; NULL (no exception) if they do not add up.
+ */
+JNIEXPORT jbyteArray JNICALL Java_dev_staunch_internal_Jni_gather(JNIEnv *env, jclass cls, jlong values,
+                                                                   jlong count, jint total) {
+    (void)cls;
+    const staunch_value *v = P(values);
+    if (v == NULL || count < 0 || total < 0) {
+        return NULL;
+    }
+    jbyteArray a = (*env)->NewByteArray(env, total);
+    if (a == NULL) {
+        return NULL; /* OutOfMemoryError pending */
+    }
+    jsize off = 0;
+    for (jlong i = 0; i < count; i++) {
+        uint32_t t = v[i].type;
+        if (t != STAUNCH_COLUMN_DECIMAL && t != STAUNCH_COLUMN_TEXT && t != STAUNCH_COLUMN_BYTES) {
+            continue;
+        }
+        if (v[i].len > (size_t)(total - off)) {
+            return NULL;
+        }
+        if (v[i].len > 0) {
+            (*env)->SetByteArrayRegion(env, a, off, (jsize)v[i].len, (const jbyte *)v[i].ptr);
+            off += (jsize)v[i].len;
+        }
+    }
+    return off == total ? a : NULL;
+}
+
 /* malloc(len) (0 when it fails) and free: a row set's value buffer, which its owner frees from any thread. */
 JNIEXPORT jlong JNICALL Java_dev_staunch_internal_Jni_malloc(JNIEnv *env, jclass cls, jlong len) {
     (void)env;

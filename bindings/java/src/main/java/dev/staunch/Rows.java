@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
@@ -148,6 +149,15 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     private boolean endOfSet;
     private List<Column> columns;
     private boolean lastWasNull;
+    /**
+     * Where {@link Native#gathers} (the JNI path): the current batch's text,
+     * decimal and byte values, copied in one call when the first of them is
+     * read, and where value k of the batch starts in it; null to read each
+     * value where it is.
+     */
+    private byte[] gathered;
+    private int[] gatheredAt;
+    private boolean gatherTried;
 
     private static final class State implements Runnable {
         final long handle;
@@ -177,6 +187,8 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     }
 
     private void startSet() {
+        gathered = null;
+        gatherTried = false;
         ncols = (int) Native.rows_column_count(state.handle);
         columns = null;
         rowsInBatch = 0;
@@ -244,6 +256,8 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
             rowInBatch++;
             return true;
         }
+        gathered = null;
+        gatherTried = false;
         try (Mem.Scope a = new Mem.Scope()) {
             if (state.values.address() == 0) {
                 Mem.Seg cnt = a.allocate(8);
@@ -270,6 +284,45 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
                 return false;
             }
             return true;
+        }
+    }
+
+    /**
+     * A batch's variable-length values are gathered in one copy when they take
+     * at most this many bytes in all: about 1 kB a row, where copying a value
+     * nobody reads costs about what the crossing for one that is read saves.
+     * Past it, each value read is copied alone (a large answer read in part,
+     * such as a streamed one, copies only what is read).
+     */
+    private static final long GATHER_MAX = 64 * 1024;
+
+    /**
+     * Copies the batch's text, decimal and byte values in one call when there
+     * are several and together they are small (see {@link #GATHER_MAX}).
+     */
+    private void gather() {
+        gatherTried = true;
+        int count = (int) (rowsInBatch * ncols);
+        if (gatheredAt == null || gatheredAt.length < count) {
+            gatheredAt = new int[(int) state.capacity];
+        }
+        Mem.Seg v = state.values;
+        long total = 0;
+        int cells = 0;
+        for (int k = 0; k < count; k++) {
+            long o = k * VSZ;
+            int type = v.getInt(o + Abi.V_TYPE);
+            if (type == DECIMAL || type == TEXT || type == BYTES) {
+                gatheredAt[k] = (int) total;
+                total += v.getLong(o + Abi.V_LEN);
+                cells++;
+                if (total > GATHER_MAX) {
+                    return;
+                }
+            }
+        }
+        if (cells > 1 && total > 0) {
+            gathered = Native.gather(v.address(), count, (int) total);
         }
     }
 
@@ -407,12 +460,27 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
         return r;
     }
 
-    private static String text(Mem.Seg v, long o) {
-        return Native.string(v.getAddress(o + Abi.V_PTR), v.getLong(o + Abi.V_LEN));
+    private String text(Mem.Seg v, long o) {
+        if (!gatherTried && Native.gathers()) {
+            gather();
+        }
+        long len = v.getLong(o + Abi.V_LEN);
+        if (gathered != null) {
+            return new String(gathered, gatheredAt[(int) (o / VSZ)], (int) len, StandardCharsets.UTF_8);
+        }
+        return Native.string(v.getAddress(o + Abi.V_PTR), len);
     }
 
-    private static byte[] bytes(Mem.Seg v, long o) {
-        return Native.bytes(v.getAddress(o + Abi.V_PTR), v.getLong(o + Abi.V_LEN));
+    private byte[] bytes(Mem.Seg v, long o) {
+        if (!gatherTried && Native.gathers()) {
+            gather();
+        }
+        long len = v.getLong(o + Abi.V_LEN);
+        if (gathered != null) {
+            int from = gatheredAt[(int) (o / VSZ)];
+            return Arrays.copyOfRange(gathered, from, from + (int) len);
+        }
+        return Native.bytes(v.getAddress(o + Abi.V_PTR), len);
     }
 
     private StaunchException wrong(int idx, String want, Object got) {

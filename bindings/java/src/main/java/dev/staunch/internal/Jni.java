@@ -24,6 +24,13 @@ public final class Jni {
     /** A copy of {@code len} bytes at {@code addr}. */
     static native byte[] bytes(long addr, long len);
 
+    /**
+     * The text, decimal and byte values among {@code count} staunch_values at
+     * {@code values}, one after another in one array of {@code total} bytes;
+     * null if their lengths do not add up to {@code total}.
+     */
+    static native byte[] gather(long values, long count, int total);
+
     /** malloc(len): 0 when it fails. */
     static native long malloc(long len);
 

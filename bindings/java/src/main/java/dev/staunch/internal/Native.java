@@ -187,6 +187,24 @@ public final class Native {
         return Jni.bytes(p, len);
     }
 
+    /**
+     * Whether {@link #gather} copies a fetched batch's variable-length values
+     * in one call. On this path each {@link #bytes} is a JNI crossing (about
+     * as dear as a short copy), so a batch of rows gathers them once.
+     */
+    public static boolean gathers() {
+        return true;
+    }
+
+    /**
+     * The text, decimal and byte values among {@code count} staunch_values at
+     * {@code values}, one after another in one array of {@code total} bytes
+     * (the sum of their lengths); null if the lengths do not add up.
+     */
+    public static byte[] gather(long values, long count, int total) {
+        return Jni.gather(values, count, total);
+    }
+
     /** The shim's staunch_event_callback (it calls {@link Events#onEvent}). */
     public static long eventCallback() {
         return Jni.eventCallback();

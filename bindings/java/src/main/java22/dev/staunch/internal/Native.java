@@ -438,6 +438,20 @@ public final class Native {
         return new String(bytes(p, len), StandardCharsets.UTF_8);
     }
 
+    /**
+     * False: on this path {@link #bytes} is a plain memory copy, so the rows
+     * read each value where it is (the JNI twin gathers a batch's values in
+     * one crossing).
+     */
+    public static boolean gathers() {
+        return false;
+    }
+
+    /** Not used on this path ({@link #gathers} is false): null. */
+    public static byte[] gather(long values, long count, int total) {
+        return null;
+    }
+
     /** A copy of the {@code len} bytes at {@code p}. */
     public static byte[] bytes(long p, long len) {
         if (len == 0) {
