@@ -1,0 +1,62 @@
+//! The MySQL/MariaDB client/server protocol, the part a statement crosses:
+//! packets framed on a stream the caller owns, a text-protocol command sent
+//! on its own, and its answer read back as borrowed slices.
+//!
+//! # Why staunch has its own
+//!
+//! The `mysql` crate, which staunch's connections use today, writes a
+//! command and reads its answer in one call, owns its socket, and parses
+//! every column definition into five owned strings and an `Arc` before the
+//! first row. That costs two things no change above it can win back:
+//!
+//! - a statement cannot be *sent* and its answer *awaited* elsewhere (Go's
+//!   netpoller, a JVM virtual thread's park) and then read: the calling OS
+//!   thread blocks inside the crate for the whole round trip;
+//! - about 60 allocations for one row of five columns, most of them the
+//!   column definitions, which most callers never look at.
+//!
+//! This crate is the first layer of the replacement, and it is built so
+//! that each of those becomes possible: [`Framer::send_query`] only writes;
+//! [`Framer::read_response`] only reads; a result set keeps its column
+//! definitions as the server's bytes, in one buffer, and parses one when
+//! asked ([`Columns::get`]); a row is a slice of the read buffer, and its
+//! cells are slices of it ([`TextRow::cells`]). Nothing here allocates per
+//! statement once the buffers have grown to the answer's size.
+//!
+//! It knows nothing of pools, sessions, values or time limits. The socket's
+//! time limits are the caller's (staunch sets `SO_RCVTIMEO`/`SO_SNDTIMEO`
+//! and cuts a stuck socket with `shutdown(2)`); every error here leaves the
+//! caller to decide whether the connection is still usable, which
+//! [`WireError::is_fatal`] tells.
+//!
+//! # Where it stands
+//!
+//! Framing (with packets of 16 MiB and more), commands, and text-protocol
+//! answers: OK, ERR (with MariaDB's progress reports skipped), result sets
+//! with or without `CLIENT_DEPRECATE_EOF`, several results of one command,
+//! `LOCAL INFILE` requests refused without losing the connection. Not yet:
+//! the handshake and authentication (the tests borrow a socket the `mysql`
+//! crate has opened), TLS, compression, and the binary protocol of
+//! prepared statements. Nothing in staunch calls it yet.
+//!
+//! Reference: the MariaDB client/server protocol documentation
+//! (<https://mariadb.com/kb/en/clientserver-protocol/>) and MySQL's
+//! (`sql-common/client.cc`, `libmysql`), as read, not copied.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod error;
+mod packet;
+mod parse;
+mod text;
+
+pub use error::{ServerError, WireError};
+pub use packet::{Framer, MAX_CHUNK};
+pub use parse::{caps, status, EofInfo, OkInfo};
+pub use text::{Cells, ColumnDef, Columns, Next, Response, TextRow};
+
+/// `COM_QUERY`: run the statement text in the payload.
+pub const COM_QUERY: u8 = 0x03;
+/// `COM_PING`: answer OK.
+pub const COM_PING: u8 = 0x0e;

@@ -1,0 +1,402 @@
+//! Packets on a stream: the 4-byte header (3 bytes of length, little-endian,
+//! and a sequence id), payloads of 16 MiB - 1 and more split into chunks,
+//! sequence ids checked on the way in.
+//!
+//! One read buffer and one write buffer per connection, grown to the
+//! largest packet seen and given back when they grow past [`RETAIN`] bytes
+//! and the connection is idle. A packet that fits in one chunk is handed
+//! out as a slice of the read buffer: no copy, no allocation. A packet of
+//! several chunks is joined in a second buffer.
+
+use std::io::{self, ErrorKind, Read, Write};
+
+use crate::error::WireError;
+
+/// The largest payload of one chunk: a payload of this length is followed
+/// by another chunk of the same packet (possibly empty).
+pub const MAX_CHUNK: usize = 0xFF_FFFF;
+
+/// What each read asks the socket for at least, and the read buffer's
+/// first size.
+const READ_SIZE: usize = 16 * 1024;
+
+/// Buffers larger than this are given back at the next command.
+const RETAIN: usize = 256 * 1024;
+
+/// The server's own ceiling for `max_allowed_packet` (1 GiB).
+const DEFAULT_MAX_PACKET: usize = 1 << 30;
+
+#[derive(Clone, Copy, Debug)]
+enum Last {
+    Buf(usize, usize),
+    Joined,
+}
+
+/// A connection's packet layer over a stream the caller opened and
+/// configured (time limits included).
+#[derive(Debug)]
+pub struct Framer<S> {
+    stream: S,
+    /// The read buffer; `buf[start..end]` has been read and not consumed.
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// A packet of several chunks, joined.
+    joined: Vec<u8>,
+    /// The bytes of the command being sent.
+    out: Vec<u8>,
+    /// Where the last packet read is: in `joined`, or at `buf[from..to]`.
+    last: Last,
+    /// The sequence id the next packet, either way, must carry.
+    seq: u8,
+    /// The open result set's column count, while its rows are being read.
+    pub(crate) open_cells: Option<usize>,
+    max_packet: usize,
+    pub(crate) caps: u32,
+}
+
+impl<S: Read + Write> Framer<S> {
+    /// A packet layer over `stream`, on a connection whose handshake agreed
+    /// on the capability flags `caps` ([`crate::caps`]); the stream must be
+    /// between commands.
+    pub fn new(stream: S, caps: u32) -> Framer<S> {
+        Framer {
+            stream,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            joined: Vec::new(),
+            out: Vec::new(),
+            last: Last::Buf(0, 0),
+            seq: 0,
+            open_cells: None,
+            max_packet: DEFAULT_MAX_PACKET,
+            caps,
+        }
+    }
+
+    /// The capability flags the connection agreed on.
+    pub fn caps(&self) -> u32 {
+        self.caps
+    }
+
+    /// The largest packet this side accepts, in bytes; a larger one is
+    /// [`WireError::PacketTooLarge`]. Defaults to 1 GiB (the server's own
+    /// ceiling for `max_allowed_packet`).
+    pub fn set_max_packet(&mut self, max: usize) {
+        self.max_packet = max;
+    }
+
+    /// The stream, for setting its options.
+    pub fn stream(&self) -> &S {
+        &self.stream
+    }
+
+    /// The stream.
+    pub fn into_inner(self) -> S {
+        self.stream
+    }
+
+    /// Whether bytes have arrived that no read has consumed. Between
+    /// commands that is input the server should not have sent.
+    pub fn has_buffered_input(&self) -> bool {
+        self.start != self.end
+    }
+
+    /// Sends one command: `cmd` and its payload, as the first packet of a
+    /// new sequence, in one write. Returns once the bytes are written; the
+    /// answer is read by the caller ([`Framer::read_packet`],
+    /// [`Framer::read_response`]).
+    pub fn send_command(&mut self, cmd: u8, payload: &[u8]) -> Result<(), WireError> {
+        self.give_back();
+        self.seq = 0;
+        self.open_cells = None;
+        self.out.clear();
+        let total = 1 + payload.len();
+        self.out.reserve(total + 4 * (total / MAX_CHUNK + 1));
+        let mut done = 0;
+        loop {
+            let n = (total - done).min(MAX_CHUNK);
+            self.push_header(n);
+            if done == 0 {
+                self.out.push(cmd);
+                self.out.extend_from_slice(&payload[..n - 1]);
+            } else {
+                self.out.extend_from_slice(&payload[done - 1..done - 1 + n]);
+            }
+            done += n;
+            if n < MAX_CHUNK {
+                break;
+            }
+        }
+        self.flush_out()
+    }
+
+    /// Sends `payload` as the next packet of the current sequence (the
+    /// answer to a server's request within a command).
+    pub fn send_packet(&mut self, payload: &[u8]) -> Result<(), WireError> {
+        self.out.clear();
+        let mut rest = payload;
+        loop {
+            let n = rest.len().min(MAX_CHUNK);
+            self.push_header(n);
+            self.out.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            if n < MAX_CHUNK {
+                break;
+            }
+        }
+        self.flush_out()
+    }
+
+    fn push_header(&mut self, n: usize) {
+        self.out
+            .extend_from_slice(&[n as u8, (n >> 8) as u8, (n >> 16) as u8, self.seq]);
+        self.seq = self.seq.wrapping_add(1);
+    }
+
+    fn flush_out(&mut self) -> Result<(), WireError> {
+        self.stream.write_all(&self.out)?;
+        self.stream.flush()?;
+        Ok(())
+    }
+
+    /// Reads the next packet of the current sequence and returns its
+    /// payload, valid until the next call on this `Framer`.
+    pub fn read_packet(&mut self) -> Result<&[u8], WireError> {
+        self.advance()?;
+        Ok(self.last_packet())
+    }
+
+    /// The payload [`Framer::advance`] read last.
+    pub(crate) fn last_packet(&self) -> &[u8] {
+        match self.last {
+            Last::Buf(from, to) => &self.buf[from..to],
+            Last::Joined => &self.joined,
+        }
+    }
+
+    /// Reads the next packet of the current sequence ([`Framer::last_packet`]).
+    pub(crate) fn advance(&mut self) -> Result<(), WireError> {
+        let mut chunks = 0usize;
+        loop {
+            self.fill(4)?;
+            let h = &self.buf[self.start..self.start + 4];
+            let len = h[0] as usize | (h[1] as usize) << 8 | (h[2] as usize) << 16;
+            if h[3] != self.seq {
+                return Err(WireError::protocol(format!(
+                    "packet out of order: sequence id {}, expected {}",
+                    h[3], self.seq
+                )));
+            }
+            let size = if chunks == 0 {
+                len
+            } else {
+                self.joined.len() + len
+            };
+            if size > self.max_packet {
+                return Err(WireError::PacketTooLarge {
+                    size,
+                    max: self.max_packet,
+                });
+            }
+            self.seq = self.seq.wrapping_add(1);
+            self.fill(4 + len)?;
+            let from = self.start + 4;
+            self.start = from + len;
+            if chunks == 0 && len < MAX_CHUNK {
+                self.last = Last::Buf(from, from + len);
+                return Ok(());
+            }
+            if chunks == 0 {
+                self.joined.clear();
+            }
+            self.joined.extend_from_slice(&self.buf[from..from + len]);
+            chunks += 1;
+            if len < MAX_CHUNK {
+                self.last = Last::Joined;
+                return Ok(());
+            }
+        }
+    }
+
+    /// Until at least `n` unread bytes are in the buffer.
+    fn fill(&mut self, n: usize) -> Result<(), WireError> {
+        while self.end - self.start < n {
+            if self.start == self.end {
+                self.start = 0;
+                self.end = 0;
+            }
+            if self.buf.len() - self.start < n.max(READ_SIZE) {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+                let want = n.max(READ_SIZE);
+                if self.buf.len() < want {
+                    let grown = want
+                        .max(self.buf.len().saturating_mul(2))
+                        .min(want.max(RETAIN));
+                    self.buf.resize(grown, 0);
+                }
+            }
+            match self.stream.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    return Err(WireError::Io(io::Error::new(
+                        ErrorKind::UnexpectedEof,
+                        "the server closed the connection",
+                    )))
+                }
+                Ok(got) => self.end += got,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(WireError::Io(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Between commands: buffers that a large packet grew past [`RETAIN`]
+    /// go back to the allocator.
+    fn give_back(&mut self) {
+        if self.buf.len() > RETAIN && self.start == self.end {
+            self.buf = Vec::new();
+            self.start = 0;
+            self.end = 0;
+        }
+        if self.joined.capacity() > RETAIN {
+            self.joined = Vec::new();
+        }
+        if self.out.capacity() > RETAIN {
+            self.out = Vec::new();
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! An in-memory stream for the unit tests of this crate's parsing.
+    use super::*;
+    use std::io::Cursor;
+
+    /// A stream that hands out its input a few bytes per read and keeps
+    /// what is written.
+    pub(crate) struct Trickle {
+        input: Cursor<Vec<u8>>,
+        per_read: usize,
+        pub(crate) written: Vec<u8>,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.per_read);
+            self.input.read(&mut buf[..n])
+        }
+    }
+
+    impl Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.written.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn framer(input: Vec<u8>, per_read: usize) -> Framer<Trickle> {
+        Framer::new(
+            Trickle {
+                input: Cursor::new(input),
+                per_read,
+                written: Vec::new(),
+            },
+            0,
+        )
+    }
+
+    pub(crate) fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
+        let n = payload.len();
+        let mut p = vec![n as u8, (n >> 8) as u8, (n >> 16) as u8, seq];
+        p.extend_from_slice(payload);
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+
+    #[test]
+    fn packets_arrive_whole_however_the_bytes_are_cut() {
+        let mut input = packet(1, b"first");
+        input.extend(packet(2, b""));
+        input.extend(packet(3, &[7u8; 40_000]));
+        for per_read in [1, 3, 4, 5, 4096, 1 << 20] {
+            let mut f = framer(input.clone(), per_read);
+            f.seq = 1;
+            assert_eq!(f.read_packet().unwrap(), b"first");
+            assert_eq!(f.read_packet().unwrap(), b"");
+            assert_eq!(f.read_packet().unwrap(), &[7u8; 40_000][..]);
+            assert!(!f.has_buffered_input());
+        }
+    }
+
+    #[test]
+    fn a_packet_of_several_chunks_is_joined() {
+        let big: Vec<u8> = (0..MAX_CHUNK + 10).map(|i| (i % 251) as u8).collect();
+        // Exactly one chunk's worth: an empty chunk ends it.
+        let exact: Vec<u8> = big[..MAX_CHUNK].to_vec();
+        let mut input = packet(0, &big[..MAX_CHUNK]);
+        input.extend(packet(1, &big[MAX_CHUNK..]));
+        input.extend(packet(2, &exact));
+        input.extend(packet(3, b""));
+        input.extend(packet(4, b"after"));
+        let mut f = framer(input, 1 << 16);
+        assert_eq!(f.read_packet().unwrap(), &big[..]);
+        assert_eq!(f.read_packet().unwrap(), &exact[..]);
+        assert_eq!(f.read_packet().unwrap(), b"after");
+    }
+
+    #[test]
+    fn a_command_is_split_the_same_way() {
+        for len in [0, 10, MAX_CHUNK - 1, MAX_CHUNK, MAX_CHUNK + 5] {
+            let payload: Vec<u8> = (0..len).map(|i| (i % 13) as u8).collect();
+            let mut f = framer(Vec::new(), 1);
+            f.send_command(0x03, &payload).unwrap();
+            // Read back what was written as the server would.
+            let written = std::mem::take(&mut f.stream.written);
+            let mut back = framer(written, 1 << 20);
+            let got = back.read_packet().unwrap().to_vec();
+            assert_eq!(got[0], 0x03, "len {len}");
+            assert_eq!(&got[1..], &payload[..], "len {len}");
+            assert!(
+                !back.has_buffered_input(),
+                "len {len}: nothing after the packet"
+            );
+        }
+    }
+
+    #[test]
+    fn out_of_order_truncated_and_oversized_packets_are_errors() {
+        let mut f = framer(packet(5, b"x"), 64);
+        let e = f.read_packet().unwrap_err();
+        assert!(e.to_string().contains("sequence id 5, expected 0"), "{e}");
+        assert!(e.is_fatal());
+
+        let mut cut = packet(0, b"hello");
+        cut.truncate(6);
+        let e = framer(cut, 64).read_packet().unwrap_err();
+        assert!(
+            matches!(&e, WireError::Io(io) if io.kind() == ErrorKind::UnexpectedEof),
+            "{e}"
+        );
+
+        let mut f = framer(packet(0, &[0u8; 100]), 64);
+        f.set_max_packet(99);
+        let e = f.read_packet().unwrap_err();
+        assert!(
+            matches!(e, WireError::PacketTooLarge { size: 100, max: 99 }),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,469 @@
+//! A text-protocol command (`COM_QUERY`) and its answer: an OK packet, an
+//! error, or a result set (column count, column definitions, rows, end),
+//! possibly several of them for one command.
+//!
+//! A result set's column definitions are kept as the server sent them, in
+//! one buffer the caller reuses ([`Columns`]); one is parsed only when asked
+//! for. A row is handed out as the packet itself ([`TextRow`]), its cells
+//! as slices of it: the text the server sent, or `None` for NULL.
+
+use std::io::{Read, Write};
+
+use crate::error::WireError;
+use crate::packet::{Framer, MAX_CHUNK};
+use crate::parse::{caps, parse_err, EofInfo, OkInfo, Reader};
+use crate::COM_QUERY;
+
+/// The start of an answer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Response {
+    /// The statement ran and returned no rows.
+    Ok(OkInfo),
+    /// A result set: its columns are in the [`Columns`] passed to
+    /// [`Framer::read_response`]; read its rows with [`Framer::next_row`]
+    /// until [`Next::End`].
+    ResultSet,
+}
+
+/// The next thing in a result set.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next<'a> {
+    /// A row.
+    Row(TextRow<'a>),
+    /// The result set ended; the status says whether another result of the
+    /// same command follows ([`crate::status::MORE_RESULTS_EXISTS`]: read
+    /// it with [`Framer::read_response`]).
+    End(OkInfo),
+}
+
+/// A result set's column definitions, as the server sent them.
+#[derive(Clone, Debug, Default)]
+pub struct Columns {
+    raw: Vec<u8>,
+    /// Where each definition ends in `raw`.
+    ends: Vec<usize>,
+}
+
+impl Columns {
+    /// An empty set, to pass to [`Framer::read_response`] (and reuse).
+    pub fn new() -> Columns {
+        Columns::default()
+    }
+
+    /// The number of columns.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are none (the answer was not a result set).
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Column `i`'s definition packet, unparsed.
+    pub fn raw(&self, i: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.raw[start..end])
+    }
+
+    /// Column `i`'s definition, parsed now; `None` past the last column.
+    pub fn get(&self, i: usize) -> Option<Result<ColumnDef<'_>, WireError>> {
+        self.raw(i).map(ColumnDef::parse)
+    }
+
+    fn clear(&mut self) {
+        self.raw.clear();
+        self.ends.clear();
+    }
+
+    fn push(&mut self, def: &[u8]) {
+        self.raw.extend_from_slice(def);
+        self.ends.push(self.raw.len());
+    }
+}
+
+/// One column's definition (`Protocol::ColumnDefinition41`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColumnDef<'a> {
+    /// The schema (database) of the column's table.
+    pub schema: &'a [u8],
+    /// The table as the statement named it (its alias).
+    pub table: &'a [u8],
+    /// The table's real name.
+    pub org_table: &'a [u8],
+    /// The column as the statement named it (its alias).
+    pub name: &'a [u8],
+    /// The column's real name.
+    pub org_name: &'a [u8],
+    /// The character set and collation number of its text (63: binary).
+    pub charset: u16,
+    /// The column's maximum display length.
+    pub length: u32,
+    /// The `MYSQL_TYPE_*` number.
+    pub column_type: u8,
+    /// Column flags (`NOT_NULL_FLAG` 1, `UNSIGNED_FLAG` 32, ...).
+    pub flags: u16,
+    /// Digits after the decimal point.
+    pub decimals: u8,
+}
+
+impl<'a> ColumnDef<'a> {
+    fn parse(p: &'a [u8]) -> Result<ColumnDef<'a>, WireError> {
+        let mut r = Reader::new(p);
+        let mut s =
+            |what| -> Result<&'a [u8], WireError> { Ok(r.lenenc_str(what)?.unwrap_or_default()) };
+        let _catalog = s("a column's catalog")?;
+        let schema = s("a column's schema")?;
+        let table = s("a column's table")?;
+        let org_table = s("a column's original table")?;
+        let name = s("a column's name")?;
+        let org_name = s("a column's original name")?;
+        let fixed = r.lenenc_int("a column's fixed fields")?;
+        if fixed < 10 {
+            return Err(WireError::protocol(format!(
+                "a column's fixed fields are {fixed} bytes, fewer than 10"
+            )));
+        }
+        Ok(ColumnDef {
+            schema,
+            table,
+            org_table,
+            name,
+            org_name,
+            charset: r.u16("a column's character set")?,
+            length: r.u32("a column's length")?,
+            column_type: r.u8("a column's type")?,
+            flags: r.u16("a column's flags")?,
+            decimals: r.u8("a column's decimals")?,
+        })
+    }
+}
+
+/// A row of a text-protocol result set: its cells, checked when the row was
+/// read, as slices of the packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextRow<'a> {
+    payload: &'a [u8],
+    cells: usize,
+}
+
+impl<'a> TextRow<'a> {
+    /// The number of cells (the result set's column count).
+    pub fn len(&self) -> usize {
+        self.cells
+    }
+
+    /// Whether the row has no cells (never, for a result set).
+    pub fn is_empty(&self) -> bool {
+        self.cells == 0
+    }
+
+    /// The cells in column order: the server's text of each value, `None`
+    /// for NULL.
+    pub fn cells(&self) -> Cells<'a> {
+        Cells {
+            r: Reader::new(self.payload),
+            left: self.cells,
+        }
+    }
+
+    /// The row packet as the server sent it.
+    pub fn raw(&self) -> &'a [u8] {
+        self.payload
+    }
+
+    /// Checks that `payload` is exactly `cells` length-encoded cells.
+    fn check(payload: &[u8], cells: usize) -> Result<(), WireError> {
+        let mut r = Reader::new(payload);
+        for _ in 0..cells {
+            r.lenenc_str("a row's cell")?;
+        }
+        if !r.rest.is_empty() {
+            return Err(WireError::protocol(format!(
+                "a row has {} bytes after its {cells} cells",
+                r.rest.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The cells of a [`TextRow`].
+pub struct Cells<'a> {
+    r: Reader<'a>,
+    left: usize,
+}
+
+impl<'a> Iterator for Cells<'a> {
+    type Item = Option<&'a [u8]>;
+
+    fn next(&mut self) -> Option<Option<&'a [u8]>> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        // Checked when the row was read: cannot fail.
+        self.r.lenenc_str("a row's cell").ok()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Cells<'_> {}
+
+/// What the last packet of an answer was.
+enum Kind {
+    Progress,
+    Ok(OkInfo),
+    Err(WireError),
+    LocalInfile,
+    ResultSet(u64),
+}
+
+impl<S: Read + Write> Framer<S> {
+    /// Sends `sql` as a text-protocol statement (`COM_QUERY`); the answer
+    /// is read with [`Framer::read_response`].
+    pub fn send_query(&mut self, sql: &[u8]) -> Result<(), WireError> {
+        self.send_command(COM_QUERY, sql)
+    }
+
+    /// Reads the start of the next answer to the command sent: an OK, an
+    /// error ([`WireError::Server`]), or a result set, whose column
+    /// definitions land in `columns` (its earlier contents are dropped).
+    /// After a result set, read its rows with [`Framer::next_row`] to its
+    /// end. While the last status carries
+    /// [`crate::status::MORE_RESULTS_EXISTS`], another answer follows.
+    pub fn read_response(&mut self, columns: &mut Columns) -> Result<Response, WireError> {
+        columns.clear();
+        loop {
+            self.advance()?;
+            let caps = self.caps();
+            let p = self.last_packet();
+            let kind = match p.first() {
+                None => Kind::Err(WireError::protocol(
+                    "an empty packet where an answer belongs",
+                )),
+                Some(0x00) => match OkInfo::parse(p, caps) {
+                    Ok(ok) => Kind::Ok(ok),
+                    Err(e) => Kind::Err(e),
+                },
+                Some(0xff) => match parse_err(p, caps) {
+                    Ok(Some(e)) => Kind::Err(WireError::Server(e)),
+                    Ok(None) => Kind::Progress,
+                    Err(e) => Kind::Err(e),
+                },
+                Some(0xfb) => Kind::LocalInfile,
+                Some(_) => match Reader::new(p).lenenc_int("a result set's column count") {
+                    Ok(n) => Kind::ResultSet(n),
+                    Err(e) => Kind::Err(e),
+                },
+            };
+            match kind {
+                Kind::Progress => continue,
+                Kind::Ok(ok) => return Ok(Response::Ok(ok)),
+                Kind::Err(e) => return Err(e),
+                Kind::LocalInfile => return self.refuse_local_infile(columns),
+                Kind::ResultSet(n) => {
+                    for _ in 0..n {
+                        self.advance()?;
+                        let def = self.last_packet();
+                        if def.first() == Some(&0xff) {
+                            return Err(WireError::protocol(
+                                "an error packet among column definitions",
+                            ));
+                        }
+                        columns.push(def);
+                    }
+                    if caps & caps::DEPRECATE_EOF == 0 {
+                        self.advance()?;
+                        EofInfo::parse(self.last_packet(), caps)?;
+                    }
+                    self.open_cells = Some(columns.len());
+                    return Ok(Response::ResultSet);
+                }
+            }
+        }
+    }
+
+    /// The server asked for a local file: send none (an empty packet, which
+    /// the server takes as an empty file), read its answer, and report the
+    /// refusal.
+    fn refuse_local_infile(&mut self, columns: &mut Columns) -> Result<Response, WireError> {
+        self.send_packet(&[])?;
+        match self.read_response(columns) {
+            Ok(Response::Ok(_)) | Err(WireError::Server(_)) => Err(WireError::LocalInfileRefused),
+            Ok(Response::ResultSet) => Err(WireError::protocol("a result set after a local file")),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The next row of the open result set, or its end. Calling it with no
+    /// result set open is an error.
+    pub fn next_row(&mut self) -> Result<Next<'_>, WireError> {
+        let Some(cells) = self.open_cells else {
+            return Err(WireError::protocol("no result set is open"));
+        };
+        let caps = self.caps();
+        loop {
+            self.advance()?;
+            let p = self.last_packet();
+            let end = match p.first() {
+                Some(0xff) => match parse_err(p, caps) {
+                    Ok(None) => continue,
+                    Ok(Some(e)) => Err(WireError::Server(e)),
+                    Err(e) => Err(e),
+                },
+                Some(0xfe) if caps & caps::DEPRECATE_EOF != 0 && p.len() < MAX_CHUNK => {
+                    OkInfo::parse(p, caps)
+                }
+                Some(0xfe) if caps & caps::DEPRECATE_EOF == 0 && EofInfo::is_eof(p) => {
+                    EofInfo::parse(p, caps).map(|eof| OkInfo {
+                        status: eof.status,
+                        warnings: eof.warnings,
+                        ..OkInfo::default()
+                    })
+                }
+                _ => break,
+            };
+            self.open_cells = None;
+            return end.map(Next::End);
+        }
+        if let Err(e) = TextRow::check(self.last_packet(), cells) {
+            self.open_cells = None;
+            return Err(e);
+        }
+        Ok(Next::Row(TextRow {
+            payload: self.last_packet(),
+            cells,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::testing::{framer, packet};
+    use crate::parse::status;
+
+    /// A column definition packet for a column named `name`.
+    fn def(name: &[u8]) -> Vec<u8> {
+        let mut p = Vec::new();
+        for s in [&b"def"[..], b"db", b"t", b"t", name, name] {
+            p.push(s.len() as u8);
+            p.extend_from_slice(s);
+        }
+        p.extend_from_slice(&[0x0c, 33, 0, 10, 0, 0, 0, 253, 0, 0, 0, 0, 0]);
+        p
+    }
+
+    /// The answer to a command (on a fresh framer: packets numbered from 0).
+    fn answer(payloads: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, p) in payloads.iter().enumerate() {
+            out.extend(packet(i as u8, p));
+        }
+        out
+    }
+
+    fn rows(
+        f: &mut Framer<crate::packet::testing::Trickle>,
+    ) -> (Vec<Vec<Option<Vec<u8>>>>, OkInfo) {
+        let mut got = Vec::new();
+        loop {
+            match f.next_row().unwrap() {
+                Next::Row(r) => got.push(r.cells().map(|c| c.map(<[u8]>::to_vec)).collect()),
+                Next::End(end) => return (got, end),
+            }
+        }
+    }
+
+    #[test]
+    fn a_result_set_ends_with_an_ok_packet_under_deprecate_eof() {
+        let caps = caps::PROTOCOL_41 | caps::SESSION_TRACK | caps::DEPRECATE_EOF;
+        // Two columns, no EOF after the definitions; a row; a row whose
+        // first cell is long enough to start with 0xFC; a NULL; then the
+        // terminator: an OK packet with header 0xFE and more results.
+        let long = vec![b'x'; 300];
+        let mut big_row = vec![0xfc, 0x2c, 0x01];
+        big_row.extend_from_slice(&long);
+        big_row.push(0xfb);
+        let input = answer(&[
+            vec![2],
+            def(b"a"),
+            def(b"b"),
+            vec![1, b'1', 0],
+            big_row,
+            vec![0xfe, 0, 0, 0x0a, 0x00, 1, 0, 0],
+        ]);
+        let mut f = framer(input, 7);
+        f.caps = caps;
+        let mut columns = Columns::new();
+        assert_eq!(f.read_response(&mut columns).unwrap(), Response::ResultSet);
+        assert_eq!(columns.len(), 2);
+        assert_eq!(columns.get(1).unwrap().unwrap().name, b"b");
+        let (got, end) = rows(&mut f);
+        assert_eq!(
+            got,
+            vec![
+                vec![Some(b"1".to_vec()), Some(vec![])],
+                vec![Some(long), None]
+            ]
+        );
+        assert_eq!(
+            (end.status, end.warnings),
+            (status::AUTOCOMMIT | status::MORE_RESULTS_EXISTS, 1)
+        );
+        assert!(
+            matches!(f.next_row(), Err(WireError::Protocol(_))),
+            "no result set is open"
+        );
+    }
+
+    #[test]
+    fn without_deprecate_eof_eof_packets_frame_the_rows() {
+        let caps = caps::PROTOCOL_41;
+        let eof = vec![0xfe, 0, 0, 0x02, 0x00];
+        let input = answer(&[
+            vec![1],
+            def(b"a"),
+            eof.clone(),
+            vec![0xfb],
+            vec![1, b'z'],
+            eof,
+        ]);
+        let mut f = framer(input, 3);
+        f.caps = caps;
+        let mut columns = Columns::new();
+        assert_eq!(f.read_response(&mut columns).unwrap(), Response::ResultSet);
+        let (got, end) = rows(&mut f);
+        assert_eq!(got, vec![vec![None], vec![Some(b"z".to_vec())]]);
+        assert_eq!(end.status, status::AUTOCOMMIT);
+    }
+
+    #[test]
+    fn malformed_rows_and_definitions_are_errors_not_panics() {
+        let caps = caps::PROTOCOL_41 | caps::DEPRECATE_EOF;
+        for (row, what) in [
+            (vec![5, b'a'], "packet ends inside a row's cell"),
+            (vec![1, b'a', 1, b'b', 9], "bytes after its 2 cells"),
+            (vec![1, b'a'], "packet ends inside a row's cell"),
+        ] {
+            let input = answer(&[vec![2], def(b"a"), def(b"b"), row]);
+            let mut f = framer(input, 64);
+            f.caps = caps;
+            f.read_response(&mut Columns::new()).unwrap();
+            let e = f.next_row().unwrap_err();
+            assert!(e.to_string().contains(what), "{e}");
+            assert!(e.is_fatal());
+        }
+        let mut columns = Columns::new();
+        let mut f = framer(answer(&[vec![1], vec![3, b'd', b'e']]), 64);
+        f.caps = caps;
+        f.read_response(&mut columns).unwrap();
+        let e = columns.get(0).unwrap().unwrap_err();
+        assert!(e.to_string().contains("a column's catalog"), "{e}");
+    }
+}

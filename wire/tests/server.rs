@@ -1,0 +1,410 @@
+//! The wire layer against a real MariaDB, answer by answer beside the
+//! `mysql` crate on the same connection: the crate opens the connection
+//! (the layer has no handshake yet), the layer speaks on a duplicate of its
+//! socket, and both must see the same columns, cells, counts and errors.
+//!
+//! Only without `CLIENT_DEPRECATE_EOF`: the crate's connection set-up fails
+//! when it asks for that flag, so the layer's reading of a result set's
+//! end under it is tested on bytes (`text.rs`) until the layer has a
+//! handshake of its own.
+
+use std::io::ErrorKind;
+use std::net::TcpStream;
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::time::{Duration, Instant};
+
+use mysql::consts::CapabilityFlags;
+use mysql::prelude::Queryable;
+use staunch_testkit::MariaDb;
+use staunch_wire::{caps, status, Columns, Framer, Next, Response, WireError};
+
+/// What one answer of a command was, in terms both clients can give.
+#[derive(Debug, PartialEq)]
+enum Answer {
+    Ok {
+        affected_rows: u64,
+        last_insert_id: u64,
+        warnings: u16,
+        info: Vec<u8>,
+    },
+    Rows {
+        columns: Vec<Col>,
+        rows: Vec<Vec<Option<Vec<u8>>>>,
+    },
+    Error(u16, String),
+}
+
+/// A column's definition, every field both clients give.
+#[derive(Debug, PartialEq)]
+struct Col {
+    name: Vec<u8>,
+    org_name: Vec<u8>,
+    table: Vec<u8>,
+    org_table: Vec<u8>,
+    schema: Vec<u8>,
+    column_type: u8,
+    flags: u16,
+    charset: u16,
+    length: u32,
+    decimals: u8,
+}
+
+/// A connection opened by the crate, and the layer on a duplicate of its
+/// socket. `extra` capabilities are asked for at the handshake.
+fn pair(s: &MariaDb, extra: u32) -> (mysql::Conn, Framer<TcpStream>) {
+    let wanted = caps::SESSION_TRACK | extra;
+    let opts = s
+        .app_opts()
+        .additional_capabilities(CapabilityFlags::from_bits_truncate(wanted));
+    let conn = mysql::Conn::new(opts).expect("connect");
+    // SAFETY: the fd is the crate's open socket, borrowed only to dup it.
+    let fd = unsafe { BorrowedFd::borrow_raw(conn.as_raw_fd()) }
+        .try_clone_to_owned()
+        .expect("dup");
+    let stream = TcpStream::from(fd);
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    (conn, Framer::new(stream, caps::PROTOCOL_41 | wanted))
+}
+
+fn by_crate(conn: &mut mysql::Conn, sql: &str) -> Vec<Answer> {
+    let mut out = Vec::new();
+    let mut result = match conn.query_iter(sql) {
+        Ok(r) => r,
+        Err(mysql::Error::MySqlError(e)) => return vec![Answer::Error(e.code, e.state)],
+        Err(e) => panic!("{sql}: {e}"),
+    };
+    while let Some(mut set) = result.iter() {
+        let columns = set.columns();
+        let columns: Vec<_> = columns
+            .as_ref()
+            .iter()
+            .map(|c| Col {
+                name: c.name_ref().to_vec(),
+                org_name: c.org_name_ref().to_vec(),
+                table: c.table_ref().to_vec(),
+                org_table: c.org_table_ref().to_vec(),
+                schema: c.schema_ref().to_vec(),
+                column_type: c.column_type() as u8,
+                flags: c.flags().bits(),
+                charset: c.character_set(),
+                length: c.column_length(),
+                decimals: c.decimals(),
+            })
+            .collect();
+        let is_rows = !columns.is_empty();
+        // Read before the set is walked: the walk moves the crate's state on
+        // to the next result.
+        let ok = Answer::Ok {
+            affected_rows: set.affected_rows(),
+            last_insert_id: set.last_insert_id().unwrap_or(0),
+            warnings: set.warnings(),
+            info: set.info_ref().to_vec(),
+        };
+        let mut rows = Vec::new();
+        let mut failed = None;
+        for row in set.by_ref() {
+            match row {
+                Ok(row) => rows.push(
+                    row.unwrap()
+                        .into_iter()
+                        .map(|v| match v {
+                            mysql::Value::NULL => None,
+                            mysql::Value::Bytes(b) => Some(b),
+                            other => panic!("a text-protocol cell as {other:?}"),
+                        })
+                        .collect(),
+                ),
+                Err(mysql::Error::MySqlError(e)) => failed = Some(Answer::Error(e.code, e.state)),
+                Err(e) => panic!("{sql}: {e}"),
+            }
+        }
+        if let Some(f) = failed {
+            out.push(f);
+            return out;
+        }
+        out.push(if is_rows {
+            // (The crate's `warnings()` says 0 after a result set's
+            // old-style end: `a_result_sets_warnings` asks the server.)
+            Answer::Rows { columns, rows }
+        } else {
+            ok
+        });
+    }
+    out
+}
+
+fn by_wire(f: &mut Framer<TcpStream>, sql: &str) -> Vec<Answer> {
+    f.send_query(sql.as_bytes()).expect("send");
+    let mut out = Vec::new();
+    let mut columns = Columns::new();
+    loop {
+        let more = match f.read_response(&mut columns) {
+            Ok(Response::Ok(ok)) => {
+                out.push(Answer::Ok {
+                    affected_rows: ok.affected_rows,
+                    last_insert_id: ok.last_insert_id,
+                    warnings: ok.warnings,
+                    info: ok.info,
+                });
+                ok.status
+            }
+            Ok(Response::ResultSet) => {
+                let cols = (0..columns.len())
+                    .map(|i| {
+                        let c = columns.get(i).unwrap().expect("a column definition");
+                        Col {
+                            name: c.name.to_vec(),
+                            org_name: c.org_name.to_vec(),
+                            table: c.table.to_vec(),
+                            org_table: c.org_table.to_vec(),
+                            schema: c.schema.to_vec(),
+                            column_type: c.column_type,
+                            flags: c.flags,
+                            charset: c.charset,
+                            length: c.length,
+                            decimals: c.decimals,
+                        }
+                    })
+                    .collect();
+                let mut rows = Vec::new();
+                let end = loop {
+                    match f.next_row() {
+                        Ok(Next::Row(r)) => {
+                            assert_eq!(r.len(), columns.len());
+                            rows.push(r.cells().map(|c| c.map(<[u8]>::to_vec)).collect());
+                        }
+                        Ok(Next::End(end)) => break Ok(end),
+                        Err(e) => break Err(e),
+                    }
+                };
+                match end {
+                    Ok(end) => {
+                        out.push(Answer::Rows {
+                            columns: cols,
+                            rows,
+                        });
+                        end.status
+                    }
+                    Err(WireError::Server(e)) => {
+                        out.push(Answer::Error(
+                            e.code,
+                            String::from_utf8_lossy(&e.state).into(),
+                        ));
+                        return out;
+                    }
+                    Err(e) => panic!("{sql}: {e}"),
+                }
+            }
+            Err(WireError::Server(e)) => {
+                assert!(!WireError::Server(e.clone()).is_fatal());
+                out.push(Answer::Error(
+                    e.code,
+                    String::from_utf8_lossy(&e.state).into(),
+                ));
+                return out;
+            }
+            Err(e) => panic!("{sql}: {e}"),
+        };
+        if more & status::MORE_RESULTS_EXISTS == 0 {
+            return out;
+        }
+    }
+}
+
+/// Statements without side effects: each runs through both, in turn.
+const READS: &[&str] = &[
+    "SELECT 1",
+    "SELECT NULL AS n, '' AS empty, 'héllo ☃' AS s, x'00ff10' AS b, 1.50 AS d, -3 AS i, \
+     CAST('2026-12-03 10:00:00.5' AS DATETIME(1)) AS t, 18446744073709551615 AS big, 1e300 AS f",
+    "SELECT 1 FROM DUAL WHERE 0",
+    "SELECT seq, CONCAT('row ', seq, REPEAT('.', seq % 300)) AS s FROM seq_1_to_5000",
+    "SELECT REPEAT('x', 300), REPEAT('y', 70000), REPEAT('z', 250)",
+    "SELECT 1/0",
+    "SELECT 1; SELECT 2 AS two, 'x'; DO 1; SELECT * FROM seq_1_to_3 WHERE 0",
+    "SELECT * FROM no_such_table",
+    "SELECT 1; SELECT * FROM no_such_table; SELECT 3",
+    "SELECT CAST(seq AS UNSIGNED) FROM seq_1_to_3 WHERE 1 = (SELECT 1 UNION SELECT 2)",
+    "SELECT @a, @@sql_mode",
+];
+
+/// Statements with side effects, on a table of each client's own (`{t}`):
+/// the same answers.
+const WRITES: &[&str] = &[
+    "CREATE TEMPORARY TABLE {t} (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(20) NOT NULL, \
+     u BIGINT UNSIGNED, d DECIMAL(30,2))",
+    "INSERT INTO {t} (v, u, d) VALUES ('a', 1, 1.01), ('b', NULL, NULL), ('c', 3, -2.5)",
+    "INSERT INTO {t} (v) VALUES ('d')",
+    "UPDATE {t} SET v = CONCAT(v, v) WHERE id > 1",
+    "INSERT INTO {t} (v, u) VALUES (NULL, -1)",
+    "SELECT id AS ident, v, u, d FROM {t} AS alias ORDER BY id; SET @a = 5; DELETE FROM {t} WHERE id = 2",
+];
+
+#[test]
+fn answers_match_the_mysql_crate() {
+    let s = MariaDb::start();
+    let (mut conn, mut f) = pair(&s, 0);
+    for sql in WRITES {
+        let wire = by_wire(&mut f, &sql.replace("{t}", "tw"));
+        let mut krate = by_crate(&mut conn, &sql.replace("{t}", "tc"));
+        // The one difference allowed: the table's name in column definitions.
+        for a in &mut krate {
+            if let Answer::Rows { columns, .. } = a {
+                for c in columns {
+                    if c.org_table == b"tc" {
+                        c.org_table = b"tw".to_vec();
+                    }
+                }
+            }
+        }
+        assert_eq!(wire, krate, "{sql}");
+    }
+    for sql in READS {
+        assert_eq!(by_wire(&mut f, sql), by_crate(&mut conn, sql), "{sql}");
+        assert!(
+            !f.has_buffered_input(),
+            "{sql}: bytes left after the answer"
+        );
+    }
+}
+
+/// A result set's end carries its warning count, as the server counts it.
+#[test]
+fn a_result_sets_warnings() {
+    let s = MariaDb::start();
+    let (mut conn, mut f) = pair(&s, 0);
+    for (sql, want) in [
+        ("SELECT 1/0, 2/0 FROM seq_1_to_1", 2),
+        ("SELECT seq FROM seq_1_to_2", 0),
+        ("SELECT CAST('x' AS INT) FROM seq_1_to_1", 1),
+    ] {
+        f.send_query(sql.as_bytes()).unwrap();
+        assert_eq!(
+            f.read_response(&mut Columns::new()).unwrap(),
+            Response::ResultSet
+        );
+        let end = loop {
+            if let Next::End(end) = f.next_row().unwrap() {
+                break end;
+            }
+        };
+        let count: u16 = conn.query_first("SHOW COUNT(*) WARNINGS").unwrap().unwrap();
+        assert_eq!((end.warnings, count), (want, want), "{sql}");
+    }
+}
+
+/// A row of more than 16 MiB arrives in chunks and is joined.
+#[test]
+fn a_row_larger_than_one_packet() {
+    let s = MariaDb::start();
+    s.set_global("max_allowed_packet", "64 * 1024 * 1024");
+    let (mut conn, mut f) = pair(&s, 0);
+    let sql = "SELECT REPEAT('a', 17000000) AS big, 'tail'";
+    let wire = by_wire(&mut f, sql);
+    let Answer::Rows { rows, .. } = &wire[0] else {
+        panic!("{wire:?}")
+    };
+    assert_eq!(rows[0][0].as_ref().map(Vec::len), Some(17_000_000));
+    assert_eq!(rows[0][1].as_deref(), Some(&b"tail"[..]));
+    assert_eq!(wire, by_crate(&mut conn, sql));
+    // The same in a statement: a command of more than 16 MiB is split.
+    let long = format!("SELECT LENGTH('{}')", "b".repeat(16 * 1024 * 1024 + 3));
+    let Answer::Rows { rows, .. } = &by_wire(&mut f, &long)[0] else {
+        panic!()
+    };
+    assert_eq!(rows[0][0].as_deref(), Some(&b"16777219"[..]));
+}
+
+/// The server's status flags arrive: `NO_BACKSLASH_ESCAPES` once set, and
+/// an open transaction.
+#[test]
+fn status_flags_follow_the_session() {
+    let s = MariaDb::start();
+    let (_conn, mut f) = pair(&s, 0);
+    let mut columns = Columns::new();
+    let mut ok = |f: &mut Framer<TcpStream>, sql: &str| {
+        f.send_query(sql.as_bytes()).unwrap();
+        match f.read_response(&mut columns).unwrap() {
+            Response::Ok(ok) => ok,
+            other => panic!("{other:?}"),
+        }
+    };
+    let st = ok(&mut f, "SET sql_mode = 'NO_BACKSLASH_ESCAPES'").status;
+    assert_ne!(st & status::NO_BACKSLASH_ESCAPES, 0);
+    let st = ok(&mut f, "BEGIN").status;
+    assert_ne!(st & status::IN_TRANS, 0);
+    let st = ok(&mut f, "SET sql_mode = DEFAULT").status;
+    assert_eq!(st & status::NO_BACKSLASH_ESCAPES, 0);
+    assert_ne!(st & status::IN_TRANS, 0);
+    let st = ok(&mut f, "COMMIT").status;
+    assert_eq!(st & status::IN_TRANS, 0);
+}
+
+/// `LOAD DATA LOCAL INFILE` is refused, the server is told, and the
+/// connection goes on.
+#[test]
+fn a_local_file_request_is_refused_and_the_connection_survives() {
+    let s = MariaDb::start();
+    let (_conn, mut f) = pair(&s, 0);
+    by_wire(&mut f, "CREATE TEMPORARY TABLE li (a INT)");
+    f.send_query(b"LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE li")
+        .unwrap();
+    let e = f.read_response(&mut Columns::new()).unwrap_err();
+    assert!(matches!(e, WireError::LocalInfileRefused), "{e}");
+    assert!(!e.is_fatal());
+    let after = by_wire(&mut f, "SELECT COUNT(*) FROM li");
+    let Answer::Rows { rows, .. } = &after[0] else {
+        panic!("{after:?}")
+    };
+    assert_eq!(rows, &[vec![Some(b"0".to_vec())]]);
+}
+
+/// A server that stops answering: the read ends at the socket's time
+/// limit, as a fatal error.
+#[test]
+fn a_frozen_server_ends_at_the_sockets_time_limit() {
+    let s = MariaDb::start();
+    let (_conn, mut f) = pair(&s, 0);
+    f.stream()
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    s.freeze();
+    let t = Instant::now();
+    f.send_query(b"SELECT 1").unwrap();
+    let e = f.read_response(&mut Columns::new()).unwrap_err();
+    let took = t.elapsed();
+    s.thaw();
+    assert!(
+        matches!(&e, WireError::Io(io) if matches!(io.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)),
+        "{e}"
+    );
+    assert!(e.is_fatal());
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+/// A connection the server kills mid-answer: an error, never a hang or a
+/// wrong row.
+#[test]
+fn a_killed_connection_is_an_error() {
+    let s = MariaDb::start();
+    let (mut conn, mut f) = pair(&s, 0);
+    let id: u64 = conn.query_first("SELECT CONNECTION_ID()").unwrap().unwrap();
+    f.send_query(b"SELECT SLEEP(10)").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    s.sql(&format!("KILL {id}"));
+    let mut columns = Columns::new();
+    let e = match f.read_response(&mut columns) {
+        Err(e) => e,
+        // The server may send the result set's head, then the end.
+        Ok(Response::ResultSet) => loop {
+            match f.next_row() {
+                Err(e) => break e,
+                Ok(Next::End(_)) => panic!("a killed statement ended normally"),
+                Ok(Next::Row(_)) => {}
+            }
+        },
+        Ok(other) => panic!("{other:?}"),
+    };
+    assert!(matches!(e, WireError::Server(_) | WireError::Io(_)), "{e}");
+}
