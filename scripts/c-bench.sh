@@ -37,22 +37,12 @@ if [ "${1:-}" = "--run-instructions" ]; then
     CREATE TABLE bench_rows (id INT PRIMARY KEY, name VARCHAR(40), score DOUBLE, price DECIMAL(10,2));
     INSERT INTO bench_rows SELECT seq, CONCAT('name-', seq, '-', REPEAT('x', seq % 17)), seq / 7,
       seq * 1.25 FROM seq_1_to_10000;"
+  . scripts/instructions.sh
   count() { # library N SQL -> instructions of the whole process
-    LD_PRELOAD="$TARGET_DIR/alloc-$1/libstaunch.so.1" valgrind --tool=callgrind \
-      --callgrind-out-file=/dev/null cbuild/build-bench/bench_statement_loop \
-      "$STAUNCH_TEST_URL" "$2" "$3" 2>&1 | sed -n 's/.*refs: *//p' | tr -d ,
+    LD_PRELOAD="$TARGET_DIR/alloc-$1/libstaunch.so.1" callgrind_refs \
+      cbuild/build-bench/bench_statement_loop "$STAUNCH_TEST_URL" "$2" "$3"
   }
-  printf '%-28s %14s %14s %8s\n' statement system mimalloc ratio
-  while IFS='|' read -r name n sql; do
-    per=()
-    for a in "${ALLOCS[@]}"; do
-      lo=$(count "$a" "$n" "$sql")
-      hi=$(count "$a" $((3 * n)) "$sql")
-      per+=($(( (hi - lo) / (2 * n) )))
-    done
-    printf '%-28s %14s %14s %8s\n' "$name" "${per[0]}" "${per[1]}" \
-      "$(awk "BEGIN { printf \"%.2fx\", ${per[1]} / ${per[0]} }")"
-  done <<'STATEMENTS'
+  per_statement count system mimalloc <<'STATEMENTS'
 SELECT 1|500|SELECT 1
 5 columns by id|500|SELECT id, a, s, d, t FROM bench_one WHERE id = 1
 10,000 rows x 4 columns|2|SELECT id, name, score, price FROM bench_rows
