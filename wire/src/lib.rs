@@ -31,13 +31,15 @@
 //!
 //! # Where it stands
 //!
-//! Framing (with packets of 16 MiB and more), commands, and text-protocol
-//! answers: OK, ERR (with MariaDB's progress reports skipped), result sets
-//! with or without `CLIENT_DEPRECATE_EOF`, several results of one command,
-//! `LOCAL INFILE` requests refused without losing the connection. Not yet:
-//! the handshake and authentication (the tests borrow a socket the `mysql`
-//! crate has opened), TLS, compression, and the binary protocol of
-//! prepared statements. Nothing in staunch calls it yet.
+//! Framing (with packets of 16 MiB and more); a session opened on a
+//! connected stream with `mysql_native_password` ([`Framer::connect`]:
+//! another plugin is refused by name); commands; text-protocol answers: OK,
+//! ERR (with MariaDB's progress reports skipped), result sets with or
+//! without `CLIENT_DEPRECATE_EOF`, several results of one command, `LOCAL
+//! INFILE` requests refused without losing the connection. Not yet: TLS,
+//! the other authentication plugins (`caching_sha2_password`,
+//! `client_ed25519`), compression, and the binary protocol of prepared
+//! statements. Nothing in staunch calls it yet.
 //!
 //! Reference: the MariaDB client/server protocol documentation
 //! (<https://mariadb.com/kb/en/clientserver-protocol/>) and MySQL's
@@ -47,11 +49,13 @@
 #![warn(missing_docs)]
 
 mod error;
+mod handshake;
 mod packet;
 mod parse;
 mod text;
 
 pub use error::{ServerError, WireError};
+pub use handshake::{Greeting, Login};
 pub use packet::{Framer, MAX_CHUNK};
 pub use parse::{caps, status, EofInfo, OkInfo};
 pub use text::{Cells, ColumnDef, Columns, Next, Response, TextRow};

@@ -6,6 +6,12 @@ use crate::error::{ServerError, WireError};
 
 /// Capability flags (the handshake's `capability_flags`) this layer reads.
 pub mod caps {
+    /// `CLIENT_FOUND_ROWS`: affected rows count the rows matched, not
+    /// those changed.
+    pub const FOUND_ROWS: u32 = 0x0000_0002;
+    /// `CLIENT_MULTI_STATEMENTS`: one `COM_QUERY` may hold several
+    /// statements separated by `;`.
+    pub const MULTI_STATEMENTS: u32 = 0x0001_0000;
     /// `CLIENT_PROTOCOL_41`: ERR packets carry a SQLSTATE, OK and EOF
     /// packets a status and a warning count.
     pub const PROTOCOL_41: u32 = 0x0000_0200;

@@ -3,10 +3,10 @@
 //! (the layer has no handshake yet), the layer speaks on a duplicate of its
 //! socket, and both must see the same columns, cells, counts and errors.
 //!
-//! Only without `CLIENT_DEPRECATE_EOF`: the crate's connection set-up fails
-//! when it asks for that flag, so the layer's reading of a result set's
-//! end under it is tested on bytes (`text.rs`) until the layer has a
-//! handshake of its own.
+//! The crate's connection set-up fails when it asks for
+//! `CLIENT_DEPRECATE_EOF`, so a borrowed socket has the old EOF packets;
+//! sessions the layer opens itself (`Framer::connect`) have the new ends,
+//! and answer the same statements as the crate on a connection of its own.
 
 use std::io::ErrorKind;
 use std::net::TcpStream;
@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
 use staunch_testkit::MariaDb;
-use staunch_wire::{caps, status, Columns, Framer, Next, Response, WireError};
+use staunch_wire::{caps, status, Columns, Framer, Greeting, Login, Next, Response, WireError};
 
 /// What one answer of a command was, in terms both clients can give.
 #[derive(Debug, PartialEq)]
@@ -245,9 +245,14 @@ const WRITES: &[&str] = &[
 fn answers_match_the_mysql_crate() {
     let s = MariaDb::start();
     let (mut conn, mut f) = pair(&s, 0);
+    compare_all(&mut conn, &mut f);
+}
+
+/// WRITES, then READS, through the layer and through the crate.
+fn compare_all(conn: &mut mysql::Conn, f: &mut Framer<TcpStream>) {
     for sql in WRITES {
-        let wire = by_wire(&mut f, &sql.replace("{t}", "tw"));
-        let mut krate = by_crate(&mut conn, &sql.replace("{t}", "tc"));
+        let wire = by_wire(f, &sql.replace("{t}", "tw"));
+        let mut krate = by_crate(conn, &sql.replace("{t}", "tc"));
         // The one difference allowed: the table's name in column definitions.
         for a in &mut krate {
             if let Answer::Rows { columns, .. } = a {
@@ -261,7 +266,7 @@ fn answers_match_the_mysql_crate() {
         assert_eq!(wire, krate, "{sql}");
     }
     for sql in READS {
-        assert_eq!(by_wire(&mut f, sql), by_crate(&mut conn, sql), "{sql}");
+        assert_eq!(by_wire(f, sql), by_crate(conn, sql), "{sql}");
         assert!(
             !f.has_buffered_input(),
             "{sql}: bytes left after the answer"
@@ -407,4 +412,109 @@ fn a_killed_connection_is_an_error() {
         Ok(other) => panic!("{other:?}"),
     };
     assert!(matches!(e, WireError::Server(_) | WireError::Io(_)), "{e}");
+}
+
+/// A session the layer opens itself: `mysql_native_password`, the flags it
+/// asks for (the new result-set ends among them), and the same answers as
+/// the crate's on a connection of its own.
+fn own(
+    s: &MariaDb,
+    user: &str,
+    password: &str,
+) -> Result<(Framer<TcpStream>, Greeting), WireError> {
+    let stream =
+        TcpStream::connect_timeout(&s.addr(), Duration::from_secs(10)).expect("TCP connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    stream
+        .set_write_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    Framer::connect(
+        stream,
+        &Login {
+            user,
+            password,
+            database: Some("staunch_test"),
+            extra_caps: caps::MULTI_STATEMENTS,
+        },
+    )
+}
+
+#[test]
+fn a_session_of_its_own_answers_like_the_crate() {
+    let s = MariaDb::start();
+    // The test kit's application user.
+    let (mut f, greeting) = own(&s, "app", "app-secret").expect("log in");
+    assert_ne!(
+        f.caps() & caps::DEPRECATE_EOF,
+        0,
+        "the server agreed to the new ends"
+    );
+    assert!(greeting.version.contains("MariaDB"), "{greeting:?}");
+    let Answer::Rows { rows, .. } =
+        &by_wire(&mut f, "SELECT CONNECTION_ID(), DATABASE(), CURRENT_USER()")[0]
+    else {
+        panic!()
+    };
+    let id = greeting.connection_id.to_string().into_bytes();
+    assert_eq!(rows[0][0].as_ref(), Some(&id));
+    assert_eq!(rows[0][1].as_deref(), Some(&b"staunch_test"[..]));
+    assert!(rows[0][2].as_ref().unwrap().starts_with(b"app@"));
+
+    let mut conn = mysql::Conn::new(s.app_opts()).expect("connect");
+    compare_all(&mut conn, &mut f);
+}
+
+#[test]
+fn a_wrong_password_is_the_servers_refusal_and_is_not_repeated() {
+    let s = MariaDb::start();
+    let e = own(&s, "app", "not-the-hunter2-password").unwrap_err();
+    let WireError::Server(se) = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(se.code, 1045, "{e}");
+    assert!(!format!("{e} {e:?}").contains("hunter2"), "{e}");
+}
+
+#[test]
+fn a_plugin_it_does_not_speak_is_named() {
+    let s = MariaDb::start();
+    s.sql("INSTALL SONAME 'auth_ed25519'");
+    s.sql("CREATE USER ed@'%' IDENTIFIED VIA ed25519 USING PASSWORD('ed-hunter2')");
+    s.sql("GRANT ALL ON staunch_test.* TO ed@'%'");
+    let e = own(&s, "ed", "ed-hunter2").unwrap_err();
+    let text = format!("{e} {e:?}");
+    assert!(text.contains("client_ed25519"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+}
+
+/// Incident A's shape: the TCP connection is accepted (by the kernel) and
+/// the greeting never comes. The login ends at the socket's time limit.
+#[test]
+fn a_greeting_that_never_comes_ends_at_the_time_limit() {
+    let s = MariaDb::start();
+    s.freeze();
+    let stream =
+        TcpStream::connect_timeout(&s.addr(), Duration::from_secs(5)).expect("the kernel accepts");
+    stream
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let t = Instant::now();
+    let e = Framer::connect(
+        stream,
+        &Login {
+            user: "app",
+            password: "app-secret",
+            ..Login::default()
+        },
+    )
+    .unwrap_err();
+    let took = t.elapsed();
+    s.thaw();
+    assert!(
+        matches!(&e, WireError::Io(io) if matches!(io.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut)),
+        "{e}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
 }
