@@ -15,6 +15,7 @@ use sha1::{Digest, Sha1};
 use crate::error::WireError;
 use crate::packet::Framer;
 use crate::parse::{caps, parse_err, OkInfo, Reader};
+use crate::stream::{Stream, Tls};
 
 /// Capability flags of the handshake that only this module reads.
 mod flag {
@@ -86,19 +87,32 @@ const WANTED: u32 = flag::LONG_PASSWORD
     | caps::SESSION_TRACK
     | caps::DEPRECATE_EOF;
 
-impl<S: Read + Write> Framer<S> {
+impl<S: Read + Write> Framer<Stream<S>> {
     /// Opens a session on `stream`, freshly connected to a server: reads
-    /// its greeting, logs in, and returns the packet layer, ready for
+    /// its greeting, starts TLS when `tls` is given (a server that offers
+    /// none is refused), logs in, and returns the packet layer, ready for
     /// commands, with the capability flags both sides agreed on. The
     /// stream's time limits bound every read and write.
-    pub fn connect(stream: S, login: &Login<'_>) -> Result<(Framer<S>, Greeting), WireError> {
-        let mut f = Framer::new(stream, 0);
+    pub fn connect(
+        stream: S,
+        login: &Login<'_>,
+        tls: Option<&Tls>,
+    ) -> Result<(Framer<Stream<S>>, Greeting), WireError> {
+        let mut f = Framer::new(Stream::Plain(stream), 0);
         f.advance()?;
         let (greeting, scramble) = parse_greeting(f.last_packet())?;
         let mut want = WANTED | login.extra_caps;
         want &= !flag::SSL;
         if login.database.is_some() {
             want |= flag::CONNECT_WITH_DB;
+        }
+        if tls.is_some() {
+            if greeting.server_caps & flag::SSL == 0 {
+                return Err(WireError::protocol(
+                    "TLS was asked for, and the server offers none",
+                ));
+            }
+            want |= flag::SSL;
         }
         let agreed = want & greeting.server_caps;
         for (needed, name) in [
@@ -113,6 +127,23 @@ impl<S: Read + Write> Framer<S> {
             }
         }
         f.caps = agreed;
+
+        if let Some(tls) = tls {
+            // SSLRequest: the handshake response's first 32 bytes; then TLS,
+            // and the whole response inside it.
+            let mut p = Vec::with_capacity(32);
+            p.extend_from_slice(&agreed.to_le_bytes());
+            p.extend_from_slice(&(1u32 << 30).to_le_bytes());
+            p.push(UTF8MB4_GENERAL_CI);
+            p.extend_from_slice(&[0; 23]);
+            f.send_packet(&p)?;
+            if f.has_buffered_input() {
+                return Err(WireError::protocol(
+                    "the server sent data before TLS started",
+                ));
+            }
+            f = f.map_stream(|s| s.start_tls(tls))?;
+        }
 
         // Answer with native password whatever plugin the greeting names
         // (the server's default, not the user's): the server switches to

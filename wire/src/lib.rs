@@ -33,11 +33,12 @@
 //!
 //! Framing (with packets of 16 MiB and more); a session opened on a
 //! connected stream with `mysql_native_password` ([`Framer::connect`]:
-//! another plugin is refused by name); commands; text-protocol answers: OK,
+//! another plugin is refused by name), over TLS if asked (rustls, with the
+//! caller's configuration); commands; text-protocol answers: OK,
 //! ERR (with MariaDB's progress reports skipped), result sets with or
 //! without `CLIENT_DEPRECATE_EOF`, several results of one command, `LOCAL
-//! INFILE` requests refused without losing the connection. Not yet: TLS,
-//! the other authentication plugins (`caching_sha2_password`,
+//! INFILE` requests refused without losing the connection. Not yet: the
+//! other authentication plugins (`caching_sha2_password`,
 //! `client_ed25519`), compression, and the binary protocol of prepared
 //! statements. Nothing in staunch calls it yet.
 //!
@@ -52,12 +53,14 @@ mod error;
 mod handshake;
 mod packet;
 mod parse;
+mod stream;
 mod text;
 
 pub use error::{ServerError, WireError};
 pub use handshake::{Greeting, Login};
 pub use packet::{Framer, MAX_CHUNK};
 pub use parse::{caps, status, EofInfo, OkInfo};
+pub use stream::{Stream, Tls};
 pub use text::{Cells, ColumnDef, Columns, Next, Response, TextRow};
 
 /// `COM_QUERY`: run the statement text in the payload.

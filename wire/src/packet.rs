@@ -97,6 +97,27 @@ impl<S: Read + Write> Framer<S> {
         self.stream
     }
 
+    /// The same packet layer over the stream `m` makes of this one (TLS
+    /// over the socket), the sequence and buffers carried over.
+    pub(crate) fn map_stream<T>(
+        self,
+        m: impl FnOnce(S) -> io::Result<T>,
+    ) -> Result<Framer<T>, WireError> {
+        Ok(Framer {
+            stream: m(self.stream)?,
+            buf: self.buf,
+            start: self.start,
+            end: self.end,
+            joined: self.joined,
+            out: self.out,
+            last: self.last,
+            seq: self.seq,
+            open_cells: self.open_cells,
+            max_packet: self.max_packet,
+            caps: self.caps,
+        })
+    }
+
     /// Whether bytes have arrived that no read has consumed. Between
     /// commands that is input the server should not have sent.
     pub fn has_buffered_input(&self) -> bool {

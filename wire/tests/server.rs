@@ -8,15 +8,18 @@
 //! sessions the layer opens itself (`Framer::connect`) have the new ends,
 //! and answer the same statements as the crate on a connection of its own.
 
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, BorrowedFd};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
-use staunch_testkit::MariaDb;
-use staunch_wire::{caps, status, Columns, Framer, Greeting, Login, Next, Response, WireError};
+use staunch_testkit::{test_certs, MariaDb, ServerCert, ServerOpts};
+use staunch_wire::{
+    caps, status, Columns, Framer, Greeting, Login, Next, Response, Stream, Tls, WireError,
+};
 
 /// What one answer of a command was, in terms both clients can give.
 #[derive(Debug, PartialEq)]
@@ -135,7 +138,7 @@ fn by_crate(conn: &mut mysql::Conn, sql: &str) -> Vec<Answer> {
     out
 }
 
-fn by_wire(f: &mut Framer<TcpStream>, sql: &str) -> Vec<Answer> {
+fn by_wire<S: Read + Write>(f: &mut Framer<S>, sql: &str) -> Vec<Answer> {
     f.send_query(sql.as_bytes()).expect("send");
     let mut out = Vec::new();
     let mut columns = Columns::new();
@@ -249,7 +252,7 @@ fn answers_match_the_mysql_crate() {
 }
 
 /// WRITES, then READS, through the layer and through the crate.
-fn compare_all(conn: &mut mysql::Conn, f: &mut Framer<TcpStream>) {
+fn compare_all<S: Read + Write>(conn: &mut mysql::Conn, f: &mut Framer<S>) {
     for sql in WRITES {
         let wire = by_wire(f, &sql.replace("{t}", "tw"));
         let mut krate = by_crate(conn, &sql.replace("{t}", "tc"));
@@ -421,7 +424,16 @@ fn own(
     s: &MariaDb,
     user: &str,
     password: &str,
-) -> Result<(Framer<TcpStream>, Greeting), WireError> {
+) -> Result<(Framer<Stream<TcpStream>>, Greeting), WireError> {
+    own_tls(s, user, password, None)
+}
+
+fn own_tls(
+    s: &MariaDb,
+    user: &str,
+    password: &str,
+    tls: Option<&Tls>,
+) -> Result<(Framer<Stream<TcpStream>>, Greeting), WireError> {
     let stream =
         TcpStream::connect_timeout(&s.addr(), Duration::from_secs(10)).expect("TCP connect");
     stream
@@ -438,6 +450,7 @@ fn own(
             database: Some("staunch_test"),
             extra_caps: caps::MULTI_STATEMENTS,
         },
+        tls,
     )
 }
 
@@ -508,6 +521,7 @@ fn a_greeting_that_never_comes_ends_at_the_time_limit() {
             password: "app-secret",
             ..Login::default()
         },
+        None,
     )
     .unwrap_err();
     let took = t.elapsed();
@@ -517,4 +531,77 @@ fn a_greeting_that_never_comes_ends_at_the_time_limit() {
         "{e}"
     );
     assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+/// TLS trusting `ca` (a PEM file), for the server name 127.0.0.1.
+fn tls_trusting(ca: &std::path::Path) -> Tls {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(ca).expect("the CA file") {
+        roots.add(cert.expect("a certificate")).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Tls {
+        config: Arc::new(config),
+        server_name: "127.0.0.1".try_into().unwrap(),
+    }
+}
+
+#[test]
+fn a_session_over_tls() {
+    let s = MariaDb::start_with(ServerOpts {
+        tls: Some(ServerCert::Localhost),
+        ..Default::default()
+    });
+    let (mut f, _) = own_tls(
+        &s,
+        "app",
+        "app-secret",
+        Some(&tls_trusting(&test_certs().ca)),
+    )
+    .expect("log in over TLS");
+    assert!(f.stream().is_tls());
+    let Answer::Rows { rows, .. } = &by_wire(&mut f, "SHOW SESSION STATUS LIKE 'Ssl_version'")[0]
+    else {
+        panic!()
+    };
+    let version = String::from_utf8(rows[0][1].clone().unwrap()).unwrap();
+    assert!(version.starts_with("TLSv1."), "{version}");
+    // A large answer crosses TLS records whole.
+    let mut conn = mysql::Conn::new(s.app_opts()).expect("connect");
+    compare_all(&mut conn, &mut f);
+}
+
+#[test]
+fn tls_with_an_unknown_ca_or_no_tls_on_the_server_is_refused() {
+    let s = MariaDb::start_with(ServerOpts {
+        tls: Some(ServerCert::Localhost),
+        ..Default::default()
+    });
+    let e = own_tls(
+        &s,
+        "app",
+        "app-secret",
+        Some(&tls_trusting(&test_certs().other_ca)),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("UnknownIssuer"), "{e}");
+    assert!(!e.to_string().contains("app-secret"), "{e}");
+
+    let plain = MariaDb::start();
+    let e = own_tls(
+        &plain,
+        "app",
+        "app-secret",
+        Some(&tls_trusting(&test_certs().ca)),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("the server offers none"), "{e}");
 }

@@ -1,0 +1,86 @@
+//! The stream a session runs on: the connected socket as it is, or TLS over
+//! it (rustls), which [`Framer::connect`](crate::Framer::connect) sets up
+//! when asked to, after the server's greeting, as the protocol wants.
+
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
+
+/// TLS for a session: the caller's rustls configuration (trust store,
+/// client certificate, verification) and the name the server's certificate
+/// must carry.
+#[derive(Clone, Debug)]
+pub struct Tls {
+    /// The client configuration.
+    pub config: Arc<ClientConfig>,
+    /// The server's name (a DNS name or an IP address).
+    pub server_name: ServerName<'static>,
+}
+
+/// A socket, or TLS over it.
+#[derive(Debug)]
+pub enum Stream<S: Read + Write> {
+    /// Plain bytes.
+    Plain(S),
+    /// TLS (boxed: rustls' state is large).
+    Tls(Box<StreamOwned<ClientConnection, S>>),
+}
+
+impl<S: Read + Write> Stream<S> {
+    /// The socket under it, for its options (time limits) and its fd.
+    pub fn socket(&self) -> &S {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(t) => t.get_ref(),
+        }
+    }
+
+    /// Whether the session is encrypted.
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+}
+
+impl<S: Read + Write> Stream<S> {
+    /// TLS over this plain socket, its handshake completed (bounded by the
+    /// socket's time limits). A certificate that does not verify is an
+    /// `InvalidData` error whose text is rustls' reason.
+    pub(crate) fn start_tls(self, tls: &Tls) -> io::Result<Stream<S>> {
+        let Stream::Plain(mut sock) = self else {
+            return Err(io::Error::other("TLS was already started"));
+        };
+        let mut conn = ClientConnection::new(tls.config.clone(), tls.server_name.clone())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        while conn.is_handshaking() {
+            conn.complete_io(&mut sock)?;
+        }
+        Ok(Stream::Tls(Box::new(StreamOwned::new(conn, sock))))
+    }
+}
+
+impl<S: Read + Write> Read for Stream<S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl<S: Read + Write> Write for Stream<S> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(t) => t.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(t) => t.flush(),
+        }
+    }
+}
