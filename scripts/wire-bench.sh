@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What a statement costs the client through the `mysql` crate's `query_iter`
 # (the protocol layer staunch's connections use today) and through
-# staunch-wire (wire/, the layer that is to replace it), on the same
+# src/wire (the layer that is to replace it), on the same
 # connection and socket: user-space instructions per statement of the whole
 # process, counted by callgrind as the difference between runs of 3N and N
 # statements / 2N (start-up, connecting and the set-up cancel out), for
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "wire-bench.sh needs valgrind" >&2; exit 2; }
 
 if [ "${1:-}" != "--run" ]; then
-  cargo build -q --release -p staunch-wire --example statement_loop
+  cargo build -q --release -p staunch --example wire_statement_loop
   if [ -n "${STAUNCH_TEST_URL:-}" ]; then exec "$0" --run; fi
   scripts/install-mariadb.sh
   exec scripts/c-mariadb.sh "$0" --run
@@ -23,7 +23,7 @@ fi
 
 . scripts/instructions.sh
 count() { # WAY N SQL -> instructions of the whole process
-  callgrind_refs target/release/examples/statement_loop "$STAUNCH_TEST_URL" "$1" "$2" "$3"
+  callgrind_refs target/release/examples/wire_statement_loop "$STAUNCH_TEST_URL" "$1" "$2" "$3"
 }
 per_statement count crate wire <<'STATEMENTS'
 SELECT 1|500|SELECT 1
@@ -31,4 +31,4 @@ SELECT 1|500|SELECT 1
 10,000 rows x 4 columns|2|SELECT id, name, score, price FROM wire_bench_rows
 STATEMENTS
 echo "(user-space instructions per statement of the whole process: send, read, every cell;"
-echo " crate: the mysql crate; wire: staunch-wire; below 1 means staunch-wire executes fewer)"
+echo " crate: the mysql crate; wire: src/wire; below 1 means src/wire executes fewer)"

@@ -25,6 +25,10 @@
 //! - `pool/`: the generic pool core ([`pool::CorePool`] over a
 //!   [`pool::Connector`]); knows nothing of MySQL;
 //! - `client/`: the MySQL side ([`MysqlConnector`], [`PooledConn`]);
+//! - `wire/`: the client protocol on a socket staunch owns (packets,
+//!   text-protocol answers as borrowed slices, the handshake, TLS): the layer
+//!   that is to replace the `mysql` crate under `client/`; knows nothing of
+//!   pools or sessions. Not part of the Rust API;
 //! - `topology/`: one core per host, routing, the monitor and its rules ([`Pool`]);
 //! - `config.rs`: the URL and [`Builder`] over the three layers' knobs;
 //! - `ffi/`: the C ABI (`include/staunch.h`), not part of the Rust API.
@@ -52,6 +56,11 @@ pub mod pool;
 mod sync;
 mod sys;
 mod topology;
+// The protocol layer (its module doc says what it has and lacks). Public only
+// for its own tests and benchmark (tests/wire.rs, examples/): not part of
+// the API, no semver promise.
+#[doc(hidden)]
+pub mod wire;
 
 // The crate-private items the fuzz targets (fuzz/) check. Not part of the API.
 #[cfg(feature = "fuzzing")]

@@ -2,7 +2,7 @@
 //! Every read is checked: a short packet is a [`WireError::Protocol`]
 //! naming what was being read, never a panic.
 
-use crate::error::{ServerError, WireError};
+use crate::wire::error::{ServerError, WireError};
 
 /// Capability flags (the handshake's `capability_flags`) this layer reads.
 pub mod caps {
@@ -37,6 +37,7 @@ pub mod status {
 }
 
 /// A cursor over one packet's payload.
+#[derive(Debug)]
 pub(crate) struct Reader<'a> {
     pub(crate) rest: &'a [u8],
 }
@@ -124,7 +125,7 @@ pub struct OkInfo {
     pub affected_rows: u64,
     /// The `AUTO_INCREMENT` value the statement generated, or 0.
     pub last_insert_id: u64,
-    /// Server status flags ([`crate::status`]).
+    /// Server status flags ([`crate::wire::status`]).
     pub status: u16,
     /// Warnings the statement raised.
     pub warnings: u16,
@@ -151,11 +152,11 @@ impl OkInfo {
             last_insert_id: r.lenenc_int("an OK packet's last insert id")?,
             ..OkInfo::default()
         };
-        if caps & crate::caps::PROTOCOL_41 != 0 {
+        if caps & crate::wire::caps::PROTOCOL_41 != 0 {
             ok.status = r.u16("an OK packet's status")?;
             ok.warnings = r.u16("an OK packet's warnings")?;
         }
-        if caps & crate::caps::SESSION_TRACK != 0 {
+        if caps & crate::wire::caps::SESSION_TRACK != 0 {
             if !r.rest.is_empty() {
                 ok.info = r
                     .lenenc_str("an OK packet's info")?
@@ -181,7 +182,7 @@ impl OkInfo {
 pub struct EofInfo {
     /// Warnings so far.
     pub warnings: u16,
-    /// Server status flags ([`crate::status`]).
+    /// Server status flags ([`crate::wire::status`]).
     pub status: u16,
 }
 
@@ -191,7 +192,7 @@ impl EofInfo {
         if r.u8("an EOF packet")? != 0xfe || payload.len() >= 9 {
             return Err(WireError::protocol("expected an EOF packet"));
         }
-        if caps & crate::caps::PROTOCOL_41 == 0 {
+        if caps & crate::wire::caps::PROTOCOL_41 == 0 {
             return Ok(EofInfo::default());
         }
         Ok(EofInfo {
@@ -217,7 +218,7 @@ pub(crate) fn parse_err(payload: &[u8], caps: u32) -> Result<Option<ServerError>
         return Ok(None);
     }
     let mut state = *b"HY000";
-    if caps & crate::caps::PROTOCOL_41 != 0 && r.rest.first() == Some(&b'#') {
+    if caps & crate::wire::caps::PROTOCOL_41 != 0 && r.rest.first() == Some(&b'#') {
         r.u8("an ERR packet's SQLSTATE marker")?;
         state.copy_from_slice(r.bytes(5, "an ERR packet's SQLSTATE")?);
     }

@@ -9,10 +9,10 @@
 
 use std::io::{Read, Write};
 
-use crate::error::WireError;
-use crate::packet::{Framer, MAX_CHUNK};
-use crate::parse::{caps, parse_err, EofInfo, OkInfo, Reader};
-use crate::COM_QUERY;
+use crate::wire::error::WireError;
+use crate::wire::packet::{Framer, MAX_CHUNK};
+use crate::wire::parse::{caps, parse_err, EofInfo, OkInfo, Reader};
+use crate::wire::COM_QUERY;
 
 /// The start of an answer.
 #[derive(Debug, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub enum Next<'a> {
     /// A row.
     Row(TextRow<'a>),
     /// The result set ended; the status says whether another result of the
-    /// same command follows ([`crate::status::MORE_RESULTS_EXISTS`]: read
+    /// same command follows ([`crate::wire::status::MORE_RESULTS_EXISTS`]: read
     /// it with [`Framer::read_response`]).
     End(OkInfo),
 }
@@ -190,6 +190,7 @@ impl<'a> TextRow<'a> {
 }
 
 /// The cells of a [`TextRow`].
+#[derive(Debug)]
 pub struct Cells<'a> {
     r: Reader<'a>,
     left: usize,
@@ -235,7 +236,7 @@ impl<S: Read + Write> Framer<S> {
     /// definitions land in `columns` (its earlier contents are dropped).
     /// After a result set, read its rows with [`Framer::next_row`] to its
     /// end. While the last status carries
-    /// [`crate::status::MORE_RESULTS_EXISTS`], another answer follows.
+    /// [`crate::wire::status::MORE_RESULTS_EXISTS`], another answer follows.
     pub fn read_response(&mut self, columns: &mut Columns) -> Result<Response, WireError> {
         columns.clear();
         loop {
@@ -345,8 +346,8 @@ impl<S: Read + Write> Framer<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::testing::{framer, packet};
-    use crate::parse::status;
+    use crate::wire::packet::testing::{framer, packet};
+    use crate::wire::parse::status;
 
     /// A column definition packet for a column named `name`.
     fn def(name: &[u8]) -> Vec<u8> {
@@ -369,7 +370,7 @@ mod tests {
     }
 
     fn rows(
-        f: &mut Framer<crate::packet::testing::Trickle>,
+        f: &mut Framer<crate::wire::packet::testing::Trickle>,
     ) -> (Vec<Vec<Option<Vec<u8>>>>, OkInfo) {
         let mut got = Vec::new();
         loop {

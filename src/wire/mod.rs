@@ -47,7 +47,6 @@
 //! (`sql-common/client.cc`, `libmysql`), as read, not copied.
 
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 mod error;
 mod handshake;

@@ -12,10 +12,10 @@ use std::io::{Read, Write};
 
 use sha1::{Digest, Sha1};
 
-use crate::error::WireError;
-use crate::packet::Framer;
-use crate::parse::{caps, parse_err, OkInfo, Reader};
-use crate::stream::{Stream, Tls};
+use crate::wire::error::WireError;
+use crate::wire::packet::Framer;
+use crate::wire::parse::{caps, parse_err, OkInfo, Reader};
+use crate::wire::stream::{Stream, Tls};
 
 /// Capability flags of the handshake that only this module reads.
 mod flag {
@@ -211,7 +211,7 @@ impl<S: Read + Write> Framer<Stream<S>> {
 
 fn unsupported_plugin(name: &[u8]) -> WireError {
     WireError::protocol(format!(
-        "the server asks for the authentication plugin {:?}; staunch-wire speaks only mysql_native_password so far",
+        "the server asks for the authentication plugin {:?}; staunch's protocol layer speaks only mysql_native_password so far",
         String::from_utf8_lossy(name)
     ))
 }

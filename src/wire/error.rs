@@ -42,7 +42,7 @@ pub enum WireError {
     /// trusted any more: the next packet might belong to this answer.
     Protocol(String),
     /// A packet would exceed the limit the caller set
-    /// ([`crate::Framer::set_max_packet`]); nothing of it was kept. The
+    /// ([`crate::wire::Framer::set_max_packet`]); nothing of it was kept. The
     /// connection is lost (the rest of the packet is still in the socket).
     PacketTooLarge {
         /// The packet's size so far, in bytes.

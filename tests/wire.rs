@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
-use staunch_testkit::{test_certs, MariaDb, ServerCert, ServerOpts};
-use staunch_wire::{
+use staunch::wire::{
     caps, status, Columns, Framer, Greeting, Login, Next, Response, Stream, Tls, WireError,
 };
+use staunch_testkit::{test_certs, MariaDb, ServerCert, ServerOpts};
 
 /// What one answer of a command was, in terms both clients can give.
 #[derive(Debug, PartialEq)]

@@ -1,11 +1,11 @@
 //! One text-protocol statement, ITERATIONS times, on one connection,
 //! through the `mysql` crate (`query_iter`, what staunch's connections use
-//! today) or through this crate on the same socket; every cell of every row
+//! today) or through src/wire on the same socket; every cell of every row
 //! is looked at (its length summed). For counting what each executes per
 //! statement: `scripts/wire-bench.sh` runs it under callgrind at two
 //! iteration counts, so that start-up and connecting cancel out.
 //!
-//!   cargo run --release -p staunch-wire --example statement_loop -- URL crate|wire ITERATIONS SQL
+//!   cargo run --release --example wire_statement_loop -- URL crate|wire ITERATIONS SQL
 //!
 //! Before the loop it creates the tables the benchmark's statements read
 //! (the same work in every run).
@@ -15,7 +15,7 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::process::ExitCode;
 
 use mysql::prelude::Queryable;
-use staunch_wire::{caps, Columns, Framer, Next, Response};
+use staunch::wire::{caps, Columns, Framer, Next, Response};
 
 const SETUP: &str = "
     CREATE OR REPLACE TABLE wire_bench_one (id INT PRIMARY KEY, a INT, s VARCHAR(40), d DECIMAL(12,2), t DATETIME);

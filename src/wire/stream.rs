@@ -1,5 +1,5 @@
 //! The stream a session runs on: the connected socket as it is, or TLS over
-//! it (rustls), which [`Framer::connect`](crate::Framer::connect) sets up
+//! it (rustls), which [`Framer::connect`](crate::wire::Framer::connect) sets up
 //! when asked to, after the server's greeting, as the protocol wants.
 
 use std::io::{self, Read, Write};
