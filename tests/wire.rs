@@ -605,3 +605,116 @@ fn tls_with_an_unknown_ca_or_no_tls_on_the_server_is_refused() {
     .unwrap_err();
     assert!(e.to_string().contains("the server offers none"), "{e}");
 }
+
+/// The sockets this process holds open (fds of /proc/self/fd that are
+/// sockets).
+fn open_sockets() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|l| l.to_string_lossy().starts_with("socket:"))
+        .count()
+}
+
+/// The library's buffered text statements (the C ABI's `query`, under
+/// every binding) go through the protocol layer on a plain session, which
+/// takes its own handle on the session's socket (a duplicate fd), and
+/// through the crate on a TLS one; the same answers, and the session's
+/// bookkeeping the same (a transaction opened through the layer is rolled
+/// back on return).
+#[test]
+fn the_c_abi_reads_text_answers_through_the_layer_on_plain_sessions() {
+    use staunch::ffi::*;
+    use std::ffi::CString;
+    use std::ptr::{null, null_mut};
+
+    let plain = MariaDb::start();
+    plain.sql("CREATE TABLE staunch_test.t (v INT)");
+    let tls = MariaDb::start_with(ServerOpts {
+        tls: Some(ServerCert::Localhost),
+        ..Default::default()
+    });
+    tls.sql("CREATE TABLE staunch_test.t (v INT)");
+    for (server, params, layer) in [(&plain, "", true), (&tls, "&tls_mode=required", false)] {
+        let url = CString::new(format!("{}?max_size=1{params}", server.url())).unwrap();
+        let mut pool = null_mut();
+        assert_eq!(
+            staunch_pool_open(url.as_ptr(), &mut pool, null_mut()),
+            STAUNCH_OK
+        );
+        let get = || {
+            let mut conn = null_mut();
+            assert_eq!(
+                staunch_pool_get(pool, 5000, &mut conn, null_mut()),
+                STAUNCH_OK
+            );
+            conn
+        };
+        // Every value of the first row of each result set of `sql`.
+        let query = |conn, sql: &str| -> Vec<Vec<i64>> {
+            let sql = CString::new(sql).unwrap();
+            let mut rows = null_mut();
+            let st = staunch_conn_query_ex(
+                conn,
+                sql.as_ptr(),
+                null(),
+                0,
+                STAUNCH_QUERY_INTERPOLATE,
+                &mut rows,
+                null_mut(),
+            );
+            assert_eq!(st, STAUNCH_OK);
+            let mut sets = Vec::new();
+            loop {
+                let mut set = Vec::new();
+                let mut has = false;
+                assert_eq!(staunch_rows_next(rows, &mut has, null_mut()), STAUNCH_OK);
+                if has {
+                    for i in 0..staunch_rows_column_count(rows) {
+                        let mut v = 0i64;
+                        assert_eq!(
+                            staunch_rows_get_i64(rows, i, &mut v, null_mut()),
+                            STAUNCH_OK
+                        );
+                        set.push(v);
+                    }
+                }
+                sets.push(set);
+                let mut more = false;
+                assert_eq!(
+                    staunch_rows_next_result(rows, &mut more, null_mut()),
+                    STAUNCH_OK
+                );
+                if !more {
+                    break;
+                }
+            }
+            staunch_rows_free(rows);
+            sets
+        };
+        let conn = get();
+        let before = open_sockets();
+        assert_eq!(
+            query(conn, "SELECT 1, 2; SELECT 3"),
+            vec![vec![1, 2], vec![3]]
+        );
+        let took = open_sockets() - before;
+        assert_eq!(
+            took,
+            usize::from(layer),
+            "tls {}: sockets the layer took",
+            !layer
+        );
+        query(conn, "BEGIN");
+        query(conn, "INSERT INTO t VALUES (7)");
+        staunch_conn_free(conn);
+        let conn = get();
+        assert_eq!(
+            query(conn, "SELECT COUNT(*) FROM t"),
+            vec![vec![0]],
+            "rolled back on return"
+        );
+        staunch_conn_free(conn);
+        staunch_pool_free(pool);
+    }
+}

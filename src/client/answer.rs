@@ -15,6 +15,8 @@ use mysql::consts::{ColumnFlags, ColumnType};
 use mysql::prelude::Protocol;
 use mysql::{Column, QueryResult, Value};
 
+use crate::wire::{status, ColumnDef, Columns, Framer, Next, OkInfo, Response, WireError};
+
 /// The kind of value a result column holds, from the server's column
 /// metadata. The numbers are the C ABI's `STAUNCH_COLUMN_*`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,9 +50,22 @@ const BINARY_CHARSET: u16 = 63;
 impl Kind {
     /// The kind of column `c`.
     pub(crate) fn of(c: &Column) -> Kind {
+        Kind::of_parts(c.column_type(), c.flags(), c.character_set())
+    }
+
+    /// The kind of a column of the protocol's type number `t` (an unknown
+    /// number holds bytes).
+    pub(crate) fn of_def(t: u8, flags: u16, charset: u16) -> Kind {
+        match ColumnType::try_from(t) {
+            Ok(t) => Kind::of_parts(t, ColumnFlags::from_bits_truncate(flags), charset),
+            Err(_) => Kind::Bytes,
+        }
+    }
+
+    fn of_parts(t: ColumnType, flags: ColumnFlags, charset: u16) -> Kind {
         use ColumnType::*;
-        let unsigned = c.flags().contains(ColumnFlags::UNSIGNED_FLAG);
-        match c.column_type() {
+        let unsigned = flags.contains(ColumnFlags::UNSIGNED_FLAG);
+        match t {
             MYSQL_TYPE_NULL => Kind::Null,
             MYSQL_TYPE_TINY | MYSQL_TYPE_SHORT | MYSQL_TYPE_LONG | MYSQL_TYPE_LONGLONG
             | MYSQL_TYPE_INT24 | MYSQL_TYPE_YEAR => {
@@ -80,7 +95,7 @@ impl Kind {
             | MYSQL_TYPE_BLOB
             | MYSQL_TYPE_ENUM
             | MYSQL_TYPE_SET => {
-                if c.character_set() == BINARY_CHARSET {
+                if charset == BINARY_CHARSET {
                     Kind::Bytes
                 } else {
                     Kind::Text
@@ -179,6 +194,18 @@ impl Col {
         col.charset = u32::from(c.character_set());
         col.length = c.column_length();
         col.decimals = u32::from(c.decimals());
+        col
+    }
+
+    /// A column as the protocol layer read it (`src/wire`).
+    pub(crate) fn of_def(d: &ColumnDef<'_>) -> Col {
+        let mut col = Col::strings([d.name, d.org_name, d.table, d.org_table, d.schema]);
+        col.kind = Kind::of_def(d.column_type, d.flags, d.charset);
+        col.type_code = u32::from(d.column_type);
+        col.flags = u32::from(d.flags);
+        col.charset = u32::from(d.charset);
+        col.length = d.length;
+        col.decimals = u32::from(d.decimals);
         col
     }
 
@@ -338,30 +365,47 @@ impl Cell {
         let Value::Bytes(b) = v else {
             return Cell::from_value(v);
         };
+        Cell::typed(&b, kind).unwrap_or_else(|| Cell::from_value(Value::Bytes(b)))
+    }
+
+    /// [`from_text`](Cell::from_text) for a cell the protocol layer lends
+    /// (`src/wire`): a string is copied once, with its NUL.
+    pub(crate) fn from_text_slice(b: &[u8], kind: Kind) -> Cell {
+        Cell::typed(b, kind).unwrap_or_else(|| {
+            let mut v = Vec::with_capacity(b.len() + 1);
+            v.extend_from_slice(b);
+            v.push(0);
+            Cell::Bytes(v)
+        })
+    }
+
+    /// A text-protocol value as its column's kind, or None where it stays
+    /// bytes (text, DECIMAL, bytes, or text that does not parse as the
+    /// kind).
+    fn typed(b: &[u8], kind: Kind) -> Option<Cell> {
         // The server's own forms of dates and times, read byte by byte: the
         // general parser below gives the same answer for them, at several
         // times the cost (it splits strings).
         let fast = match kind {
-            Kind::Date | Kind::DateTime => server_datetime(&b).map(Cell::Date),
-            Kind::Time => server_time(&b).map(Cell::Time),
+            Kind::Date | Kind::DateTime => server_datetime(b).map(Cell::Date),
+            Kind::Time => server_time(b).map(Cell::Time),
             Kind::Int | Kind::UInt | Kind::Double => None,
             // Text, DECIMAL and bytes stay as they came: no UTF-8 check here
             // (the text getters check when asked).
-            _ => return Cell::from_value(Value::Bytes(b)),
+            _ => return None,
         };
-        if let Some(cell) = fast {
-            return cell;
+        if fast.is_some() {
+            return fast;
         }
-        let s = std::str::from_utf8(&b).ok();
-        let parsed = s.and_then(|s| match kind {
+        let s = std::str::from_utf8(b).ok()?;
+        match kind {
             Kind::Int => s.parse().ok().map(Cell::Int),
             Kind::UInt => s.parse().ok().map(Cell::UInt),
             Kind::Double => s.parse().ok().map(Cell::Double),
             Kind::Date | Kind::DateTime => parse_datetime(s).map(Cell::Date),
             Kind::Time => parse_time(s).map(Cell::Time),
             _ => None,
-        });
-        parsed.unwrap_or_else(|| Cell::from_value(Value::Bytes(b)))
+        }
     }
 
     /// What it holds, for messages.
@@ -590,6 +634,53 @@ pub(crate) fn collect_rest<P: Protocol>(
         sets.push_back(set);
     }
     Ok(sets)
+}
+
+/// Reads the whole answer to the text statement just sent on `f` (every
+/// result set), as [`collect_sets`] does through the crate, with each set's
+/// figures from its own closing packet. Also returns the last closing
+/// packet, whose status and session-state report the session observes.
+pub(crate) fn collect_wire<S: std::io::Read + std::io::Write>(
+    f: &mut Framer<S>,
+) -> Result<(VecDeque<Set>, OkInfo), WireError> {
+    let mut sets = VecDeque::new();
+    let mut defs = Columns::new();
+    loop {
+        let mut set = Set::empty();
+        let end = match f.read_response(&mut defs)? {
+            Response::Ok(ok) => ok,
+            Response::ResultSet => {
+                for i in 0..defs.len() {
+                    if let Some(def) = defs.get(i) {
+                        set.columns.push(Col::of_def(&def?));
+                    }
+                }
+                loop {
+                    match f.next_row()? {
+                        Next::Row(row) => set.rows.push_back(
+                            row.cells()
+                                .zip(&set.columns)
+                                .map(|(cell, col)| match cell {
+                                    None => Cell::Null,
+                                    Some(b) => Cell::from_text_slice(b, col.kind),
+                                })
+                                .collect(),
+                        ),
+                        Next::End(end) => break end,
+                    }
+                }
+            }
+        };
+        set.affected_rows = end.affected_rows;
+        set.last_insert_id = end.last_insert_id;
+        set.warnings = end.warnings;
+        set.info = info_of(&end.info);
+        set.count = set.rows.len() as u64;
+        sets.push_back(set);
+        if end.status & status::MORE_RESULTS_EXISTS == 0 {
+            return Ok((sets, end));
+        }
+    }
 }
 
 /// The cells of one row.

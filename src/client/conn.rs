@@ -24,6 +24,7 @@
 //! plus grace for an answer is shut down by the watchdog, so no late answer
 //! can be read by the next statement.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::ops::{Deref, DerefMut, Range};
 use std::time::Duration;
@@ -33,10 +34,13 @@ use mysql::{
     from_row, from_row_opt, Binary, Conn, FromRowError, Params, QueryResult, Statement, Text,
 };
 
+use super::answer::{collect_sets, collect_wire, info_of, Set};
 use super::error::{not_ready, Refusal};
 use super::session::{Session, State};
 use super::{CancelHandle, MysqlConnector, STATEMENT_GRACE};
 use crate::pool::{Lease, Marks};
+use crate::wire::WireError;
+use mysql::mysql_common::proto::codec::error::PacketCodecError;
 
 /// A borrowed MySQL connection: derefs to [`mysql::Conn`] and implements
 /// [`mysql::prelude::Queryable`]; dropping it returns it to the pool.
@@ -564,6 +568,61 @@ impl PooledConn {
         Ok(v)
     }
 
+    /// A text statement's whole answer, every result set, as `run_text_as`
+    /// with [`collect_sets`] would read it, each set's figures filled in:
+    /// through the protocol layer (`src/wire`) where the session allows it
+    /// (see `Session::wire`), else through the crate. The same steps 1 to 4
+    /// either way.
+    pub(crate) fn collect_text(&mut self, sql: &str, partly: bool) -> mysql::Result<VecDeque<Set>> {
+        self.begin(partly)?;
+        let (session, mut marks, connector) = self.lease.parts();
+        let r = match session.wire() {
+            Some(f) => f
+                .send_query(sql.as_bytes())
+                .and_then(|()| collect_wire(f))
+                .map(|(sets, end)| (sets, Some(end)))
+                .map_err(wire_error),
+            None => {
+                let conn = &mut session.conn;
+                let read = conn
+                    .query_iter(sql)
+                    .and_then(|mut r| collect_sets(&mut r, true));
+                read.map(|mut sets| {
+                    // The crate gives no figures for a set with rows; the
+                    // connection's last packet ended the last set.
+                    if let Some(last) = sets.back_mut().filter(|s| !s.columns.is_empty()) {
+                        last.warnings = conn.warnings();
+                        last.info = info_of(conn.info_ref());
+                    }
+                    (sets, None)
+                })
+            }
+        };
+        session.gate.end();
+        marks.note_statement(false);
+        match r {
+            Ok((sets, end)) => {
+                match &end {
+                    Some(end) => session.observe_wire(end),
+                    None => session.observe(),
+                }
+                if session.state.settings_unseen {
+                    if let Err(e) = session.ask_settings() {
+                        return Err(fail(&mut session.state, &mut marks, connector, e));
+                    }
+                }
+                marks.note_settled(true);
+                if ends_transaction(sql) {
+                    // As in `run_text_as`.
+                    let state = &mut session.state;
+                    state.txn_open = state.tables_locked;
+                }
+                Ok(sets)
+            }
+            Err(e) => Err(fail(&mut session.state, &mut marks, connector, e)),
+        }
+    }
+
     /// A prepared statement executed, read as in
     /// [`run_text`](PooledConn::run_text).
     pub(crate) fn run_binary<T>(
@@ -639,6 +698,33 @@ fn fail(
     }
     state.broken = Some(e.to_string());
     e
+}
+
+/// A protocol-layer error as the crate would have reported it, so that the
+/// session's rules (`breaks_session`, `fail`) read it the same way: the
+/// server's errors as the server's, everything else as a broken connection.
+fn wire_error(e: WireError) -> mysql::Error {
+    let server = |code, state: &[u8], message| {
+        mysql::Error::MySqlError(mysql::MySqlError {
+            state: String::from_utf8_lossy(state).into_owned(),
+            message,
+            code,
+        })
+    };
+    match e {
+        WireError::Server(s) => server(s.code, &s.state, s.message),
+        // The client's own refusal, the connection still in step
+        // (CR_LOAD_DATA_LOCAL_INFILE_REJECTED).
+        WireError::LocalInfileRefused => server(2068, b"HY000", e.to_string()),
+        WireError::Io(io) => mysql::Error::IoError(io),
+        WireError::PacketTooLarge { .. } => {
+            mysql::Error::CodecError(PacketCodecError::PacketTooLarge)
+        }
+        other => mysql::Error::IoError(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            other.to_string(),
+        )),
+    }
 }
 
 /// Reads what is left of an answer, every result set to its end.

@@ -42,19 +42,24 @@
 //! error and the session stays in step. A borrow may set its own limit; the
 //! session variable changes (one statement) only when the limit does.
 
+use std::fs::File;
 use std::ops::{Deref, DerefMut};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering::AcqRel, Ordering::Acquire};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use mysql::consts::SessionStateType;
+use mysql::mysql_common::io::ParseBuf;
 use mysql::prelude::Queryable;
 use mysql::session_state_change::SessionStateChange;
-use mysql::Conn;
+use mysql::{Conn, SessionStateInfo};
 
 use super::sql::Lexing;
 use super::ConnectConfig;
+use super::TlsMode;
 use crate::sync::lock;
+use crate::wire::{caps, status, Framer, OkInfo};
 
 /// The server kind, for the statement time limit's variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,6 +183,13 @@ pub struct Session {
     /// none even after the session sets its own list, only that the state
     /// changed. Found by `init`.
     pub(crate) unreported: bool,
+    /// The session's socket is plain (`tls_mode=disabled`): the protocol
+    /// layer may read and write it (see [`Session::wire`]).
+    pub(crate) plain: bool,
+    /// The protocol layer on a duplicate of the socket, once a statement
+    /// has used it; dropped when the connection is reset.
+    /// (Boxed: the pool's slot holds a session inline.)
+    pub(crate) wire: Option<Box<Framer<File>>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -224,6 +236,8 @@ impl Session {
             gate: Arc::new(Gate::default()),
             schema_unsure: false,
             unreported: false,
+            plain: cfg.tls_mode == TlsMode::Disabled,
+            wire: None,
         };
         s.init(cfg)?;
         Ok(s)
@@ -318,6 +332,9 @@ impl Session {
         // not serve the next borrower's `LOAD DATA LOCAL`, as `mysql::Pool`
         // clears it too.
         self.conn.set_local_infile_handler(None);
+        // The crate may open a new connection where the server has no
+        // COM_RESET_CONNECTION: the layer's handle is taken anew.
+        self.wire = None;
         self.conn.reset()?;
         if let (true, Some(db)) = (self.state.schema_changed, &cfg.database) {
             self.conn.select_db(db)?;
@@ -363,12 +380,87 @@ impl Session {
     /// transaction state if it changed, whether anything else did. Call it
     /// after each statement, once its answer is read to the end.
     pub(crate) fn observe(&mut self) {
-        let Ok(changes) = self.conn.session_state_changes() else {
+        let Session {
+            conn,
+            state,
+            unreported,
+            ..
+        } = self;
+        let no_backslash_escapes = conn.no_backslash_escape();
+        match conn.session_state_changes() {
+            Ok(changes) => {
+                Session::observe_report(state, *unreported, &changes, no_backslash_escapes)
+            }
             // A packet staunch cannot parse: assume the worst.
-            self.state.dirty = true;
-            return;
-        };
-        let autocommit_was_off = self.state.autocommit_off;
+            Err(_) => state.dirty = true,
+        }
+    }
+
+    /// The protocol layer (`src/wire`) on this session's socket, for a text
+    /// statement, where it can read the session's answers as the `mysql`
+    /// crate would: on a plain socket (a TLS session's state is inside the
+    /// crate), in a session whose server reports its variables (its OK
+    /// packets then carry the session-state block the layer is told of,
+    /// `CLIENT_SESSION_TRACK`). The crate and the layer take turns on the
+    /// socket, each reading every answer to its end, so neither finds the
+    /// other's bytes. None where it cannot (the statement goes through the
+    /// crate).
+    pub(crate) fn wire(&mut self) -> Option<&mut Framer<File>> {
+        if !self.plain || self.unreported {
+            return None;
+        }
+        if self.wire.is_none() {
+            // The most one packet may hold, as the crate takes it: the
+            // server's max_allowed_packet (asked once; `PooledConn::plan`
+            // asks and keeps it too).
+            let max = match self.state.max_allowed_packet {
+                Some(m) => m,
+                None => {
+                    let m: Option<u64> = self
+                        .conn
+                        .query_first("SELECT @@SESSION.max_allowed_packet")
+                        .ok()
+                        .flatten()?;
+                    let m = usize::try_from(m?).unwrap_or(usize::MAX);
+                    self.state.max_allowed_packet = Some(m);
+                    m
+                }
+            };
+            let socket = crate::sys::dup_stream(self.conn.as_raw_fd())?;
+            let mut f = Framer::new(socket, caps::PROTOCOL_41 | caps::SESSION_TRACK);
+            f.set_max_packet(max);
+            self.wire = Some(Box::new(f));
+        }
+        self.wire.as_deref_mut()
+    }
+
+    /// [`observe`](Session::observe) for a statement the protocol layer
+    /// ran (`src/wire`): `end` is its last closing packet.
+    pub(crate) fn observe_wire(&mut self, end: &OkInfo) {
+        let mut data = ParseBuf(&end.session_state);
+        let mut changes = Vec::new();
+        while !data.is_empty() {
+            match data.parse::<SessionStateInfo<'_>>(()) {
+                Ok(c) => changes.push(c),
+                Err(_) => {
+                    self.state.dirty = true;
+                    return;
+                }
+            }
+        }
+        let nbe = end.status & status::NO_BACKSLASH_ESCAPES != 0;
+        Session::observe_report(&mut self.state, self.unreported, &changes, nbe);
+    }
+
+    /// What a statement's last OK packet reported: its session-state
+    /// changes and its `NO_BACKSLASH_ESCAPES` status flag.
+    fn observe_report(
+        state: &mut State,
+        unreported: bool,
+        changes: &[SessionStateInfo<'_>],
+        no_backslash_escapes: bool,
+    ) {
+        let autocommit_was_off = state.autocommit_off;
         let mut txn_reported = false;
         for c in changes {
             match c.data_type() {
@@ -378,45 +470,44 @@ impl Session {
                     // (LOCK TABLES); anything but underscores is a
                     // transaction to end.
                     let data = c.data_ref();
-                    let state = data.get(1..).unwrap_or(data);
+                    let txn = data.get(1..).unwrap_or(data);
                     txn_reported = true;
-                    self.state.txn_open = state.iter().any(|b| *b != b'_');
-                    self.state.tables_locked = state.last() == Some(&b'L');
-                    if self.state.tables_locked {
-                        self.state.dirty = true;
+                    state.txn_open = txn.iter().any(|b| *b != b'_');
+                    state.tables_locked = txn.last() == Some(&b'L');
+                    if state.tables_locked {
+                        state.dirty = true;
                     }
                 }
                 SessionStateType::SESSION_TRACK_SCHEMA => {
-                    self.state.dirty = true;
-                    self.state.schema_changed = true;
+                    state.dirty = true;
+                    state.schema_changed = true;
                 }
                 SessionStateType::SESSION_TRACK_SYSTEM_VARIABLES => {
-                    self.state.dirty = true;
+                    state.dirty = true;
                     if let Ok(SessionStateChange::SystemVariables(vars)) = c.decode() {
                         for v in vars {
                             if v.name_bytes().eq_ignore_ascii_case(b"sql_mode") {
-                                self.state.sql_mode = Some(SqlMode::of(v.value_bytes()));
+                                state.sql_mode = Some(SqlMode::of(v.value_bytes()));
                             }
                             if v.name_bytes().eq_ignore_ascii_case(b"character_set_client") {
-                                self.state.client_charset =
-                                    Some(ClientCharset::of(v.value_bytes()));
+                                state.client_charset = Some(ClientCharset::of(v.value_bytes()));
                             }
                             if v.name_bytes().eq_ignore_ascii_case(b"autocommit") {
                                 let on = v.value_bytes();
-                                self.state.autocommit_off =
+                                state.autocommit_off =
                                     !(on.eq_ignore_ascii_case(b"on") || on == b"1");
                             }
                         }
                     }
                 }
                 SessionStateType::SESSION_TRACK_STATE_CHANGE => {
-                    self.state.dirty = true;
-                    if self.unreported {
+                    state.dirty = true;
+                    if unreported {
                         // Maybe a setting staunch relies on: unknown until
                         // asked (`settings_unseen`).
-                        self.state.sql_mode = None;
-                        self.state.client_charset = None;
-                        self.state.settings_unseen = true;
+                        state.sql_mode = None;
+                        state.client_charset = None;
+                        state.settings_unseen = true;
                     }
                 }
                 // GTIDs of writes, transaction characteristics: not session
@@ -424,17 +515,17 @@ impl Session {
                 _ => {}
             }
         }
-        if autocommit_was_off && !self.state.autocommit_off && !txn_reported {
+        if autocommit_was_off && !state.autocommit_off && !txn_reported {
             // Turning autocommit on commits what was open; the server
             // reports a change of state only when its last report said a
             // transaction was open, and `begin` assumed one under
             // autocommit=0. What is left is what was last reported of the
             // locks.
-            self.state.txn_open = self.state.tables_locked;
+            state.txn_open = state.tables_locked;
         }
         // The status flag of this OK packet is the server's own word.
-        if let Some(m) = &mut self.state.sql_mode {
-            m.no_backslash_escapes = self.conn.no_backslash_escape();
+        if let Some(m) = &mut state.sql_mode {
+            m.no_backslash_escapes = no_backslash_escapes;
         }
     }
 

@@ -565,20 +565,23 @@ pub(super) fn query_buffered(
     way: Option<Way>,
     text: bool,
 ) -> Result<std::collections::VecDeque<Set>, Failure> {
-    let mut sets = if text {
-        pc.run_text(sql, |r| collect_sets(r, true))
+    let sets = if text {
+        pc.collect_text(sql, reports_partly(sql))
     } else {
-        let p = plan(pc, "query", sql, params, way)?;
-        pc.run_plan(p, Collect)
-    }
-    .map_err(|e| mysql_failure("query", &e))?;
-    // The crate gives no figures for a set with rows; the
-    // connection's last packet ended the last set.
-    if let Some(last) = sets.back_mut().filter(|s| !s.columns.is_empty()) {
-        last.warnings = pc.warnings();
-        last.info = info_of(pc.info_ref());
-    }
-    Ok(sets)
+        match plan(pc, "query", sql, params, way)? {
+            Plan::Text { sql, partly } => pc.collect_text(&sql, partly),
+            binary => pc.run_plan(binary, Collect).map(|mut sets| {
+                // The crate gives no figures for a set with rows; the
+                // connection's last packet ended the last set.
+                if let Some(last) = sets.back_mut().filter(|s| !s.columns.is_empty()) {
+                    last.warnings = pc.warnings();
+                    last.info = info_of(pc.info_ref());
+                }
+                sets
+            }),
+        }
+    };
+    sets.map_err(|e| mysql_failure("query", &e))
 }
 
 /// Writes to `*out` the number of `?` placeholders in `sql` as this

@@ -15,7 +15,7 @@
 //! - about 60 allocations for one row of five columns, most of them the
 //!   column definitions, which most callers never look at.
 //!
-//! This crate is the first layer of the replacement, and it is built so
+//! This module is the first layer of the replacement, and it is built so
 //! that each of those becomes possible: [`Framer::send_query`] only writes;
 //! [`Framer::read_response`] only reads; a result set keeps its column
 //! definitions as the server's bytes, in one buffer, and parses one when
@@ -40,7 +40,15 @@
 //! INFILE` requests refused without losing the connection. Not yet: the
 //! other authentication plugins (`caching_sha2_password`,
 //! `client_ed25519`), compression, and the binary protocol of prepared
-//! statements. Nothing in staunch calls it yet.
+//! statements.
+//!
+//! What staunch uses it for so far: the whole answer to a text statement
+//! read into the answer model (`client::answer::collect_wire`), which is
+//! every buffered `query` of the C ABI and so of every binding, on a plain
+//! session whose server reports its variables (`Session::wire`). The crate
+//! still opens the connection and runs everything else (prepared
+//! statements, streaming, resets, the Rust API's statements), on the same
+//! socket: the two take turns, each reading every answer to its end.
 //!
 //! Reference: the MariaDB client/server protocol documentation
 //! (<https://mariadb.com/kb/en/clientserver-protocol/>) and MySQL's

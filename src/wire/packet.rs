@@ -294,7 +294,7 @@ impl<S: Read + Write> Framer<S> {
 
 #[cfg(test)]
 pub(crate) mod testing {
-    //! An in-memory stream for the unit tests of this crate's parsing.
+    //! An in-memory stream for the unit tests of this layer's parsing.
     use super::*;
     use std::io::Cursor;
 
