@@ -37,10 +37,15 @@ impl Histogram {
         std::array::from_fn(|i| self.buckets[i].load(Relaxed))
     }
     /// Percentiles over these counts plus `extra_zero` values under 1 µs.
+    /// A percentile is its bucket's upper edge, but never above the
+    /// maximum: with every value in one bucket (say 2 to 3 µs), the edge
+    /// (4 µs) would say more than anything recorded.
     pub fn snapshot(&self, extra_zero: u64) -> Latency {
         let mut c = self.counts();
         c[0] += extra_zero;
         let total: u64 = c.iter().sum();
+        // Read after the counts: a value recorded meanwhile only raises it.
+        let max_us = self.max_us.load(Relaxed);
         let pct = |p: f64| -> Duration {
             if total == 0 {
                 return Duration::ZERO;
@@ -51,21 +56,18 @@ impl Histogram {
                 seen += n;
                 if seen >= rank {
                     // Upper edge of the bucket: a conservative figure.
-                    return if i == 0 {
-                        Duration::from_micros(1)
-                    } else {
-                        Duration::from_micros(1u64 << i)
-                    };
+                    let edge = if i == 0 { 1 } else { 1u64 << i };
+                    return Duration::from_micros(edge.min(max_us));
                 }
             }
-            Duration::from_micros(self.max_us.load(Relaxed))
+            Duration::from_micros(max_us)
         };
         Latency {
             count: total,
             p50: pct(0.50),
             p95: pct(0.95),
             p99: pct(0.99),
-            max: Duration::from_micros(self.max_us.load(Relaxed)),
+            max: Duration::from_micros(max_us),
         }
     }
 }
@@ -245,4 +247,35 @@ pub struct Latency {
     pub p95: Duration,
     pub p99: Duration,
     pub max: Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_bucket_edges_never_above_the_maximum() {
+        let h = Histogram::new();
+        for us in [2, 3, 3] {
+            h.record(Duration::from_micros(us));
+        }
+        let l = h.snapshot(0);
+        // Every value is in the bucket [2, 4): its edge would be 4 µs.
+        assert_eq!(
+            (l.p50, l.p99, l.max),
+            (
+                Duration::from_micros(3),
+                Duration::from_micros(3),
+                Duration::from_micros(3)
+            )
+        );
+        h.record(Duration::from_micros(1000));
+        let l = h.snapshot(5);
+        // Five values under 1 µs, three of 2-3 µs, one of 1 ms.
+        assert_eq!(l.count, 9);
+        assert_eq!(l.p50, Duration::from_micros(1));
+        assert_eq!(l.p95, Duration::from_micros(1000));
+        assert_eq!(l.max, Duration::from_micros(1000));
+        assert_eq!(Histogram::new().snapshot(0), Latency::default());
+    }
 }
