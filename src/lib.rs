@@ -58,7 +58,9 @@ mod sys;
 mod topology;
 // The protocol layer (its module doc says what it has and lacks). Public only
 // for its own tests and benchmark (tests/wire.rs, examples/): not part of
-// the API, no semver promise.
+// the API, no semver promise, and not part of the C ABI: cbindgen skips it
+// (its protocol constants are no C names).
+/// cbindgen:ignore
 #[doc(hidden)]
 pub mod wire;
 
