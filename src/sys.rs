@@ -195,18 +195,6 @@ pub fn thread_reading(fd: RawFd) -> bool {
     })
 }
 
-/// A duplicate of the socket `fd` as a `File` that reads and writes it (the
-/// protocol layer's own handle on a session's socket; see
-/// `Session::wire`). Closed on drop; the socket stays open while either
-/// fd does, and its options (time limits, `shutdown(2)`) are shared.
-pub fn dup_stream(fd: RawFd) -> Option<std::fs::File> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: dup on any fd is memory-safe.
-    let d = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-    // SAFETY: `d` is a new fd that nothing else owns.
-    (d >= 0).then(|| unsafe { std::fs::File::from_raw_fd(d) })
-}
-
 /// A duplicate of `fd` that is closed on drop: holding it keeps the socket
 /// alive, so the fd number cannot be reused for something else meanwhile.
 pub struct DupFd(RawFd);
@@ -219,6 +207,18 @@ impl DupFd {
     }
     pub fn fd(&self) -> RawFd {
         self.0
+    }
+    /// The duplicate as a `File` that reads and writes the socket (the
+    /// protocol layer's own handle on a session's socket; see
+    /// `Session::wire`). The socket's options (time limits,
+    /// `shutdown(2)`) are shared with the original fd.
+    pub fn into_file(self) -> std::fs::File {
+        use std::os::fd::FromRawFd;
+        let fd = self.0;
+        std::mem::forget(self);
+        // SAFETY: `fd` is our own duplicate, and `forget` gave up the only
+        // other owner (our `Drop`).
+        unsafe { std::fs::File::from_raw_fd(fd) }
     }
     /// The inode of the file behind the fd (for a socket, the number in
     /// `/proc/net/tcp`).

@@ -636,6 +636,17 @@ pub(crate) fn collect_rest<P: Protocol>(
     Ok(sets)
 }
 
+/// `sets` as the crate read them, with the figures of the last one filled
+/// in: the crate gives none for a set with rows, and the connection's last
+/// packet ended the last set.
+pub(crate) fn with_last_figures(mut sets: VecDeque<Set>, conn: &mysql::Conn) -> VecDeque<Set> {
+    if let Some(last) = sets.back_mut().filter(|s| !s.columns.is_empty()) {
+        last.warnings = conn.warnings();
+        last.info = info_of(conn.info_ref());
+    }
+    sets
+}
+
 /// Reads the whole answer to the text statement just sent on `f` (every
 /// result set), as [`collect_sets`] does through the crate, with each set's
 /// figures from its own closing packet. Also returns the last closing
@@ -650,10 +661,8 @@ pub(crate) fn collect_wire<S: std::io::Read + std::io::Write>(
         let end = match f.read_response(&mut defs)? {
             Response::Ok(ok) => ok,
             Response::ResultSet => {
-                for i in 0..defs.len() {
-                    if let Some(def) = defs.get(i) {
-                        set.columns.push(Col::of_def(&def?));
-                    }
+                for def in defs.iter() {
+                    set.columns.push(Col::of_def(&def?));
                 }
                 loop {
                     match f.next_row()? {

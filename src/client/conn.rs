@@ -34,12 +34,12 @@ use mysql::{
     from_row, from_row_opt, Binary, Conn, FromRowError, Params, QueryResult, Statement, Text,
 };
 
-use super::answer::{collect_sets, collect_wire, info_of, Set};
+use super::answer::{collect_sets, collect_wire, with_last_figures, Set};
 use super::error::{not_ready, Refusal};
 use super::session::{Session, State};
 use super::{CancelHandle, MysqlConnector, STATEMENT_GRACE};
 use crate::pool::{Lease, Marks};
-use crate::wire::WireError;
+use crate::wire::{OkInfo, WireError};
 use mysql::mysql_common::proto::codec::error::PacketCodecError;
 
 /// A borrowed MySQL connection: derefs to [`mysql::Conn`] and implements
@@ -78,6 +78,17 @@ pub(crate) fn breaks_session(e: &mysql::Error) -> bool {
                 MismatchedStmtParams(..) | Params(_) | MixedParams | ReadOnlyTransNotSupported
             )
     )
+}
+
+/// Where a statement's report on the session is, for step 4
+/// ([`PooledConn::run_reported`]).
+enum Report {
+    /// In the crate's last OK packet.
+    Crate,
+    /// In this closing packet, read by the protocol layer.
+    Wire(OkInfo),
+    /// Nowhere: the command's answer is no OK packet.
+    Nothing,
 }
 
 /// What a command's answer is, for [`PooledConn::run_as`].
@@ -501,22 +512,44 @@ impl PooledConn {
         answer: Answer,
         exec: impl FnOnce(&mut Conn) -> mysql::Result<T>,
     ) -> mysql::Result<T> {
+        self.run_reported(partly, |session| {
+            let report = match answer {
+                Answer::Ok => Report::Crate,
+                Answer::NotOk => Report::Nothing,
+            };
+            exec(&mut session.conn).map(|v| (v, report))
+        })
+    }
+
+    /// Steps 1 to 4 for a statement run by `exec` on the session and read
+    /// to its end by it, which says where the answer's report on the
+    /// session is (see [`Report`]).
+    fn run_reported<T>(
+        &mut self,
+        partly: bool,
+        exec: impl FnOnce(&mut Session) -> mysql::Result<(T, Report)>,
+    ) -> mysql::Result<T> {
         self.begin(partly)?;
         let (session, mut marks, connector) = self.lease.parts();
-        let r = exec(&mut session.conn);
+        let r = exec(session);
         session.gate.end();
         marks.note_statement(false);
         match r {
-            Ok(v) => {
-                if answer == Answer::Ok {
-                    session.observe();
-                    if session.state.settings_unseen {
-                        // The statement changed the session, and the server
-                        // does not say how: ask now, so that what it reports
-                        // of the statement (autocommit) is true.
-                        if let Err(e) = session.ask_settings() {
-                            return Err(fail(&mut session.state, &mut marks, connector, e));
-                        }
+            Ok((v, report)) => {
+                match report {
+                    Report::Crate => session.observe(),
+                    Report::Wire(end) => session.observe_wire(&end),
+                    Report::Nothing => {
+                        marks.note_settled(true);
+                        return Ok(v);
+                    }
+                }
+                if session.state.settings_unseen {
+                    // The statement changed the session, and the server
+                    // does not say how: ask now, so that what it reports
+                    // of the statement (autocommit) is true.
+                    if let Err(e) = session.ask_settings() {
+                        return Err(fail(&mut session.state, &mut marks, connector, e));
                     }
                 }
                 marks.note_settled(true);
@@ -571,56 +604,30 @@ impl PooledConn {
     /// A text statement's whole answer, every result set, as `run_text_as`
     /// with [`collect_sets`] would read it, each set's figures filled in:
     /// through the protocol layer (`src/wire`) where the session allows it
-    /// (see `Session::wire`), else through the crate. The same steps 1 to 4
-    /// either way.
+    /// (see `Session::wire`), else through the crate.
     pub(crate) fn collect_text(&mut self, sql: &str, partly: bool) -> mysql::Result<VecDeque<Set>> {
-        self.begin(partly)?;
-        let (session, mut marks, connector) = self.lease.parts();
-        let r = match session.wire() {
-            Some(f) => f
-                .send_query(sql.as_bytes())
-                .and_then(|()| collect_wire(f))
-                .map(|(sets, end)| (sets, Some(end)))
-                .map_err(wire_error),
+        let sets = self.run_reported(partly, |session| match session.wire() {
+            Some(f) => {
+                let (sets, end) = f
+                    .send_query(sql.as_bytes())
+                    .and_then(|()| collect_wire(f))
+                    .map_err(wire_error)?;
+                Ok((sets, Report::Wire(end)))
+            }
             None => {
                 let conn = &mut session.conn;
-                let read = conn
+                let sets = conn
                     .query_iter(sql)
-                    .and_then(|mut r| collect_sets(&mut r, true));
-                read.map(|mut sets| {
-                    // The crate gives no figures for a set with rows; the
-                    // connection's last packet ended the last set.
-                    if let Some(last) = sets.back_mut().filter(|s| !s.columns.is_empty()) {
-                        last.warnings = conn.warnings();
-                        last.info = info_of(conn.info_ref());
-                    }
-                    (sets, None)
-                })
+                    .and_then(|mut r| collect_sets(&mut r, true))?;
+                Ok((with_last_figures(sets, conn), Report::Crate))
             }
-        };
-        session.gate.end();
-        marks.note_statement(false);
-        match r {
-            Ok((sets, end)) => {
-                match &end {
-                    Some(end) => session.observe_wire(end),
-                    None => session.observe(),
-                }
-                if session.state.settings_unseen {
-                    if let Err(e) = session.ask_settings() {
-                        return Err(fail(&mut session.state, &mut marks, connector, e));
-                    }
-                }
-                marks.note_settled(true);
-                if ends_transaction(sql) {
-                    // As in `run_text_as`.
-                    let state = &mut session.state;
-                    state.txn_open = state.tables_locked;
-                }
-                Ok(sets)
-            }
-            Err(e) => Err(fail(&mut session.state, &mut marks, connector, e)),
+        })?;
+        if ends_transaction(sql) {
+            // As in `run_text_as`.
+            let state = &mut self.lease.split().0.state;
+            state.txn_open = state.tables_locked;
         }
+        Ok(sets)
     }
 
     /// A prepared statement executed, read as in

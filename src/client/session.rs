@@ -426,7 +426,7 @@ impl Session {
                     m
                 }
             };
-            let socket = crate::sys::dup_stream(self.conn.as_raw_fd())?;
+            let socket = crate::sys::DupFd::new(self.conn.as_raw_fd())?.into_file();
             let mut f = Framer::new(socket, caps::PROTOCOL_41 | caps::SESSION_TRACK);
             f.set_max_packet(max);
             self.wire = Some(Box::new(f));

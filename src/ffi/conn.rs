@@ -13,7 +13,7 @@ use super::rows::staunch_rows;
 use super::stream::{GiveBack, Stream};
 use super::values::{staunch_param, to_params};
 use super::{arg, arg_str, copy_sized, guard, guard_value, set_opt, Out, STAUNCH_TIMEOUT_DEFAULT};
-use crate::client::answer::{collect_sets, info_of, Set};
+use crate::client::answer::{collect_sets, with_last_figures, Set};
 use crate::client::{
     reports_partly, CancelHandle, Param, Plan, PooledConn, ReadAnswer, StatementError, Way,
 };
@@ -570,15 +570,9 @@ pub(super) fn query_buffered(
     } else {
         match plan(pc, "query", sql, params, way)? {
             Plan::Text { sql, partly } => pc.collect_text(&sql, partly),
-            binary => pc.run_plan(binary, Collect).map(|mut sets| {
-                // The crate gives no figures for a set with rows; the
-                // connection's last packet ended the last set.
-                if let Some(last) = sets.back_mut().filter(|s| !s.columns.is_empty()) {
-                    last.warnings = pc.warnings();
-                    last.info = info_of(pc.info_ref());
-                }
-                sets
-            }),
+            binary => pc
+                .run_plan(binary, Collect)
+                .map(|sets| with_last_figures(sets, pc)),
         }
     };
     sets.map_err(|e| mysql_failure("query", &e))

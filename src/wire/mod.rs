@@ -72,5 +72,3 @@ pub use text::{Cells, ColumnDef, Columns, Next, Response, TextRow};
 
 /// `COM_QUERY`: run the statement text in the payload.
 pub const COM_QUERY: u8 = 0x03;
-/// `COM_PING`: answer OK.
-pub const COM_PING: u8 = 0x0e;

@@ -92,11 +92,6 @@ impl<S: Read + Write> Framer<S> {
         &self.stream
     }
 
-    /// The stream.
-    pub fn into_inner(self) -> S {
-        self.stream
-    }
-
     /// The same packet layer over the stream `m` makes of this one (TLS
     /// over the socket), the sequence and buffers carried over.
     pub(crate) fn map_stream<T>(

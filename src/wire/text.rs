@@ -72,6 +72,11 @@ impl Columns {
         self.raw(i).map(ColumnDef::parse)
     }
 
+    /// Every column's definition in order, each parsed as it is reached.
+    pub fn iter(&self) -> impl Iterator<Item = Result<ColumnDef<'_>, WireError>> {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+
     fn clear(&mut self) {
         self.raw.clear();
         self.ends.clear();
@@ -166,11 +171,6 @@ impl<'a> TextRow<'a> {
             r: Reader::new(self.payload),
             left: self.cells,
         }
-    }
-
-    /// The row packet as the server sent it.
-    pub fn raw(&self) -> &'a [u8] {
-        self.payload
     }
 
     /// Checks that `payload` is exactly `cells` length-encoded cells.
