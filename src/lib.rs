@@ -59,7 +59,9 @@ mod topology;
 // The protocol layer (its module doc says what it has and lacks). Public only
 // for its own tests and benchmark (tests/wire.rs, examples/): not part of
 // the API, no semver promise, and not part of the C ABI: cbindgen skips it
-// (its protocol constants are no C names).
+// (its protocol constants are no C names). That marker is an outer doc
+// comment, and with one rustdoc resolves the module doc's links from here,
+// so src/wire/mod.rs spells its link targets out in full.
 /// cbindgen:ignore
 #[doc(hidden)]
 pub mod wire;

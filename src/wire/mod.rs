@@ -53,6 +53,13 @@
 //! Reference: the MariaDB client/server protocol documentation
 //! (<https://mariadb.com/kb/en/clientserver-protocol/>) and MySQL's
 //! (`sql-common/client.cc`, `libmysql`), as read, not copied.
+//!
+//! [`Framer::send_query`]: crate::wire::Framer::send_query
+//! [`Framer::read_response`]: crate::wire::Framer::read_response
+//! [`Framer::connect`]: crate::wire::Framer::connect
+//! [`Columns::get`]: crate::wire::Columns::get
+//! [`TextRow::cells`]: crate::wire::TextRow::cells
+//! [`WireError::is_fatal`]: crate::wire::WireError::is_fatal
 
 #![forbid(unsafe_code)]
 
