@@ -368,6 +368,67 @@ fn a_local_file_request_is_refused_and_the_connection_survives() {
     assert_eq!(rows, &[vec![Some(b"0".to_vec())]]);
 }
 
+/// A refused local file in a text of several statements: the statements
+/// after it run on the server (it cannot be stopped once it has asked), and
+/// their answers are read off with the refusal, so the next command gets
+/// its own answer, not one of theirs.
+#[test]
+fn a_local_file_refused_mid_text_leaves_no_answer_behind() {
+    let s = MariaDb::start();
+    let (_conn, mut f) = pair(&s, 0);
+    by_wire(&mut f, "CREATE TEMPORARY TABLE li (a INT)");
+    f.send_query(
+        b"LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE li; SELECT 42; INSERT INTO li VALUES (5)",
+    )
+    .unwrap();
+    let e = f.read_response(&mut Columns::new()).unwrap_err();
+    assert!(matches!(e, WireError::LocalInfileRefused), "{e}");
+    assert!(!e.is_fatal());
+    let after = by_wire(&mut f, "SELECT 7");
+    let Answer::Rows { rows, .. } = &after[0] else {
+        panic!("{after:?}")
+    };
+    assert_eq!(
+        rows,
+        &[vec![Some(b"7".to_vec())]],
+        "the next command's own answer"
+    );
+    assert_eq!(after.len(), 1, "{after:?}");
+    let after = by_wire(&mut f, "SELECT COUNT(*), SUM(a) FROM li");
+    let Answer::Rows { rows, .. } = &after[0] else {
+        panic!("{after:?}")
+    };
+    assert_eq!(
+        rows,
+        &[vec![Some(b"1".to_vec()), Some(b"5".to_vec())]],
+        "the INSERT after it ran"
+    );
+
+    // After a result set, and two of them in a row (the second refused
+    // within the first's refusal).
+    let load = "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE li";
+    f.send_query(format!("SELECT 1; {load}; {load}; SELECT 9").as_bytes())
+        .unwrap();
+    let mut columns = Columns::new();
+    assert!(matches!(
+        f.read_response(&mut columns),
+        Ok(Response::ResultSet)
+    ));
+    while let Next::Row(_) = f.next_row().unwrap() {}
+    let e = f.read_response(&mut columns).unwrap_err();
+    assert!(matches!(e, WireError::LocalInfileRefused), "{e}");
+    let after = by_wire(&mut f, "SELECT 8");
+    assert_eq!(after.len(), 1, "{after:?}");
+    let Answer::Rows { rows, .. } = &after[0] else {
+        panic!("{after:?}")
+    };
+    assert_eq!(
+        rows,
+        &[vec![Some(b"8".to_vec())]],
+        "the next command's own answer"
+    );
+}
+
 /// A server that stops answering: the read ends at the socket's time
 /// limit, as a fatal error.
 #[test]

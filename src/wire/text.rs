@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 
 use crate::wire::error::WireError;
 use crate::wire::packet::{Framer, MAX_CHUNK};
-use crate::wire::parse::{caps, parse_err, EofInfo, OkInfo, Reader};
+use crate::wire::parse::{caps, parse_err, status, EofInfo, OkInfo, Reader};
 use crate::wire::COM_QUERY;
 
 /// The start of an answer.
@@ -291,14 +291,40 @@ impl<S: Read + Write> Framer<S> {
 
     /// The server asked for a local file: send none (an empty packet, which
     /// the server takes as an empty file), read its answer, and report the
-    /// refusal.
+    /// refusal. In a text of several statements the server goes on with the
+    /// ones after it (nothing the client sends can stop it now): their
+    /// answers are read off here, so that none is left for the next
+    /// command to take as its own.
     fn refuse_local_infile(&mut self, columns: &mut Columns) -> Result<Response, WireError> {
         self.send_packet(&[])?;
-        match self.read_response(columns) {
-            Ok(Response::Ok(_)) | Err(WireError::Server(_)) => Err(WireError::LocalInfileRefused),
-            Ok(Response::ResultSet) => Err(WireError::protocol("a result set after a local file")),
-            Err(e) => Err(e),
+        let mut more = match self.read_response(columns) {
+            Ok(Response::Ok(ok)) => ok.status & status::MORE_RESULTS_EXISTS != 0,
+            // An error ends the text: the server runs nothing after it.
+            Err(WireError::Server(_)) => false,
+            Ok(Response::ResultSet) => {
+                return Err(WireError::protocol("a result set after a local file"))
+            }
+            Err(e) => return Err(e),
+        };
+        while more {
+            more = match self.read_response(columns) {
+                Ok(Response::Ok(ok)) => ok.status & status::MORE_RESULTS_EXISTS != 0,
+                Ok(Response::ResultSet) => loop {
+                    match self.next_row() {
+                        Ok(Next::Row(_)) => {}
+                        Ok(Next::End(ok)) => break ok.status & status::MORE_RESULTS_EXISTS != 0,
+                        Err(WireError::Server(_)) => break false,
+                        Err(e) => return Err(e),
+                    }
+                },
+                // A later local file: refused, and the rest read off, by
+                // the same call.
+                Err(WireError::Server(_) | WireError::LocalInfileRefused) => false,
+                Err(e) => return Err(e),
+            };
         }
+        columns.clear();
+        Err(WireError::LocalInfileRefused)
     }
 
     /// The next row of the open result set, or its end. Calling it with no
@@ -347,7 +373,6 @@ impl<S: Read + Write> Framer<S> {
 mod tests {
     use super::*;
     use crate::wire::packet::testing::{framer, packet};
-    use crate::wire::parse::status;
 
     /// A column definition packet for a column named `name`.
     fn def(name: &[u8]) -> Vec<u8> {
