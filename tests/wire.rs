@@ -779,3 +779,111 @@ fn the_c_abi_reads_text_answers_through_the_layer_on_plain_sessions() {
         staunch_pool_free(pool);
     }
 }
+
+/// staunch reads no local files, on any path: `LOAD DATA LOCAL INFILE` is
+/// refused with error 2068 (CR_LOAD_DATA_LOCAL_INFILE_REJECTED), never
+/// "done" with an empty file, whether the answer is read by the protocol
+/// layer (the C ABI on a plain session) or by the crate (the C ABI on a TLS
+/// session, the Rust API on either); in a text of several statements the
+/// ones after it run and the session stays in step.
+#[test]
+fn a_local_file_request_is_refused_on_every_path() {
+    use mysql::prelude::Queryable;
+    use staunch::ffi::*;
+    use std::ffi::{CStr, CString};
+    use std::ptr::{null, null_mut};
+
+    let load = "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE t";
+    let text = format!("{load}; INSERT INTO t VALUES (5)");
+    let plain = MariaDb::start();
+    let tls = MariaDb::start_with(ServerOpts {
+        tls: Some(ServerCert::Localhost),
+        ..Default::default()
+    });
+    for (server, params) in [(&plain, ""), (&tls, "&tls_mode=required")] {
+        server.sql("CREATE TABLE staunch_test.t (v INT)");
+        let url = format!("{}?max_size=1{params}", server.url());
+
+        // The C ABI.
+        let curl = CString::new(url.clone()).unwrap();
+        let mut pool = null_mut();
+        assert_eq!(
+            staunch_pool_open(curl.as_ptr(), &mut pool, null_mut()),
+            STAUNCH_OK
+        );
+        let mut conn = null_mut();
+        assert_eq!(
+            staunch_pool_get(pool, 5000, &mut conn, null_mut()),
+            STAUNCH_OK
+        );
+        // (status, the server code of the error, the first value of the
+        // first row)
+        let query = |conn, sql: &str| -> (staunch_status, u32, Option<i64>) {
+            let sql = CString::new(sql).unwrap();
+            let (mut rows, mut err) = (null_mut(), null_mut());
+            let st = staunch_conn_query_ex(
+                conn,
+                sql.as_ptr(),
+                null(),
+                0,
+                STAUNCH_QUERY_INTERPOLATE,
+                &mut rows,
+                &mut err,
+            );
+            if st != STAUNCH_OK {
+                let code = staunch_error_server_code(err);
+                let msg = unsafe { CStr::from_ptr(staunch_error_message(err)) };
+                assert!(
+                    msg.to_string_lossy().contains("LOAD DATA LOCAL INFILE"),
+                    "{msg:?}"
+                );
+                staunch_error_free(err);
+                return (st, code, None);
+            }
+            let mut has = false;
+            assert_eq!(staunch_rows_next(rows, &mut has, null_mut()), STAUNCH_OK);
+            let mut v = None;
+            if has {
+                let mut x = 0i64;
+                assert_eq!(
+                    staunch_rows_get_i64(rows, 0, &mut x, null_mut()),
+                    STAUNCH_OK
+                );
+                v = Some(x);
+            }
+            staunch_rows_free(rows);
+            (st, 0, v)
+        };
+        for sql in [load, &text] {
+            let (st, code, _) = query(conn, sql);
+            assert_ne!(st, STAUNCH_OK, "{url}: {sql}");
+            assert_eq!(code, 2068, "{url}: {sql}");
+            assert_eq!(query(conn, "SELECT 7"), (STAUNCH_OK, 0, Some(7)), "{url}");
+        }
+        assert_eq!(
+            query(conn, "SELECT COUNT(*) FROM t"),
+            (STAUNCH_OK, 0, Some(1)),
+            "{url}: nothing loaded; the INSERT after the refusal ran"
+        );
+        staunch_conn_free(conn);
+        staunch_pool_free(pool);
+
+        // The Rust API.
+        let pool = staunch::Pool::from_url(&url).unwrap();
+        let mut c = pool.get().unwrap();
+        for sql in [load, &text] {
+            match c.query_drop(sql) {
+                Err(mysql::Error::MySqlError(e)) => assert_eq!(e.code, 2068, "{url}: {e}"),
+                other => panic!("{url}: {sql}: {other:?}"),
+            }
+            let v: Option<i64> = c.query_first("SELECT 7").unwrap();
+            assert_eq!(v, Some(7), "{url}");
+        }
+        let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM t").unwrap();
+        assert_eq!(
+            n,
+            Some(2),
+            "{url}: nothing loaded; the INSERTs after the refusals ran"
+        );
+    }
+}

@@ -45,7 +45,9 @@
 use std::fs::File;
 use std::ops::{Deref, DerefMut};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicU64, Ordering::AcqRel, Ordering::Acquire};
+use std::sync::atomic::{
+    AtomicBool, AtomicU64, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed,
+};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -53,7 +55,7 @@ use mysql::consts::SessionStateType;
 use mysql::mysql_common::io::ParseBuf;
 use mysql::prelude::Queryable;
 use mysql::session_state_change::SessionStateChange;
-use mysql::{Conn, SessionStateInfo};
+use mysql::{Conn, LocalInfileHandler, SessionStateInfo};
 
 use super::sql::Lexing;
 use super::ConnectConfig;
@@ -190,6 +192,10 @@ pub struct Session {
     /// has used it; dropped when the connection is reset.
     /// (Boxed: the pool's slot holds a session inline.)
     pub(crate) wire: Option<Box<Framer<File>>>,
+    /// Set when the server asked the crate for a local file (`LOAD DATA
+    /// LOCAL INFILE`) through the handler `refuse_local_files` installs;
+    /// taken by [`Session::took_local_file_request`].
+    pub(crate) local_file_asked: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for Session {
@@ -215,9 +221,32 @@ impl DerefMut for Session {
 }
 
 impl Session {
-    /// The connection alone (staunch stops tracking it).
-    pub fn into_conn(self) -> Conn {
+    /// The connection alone (staunch stops tracking it, and its refusal of
+    /// local files goes: the crate's own way applies).
+    pub fn into_conn(mut self) -> Conn {
+        self.conn.set_local_infile_handler(None);
         self.conn
+    }
+
+    /// staunch reads no local files: when the server asks the crate for
+    /// one (`LOAD DATA LOCAL INFILE`), the crate sends none, which the
+    /// server takes as an empty file, and the statement "succeeds" with
+    /// nothing loaded. This handler sends none either, and notes the
+    /// request, so that the statement reports the refusal as the protocol
+    /// layer does (`src/wire`: error 2068, the session still in step).
+    fn refuse_local_files(&mut self) {
+        let asked = Arc::clone(&self.local_file_asked);
+        asked.store(false, Relaxed);
+        self.conn
+            .set_local_infile_handler(Some(LocalInfileHandler::new(move |_, _| {
+                asked.store(true, Relaxed);
+                Ok(())
+            })));
+    }
+
+    /// Whether the server asked for a local file since the last call.
+    pub(crate) fn took_local_file_request(&self) -> bool {
+        self.local_file_asked.swap(false, Relaxed)
     }
 
     /// Sets up a new connection as a session: `init_sql`, then tracking and
@@ -238,7 +267,9 @@ impl Session {
             unreported: false,
             plain: cfg.tls_mode == TlsMode::Disabled,
             wire: None,
+            local_file_asked: Arc::default(),
         };
+        s.refuse_local_files();
         s.init(cfg)?;
         Ok(s)
     }
@@ -330,8 +361,8 @@ impl Session {
         // The client side of the session: a `LOAD DATA LOCAL` handler set
         // on the raw connection (a closure with the borrower's data) must
         // not serve the next borrower's `LOAD DATA LOCAL`, as `mysql::Pool`
-        // clears it too.
-        self.conn.set_local_infile_handler(None);
+        // clears it too; staunch's own refusal takes its place.
+        self.refuse_local_files();
         // The crate may open a new connection where the server has no
         // COM_RESET_CONNECTION: the layer's handle is taken anew.
         self.wire = None;
