@@ -24,7 +24,6 @@ lib: ctypes.CDLL = None  # set by __init__ once the library is loaded
 
 _ERR = ctypes.POINTER(F.staunch_error)
 _CONN_P = ctypes.POINTER(F.staunch_conn)
-_ROWS_P = ctypes.POINTER(F.staunch_rows)
 # A query knob interpolate_params in a URL (see Pool.__init__).
 _URL_INTERPOLATE = re.compile(r"[?&]interpolate_params=")
 
@@ -488,6 +487,8 @@ class Connection:
         # pool's); a SET autocommit in SQL is not seen (at worst a COMMIT is
         # then sent for nothing).
         self._autocommit = None
+        # For the statement path (see _query): made at the first statement.
+        self._cells = None
 
     def _c(self):
         p = self._ptr
@@ -499,6 +500,41 @@ class Connection:
         """A blocking statement call: interruptible by Ctrl-C on the main thread."""
         c = self._c()
         _blocking("stmt", c, fn, c, *args)
+
+    def _new_cells(self) -> tuple:
+        """(cells, the cells' address, the handle's address): three reused
+        out-values (a row set, an error, a count) and the connection, as
+        the ints lib.raw's functions take (see _ffi._address_typed)."""
+        cells = (c_size_t * 3)()
+        self._cells = t = (cells, ctypes.addressof(cells), ctypes.cast(self._c(), ctypes.c_void_p).value)
+        return t
+
+    def _query(self, sql: bytes, params, n: int, flags: int) -> int:
+        """staunch_conn_query_ex, as _call would run it, through lib.raw:
+        the row set's address."""
+        p = self._c()
+        if params is not None:
+            params = ctypes.addressof(params)  # alive in the caller's frame
+        flags = _FLAGS.get(flags) or _FLAGS.setdefault(flags, ctypes.c_uint32(flags))
+        cells, base, addr = self._cells or self._new_cells()
+        fn = lib.raw.staunch_conn_query_ex
+        if _get_ident() != I.MAIN_IDENT or not (I.INSTALLED or I.watching()):
+            st = fn(addr, sql, params, n, flags, base, base + 8)
+            interrupted = False
+        else:
+            st, interrupted = I.call("stmt", p, fn, (addr, sql, params, n, flags, base), base + 8)
+        rows, err = cells[0], cells[1]
+        cells[0] = cells[1] = 0
+        if st:
+            if rows:
+                lib.raw.staunch_rows_free(rows)
+            err = ctypes.cast(err, _ERR) if err else None
+            if interrupted and st == F.CANCELLED:
+                if err:
+                    lib.staunch_error_free(err)
+                raise KeyboardInterrupt
+            _raise(st, err)
+        return rows
 
     def _call_rows(self, fn, rows, *args):
         """A blocking call on a streaming row set (Ctrl-C cancels its statement)."""
@@ -665,6 +701,11 @@ def _norm_isolation(level: str) -> str:
 _CI = F.staunch_column_info
 
 
+#: Query flags as c_uint32 objects, made once: ctypes takes an object of
+#: the argument's exact type without the isinstance check an int costs.
+_FLAGS: dict = {}
+
+
 def _prepared_select(sql: str) -> bool:
     head = sql[:8].lstrip()[:6].upper()
     return (head == "SELECT" or head[:4] == "WITH") and ";" not in sql
@@ -680,23 +721,27 @@ _UNREAD = object()
 _TYPES = 64  # columns: a wider result set reads its types into an array of its own
 
 
-def _types_buffer():
-    """This thread's array for a result set's column types (read out at once)."""
-    buf = getattr(_tls, "types", None)
-    if buf is None:
-        buf = _tls.types = (ctypes.c_uint32 * _TYPES)()
-    return buf
+def _types_buffer() -> tuple:
+    """This thread's array for a result set's column types (read out at
+    once), and its address."""
+    t = getattr(_tls, "types", None)
+    if t is None:
+        buf = (ctypes.c_uint32 * _TYPES)()
+        t = _tls.types = (buf, ctypes.addressof(buf))
+    return t
 
 
-def _fetch_buffer(ncols: int):
+def _fetch_buffer(ncols: int) -> tuple:
     """This thread's staunch_value array for the bulk fetch (reused: the rows
-    are converted out of it before the next fetch)."""
+    are converted out of it before the next fetch), and its address."""
     if ncols > _BUF_VALUES:
-        return (F.staunch_value * ncols)()
-    buf = getattr(_tls, "buf", None)
-    if buf is None:
-        buf = _tls.buf = (F.staunch_value * _BUF_VALUES)()
-    return buf
+        buf = (F.staunch_value * ncols)()
+        return buf, ctypes.addressof(buf)
+    t = getattr(_tls, "buf", None)
+    if t is None:
+        buf = (F.staunch_value * _BUF_VALUES)()
+        t = _tls.buf = (buf, ctypes.addressof(buf))
+    return t
 
 
 class Cursor:
@@ -718,7 +763,7 @@ class Cursor:
         self.rowcount = -1
         self._lastrowid = None  # _UNREAD: in self._rows, read when asked
         self.rownumber = 0
-        self._rows = None  # the staunch_rows of the last statement
+        self._rows = None  # the staunch_rows of the last statement (its address)
         self._data: list = []
         self._types: tuple = ()
         self._executed = False  # execute() has run (PEP 249: fetch* before it is an error)
@@ -738,7 +783,7 @@ class Cursor:
         statements never are, and the read is a foreign call."""
         v = self._lastrowid
         if v is _UNREAD:
-            v = self._lastrowid = lib.staunch_rows_last_insert_id(self._rows) if self._rows else None
+            v = self._lastrowid = lib.raw.staunch_rows_last_insert_id(self._rows) if self._rows else None
         return v
 
     @lastrowid.setter
@@ -749,8 +794,8 @@ class Cursor:
         r, self._rows = self._rows, None
         if r:
             if keep_lastrowid and self._lastrowid is _UNREAD:
-                self._lastrowid = lib.staunch_rows_last_insert_id(r)
-            (lib.staunch_rows_free if self._stream else lib.buffered.staunch_rows_free)(r)
+                self._lastrowid = lib.raw.staunch_rows_last_insert_id(r)
+            (lib.raw.staunch_rows_free if self._stream else lib.raw.buffered.staunch_rows_free)(r)
 
     def execute(self, query, args=None) -> int:
         """Runs one statement; returns rowcount (affected or selected rows)."""
@@ -778,21 +823,15 @@ class Cursor:
         # read as text; cached by the connection). Text otherwise.
         if not values and not (conn._pool_ref.prepare_selects and _prepared_select(sql)):
             flags |= F.QUERY_TEXT
-        out = _ROWS_P()
         raw = sql.encode("utf-8")
         conn._stmt_seen = True
         try:
-            try:
-                conn._call(lib.staunch_conn_query_ex, raw, params, len(values), flags, byref(out))
-            except E.Error as e:
-                if values or flags & F.QUERY_TEXT or e.args[0] != 1295:
-                    raise
-                # 1295: this statement cannot be prepared: as text then.
-                conn._call(lib.staunch_conn_query_ex, raw, None, 0, flags | F.QUERY_TEXT, byref(out))
-        except BaseException:
-            if out:
-                lib.staunch_rows_free(out)
-            raise
+            out = conn._query(raw, params, len(values), flags)
+        except E.Error as e:
+            if values or flags & F.QUERY_TEXT or e.args[0] != 1295:
+                raise
+            # 1295: this statement cannot be prepared: as text then.
+            out = conn._query(raw, None, 0, flags | F.QUERY_TEXT)
         self._rows = out
         self._start_set()
         return self.rowcount
@@ -822,18 +861,18 @@ class Cursor:
         # The column count and the types in one call (they pick the row
         # converter); the description when it is asked for (the row set
         # outlives the cursor's use of it).
-        buf = _types_buffer()
-        n = lib.staunch_rows_column_types(rows, buf, _TYPES)
+        buf, addr = _types_buffer()
+        n = lib.raw.staunch_rows_column_types(rows, addr, _TYPES)
         self._lastrowid = _UNREAD
         if n == 0:
             self._desc = None
             self._types = ()
             self._data = []
-            self.rowcount = lib.staunch_rows_affected_rows(rows)
+            self.rowcount = lib.raw.staunch_rows_affected_rows(rows)
             return
         if n > _TYPES:
             buf = (ctypes.c_uint32 * n)()
-            lib.staunch_rows_column_types(rows, buf, n)
+            lib.raw.staunch_rows_column_types(rows, buf, n)
         self._types = tuple(buf[:n])
         self._desc = None
         if self._stream:
@@ -859,7 +898,7 @@ class Cursor:
         ci = _CI()
         ci.size = ctypes.sizeof(ci)
         for i in range(len(self._types)):
-            _check(lib.staunch_rows_column_info, rows, i, byref(ci))
+            _check(lib.raw.staunch_rows_column_info, rows, i, byref(ci))
             name = ci.name[: ci.name_len].decode("utf-8", "replace") if ci.name else ""
             desc.append((name, ci.type_code, None, ci.length, ci.length, ci.decimals, not (ci.flags & 1)))
         return tuple(desc)
@@ -867,23 +906,27 @@ class Cursor:
     def _read(self, rows, max_rows: int) -> list:
         """Up to max_rows rows of the current set, through the bulk fetch."""
         ncols = len(self._types)
-        buf = _fetch_buffer(ncols)
+        buf, addr = _fetch_buffer(ncols)
         batch = max(1, min(max_rows, len(buf) // ncols))
         conv = C.row_converter(self._types)
         got = c_size_t()
-        err = _ERR()
         out: list = []
         stream = self._stream
-        fetch = lib.buffered.staunch_rows_fetch
+        # The connection's cells (see Connection._query): the count at +16,
+        # the error at +8.
+        cells, base, _ = self.connection._cells or self.connection._new_cells()
+        fetch = lib.raw.buffered.staunch_rows_fetch
         while len(out) < max_rows:
             want = min(batch, max_rows - len(out))
             if stream:
-                self.connection._call_rows(lib.staunch_rows_fetch, rows, buf, want * ncols, byref(got))
+                self.connection._call_rows(lib.raw.staunch_rows_fetch, rows, addr, want * ncols, byref(got))
+                n = got.value
             else:
-                st = fetch(rows, buf, want * ncols, byref(got), byref(err))
+                st = fetch(rows, addr, want * ncols, base + 16, base + 8)
                 if st:
-                    _raise(st, err)
-            n = got.value
+                    err, cells[1] = cells[1], 0
+                    _raise(st, ctypes.cast(err, _ERR) if err else None)
+                n = cells[2]
             if n == 0:
                 break
             out += conv(buf, n)  # unpacked in place: nothing copied
@@ -900,9 +943,9 @@ class Cursor:
             return None
         has = c_bool(False)
         if self._stream:
-            self.connection._call_rows(lib.staunch_rows_next_result, rows, byref(has))
+            self.connection._call_rows(lib.raw.staunch_rows_next_result, rows, byref(has))
         else:
-            _check(lib.buffered.staunch_rows_next_result, rows, byref(has))
+            _check(lib.raw.buffered.staunch_rows_next_result, rows, byref(has))
         if not has.value:
             self._free_rows()
             self._data = []

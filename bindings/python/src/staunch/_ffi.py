@@ -391,6 +391,22 @@ class _Namespace:
     pass
 
 
+def _address_typed(argtypes: list) -> list:
+    """argtypes with every pointer, and every size_t, as void*: the same
+    function, called with addresses and sizes as ints. ctypes converts an
+    int for a void* first thing (its from_param looks for an int before
+    anything else); for a POINTER(T), or a size_t, it first asks isinstance
+    through the ctypes metaclass, about 1.5k instructions an argument under
+    callgrind. size_t and void* are both one machine word, passed alike, on
+    every platform the package is built for (LP64). The hot path of a
+    statement passes ints it keeps."""
+    word = ctypes.sizeof(c_size_t) == ctypes.sizeof(c_void_p)
+    return [
+        c_void_p if (isinstance(t, type) and issubclass(t, ctypes._Pointer)) or (word and t is c_size_t) else t
+        for t in argtypes
+    ]
+
+
 class LibraryError(ImportError):
     """libstaunch could not be found or loaded, or does not match this package."""
 
@@ -430,6 +446,19 @@ def load(path: str | None = None) -> ctypes.CDLL:
         fn.argtypes = argtypes
     held = ctypes.PyDLL(path)
     lib.buffered = _Namespace()
+    # lib.raw.<name> (and lib.raw.buffered.<name>): each function again,
+    # pointers typed void* (see _address_typed), the GIL handled the same.
+    lib.raw = _Namespace()
+    lib.raw.buffered = _Namespace()
+    for name, (restype, argtypes) in SIGNATURES.items():
+        if name in missing:
+            continue
+        # Indexing makes a new function object (attribute access caches
+        # one, which the typed declarations below use).
+        fn = (held if name in NEVER_BLOCK else lib)[name]
+        fn.restype = restype
+        fn.argtypes = _address_typed(argtypes)
+        setattr(lib.raw, name, fn)
     for name in NEVER_BLOCK | set(BUFFERED_NEVER_BLOCK):
         if name in missing:
             continue
@@ -441,6 +470,10 @@ def load(path: str | None = None) -> ctypes.CDLL:
             setattr(lib, name, fn)
         else:
             setattr(lib.buffered, name, fn)
+            raw = held[name]
+            raw.restype = restype
+            raw.argtypes = _address_typed(argtypes)
+            setattr(lib.raw.buffered, name, raw)
     if "staunch_version" in missing:
         raise LibraryError(f"{path} is not libstaunch (no staunch_version)")
     version = lib.staunch_version()
