@@ -653,14 +653,15 @@ pub(crate) fn with_last_figures(mut sets: VecDeque<Set>, conn: &mysql::Conn) -> 
 /// packet, whose status and session-state report the session observes.
 pub(crate) fn collect_wire<S: std::io::Read + std::io::Write>(
     f: &mut Framer<S>,
+    defs: &mut Columns,
 ) -> Result<(VecDeque<Set>, OkInfo), WireError> {
     let mut sets = VecDeque::new();
-    let mut defs = Columns::new();
     loop {
         let mut set = Set::empty();
-        let end = match f.read_response(&mut defs)? {
+        let end = match f.read_response(defs)? {
             Response::Ok(ok) => ok,
             Response::ResultSet => {
+                set.columns.reserve_exact(defs.len());
                 for def in defs.iter() {
                     set.columns.push(Col::of_def(&def?));
                 }

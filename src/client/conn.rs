@@ -164,26 +164,44 @@ fn changes_unreported(sql: &str, first: Range<usize>) -> bool {
             return true;
         }
     }
-    // One table lookup a byte: this runs before every statement.
-    let mut after_ident = false;
-    for (i, &c) in b.iter().enumerate() {
-        let class = BYTE_CLASS[usize::from(c)];
-        if class & WORD_START != 0 && !after_ident && unreported_word_at(b, i) {
-            return true;
-        }
-        if class & COLON != 0 && b.get(i + 1) == Some(&b'=') {
-            return true;
-        }
-        after_ident = class & IDENT != 0;
-    }
-    false
+    unreported_words(b)
 }
 
-/// [`BYTE_CLASS`] bits: a byte of an identifier; the first letter of a
-/// word [`unreported_word_at`] looks for; `:`.
+/// Whether `b` holds a word `get_lock`, a word `into` before `@`, or `:=`.
+/// This runs before every statement: each of them holds a byte that is rare
+/// in SQL (`_`, `@`, `:`), so only those bytes are looked at, and the rest
+/// is checked around them.
+fn unreported_words(b: &[u8]) -> bool {
+    b.iter().enumerate().any(|(i, &c)| match c {
+        b'_' => get_lock_at(b, i),
+        b'@' => into_before(b, i),
+        b':' => b.get(i + 1) == Some(&b'='),
+        _ => false,
+    })
+}
+
+/// Whether the `_` at `i` is the one of a word `get_lock` (case aside).
+fn get_lock_at(b: &[u8], i: usize) -> bool {
+    i >= 3 && word_at(b, i - 3, b"get_lock") && (i == 3 || !is_ident(b[i - 4]))
+}
+
+/// Whether the `@` at `i` follows a word `into` (case aside), whitespace
+/// between.
+fn into_before(b: &[u8], i: usize) -> bool {
+    let end = i - b[..i]
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_whitespace())
+        .count();
+    end >= 4 && b[end - 4..end].eq_ignore_ascii_case(b"into") && (end == 4 || !is_ident(b[end - 5]))
+}
+
+fn is_ident(c: u8) -> bool {
+    BYTE_CLASS[usize::from(c)] & IDENT != 0
+}
+
+/// [`BYTE_CLASS`] bit: a byte of an identifier.
 const IDENT: u8 = 1;
-const WORD_START: u8 = 2;
-const COLON: u8 = 4;
 
 static BYTE_CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
@@ -193,26 +211,10 @@ static BYTE_CLASS: [u8; 256] = {
         if c.is_ascii_alphanumeric() || c == b'_' || c == b'$' {
             t[i] = IDENT;
         }
-        if matches!(c.to_ascii_lowercase(), b'g' | b'i') {
-            t[i] |= WORD_START;
-        }
-        if c == b':' {
-            t[i] = COLON;
-        }
         i += 1;
     }
     t
 };
-
-/// Whether a word at `i` (a word starts there) is one of
-/// [`changes_unreported`]'s.
-fn unreported_word_at(b: &[u8], i: usize) -> bool {
-    match b[i] | 0x20 {
-        b'g' => word_at(b, i, b"get_lock"),
-        b'i' => word_at(b, i, b"into") && b.get(skip_space(b, i + 4)) == Some(&b'@'),
-        _ => false,
-    }
-}
 
 /// Whether `word` (lowercase) is at `i`, case aside, and no identifier
 /// character follows it.
@@ -634,10 +636,11 @@ impl PooledConn {
     /// (see `Session::wire`), else through the crate.
     pub(crate) fn collect_text(&mut self, sql: &str, partly: bool) -> mysql::Result<VecDeque<Set>> {
         let sets = self.run_reported(partly, |session| match session.wire() {
-            Some(f) => {
+            Some(w) => {
+                let (f, defs) = (&mut w.framer, &mut w.columns);
                 let (sets, end) = f
                     .send_query(sql.as_bytes())
-                    .and_then(|()| collect_wire(f))
+                    .and_then(|()| collect_wire(f, defs))
                     .map_err(wire_error)?;
                 Ok((sets, Report::Wire(end)))
             }
@@ -1051,6 +1054,70 @@ mod tests {
         ] {
             assert!(!u(no), "{no}");
         }
+    }
+
+    /// The byte-by-byte search `unreported_words` replaced (every byte
+    /// classified, a word start tried at each `g`/`i`), kept to check that
+    /// the two agree.
+    fn byte_by_byte(b: &[u8]) -> bool {
+        let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+        let word_at = |i: usize, w: &[u8]| {
+            b.get(i..i + w.len())
+                .is_some_and(|x| x.eq_ignore_ascii_case(w))
+                && !b.get(i + w.len()).is_some_and(|c| ident(*c))
+        };
+        let mut after_ident = false;
+        for (i, &c) in b.iter().enumerate() {
+            if !after_ident {
+                let hit = match c | 0x20 {
+                    b'g' => word_at(i, b"get_lock"),
+                    b'i' => {
+                        let rest = b.get(i + 4..).unwrap_or_default();
+                        let sp = rest.iter().take_while(|c| c.is_ascii_whitespace()).count();
+                        word_at(i, b"into") && rest.get(sp) == Some(&b'@')
+                    }
+                    _ => false,
+                };
+                if hit {
+                    return true;
+                }
+            }
+            if c == b':' && b.get(i + 1) == Some(&b'=') {
+                return true;
+            }
+            after_ident = ident(c);
+        }
+        false
+    }
+
+    /// `unreported_words` agrees with the byte-by-byte search on texts made
+    /// of the pieces that matter (a fixed xorshift sequence, so a failure
+    /// repeats).
+    #[test]
+    fn the_rare_byte_search_agrees_with_the_byte_by_byte_one() {
+        const PIECES: [&str; 26] = [
+            "get_lock", "GET_LOCK", "Get_Lock", "get", "_lock", "_", "into", "INTO", "Into", "@",
+            "@v", " ", "\n", "\t", ":", "=", ":=", "x", "$", "\u{e9}", "widget", "(", "'", "1",
+            "intox", "lock",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut yes = 0;
+        for _ in 0..200_000 {
+            let n = 1 + next() % 6;
+            let sql: String = (0..n)
+                .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                .collect();
+            let want = byte_by_byte(sql.as_bytes());
+            assert_eq!(super::unreported_words(sql.as_bytes()), want, "{sql:?}");
+            yes += usize::from(want);
+        }
+        assert!(yes > 10_000, "too few texts that hold one: {yes}");
     }
 
     #[test]

@@ -61,7 +61,7 @@ use super::sql::Lexing;
 use super::ConnectConfig;
 use super::TlsMode;
 use crate::sync::lock;
-use crate::wire::{caps, status, Framer, OkInfo};
+use crate::wire::{caps, status, Columns, Framer, OkInfo};
 
 /// The server kind, for the statement time limit's variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,11 +191,20 @@ pub struct Session {
     /// The protocol layer on a duplicate of the socket, once a statement
     /// has used it; dropped when the connection is reset.
     /// (Boxed: the pool's slot holds a session inline.)
-    pub(crate) wire: Option<Box<Framer<File>>>,
+    pub(crate) wire: Option<Box<WireSide>>,
     /// Set when the server asked the crate for a local file (`LOAD DATA
     /// LOCAL INFILE`) through the handler `refuse_local_files` installs;
     /// taken by [`Session::took_local_file_request`].
     pub(crate) local_file_asked: Arc<AtomicBool>,
+}
+
+/// The protocol layer's side of a session: its framer on the duplicate
+/// socket, and the buffer each result set's column definitions are read
+/// into (kept, so that after the first statements no answer allocates for
+/// them).
+pub(crate) struct WireSide {
+    pub(crate) framer: Framer<File>,
+    pub(crate) columns: Columns,
 }
 
 impl std::fmt::Debug for Session {
@@ -436,7 +445,7 @@ impl Session {
     /// socket, each reading every answer to its end, so neither finds the
     /// other's bytes. None where it cannot (the statement goes through the
     /// crate).
-    pub(crate) fn wire(&mut self) -> Option<&mut Framer<File>> {
+    pub(crate) fn wire(&mut self) -> Option<&mut WireSide> {
         if !self.plain || self.unreported {
             return None;
         }
@@ -460,7 +469,10 @@ impl Session {
             let socket = crate::sys::DupFd::new(self.conn.as_raw_fd())?.into_file();
             let mut f = Framer::new(socket, caps::PROTOCOL_41 | caps::SESSION_TRACK);
             f.set_max_packet(max);
-            self.wire = Some(Box::new(f));
+            self.wire = Some(Box::new(WireSide {
+                framer: f,
+                columns: Columns::new(),
+            }));
         }
         self.wire.as_deref_mut()
     }

@@ -106,6 +106,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A length-encoded string; `None` for NULL.
+    #[inline]
     pub(crate) fn lenenc_str(&mut self, what: &str) -> Result<Option<&'a [u8]>, WireError> {
         match self.lenenc(what)? {
             None => Ok(None),
