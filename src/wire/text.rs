@@ -168,44 +168,95 @@ impl<'a> TextRow<'a> {
     /// for NULL.
     pub fn cells(&self) -> Cells<'a> {
         Cells {
-            r: Reader::new(self.payload),
+            payload: self.payload,
+            at: 0,
             left: self.cells,
         }
     }
 
     /// Checks that `payload` is exactly `cells` length-encoded cells.
     fn check(payload: &[u8], cells: usize) -> Result<(), WireError> {
-        let mut r = Reader::new(payload);
+        let mut at = 0;
         for _ in 0..cells {
-            r.lenenc_str("a row's cell")?;
+            at = match cell_at(payload, at) {
+                Some((_, next)) => next,
+                // As the reader words it.
+                None => {
+                    return Err(Reader::new(payload.get(at..).unwrap_or_default())
+                        .lenenc_str("a row's cell")
+                        .err()
+                        .unwrap_or_else(|| WireError::protocol("a row's cell")))
+                }
+            };
         }
-        if !r.rest.is_empty() {
+        if at != payload.len() {
             return Err(WireError::protocol(format!(
                 "a row has {} bytes after its {cells} cells",
-                r.rest.len()
+                payload.len() - at
             )));
         }
         Ok(())
     }
 }
 
+/// The row cell that starts at `at` in `payload` (a length-encoded string,
+/// as `Reader::lenenc_str` reads one): its text's span, `None` for NULL,
+/// and where the next cell starts; `None` when it is not one or runs past
+/// the payload. Every row's cells are walked twice (checked as the row is
+/// read, then taken), so this is the whole of the work, without the
+/// reader's error texts.
+#[inline(always)]
+fn cell_at(payload: &[u8], at: usize) -> Option<(Option<(usize, usize)>, usize)> {
+    let (start, len) = match *payload.get(at)? {
+        n @ 0..=0xfa => (at + 1, usize::from(n)),
+        0xfb => return Some((None, at + 1)),
+        0xfc => {
+            let b = payload.get(at + 1..at + 3)?;
+            (at + 3, usize::from(u16::from_le_bytes([b[0], b[1]])))
+        }
+        0xfd => {
+            let b = payload.get(at + 1..at + 4)?;
+            (
+                at + 4,
+                usize::from(b[0]) | usize::from(b[1]) << 8 | usize::from(b[2]) << 16,
+            )
+        }
+        0xfe => {
+            let b = payload.get(at + 1..at + 9)?;
+            let n = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+            (at + 9, usize::try_from(n).ok()?)
+        }
+        0xff => return None,
+    };
+    let end = start.checked_add(len)?;
+    (end <= payload.len()).then_some((Some((start, end)), end))
+}
+
 /// The cells of a [`TextRow`].
 #[derive(Debug)]
 pub struct Cells<'a> {
-    r: Reader<'a>,
+    payload: &'a [u8],
+    at: usize,
     left: usize,
 }
 
 impl<'a> Iterator for Cells<'a> {
     type Item = Option<&'a [u8]>;
 
+    #[inline]
     fn next(&mut self) -> Option<Option<&'a [u8]>> {
         if self.left == 0 {
             return None;
         }
         self.left -= 1;
-        // Checked when the row was read: cannot fail.
-        self.r.lenenc_str("a row's cell").ok()
+        // Checked when the row was read: cannot fail (were it to, the
+        // cells would end early, never read out of bounds).
+        let (span, next) = cell_at(self.payload, self.at)?;
+        self.at = next;
+        match span {
+            None => Some(None),
+            Some((start, end)) => Some(Some(self.payload.get(start..end)?)),
+        }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -373,6 +424,68 @@ impl<S: Read + Write> Framer<S> {
 mod tests {
     use super::*;
     use crate::wire::packet::testing::{framer, packet};
+
+    /// `cell_at` reads what `Reader::lenenc_str` reads, cell after cell,
+    /// and stops where it fails, on every header form, NULL, 0xFF and
+    /// truncations (a fixed xorshift sequence, so a failure repeats).
+    #[test]
+    fn cell_at_agrees_with_the_reader() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let mut p = Vec::new();
+            for _ in 0..next() % 5 {
+                let len = (next() % 300) as usize;
+                match next() % 6 {
+                    0 => p.push(0xfb),
+                    1 => p.push(0xff),
+                    2 => {
+                        p.push(0xfc);
+                        p.extend_from_slice(&(len as u16).to_le_bytes());
+                    }
+                    3 => {
+                        p.push(0xfd);
+                        p.extend_from_slice(&(len as u32).to_le_bytes()[..3]);
+                    }
+                    4 => {
+                        p.push(0xfe);
+                        p.extend_from_slice(&(len as u64).to_le_bytes());
+                    }
+                    _ => p.push((len % 0xfb) as u8),
+                }
+                let body = if p.last().is_some_and(|&h| h < 0xfb) {
+                    usize::from(*p.last().unwrap())
+                } else {
+                    len
+                };
+                p.extend((0..body).map(|i| i as u8));
+            }
+            p.truncate(p.len() - (next() % 4) as usize % (p.len() + 1));
+            let mut r = Reader::new(&p);
+            let mut at = 0;
+            loop {
+                let want = r.lenenc_str("a cell").ok();
+                let got = cell_at(&p, at);
+                match (want, got) {
+                    (None, None) => break,
+                    (Some(w), Some((span, next))) => {
+                        assert_eq!(w, span.map(|(s, e)| &p[s..e]), "{p:?} at {at}");
+                        assert_eq!(p.len() - next, r.rest.len(), "{p:?} at {at}");
+                        at = next;
+                        if at == p.len() {
+                            break;
+                        }
+                    }
+                    (w, g) => panic!("{p:?} at {at}: reader {w:?}, cell_at {g:?}"),
+                }
+            }
+        }
+    }
 
     /// A column definition packet for a column named `name`.
     fn def(name: &[u8]) -> Vec<u8> {
