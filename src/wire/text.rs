@@ -114,7 +114,54 @@ pub struct ColumnDef<'a> {
 }
 
 impl<'a> ColumnDef<'a> {
+    /// Every column of every result set is parsed (the answer model needs
+    /// its type), so the usual form takes the short way (`parse_fast`);
+    /// anything else, and every error, the reader's (`parse_worded`).
     fn parse(p: &'a [u8]) -> Result<ColumnDef<'a>, WireError> {
+        match ColumnDef::parse_fast(p) {
+            Some(def) => Ok(def),
+            None => ColumnDef::parse_worded(p),
+        }
+    }
+
+    /// The definition in its usual form: six length-encoded strings (each
+    /// walked by `cell_at`, NULL read as empty, as `parse_worded` reads
+    /// it), a one-byte length of the fixed fields (at least 10), and those
+    /// fields. `None` for anything else, which `parse_worded` then reads or
+    /// refuses: this never accepts what that refuses, and where both read
+    /// a definition they read the same (tested).
+    #[inline]
+    fn parse_fast(p: &'a [u8]) -> Option<ColumnDef<'a>> {
+        let mut strings: [&'a [u8]; 6] = [&[]; 6];
+        let mut at = 0;
+        for s in &mut strings {
+            let (span, next) = cell_at(p, at)?;
+            if let Some((start, end)) = span {
+                *s = p.get(start..end)?;
+            }
+            at = next;
+        }
+        let fixed = *p.get(at)?;
+        if !(10..0xfb).contains(&fixed) {
+            return None;
+        }
+        let f = p.get(at + 1..at + 11)?;
+        let [_catalog, schema, table, org_table, name, org_name] = strings;
+        Some(ColumnDef {
+            schema,
+            table,
+            org_table,
+            name,
+            org_name,
+            charset: u16::from_le_bytes([f[0], f[1]]),
+            length: u32::from_le_bytes([f[2], f[3], f[4], f[5]]),
+            column_type: f[6],
+            flags: u16::from_le_bytes([f[7], f[8]]),
+            decimals: f[9],
+        })
+    }
+
+    fn parse_worded(p: &'a [u8]) -> Result<ColumnDef<'a>, WireError> {
         let mut r = Reader::new(p);
         let mut s =
             |what| -> Result<&'a [u8], WireError> { Ok(r.lenenc_str(what)?.unwrap_or_default()) };
@@ -424,6 +471,58 @@ impl<S: Read + Write> Framer<S> {
 mod tests {
     use super::*;
     use crate::wire::packet::testing::{framer, packet};
+
+    /// `ColumnDef::parse_fast` reads a definition as `parse_worded` does
+    /// wherever it reads one, and never one that `parse_worded` refuses:
+    /// generated definitions with every header form, NULL strings, fixed
+    /// lengths around 10 and their forms, and truncations.
+    #[test]
+    fn column_def_fast_parse_agrees_with_the_worded_one() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut fast_read = 0;
+        for _ in 0..50_000 {
+            let mut p = Vec::new();
+            for _ in 0..6 {
+                let len = (next() % 40) as usize;
+                match next() % 8 {
+                    0 => p.push(0xfb),
+                    1 => {
+                        p.push(0xfc);
+                        p.extend_from_slice(&(len as u16).to_le_bytes());
+                        p.extend((0..len).map(|i| b'a' + (i % 26) as u8));
+                    }
+                    2 if next() % 4 == 0 => p.push(0xff),
+                    _ => {
+                        p.push(len as u8);
+                        p.extend((0..len).map(|i| b'a' + (i % 26) as u8));
+                    }
+                }
+            }
+            match next() % 6 {
+                0 => p.extend_from_slice(&[0xfc, 12, 0]),
+                1 => p.push(0xfb),
+                2 => p.push((next() % 14) as u8),
+                _ => p.push(12),
+            }
+            p.extend((0..12).map(|_| next() as u8));
+            p.truncate(
+                p.len() - (next() % 3 == 0) as usize * (next() % 16) as usize % (p.len() + 1),
+            );
+            let worded = ColumnDef::parse_worded(&p).ok();
+            if let Some(fast) = ColumnDef::parse_fast(&p) {
+                fast_read += 1;
+                assert_eq!(Some(fast), worded, "{p:?}");
+            }
+            assert_eq!(ColumnDef::parse(&p).ok(), worded, "{p:?}");
+        }
+        assert!(fast_read > 10_000, "the short way read only {fast_read}");
+    }
 
     /// `cell_at` reads what `Reader::lenenc_str` reads, cell after cell,
     /// and stops where it fails, on every header form, NULL, 0xFF and
