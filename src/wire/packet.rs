@@ -236,8 +236,18 @@ impl<S: Read + Write> Framer<S> {
         }
     }
 
-    /// Until at least `n` unread bytes are in the buffer.
+    /// Until at least `n` unread bytes are in the buffer. (Twice a packet:
+    /// the check inline, the reading apart.)
+    #[inline]
     fn fill(&mut self, n: usize) -> Result<(), WireError> {
+        if self.end - self.start >= n {
+            return Ok(());
+        }
+        self.fill_slow(n)
+    }
+
+    #[inline(never)]
+    fn fill_slow(&mut self, n: usize) -> Result<(), WireError> {
         while self.end - self.start < n {
             if self.start == self.end {
                 self.start = 0;
