@@ -1107,8 +1107,11 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
+        // Miri runs this some thousand times slower (scripts/miri.sh runs
+        // every unit test): a few hundred texts there.
+        let cases = if cfg!(miri) { 300 } else { 200_000 };
         let mut yes = 0;
-        for _ in 0..200_000 {
+        for _ in 0..cases {
             let n = 1 + next() % 6;
             let sql: String = (0..n)
                 .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
@@ -1117,7 +1120,7 @@ mod tests {
             assert_eq!(super::unreported_words(sql.as_bytes()), want, "{sql:?}");
             yes += usize::from(want);
         }
-        assert!(yes > 10_000, "too few texts that hold one: {yes}");
+        assert!(yes > cases / 20, "too few texts that hold one: {yes}");
     }
 
     #[test]
