@@ -55,6 +55,8 @@ pub mod ffi;
 pub mod pool;
 mod sync;
 mod sys;
+#[cfg(test)]
+mod test_input;
 mod topology;
 // The protocol layer (its module doc says what it has and lacks). Public only
 // for its own tests and benchmark (tests/wire.rs, examples/): not part of

@@ -1100,16 +1100,8 @@ mod tests {
             "@v", " ", "\n", "\t", ":", "=", ":=", "x", "$", "\u{e9}", "widget", "(", "'", "1",
             "intox", "lock",
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        // Miri runs this some thousand times slower (scripts/miri.sh runs
-        // every unit test): a few hundred texts there.
-        let cases = if cfg!(miri) { 300 } else { 200_000 };
+        let mut next = crate::test_input::xorshift(0x9e37_79b9_7f4a_7c15u64);
+        let cases = crate::test_input::cases(200_000);
         let mut yes = 0;
         for _ in 0..cases {
             let n = 1 + next() % 6;

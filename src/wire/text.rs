@@ -478,16 +478,8 @@ mod tests {
     /// lengths around 10 and their forms, and truncations.
     #[test]
     fn column_def_fast_parse_agrees_with_the_worded_one() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        // A few hundred under Miri (it runs every unit test, some thousand
-        // times slower).
-        let cases = if cfg!(miri) { 300 } else { 50_000 };
+        let mut next = crate::test_input::xorshift(0x9e37_79b9_7f4a_7c15u64);
+        let cases = crate::test_input::cases(50_000);
         let mut fast_read = 0;
         for _ in 0..cases {
             let mut p = Vec::new();
@@ -532,14 +524,8 @@ mod tests {
     /// truncations (a fixed xorshift sequence, so a failure repeats).
     #[test]
     fn cell_at_agrees_with_the_reader() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        let cases = if cfg!(miri) { 200 } else { 20_000 };
+        let mut next = crate::test_input::xorshift(0x2545_f491_4f6c_dd1du64);
+        let cases = crate::test_input::cases(20_000);
         for _ in 0..cases {
             let mut p = Vec::new();
             for _ in 0..next() % 5 {
