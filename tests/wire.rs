@@ -361,11 +361,8 @@ fn a_local_file_request_is_refused_and_the_connection_survives() {
     let e = f.read_response(&mut Columns::new()).unwrap_err();
     assert!(matches!(e, WireError::LocalInfileRefused), "{e}");
     assert!(!e.is_fatal());
-    let after = by_wire(&mut f, "SELECT COUNT(*) FROM li");
-    let Answer::Rows { rows, .. } = &after[0] else {
-        panic!("{after:?}")
-    };
-    assert_eq!(rows, &[vec![Some(b"0".to_vec())]]);
+    let rows = only_rows(by_wire(&mut f, "SELECT COUNT(*) FROM li"));
+    assert_eq!(rows, [vec![Some(b"0".to_vec())]]);
 }
 
 /// A refused local file in a text of several statements: the statements
@@ -384,23 +381,16 @@ fn a_local_file_refused_mid_text_leaves_no_answer_behind() {
     let e = f.read_response(&mut Columns::new()).unwrap_err();
     assert!(matches!(e, WireError::LocalInfileRefused), "{e}");
     assert!(!e.is_fatal());
-    let after = by_wire(&mut f, "SELECT 7");
-    let Answer::Rows { rows, .. } = &after[0] else {
-        panic!("{after:?}")
-    };
+    let rows = only_rows(by_wire(&mut f, "SELECT 7"));
     assert_eq!(
         rows,
-        &[vec![Some(b"7".to_vec())]],
+        [vec![Some(b"7".to_vec())]],
         "the next command's own answer"
     );
-    assert_eq!(after.len(), 1, "{after:?}");
-    let after = by_wire(&mut f, "SELECT COUNT(*), SUM(a) FROM li");
-    let Answer::Rows { rows, .. } = &after[0] else {
-        panic!("{after:?}")
-    };
+    let rows = only_rows(by_wire(&mut f, "SELECT COUNT(*), SUM(a) FROM li"));
     assert_eq!(
         rows,
-        &[vec![Some(b"1".to_vec()), Some(b"5".to_vec())]],
+        [vec![Some(b"1".to_vec()), Some(b"5".to_vec())]],
         "the INSERT after it ran"
     );
 
@@ -417,16 +407,20 @@ fn a_local_file_refused_mid_text_leaves_no_answer_behind() {
     while let Next::Row(_) = f.next_row().unwrap() {}
     let e = f.read_response(&mut columns).unwrap_err();
     assert!(matches!(e, WireError::LocalInfileRefused), "{e}");
-    let after = by_wire(&mut f, "SELECT 8");
-    assert_eq!(after.len(), 1, "{after:?}");
-    let Answer::Rows { rows, .. } = &after[0] else {
-        panic!("{after:?}")
-    };
+    let rows = only_rows(by_wire(&mut f, "SELECT 8"));
     assert_eq!(
         rows,
-        &[vec![Some(b"8".to_vec())]],
+        [vec![Some(b"8".to_vec())]],
         "the next command's own answer"
     );
+}
+
+/// The rows of an answer that is one result set and nothing more.
+fn only_rows(answer: Vec<Answer>) -> Vec<Vec<Option<Vec<u8>>>> {
+    match <[Answer; 1]>::try_from(answer) {
+        Ok([Answer::Rows { rows, .. }]) => rows,
+        other => panic!("one result set expected: {other:?}"),
+    }
 }
 
 /// A server that stops answering: the read ends at the socket's time
@@ -687,7 +681,7 @@ fn open_sockets() -> usize {
 fn the_c_abi_reads_text_answers_through_the_layer_on_plain_sessions() {
     use staunch::ffi::*;
     use std::ffi::CString;
-    use std::ptr::{null, null_mut};
+    use std::ptr::null_mut;
 
     let plain = MariaDb::start();
     plain.sql("CREATE TABLE staunch_test.t (v INT)");
@@ -713,17 +707,7 @@ fn the_c_abi_reads_text_answers_through_the_layer_on_plain_sessions() {
         };
         // Every value of the first row of each result set of `sql`.
         let query = |conn, sql: &str| -> Vec<Vec<i64>> {
-            let sql = CString::new(sql).unwrap();
-            let mut rows = null_mut();
-            let st = staunch_conn_query_ex(
-                conn,
-                sql.as_ptr(),
-                null(),
-                0,
-                STAUNCH_QUERY_INTERPOLATE,
-                &mut rows,
-                null_mut(),
-            );
+            let (st, rows, _) = c_query(conn, sql);
             assert_eq!(st, STAUNCH_OK);
             let mut sets = Vec::new();
             loop {
@@ -791,7 +775,7 @@ fn a_local_file_request_is_refused_on_every_path() {
     use mysql::prelude::Queryable;
     use staunch::ffi::*;
     use std::ffi::{CStr, CString};
-    use std::ptr::{null, null_mut};
+    use std::ptr::null_mut;
 
     let load = "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE t";
     let text = format!("{load}; INSERT INTO t VALUES (5)");
@@ -819,17 +803,7 @@ fn a_local_file_request_is_refused_on_every_path() {
         // (status, the server code of the error, the first value of the
         // first row)
         let query = |conn, sql: &str| -> (staunch_status, u32, Option<i64>) {
-            let sql = CString::new(sql).unwrap();
-            let (mut rows, mut err) = (null_mut(), null_mut());
-            let st = staunch_conn_query_ex(
-                conn,
-                sql.as_ptr(),
-                null(),
-                0,
-                STAUNCH_QUERY_INTERPOLATE,
-                &mut rows,
-                &mut err,
-            );
+            let (st, rows, err) = c_query(conn, sql);
             if st != STAUNCH_OK {
                 let code = staunch_error_server_code(err);
                 let msg = unsafe { CStr::from_ptr(staunch_error_message(err)) };
@@ -886,4 +860,30 @@ fn a_local_file_request_is_refused_on_every_path() {
             "{url}: nothing loaded; the INSERTs after the refusals ran"
         );
     }
+}
+
+/// `sql` through the C ABI's `staunch_conn_query_ex` (interpolated, no
+/// parameters): its status, the row set (NULL on failure) and the error
+/// (NULL on success).
+fn c_query(
+    conn: *mut staunch::ffi::staunch_conn,
+    sql: &str,
+) -> (
+    staunch::ffi::staunch_status,
+    *mut staunch::ffi::staunch_rows,
+    *mut staunch::ffi::staunch_error,
+) {
+    use staunch::ffi::*;
+    let sql = std::ffi::CString::new(sql).unwrap();
+    let (mut rows, mut err) = (std::ptr::null_mut(), std::ptr::null_mut());
+    let st = staunch_conn_query_ex(
+        conn,
+        sql.as_ptr(),
+        std::ptr::null(),
+        0,
+        STAUNCH_QUERY_INTERPOLATE,
+        &mut rows,
+        &mut err,
+    );
+    (st, rows, err)
 }
