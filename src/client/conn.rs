@@ -450,7 +450,7 @@ impl PooledConn {
             ..
         } = session;
         match exec(conn) {
-            Ok(r) if local_file_asked.swap(false, Relaxed) => {
+            Ok(r) if local_file_asked.load(Relaxed) => {
                 // The answer began with a request for a local file: refused
                 // as `run_reported` refuses. Dropping the answer reads the
                 // rest of it off (the crate's `QueryResult` does); what that
@@ -507,9 +507,9 @@ impl PooledConn {
             // Where autocommit may have changed unseen, it is taken as off.
             session.state.txn_open = true;
         }
-        // A request for a local file the crate met outside `run_reported`
-        // and `start` (later in an answer the borrower read) is not this
-        // statement's.
+        // Each statement starts unmarked: a request for a local file met
+        // before (an earlier statement's, or one later in an answer the
+        // borrower read) is not this statement's.
         session.local_file_asked.store(false, Relaxed);
         session.gate.begin();
         marks.note_statement(true);
@@ -577,7 +577,7 @@ impl PooledConn {
                     }
                 }
                 marks.note_settled(true);
-                if session.took_local_file_request() {
+                if session.asked_for_local_file() {
                     // Read to its end, in step: refused as the protocol
                     // layer refuses (see `Session::refuse_local_files`).
                     return Err(wire_error(WireError::LocalInfileRefused));

@@ -194,7 +194,7 @@ pub struct Session {
     pub(crate) wire: Option<Box<WireSide>>,
     /// Set when the server asked the crate for a local file (`LOAD DATA
     /// LOCAL INFILE`) through the handler `refuse_local_files` installs;
-    /// taken by [`Session::took_local_file_request`].
+    /// read by [`Session::asked_for_local_file`].
     pub(crate) local_file_asked: Arc<AtomicBool>,
 }
 
@@ -253,9 +253,10 @@ impl Session {
             })));
     }
 
-    /// Whether the server asked for a local file since the last call.
-    pub(crate) fn took_local_file_request(&self) -> bool {
-        self.local_file_asked.swap(false, Relaxed)
+    /// Whether the server asked for a local file during this statement
+    /// (`PooledConn::begin` clears the mark as each statement starts).
+    pub(crate) fn asked_for_local_file(&self) -> bool {
+        self.local_file_asked.load(Relaxed)
     }
 
     /// Sets up a new connection as a session: `init_sql`, then tracking and
