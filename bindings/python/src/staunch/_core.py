@@ -40,21 +40,30 @@ def _check(fn, *args) -> None:
         _raise(st, err)
 
 
-def _blocking(kind: str, handle, fn, *args) -> None:
-    """fn(*args, &err) as _check, a call that may block: on the main thread,
-    Ctrl-C cancels it through handle (a cancel token for a "get", the
-    connection for a "stmt") and raises KeyboardInterrupt."""
-    err = _ERR()
+def _interruptible(kind: str, handle, fn, args: tuple, err_ref) -> int:
+    """fn(*args, err_ref), a call that may block: on the main thread, Ctrl-C
+    cancels it through handle (a cancel token for a "get", the connection
+    for a "stmt"). Returns its status, or raises KeyboardInterrupt when
+    Ctrl-C cancelled it (the caller frees what err_ref points to)."""
     # Only the main thread can be interrupted (I.watching): other threads
     # skip the call, a thread-id comparison inline.
     if handle is None or _get_ident() != I.MAIN_IDENT or not (I.INSTALLED or I.watching()):
-        st = fn(*args, byref(err))
-    else:
-        st, interrupted = I.call(kind, handle, fn, args, byref(err))
-        if interrupted and st == F.CANCELLED:
-            if err:
-                lib.staunch_error_free(err)
-            raise KeyboardInterrupt
+        return fn(*args, err_ref)
+    st, interrupted = I.call(kind, handle, fn, args, err_ref)
+    if interrupted and st == F.CANCELLED:
+        raise KeyboardInterrupt
+    return st
+
+
+def _blocking(kind: str, handle, fn, *args) -> None:
+    """fn(*args, &err) as _check, through _interruptible."""
+    err = _ERR()
+    try:
+        st = _interruptible(kind, handle, fn, args, byref(err))
+    except KeyboardInterrupt:
+        if err:
+            lib.staunch_error_free(err)
+        raise
     if st:
         _raise(st, err)
 
@@ -518,23 +527,22 @@ class Connection:
         flags = _FLAGS.get(flags) or _FLAGS.setdefault(flags, ctypes.c_uint32(flags))
         cells, base, addr = self._cells or self._new_cells()
         fn = lib.raw.staunch_conn_query_ex
-        if _get_ident() != I.MAIN_IDENT or not (I.INSTALLED or I.watching()):
-            st = fn(addr, sql, params, n, flags, base, base + 8)
-            interrupted = False
-        else:
-            st, interrupted = I.call("stmt", p, fn, (addr, sql, params, n, flags, base), base + 8)
+        try:
+            st = _interruptible("stmt", p, fn, (addr, sql, params, n, flags, base), base + 8)
+        except KeyboardInterrupt:
+            st = None
         rows, err = cells[0], cells[1]
         cells[0] = cells[1] = 0
-        if st:
-            if rows:
-                lib.raw.staunch_rows_free(rows)
-            err = ctypes.cast(err, _ERR) if err else None
-            if interrupted and st == F.CANCELLED:
-                if err:
-                    lib.staunch_error_free(err)
-                raise KeyboardInterrupt
-            _raise(st, err)
-        return rows
+        if st == 0:
+            return rows
+        if rows:
+            lib.raw.staunch_rows_free(rows)
+        err = ctypes.cast(err, _ERR) if err else None
+        if st is None:  # Ctrl-C cancelled it
+            if err:
+                lib.staunch_error_free(err)
+            raise KeyboardInterrupt
+        _raise(st, err)
 
     def _call_rows(self, fn, rows, *args):
         """A blocking call on a streaming row set (Ctrl-C cancels its statement)."""
