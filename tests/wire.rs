@@ -873,6 +873,19 @@ fn c_query(
     *mut staunch::ffi::staunch_rows,
     *mut staunch::ffi::staunch_error,
 ) {
+    c_query_with(conn, sql, staunch::ffi::STAUNCH_QUERY_INTERPOLATE)
+}
+
+/// [`c_query`] with these flags.
+fn c_query_with(
+    conn: *mut staunch::ffi::staunch_conn,
+    sql: &str,
+    flags: u32,
+) -> (
+    staunch::ffi::staunch_status,
+    *mut staunch::ffi::staunch_rows,
+    *mut staunch::ffi::staunch_error,
+) {
     use staunch::ffi::*;
     let sql = std::ffi::CString::new(sql).unwrap();
     let (mut rows, mut err) = (std::ptr::null_mut(), std::ptr::null_mut());
@@ -881,9 +894,175 @@ fn c_query(
         sql.as_ptr(),
         std::ptr::null(),
         0,
-        STAUNCH_QUERY_INTERPOLATE,
+        flags,
         &mut rows,
         &mut err,
     );
     (st, rows, err)
+}
+
+/// The server's error code of a failed call (freeing the error).
+fn c_error_code(err: *mut staunch::ffi::staunch_error) -> u32 {
+    use staunch::ffi::*;
+    assert!(!err.is_null());
+    let code = staunch_error_server_code(err);
+    staunch_error_free(err);
+    code
+}
+
+/// A streamed text answer (`STAUNCH_QUERY_STREAM`, the way every binding's
+/// streaming queries go: database/sql's `Query`, Python's `SSCursor`,
+/// JDBC's streaming result sets) is read through the protocol layer on a
+/// plain session and through the crate on a TLS one, with the same rows,
+/// result sets and errors: the connection is busy while the first set is
+/// read and free once it ends; a row set freed half read leaves nothing of
+/// its answer behind; an error packet mid-answer (in the middle of the
+/// rows, or a later statement's) ends the statement and not the session.
+#[test]
+fn streamed_text_answers_through_the_layer_and_the_crate_alike() {
+    use staunch::ffi::*;
+    use std::ffi::CString;
+    use std::ptr::null_mut;
+
+    let plain = MariaDb::start();
+    let tls = MariaDb::start_with(ServerOpts {
+        tls: Some(ServerCert::Localhost),
+        ..Default::default()
+    });
+    const STREAM: u32 = STAUNCH_QUERY_STREAM | STAUNCH_QUERY_INTERPOLATE;
+    for (server, params, layer) in [(&plain, "", true), (&tls, "&tls_mode=required", false)] {
+        let url = CString::new(format!("{}?max_size=1{params}", server.url())).unwrap();
+        let mut pool = null_mut();
+        assert_eq!(
+            staunch_pool_open(url.as_ptr(), &mut pool, null_mut()),
+            STAUNCH_OK
+        );
+        let mut conn = null_mut();
+        assert_eq!(
+            staunch_pool_get(pool, 5000, &mut conn, null_mut()),
+            STAUNCH_OK
+        );
+        // The next row's first column (None at the end), or the error's
+        // server code.
+        let next = |rows| -> Result<Option<i64>, u32> {
+            let (mut has, mut err) = (false, null_mut());
+            if staunch_rows_next(rows, &mut has, &mut err) != STAUNCH_OK {
+                return Err(c_error_code(err));
+            }
+            if !has {
+                return Ok(None);
+            }
+            let mut v = 0i64;
+            assert_eq!(
+                staunch_rows_get_i64(rows, 0, &mut v, null_mut()),
+                STAUNCH_OK
+            );
+            Ok(Some(v))
+        };
+        let select7 = |conn| {
+            let (st, rows, _) = c_query(conn, "SELECT 7");
+            assert_eq!(st, STAUNCH_OK);
+            assert_eq!(next(rows), Ok(Some(7)), "{url:?}: the session in step");
+            staunch_rows_free(rows);
+        };
+        let open = |conn, sql: &str| {
+            let (st, rows, _) = c_query_with(conn, sql, STREAM);
+            assert_eq!(st, STAUNCH_OK, "{sql}");
+            rows
+        };
+
+        // Rows as they arrive, the connection busy meanwhile.
+        let before = open_sockets();
+        let rows = open(conn, "SELECT seq, CONCAT('r', seq) FROM seq_1_to_100000");
+        assert_eq!(
+            open_sockets() - before,
+            usize::from(layer),
+            "{url:?}: the layer's socket"
+        );
+        let (mut n, mut sum) = (0, 0);
+        while let Some(v) = next(rows).unwrap() {
+            n += 1;
+            sum += v;
+            if n == 1 {
+                let (st, _, err) = c_query(conn, "SELECT 1");
+                assert_eq!(st, STAUNCH_CONN_BUSY, "{url:?}");
+                staunch_error_free(err);
+            }
+        }
+        assert_eq!((n, sum), (100_000, 100_000 * 100_001 / 2), "{url:?}");
+        // Free once the rows are read, the row set still alive.
+        select7(conn);
+        staunch_rows_free(rows);
+
+        // Freed half read: the rest is read off, not left for the next.
+        let rows = open(conn, "SELECT seq FROM seq_1_to_100000");
+        for want in 1..=10 {
+            assert_eq!(next(rows), Ok(Some(want)));
+        }
+        staunch_rows_free(rows);
+        select7(conn);
+
+        // Several results: the first streamed, the others after it; a
+        // first result without rows.
+        for (sql, want) in [
+            ("SELECT 1, 2; SELECT 3", vec![vec![1], vec![3]]),
+            ("SET @a = 5; SELECT @a", vec![vec![], vec![5]]),
+            ("DO 1", vec![vec![]]),
+        ] {
+            let rows = open(conn, sql);
+            let mut sets = Vec::new();
+            loop {
+                let mut set = Vec::new();
+                while let Some(v) = next(rows).unwrap() {
+                    set.push(v);
+                }
+                sets.push(set);
+                let mut more = false;
+                assert_eq!(
+                    staunch_rows_next_result(rows, &mut more, null_mut()),
+                    STAUNCH_OK
+                );
+                if !more {
+                    break;
+                }
+            }
+            staunch_rows_free(rows);
+            assert_eq!(sets, want, "{url:?}: {sql}");
+        }
+
+        // An error after the first set: at its end; one in its rows (a
+        // subquery of two rows where one belongs, met at row 50,000): where
+        // it comes. Neither breaks the session.
+        let rows = open(
+            conn,
+            "SELECT seq FROM seq_1_to_3; SELECT * FROM no_such_table",
+        );
+        assert_eq!(
+            (next(rows), next(rows), next(rows)),
+            (Ok(Some(1)), Ok(Some(2)), Ok(Some(3)))
+        );
+        assert_eq!(next(rows), Err(1146), "{url:?}");
+        staunch_rows_free(rows);
+        select7(conn);
+        let rows = open(
+            conn,
+            "SELECT seq, IF(seq = 50000, (SELECT 1 UNION SELECT 2), 0) FROM seq_1_to_100000",
+        );
+        let mut seen = 0;
+        let failed = loop {
+            match next(rows) {
+                Ok(Some(_)) => seen += 1,
+                Ok(None) => break None,
+                Err(code) => break Some(code),
+            }
+        };
+        assert_eq!(failed, Some(1242), "{url:?}");
+        assert!(seen < 50_000, "{url:?}: {seen} rows before the error");
+        staunch_rows_free(rows);
+        assert!(!staunch_conn_is_broken(conn), "{url:?}");
+        select7(conn);
+
+        staunch_conn_free(conn);
+        staunch_pool_free(pool);
+    }
 }

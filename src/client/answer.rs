@@ -15,7 +15,7 @@ use mysql::consts::{ColumnFlags, ColumnType};
 use mysql::prelude::Protocol;
 use mysql::{Column, QueryResult, Value};
 
-use crate::wire::{status, ColumnDef, Columns, Framer, Next, OkInfo, Response, WireError};
+use crate::wire::{status, ColumnDef, Columns, Framer, Next, OkInfo, Response, TextRow, WireError};
 
 /// The kind of value a result column holds, from the server's column
 /// metadata. The numbers are the C ABI's `STAUNCH_COLUMN_*`.
@@ -661,35 +661,51 @@ pub(crate) fn collect_wire<S: std::io::Read + std::io::Write>(
         let end = match f.read_response(defs)? {
             Response::Ok(ok) => ok,
             Response::ResultSet => {
-                set.columns.reserve_exact(defs.len());
-                for def in defs.iter() {
-                    set.columns.push(Col::of_def(&def?));
-                }
+                set.columns = wire_columns(defs)?;
                 loop {
                     match f.next_row()? {
-                        Next::Row(row) => set.rows.push_back(
-                            row.cells()
-                                .zip(&set.columns)
-                                .map(|(cell, col)| match cell {
-                                    None => Cell::Null,
-                                    Some(b) => Cell::from_text_slice(b, col.kind),
-                                })
-                                .collect(),
-                        ),
+                        Next::Row(row) => set.rows.push_back(wire_cells(row, &set.columns)),
                         Next::End(end) => break end,
                     }
                 }
             }
         };
-        set.affected_rows = end.affected_rows;
-        set.last_insert_id = end.last_insert_id;
-        set.warnings = end.warnings;
-        set.info = info_of(&end.info);
         set.count = set.rows.len() as u64;
+        set.ended_by(&end);
         sets.push_back(set);
         if end.status & status::MORE_RESULTS_EXISTS == 0 {
             return Ok((sets, end));
         }
+    }
+}
+
+/// A result set's columns as the protocol layer read their definitions.
+pub(crate) fn wire_columns(defs: &Columns) -> Result<Vec<Col>, WireError> {
+    let mut columns = Vec::with_capacity(defs.len());
+    for def in defs.iter() {
+        columns.push(Col::of_def(&def?));
+    }
+    Ok(columns)
+}
+
+/// The cells of a row the protocol layer read, typed by `columns`.
+pub(crate) fn wire_cells(row: TextRow<'_>, columns: &[Col]) -> Vec<Cell> {
+    row.cells()
+        .zip(columns)
+        .map(|(cell, col)| match cell {
+            None => Cell::Null,
+            Some(b) => Cell::from_text_slice(b, col.kind),
+        })
+        .collect()
+}
+
+impl Set {
+    /// Takes the figures of the packet that closed this set.
+    pub(crate) fn ended_by(&mut self, end: &OkInfo) {
+        self.affected_rows = end.affected_rows;
+        self.last_insert_id = end.last_insert_id;
+        self.warnings = end.warnings;
+        self.info = info_of(&end.info);
     }
 }
 

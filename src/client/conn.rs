@@ -35,12 +35,12 @@ use mysql::{
     from_row, from_row_opt, Binary, Conn, FromRowError, Params, QueryResult, Statement, Text,
 };
 
-use super::answer::{collect_sets, collect_wire, with_last_figures, Set};
+use super::answer::{collect_sets, collect_wire, wire_columns, with_last_figures, Col, Set};
 use super::error::{not_ready, Refusal};
-use super::session::{Session, State};
+use super::session::{Session, State, WireOpen, WireSide};
 use super::{CancelHandle, MysqlConnector, STATEMENT_GRACE};
 use crate::pool::{Lease, Marks};
-use crate::wire::{OkInfo, WireError};
+use crate::wire::{status, Next, OkInfo, Response, TextRow, WireError};
 use mysql::mysql_common::proto::codec::error::PacketCodecError;
 
 /// A borrowed MySQL connection: derefs to [`mysql::Conn`] and implements
@@ -100,6 +100,18 @@ enum Answer {
     Ok,
     /// No OK packet: a prepare's answer, or nothing (a close).
     NotOk,
+}
+
+/// How a text statement read as it arrives begins
+/// ([`PooledConn::open_text_wire`]).
+pub(crate) enum WireStart {
+    /// Its first result is a result set of these columns: its rows come
+    /// from [`PooledConn::next_wire_row`], the rest of the answer from
+    /// [`PooledConn::finish_wire`].
+    Rows(Vec<Col>),
+    /// Its first result has no rows: the whole answer, every result set,
+    /// read (the statement is over).
+    Whole(VecDeque<Set>),
 }
 
 /// Whether a statement text may hide other statements or routines whose
@@ -424,6 +436,10 @@ impl PooledConn {
     /// Finishes a statement whose answer the borrower read itself: its last
     /// OK packet is read now.
     fn finish_open(&mut self) {
+        if self.wire_open().is_some() {
+            // Its error, if any, is the session's now (broken or not).
+            let _ = self.finish_wire();
+        }
         if std::mem::take(&mut self.open) {
             let (session, mut marks) = self.lease.split();
             session.gate.end();
@@ -554,8 +570,14 @@ impl PooledConn {
         exec: impl FnOnce(&mut Session) -> mysql::Result<(T, Report)>,
     ) -> mysql::Result<T> {
         self.begin(partly)?;
+        let r = exec(self.lease.split().0);
+        self.settle_reported(r)
+    }
+
+    /// Steps 3 and 4 for a statement begun (`begin`) and read to its end:
+    /// `r` is what reading it gave, and where its report is.
+    fn settle_reported<T>(&mut self, r: mysql::Result<(T, Report)>) -> mysql::Result<T> {
         let (session, mut marks, connector) = self.lease.parts();
-        let r = exec(session);
         session.gate.end();
         marks.note_statement(false);
         match r {
@@ -653,11 +675,135 @@ impl PooledConn {
             }
         })?;
         if ends_transaction(sql) {
-            // As in `run_text_as`.
-            let state = &mut self.lease.split().0.state;
-            state.txn_open = state.tables_locked;
+            self.transaction_ended();
         }
         Ok(sets)
+    }
+
+    /// After a text statement that ends a transaction succeeded: as in
+    /// `run_text_as`.
+    fn transaction_ended(&mut self) {
+        let state = &mut self.lease.split().0.state;
+        state.txn_open = state.tables_locked;
+    }
+
+    /// Steps 1 and 2 of a text statement whose answer is read as it
+    /// arrives, through the protocol layer: sends it and reads the start of
+    /// its answer. Where the session cannot use the layer (see
+    /// `Session::wire`): `None`, nothing sent (the crate's `query_iter_as`
+    /// is the way). After `WireStart::Rows` the statement stays open: its
+    /// rows come from [`next_wire_row`](PooledConn::next_wire_row), and
+    /// [`finish_wire`](PooledConn::finish_wire) ends it (as does the next
+    /// statement, or the return, reading what is left off).
+    pub(crate) fn open_text_wire(
+        &mut self,
+        sql: &str,
+        partly: bool,
+    ) -> mysql::Result<Option<WireStart>> {
+        if !self.session_ref().may_use_wire() {
+            return Ok(None);
+        }
+        self.begin(partly)?;
+        let (session, mut marks, _) = self.lease.parts();
+        let Some(w) = session.wire() else {
+            // Not after all (`begin` set the session up again, or its
+            // socket could not be shared): undone, for the crate's way.
+            session.gate.end();
+            marks.note_statement(false);
+            return Ok(None);
+        };
+        let (f, defs) = (&mut w.framer, &mut w.columns);
+        let whole = match f
+            .send_query(sql.as_bytes())
+            .and_then(|()| f.read_response(defs))
+        {
+            Ok(Response::ResultSet) => match wire_columns(defs) {
+                Ok(columns) => {
+                    marks.note_settled(false);
+                    w.open = Some(WireOpen {
+                        first_end: None,
+                        ends_txn: ends_transaction(sql),
+                    });
+                    return Ok(Some(WireStart::Rows(columns)));
+                }
+                Err(e) => Err(e),
+            },
+            Ok(Response::Ok(ok)) => {
+                let mut first = Set::empty();
+                first.ended_by(&ok);
+                if ok.status & status::MORE_RESULTS_EXISTS == 0 {
+                    Ok(([first].into(), ok))
+                } else {
+                    collect_wire(f, defs).map(|(mut sets, end)| {
+                        sets.push_front(first);
+                        (sets, end)
+                    })
+                }
+            }
+            Err(e) => Err(e),
+        };
+        let r = whole.map(|(sets, end)| (sets, Report::Wire(end)));
+        let sets = self.settle_reported(r.map_err(wire_error))?;
+        if ends_transaction(sql) {
+            self.transaction_ended();
+        }
+        Ok(Some(WireStart::Whole(sets)))
+    }
+
+    /// The next row of the first result set of the statement
+    /// [`open_text_wire`](PooledConn::open_text_wire) opened, as `make`
+    /// makes it of the row's cells; `None` at the set's end (or with no
+    /// statement open). A failure ends the statement (see `run`, step 3).
+    pub(crate) fn next_wire_row<T>(
+        &mut self,
+        make: impl FnOnce(TextRow<'_>) -> T,
+    ) -> mysql::Result<Option<T>> {
+        let read = match self.lease.split().0.wire.as_deref_mut() {
+            Some(w) => match &mut w.open {
+                Some(open) if open.first_end.is_none() => match w.framer.next_row() {
+                    Ok(Next::Row(row)) => return Ok(Some(make(row))),
+                    Ok(Next::End(end)) => {
+                        open.first_end = Some(end);
+                        return Ok(None);
+                    }
+                    Err(e) => {
+                        w.open = None;
+                        e
+                    }
+                },
+                _ => return Ok(None),
+            },
+            None => return Ok(None),
+        };
+        self.settle_reported::<()>(Err(wire_error(read)))
+            .map(|()| None)
+    }
+
+    /// The text statement open on the protocol layer, if any.
+    fn wire_open(&mut self) -> Option<&mut WireOpen> {
+        let w = self.lease.split().0.wire.as_deref_mut()?;
+        w.open.as_mut()
+    }
+
+    /// Ends the statement [`open_text_wire`](PooledConn::open_text_wire)
+    /// opened: reads off what is left of its first result set, then reads
+    /// the result sets after it whole (a `CALL`'s, a multi-statement's).
+    /// Returns the packet that closed the first set and those sets (none
+    /// with no statement open).
+    pub(crate) fn finish_wire(&mut self) -> mysql::Result<(OkInfo, VecDeque<Set>)> {
+        let Some(w) = self.lease.split().0.wire.as_deref_mut() else {
+            return Ok((OkInfo::default(), VecDeque::new()));
+        };
+        let Some(open) = w.open.take() else {
+            return Ok((OkInfo::default(), VecDeque::new()));
+        };
+        let read = read_after_first(w, open.first_end);
+        let r = read.map(|(first, rest, last)| ((first, rest), Report::Wire(last)));
+        let v = self.settle_reported(r.map_err(wire_error))?;
+        if open.ends_txn {
+            self.transaction_ended();
+        }
+        Ok(v)
     }
 
     /// A prepared statement executed, read as in
@@ -735,6 +881,31 @@ fn fail(
     }
     state.broken = Some(e.to_string());
     e
+}
+
+/// What is left of a text answer whose first result set was being read:
+/// the rest of its rows, unread (unless `first_end`, the packet that
+/// closed it, was read already), then the sets after it, whole. Returns
+/// that first closing packet, those sets, and the answer's last closing
+/// packet.
+fn read_after_first(
+    w: &mut WireSide,
+    first_end: Option<OkInfo>,
+) -> Result<(OkInfo, VecDeque<Set>, OkInfo), WireError> {
+    let first = match first_end {
+        Some(end) => end,
+        None => loop {
+            if let Next::End(end) = w.framer.next_row()? {
+                break end;
+            }
+        },
+    };
+    if first.status & status::MORE_RESULTS_EXISTS == 0 {
+        let last = first.clone();
+        return Ok((first, VecDeque::new(), last));
+    }
+    let (rest, last) = collect_wire(&mut w.framer, &mut w.columns)?;
+    Ok((first, rest, last))
 }
 
 /// A protocol-layer error as the crate would have reported it, so that the

@@ -78,8 +78,8 @@ use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
 
 pub use self::cancel::CancelHandle;
 pub use self::config::{ConnectConfig, TlsMode, DEFAULT_LIVENESS_THRESHOLD};
-pub(crate) use self::conn::reports_partly;
 pub use self::conn::PooledConn;
+pub(crate) use self::conn::{reports_partly, WireStart};
 pub use self::session::Session;
 pub use self::sql::{Lexing, Scan};
 pub use self::statement::Way;

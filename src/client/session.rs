@@ -205,6 +205,17 @@ pub struct Session {
 pub(crate) struct WireSide {
     pub(crate) framer: Framer<File>,
     pub(crate) columns: Columns,
+    /// A text statement whose answer is being read as it arrives
+    /// (`PooledConn::open_text_wire`), not finished yet.
+    pub(crate) open: Option<WireOpen>,
+}
+
+/// A text statement open on the protocol layer (see [`WireSide::open`]).
+pub(crate) struct WireOpen {
+    /// The packet that closed its first result set, once read.
+    pub(crate) first_end: Option<OkInfo>,
+    /// The text ends a transaction (`conn::ends_transaction`).
+    pub(crate) ends_txn: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -447,7 +458,7 @@ impl Session {
     /// other's bytes. None where it cannot (the statement goes through the
     /// crate).
     pub(crate) fn wire(&mut self) -> Option<&mut WireSide> {
-        if !self.plain || self.unreported {
+        if !self.may_use_wire() {
             return None;
         }
         if self.wire.is_none() {
@@ -473,9 +484,16 @@ impl Session {
             self.wire = Some(Box::new(WireSide {
                 framer: f,
                 columns: Columns::new(),
+                open: None,
             }));
         }
         self.wire.as_deref_mut()
+    }
+
+    /// Whether [`wire`](Session::wire) may answer (it may still not: the
+    /// first time it asks the server, and shares the socket).
+    pub(crate) fn may_use_wire(&self) -> bool {
+        self.plain && !self.unreported
     }
 
     /// [`observe`](Session::observe) for a statement the protocol layer

@@ -278,7 +278,7 @@ impl staunch_rows {
 
     /// Rows read from a stream as they arrive.
     pub(crate) fn streaming(stream: Stream) -> staunch_rows {
-        let stream = Box::new(stream);
+        let mut stream = Box::new(stream);
         let set = stream.first_set();
         staunch_rows {
             set,

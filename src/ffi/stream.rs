@@ -1,26 +1,202 @@
-//! A streaming answer (`STAUNCH_QUERY_STREAM`): the connection,
-//! taken from its holder for as long as the first result set is being read,
-//! and the `mysql` crate's result that borrows it. When the first set is
-//! read (or the stream dropped) the connection goes back to the holder
-//! through the `give_back` it was given.
+//! A streaming answer (`STAUNCH_QUERY_STREAM`): the connection, taken
+//! from its holder for as long as the first result set is being read, and
+//! the state of that reading. When the first set is read (or the stream
+//! dropped) the connection goes back to the holder through the `give_back`
+//! it was given.
 //!
-//! The result borrows the connection, and both live in one object that C
-//! holds across calls: a self-referential pair. The connection is therefore
-//! kept as a raw pointer from `Box::into_raw` (never moved, never touched
-//! while the result lives, so nothing retags it), and `Drop` ends the result
-//! before it frees the connection.
+//! A text statement is read through the protocol layer (`src/wire`) where
+//! the session allows it (`PooledConn::open_text_wire`): the connection
+//! keeps the statement open itself, so the stream only owns it. Otherwise
+//! (a prepared statement, a TLS session) the `mysql` crate reads it, and
+//! its result borrows the connection: both live in one object that C holds
+//! across calls, a self-referential pair. The connection is then kept as a
+//! raw pointer from `Box::into_raw` (never moved, never touched while the
+//! result lives, so nothing retags it), and `Drop` ends the result before
+//! it frees the connection.
 
 use std::collections::VecDeque;
 
 use mysql::prelude::{Protocol, Queryable};
 use mysql::{Binary, Params, QueryResult, Statement, Text};
 
-use crate::client::answer::{cells, collect_rest, info_of, Cell, Col, Info, Set};
-use crate::client::PooledConn;
+use crate::client::answer::{cells, collect_rest, info_of, wire_cells, Cell, Col, Info, Set};
+use crate::client::{PooledConn, WireStart};
 use crate::error::Error;
 
 /// Where a stream's connection goes when the stream is done with it.
 pub(crate) type GiveBack = Box<dyn FnOnce(PooledConn) + Send>;
+
+/// A streaming answer, read by the protocol layer or by the crate.
+pub(crate) struct Stream(Inner);
+
+enum Inner {
+    Wire(WireStream),
+    Crate(CrateStream),
+}
+
+impl Stream {
+    /// Runs `sql` (text protocol) on `conn`, streaming its answer. On
+    /// failure the connection goes back through `home` at once.
+    /// `partly`: see `PooledConn::run_text_as`.
+    pub(crate) fn text(
+        mut conn: PooledConn,
+        home: GiveBack,
+        sql: &str,
+        partly: bool,
+    ) -> Result<Stream, Error> {
+        match conn.open_text_wire(sql, partly) {
+            Ok(Some(start)) => Ok(Stream(Inner::Wire(WireStream::new(conn, home, start)))),
+            Ok(None) => CrateStream::start(conn, home, |c| {
+                c.query_iter_as(sql, partly).map(Answer::Text)
+            })
+            .map(|s| Stream(Inner::Crate(s))),
+            Err(e) => {
+                home(conn);
+                Err(Error::from_mysql("query", &e))
+            }
+        }
+    }
+
+    /// Executes a prepared statement, streaming its answer.
+    pub(crate) fn binary(
+        conn: PooledConn,
+        home: GiveBack,
+        stmt: Statement,
+        params: Params,
+    ) -> Result<Stream, Error> {
+        CrateStream::start(conn, home, |c| {
+            c.exec_iter(stmt, params).map(Answer::Binary)
+        })
+        .map(|s| Stream(Inner::Crate(s)))
+    }
+
+    /// The first result set's metadata (and, for a set without columns,
+    /// its figures, which are known now); once.
+    pub(crate) fn first_set(&mut self) -> Set {
+        match &mut self.0 {
+            Inner::Wire(s) => s.first.take().unwrap_or_else(Set::empty),
+            Inner::Crate(s) => s.first_set(),
+        }
+    }
+
+    /// The next row of the first result set, or None at its end. At the
+    /// end the rest of the answer is read (whole: a `CALL`'s other sets)
+    /// and the connection given back, so that it is free as soon as the
+    /// rows are read. An error ends the stream (and breaks the connection
+    /// when it may have left part of the answer unread).
+    pub(crate) fn next_row(&mut self, columns: &[Col]) -> Result<Option<Vec<Cell>>, Error> {
+        match &mut self.0 {
+            Inner::Wire(s) => s.next_row(columns),
+            Inner::Crate(s) => s.next_row(columns),
+        }
+    }
+
+    /// What the packet that ended the first set said (warnings, the info
+    /// string), once, when known.
+    pub(crate) fn take_end(&mut self) -> Option<(u16, Info)> {
+        match &mut self.0 {
+            Inner::Wire(s) => s.end.take(),
+            Inner::Crate(s) => s.end.take(),
+        }
+    }
+
+    /// Skips the rest of the first result set: the sets after it (and the
+    /// connection is given back).
+    pub(crate) fn finish(&mut self, columns: &[Col]) -> Result<VecDeque<Set>, Error> {
+        while self.next_row(columns)?.is_some() {}
+        Ok(std::mem::take(match &mut self.0 {
+            Inner::Wire(s) => &mut s.rest,
+            Inner::Crate(s) => &mut s.rest,
+        }))
+    }
+}
+
+/// A text statement's answer read by the protocol layer: the connection
+/// holds the statement open (`PooledConn::open_text_wire`).
+struct WireStream {
+    /// None once given back.
+    conn: Option<PooledConn>,
+    home: Option<GiveBack>,
+    /// The first result set's metadata, until `first_set` takes it.
+    first: Option<Set>,
+    /// The first result set's rows are read: only the rest remains.
+    first_done: bool,
+    /// The result sets after the first, read whole when the first ended.
+    rest: VecDeque<Set>,
+    /// What the packet ending the first set said, once it ended.
+    end: Option<(u16, Info)>,
+}
+
+impl WireStream {
+    fn new(conn: PooledConn, home: GiveBack, start: WireStart) -> WireStream {
+        let mut s = WireStream {
+            conn: Some(conn),
+            home: Some(home),
+            first: None,
+            first_done: false,
+            rest: VecDeque::new(),
+            end: None,
+        };
+        match start {
+            WireStart::Rows(columns) => {
+                let mut first = Set::empty();
+                first.columns = columns;
+                s.first = Some(first);
+            }
+            WireStart::Whole(mut sets) => {
+                // Nothing to stream: the statement is over.
+                s.first = sets.pop_front();
+                s.rest = sets;
+                s.first_done = true;
+                s.give_back();
+            }
+        }
+        s
+    }
+
+    fn next_row(&mut self, columns: &[Col]) -> Result<Option<Vec<Cell>>, Error> {
+        if self.first_done {
+            return Ok(None);
+        }
+        let Some(conn) = self.conn.as_mut() else {
+            return Ok(None);
+        };
+        let r = match conn.next_wire_row(|row| wire_cells(row, columns)) {
+            Ok(Some(row)) => return Ok(Some(row)),
+            Ok(None) => conn.finish_wire().map_err(|e| ("reading a result set", e)),
+            Err(e) => Err(("reading a streamed row", e)),
+        };
+        self.first_done = true;
+        let r = match r {
+            Ok((end, rest)) => {
+                self.end = Some((end.warnings, info_of(&end.info)));
+                self.rest = rest;
+                Ok(None)
+            }
+            Err((context, e)) => Err(Error::from_mysql(context, &e)),
+        };
+        self.give_back();
+        r
+    }
+
+    /// Gives the connection back to its holder, the statement ended first
+    /// (what is left of its answer read off: an error there breaks the
+    /// session, which the holder then sees).
+    fn give_back(&mut self) {
+        if let Some(mut conn) = self.conn.take() {
+            let _ = conn.finish_wire();
+            if let Some(home) = self.home.take() {
+                home(conn);
+            }
+        }
+    }
+}
+
+impl Drop for WireStream {
+    fn drop(&mut self) {
+        self.give_back();
+    }
+}
 
 /// The crate's result, of either protocol. `'static` stands for "as long as
 /// the `Stream`'s connection": see the module doc.
@@ -29,7 +205,7 @@ enum Answer {
     Binary(QueryResult<'static, 'static, 'static, Binary>),
 }
 
-pub(crate) struct Stream {
+struct CrateStream {
     /// Borrows `*conn`: taken (ended) before `conn` is freed.
     answer: Option<Answer>,
     /// The connection (from `Box::into_raw`); null once given back.
@@ -49,47 +225,21 @@ pub(crate) struct Stream {
 // SAFETY: a row set (and its stream) is used by one thread at a time and may
 // move between threads (header contract); the connection and the result are
 // `Send`.
-unsafe impl Send for Stream {}
+unsafe impl Send for CrateStream {}
 
-impl Stream {
-    /// Runs `sql` (text protocol) on `conn`, streaming its answer. On
-    /// failure the connection goes back through `home` at once.
-    /// `partly`: see `PooledConn::run_text_as`.
-    pub(crate) fn text(
-        conn: PooledConn,
-        home: GiveBack,
-        sql: &str,
-        partly: bool,
-    ) -> Result<Stream, Error> {
-        Stream::start(conn, home, |c| {
-            c.query_iter_as(sql, partly).map(Answer::Text)
-        })
-    }
-
-    /// Executes a prepared statement, streaming its answer.
-    pub(crate) fn binary(
-        conn: PooledConn,
-        home: GiveBack,
-        stmt: Statement,
-        params: Params,
-    ) -> Result<Stream, Error> {
-        Stream::start(conn, home, |c| {
-            c.exec_iter(stmt, params).map(Answer::Binary)
-        })
-    }
-
+impl CrateStream {
     fn start(
         conn: PooledConn,
         home: GiveBack,
         run: impl FnOnce(&'static mut PooledConn) -> mysql::Result<Answer>,
-    ) -> Result<Stream, Error> {
+    ) -> Result<CrateStream, Error> {
         let ptr = Box::into_raw(Box::new(conn));
         // SAFETY: `ptr` is a live, unaliased allocation; the reference lives
         // as long as the answer, which `Drop` ends before freeing `ptr`, and
         // nothing else touches `*ptr` meanwhile (the `'static` is that
         // promise, see the module doc).
         let r = run(unsafe { &mut *ptr });
-        let mut s = Stream {
+        let mut s = CrateStream {
             answer: None,
             conn: ptr,
             home: Some(home),
@@ -116,7 +266,7 @@ impl Stream {
 
     /// The first result set's metadata (and, for a set without columns,
     /// its figures, which are known now).
-    pub(crate) fn first_set(&self) -> Set {
+    fn first_set(&self) -> Set {
         let mut set = Set::empty();
         set.columns = self.columns();
         let figures = |set: &mut Set, a: u64, id: Option<u64>, w: u16, info: &[u8]| {
@@ -150,7 +300,7 @@ impl Stream {
     /// and the connection given back, so that it is free as soon as the
     /// rows are read. An error ends the stream (and breaks the connection
     /// when it may have left part of the answer unread).
-    pub(crate) fn next_row(&mut self, columns: &[Col]) -> Result<Option<Vec<Cell>>, Error> {
+    fn next_row(&mut self, columns: &[Col]) -> Result<Option<Vec<Cell>>, Error> {
         if self.first_done {
             return Ok(None);
         }
@@ -197,19 +347,6 @@ impl Stream {
                 }
             }
         }
-    }
-
-    /// What the packet that ended the first set said (warnings, the info
-    /// string), once: known when that set was the last of the answer.
-    pub(crate) fn take_end(&mut self) -> Option<(u16, Info)> {
-        self.end.take()
-    }
-
-    /// Skips the rest of the first result set: the sets after it (and the
-    /// connection is given back).
-    pub(crate) fn finish(&mut self, columns: &[Col]) -> Result<VecDeque<Set>, Error> {
-        while self.next_row(columns)?.is_some() {}
-        Ok(std::mem::take(&mut self.rest))
     }
 
     /// Ends the answer (what is left of it is read off), then gives the
@@ -263,7 +400,7 @@ fn read_off<P: Protocol>(r: &mut QueryResult<'_, '_, '_, P>) -> Option<mysql::Er
     None
 }
 
-impl Drop for Stream {
+impl Drop for CrateStream {
     fn drop(&mut self) {
         self.give_back(None);
     }
