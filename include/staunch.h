@@ -124,7 +124,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 1
+#define STAUNCH_VERSION_MINOR 2
 
 /**
  * Patch version of the library.
@@ -137,7 +137,7 @@
  * time to detect a header/library mismatch. (Literal numbers, so that
  * cffi's `cdef` takes them; a test checks them against Cargo.toml.)
  */
-#define STAUNCH_VERSION 10100
+#define STAUNCH_VERSION 10200
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
@@ -1859,6 +1859,28 @@ staunch_status staunch_rows_fetch(struct staunch_rows *rows,
                                   size_t capacity,
                                   size_t *n_rows,
                                   struct staunch_error **err);
+
+/**
+ * `staunch_rows_fetch` that never waits: it reads the rows that have
+ * arrived whole and stops at one that has not; `*waits` receives true
+ * when it stopped for that (`*n_rows` may then be 0 before the set's end:
+ * wait for more with `staunch_rows_fetch`, or try again later), false when
+ * it stopped for `capacity` or at the set's end (`*n_rows` 0). A buffered
+ * row set never waits. A streaming one read by the protocol layer (a text
+ * statement on a plain session) reads what its buffer holds; at the end
+ * of the first result set, the rest of a multi-result answer is waited
+ * for, not read (`*waits`). Any other streaming row set (a prepared
+ * statement's, or a TLS session's) cannot tell, and says `*waits` for
+ * every row. Lets a caller that must stay responsive (a Go goroutine
+ * under a context that can end) hand only real waits to another thread.
+ * Same rules as `staunch_rows_fetch` otherwise.
+ */
+staunch_status staunch_rows_fetch_ready(struct staunch_rows *rows,
+                                        struct staunch_value *values,
+                                        size_t capacity,
+                                        size_t *n_rows,
+                                        bool *waits,
+                                        struct staunch_error **err);
 
 /**
  * Moves to the next result set of a statement that returned several (a

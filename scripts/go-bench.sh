@@ -15,6 +15,7 @@
 #   scripts/go-bench.sh [COUNT] [BENCHTIME]     (default 8 runs of 1s each)
 #   GO_BENCH_CPU=2,8 scripts/go-bench.sh        (also at GOMAXPROCS=8: each
 #                        goroutine blocked in a cgo call holds a P, see README)
+#   GO_BENCH='Select1|Scan10k' scripts/go-bench.sh   (only these benchmarks)
 #
 # The raw output stays in target/go-bench/bench.txt (benchstat it again with
 # target/go-bin/benchstat). Besides ns/op, each benchmark reports cpu-ns/op:
@@ -47,7 +48,7 @@ echo "== $COUNT interleaved runs of the benchmarks, -benchtime $BENCHTIME ($(go 
 : >"$OUT/bench.txt"
 for i in $(seq "$COUNT"); do
   echo "-- run $i/$COUNT"
-  "$OUT/bench.test" -test.run '^$' -test.bench . -test.count 1 -test.benchtime "$BENCHTIME" \
+  "$OUT/bench.test" -test.run '^$' -test.bench "${GO_BENCH:-.}" -test.count 1 -test.benchtime "$BENCHTIME" \
     ${GO_BENCH_CPU:+-test.cpu "$GO_BENCH_CPU"} -test.timeout 30m | tee -a "$OUT/bench.txt"
 done
 echo

@@ -150,9 +150,20 @@ func (rs *Rows) Next() bool {
 	}
 	var got C.size_t
 	r, buf, capacity := rs.r, &rs.vals[0], C.size_t(rs.batch*rs.ncol)
-	st, cerr, err := rs.call("next", func(cerr **C.staunch_error) C.staunch_status {
-		return C.staunch_rows_fetch(r, buf, capacity, &got, cerr)
-	})
+	var st C.staunch_status
+	var cerr *C.staunch_error
+	var err error
+	waits := C.bool(true)
+	if rs.ctx != nil && rs.ctx.Err() == nil {
+		// What has arrived is read here: only a real wait goes to
+		// call's goroutine (most answers arrive whole with their start).
+		st = C.staunch_rows_fetch_ready(r, buf, capacity, &got, &waits, &cerr)
+	}
+	if waits && got == 0 && st == C.STAUNCH_OK {
+		st, cerr, err = rs.call("next", func(cerr **C.staunch_error) C.staunch_status {
+			return C.staunch_rows_fetch(r, buf, capacity, &got, cerr)
+		})
+	}
 	if err != nil {
 		rs.err = err
 		return false
@@ -177,7 +188,8 @@ type callResult struct {
 }
 
 // call runs f, a call on the row set that may block (a streaming answer
-// waits for its rows). Without a context that can end, here. With one, on
+// waits for its rows; Next first reads what has arrived without it, see
+// staunch_rows_fetch_ready). Without a context that can end, here. With one, on
 // a goroutine of its own, so that when the context ends first the caller
 // gets the context's error at once, whatever the server does (slow, or
 // frozen): the rows are then given up (giveUp) and f finishes in the

@@ -46,13 +46,16 @@ static void row_count(void) {
     staunch_pool_free(pool);
 }
 
-static void streaming(void) {
+/* flags: STAUNCH_QUERY_STREAM, with STAUNCH_QUERY_TEXT or not (a text
+ * statement's answer is read by the protocol layer, a prepared one's by the
+ * mysql crate). */
+static void streaming_with(uint32_t flags) {
     staunch_pool *pool = open_pool("max_size=1");
     staunch_conn *c = NULL;
     OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &c);
 
     /* Whole stream, in order; the connection is busy until its end. */
-    staunch_rows *rows = query(c, "SELECT seq FROM seq_1_to_100000", STAUNCH_QUERY_STREAM);
+    staunch_rows *rows = query(c, "SELECT seq FROM seq_1_to_100000", flags);
     uint64_t n = 0;
     FAILS(STAUNCH_INVALID_ARGUMENT, NULL, staunch_rows_row_count, rows, &n);
     FAILS(STAUNCH_CONN_BUSY, NULL, staunch_conn_execute, c, "DO 1", NULL, 0, NULL, NULL);
@@ -70,7 +73,7 @@ static void streaming(void) {
     staunch_rows_free(rows);
 
     /* Freed half read: the connection comes back. */
-    rows = query(c, "SELECT seq FROM seq_1_to_100000", STAUNCH_QUERY_STREAM);
+    rows = query(c, "SELECT seq FROM seq_1_to_100000", flags);
     for (int64_t k = 1; k <= 500; k++) {
         CHECK(next(rows));
         CHECK(get_i64(rows, 0) == k);
@@ -79,7 +82,7 @@ static void streaming(void) {
     CHECK(query_i64(c, "SELECT 1") == 1);
 
     /* The handle freed while the stream is open. */
-    rows = query(c, "SELECT seq FROM seq_1_to_100000", STAUNCH_QUERY_STREAM);
+    rows = query(c, "SELECT seq FROM seq_1_to_100000", flags);
     CHECK(next(rows));
     CHECK(get_i64(rows, 0) == 1);
     staunch_conn_free(c);
@@ -98,6 +101,11 @@ static void streaming(void) {
     CHECK(query_i64(c, "SELECT 1") == 1);
     staunch_conn_free(c);
     staunch_pool_free(pool);
+}
+
+static void streaming(void) {
+    streaming_with(STAUNCH_QUERY_STREAM);
+    streaming_with(STAUNCH_QUERY_STREAM | STAUNCH_QUERY_TEXT);
 }
 
 static void multi_result_with(staunch_conn *c, uint32_t flags) {
@@ -135,6 +143,7 @@ static void multi_result(void) {
     exec_sql(c, "CREATE PROCEDURE c_two() BEGIN SELECT 1 AS a; SELECT 'x' AS b, 2 AS c; END");
     multi_result_with(c, 0);
     multi_result_with(c, STAUNCH_QUERY_STREAM);
+    multi_result_with(c, STAUNCH_QUERY_STREAM | STAUNCH_QUERY_TEXT);
     exec_sql(c, "DROP PROCEDURE c_two");
     staunch_conn_free(c);
     staunch_pool_free(pool);

@@ -102,6 +102,17 @@ enum Answer {
     NotOk,
 }
 
+/// What [`PooledConn::next_wire_row`] found.
+pub(crate) enum WireRow<T> {
+    /// The next row.
+    Row(T),
+    /// The end of the first result set (or no statement open): what is
+    /// left is for [`PooledConn::finish_wire`].
+    End,
+    /// Not arrived yet (only when not waiting).
+    Waits,
+}
+
 /// How a text statement read as it arrives begins
 /// ([`PooledConn::open_text_wire`]).
 pub(crate) enum WireStart {
@@ -752,31 +763,56 @@ impl PooledConn {
 
     /// The next row of the first result set of the statement
     /// [`open_text_wire`](PooledConn::open_text_wire) opened, as `make`
-    /// makes it of the row's cells; `None` at the set's end (or with no
-    /// statement open). A failure ends the statement (see `run`, step 3).
+    /// makes it of the row's cells; `End` at the set's end (or with no
+    /// statement open). Unless `wait`, a row that has not arrived whole is
+    /// not waited for (`Waits`). A failure ends the statement (see `run`,
+    /// step 3).
     pub(crate) fn next_wire_row<T>(
         &mut self,
+        wait: bool,
         make: impl FnOnce(TextRow<'_>) -> T,
-    ) -> mysql::Result<Option<T>> {
-        let read = match self.lease.split().0.wire.as_deref_mut() {
+    ) -> mysql::Result<WireRow<T>> {
+        let failed = match self.lease.split().0.wire.as_deref_mut() {
             Some(w) => match &mut w.open {
-                Some(open) if open.first_end.is_none() => match w.framer.next_row() {
-                    Ok(Next::Row(row)) => return Ok(Some(make(row))),
-                    Ok(Next::End(end)) => {
-                        open.first_end = Some(end);
-                        return Ok(None);
+                Some(open) if open.first_end.is_none() => {
+                    if !wait && !w.framer.next_packet_buffered() {
+                        return Ok(WireRow::Waits);
                     }
-                    Err(e) => {
-                        w.open = None;
-                        e
+                    match w.framer.next_row() {
+                        Ok(Next::Row(row)) => return Ok(WireRow::Row(make(row))),
+                        Ok(Next::End(end)) => {
+                            let more = end.status & status::MORE_RESULTS_EXISTS != 0;
+                            open.first_end = Some(end);
+                            // The sets after it are read whole: not now.
+                            return Ok(if more && !wait {
+                                WireRow::Waits
+                            } else {
+                                WireRow::End
+                            });
+                        }
+                        Err(e) => {
+                            w.open = None;
+                            e
+                        }
                     }
-                },
-                _ => return Ok(None),
+                }
+                Some(open) => {
+                    let more = open
+                        .first_end
+                        .as_ref()
+                        .is_some_and(|e| e.status & status::MORE_RESULTS_EXISTS != 0);
+                    return Ok(if more && !wait {
+                        WireRow::Waits
+                    } else {
+                        WireRow::End
+                    });
+                }
+                None => return Ok(WireRow::End),
             },
-            None => return Ok(None),
+            None => return Ok(WireRow::End),
         };
-        self.settle_reported::<()>(Err(wire_error(read)))
-            .map(|()| None)
+        self.settle_reported::<()>(Err(wire_error(failed)))
+            .map(|()| WireRow::End)
     }
 
     /// The text statement open on the protocol layer, if any.

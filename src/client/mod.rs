@@ -79,7 +79,7 @@ use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
 pub use self::cancel::CancelHandle;
 pub use self::config::{ConnectConfig, TlsMode, DEFAULT_LIVENESS_THRESHOLD};
 pub use self::conn::PooledConn;
-pub(crate) use self::conn::{reports_partly, WireStart};
+pub(crate) use self::conn::{reports_partly, WireRow, WireStart};
 pub use self::session::Session;
 pub use self::sql::{Lexing, Scan};
 pub use self::statement::Way;

@@ -12,7 +12,7 @@ use std::ffi::c_char;
 use std::ptr::addr_of_mut;
 
 use super::error::*;
-use super::stream::Stream;
+use super::stream::{Fetched, Stream};
 use super::values::{staunch_datetime, staunch_time, staunch_value};
 use super::{arg, arg_mut, copy_sized, guard, guard_value, Out};
 use crate::client::answer::{Cell, Col, DateTime, Kind, Set, Time};
@@ -324,6 +324,22 @@ impl staunch_rows {
         }
     }
 
+    /// [`next_row`](staunch_rows::next_row) without waiting for a row
+    /// that has not arrived.
+    fn next_row_ready(&mut self) -> Result<Fetched, Failure> {
+        match &mut self.source {
+            Source::Buffered(_) => Ok(self.set.rows.pop_front().map_or(Fetched::End, Fetched::Row)),
+            Source::Streaming(s) => {
+                let row = s.next_row_ready(&self.set.columns)?;
+                if let Some((warnings, info)) = s.take_end() {
+                    self.set.warnings = warnings;
+                    self.set.info = info;
+                }
+                Ok(row)
+            }
+        }
+    }
+
     /// Moves to the next result set: false when there is none.
     fn next_set(&mut self) -> Result<bool, Failure> {
         self.current = None;
@@ -563,42 +579,101 @@ pub extern "C" fn staunch_rows_fetch(
         // SAFETY: NULL or a live row set used by one thread (contract).
         let r = unsafe { arg_mut(rows, "rows") }?;
         let n_out = Out::new(n_rows, "n_rows")?;
-        let ncols = r.set.columns.len();
-        if ncols == 0 {
-            n_out.set(0);
-            return Ok(());
-        }
-        if values.is_null() {
-            return Err(Failure::null("values"));
-        }
-        let max = capacity / ncols;
-        if max == 0 {
-            return Err(Failure::new(
-                STAUNCH_INVALID_ARGUMENT,
-                format!(
-                    "staunch_rows_fetch: capacity {capacity} holds no whole row of {ncols} values"
-                ),
-            ));
-        }
-        r.current = None;
-        r.block.clear();
-        while r.block.len() < max {
-            match r.next_row()? {
-                Some(row) => r.block.push(row),
-                None => break,
-            }
-        }
-        // SAFETY: `values` points to `capacity` writable values (contract),
-        // and at most `max * ncols <= capacity` are written.
-        let out = unsafe { std::slice::from_raw_parts_mut(values, max * ncols) };
-        for (i, row) in r.block.iter().enumerate() {
-            for (j, (cell, col)) in row.iter().zip(&r.set.columns).enumerate() {
-                out[i * ncols + j] = tagged(cell, col.kind);
-            }
-        }
-        n_out.set(r.block.len());
+        // SAFETY: `values` points to `capacity` writable values (contract).
+        let (n, _) = unsafe { fetch(r, values, capacity, true, "staunch_rows_fetch") }?;
+        n_out.set(n);
         Ok(())
     })
+}
+
+/// `staunch_rows_fetch` that never waits: it reads the rows that have
+/// arrived whole and stops at one that has not; `*waits` receives true
+/// when it stopped for that (`*n_rows` may then be 0 before the set's end:
+/// wait for more with `staunch_rows_fetch`, or try again later), false when
+/// it stopped for `capacity` or at the set's end (`*n_rows` 0). A buffered
+/// row set never waits. A streaming one read by the protocol layer (a text
+/// statement on a plain session) reads what its buffer holds; at the end
+/// of the first result set, the rest of a multi-result answer is waited
+/// for, not read (`*waits`). Any other streaming row set (a prepared
+/// statement's, or a TLS session's) cannot tell, and says `*waits` for
+/// every row. Lets a caller that must stay responsive (a Go goroutine
+/// under a context that can end) hand only real waits to another thread.
+/// Same rules as `staunch_rows_fetch` otherwise.
+#[no_mangle]
+pub extern "C" fn staunch_rows_fetch_ready(
+    rows: *mut staunch_rows,
+    values: *mut staunch_value,
+    capacity: usize,
+    n_rows: *mut usize,
+    waits: *mut bool,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live row set used by one thread (contract).
+        let r = unsafe { arg_mut(rows, "rows") }?;
+        let n_out = Out::new(n_rows, "n_rows")?;
+        let waits_out = Out::new(waits, "waits")?;
+        // SAFETY: `values` points to `capacity` writable values (contract).
+        let (n, w) = unsafe { fetch(r, values, capacity, false, "staunch_rows_fetch_ready") }?;
+        n_out.set(n);
+        waits_out.set(w);
+        Ok(())
+    })
+}
+
+/// The rows of a fetch into `values` (and whether it stopped at a row that
+/// has not arrived, unless `wait`).
+///
+/// # Safety
+/// `values` is NULL or points to `capacity` writable values.
+unsafe fn fetch(
+    r: &mut staunch_rows,
+    values: *mut staunch_value,
+    capacity: usize,
+    wait: bool,
+    func: &str,
+) -> Result<(usize, bool), Failure> {
+    let ncols = r.set.columns.len();
+    if ncols == 0 {
+        return Ok((0, false));
+    }
+    if values.is_null() {
+        return Err(Failure::null("values"));
+    }
+    let max = capacity / ncols;
+    if max == 0 {
+        return Err(Failure::new(
+            STAUNCH_INVALID_ARGUMENT,
+            format!("{func}: capacity {capacity} holds no whole row of {ncols} values"),
+        ));
+    }
+    r.current = None;
+    r.block.clear();
+    let mut waits = false;
+    while r.block.len() < max {
+        let next = if wait {
+            r.next_row()?.map_or(Fetched::End, Fetched::Row)
+        } else {
+            r.next_row_ready()?
+        };
+        match next {
+            Fetched::Row(row) => r.block.push(row),
+            Fetched::End => break,
+            Fetched::Waits => {
+                waits = true;
+                break;
+            }
+        }
+    }
+    // SAFETY: `values` points to `capacity` writable values (contract),
+    // and at most `max * ncols <= capacity` are written.
+    let out = unsafe { std::slice::from_raw_parts_mut(values, max * ncols) };
+    for (i, row) in r.block.iter().enumerate() {
+        for (j, (cell, col)) in row.iter().zip(&r.set.columns).enumerate() {
+            out[i * ncols + j] = tagged(cell, col.kind);
+        }
+    }
+    Ok((r.block.len(), waits))
 }
 
 /// Moves to the next result set of a statement that returned several (a

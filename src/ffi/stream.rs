@@ -20,7 +20,7 @@ use mysql::prelude::{Protocol, Queryable};
 use mysql::{Binary, Params, QueryResult, Statement, Text};
 
 use crate::client::answer::{cells, collect_rest, info_of, wire_cells, Cell, Col, Info, Set};
-use crate::client::{PooledConn, WireStart};
+use crate::client::{PooledConn, WireRow, WireStart};
 use crate::error::Error;
 
 /// Where a stream's connection goes when the stream is done with it.
@@ -86,8 +86,19 @@ impl Stream {
     /// when it may have left part of the answer unread).
     pub(crate) fn next_row(&mut self, columns: &[Col]) -> Result<Option<Vec<Cell>>, Error> {
         match &mut self.0 {
-            Inner::Wire(s) => s.next_row(columns),
+            Inner::Wire(s) => s.fetch(columns, true).map(Fetched::into_row),
             Inner::Crate(s) => s.next_row(columns),
+        }
+    }
+
+    /// [`next_row`](Stream::next_row) without waiting: `Waits` where the
+    /// next row (or the rest of the answer after the first set) has not
+    /// arrived, or where the crate reads the answer (which cannot tell).
+    pub(crate) fn next_row_ready(&mut self, columns: &[Col]) -> Result<Fetched, Error> {
+        match &mut self.0 {
+            Inner::Wire(s) => s.fetch(columns, false),
+            Inner::Crate(s) if s.first_done => Ok(Fetched::End),
+            Inner::Crate(_) => Ok(Fetched::Waits),
         }
     }
 
@@ -103,11 +114,32 @@ impl Stream {
     /// Skips the rest of the first result set: the sets after it (and the
     /// connection is given back).
     pub(crate) fn finish(&mut self, columns: &[Col]) -> Result<VecDeque<Set>, Error> {
-        while self.next_row(columns)?.is_some() {}
-        Ok(std::mem::take(match &mut self.0 {
-            Inner::Wire(s) => &mut s.rest,
-            Inner::Crate(s) => &mut s.rest,
-        }))
+        match &mut self.0 {
+            Inner::Wire(s) => s.finish(),
+            Inner::Crate(s) => {
+                while s.next_row(columns)?.is_some() {}
+                Ok(std::mem::take(&mut s.rest))
+            }
+        }
+    }
+}
+
+/// What a read of the next row found.
+pub(crate) enum Fetched {
+    Row(Vec<Cell>),
+    /// The end of the first result set.
+    End,
+    /// The next row has not arrived (a read that may not wait).
+    Waits,
+}
+
+impl Fetched {
+    /// Of a read that waited (which never finds `Waits`).
+    fn into_row(self) -> Option<Vec<Cell>> {
+        match self {
+            Fetched::Row(row) => Some(row),
+            Fetched::End | Fetched::Waits => None,
+        }
     }
 }
 
@@ -154,26 +186,49 @@ impl WireStream {
         s
     }
 
-    fn next_row(&mut self, columns: &[Col]) -> Result<Option<Vec<Cell>>, Error> {
+    /// The next row of the first result set, waiting for it or not; at
+    /// the set's end the rest of the answer is read and the connection
+    /// given back.
+    fn fetch(&mut self, columns: &[Col], wait: bool) -> Result<Fetched, Error> {
         if self.first_done {
-            return Ok(None);
+            return Ok(Fetched::End);
         }
         let Some(conn) = self.conn.as_mut() else {
-            return Ok(None);
+            return Ok(Fetched::End);
         };
-        let r = match conn.next_wire_row(|row| wire_cells(row, columns)) {
-            Ok(Some(row)) => return Ok(Some(row)),
-            Ok(None) => conn.finish_wire().map_err(|e| ("reading a result set", e)),
-            Err(e) => Err(("reading a streamed row", e)),
-        };
+        match conn.next_wire_row(wait, |row| wire_cells(row, columns)) {
+            Ok(WireRow::Row(row)) => Ok(Fetched::Row(row)),
+            Ok(WireRow::Waits) => Ok(Fetched::Waits),
+            Ok(WireRow::End) => self.end_first().map(|()| Fetched::End),
+            Err(e) => {
+                self.first_done = true;
+                self.give_back();
+                Err(Error::from_mysql("reading a streamed row", &e))
+            }
+        }
+    }
+
+    /// Skips the rest of the first result set (read off, not decoded):
+    /// the sets after it.
+    fn finish(&mut self) -> Result<VecDeque<Set>, Error> {
+        if !self.first_done {
+            self.end_first()?;
+        }
+        Ok(std::mem::take(&mut self.rest))
+    }
+
+    /// Ends the first result set (what is left of its rows read off), reads
+    /// the sets after it, and gives the connection back.
+    fn end_first(&mut self) -> Result<(), Error> {
         self.first_done = true;
-        let r = match r {
-            Ok((end, rest)) => {
+        let r = match self.conn.as_mut().map(PooledConn::finish_wire) {
+            Some(Ok((end, rest))) => {
                 self.end = Some((end.warnings, info_of(&end.info)));
                 self.rest = rest;
-                Ok(None)
+                Ok(())
             }
-            Err((context, e)) => Err(Error::from_mysql(context, &e)),
+            Some(Err(e)) => Err(Error::from_mysql("reading a result set", &e)),
+            None => Ok(()),
         };
         self.give_back();
         r

@@ -42,13 +42,16 @@
 //! `client_ed25519`), compression, and the binary protocol of prepared
 //! statements.
 //!
-//! What staunch uses it for so far: the whole answer to a text statement
-//! read into the answer model (`client::answer::collect_wire`), which is
-//! every buffered `query` of the C ABI and so of every binding, on a plain
-//! session whose server reports its variables (`Session::wire`). The crate
-//! still opens the connection and runs everything else (prepared
-//! statements, streaming, resets, the Rust API's statements), on the same
-//! socket: the two take turns, each reading every answer to its end.
+//! What staunch uses it for so far: every text statement of the C ABI (and
+//! so of every binding) on a plain session whose server reports its
+//! variables (`Session::wire`), its answer read whole into the answer model
+//! (`client::answer::collect_wire`) or, streamed (`STAUNCH_QUERY_STREAM`),
+//! row by row as it arrives (`PooledConn::open_text_wire`), where a row
+//! that has arrived can be read without waiting
+//! ([`Framer::next_packet_buffered`]). The crate still opens the
+//! connection and runs everything else (prepared statements, resets, the
+//! Rust API's statements), on the same socket: the two take turns, each
+//! reading every answer to its end.
 //!
 //! Reference: the MariaDB client/server protocol documentation
 //! (<https://mariadb.com/kb/en/clientserver-protocol/>) and MySQL's
@@ -57,6 +60,7 @@
 //! [`Framer::send_query`]: crate::wire::Framer::send_query
 //! [`Framer::read_response`]: crate::wire::Framer::read_response
 //! [`Framer::connect`]: crate::wire::Framer::connect
+//! [`Framer::next_packet_buffered`]: crate::wire::Framer::next_packet_buffered
 //! [`Columns::get`]: crate::wire::Columns::get
 //! [`TextRow::cells`]: crate::wire::TextRow::cells
 //! [`WireError::is_fatal`]: crate::wire::WireError::is_fatal

@@ -119,6 +119,16 @@ impl<S: Read + Write> Framer<S> {
         self.start != self.end
     }
 
+    /// Whether the next packet has arrived whole (a packet of one chunk,
+    /// every byte of it read): reading it then waits for nothing.
+    pub fn next_packet_buffered(&self) -> bool {
+        let h = &self.buf[self.start..self.end];
+        h.len() >= 4 && {
+            let len = h[0] as usize | (h[1] as usize) << 8 | (h[2] as usize) << 16;
+            len < MAX_CHUNK && h.len() >= 4 + len
+        }
+    }
+
     /// Sends one command: `cmd` and its payload, as the first packet of a
     /// new sequence, in one write. Returns once the bytes are written; the
     /// answer is read by the caller ([`Framer::read_packet`],

@@ -1,0 +1,81 @@
+/* staunch_rows_fetch_ready never waits: on a buffered row set it reads
+ * every row (never "waits"); on a streamed text answer (read by the
+ * protocol layer) it reads the rows that have arrived and says when the next
+ * has not, and it keeps returning at once while the server is frozen
+ * (SIGSTOP), where staunch_rows_fetch would wait. Alternating the two reads
+ * every row once, in order. The server comes from the test kit's command
+ * line (util.c's tk_*). */
+#include "util.h"
+
+enum { CAP = 4096 };
+
+int main(void) {
+    char url[512], full[700];
+    tk_start(url, sizeof url);
+    url_with(full, sizeof full, url, "max_size=1");
+    staunch_pool *pool = NULL;
+    OK(staunch_pool_open, full, &pool);
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &c);
+    static staunch_value vals[CAP];
+    size_t got = 0;
+    bool waits = true;
+
+    /* Buffered: all of it, then the end; never "waits". */
+    staunch_rows *rows = NULL;
+    OK(staunch_conn_query_ex, c, "SELECT seq FROM seq_1_to_10", NULL, 0, STAUNCH_QUERY_TEXT, &rows);
+    OK(staunch_rows_fetch_ready, rows, vals, CAP, &got, &waits);
+    CHECKF(got == 10 && !waits, "buffered: got %zu, waits %d", got, waits);
+    CHECK(vals[0].u64 == 1 && vals[9].u64 == 10);
+    OK(staunch_rows_fetch_ready, rows, vals, CAP, &got, &waits);
+    CHECK(got == 0 && !waits);
+    staunch_rows_free(rows);
+
+    /* Streamed, larger than what one read brings. */
+    OK(staunch_conn_set_timeout, c, 3000);
+    OK(staunch_conn_query_ex, c, "SELECT seq FROM seq_1_to_300000", NULL, 0,
+       STAUNCH_QUERY_TEXT | STAUNCH_QUERY_STREAM, &rows);
+    int64_t want = 1;
+    size_t ready = 0;
+    /* What arrived with the answer's start. */
+    for (;;) {
+        OK(staunch_rows_fetch_ready, rows, vals, CAP, &got, &waits);
+        for (size_t i = 0; i < got; i++, want++)
+            CHECKF(vals[i].u64 == (uint64_t)want, "row %lld has %llu", (long long)want, (unsigned long long)vals[i].u64);
+        ready += got;
+        if (got == 0) break;
+    }
+    CHECKF(waits, "stopped without waiting after %zu rows", ready);
+    CHECKF(ready < 300000, "all %zu rows were there", ready);
+
+    /* Frozen: the server sends nothing more; a ready fetch still returns at
+     * once (a waiting one would wait until the statement was cut, 4 s). */
+    tk_cmd("freeze");
+    uint64_t t0 = now_ms();
+    for (int k = 0; k < 100; k++) {
+        OK(staunch_rows_fetch_ready, rows, vals, CAP, &got, &waits);
+        CHECKF(got == 0 && waits, "frozen: got %zu, waits %d", got, waits);
+    }
+    uint64_t took = now_ms() - t0;
+    CHECKF(took < 1000 + slack_ms(), "100 ready fetches on a frozen server took %llu ms",
+           (unsigned long long)took);
+    tk_cmd("thaw");
+
+    /* The rest, waiting where needed. */
+    for (;;) {
+        OK(staunch_rows_fetch_ready, rows, vals, CAP, &got, &waits);
+        if (got == 0 && waits) OK(staunch_rows_fetch, rows, vals, CAP, &got);
+        if (got == 0) break;
+        for (size_t i = 0; i < got; i++, want++)
+            CHECKF(vals[i].u64 == (uint64_t)want, "row %lld has %llu", (long long)want, (unsigned long long)vals[i].u64);
+    }
+    CHECKF(want == 300001, "read %lld rows", (long long)(want - 1));
+    CHECK(!staunch_conn_is_broken(c));
+    CHECK(query_i64(c, "SELECT 5") == 5);
+    staunch_rows_free(rows);
+    staunch_conn_free(c);
+    staunch_pool_free(pool);
+    tk_quit();
+    printf("fetch_ready: ok\n");
+    return 0;
+}
