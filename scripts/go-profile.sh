@@ -10,7 +10,8 @@
 # instead of strace: its top entries are printed.
 #
 #   scripts/go-profile.sh IMPL [G] [N]
-#     IMPL: go-sql-driver, staunch-native, staunch-OpenDB (acquire +
+#     IMPL: go-sql-driver, staunch-native, staunch-OpenDB, go-sql-driver-ctx,
+#           staunch-OpenDB-ctx (the last two with a context that can end) (acquire +
 #           SELECT 1 + release) or scan-go-sql-driver, scan-staunch-native,
 #           scan-staunch-OpenDB (10,000 rows)
 #

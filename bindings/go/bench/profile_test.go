@@ -104,6 +104,8 @@ func profileImpls() map[string]func() error {
 		"staunch-native":      select1Native,
 		"staunch-pool":        select1Pool,
 		"staunch-OpenDB":      select1DB(staunchD),
+		"go-sql-driver-ctx":   select1DBCtx(mysqlD),
+		"staunch-OpenDB-ctx":  select1DBCtx(staunchD),
 		"scan-go-sql-driver":  func() error { return scanDB(mysqlD) },
 		"scan-staunch-native": scanNative,
 		"scan-staunch-OpenDB": func() error { return scanDB(staunchD) },
