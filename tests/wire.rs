@@ -709,8 +709,7 @@ fn the_c_abi_reads_text_answers_through_the_layer_on_plain_sessions() {
         let query = |conn, sql: &str| -> Vec<Vec<i64>> {
             let (st, rows, _) = c_query(conn, sql);
             assert_eq!(st, STAUNCH_OK);
-            let mut sets = Vec::new();
-            loop {
+            c_sets(rows, |rows| {
                 let mut set = Vec::new();
                 let mut has = false;
                 assert_eq!(staunch_rows_next(rows, &mut has, null_mut()), STAUNCH_OK);
@@ -724,18 +723,8 @@ fn the_c_abi_reads_text_answers_through_the_layer_on_plain_sessions() {
                         set.push(v);
                     }
                 }
-                sets.push(set);
-                let mut more = false;
-                assert_eq!(
-                    staunch_rows_next_result(rows, &mut more, null_mut()),
-                    STAUNCH_OK
-                );
-                if !more {
-                    break;
-                }
-            }
-            staunch_rows_free(rows);
-            sets
+                set
+            })
         };
         let conn = get();
         let before = open_sockets();
@@ -901,6 +890,29 @@ fn c_query_with(
     (st, rows, err)
 }
 
+/// `read` of each result set of `rows` in turn (moving on with
+/// `staunch_rows_next_result`); the row set is freed after the last.
+fn c_sets<T>(
+    rows: *mut staunch::ffi::staunch_rows,
+    mut read: impl FnMut(*mut staunch::ffi::staunch_rows) -> T,
+) -> Vec<T> {
+    use staunch::ffi::*;
+    let mut sets = Vec::new();
+    loop {
+        sets.push(read(rows));
+        let mut more = false;
+        assert_eq!(
+            staunch_rows_next_result(rows, &mut more, std::ptr::null_mut()),
+            STAUNCH_OK
+        );
+        if !more {
+            break;
+        }
+    }
+    staunch_rows_free(rows);
+    sets
+}
+
 /// The server's error code of a failed call (freeing the error).
 fn c_error_code(err: *mut staunch::ffi::staunch_error) -> u32 {
     use staunch::ffi::*;
@@ -1009,24 +1021,9 @@ fn streamed_text_answers_through_the_layer_and_the_crate_alike() {
             ("SET @a = 5; SELECT @a", vec![vec![], vec![5]]),
             ("DO 1", vec![vec![]]),
         ] {
-            let rows = open(conn, sql);
-            let mut sets = Vec::new();
-            loop {
-                let mut set = Vec::new();
-                while let Some(v) = next(rows).unwrap() {
-                    set.push(v);
-                }
-                sets.push(set);
-                let mut more = false;
-                assert_eq!(
-                    staunch_rows_next_result(rows, &mut more, null_mut()),
-                    STAUNCH_OK
-                );
-                if !more {
-                    break;
-                }
-            }
-            staunch_rows_free(rows);
+            let sets = c_sets(open(conn, sql), |rows| {
+                std::iter::from_fn(|| next(rows).unwrap()).collect::<Vec<_>>()
+            });
             assert_eq!(sets, want, "{url:?}: {sql}");
         }
 

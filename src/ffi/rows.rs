@@ -311,26 +311,16 @@ impl staunch_rows {
 
     /// The next row of the current set, if any.
     fn next_row(&mut self) -> Result<Option<Vec<Cell>>, Failure> {
-        match &mut self.source {
-            Source::Buffered(_) => Ok(self.set.rows.pop_front()),
-            Source::Streaming(s) => {
-                let row = s.next_row(&self.set.columns)?;
-                if let Some((warnings, info)) = s.take_end() {
-                    self.set.warnings = warnings;
-                    self.set.info = info;
-                }
-                Ok(row)
-            }
-        }
+        self.read_row(true).map(Fetched::into_row)
     }
 
-    /// [`next_row`](staunch_rows::next_row) without waiting for a row
-    /// that has not arrived.
-    fn next_row_ready(&mut self) -> Result<Fetched, Failure> {
+    /// The next row of the current set, waiting for it or not (`Waits`:
+    /// a streamed row that has not arrived).
+    fn read_row(&mut self, wait: bool) -> Result<Fetched, Failure> {
         match &mut self.source {
-            Source::Buffered(_) => Ok(self.set.rows.pop_front().map_or(Fetched::End, Fetched::Row)),
+            Source::Buffered(_) => Ok(Fetched::of(self.set.rows.pop_front())),
             Source::Streaming(s) => {
-                let row = s.next_row_ready(&self.set.columns)?;
+                let row = s.fetch(&self.set.columns, wait)?;
                 if let Some((warnings, info)) = s.take_end() {
                     self.set.warnings = warnings;
                     self.set.info = info;
@@ -651,12 +641,7 @@ unsafe fn fetch(
     r.block.clear();
     let mut waits = false;
     while r.block.len() < max {
-        let next = if wait {
-            r.next_row()?.map_or(Fetched::End, Fetched::Row)
-        } else {
-            r.next_row_ready()?
-        };
-        match next {
+        match r.read_row(wait)? {
             Fetched::Row(row) => r.block.push(row),
             Fetched::End => break,
             Fetched::Waits => {

@@ -79,24 +79,18 @@ impl Stream {
         }
     }
 
-    /// The next row of the first result set, or None at its end. At the
-    /// end the rest of the answer is read (whole: a `CALL`'s other sets)
-    /// and the connection given back, so that it is free as soon as the
-    /// rows are read. An error ends the stream (and breaks the connection
-    /// when it may have left part of the answer unread).
-    pub(crate) fn next_row(&mut self, columns: &[Col]) -> Result<Option<Vec<Cell>>, Error> {
+    /// The next row of the first result set, or its end. At the end the
+    /// rest of the answer is read (whole: a `CALL`'s other sets) and the
+    /// connection given back, so that it is free as soon as the rows are
+    /// read. An error ends the stream (and breaks the connection when it
+    /// may have left part of the answer unread). Unless `wait`: `Waits`
+    /// where the next row (or the rest of the answer after the first set)
+    /// has not arrived, or where the crate reads the answer (which cannot
+    /// tell).
+    pub(crate) fn fetch(&mut self, columns: &[Col], wait: bool) -> Result<Fetched, Error> {
         match &mut self.0 {
-            Inner::Wire(s) => s.fetch(columns, true).map(Fetched::into_row),
-            Inner::Crate(s) => s.next_row(columns),
-        }
-    }
-
-    /// [`next_row`](Stream::next_row) without waiting: `Waits` where the
-    /// next row (or the rest of the answer after the first set) has not
-    /// arrived, or where the crate reads the answer (which cannot tell).
-    pub(crate) fn next_row_ready(&mut self, columns: &[Col]) -> Result<Fetched, Error> {
-        match &mut self.0 {
-            Inner::Wire(s) => s.fetch(columns, false),
+            Inner::Wire(s) => s.fetch(columns, wait),
+            Inner::Crate(s) if wait => s.next_row(columns).map(Fetched::of),
             Inner::Crate(s) if s.first_done => Ok(Fetched::End),
             Inner::Crate(_) => Ok(Fetched::Waits),
         }
@@ -134,8 +128,12 @@ pub(crate) enum Fetched {
 }
 
 impl Fetched {
+    pub(crate) fn of(row: Option<Vec<Cell>>) -> Fetched {
+        row.map_or(Fetched::End, Fetched::Row)
+    }
+
     /// Of a read that waited (which never finds `Waits`).
-    fn into_row(self) -> Option<Vec<Cell>> {
+    pub(crate) fn into_row(self) -> Option<Vec<Cell>> {
         match self {
             Fetched::Row(row) => Some(row),
             Fetched::End | Fetched::Waits => None,
