@@ -763,7 +763,7 @@ fn the_c_abi_reads_text_answers_through_the_layer_on_plain_sessions() {
 fn a_local_file_request_is_refused_on_every_path() {
     use mysql::prelude::Queryable;
     use staunch::ffi::*;
-    use std::ffi::{CStr, CString};
+    use std::ffi::CStr;
     use std::ptr::null_mut;
 
     let load = "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE t";
@@ -778,17 +778,7 @@ fn a_local_file_request_is_refused_on_every_path() {
         let url = format!("{}?max_size=1{params}", server.url());
 
         // The C ABI.
-        let curl = CString::new(url.clone()).unwrap();
-        let mut pool = null_mut();
-        assert_eq!(
-            staunch_pool_open(curl.as_ptr(), &mut pool, null_mut()),
-            STAUNCH_OK
-        );
-        let mut conn = null_mut();
-        assert_eq!(
-            staunch_pool_get(pool, 5000, &mut conn, null_mut()),
-            STAUNCH_OK
-        );
+        let (pool, conn) = c_pool_conn(&url);
         // (status, the server code of the error, the first value of the
         // first row)
         let query = |conn, sql: &str| -> (staunch_status, u32, Option<i64>) {
@@ -890,6 +880,29 @@ fn c_query_with(
     (st, rows, err)
 }
 
+/// A pool opened through the C ABI on `url`, and a connection of it.
+fn c_pool_conn(
+    url: &str,
+) -> (
+    *mut staunch::ffi::staunch_pool,
+    *mut staunch::ffi::staunch_conn,
+) {
+    use staunch::ffi::*;
+    use std::ptr::null_mut;
+    let url = std::ffi::CString::new(url).unwrap();
+    let mut pool = null_mut();
+    assert_eq!(
+        staunch_pool_open(url.as_ptr(), &mut pool, null_mut()),
+        STAUNCH_OK
+    );
+    let mut conn = null_mut();
+    assert_eq!(
+        staunch_pool_get(pool, 5000, &mut conn, null_mut()),
+        STAUNCH_OK
+    );
+    (pool, conn)
+}
+
 /// `read` of each result set of `rows` in turn (moving on with
 /// `staunch_rows_next_result`); the row set is freed after the last.
 fn c_sets<T>(
@@ -933,7 +946,6 @@ fn c_error_code(err: *mut staunch::ffi::staunch_error) -> u32 {
 #[test]
 fn streamed_text_answers_through_the_layer_and_the_crate_alike() {
     use staunch::ffi::*;
-    use std::ffi::CString;
     use std::ptr::null_mut;
 
     let plain = MariaDb::start();
@@ -943,17 +955,8 @@ fn streamed_text_answers_through_the_layer_and_the_crate_alike() {
     });
     const STREAM: u32 = STAUNCH_QUERY_STREAM | STAUNCH_QUERY_INTERPOLATE;
     for (server, params, layer) in [(&plain, "", true), (&tls, "&tls_mode=required", false)] {
-        let url = CString::new(format!("{}?max_size=1{params}", server.url())).unwrap();
-        let mut pool = null_mut();
-        assert_eq!(
-            staunch_pool_open(url.as_ptr(), &mut pool, null_mut()),
-            STAUNCH_OK
-        );
-        let mut conn = null_mut();
-        assert_eq!(
-            staunch_pool_get(pool, 5000, &mut conn, null_mut()),
-            STAUNCH_OK
-        );
+        let url = format!("{}?max_size=1{params}", server.url());
+        let (pool, conn) = c_pool_conn(&url);
         // The next row's first column (None at the end), or the error's
         // server code.
         let next = |rows| -> Result<Option<i64>, u32> {
