@@ -841,6 +841,63 @@ fn a_local_file_request_is_refused_on_every_path() {
     }
 }
 
+/// A streamed answer read slowly is not a statement whose server stopped
+/// answering: with a statement time limit of 1 s, a reader that stops for
+/// 3 s after its first rows is never cut off by the client (which would
+/// break the session). An answer the server has finished sending (it waits
+/// in the socket meanwhile) is read whole; a longer one, whose server was
+/// still sending when the limit passed, is ended by the server's own limit
+/// (error 1969, the session in step). The client's bound applies to each
+/// wait for the server instead (a frozen server: cbuild's test_fetch_ready).
+#[test]
+fn a_streamed_answer_read_slowly_is_not_cut() {
+    use staunch::ffi::*;
+    use std::ptr::null_mut;
+
+    let server = MariaDb::start();
+    let (pool, conn) = c_pool_conn(&format!("{}?max_size=1&query_timeout=1s", server.url()));
+    for (rows_asked, may_end_early) in [(5_000u64, false), (200_000, true)] {
+        let sql = format!("SELECT seq, REPEAT('x', 10) FROM seq_1_to_{rows_asked}");
+        let (st, rows, _) =
+            c_query_with(conn, &sql, STAUNCH_QUERY_STREAM | STAUNCH_QUERY_INTERPOLATE);
+        assert_eq!(st, STAUNCH_OK);
+        let mut n = 0u64;
+        let ended = loop {
+            let (mut has, mut err) = (false, null_mut());
+            if staunch_rows_next(rows, &mut has, &mut err) != STAUNCH_OK {
+                break Some(c_error_code(err));
+            }
+            if !has {
+                break None;
+            }
+            let mut v = 0u64;
+            assert_eq!(
+                staunch_rows_get_u64(rows, 0, &mut v, null_mut()),
+                STAUNCH_OK
+            );
+            n += 1;
+            assert_eq!(v, n, "{sql}");
+            if n == 10 {
+                std::thread::sleep(Duration::from_secs(3));
+            }
+        };
+        staunch_rows_free(rows);
+        match ended {
+            None => assert_eq!(n, rows_asked, "{sql}"),
+            Some(code) => {
+                assert!(may_end_early, "{sql}: error {code} after {n} rows");
+                assert_eq!(code, 1969, "{sql}: the server's own limit");
+            }
+        }
+        assert!(!staunch_conn_is_broken(conn), "{sql}");
+        let (st, rows, _) = c_query(conn, "SELECT 7");
+        assert_eq!(st, STAUNCH_OK, "{sql}");
+        staunch_rows_free(rows);
+    }
+    staunch_conn_free(conn);
+    staunch_pool_free(pool);
+}
+
 /// `sql` through the C ABI's `staunch_conn_query_ex` (interpolated, no
 /// parameters): its status, the row set (NULL on failure) and the error
 /// (NULL on success).

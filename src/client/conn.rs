@@ -731,6 +731,11 @@ impl PooledConn {
             Ok(Response::ResultSet) => match wire_columns(defs) {
                 Ok(columns) => {
                     marks.note_settled(false);
+                    // The server has answered: from here the statement's
+                    // clock runs only while a read waits for the server
+                    // (`next_wire_row`), not while the caller takes its
+                    // time between rows.
+                    marks.note_statement(false);
                     w.open = Some(WireOpen {
                         first_end: None,
                         ends_txn: ends_transaction(sql),
@@ -772,13 +777,24 @@ impl PooledConn {
         wait: bool,
         make: impl FnOnce(TextRow<'_>) -> T,
     ) -> mysql::Result<WireRow<T>> {
-        let failed = match self.lease.split().0.wire.as_deref_mut() {
+        let (session, mut marks, _) = self.lease.parts();
+        let failed = match session.wire.as_deref_mut() {
             Some(w) => match &mut w.open {
                 Some(open) if open.first_end.is_none() => {
-                    if !wait && !w.framer.next_packet_buffered() {
+                    let arrived = w.framer.next_packet_buffered();
+                    if !arrived && !wait {
                         return Ok(WireRow::Waits);
                     }
-                    match w.framer.next_row() {
+                    // A wait for the server is bounded as a statement is
+                    // (the watchdog, the liveness check), from its start.
+                    if !arrived {
+                        marks.note_statement(true);
+                    }
+                    let next = w.framer.next_row();
+                    if !arrived {
+                        marks.note_statement(false);
+                    }
+                    match next {
                         Ok(Next::Row(row)) => return Ok(WireRow::Row(make(row))),
                         Ok(Next::End(end)) => {
                             let more = end.status & status::MORE_RESULTS_EXISTS != 0;
@@ -827,12 +843,16 @@ impl PooledConn {
     /// Returns the packet that closed the first set and those sets (none
     /// with no statement open).
     pub(crate) fn finish_wire(&mut self) -> mysql::Result<(OkInfo, VecDeque<Set>)> {
-        let Some(w) = self.lease.split().0.wire.as_deref_mut() else {
+        let (session, mut marks, _) = self.lease.parts();
+        let Some(w) = session.wire.as_deref_mut() else {
             return Ok((OkInfo::default(), VecDeque::new()));
         };
         let Some(open) = w.open.take() else {
             return Ok((OkInfo::default(), VecDeque::new()));
         };
+        // What is left may wait for the server (see `next_wire_row`);
+        // `settle_reported` stops the clock.
+        marks.note_statement(true);
         let read = read_after_first(w, open.first_end);
         let r = read.map(|(first, rest, last)| ((first, rest), Report::Wire(last)));
         let v = self.settle_reported(r.map_err(wire_error))?;
