@@ -655,10 +655,22 @@ pub(crate) fn collect_wire<S: std::io::Read + std::io::Write>(
     f: &mut Framer<S>,
     defs: &mut Columns,
 ) -> Result<(VecDeque<Set>, OkInfo), WireError> {
+    let first = f.read_response(defs)?;
+    collect_wire_from(f, defs, first)
+}
+
+/// [`collect_wire`] where the start of the answer, `first`, was read
+/// already (its columns, if a result set, in `defs`).
+pub(crate) fn collect_wire_from<S: std::io::Read + std::io::Write>(
+    f: &mut Framer<S>,
+    defs: &mut Columns,
+    first: Response,
+) -> Result<(VecDeque<Set>, OkInfo), WireError> {
     let mut sets = VecDeque::new();
+    let mut response = first;
     loop {
         let mut set = Set::empty();
-        let end = match f.read_response(defs)? {
+        let end = match response {
             Response::Ok(ok) => ok,
             Response::ResultSet => {
                 set.columns = wire_columns(defs)?;
@@ -676,6 +688,7 @@ pub(crate) fn collect_wire<S: std::io::Read + std::io::Write>(
         if end.status & status::MORE_RESULTS_EXISTS == 0 {
             return Ok((sets, end));
         }
+        response = f.read_response(defs)?;
     }
 }
 

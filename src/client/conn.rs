@@ -35,7 +35,9 @@ use mysql::{
     from_row, from_row_opt, Binary, Conn, FromRowError, Params, QueryResult, Statement, Text,
 };
 
-use super::answer::{collect_sets, collect_wire, wire_columns, with_last_figures, Col, Set};
+use super::answer::{
+    collect_sets, collect_wire, collect_wire_from, wire_columns, with_last_figures, Col, Set,
+};
 use super::error::{not_ready, Refusal};
 use super::session::{Session, State, WireOpen, WireSide};
 use super::{CancelHandle, MysqlConnector, STATEMENT_GRACE};
@@ -744,18 +746,7 @@ impl PooledConn {
                 }
                 Err(e) => Err(e),
             },
-            Ok(Response::Ok(ok)) => {
-                let mut first = Set::empty();
-                first.ended_by(&ok);
-                if ok.status & status::MORE_RESULTS_EXISTS == 0 {
-                    Ok(([first].into(), ok))
-                } else {
-                    collect_wire(f, defs).map(|(mut sets, end)| {
-                        sets.push_front(first);
-                        (sets, end)
-                    })
-                }
-            }
+            Ok(first @ Response::Ok(_)) => collect_wire_from(f, defs, first),
             Err(e) => Err(e),
         };
         let r = whole.map(|(sets, end)| (sets, Report::Wire(end)));
@@ -778,54 +769,39 @@ impl PooledConn {
         make: impl FnOnce(TextRow<'_>) -> T,
     ) -> mysql::Result<WireRow<T>> {
         let (session, mut marks, _) = self.lease.parts();
-        let failed = match session.wire.as_deref_mut() {
-            Some(w) => match &mut w.open {
-                Some(open) if open.first_end.is_none() => {
-                    let arrived = w.framer.next_packet_buffered();
-                    if !arrived && !wait {
-                        return Ok(WireRow::Waits);
-                    }
-                    // A wait for the server is bounded as a statement is
-                    // (the watchdog, the liveness check), from its start.
-                    if !arrived {
-                        marks.note_statement(true);
-                    }
-                    let next = w.framer.next_row();
-                    if !arrived {
-                        marks.note_statement(false);
-                    }
-                    match next {
-                        Ok(Next::Row(row)) => return Ok(WireRow::Row(make(row))),
-                        Ok(Next::End(end)) => {
-                            let more = end.status & status::MORE_RESULTS_EXISTS != 0;
-                            open.first_end = Some(end);
-                            // The sets after it are read whole: not now.
-                            return Ok(if more && !wait {
-                                WireRow::Waits
-                            } else {
-                                WireRow::End
-                            });
-                        }
-                        Err(e) => {
-                            w.open = None;
-                            e
-                        }
-                    }
-                }
-                Some(open) => {
-                    let more = open
-                        .first_end
-                        .as_ref()
-                        .is_some_and(|e| e.status & status::MORE_RESULTS_EXISTS != 0);
-                    return Ok(if more && !wait {
-                        WireRow::Waits
-                    } else {
-                        WireRow::End
-                    });
-                }
-                None => return Ok(WireRow::End),
-            },
-            None => return Ok(WireRow::End),
+        let Some(w) = session.wire.as_deref_mut() else {
+            return Ok(WireRow::End);
+        };
+        let Some(open) = &mut w.open else {
+            return Ok(WireRow::End);
+        };
+        if let Some(end) = &open.first_end {
+            return Ok(after_first(end, wait));
+        }
+        let arrived = w.framer.next_packet_buffered();
+        if !arrived && !wait {
+            return Ok(WireRow::Waits);
+        }
+        // A wait for the server is bounded as a statement is (the
+        // watchdog, the liveness check), from its start.
+        if !arrived {
+            marks.note_statement(true);
+        }
+        let next = w.framer.next_row();
+        if !arrived {
+            marks.note_statement(false);
+        }
+        let failed = match next {
+            Ok(Next::Row(row)) => return Ok(WireRow::Row(make(row))),
+            Ok(Next::End(end)) => {
+                let then = after_first(&end, wait);
+                open.first_end = Some(end);
+                return Ok(then);
+            }
+            Err(e) => {
+                w.open = None;
+                e
+            }
         };
         self.settle_reported::<()>(Err(wire_error(failed)))
             .map(|()| WireRow::End)
@@ -937,6 +913,17 @@ fn fail(
     }
     state.broken = Some(e.to_string());
     e
+}
+
+/// What [`PooledConn::next_wire_row`] reports once the first result set
+/// ended (`end` closed it): the sets after it are read whole by
+/// `finish_wire`, so a read that may not wait stops before them.
+fn after_first<T>(end: &OkInfo, wait: bool) -> WireRow<T> {
+    if !wait && end.status & status::MORE_RESULTS_EXISTS != 0 {
+        WireRow::Waits
+    } else {
+        WireRow::End
+    }
 }
 
 /// What is left of a text answer whose first result set was being read:
