@@ -1834,10 +1834,11 @@ staunch_status staunch_rows_column_info(const struct staunch_rows *rows,
  * true if there is one, false at the set's end (then getters fail with
  * STAUNCH_NO_ROW). Pointers obtained from getters for the previous row
  * become invalid. A buffered row set never blocks; a streaming one
- * (`STAUNCH_QUERY_STREAM`) blocks for the row's arrival, bounded as the
- * statement is (`query_timeout` / `staunch_conn_set_timeout`), and reports
- * an error met on the way (the connection is then broken). One thread at a
- * time per row set.
+ * (`STAUNCH_QUERY_STREAM`) blocks for the row's arrival, a wait bounded as
+ * a statement is (`query_timeout` / `staunch_conn_set_timeout`: the limit
+ * plus 1 s of grace, counted while the read waits, not while the caller
+ * takes its time between rows), and reports an error met on the way (the
+ * connection is then broken). One thread at a time per row set.
  */
 staunch_status staunch_rows_next(struct staunch_rows *rows,
                                  bool *has_row,

@@ -84,6 +84,28 @@ fn a_timed_out_statement_leaves_no_answer_for_the_next_one() {
     assert_eq!(pool.stats().closed_broken, 0, "the session was kept");
 }
 
+/// A statement whose answer was read (to its end, or dropped before it)
+/// through the crate's result (`query_iter`, which `query_first` and the
+/// other `Queryable` methods read through) is over: the connection, held
+/// idle after it for longer than the limit + grace, is not cut off.
+#[test]
+fn a_connection_held_idle_after_a_statement_is_not_cut() {
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&format!("{}?query_timeout=300ms&max_size=1", s.url())).unwrap();
+    let mut c = pool.get().unwrap();
+    assert_eq!(c.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
+    thread::sleep(Duration::from_millis(1_800));
+    assert_eq!(c.query_first::<i64, _>("SELECT 2").unwrap(), Some(2));
+    let mut r = c.query_iter("SELECT seq FROM seq_1_to_1000").unwrap();
+    let first = r.iter().unwrap().next().unwrap().unwrap();
+    assert_eq!(mysql::from_row::<i64>(first), 1);
+    drop(r);
+    thread::sleep(Duration::from_millis(1_800));
+    assert_eq!(c.query_first::<i64, _>("SELECT 3").unwrap(), Some(3));
+    drop(c);
+    assert_eq!(pool.stats().closed_broken, 0, "the session was kept");
+}
+
 /// The same through `&mut *guard`: the pool sees none of the statements,
 /// but the watchdog still shuts the socket, so the raw connection can
 /// never read the late answer either.
@@ -157,6 +179,51 @@ fn a_dripping_server_cannot_stretch_a_statement() {
     let took = t.elapsed();
     assert_eq!(kind(&e), ErrorKind::StatementTimeout, "{e}");
     assert!(took < Duration::from_millis(2500), "took {took:?}");
+    assert!(c.broken().is_some());
+}
+
+/// Rows read through the crate's result (`query_iter`), whose end the
+/// pool does not see: past limit + grace the watchdog cuts a read that
+/// waits on a server dripping its answer, but not a borrower that takes its
+/// time between rows (nor one holding the connection after them: see
+/// `a_connection_held_idle_after_a_statement_is_not_cut`).
+#[test]
+fn through_query_iter_a_slow_reader_is_not_cut_and_a_dripping_server_is() {
+    let s = MariaDb::start();
+    let pool = Pool::from_url(&format!("{}?query_timeout=300ms&max_size=1", s.url())).unwrap();
+    let mut c = pool.get().unwrap();
+    let mut n = 0i64;
+    for row in c.query_iter("SELECT seq FROM seq_1_to_5000").unwrap() {
+        n += 1;
+        assert_eq!(mysql::from_row::<i64>(row.unwrap()), n);
+        if n == 10 {
+            thread::sleep(Duration::from_millis(1_800));
+        }
+    }
+    assert_eq!(n, 5000);
+    assert_eq!(c.query_first::<i64, _>("SELECT 2").unwrap(), Some(2));
+    drop(c);
+    assert_eq!(pool.stats().closed_broken, 0, "the session was kept");
+
+    let proxy = Proxy::start(s.addr());
+    proxy.set_mode(Mode::Drip(Duration::from_millis(3)));
+    let url = format!(
+        "mysql://app:app-secret@127.0.0.1:{}/staunch_test?query_timeout=300ms&max_size=1\
+         &connect_timeout=20s&connection_timeout=30s",
+        proxy.port()
+    );
+    let pool = Pool::from_url(&url).unwrap();
+    let mut c = pool.get().unwrap();
+    // 4,000 bytes at 3 ms each: 12 s if nothing cut it.
+    let t = Instant::now();
+    let r = c
+        .query_iter("SELECT REPEAT('x', 4000)")
+        .and_then(|r| r.collect::<mysql::Result<Vec<mysql::Row>>>());
+    let took = t.elapsed();
+    assert!(r.is_err(), "read {r:?}");
+    assert!(took < Duration::from_millis(2500), "took {took:?}");
+    let e = c.query_drop("SELECT 1").unwrap_err();
+    assert_eq!(kind(&e), ErrorKind::StatementTimeout, "{e}");
     assert!(c.broken().is_some());
 }
 

@@ -849,6 +849,8 @@ fn a_local_file_request_is_refused_on_every_path() {
 /// still sending when the limit passed, is ended by the server's own limit
 /// (error 1969, the session in step). The client's bound applies to each
 /// wait for the server instead (a frozen server: cbuild's test_fetch_ready).
+/// The same for a text answer (the protocol layer) and a prepared one (the
+/// crate's stream), and for the connection held idle after either ended.
 #[test]
 fn a_streamed_answer_read_slowly_is_not_cut() {
     use staunch::ffi::*;
@@ -856,10 +858,14 @@ fn a_streamed_answer_read_slowly_is_not_cut() {
 
     let server = MariaDb::start();
     let (pool, conn) = c_pool_conn(&format!("{}?max_size=1&query_timeout=1s", server.url()));
-    for (rows_asked, may_end_early) in [(5_000u64, false), (200_000, true)] {
+    let cases = [(5_000u64, false), (200_000, true)];
+    // Text (the protocol layer) and prepared (the crate's stream).
+    for ((rows_asked, may_end_early), way) in cases
+        .iter()
+        .flat_map(|c| [(*c, STAUNCH_QUERY_INTERPOLATE), (*c, STAUNCH_QUERY_PREPARE)])
+    {
         let sql = format!("SELECT seq, REPEAT('x', 10) FROM seq_1_to_{rows_asked}");
-        let (st, rows, _) =
-            c_query_with(conn, &sql, STAUNCH_QUERY_STREAM | STAUNCH_QUERY_INTERPOLATE);
+        let (st, rows, _) = c_query_with(conn, &sql, STAUNCH_QUERY_STREAM | way);
         assert_eq!(st, STAUNCH_OK);
         let mut n = 0u64;
         let ended = loop {
@@ -876,22 +882,27 @@ fn a_streamed_answer_read_slowly_is_not_cut() {
                 STAUNCH_OK
             );
             n += 1;
-            assert_eq!(v, n, "{sql}");
+            assert_eq!(v, n, "{sql} ({way:#x})");
             if n == 10 {
                 std::thread::sleep(Duration::from_secs(3));
             }
         };
         staunch_rows_free(rows);
         match ended {
-            None => assert_eq!(n, rows_asked, "{sql}"),
+            None => assert_eq!(n, rows_asked, "{sql} ({way:#x})"),
             Some(code) => {
-                assert!(may_end_early, "{sql}: error {code} after {n} rows");
-                assert_eq!(code, 1969, "{sql}: the server's own limit");
+                assert!(
+                    may_end_early,
+                    "{sql} ({way:#x}): error {code} after {n} rows"
+                );
+                assert_eq!(code, 1969, "{sql} ({way:#x}): the server's own limit");
             }
         }
-        assert!(!staunch_conn_is_broken(conn), "{sql}");
+        // Nor is the connection, held idle after the answer past the limit.
+        std::thread::sleep(Duration::from_millis(1_500));
+        assert!(!staunch_conn_is_broken(conn), "{sql} ({way:#x})");
         let (st, rows, _) = c_query(conn, "SELECT 7");
-        assert_eq!(st, STAUNCH_OK, "{sql}");
+        assert_eq!(st, STAUNCH_OK, "{sql} ({way:#x})");
         staunch_rows_free(rows);
     }
     staunch_conn_free(conn);

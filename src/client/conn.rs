@@ -396,9 +396,12 @@ impl PooledConn {
     }
 
     /// Records a failure met while the borrower read an answer itself
-    /// (breaks the session when it may have left part of it unread).
-    pub(crate) fn note_failure(&mut self, e: mysql::Error) {
-        self.break_if(Some(e));
+    /// (breaks the session when it may have left part of it unread), and
+    /// returns it as step 3 tells it (a statement the watchdog cut off, or
+    /// whose server stopped answering, says so).
+    pub(crate) fn note_failure(&mut self, e: mysql::Error) -> mysql::Error {
+        let (session, mut marks, connector) = self.lease.parts();
+        fail(&mut session.state, &mut marks, connector, e)
     }
 
     /// The statement time limit in force for this borrow.
@@ -441,6 +444,13 @@ impl PooledConn {
         self.lease.split().0
     }
 
+    /// This borrow's statement clock, for a streamed answer the `mysql`
+    /// crate reads (it borrows the connection meanwhile), to run it while a
+    /// read waits: see `Lease::statement_clock`.
+    pub(crate) fn statement_clock(&self) -> crate::pool::StatementClock<MysqlConnector> {
+        self.lease.statement_clock()
+    }
+
     /// The pool's connection settings.
     pub(super) fn config(&self) -> &super::ConnectConfig {
         self.lease.connector().config()
@@ -457,6 +467,7 @@ impl PooledConn {
             let (session, mut marks) = self.lease.split();
             session.gate.end();
             marks.note_statement(false);
+            marks.note_answer_open(false);
             session.observe();
         }
     }
@@ -493,6 +504,14 @@ impl PooledConn {
                 Err(wire_error(WireError::LocalInfileRefused))
             }
             Ok(r) => {
+                // The borrower reads the rows through the crate's result,
+                // whose end is not seen here: past the bound the watchdog
+                // cuts the statement only while a thread waits reading its
+                // socket (a frozen or dripping server), not while the
+                // borrower takes its time or holds the connection after the
+                // answer ended (until the next statement or the return,
+                // `finish_open`).
+                marks.note_answer_open(true);
                 self.open = true;
                 Ok(r)
             }

@@ -20,8 +20,9 @@ use mysql::prelude::{Protocol, Queryable};
 use mysql::{Binary, Params, QueryResult, Statement, Text};
 
 use crate::client::answer::{cells, collect_rest, info_of, wire_cells, Cell, Col, Info, Set};
-use crate::client::{PooledConn, WireRow, WireStart};
+use crate::client::{MysqlConnector, PooledConn, WireRow, WireStart};
 use crate::error::Error;
+use crate::pool::StatementClock;
 
 /// Where a stream's connection goes when the stream is done with it.
 pub(crate) type GiveBack = Box<dyn FnOnce(PooledConn) + Send>;
@@ -261,6 +262,11 @@ enum Answer {
 struct CrateStream {
     /// Borrows `*conn`: taken (ended) before `conn` is freed.
     answer: Option<Answer>,
+    /// The statement's clock, which runs only while a read waits for the
+    /// server (as `PooledConn::next_wire_row` runs it), not while the
+    /// reader takes its time between rows; dropped when the connection
+    /// goes back. Reached apart from `*conn`, which the answer borrows.
+    clock: Option<StatementClock<MysqlConnector>>,
     /// The connection (from `Box::into_raw`); null once given back.
     conn: *mut PooledConn,
     /// Takes the connection back (once).
@@ -286,6 +292,7 @@ impl CrateStream {
         home: GiveBack,
         run: impl FnOnce(&'static mut PooledConn) -> mysql::Result<Answer>,
     ) -> Result<CrateStream, Error> {
+        let clock = conn.statement_clock();
         let ptr = Box::into_raw(Box::new(conn));
         // SAFETY: `ptr` is a live, unaliased allocation; the reference lives
         // as long as the answer, which `Drop` ends before freeing `ptr`, and
@@ -294,6 +301,7 @@ impl CrateStream {
         let r = run(unsafe { &mut *ptr });
         let mut s = CrateStream {
             answer: None,
+            clock: None,
             conn: ptr,
             home: Some(home),
             first_done: false,
@@ -302,7 +310,11 @@ impl CrateStream {
         };
         match r {
             Ok(a) => {
+                // The server has answered: from here the clock runs while a
+                // read waits (`next_row`).
+                clock.note_statement(false);
                 s.answer = Some(a);
+                s.clock = Some(clock);
                 Ok(s)
             }
             Err(e) => Err(Error::from_mysql("query", &e)),
@@ -357,19 +369,22 @@ impl CrateStream {
         if self.first_done {
             return Ok(None);
         }
+        // The crate cannot tell whether a read will wait: each read is
+        // timed, as a wait for the server would be.
+        self.time(true);
         let (row, text) = match self.answer.as_mut() {
             Some(_) if columns.is_empty() => (None, false),
             Some(Answer::Text(r)) => (r.next(), true),
             Some(Answer::Binary(r)) => (r.next(), false),
             None => (None, false),
         };
+        self.time(false);
         match row {
             Some(Ok(row)) => Ok(Some(cells(row.unwrap(), columns, text))),
             Some(Err(e)) => {
                 self.first_done = true;
-                let f = Error::from_mysql("reading a streamed row", &e);
-                self.give_back(Some(e));
-                Err(f)
+                let e = self.give_back_failed(e);
+                Err(Error::from_mysql("reading a streamed row", &e))
             }
             None => {
                 self.first_done = true;
@@ -381,60 +396,105 @@ impl CrateStream {
                         None => {}
                     }
                 }
+                self.time(true);
                 let rest = match self.answer.as_mut() {
                     Some(Answer::Text(r)) => collect_rest(r, true),
                     Some(Answer::Binary(r)) => collect_rest(r, false),
                     None => Ok(VecDeque::new()),
                 };
+                self.time(false);
                 match rest {
                     Ok(sets) => {
                         self.rest = sets;
-                        self.give_back(None);
+                        self.give_back();
                         Ok(None)
                     }
                     Err(e) => {
-                        let f = Error::from_mysql("reading a result set", &e);
-                        self.give_back(Some(e));
-                        Err(f)
+                        let e = self.give_back_failed(e);
+                        Err(Error::from_mysql("reading a result set", &e))
                     }
                 }
             }
         }
     }
 
+    /// A read begins (`true`) or ends: the statement's clock runs meanwhile.
+    fn time(&self, reading: bool) {
+        if let Some(clock) = &self.clock {
+            clock.note_statement(reading);
+        }
+    }
+
     /// Ends the answer (what is left of it is read off), then gives the
-    /// connection back to its holder, broken first if `failure` says the
-    /// answer may be left half read.
-    fn give_back(&mut self, mut failure: Option<mysql::Error>) {
-        if self.conn.is_null() {
+    /// connection back to its holder (broken first if reading off failed:
+    /// the answer may be left half read).
+    fn give_back(&mut self) {
+        let Some((mut conn, leftover)) = self.take_conn(true) else {
             return;
+        };
+        match leftover {
+            Some(e) => drop(conn.note_failure(e)),
+            None => {
+                if self.first_done && self.rest.is_empty() {
+                    // The first set was the last: the connection's last
+                    // packet is the one that ended it.
+                    self.end = Some((conn.warnings(), info_of(conn.info_ref())));
+                }
+                // Read to its end, every result set, with each error seen:
+                // nothing of it is left on the socket, so the return path
+                // needs no peek for leftovers (one system call each answer).
+                conn.marks().note_settled(true);
+            }
+        }
+        self.home(conn);
+    }
+
+    /// Gives the connection back after `e` ended the answer (broken first
+    /// if `e` may have left part of it unread). Returns `e` as the
+    /// connection tells it: a statement the watchdog cut off says so, where
+    /// the crate saw only its socket shut down.
+    fn give_back_failed(&mut self, e: mysql::Error) -> mysql::Error {
+        match self.take_conn(false) {
+            Some((mut conn, _)) => {
+                let told = conn.note_failure(e);
+                self.home(conn);
+                told
+            }
+            None => e,
+        }
+    }
+
+    /// Ends the answer (what is left of it read off first if `rest`: the
+    /// error met there, if any) and stops the statement's clock (the
+    /// connection, held idle after it, runs no statement); the connection
+    /// (None if it went back already).
+    fn take_conn(&mut self, rest: bool) -> Option<(PooledConn, Option<mysql::Error>)> {
+        if self.conn.is_null() {
+            return None;
         }
         // What is left of the answer is read off here, where its error can
         // be seen (the crate's own drop would swallow one).
-        if failure.is_none() {
-            failure = match self.answer.as_mut() {
+        let mut leftover = None;
+        if rest {
+            self.time(true);
+            leftover = match self.answer.as_mut() {
                 Some(Answer::Text(r)) => read_off(r),
                 Some(Answer::Binary(r)) => read_off(r),
                 None => None,
             };
         }
         drop(self.answer.take());
+        self.time(false);
+        self.clock = None;
         // SAFETY: from `Box::into_raw` in `start`, not freed yet (set to null
         // below), and the answer that borrowed it is gone.
-        let mut conn = *unsafe { Box::from_raw(self.conn) };
+        let conn = *unsafe { Box::from_raw(self.conn) };
         self.conn = std::ptr::null_mut();
-        if self.first_done && self.rest.is_empty() && failure.is_none() {
-            // The first set was the last: the connection's last packet is
-            // the one that ended it.
-            self.end = Some((conn.warnings(), info_of(conn.info_ref())));
-        }
-        match failure {
-            Some(e) => conn.note_failure(e),
-            // Read to its end, every result set, with each error seen:
-            // nothing of it is left on the socket, so the return path
-            // needs no peek for leftovers (one system call each answer).
-            None => conn.marks().note_settled(true),
-        }
+        Some((conn, leftover))
+    }
+
+    /// Hands the connection to its holder (once).
+    fn home(&mut self, conn: PooledConn) {
         if let Some(give_back) = self.home.take() {
             give_back(conn);
         }
@@ -455,7 +515,7 @@ fn read_off<P: Protocol>(r: &mut QueryResult<'_, '_, '_, P>) -> Option<mysql::Er
 
 impl Drop for CrateStream {
     fn drop(&mut self) {
-        self.give_back(None);
+        self.give_back();
     }
 }
 

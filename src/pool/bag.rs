@@ -168,6 +168,12 @@ pub(crate) struct Signals {
     /// Set once by the watchdog (CAS false -> true, before it shuts the
     /// socket down) when it cut the borrow's statement off.
     pub cut: AtomicBool,
+    /// The borrower reads the statement's answer itself, through a result
+    /// whose end the pool does not see (the `mysql` crate's): past its
+    /// bound the statement is cut only while a thread is blocked reading
+    /// the socket, not while the borrower takes its time or holds the
+    /// connection after the answer ended.
+    pub answer_open: AtomicBool,
 }
 
 impl Signals {
@@ -177,6 +183,7 @@ impl Signals {
         self.started_ns.store(0, Relaxed);
         self.raw.store(false, Relaxed);
         self.cut.store(false, Relaxed);
+        self.answer_open.store(false, Relaxed);
     }
 }
 

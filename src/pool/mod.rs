@@ -1138,12 +1138,39 @@ impl<C: Connector> Shared<C> {
             .then(|| f(&dup))
     }
 
+    /// Whether a thread is blocked reading the socket of borrowed slot
+    /// `idx` now, where `first` (given the socket) says to look: looked up
+    /// in /proc at most every 250 ms per slot.
+    fn blocked_reading(
+        &self,
+        idx: usize,
+        now: u64,
+        first: impl FnOnce(&crate::sys::DupFd) -> bool,
+    ) -> bool {
+        let sig = &self.bag.slots[idx].signals;
+        if now.saturating_sub(sig.looked_ns.load(Relaxed)) < RAW_LOOK_EVERY_NS {
+            return false;
+        }
+        self.with_borrowed_socket(idx, |sock| {
+            first(sock) && {
+                sig.looked_ns.store(now, Relaxed);
+                // The borrower reads the socket's own fd, not our dup.
+                let fd = (self.bag.slots[idx].socket.load(Relaxed) >> 32) as i32;
+                crate::sys::thread_reading(fd)
+            }
+        })
+        .unwrap_or(false)
+    }
+
     /// The watchdog's statement check: shuts down the socket of a borrowed
     /// connection whose statement has run past the borrow's bound, so that
     /// its caller gets an error now and no later statement can read its
     /// late answer.
     /// - A statement run through the borrower's own methods is bounded from
-    ///   the moment it began (the borrower says so, `Marks::note_statement`).
+    ///   the moment it began (the borrower says so, `Marks::note_statement`);
+    ///   one whose answer the borrower reads itself, through a result whose
+    ///   end the pool does not see (`Marks::note_answer_open`), is cut past
+    ///   its bound only while a thread is blocked reading the socket.
     /// - On the raw connection the pool does not see statements begin; it
     ///   sees the socket: what was last sent (the statement) is older than
     ///   the bound, and a thread is blocked reading the socket now (looked
@@ -1160,21 +1187,12 @@ impl<C: Connector> Shared<C> {
             let started = sig.started_ns.load(Relaxed);
             let overdue = if started != 0 {
                 now.saturating_sub(started) > bound * 1_000_000
-            } else if sig.raw.load(Relaxed)
-                && now.saturating_sub(sig.looked_ns.load(Relaxed)) >= RAW_LOOK_EVERY_NS
-            {
-                self.with_borrowed_socket(idx, |sock| {
-                    let sent_long_ago = sock
-                        .tcp_quiet_ms()
-                        .is_some_and(|q| u64::from(q.since_sent_ms) > bound);
-                    sent_long_ago && {
-                        sig.looked_ns.store(now, Relaxed);
-                        // The borrower reads the socket's own fd, not our dup.
-                        let fd = (self.bag.slots[idx].socket.load(Relaxed) >> 32) as i32;
-                        crate::sys::thread_reading(fd)
-                    }
+                    && (!sig.answer_open.load(Relaxed) || self.blocked_reading(idx, now, |_| true))
+            } else if sig.raw.load(Relaxed) {
+                self.blocked_reading(idx, now, |sock| {
+                    sock.tcp_quiet_ms()
+                        .is_some_and(|q| u64::from(q.since_sent_ms) > bound)
                 })
-                .unwrap_or(false)
             } else {
                 false
             };
@@ -1290,6 +1308,18 @@ impl<C: Connector> Lease<C> {
         lock(&slot.verdict).clone()
     }
 
+    /// This borrow's statement clock, apart from the lease: for a borrower
+    /// whose answer keeps the connection itself borrowed while it is read
+    /// (the `mysql` crate's streamed result), to say when a read waits for
+    /// the server. Use it only while this lease is held: its slot may be
+    /// another borrow's after the return.
+    pub(crate) fn statement_clock(&self) -> StatementClock<C> {
+        StatementClock {
+            shared: Arc::clone(&self.shared),
+            idx: self.held().0.idx(),
+        }
+    }
+
     /// Whether the watchdog cut this borrow's connection off (a statement
     /// waited past its bound): the socket is shut down, the connection is
     /// closed on return.
@@ -1300,6 +1330,25 @@ impl<C: Connector> Lease<C> {
             .signals
             .cut
             .load(Relaxed)
+    }
+}
+
+/// A borrow's statement clock (see [`Lease::statement_clock`]): what
+/// [`Marks::note_statement`] says, for a holder that cannot reach the
+/// lease while its answer is being read.
+pub(crate) struct StatementClock<C: Connector> {
+    shared: Arc<Shared<C>>,
+    idx: usize,
+}
+
+impl<C: Connector> StatementClock<C> {
+    /// A wait for the server begins (`true`: bounded from now) or ends.
+    pub(crate) fn note_statement(&self, running: bool) {
+        let now = if running { coarse_now_ns().max(1) } else { 0 };
+        self.shared.bag.slots[self.idx]
+            .signals
+            .started_ns
+            .store(now, Relaxed);
     }
 }
 
@@ -1340,6 +1389,13 @@ impl Marks<'_> {
     pub fn note_statement(&mut self, running: bool) {
         let now = if running { coarse_now_ns().max(1) } else { 0 };
         self.signals.started_ns.store(now, Relaxed);
+    }
+
+    /// The borrower reads the running statement's answer itself (`true`),
+    /// through a result whose end the pool does not see, or no longer does:
+    /// see `Signals::answer_open`.
+    pub fn note_answer_open(&mut self, open: bool) {
+        self.signals.answer_open.store(open, Relaxed);
     }
 
     /// The borrower did something whose effect on the session the pool
