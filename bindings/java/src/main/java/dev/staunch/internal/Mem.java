@@ -28,6 +28,18 @@ public final class Mem {
     }
 
     /**
+     * The size of a small buffer: {@link #malloc} of at most this many bytes
+     * takes one of {@link #SPARE} if there is one (a row set's value buffer
+     * for up to 64 values, most answers'), where a new one costs three JNI
+     * crossings (malloc, the ByteBuffer over it, free) and a DirectByteBuffer.
+     */
+    private static final int SMALL = 2048;
+    /** Small buffers given back, kept for the next {@link #malloc} (at most 64). */
+    private static final Seg[] SPARE = new Seg[64];
+    /** How many of {@link #SPARE} hold a buffer (guarded by SPARE). */
+    private static int spares;
+
+    /**
      * {@code size} bytes of libc malloc (not zeroed), for a buffer whose owner
      * may be closed from any thread or by the {@link #CLEANER}: no direct
      * buffer, no memory reservation; give it back with {@link #free}.
@@ -36,18 +48,38 @@ public final class Mem {
         if (size > Integer.MAX_VALUE) {
             throw new OutOfMemoryError("staunch: a buffer of " + size + " bytes is too large");
         }
-        long p = Jni.malloc(Math.max(1L, size));
+        boolean small = size <= SMALL;
+        if (small) {
+            synchronized (SPARE) {
+                if (spares > 0) {
+                    Seg s = SPARE[--spares];
+                    SPARE[spares] = null;
+                    return s;
+                }
+            }
+        }
+        long len = small ? SMALL : Math.max(1L, size);
+        long p = Jni.malloc(len);
         if (p == 0) {
             throw new OutOfMemoryError("malloc(" + size + ") failed");
         }
-        return Seg.view(p, Math.max(1L, size));
+        return new Seg(p, Jni.view(p, len).order(ByteOrder.nativeOrder()), 0, small);
     }
 
-    /** Frees what {@link #malloc} gave (NULL: nothing). */
+    /** Frees what {@link #malloc} gave (NULL: nothing); from any thread. */
     public static void free(Seg s) {
-        if (s != null && s.address() != 0) {
-            Jni.free(s.address());
+        if (s == null || s.address() == 0) {
+            return;
         }
+        if (s.small) {
+            synchronized (SPARE) {
+                if (spares < SPARE.length) {
+                    SPARE[spares++] = s;
+                    return;
+                }
+            }
+        }
+        Jni.free(s.address());
     }
 
     /** A native address, and a buffer over the bytes there (null when none are to be read). */
@@ -57,15 +89,22 @@ public final class Mem {
         private final ByteBuffer buf;
         /** Where this Seg starts in {@code buf} (a Scope's slab holds many). */
         private final int base;
+        /** A small buffer of {@link #malloc}'s, kept for reuse when freed. */
+        private final boolean small;
 
         Seg(long address, ByteBuffer buf) {
             this(address, buf, 0);
         }
 
         Seg(long address, ByteBuffer buf, int base) {
+            this(address, buf, base, false);
+        }
+
+        Seg(long address, ByteBuffer buf, int base, boolean small) {
             this.address = address;
             this.buf = buf;
             this.base = base;
+            this.small = small;
         }
 
         /** {@code len} bytes the library owns, at {@code address}. */
