@@ -157,11 +157,9 @@ fn a_statement_on_a_frozen_server_is_bounded_and_the_connection_discarded() {
     assert_eq!(c.query_first::<i64, _>("SELECT 5").unwrap(), Some(5));
 }
 
-/// A server that drips its answer one byte at a time defeats a per-read
-/// timeout; the watchdog bounds the whole statement.
-#[test]
-fn a_dripping_server_cannot_stretch_a_statement() {
-    let s = MariaDb::start();
+/// A pool (query_timeout 300 ms, one connection) through a proxy that
+/// passes `s`'s answers on one byte every 3 ms; keep the proxy alive.
+fn dripping_pool(s: &MariaDb) -> (Proxy, Pool) {
     let proxy = Proxy::start(s.addr());
     proxy.set_mode(Mode::Drip(Duration::from_millis(3)));
     let url = format!(
@@ -170,6 +168,15 @@ fn a_dripping_server_cannot_stretch_a_statement() {
         proxy.port()
     );
     let pool = Pool::from_url(&url).unwrap();
+    (proxy, pool)
+}
+
+/// A server that drips its answer one byte at a time defeats a per-read
+/// timeout; the watchdog bounds the whole statement.
+#[test]
+fn a_dripping_server_cannot_stretch_a_statement() {
+    let s = MariaDb::start();
+    let (_proxy, pool) = dripping_pool(&s);
     let mut c = pool.get().unwrap();
     // 4,000 bytes at 3 ms each: 12 s if nothing cut it.
     let t = Instant::now();
@@ -205,14 +212,7 @@ fn through_query_iter_a_slow_reader_is_not_cut_and_a_dripping_server_is() {
     drop(c);
     assert_eq!(pool.stats().closed_broken, 0, "the session was kept");
 
-    let proxy = Proxy::start(s.addr());
-    proxy.set_mode(Mode::Drip(Duration::from_millis(3)));
-    let url = format!(
-        "mysql://app:app-secret@127.0.0.1:{}/staunch_test?query_timeout=300ms&max_size=1\
-         &connect_timeout=20s&connection_timeout=30s",
-        proxy.port()
-    );
-    let pool = Pool::from_url(&url).unwrap();
+    let (_proxy, pool) = dripping_pool(&s);
     let mut c = pool.get().unwrap();
     // 4,000 bytes at 3 ms each: 12 s if nothing cut it.
     let t = Instant::now();
