@@ -124,7 +124,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 2
+#define STAUNCH_VERSION_MINOR 3
 
 /**
  * Patch version of the library.
@@ -137,7 +137,7 @@
  * time to detect a header/library mismatch. (Literal numbers, so that
  * cffi's `cdef` takes them; a test checks them against Cargo.toml.)
  */
-#define STAUNCH_VERSION 10200
+#define STAUNCH_VERSION 10300
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
@@ -1333,12 +1333,16 @@ staunch_status staunch_pool_get_read_cancellable(struct staunch_pool *pool,
  * makes one call into the library instead of three). `*out` receives the
  * answer, buffered (it owns its data; free it with `staunch_rows_free`);
  * for a statement that returns no rows, `staunch_rows_affected_rows` and
- * `staunch_rows_last_insert_id` give what it did.
+ * `staunch_rows_last_insert_id` give what it did. With
+ * STAUNCH_QUERY_STREAM (since 1.3.0) the answer is streamed instead: the
+ * row set holds the connection, which goes back to the pool when the first
+ * result set has been read to its end (the sets after it are read whole
+ * then) or the row set is freed, whichever comes first; its reads wait as
+ * a streamed answer's of `staunch_conn_query_ex` do.
  *
  * `timeout_ms` bounds the wait for a connection as in `staunch_pool_get`.
- * `sql`, `params`, `n_params` and `flags` as in `staunch_conn_query_ex`,
- * except that STAUNCH_QUERY_STREAM is refused (STAUNCH_INVALID_ARGUMENT: a
- * streaming answer holds its connection). Errors: those of
+ * `sql`, `params`, `n_params` and `flags` as in `staunch_conn_query_ex`.
+ * Errors: those of
  * `staunch_pool_get`, then those of `staunch_conn_query_ex`; after a
  * failed statement the connection goes back to the pool (or is closed, if
  * the failure broke it), as `staunch_conn_free` does. Not cancellable

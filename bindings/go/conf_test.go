@@ -1031,6 +1031,67 @@ func Test_rows_scan_many_rows_in_batches(t *testing.T) {
 	}
 }
 
+// QueryStream (the one call of a context that cannot end, and Acquire's
+// way under one that can; text and with arguments): every row in order,
+// the connection held while the rows stream and back once they end, or once
+// they are closed early.
+func Test_pool_query_stream_holds_a_connection_until_the_rows_end(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		args []any
+	}{
+		{"one call, text", bg, nil},
+		{"one call, prepared", bg, []any{0}},
+		{"cancellable, text", ctx, nil},
+		{"cancellable, prepared", ctx, []any{0}},
+	} {
+		sql := "SELECT seq FROM seq_1_to_10000"
+		if c.args != nil {
+			sql += " WHERE seq > ?"
+		}
+		rs, err := p.QueryStream(c.ctx, sql, c.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if in := p.Stat().InUse; in != 1 {
+			t.Fatalf("%s: %d connections in use while the rows stream", c.name, in)
+		}
+		var k uint64
+		for rs.Next() {
+			var n uint64
+			if err := rs.Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			k++
+			if n != k {
+				t.Fatalf("%s: row %d has %d", c.name, k, n)
+			}
+		}
+		if rs.Err() != nil || k != 10000 {
+			t.Fatalf("%s: %d rows, %v", c.name, k, rs.Err())
+		}
+		if in := p.Stat().InUse; in != 0 {
+			t.Fatalf("%s: %d connections in use after the last row", c.name, in)
+		}
+		rs.Close()
+		rs, err = p.QueryStream(c.ctx, sql, c.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for i := 0; i < 3 && rs.Next(); i++ {
+		}
+		rs.Close()
+		var five int
+		if err := p.QueryRow(bg, "SELECT 5").Scan(&five); err != nil || five != 5 {
+			t.Fatalf("%s: after rows closed early: %d, %v", c.name, five, err)
+		}
+	}
+}
+
 // Statements with arguments are prepared once per connection: a prepare
 // alone leaves nothing to reset, so releasing such a borrow costs no round
 // trip and the next borrow of the connection reuses the prepared statement.

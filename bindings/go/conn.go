@@ -189,12 +189,13 @@ func (c *Conn) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 	return c.query(ctx, sql, args, 0)
 }
 
-// queryStream is Query reading the rows as they arrive
+// QueryStream is Query reading the rows as they arrive
 // (STAUNCH_QUERY_STREAM): memory for one batch of rows, not the whole
-// answer. The rows hold the connection until they are read to the end or
-// closed (another statement on it meanwhile fails with STAUNCH_CONN_BUSY).
-// database/sql's Query uses it: its rows hold the connection anyway.
-func (c *Conn) queryStream(ctx context.Context, sql string, args []any) (*Rows, error) {
+// answer, and rows decoded while the server still sends them. The rows
+// hold the connection until they are read to the end or closed (another
+// statement on it meanwhile fails with StatusConnBusy). database/sql's
+// Query uses it: its rows hold the connection anyway.
+func (c *Conn) QueryStream(ctx context.Context, sql string, args ...any) (*Rows, error) {
 	return c.query(ctx, sql, args, C.STAUNCH_QUERY_STREAM)
 }
 

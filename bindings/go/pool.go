@@ -415,7 +415,7 @@ func (p *Pool) acquire(ctx context.Context, read bool) (*Conn, error) {
 // Exec acquires a connection, runs sql with args and releases it.
 func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (Result, error) {
 	if ctx != nil && ctx.Done() == nil {
-		r, err := p.once("exec", sql, args)
+		r, err := p.once("exec", sql, args, 0)
 		if err != nil {
 			return Result{}, err
 		}
@@ -435,7 +435,7 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (Result, error
 // are read whole first (they stay valid after the release). Close the Rows.
 func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
 	if ctx != nil && ctx.Done() == nil {
-		r, err := p.once("query", sql, args)
+		r, err := p.once("query", sql, args, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -447,6 +447,36 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 	}
 	defer c.Release()
 	return c.Query(ctx, sql, args...)
+}
+
+// QueryStream is Query reading the rows as they arrive (see
+// Conn.QueryStream): memory for one batch of rows, not the whole answer,
+// and rows decoded while the server still sends them. The rows hold a
+// connection of the pool until they are read to the end or closed, as
+// database/sql's and pgx's rows do: close them.
+func (p *Pool) QueryStream(ctx context.Context, sql string, args ...any) (*Rows, error) {
+	if ctx != nil && ctx.Done() == nil {
+		// One call: the row set holds the connection, and the library
+		// gives it back when the rows end or are freed.
+		r, err := p.once("query", sql, args, C.STAUNCH_QUERY_STREAM)
+		if err != nil {
+			return nil, err
+		}
+		rows := newRows(r)
+		rows.stream = true
+		return rows, nil
+	}
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.QueryStream(ctx, sql, args...)
+	if err != nil {
+		c.Release()
+		return nil, err
+	}
+	rows.owner = c
+	return rows, nil
 }
 
 // QueryRow is Query for at most one row: errors wait for Row.Scan, which
@@ -465,13 +495,14 @@ func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) *Row {
 }
 
 // once runs one statement on a connection of the pool in one call into the
-// library (staunch_pool_query: borrow, run, give back), where Acquire,
+// library (staunch_pool_query: borrow, run, give back; with stream
+// STAUNCH_QUERY_STREAM the rows give the connection back), where Acquire,
 // Query and Release make three and a connection handle. For a context that
 // can never end only (Done() == nil: nothing to cancel, the wait's bound
 // is the pool's AcquireTimeout); the others go through Acquire, whose Conn
 // answers a cancel. Without args the statement goes as text (several
 // statements separated by ; work), as Conn.Exec and Conn.Query send it.
-func (p *Pool) once(op, sql string, args []any) (*C.staunch_rows, error) {
+func (p *Pool) once(op, sql string, args []any, stream C.uint32_t) (*C.staunch_rows, error) {
 	if p == nil {
 		return nil, invalid(op, "nil *Pool")
 	}
@@ -484,9 +515,9 @@ func (p *Pool) once(op, sql string, args []any) (*C.staunch_rows, error) {
 	if err != nil {
 		return nil, err
 	}
-	var flags C.uint32_t
+	flags := stream
 	if params.n == 0 {
-		flags = C.STAUNCH_QUERY_TEXT
+		flags |= C.STAUNCH_QUERY_TEXT
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()

@@ -73,6 +73,8 @@ type Rows struct {
 	// A streaming answer (STAUNCH_QUERY_STREAM): its row count is not
 	// known until its rows are read.
 	stream bool
+	// Pool.QueryStream's connection, released when the rows close.
+	owner *Conn
 }
 
 func newRows(r *C.staunch_rows) *Rows {
@@ -90,15 +92,19 @@ func (rs *Rows) Close() {
 	}
 	if rs.r != nil && rs.ctx != nil && rs.ctx.Err() != nil {
 		rs.giveUp(nil)
-		return
+	} else {
+		if rs.r != nil {
+			C.staunch_rows_free(rs.r)
+			rs.r = nil
+		}
+		rs.vals = nil
+		rs.n, rs.cur = 0, -1
+		runtime.SetFinalizer(rs, nil)
 	}
-	if rs.r != nil {
-		C.staunch_rows_free(rs.r)
-		rs.r = nil
+	if c := rs.owner; c != nil {
+		rs.owner = nil
+		c.Release() // after a give-up, the connection is closed (see giveUp)
 	}
-	rs.vals = nil
-	rs.n, rs.cur = 0, -1
-	runtime.SetFinalizer(rs, nil)
 }
 
 // Err is the error met while reading, if any.

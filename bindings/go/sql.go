@@ -239,7 +239,7 @@ func (sc *sqlConn) QueryContext(ctx context.Context, query string, args []driver
 	if err != nil {
 		return nil, err
 	}
-	rows, err := sc.c.queryStream(ctx, query, a)
+	rows, err := sc.c.QueryStream(ctx, query, a...)
 	if err != nil {
 		return nil, sc.failed(err)
 	}

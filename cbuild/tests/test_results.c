@@ -392,7 +392,7 @@ static void bulk_fetch(void) {
 
 /* staunch_pool_query: one call borrows, runs and gives back; the answer
  * outlives the borrow; a failed statement gives the connection back too;
- * STAUNCH_QUERY_STREAM is refused. */
+ * a streamed answer holds the connection until it ends or is freed. */
 static void pool_query(void) {
     staunch_pool *pool = open_pool("max_size=1");
     staunch_rows *rows = NULL;
@@ -440,8 +440,6 @@ static void pool_query(void) {
     FAILS(STAUNCH_SERVER_ERROR, "1064", staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT,
           "SELEC 1", NULL, 0, STAUNCH_QUERY_TEXT, &rows);
     CHECK(rows == NULL);
-    FAILS(STAUNCH_INVALID_ARGUMENT, "STAUNCH_QUERY_STREAM", staunch_pool_query, pool,
-          STAUNCH_TIMEOUT_DEFAULT, "SELECT 1", NULL, 0, STAUNCH_QUERY_STREAM, &rows);
     FAILS(STAUNCH_INVALID_ARGUMENT, NULL, staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT,
           "SELECT ?", v, 1, STAUNCH_QUERY_TEXT, &rows);
     FAILS(STAUNCH_NULL_ARGUMENT, NULL, staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT, NULL,
@@ -453,6 +451,36 @@ static void pool_query(void) {
     OK(staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT, "DROP TABLE pool_query_t", NULL, 0,
        STAUNCH_QUERY_TEXT, &rows);
     staunch_rows_free(rows);
+
+    /* Streamed (since 1.3.0): the row set holds the connection until its
+     * first set is read to the end, or until it is freed (the rest read
+     * off). As text (the protocol layer) and prepared (the mysql crate). */
+    static const uint32_t ways[] = {STAUNCH_QUERY_TEXT, STAUNCH_QUERY_PREPARE};
+    for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+        uint32_t f = STAUNCH_QUERY_STREAM | ways[w];
+        OK(staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT, "SELECT seq FROM seq_1_to_1000", NULL,
+           0, f, &rows);
+        OK(staunch_pool_try_get, pool, &c);
+        CHECKF(c == NULL, "flags %#x: the connection is free while its rows stream", (unsigned)f);
+        for (int64_t i = 1; i <= 1000; i++) {
+            CHECK(next(rows));
+            CHECKF(get_i64(rows, 0) == i, "flags %#x: row %lld", (unsigned)f, (long long)i);
+        }
+        CHECK(!next(rows));
+        OK(staunch_pool_try_get, pool, &c);
+        CHECKF(c != NULL, "flags %#x: the connection is not back after the last row", (unsigned)f);
+        CHECK(query_i64(c, "SELECT 5") == 5);
+        staunch_conn_free(c);
+        staunch_rows_free(rows);
+        OK(staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT, "SELECT seq FROM seq_1_to_100000", NULL,
+           0, f, &rows);
+        for (int i = 0; i < 3; i++) CHECK(next(rows));
+        staunch_rows_free(rows);
+        OK(staunch_pool_try_get, pool, &c);
+        CHECKF(c != NULL, "flags %#x: the connection is not back after the rows were freed", (unsigned)f);
+        CHECK(query_i64(c, "SELECT 6") == 6);
+        staunch_conn_free(c);
+    }
 
     /* A closed pool. */
     staunch_pool_close(pool, NULL);

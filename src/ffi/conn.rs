@@ -485,23 +485,10 @@ pub extern "C" fn staunch_conn_query_ex(
         // SAFETY: header contract on params.
         let params = unsafe { to_params(params, n_params) }?;
         let rows = if flags & STAUNCH_QUERY_STREAM != 0 {
-            let p = if text {
-                Plan::Text {
-                    sql: sql.to_owned(),
-                    partly: reports_partly(sql),
-                }
-            } else {
-                c.with(|pc| plan(pc, "query", sql, &params, way))?
-            };
+            let p = c.with(|pc| stream_plan(pc, sql, &params, way, text))?;
             let pc = c.take_for_stream()?;
             let home = c.home.clone();
-            let home: GiveBack = Box::new(move |conn| home.give_back(conn));
-            let stream = match p {
-                Plan::Text { sql, partly } => Stream::text(pc, home, &sql, partly),
-                Plan::Binary { stmt, params } => Stream::binary(pc, home, stmt, params),
-            }
-            .map_err(Failure::from)?;
-            staunch_rows::streaming(stream)
+            query_stream(pc, Box::new(move |conn| home.give_back(conn)), p)?
         } else {
             let sets = c.with(|pc| query_buffered(pc, sql, &params, way, text))?;
             *lock(&c.last) = summary(&sets);
@@ -510,6 +497,40 @@ pub extern "C" fn staunch_conn_query_ex(
         out.set(Box::into_raw(Box::new(rows)));
         Ok(())
     })
+}
+
+/// Starts the statement `p` on `pc`, its answer streamed
+/// (STAUNCH_QUERY_STREAM): the connection goes to `home` when the stream is
+/// done with it, or at once if the statement fails.
+pub(super) fn query_stream(
+    pc: PooledConn,
+    home: GiveBack,
+    p: Plan,
+) -> Result<staunch_rows, Failure> {
+    let stream = match p {
+        Plan::Text { sql, partly } => Stream::text(pc, home, &sql, partly),
+        Plan::Binary { stmt, params } => Stream::binary(pc, home, stmt, params),
+    }
+    .map_err(Failure::from)?;
+    Ok(staunch_rows::streaming(stream))
+}
+
+/// The plan of a statement whose answer is streamed: as text with
+/// STAUNCH_QUERY_TEXT, else as the parameters and the way say.
+pub(super) fn stream_plan(
+    pc: &mut PooledConn,
+    sql: &str,
+    params: &[Param],
+    way: Option<Way>,
+    text: bool,
+) -> Result<Plan, Failure> {
+    if text {
+        return Ok(Plan::Text {
+            sql: sql.to_owned(),
+            partly: reports_partly(sql),
+        });
+    }
+    plan(pc, "query", sql, params, way)
 }
 
 /// The flags of `staunch_conn_query_ex` and `staunch_pool_query` other than

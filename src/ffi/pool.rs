@@ -6,8 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::cancel::staunch_cancel_token;
-use super::conn::{query_buffered, query_flags, staunch_conn, STAUNCH_QUERY_STREAM};
-use super::error::{staunch_error, staunch_status, Failure, STAUNCH_INVALID_ARGUMENT};
+use super::conn::{
+    query_buffered, query_flags, query_stream, staunch_conn, stream_plan, STAUNCH_QUERY_STREAM,
+};
+use super::error::{staunch_error, staunch_status, Failure};
 use super::events::{Callback, FfiListener};
 use super::options::staunch_options;
 use super::rows::staunch_rows;
@@ -360,12 +362,16 @@ fn get_with(
 /// makes one call into the library instead of three). `*out` receives the
 /// answer, buffered (it owns its data; free it with `staunch_rows_free`);
 /// for a statement that returns no rows, `staunch_rows_affected_rows` and
-/// `staunch_rows_last_insert_id` give what it did.
+/// `staunch_rows_last_insert_id` give what it did. With
+/// STAUNCH_QUERY_STREAM (since 1.3.0) the answer is streamed instead: the
+/// row set holds the connection, which goes back to the pool when the first
+/// result set has been read to its end (the sets after it are read whole
+/// then) or the row set is freed, whichever comes first; its reads wait as
+/// a streamed answer's of `staunch_conn_query_ex` do.
 ///
 /// `timeout_ms` bounds the wait for a connection as in `staunch_pool_get`.
-/// `sql`, `params`, `n_params` and `flags` as in `staunch_conn_query_ex`,
-/// except that STAUNCH_QUERY_STREAM is refused (STAUNCH_INVALID_ARGUMENT: a
-/// streaming answer holds its connection). Errors: those of
+/// `sql`, `params`, `n_params` and `flags` as in `staunch_conn_query_ex`.
+/// Errors: those of
 /// `staunch_pool_get`, then those of `staunch_conn_query_ex`; after a
 /// failed statement the connection goes back to the pool (or is closed, if
 /// the failure broke it), as `staunch_conn_free` does. Not cancellable
@@ -390,13 +396,6 @@ pub extern "C" fn staunch_pool_query(
         // SAFETY: NULL or a NUL-terminated string (header contract).
         let sql = unsafe { arg_str(sql, "sql") }?;
         let out = Out::new(out, "out")?;
-        if flags & STAUNCH_QUERY_STREAM != 0 {
-            return Err(Failure::new(
-                STAUNCH_INVALID_ARGUMENT,
-                "staunch_pool_query: STAUNCH_QUERY_STREAM needs a borrowed connection \
-                 (staunch_pool_get, then staunch_conn_query_ex): a streaming answer holds it",
-            ));
-        }
         let (way, text) = query_flags(flags, n_params, "staunch_pool_query")?;
         // SAFETY: header contract on params.
         let params = unsafe { to_params(params, n_params) }?;
@@ -405,6 +404,15 @@ pub extern "C" fn staunch_pool_query(
             ms => Duration::from_millis(u64::from(ms)),
         };
         let mut conn = p.pool.get_timeout(timeout)?;
+        if flags & STAUNCH_QUERY_STREAM != 0 {
+            // The row set holds the connection; it goes back to the pool
+            // when the stream is done with it (the first set read, or the
+            // row set freed).
+            let plan = stream_plan(&mut conn, sql, &params, way, text)?;
+            let rows = query_stream(conn, Box::new(drop), plan)?;
+            out.set(Box::into_raw(Box::new(rows)));
+            return Ok(());
+        }
         let sets = query_buffered(&mut conn, sql, &params, way, text);
         // Back to the pool (after a reset if the statement changed the
         // session) before the answer is handed over.

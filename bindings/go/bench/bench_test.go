@@ -244,8 +244,13 @@ func scanDBCtx(db *sql.DB, ctx context.Context) error {
 	return rows.Err()
 }
 
-func scanNative() error {
-	rows, err := pool.Query(bg, scanSQL)
+func scanNative() error { return scanNativeWith(pool.Query) }
+
+// scanNativeStream: the rows as they arrive (Pool.QueryStream, one call).
+func scanNativeStream() error { return scanNativeWith(pool.QueryStream) }
+
+func scanNativeWith(query func(context.Context, string, ...any) (*staunch.Rows, error)) error {
+	rows, err := query(bg, scanSQL)
 	if err != nil {
 		return err
 	}
@@ -277,6 +282,7 @@ func BenchmarkScan10k(b *testing.B) {
 	}{
 		{"go-sql-driver", func() error { return scanDB(mysqlD) }},
 		{"staunch-native", scanNative},
+		{"staunch-native-stream", scanNativeStream},
 		{"staunch-OpenDB", func() error { return scanDB(staunchD) }},
 		{"go-sql-driver-ctx", func() error { return scanDBCtx(mysqlD, reqCtx) }},
 		{"staunch-OpenDB-ctx", func() error { return scanDBCtx(staunchD, reqCtx) }},
