@@ -59,6 +59,7 @@ use crate::error::Error;
 use crate::sync::model::{
     lock, Arc, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Condvar, Mutex, OwnedCell,
 };
+use crate::sys::coarse_now_ns;
 
 pub(crate) const EMPTY: u8 = 0;
 pub(crate) const IDLE: u8 = 1;
@@ -177,6 +178,13 @@ pub(crate) struct Signals {
 }
 
 impl Signals {
+    /// A statement (or a wait for its answer) begins (`true`: bounded from
+    /// now) or ends. One clock read and a store.
+    pub fn note_statement(&self, running: bool) {
+        let now = if running { coarse_now_ns().max(1) } else { 0 };
+        self.started_ns.store(now, Relaxed);
+    }
+
     /// A new borrow with statement bound `bound_ms`.
     pub fn start_borrow(&self, bound_ms: u64) {
         self.bound_ms.store(bound_ms, Relaxed);

@@ -1344,11 +1344,9 @@ pub(crate) struct StatementClock<C: Connector> {
 impl<C: Connector> StatementClock<C> {
     /// A wait for the server begins (`true`: bounded from now) or ends.
     pub(crate) fn note_statement(&self, running: bool) {
-        let now = if running { coarse_now_ns().max(1) } else { 0 };
         self.shared.bag.slots[self.idx]
             .signals
-            .started_ns
-            .store(now, Relaxed);
+            .note_statement(running);
     }
 }
 
@@ -1387,8 +1385,7 @@ impl Marks<'_> {
     /// A statement begins (`true`) or ends: the watchdog bounds it from its
     /// beginning. One clock read and a store.
     pub fn note_statement(&mut self, running: bool) {
-        let now = if running { coarse_now_ns().max(1) } else { 0 };
-        self.signals.started_ns.store(now, Relaxed);
+        self.signals.note_statement(running);
     }
 
     /// The borrower reads the running statement's answer itself (`true`),
