@@ -1414,6 +1414,8 @@ uint64_t staunch_pool_id(const struct staunch_pool *pool);
  * Closes the pool (as `staunch_pool_close`) and frees the handle. NULL is a
  * no-op. Connections still borrowed stay valid handles: they report
  * STAUNCH_CLOSED on use and must still be freed with `staunch_conn_free`.
+ * A row set streaming from `staunch_pool_query` holds its connection the
+ * same way: its rows still read, and it must still be freed.
  *
  * It first waits until the pool's threads have exited (joined), normally
  * well under a millisecond, at most 1 s (a connect stuck where it cannot be
@@ -1421,9 +1423,9 @@ uint64_t staunch_pool_id(const struct staunch_pool *pool);
  * events until then reach the callback. Once this returns, the event
  * callback is not called again for this pool (it waits for callbacks
  * running on other threads to return), and, unless connection handles of
- * the pool are left, nothing of the pool runs any more. Must be the last
- * call on this pool handle, and must not run concurrently with other calls
- * on it.
+ * the pool (or such row sets) are left, nothing of the pool runs any
+ * more. Must be the last call on this pool handle, and must not run
+ * concurrently with other calls on it.
  */
 void staunch_pool_free(struct staunch_pool *pool);
 

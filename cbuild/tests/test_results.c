@@ -482,11 +482,20 @@ static void pool_query(void) {
         staunch_conn_free(c);
     }
 
-    /* A closed pool. */
+    /* A closed pool. A streamed row set may outlive its pool's close and
+     * free, as a connection handle may: its rows still read, and freeing
+     * it afterwards closes the connection (ASan and memcheck see the rest). */
+    OK(staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT, "SELECT seq FROM seq_1_to_1000", NULL, 0,
+       STAUNCH_QUERY_STREAM | STAUNCH_QUERY_TEXT, &rows);
+    CHECK(next(rows) && get_i64(rows, 0) == 1);
     staunch_pool_close(pool, NULL);
+    staunch_rows *other = NULL;
     FAILS(STAUNCH_CLOSED, NULL, staunch_pool_query, pool, STAUNCH_TIMEOUT_DEFAULT, "SELECT 1",
-          NULL, 0, 0, &rows);
+          NULL, 0, 0, &other);
+    CHECK(other == NULL);
     staunch_pool_free(pool);
+    CHECK(next(rows) && get_i64(rows, 0) == 2);
+    staunch_rows_free(rows);
 }
 
 int main(void) {

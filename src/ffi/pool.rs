@@ -519,6 +519,8 @@ pub extern "C" fn staunch_pool_id(pool: *const staunch_pool) -> u64 {
 /// Closes the pool (as `staunch_pool_close`) and frees the handle. NULL is a
 /// no-op. Connections still borrowed stay valid handles: they report
 /// STAUNCH_CLOSED on use and must still be freed with `staunch_conn_free`.
+/// A row set streaming from `staunch_pool_query` holds its connection the
+/// same way: its rows still read, and it must still be freed.
 ///
 /// It first waits until the pool's threads have exited (joined), normally
 /// well under a millisecond, at most 1 s (a connect stuck where it cannot be
@@ -526,9 +528,9 @@ pub extern "C" fn staunch_pool_id(pool: *const staunch_pool) -> u64 {
 /// events until then reach the callback. Once this returns, the event
 /// callback is not called again for this pool (it waits for callbacks
 /// running on other threads to return), and, unless connection handles of
-/// the pool are left, nothing of the pool runs any more. Must be the last
-/// call on this pool handle, and must not run concurrently with other calls
-/// on it.
+/// the pool (or such row sets) are left, nothing of the pool runs any
+/// more. Must be the last call on this pool handle, and must not run
+/// concurrently with other calls on it.
 #[no_mangle]
 pub extern "C" fn staunch_pool_free(pool: *mut staunch_pool) {
     guard_value((), || {
