@@ -878,8 +878,7 @@ impl PooledConn {
     /// asked for.
     fn break_if(&mut self, e: Option<mysql::Error>) {
         if let Some(e) = e {
-            let (session, mut marks, connector) = self.lease.parts();
-            let _ = fail(&mut session.state, &mut marks, connector, e);
+            drop(self.note_failure(e));
         }
     }
 
