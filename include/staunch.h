@@ -124,7 +124,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 3
+#define STAUNCH_VERSION_MINOR 4
 
 /**
  * Patch version of the library.
@@ -137,7 +137,7 @@
  * time to detect a header/library mismatch. (Literal numbers, so that
  * cffi's `cdef` takes them; a test checks them against Cargo.toml.)
  */
-#define STAUNCH_VERSION 10300
+#define STAUNCH_VERSION 10400
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
@@ -621,6 +621,103 @@ typedef struct staunch_result {
 } staunch_result;
 
 /**
+ * The type of a result column, from the server's column metadata. It tells
+ * which getter reads the column's values.
+ */
+typedef uint32_t staunch_column_type;
+
+/**
+ * One value of a row, as `staunch_rows_fetch` gives it: `type` says which
+ * field holds it (a STAUNCH_COLUMN_* value: STAUNCH_COLUMN_NULL for SQL
+ * NULL, INT in `i64`, UINT in `u64`, DOUBLE in `f64` (FLOAT columns too),
+ * DECIMAL, TEXT and BYTES as `len` bytes at `ptr` (not NUL-terminated
+ * for BYTES; TEXT and DECIMAL are followed by a NUL), DATE and DATETIME in
+ * `datetime`, TIME in `time`). `ptr` points into the row set: valid until
+ * its next fetch, `staunch_rows_next`, `staunch_rows_next_result` or
+ * `staunch_rows_free`. Its layout is fixed for every 1.x release (96
+ * bytes on 64-bit targets).
+ */
+typedef struct staunch_value {
+    /**
+     * A STAUNCH_COLUMN_* value.
+     */
+    uint32_t type;
+    int64_t i64;
+    uint64_t u64;
+    double f64;
+    const char *ptr;
+    size_t len;
+    struct staunch_datetime datetime;
+    struct staunch_time time;
+    /**
+     * Zero; room for later types.
+     */
+    uint64_t _reserved[2];
+} staunch_value;
+
+/**
+ * The first of an answer, read by the call that runs the statement
+ * (`staunch_conn_query_batch`), so that a caller paying for each foreign
+ * call (a Python `ctypes` call costs about as much as a small statement's
+ * decoding) reads a small answer in one. The caller gives the room, the
+ * call fills it. Set `size` to `sizeof(staunch_batch)` first (fields added
+ * later go at the end). Every field is 8 bytes on 64-bit targets, so a
+ * binding may read it as an array of 64-bit words.
+ */
+typedef struct staunch_batch {
+    /**
+     * The caller's `sizeof(staunch_batch)`.
+     */
+    size_t size;
+    /**
+     * In: a row set of the caller's to free before the statement runs
+     * (typically its previous answer), or NULL. The call frees it, as
+     * `staunch_rows_free` would, whatever its outcome, and sets the field
+     * to NULL (unless `size` is wrong: then it is left alone).
+     */
+    struct staunch_rows *recycle;
+    /**
+     * In: room for `types_cap` column types, or NULL.
+     */
+    staunch_column_type *types;
+    /**
+     * In: how many types fit in `types`.
+     */
+    size_t types_cap;
+    /**
+     * In: room for `values_cap` values, or NULL.
+     */
+    struct staunch_value *values;
+    /**
+     * In: how many values fit in `values`.
+     */
+    size_t values_cap;
+    /**
+     * Out: the first result set's column count; its first `types_cap`
+     * column types are in `types` (as `staunch_rows_column_types` gives
+     * them).
+     */
+    size_t n_columns;
+    /**
+     * Out: the rows written to `values`, as `staunch_rows_fetch` writes
+     * them (as many whole rows as fit; they point into the row set, valid
+     * until its next fetch, move or free). Always 0 for a streaming answer
+     * (its rows are read by the caller's fetches, which may wait) and when
+     * `values_cap` holds no whole row. Fewer rows than fit: the current set
+     * has no more.
+     */
+    size_t n_rows;
+    /**
+     * Out: `staunch_rows_affected_rows` of the first result set.
+     */
+    uint64_t affected_rows;
+    /**
+     * Out: `staunch_rows_last_insert_id` of the first result set.
+     */
+    uint64_t last_insert_id;
+} staunch_batch;
+
+/**
  * The isolation level of a transaction started by `staunch_conn_begin_ex`.
  */
 typedef uint32_t staunch_isolation;
@@ -644,12 +741,6 @@ typedef struct staunch_txn_options {
      */
     bool read_only;
 } staunch_txn_options;
-
-/**
- * The type of a result column, from the server's column metadata. It tells
- * which getter reads the column's values.
- */
-typedef uint32_t staunch_column_type;
 
 /**
  * What the server says of one result column, for drivers (Python's
@@ -721,35 +812,6 @@ typedef struct staunch_column_info {
     const char *schema;
     size_t schema_len;
 } staunch_column_info;
-
-/**
- * One value of a row, as `staunch_rows_fetch` gives it: `type` says which
- * field holds it (a STAUNCH_COLUMN_* value: STAUNCH_COLUMN_NULL for SQL
- * NULL, INT in `i64`, UINT in `u64`, DOUBLE in `f64` (FLOAT columns too),
- * DECIMAL, TEXT and BYTES as `len` bytes at `ptr` (not NUL-terminated
- * for BYTES; TEXT and DECIMAL are followed by a NUL), DATE and DATETIME in
- * `datetime`, TIME in `time`). `ptr` points into the row set: valid until
- * its next fetch, `staunch_rows_next`, `staunch_rows_next_result` or
- * `staunch_rows_free`. Its layout is fixed for every 1.x release (96
- * bytes on 64-bit targets).
- */
-typedef struct staunch_value {
-    /**
-     * A STAUNCH_COLUMN_* value.
-     */
-    uint32_t type;
-    int64_t i64;
-    uint64_t u64;
-    double f64;
-    const char *ptr;
-    size_t len;
-    struct staunch_datetime datetime;
-    struct staunch_time time;
-    /**
-     * Zero; room for later types.
-     */
-    uint64_t _reserved[2];
-} staunch_value;
 
 /**
  * Success.
@@ -1619,6 +1681,32 @@ staunch_status staunch_conn_query_ex(struct staunch_conn *conn,
                                      uint32_t flags,
                                      struct staunch_rows **out,
                                      struct staunch_error **err);
+
+/**
+ * `staunch_conn_query_ex`, with the first of the answer read in the same
+ * call into `batch` (see `staunch_batch`): the first result set's column
+ * count and types, its affected rows and AUTO_INCREMENT id, and, for a
+ * buffered answer, as many of its rows as fit. `batch->recycle`, a row set
+ * of the caller's (its previous answer, say), is freed first. `*out`
+ * receives the row set as `staunch_conn_query_ex` gives it, positioned
+ * after the rows in the batch: read on with `staunch_rows_fetch` (when the
+ * batch was full) and `staunch_rows_next_result`, free it with
+ * `staunch_rows_free` (or hand it to the next call as `recycle`). For a
+ * caller whose every foreign call costs (Python's `ctypes`), a small
+ * answer costs one call instead of four. Since 1.4.
+ *
+ * Errors, blocking and threads as for `staunch_conn_execute`; a `batch`
+ * that is NULL or whose `size` is smaller than this library's
+ * `staunch_batch`: STAUNCH_INVALID_ARGUMENT (and `recycle` is not freed).
+ */
+staunch_status staunch_conn_query_batch(struct staunch_conn *conn,
+                                        const char *sql,
+                                        const struct staunch_param *params,
+                                        size_t n_params,
+                                        uint32_t flags,
+                                        struct staunch_batch *batch,
+                                        struct staunch_rows **out,
+                                        struct staunch_error **err);
 
 /**
  * Writes to `*out` the number of `?` placeholders in `sql` as this

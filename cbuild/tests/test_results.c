@@ -1,8 +1,9 @@
 /* results: row counts, streaming (order, busy connection, early free, handle
  * freed first), multi-result CALL (buffered and streaming), the text
  * protocol, bytes parameters, staunch_conn_last_result, warnings/info, and
- * the bulk getter staunch_rows_fetch, and staunch_pool_query (borrow, run,
- * give back in one call). */
+ * the bulk getter staunch_rows_fetch, staunch_pool_query (borrow, run,
+ * give back in one call) and staunch_conn_query_batch (run and read the
+ * first of the answer in one call). */
 #include "util.h"
 
 static staunch_rows *query(staunch_conn *c, const char *sql, uint32_t flags) {
@@ -390,6 +391,80 @@ static void bulk_fetch(void) {
     staunch_pool_free(pool);
 }
 
+/* staunch_conn_query_batch: the types, figures and first rows in the call
+ * that runs the statement; the row set reads on after them; `recycle` is
+ * freed (ASan and memcheck see a leak or a double free); a wrong batch is
+ * refused before anything is freed. */
+static void query_batch(void) {
+    staunch_pool *pool = open_pool("");
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &c);
+    OK(staunch_conn_execute, c, "CREATE TEMPORARY TABLE qb (id INT AUTO_INCREMENT PRIMARY KEY, s TEXT)",
+       NULL, 0, NULL, NULL);
+    staunch_column_type types[2] = {999, 999};
+    staunch_value v[5];
+    staunch_batch b = {.size = sizeof b, .types = types, .types_cap = 2, .values = v, .values_cap = 5};
+    staunch_rows *rows = NULL;
+
+    /* Three rows of two columns; room for two rows: two come, one is read on. */
+    staunch_param p[1] = {staunch_param_text("x")};
+    OK(staunch_conn_query_batch, c, "SELECT seq, CONCAT(?, seq) FROM seq_1_to_3", p, 1, 0, &b, &rows);
+    CHECK(rows != NULL);
+    CHECKF(b.n_columns == 2 && b.n_rows == 2, "n_columns %zu, n_rows %zu", b.n_columns, b.n_rows);
+    CHECK(types[0] == STAUNCH_COLUMN_UINT && types[1] == STAUNCH_COLUMN_TEXT);
+    CHECK(v[0].type == STAUNCH_COLUMN_UINT && v[0].u64 == 1 && v[2].u64 == 2);
+    CHECK(v[3].type == STAUNCH_COLUMN_TEXT && v[3].len == 2 && memcmp(v[3].ptr, "x2", 2) == 0);
+    size_t n = 0;
+    OK(staunch_rows_fetch, rows, v, 5, &n);
+    CHECK(n == 1 && v[0].u64 == 3);
+    OK(staunch_rows_fetch, rows, v, 5, &n);
+    CHECK(n == 0);
+
+    /* The previous answer recycled; a statement with no rows: its figures. */
+    b.recycle = rows;
+    rows = NULL;
+    OK(staunch_conn_query_batch, c, "INSERT INTO qb (s) VALUES ('a'), ('b')", NULL, 0, 0, &b, &rows);
+    CHECK(b.recycle == NULL);
+    CHECKF(b.n_columns == 0 && b.n_rows == 0 && b.affected_rows == 2 && b.last_insert_id == 1,
+           "n_columns %zu, n_rows %zu, affected %llu, id %llu", b.n_columns, b.n_rows,
+           (unsigned long long)b.affected_rows, (unsigned long long)b.last_insert_id);
+
+    /* Fewer rows than fit: all of them; a failed statement still frees recycle. */
+    b.recycle = rows;
+    OK(staunch_conn_query_batch, c, "SELECT id, s FROM qb ORDER BY id", NULL, 0, STAUNCH_QUERY_TEXT,
+       &b, &rows);
+    CHECK(b.n_rows == 2 && v[2].type == STAUNCH_COLUMN_INT && v[2].i64 == 2);
+    b.recycle = rows;
+    rows = NULL;
+    FAILS(STAUNCH_SERVER_ERROR, "qb_nope", staunch_conn_query_batch, c, "SELECT * FROM qb_nope", NULL, 0,
+          0, &b, &rows);
+    CHECK(b.recycle == NULL && rows == NULL);
+
+    /* No room for a whole row, or a streamed answer: types, no rows. */
+    b.values_cap = 1;
+    OK(staunch_conn_query_batch, c, "SELECT id, s FROM qb", NULL, 0, 0, &b, &rows);
+    CHECK(b.n_columns == 2 && b.n_rows == 0);
+    OK(staunch_rows_fetch, rows, v, 5, &n);
+    CHECK(n == 2);
+    b.recycle = rows;
+    b.values_cap = 5;
+    OK(staunch_conn_query_batch, c, "SELECT id FROM qb", NULL, 0, STAUNCH_QUERY_STREAM, &b, &rows);
+    CHECK(b.n_columns == 1 && b.n_rows == 0);
+    OK(staunch_rows_fetch, rows, v, 5, &n);
+    CHECK(n == 2);
+
+    /* A wrong batch: refused, recycle left to the caller. */
+    staunch_batch small = {.size = sizeof small - 8, .recycle = rows};
+    staunch_rows *other = NULL;
+    FAILS(STAUNCH_INVALID_ARGUMENT, "size", staunch_conn_query_batch, c, "DO 1", NULL, 0, 0, &small,
+          &other);
+    CHECK(small.recycle == rows && other == NULL);
+    FAILS(STAUNCH_NULL_ARGUMENT, "batch", staunch_conn_query_batch, c, "DO 1", NULL, 0, 0, NULL, &other);
+    staunch_rows_free(rows);
+    staunch_conn_free(c);
+    staunch_pool_free(pool);
+}
+
 /* staunch_pool_query: one call borrows, runs and gives back; the answer
  * outlives the borrow; a failed statement gives the connection back too;
  * a streamed answer holds the connection until it ends or is freed. */
@@ -509,6 +584,7 @@ int main(void) {
     warnings();
     bulk_fetch();
     pool_query();
+    query_batch();
     printf("results: ok\n");
     return 0;
 }

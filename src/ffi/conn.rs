@@ -9,7 +9,7 @@ use mysql::prelude::Queryable;
 use mysql::{Binary, QueryResult, Text};
 
 use super::error::*;
-use super::rows::staunch_rows;
+use super::rows::{staunch_batch, staunch_rows};
 use super::stream::{GiveBack, Stream};
 use super::values::{staunch_param, to_params};
 use super::{arg, arg_str, copy_sized, guard, guard_value, set_opt, Out, STAUNCH_TIMEOUT_DEFAULT};
@@ -476,27 +476,93 @@ pub extern "C" fn staunch_conn_query_ex(
     err: *mut *mut staunch_error,
 ) -> staunch_status {
     guard(err, || {
-        // SAFETY: NULL or a live connection (header contract).
-        let c = unsafe { arg(conn, "conn") }?;
-        // SAFETY: NULL or a NUL-terminated string (header contract).
-        let sql = unsafe { arg_str(sql, "sql") }?;
         let out = Out::new(out, "out")?;
-        let (way, text) = query_flags(flags, n_params, "staunch_conn_query_ex")?;
-        // SAFETY: header contract on params.
-        let params = unsafe { to_params(params, n_params) }?;
-        let rows = if flags & STAUNCH_QUERY_STREAM != 0 {
-            let p = c.with(|pc| stream_plan(pc, sql, &params, way, text))?;
-            let pc = c.take_for_stream()?;
-            let home = c.home.clone();
-            query_stream(pc, Box::new(move |conn| home.give_back(conn)), p)?
-        } else {
-            let sets = c.with(|pc| query_buffered(pc, sql, &params, way, text))?;
-            *lock(&c.last) = summary(&sets);
-            staunch_rows::buffered(sets)
-        };
+        // SAFETY: header contract on each argument.
+        let rows =
+            unsafe { run_query(conn, sql, params, n_params, flags, "staunch_conn_query_ex") }?;
         out.set(Box::into_raw(Box::new(rows)));
         Ok(())
     })
+}
+
+/// `staunch_conn_query_ex`, with the first of the answer read in the same
+/// call into `batch` (see `staunch_batch`): the first result set's column
+/// count and types, its affected rows and AUTO_INCREMENT id, and, for a
+/// buffered answer, as many of its rows as fit. `batch->recycle`, a row set
+/// of the caller's (its previous answer, say), is freed first. `*out`
+/// receives the row set as `staunch_conn_query_ex` gives it, positioned
+/// after the rows in the batch: read on with `staunch_rows_fetch` (when the
+/// batch was full) and `staunch_rows_next_result`, free it with
+/// `staunch_rows_free` (or hand it to the next call as `recycle`). For a
+/// caller whose every foreign call costs (Python's `ctypes`), a small
+/// answer costs one call instead of four. Since 1.4.
+///
+/// Errors, blocking and threads as for `staunch_conn_execute`; a `batch`
+/// that is NULL or whose `size` is smaller than this library's
+/// `staunch_batch`: STAUNCH_INVALID_ARGUMENT (and `recycle` is not freed).
+#[no_mangle]
+pub extern "C" fn staunch_conn_query_batch(
+    conn: *mut staunch_conn,
+    sql: *const c_char,
+    params: *const staunch_param,
+    n_params: usize,
+    flags: u32,
+    batch: *mut staunch_batch,
+    out: *mut *mut staunch_rows,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a caller's batch (header contract).
+        let b = unsafe { staunch_batch::open(batch) }?;
+        let out = Out::new(out, "out")?;
+        // SAFETY: header contract on each argument.
+        let mut rows = unsafe {
+            run_query(
+                conn,
+                sql,
+                params,
+                n_params,
+                flags,
+                "staunch_conn_query_batch",
+            )
+        }?;
+        // SAFETY: the batch's buffers hold their capacities (contract).
+        unsafe { rows.first_batch(b) }?;
+        out.set(Box::into_raw(Box::new(rows)));
+        Ok(())
+    })
+}
+
+/// The body of `staunch_conn_query_ex` and `_batch`: the statement run, its
+/// answer as a row set.
+///
+/// # Safety
+/// The arguments as `staunch_conn_query_ex`'s header contract says.
+unsafe fn run_query(
+    conn: *mut staunch_conn,
+    sql: *const c_char,
+    params: *const staunch_param,
+    n_params: usize,
+    flags: u32,
+    func: &str,
+) -> Result<staunch_rows, Failure> {
+    // SAFETY: NULL or a live connection (header contract).
+    let c = unsafe { arg(conn, "conn") }?;
+    // SAFETY: NULL or a NUL-terminated string (header contract).
+    let sql = unsafe { arg_str(sql, "sql") }?;
+    let (way, text) = query_flags(flags, n_params, func)?;
+    // SAFETY: header contract on params.
+    let params = unsafe { to_params(params, n_params) }?;
+    if flags & STAUNCH_QUERY_STREAM != 0 {
+        let p = c.with(|pc| stream_plan(pc, sql, &params, way, text))?;
+        let pc = c.take_for_stream()?;
+        let home = c.home.clone();
+        query_stream(pc, Box::new(move |conn| home.give_back(conn)), p)
+    } else {
+        let sets = c.with(|pc| query_buffered(pc, sql, &params, way, text))?;
+        *lock(&c.last) = summary(&sets);
+        Ok(staunch_rows::buffered(sets))
+    }
 }
 
 /// Starts the statement `p` on `pc`, its answer streamed

@@ -8,7 +8,7 @@ use std::ffi::c_char;
 use super::conn::{staunch_result, staunch_txn_options};
 use super::events::staunch_event;
 use super::pool::staunch_stats;
-use super::rows::staunch_column_info;
+use super::rows::{staunch_batch, staunch_column_info};
 use super::values::{staunch_datetime, staunch_param, staunch_time, staunch_value};
 use super::{arg_str, guard_value};
 
@@ -70,6 +70,10 @@ layouts! {
         size, affected_rows, last_insert_id, warnings, in_transaction, autocommit, info,
     }
     staunch_txn_options { size, isolation, read_only }
+    staunch_batch {
+        size, recycle, types, types_cap, values, values_cap, n_columns, n_rows, affected_rows,
+        last_insert_id,
+    }
     staunch_event { kind, status, connection_id, count, duration_us, message, pool_id }
     staunch_stats {
         size, total, active, idle, reserved, waiting, pending_creates, connecting,

@@ -229,6 +229,122 @@ fn tagged(cell: &Cell, kind: Kind) -> staunch_value {
     v
 }
 
+/// The first of an answer, read by the call that runs the statement
+/// (`staunch_conn_query_batch`), so that a caller paying for each foreign
+/// call (a Python `ctypes` call costs about as much as a small statement's
+/// decoding) reads a small answer in one. The caller gives the room, the
+/// call fills it. Set `size` to `sizeof(staunch_batch)` first (fields added
+/// later go at the end). Every field is 8 bytes on 64-bit targets, so a
+/// binding may read it as an array of 64-bit words.
+#[repr(C)]
+#[derive(Debug)]
+pub struct staunch_batch {
+    /// The caller's `sizeof(staunch_batch)`.
+    pub size: usize,
+    /// In: a row set of the caller's to free before the statement runs
+    /// (typically its previous answer), or NULL. The call frees it, as
+    /// `staunch_rows_free` would, whatever its outcome, and sets the field
+    /// to NULL (unless `size` is wrong: then it is left alone).
+    pub recycle: *mut staunch_rows,
+    /// In: room for `types_cap` column types, or NULL.
+    pub types: *mut staunch_column_type,
+    /// In: how many types fit in `types`.
+    pub types_cap: usize,
+    /// In: room for `values_cap` values, or NULL.
+    pub values: *mut staunch_value,
+    /// In: how many values fit in `values`.
+    pub values_cap: usize,
+    /// Out: the first result set's column count; its first `types_cap`
+    /// column types are in `types` (as `staunch_rows_column_types` gives
+    /// them).
+    pub n_columns: usize,
+    /// Out: the rows written to `values`, as `staunch_rows_fetch` writes
+    /// them (as many whole rows as fit; they point into the row set, valid
+    /// until its next fetch, move or free). Always 0 for a streaming answer
+    /// (its rows are read by the caller's fetches, which may wait) and when
+    /// `values_cap` holds no whole row. Fewer rows than fit: the current set
+    /// has no more.
+    pub n_rows: usize,
+    /// Out: `staunch_rows_affected_rows` of the first result set.
+    pub affected_rows: u64,
+    /// Out: `staunch_rows_last_insert_id` of the first result set.
+    pub last_insert_id: u64,
+}
+
+impl staunch_batch {
+    /// Frees the row set the caller handed back, once `size` is checked.
+    ///
+    /// # Safety
+    /// `b` is NULL or points to a caller's batch, readable and writable for
+    /// its `size` bytes (at least a `usize`); `recycle` is NULL or a row set
+    /// the caller owns.
+    pub(crate) unsafe fn open<'a>(b: *mut staunch_batch) -> Result<&'a mut staunch_batch, Failure> {
+        if b.is_null() {
+            return Err(Failure::null("batch"));
+        }
+        // SAFETY: non-NULL, at least a usize (contract).
+        let size = unsafe { b.cast::<usize>().read_unaligned() };
+        let want = std::mem::size_of::<staunch_batch>();
+        if size < want {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                format!("batch: size {size} is smaller than this library's staunch_batch ({want} bytes)"),
+            ));
+        }
+        // SAFETY: the caller's storage holds a whole staunch_batch (size
+        // checked) whose fields are integers and pointers (any bits are
+        // valid), aligned as C aligns it (contract).
+        let b = unsafe { &mut *b };
+        let recycle = std::mem::replace(&mut b.recycle, std::ptr::null_mut());
+        if !recycle.is_null() {
+            // SAFETY: a row set the caller owns and gives up (contract).
+            drop(unsafe { Box::from_raw(recycle) });
+        }
+        b.n_columns = 0;
+        b.n_rows = 0;
+        b.affected_rows = 0;
+        b.last_insert_id = 0;
+        Ok(b)
+    }
+}
+
+impl staunch_rows {
+    /// Fills `b` from this new row set: the first set's types and figures,
+    /// and, when buffered, its first rows.
+    ///
+    /// # Safety
+    /// `b.types` and `b.values` are NULL or hold `types_cap` / `values_cap`
+    /// writable elements.
+    pub(crate) unsafe fn first_batch(&mut self, b: &mut staunch_batch) -> Result<(), Failure> {
+        let cols = &self.set.columns;
+        if !b.types.is_null() {
+            for (i, col) in cols.iter().take(b.types_cap).enumerate() {
+                // SAFETY: room for types_cap types (contract), i < types_cap.
+                unsafe { b.types.add(i).write(col.kind as staunch_column_type) };
+            }
+        }
+        b.n_columns = cols.len();
+        b.affected_rows = self.set.affected_rows;
+        b.last_insert_id = self.set.last_insert_id;
+        let fits = !cols.is_empty() && b.values_cap >= cols.len();
+        if fits && !b.values.is_null() && matches!(self.source, Source::Buffered(_)) {
+            // SAFETY: room for values_cap values (contract); a buffered
+            // fetch never waits.
+            let (n, _) = unsafe {
+                fetch(
+                    self,
+                    b.values,
+                    b.values_cap,
+                    true,
+                    "staunch_conn_query_batch",
+                )
+            }?;
+            b.n_rows = n;
+        }
+        Ok(())
+    }
+}
+
 /// Where the rows come from.
 enum Source {
     /// Read whole: the remaining result sets after the current one.
