@@ -417,3 +417,43 @@ def test_plain_selects_by_either_protocol(pool_factory, prepare_selects):
         cur.execute("SELECT 1; SELECT 2")
         assert cur.fetchall() == [(1,)]
         assert cur.nextset() and cur.fetchall() == [(2,)]
+
+
+def test_answers_read_in_the_statements_call_and_beyond_it(conn):
+    """The statement's own call (staunch_conn_query_batch) brings the types
+    and the first rows; what does not fit is read on, wide results take
+    their types apart, and each previous answer is freed by the next call
+    (a streamed one before it)."""
+    cur = conn.cursor()
+    # More rows than the first batch holds (4,096 values): read on, in order.
+    cur.execute("SELECT seq, CONCAT('r', seq) FROM seq_1_to_5000 WHERE seq > %s", (0,))
+    rows = cur.fetchall()
+    assert cur.rowcount == 5000 and len(rows) == 5000
+    assert rows[0] == (1, "r1") and rows[2047] == (2048, "r2048") and rows[2048] == (2049, "r2049")
+    assert rows[-1] == (5000, "r5000")
+    # Exactly a full batch: the empty read after it ends the set.
+    cur.execute("SELECT seq FROM seq_1_to_4096")
+    assert [r[0] for r in cur.fetchall()] == list(range(1, 4097))
+    # More columns than the types buffer (64): their types read apart.
+    cols = ", ".join(f"{i} + %s AS c{i}" for i in range(70))
+    cur.execute(f"SELECT {cols}", (1,) * 70)
+    assert cur.fetchall() == [tuple(range(1, 71))]
+    assert [d[0] for d in cur.description] == [f"c{i}" for i in range(70)]
+    # No rows: the figures come from the same call.
+    cur.execute("CREATE TEMPORARY TABLE qb (id INT AUTO_INCREMENT PRIMARY KEY, s TEXT)")
+    cur.execute("INSERT INTO qb (s) VALUES (%s), (%s)", ("a", "b"))
+    assert cur.rowcount == 2 and cur.lastrowid == 1 and cur.description is None
+    cur.execute("SELECT s FROM qb WHERE id = %s", (2,))
+    assert cur.fetchall() == [("b",)] and cur.lastrowid == 0
+    # A bad statement after an answer: the answer is freed, the cursor usable.
+    with pytest.raises(staunch.ProgrammingError):
+        cur.execute("SELECT nope FROM qb")
+    cur.execute("SELECT COUNT(*) FROM qb")
+    assert cur.fetchone() == (2,)
+    cur.close()
+    ss = conn.cursor(staunch.SSCursor)
+    ss.execute("SELECT seq FROM seq_1_to_300")
+    assert ss.fetchone() == (1,)
+    ss.execute("SELECT seq FROM seq_1_to_3")
+    assert ss.fetchall() == [(1,), (2,), (3,)]
+    ss.close()

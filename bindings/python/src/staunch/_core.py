@@ -518,23 +518,36 @@ class Connection:
         self._cells = t = (cells, ctypes.addressof(cells), ctypes.cast(self._c(), ctypes.c_void_p).value)
         return t
 
-    def _query(self, sql: bytes, params, n: int, flags: int) -> int:
-        """staunch_conn_query_ex, as _call would run it, through lib.raw:
-        the row set's address."""
-        p = self._c()
+    def _query(self, sql: bytes, params, n: int, flags: int, recycle: int = 0) -> tuple:
+        """staunch_conn_query_batch, as _call would run it, through lib.raw:
+        the row set's address and this thread's batch (see _batch), filled.
+        recycle: a buffered row set to free first (the cursor's previous
+        answer), 0 for none; freed whatever happens."""
+        p = self._ptr
+        if p is None:
+            if recycle:
+                lib.raw.buffered.staunch_rows_free(recycle)
+            p = self._c()  # raises
         if params is not None:
             params = ctypes.addressof(params)  # alive in the caller's frame
         flags = _FLAGS.get(flags) or _FLAGS.setdefault(flags, ctypes.c_uint32(flags))
         cells, base, addr = self._cells or self._new_cells()
-        fn = lib.raw.staunch_conn_query_ex
+        batch = _tls.__dict__.get("batch") or _batch()
+        words = batch[0]
+        words[1] = recycle
+        fn = lib.raw.staunch_conn_query_batch
         try:
-            st = _interruptible("stmt", p, fn, (addr, sql, params, n, flags, base), base + 8)
+            st = _interruptible("stmt", p, fn, (addr, sql, params, n, flags, batch[1], base), base + 8)
         except KeyboardInterrupt:
             st = None
         rows, err = cells[0], cells[1]
         cells[0] = cells[1] = 0
         if st == 0:
-            return rows
+            return rows, batch
+        left = words[1]  # the call frees it first: left only if never called (Ctrl-C)
+        if left:
+            words[1] = 0
+            lib.raw.buffered.staunch_rows_free(left)
         if rows:
             lib.raw.staunch_rows_free(rows)
         err = ctypes.cast(err, _ERR) if err else None
@@ -739,6 +752,25 @@ def _types_buffer() -> tuple:
     return t
 
 
+def _batch() -> tuple:
+    """This thread's staunch_batch, over this thread's types and values
+    buffers (see _types_buffer, _fetch_buffer): (its fields as 64-bit
+    words, its address, the struct, the types buffer, the values buffer).
+    The hot path reads and writes the words by index (LP64: every field is
+    one): 1 recycle, 6 n_columns, 7 n_rows, 8 affected_rows, 9
+    last_insert_id."""
+    b = F.staunch_batch()
+    b.size = ctypes.sizeof(b)
+    types, values = _types_buffer(), _fetch_buffer(0)
+    b.types = ctypes.cast(types[1], ctypes.POINTER(ctypes.c_uint32))
+    b.types_cap = _TYPES
+    b.values = ctypes.cast(values[1], ctypes.POINTER(F.staunch_value))
+    b.values_cap = _BUF_VALUES
+    words = (ctypes.c_uint64 * (ctypes.sizeof(b) // 8)).from_buffer(b)
+    t = _tls.batch = (words, ctypes.addressof(b), b, types, values)
+    return t
+
+
 def _fetch_buffer(ncols: int) -> tuple:
     """This thread's staunch_value array for the bulk fetch (reused: the rows
     are converted out of it before the next fetch), and its address."""
@@ -808,7 +840,13 @@ class Cursor:
     def execute(self, query, args=None) -> int:
         """Runs one statement; returns rowcount (affected or selected rows)."""
         conn = self._conn()
-        self._free_rows(keep_lastrowid=False)
+        # The previous answer: a buffered one is freed by the statement's
+        # own call (no call of its own), a streaming one here.
+        recycle = self._rows or 0
+        if recycle and self._stream:
+            self._free_rows(keep_lastrowid=False)
+            recycle = 0
+        self._rows = None
         self._executed = True
         self._types = ()
         self._desc = None
@@ -819,29 +857,36 @@ class Cursor:
         if isinstance(query, bytes):
             query = query.decode("utf-8")
         elif not isinstance(query, str):
+            if recycle:
+                lib.raw.buffered.staunch_rows_free(recycle)
             raise E.ParameterTypeError(0, f"the statement must be a str, not {type(query).__name__}")
-        if args is None:
-            sql, values = query, ()
-        else:
-            sql, values = C.bind(query, args)
-        params = C.make_params(values) if values else None
+        try:
+            if args is None:
+                sql, values = query, ()
+            else:
+                sql, values = C.bind(query, args)
+            params = C.make_params(values) if values else None
+            raw = sql.encode("utf-8")
+        except BaseException:
+            if recycle:
+                lib.raw.buffered.staunch_rows_free(recycle)
+            raise
         flags = F.QUERY_STREAM if self._stream else 0
         # Prepared: with parameters, or a lone SELECT under prepare_selects
         # (the binary protocol: values come binary, about twice as fast to
         # read as text; cached by the connection). Text otherwise.
         if not values and not (conn._pool_ref.prepare_selects and _prepared_select(sql)):
             flags |= F.QUERY_TEXT
-        raw = sql.encode("utf-8")
         conn._stmt_seen = True
         try:
-            out = conn._query(raw, params, len(values), flags)
+            out, batch = conn._query(raw, params, len(values), flags, recycle)
         except E.Error as e:
             if values or flags & F.QUERY_TEXT or e.args[0] != 1295:
                 raise
             # 1295: this statement cannot be prepared: as text then.
-            out = conn._query(raw, None, 0, flags | F.QUERY_TEXT)
+            out, batch = conn._query(raw, None, 0, flags | F.QUERY_TEXT)
         self._rows = out
-        self._start_set()
+        self._start_set(batch)
         return self.rowcount
 
     def executemany(self, query, seq_of_args) -> int | None:
@@ -864,33 +909,49 @@ class Cursor:
         self.execute(f"CALL {procname}({', '.join(['%s'] * len(args))})", args)
         return args
 
-    def _start_set(self) -> None:
+    def _start_set(self, batch=None) -> None:
+        """Reads the current set's types (and, buffered, its rows): from
+        batch, the words and buffers the statement's call filled (see
+        _batch), or through calls of their own (the sets after the first)."""
         rows = self._rows
         # The column count and the types in one call (they pick the row
         # converter); the description when it is asked for (the row set
         # outlives the cursor's use of it).
-        buf, addr = _types_buffer()
-        n = lib.raw.staunch_rows_column_types(rows, addr, _TYPES)
-        self._lastrowid = _UNREAD
+        if batch is None:
+            buf, addr = _types_buffer()
+            n = lib.raw.staunch_rows_column_types(rows, addr, _TYPES)
+            self._lastrowid = _UNREAD
+        else:
+            words = batch[0]
+            buf = batch[3][0]
+            n = words[6]  # n_columns
+            self._lastrowid = words[9]  # last_insert_id
         if n == 0:
             self._desc = None
             self._types = ()
             self._data = []
-            self.rowcount = lib.raw.staunch_rows_affected_rows(rows)
+            self.rowcount = lib.raw.staunch_rows_affected_rows(rows) if batch is None else batch[0][8]  # affected_rows
             return
         if n > _TYPES:
             buf = (ctypes.c_uint32 * n)()
             lib.raw.staunch_rows_column_types(rows, buf, n)
-        self._types = tuple(buf[:n])
+        self._types = types = tuple(buf[:n])
         self._desc = None
         if self._stream:
             self.rowcount = -1
             self._data = []
             self._pos = 0
             self._done = False
-        else:
+        elif batch is None:
             self._data = self._read(rows, 1 << 62)
             self.rowcount = len(self._data)
+        else:
+            got = batch[0][7]  # n_rows
+            data = C.row_converter(types)(batch[4][0], got) if got else []
+            if got == _BUF_VALUES // n:  # the batch was full: read on
+                data += self._read(rows, 1 << 62)
+            self._data = data
+            self.rowcount = len(data)
 
     @property
     def description(self):
@@ -1099,8 +1160,8 @@ class SSCursor(Cursor):
 class DictCursor(Cursor):
     """A buffered cursor whose rows are dicts keyed by column name."""
 
-    def _start_set(self) -> None:
-        super()._start_set()
+    def _start_set(self, batch=None) -> None:
+        super()._start_set(batch)
         if self.description:
             names = [d[0] for d in self.description]
             self._data = [dict(zip(names, r)) for r in self._data]

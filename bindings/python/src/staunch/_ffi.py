@@ -29,7 +29,7 @@ from ctypes import (
 
 #: The ABI major version this package speaks, and the least minor it needs.
 ABI_MAJOR = 1
-ABI_MINOR = 1  # staunch_param_decimal, staunch_rows_column_types
+ABI_MINOR = 4  # staunch_conn_query_batch (1.1: staunch_param_decimal, staunch_rows_column_types)
 
 status_t = c_uint32
 
@@ -113,6 +113,21 @@ class staunch_value(Structure):
     ]
 
 
+class staunch_batch(Structure):
+    _fields_ = [
+        ("size", c_size_t),
+        ("recycle", POINTER(staunch_rows)),
+        ("types", POINTER(c_uint32)),
+        ("types_cap", c_size_t),
+        ("values", POINTER(staunch_value)),
+        ("values_cap", c_size_t),
+        ("n_columns", c_size_t),
+        ("n_rows", c_size_t),
+        ("affected_rows", c_uint64),
+        ("last_insert_id", c_uint64),
+    ]
+
+
 class staunch_event(Structure):
     _fields_ = [
         ("kind", c_uint32),
@@ -187,6 +202,7 @@ STRUCTS = {
         staunch_time,
         staunch_param,
         staunch_value,
+        staunch_batch,
         staunch_event,
         staunch_stats,
         staunch_result,
@@ -245,6 +261,10 @@ SIGNATURES = {
     "staunch_conn_query_ex": (
         status_t,
         [P(staunch_conn), c_char_p, P(staunch_param), c_size_t, c_uint32, P(P(staunch_rows)), ERR],
+    ),
+    "staunch_conn_query_batch": (
+        status_t,
+        [P(staunch_conn), c_char_p, P(staunch_param), c_size_t, c_uint32, P(staunch_batch), P(P(staunch_rows)), ERR],
     ),
     "staunch_conn_begin_ex": (status_t, [P(staunch_conn), P(staunch_txn_options), ERR]),
     "staunch_conn_commit": (status_t, [P(staunch_conn), ERR]),

@@ -28,8 +28,8 @@ class _Converting:
     def fetchall(self):
         return tuple(super().fetchall())
 
-    def _start_set(self) -> None:
-        super()._start_set()
+    def _start_set(self, batch=None) -> None:
+        super()._start_set(batch)
         conv = self.connection._column_conv
         if not conv or not self._types or not self._data:
             return
