@@ -1924,6 +1924,22 @@ staunch_status staunch_rows_column_info(const struct staunch_rows *rows,
                                         struct staunch_error **err);
 
 /**
+ * Every column's `staunch_column_info` in one call (a driver's
+ * `cursor.description` / `ResultSetMetaData` of a whole result): `out`
+ * points to `cap` structs of `out[0].size` bytes each; set `out[0].size =
+ * sizeof(staunch_column_info)` (the other elements' `size` is written, not
+ * read). The first `cap` columns (all of them, if fewer) are filled as
+ * `staunch_rows_column_info` fills one; read the count with
+ * `staunch_rows_column_count`. Strings valid until the next
+ * `staunch_rows_next_result` or `staunch_rows_free`. Never blocks; one
+ * thread at a time per row set. Since 1.4.
+ */
+staunch_status staunch_rows_column_infos(const struct staunch_rows *rows,
+                                         struct staunch_column_info *out,
+                                         size_t cap,
+                                         struct staunch_error **err);
+
+/**
  * Moves to the next row of the current result set: `*has_row` receives
  * true if there is one, false at the set's end (then getters fail with
  * STAUNCH_NO_ROW). Pointers obtained from getters for the previous row

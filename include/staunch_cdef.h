@@ -542,6 +542,11 @@ staunch_status staunch_rows_column_info(const struct staunch_rows *rows,
                                         struct staunch_column_info *out,
                                         struct staunch_error **err);
 
+staunch_status staunch_rows_column_infos(const struct staunch_rows *rows,
+                                         struct staunch_column_info *out,
+                                         size_t cap,
+                                         struct staunch_error **err);
+
 staunch_status staunch_rows_next(struct staunch_rows *rows,
                                  bool *has_row,
                                  struct staunch_error **err);

@@ -1,7 +1,9 @@
 /* columns: staunch_rows_column_info on a table of many column types: MySQL
  * type codes, flags, charset, length, decimals, names (alias, original name,
  * table alias, table, schema); JSON read as text; a short struct gets only
- * the fields that fit; bad size and bad index are refused. */
+ * the fields that fit; bad size and bad index are refused;
+ * staunch_rows_column_infos gives every column's the same in one call, at
+ * the caller's stride. */
 #include "util.h"
 
 #define NCOLS 14
@@ -114,6 +116,34 @@ int main(void) {
     FAILS(STAUNCH_INVALID_ARGUMENT, NULL, staunch_rows_column_info, rows, 0, &bad);
     staunch_column_info out = {.size = sizeof(staunch_column_info)};
     FAILS(STAUNCH_BAD_INDEX, NULL, staunch_rows_column_info, rows, NCOLS, &out);
+
+    /* Every column at once: the same as one by one; room for fewer: those;
+     * a caller's stride wider than the struct (a newer header's) is kept. */
+    staunch_column_info all[NCOLS + 1];
+    memset(all, 0xAB, sizeof all);
+    all[0].size = sizeof(staunch_column_info);
+    OK(staunch_rows_column_infos, rows, all, NCOLS + 1);
+    for (size_t i = 0; i < NCOLS; i++) {
+        staunch_column_info one = info_of(rows, i);
+        CHECKF(all[i].size == sizeof(staunch_column_info) && all[i].type_code == one.type_code &&
+                   all[i].flags == one.flags && all[i].length == one.length &&
+                   all[i].decimals == one.decimals && all[i].name == one.name &&
+                   all[i].name_len == one.name_len && all[i].schema == one.schema,
+               "column %zu differs from staunch_rows_column_info's", i);
+    }
+    CHECK(all[NCOLS].size == (size_t)0xABABABABABABABABull);
+    struct wide {
+        staunch_column_info ci;
+        uint64_t later;
+    } w[3];
+    memset(w, 0xCD, sizeof w);
+    w[0].ci.size = sizeof(struct wide);
+    OK(staunch_rows_column_infos, rows, &w[0].ci, 2);
+    CHECK(w[1].ci.size == sizeof(staunch_column_info) && w[1].ci.name_len == info_of(rows, 1).name_len);
+    CHECK(w[0].later == 0xCDCDCDCDCDCDCDCDull && w[2].ci.size == (size_t)0xCDCDCDCDCDCDCDCDull);
+    staunch_column_info zero = {.size = 0};
+    FAILS(STAUNCH_INVALID_ARGUMENT, NULL, staunch_rows_column_infos, rows, &zero, 1);
+    FAILS(STAUNCH_NULL_ARGUMENT, NULL, staunch_rows_column_infos, rows, NULL, 1);
 
     staunch_rows_free(rows);
     exec_sql(c, "DROP TABLE c_cols");

@@ -639,6 +639,45 @@ pub extern "C" fn staunch_rows_column_info(
     })
 }
 
+/// Every column's `staunch_column_info` in one call (a driver's
+/// `cursor.description` / `ResultSetMetaData` of a whole result): `out`
+/// points to `cap` structs of `out[0].size` bytes each; set `out[0].size =
+/// sizeof(staunch_column_info)` (the other elements' `size` is written, not
+/// read). The first `cap` columns (all of them, if fewer) are filled as
+/// `staunch_rows_column_info` fills one; read the count with
+/// `staunch_rows_column_count`. Strings valid until the next
+/// `staunch_rows_next_result` or `staunch_rows_free`. Never blocks; one
+/// thread at a time per row set. Since 1.4.
+#[no_mangle]
+pub extern "C" fn staunch_rows_column_infos(
+    rows: *const staunch_rows,
+    out: *mut staunch_column_info,
+    cap: usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live row set (header contract).
+        let r = unsafe { arg(rows, "rows") }?;
+        let out = Out::new(out, "out")?;
+        let first = out.ptr();
+        // SAFETY: non-NULL, its first struct's `size` readable (contract).
+        let stride = unsafe { first.cast::<usize>().read_unaligned() };
+        for (i, c) in r.set.columns.iter().take(cap).enumerate() {
+            // SAFETY: `cap` structs of `stride` bytes (contract), i < cap;
+            // the size written first is the one copy_sized reads.
+            unsafe {
+                let at = first
+                    .cast::<u8>()
+                    .add(i * stride)
+                    .cast::<staunch_column_info>();
+                at.cast::<usize>().write_unaligned(stride);
+                copy_sized(at, &column_info(c), "staunch_column_info")?;
+            }
+        }
+        Ok(())
+    })
+}
+
 /// Moves to the next row of the current result set: `*has_row` receives
 /// true if there is one, false at the set's end (then getters fail with
 /// STAUNCH_NO_ROW). Pointers obtained from getters for the previous row

@@ -10,6 +10,7 @@ import itertools
 import math
 import queue
 import re
+import struct
 import threading
 import weakref
 from ctypes import byref, c_bool, c_size_t, c_uint64
@@ -752,6 +753,41 @@ def _types_buffer() -> tuple:
     return t
 
 
+def _struct_of(cls, fields) -> struct.Struct:
+    """A struct.Struct reading these (field, code) of a ctypes Structure, in
+    order, each at its offset; the rest of the struct skipped."""
+    fmt, pos = "<", 0
+    for name, code in fields:
+        off = getattr(cls, name).offset
+        if off > pos:
+            fmt += f"{off - pos}x"
+        fmt += code
+        pos = off + struct.calcsize("<" + code)
+    return struct.Struct(fmt + f"{ctypes.sizeof(cls) - pos}x")
+
+
+_CI_SIZE = ctypes.sizeof(_CI)
+#: What cursor.description takes of each staunch_column_info.
+_CI_FIELDS = _struct_of(
+    _CI, (("type_code", "I"), ("flags", "I"), ("length", "I"), ("decimals", "I"), ("name", "Q"), ("name_len", "Q"))
+)
+
+
+def _infos_buffer(n: int) -> tuple:
+    """This thread's staunch_column_info array (64; a wider result gets one
+    of its own), its address (its first size set), and an error cell and
+    its address."""
+    t = getattr(_tls, "infos", None) if n <= _TYPES else None
+    if t is None:
+        buf = (_CI * max(n, _TYPES))()
+        buf[0].size = _CI_SIZE  # the library writes it back unchanged
+        cell = (ctypes.c_size_t * 1)()
+        t = (buf, ctypes.addressof(buf), (cell, ctypes.addressof(cell)))
+        if n <= _TYPES:
+            _tls.infos = t
+    return t
+
+
 def _batch() -> tuple:
     """This thread's staunch_batch, over this thread's types and values
     buffers (see _types_buffer, _fetch_buffer): (its fields as 64-bit
@@ -963,13 +999,26 @@ class Cursor:
         return self._desc
 
     def _describe(self, rows) -> tuple:
+        """Every column's 7-tuple, from one call (staunch_rows_column_infos)."""
+        n = len(self._types)
+        arr, addr, err = _infos_buffer(n)
+        st = lib.raw.staunch_rows_column_infos(rows, addr, n, err[1])
+        if st:
+            e, err[0][0] = err[0][0], 0
+            _raise(st, ctypes.cast(e, _ERR) if e else None)
+        m = C._M
         desc = []
-        ci = _CI()
-        ci.size = ctypes.sizeof(ci)
-        for i in range(len(self._types)):
-            _check(lib.raw.staunch_rows_column_info, rows, i, byref(ci))
-            name = ci.name[: ci.name_len].decode("utf-8", "replace") if ci.name else ""
-            desc.append((name, ci.type_code, None, ci.length, ci.length, ci.decimals, not (ci.flags & 1)))
+        for tc, flags, length, dec, p, nlen in _CI_FIELDS.iter_unpack(arr):
+            if not nlen:
+                name = ""
+            elif m is not None:
+                p -= 1
+                name = str(m[p : p + nlen], "utf-8", "replace")
+            else:
+                name = ctypes.string_at(p, nlen).decode("utf-8", "replace")
+            desc.append((name, tc, None, length, length, dec, not flags & 1))
+            if len(desc) == n:
+                return tuple(desc)
         return tuple(desc)
 
     def _read(self, rows, max_rows: int) -> list:

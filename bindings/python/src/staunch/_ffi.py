@@ -29,7 +29,9 @@ from ctypes import (
 
 #: The ABI major version this package speaks, and the least minor it needs.
 ABI_MAJOR = 1
-ABI_MINOR = 4  # staunch_conn_query_batch (1.1: staunch_param_decimal, staunch_rows_column_types)
+# 1.4: staunch_conn_query_batch, staunch_rows_column_infos (1.1: staunch_param_decimal,
+# staunch_rows_column_types)
+ABI_MINOR = 4
 
 status_t = c_uint32
 
@@ -280,6 +282,7 @@ SIGNATURES = {
     "staunch_rows_column_type": (status_t, [P(staunch_rows), c_size_t, P(c_uint32), ERR]),
     "staunch_rows_column_types": (c_size_t, [P(staunch_rows), P(c_uint32), c_size_t]),
     "staunch_rows_column_info": (status_t, [P(staunch_rows), c_size_t, P(staunch_column_info), ERR]),
+    "staunch_rows_column_infos": (status_t, [P(staunch_rows), P(staunch_column_info), c_size_t, ERR]),
     "staunch_rows_fetch": (status_t, [P(staunch_rows), P(staunch_value), c_size_t, P(c_size_t), ERR]),
     "staunch_rows_next_result": (status_t, [P(staunch_rows), P(c_bool), ERR]),
     "staunch_rows_affected_rows": (c_uint64, [P(staunch_rows)]),
@@ -395,6 +398,7 @@ NEVER_BLOCK = {
     "staunch_conn_server_id",
     "staunch_rows_column_count",
     "staunch_rows_column_info",
+    "staunch_rows_column_infos",
     "staunch_rows_column_type",
     "staunch_rows_column_types",
     "staunch_rows_affected_rows",
