@@ -162,9 +162,23 @@ public final class Native {
             C_POINTER.withName("schema"),
             SIZE_T.withName("schema_len")).withName("staunch_column_info");
 
+    /** staunch_batch (1.4; staunch_conn_query_batch: not called by this binding, whose
+     * calls cost little next to a statement; declared for the layout test). */
+    public static final StructLayout BATCH = MemoryLayout.structLayout(
+            SIZE_T.withName("size"),
+            C_POINTER.withName("recycle"),
+            C_POINTER.withName("types"),
+            SIZE_T.withName("types_cap"),
+            C_POINTER.withName("values"),
+            SIZE_T.withName("values_cap"),
+            SIZE_T.withName("n_columns"),
+            SIZE_T.withName("n_rows"),
+            JAVA_LONG.withName("affected_rows"),
+            JAVA_LONG.withName("last_insert_id")).withName("staunch_batch");
+
     /** Every struct declared here, for the layout test. */
     public static final List<StructLayout> STRUCTS = List.of(
-            DATETIME, TIME, PARAM, VALUE, STATS, EVENT, RESULT, TXN_OPTIONS, COLUMN_INFO);
+            DATETIME, TIME, PARAM, VALUE, STATS, EVENT, RESULT, TXN_OPTIONS, COLUMN_INFO, BATCH);
 
     public static long offset(StructLayout s, String field) {
         return s.byteOffset(MemoryLayout.PathElement.groupElement(field));
