@@ -1695,9 +1695,10 @@ staunch_status staunch_conn_query_ex(struct staunch_conn *conn,
  * caller whose every foreign call costs (Python's `ctypes`), a small
  * answer costs one call instead of four. Since 1.4.
  *
- * Errors, blocking and threads as for `staunch_conn_execute`; a `batch`
- * that is NULL or whose `size` is smaller than this library's
- * `staunch_batch`: STAUNCH_INVALID_ARGUMENT (and `recycle` is not freed).
+ * Errors, blocking and threads as for `staunch_conn_execute`; a NULL
+ * `batch`: STAUNCH_NULL_ARGUMENT; one whose `size` is smaller than this
+ * library's `staunch_batch`: STAUNCH_INVALID_ARGUMENT (and `recycle` is
+ * not freed).
  */
 staunch_status staunch_conn_query_batch(struct staunch_conn *conn,
                                         const char *sql,

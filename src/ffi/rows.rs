@@ -309,6 +309,22 @@ impl staunch_batch {
 }
 
 impl staunch_rows {
+    /// Writes the current set's first `cap` column types to `types` (if not
+    /// NULL); returns its column count.
+    ///
+    /// # Safety
+    /// `types` is NULL or holds `cap` writable types.
+    unsafe fn write_types(&self, types: *mut staunch_column_type, cap: usize) -> usize {
+        let cols = &self.set.columns;
+        if !types.is_null() {
+            for (i, col) in cols.iter().take(cap).enumerate() {
+                // SAFETY: room for `cap` types (contract), and i < cap.
+                unsafe { types.add(i).write(col.kind as staunch_column_type) };
+            }
+        }
+        cols.len()
+    }
+
     /// Fills `b` from this new row set: the first set's types and figures,
     /// and, when buffered, its first rows.
     ///
@@ -316,17 +332,11 @@ impl staunch_rows {
     /// `b.types` and `b.values` are NULL or hold `types_cap` / `values_cap`
     /// writable elements.
     pub(crate) unsafe fn first_batch(&mut self, b: &mut staunch_batch) -> Result<(), Failure> {
-        let cols = &self.set.columns;
-        if !b.types.is_null() {
-            for (i, col) in cols.iter().take(b.types_cap).enumerate() {
-                // SAFETY: room for types_cap types (contract), i < types_cap.
-                unsafe { b.types.add(i).write(col.kind as staunch_column_type) };
-            }
-        }
-        b.n_columns = cols.len();
+        // SAFETY: room for types_cap types (contract).
+        b.n_columns = unsafe { self.write_types(b.types, b.types_cap) };
         b.affected_rows = self.set.affected_rows;
         b.last_insert_id = self.set.last_insert_id;
-        let fits = !cols.is_empty() && b.values_cap >= cols.len();
+        let fits = b.n_columns > 0 && b.values_cap >= b.n_columns;
         if fits && !b.values.is_null() && matches!(self.source, Source::Buffered(_)) {
             // SAFETY: room for values_cap values (contract); a buffered
             // fetch never waits.
@@ -602,15 +612,8 @@ pub extern "C" fn staunch_rows_column_types(
         let Some(r) = (unsafe { rows.as_ref() }) else {
             return 0;
         };
-        let cols = &r.set.columns;
-        if !types.is_null() {
-            for (i, col) in cols.iter().take(cap).enumerate() {
-                // SAFETY: the caller gives room for `cap` values (header
-                // contract), and i < cap.
-                unsafe { types.add(i).write(col.kind as staunch_column_type) };
-            }
-        }
-        cols.len()
+        // SAFETY: the caller gives room for `cap` types (header contract).
+        unsafe { r.write_types(types, cap) }
     })
 }
 
@@ -659,6 +662,9 @@ pub extern "C" fn staunch_rows_column_infos(
         // SAFETY: NULL or a live row set (header contract).
         let r = unsafe { arg(rows, "rows") }?;
         let out = Out::new(out, "out")?;
+        if cap == 0 {
+            return Ok(()); // room for none: nothing to read `size` from
+        }
         let first = out.ptr();
         // SAFETY: non-NULL, its first struct's `size` readable (contract).
         let stride = unsafe { first.cast::<usize>().read_unaligned() };
