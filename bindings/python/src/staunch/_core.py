@@ -890,13 +890,11 @@ class Cursor:
         self._lastrowid = None
         self._data = []
         self.rownumber = 0
-        if isinstance(query, bytes):
-            query = query.decode("utf-8")
-        elif not isinstance(query, str):
-            if recycle:
-                lib.raw.buffered.staunch_rows_free(recycle)
-            raise E.ParameterTypeError(0, f"the statement must be a str, not {type(query).__name__}")
-        try:
+        try:  # until the call, the previous answer is this frame's to free
+            if isinstance(query, bytes):
+                query = query.decode("utf-8")
+            elif not isinstance(query, str):
+                raise E.ParameterTypeError(0, f"the statement must be a str, not {type(query).__name__}")
             if args is None:
                 sql, values = query, ()
             else:
@@ -1008,7 +1006,7 @@ class Cursor:
             _raise(st, ctypes.cast(e, _ERR) if e else None)
         m = C._M
         desc = []
-        for tc, flags, length, dec, p, nlen in _CI_FIELDS.iter_unpack(arr):
+        for tc, flags, length, dec, p, nlen in itertools.islice(_CI_FIELDS.iter_unpack(arr), n):
             if not nlen:
                 name = ""
             elif m is not None:
@@ -1017,8 +1015,6 @@ class Cursor:
             else:
                 name = ctypes.string_at(p, nlen).decode("utf-8", "replace")
             desc.append((name, tc, None, length, length, dec, not flags & 1))
-            if len(desc) == n:
-                return tuple(desc)
         return tuple(desc)
 
     def _read(self, rows, max_rows: int) -> list:
