@@ -26,6 +26,10 @@ struct Script {
     invalid: AtomicBool,
     /// Validation takes this many milliseconds.
     validate_ms: AtomicUsize,
+    /// Validation, once started, waits while this is set (at most 60 s), so
+    /// a test can hold a check open for as long as it needs, however slowly
+    /// it runs (Miri).
+    validate_gate: AtomicBool,
     /// The next this many calls of validate, recycle or is_broken panic (a
     /// driver bug).
     panic_checks: AtomicUsize,
@@ -104,6 +108,10 @@ impl Connector for Fake {
         }
         thread::yield_now();
         thread::sleep(Duration::from_millis(self.s.validate_ms.load(SeqCst) as u64));
+        let gate_deadline = Instant::now() + Duration::from_secs(60);
+        while self.s.validate_gate.load(SeqCst) && Instant::now() < gate_deadline {
+            thread::sleep(Duration::from_millis(1));
+        }
         conn.busy.store(false, SeqCst);
         if self.s.invalid.load(SeqCst) {
             Err(Error::new(ErrorKind::Io, "ping failed"))
@@ -575,16 +583,37 @@ fn close_and_join_returns_once_the_threads_have_exited() {
 fn close_waits_for_a_connection_a_pool_thread_holds() {
     // A keepalive check is running (the housekeeper holds the entry
     // RESERVED) when close is called: close cannot take the entry, and must
-    // not return until the housekeeper, letting go, has closed it.
+    // not return until the housekeeper, letting go, has closed it. The check
+    // is held open by a gate, not a sleep: under Miri a 1.8 s check once
+    // ended before the stats below were read (CI, stop 41).
     let (p, s) = one_idle_with_keepalive();
-    // Long enough for the stats below to be read while it runs: under Miri
-    // noticing the check and reading the stats took more than 300 ms once.
-    let check = patient(Duration::from_millis(300));
-    s.validate_ms.store(check.as_millis() as usize, SeqCst);
+    s.validate_gate.store(true, SeqCst);
+    // Opened however this test ends, so the housekeeper is never left waiting.
+    struct Open(Arc<Script>);
+    impl Drop for Open {
+        fn drop(&mut self) {
+            self.0.validate_gate.store(false, SeqCst);
+        }
+    }
+    let _open = Open(s.clone());
     eventually("a keepalive ran", || s.validations.load(SeqCst) > 0);
     assert_eq!(p.stats().reserved, 1, "the keepalive holds the entry");
+    let opened = Arc::new(AtomicBool::new(false));
+    let opener = {
+        let (s, opened) = (s.clone(), opened.clone());
+        thread::spawn(move || {
+            thread::sleep(patient(Duration::from_millis(100)));
+            opened.store(true, SeqCst);
+            s.validate_gate.store(false, SeqCst);
+        })
+    };
     let started = Instant::now();
     p.close();
+    assert!(
+        opened.load(SeqCst),
+        "close returned after {:?}, while the keepalive still held the entry",
+        started.elapsed()
+    );
     let st = p.stats();
     assert_eq!(
         (st.total, st.idle, st.reserved, st.closed_pool_closed),
@@ -592,6 +621,7 @@ fn close_waits_for_a_connection_a_pool_thread_holds() {
         "close returned after {:?} with a connection still open: {st:?}",
         started.elapsed()
     );
+    opener.join().unwrap();
 }
 
 #[test]
