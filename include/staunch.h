@@ -124,7 +124,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 4
+#define STAUNCH_VERSION_MINOR 5
 
 /**
  * Patch version of the library.
@@ -137,7 +137,7 @@
  * time to detect a header/library mismatch. (Literal numbers, so that
  * cffi's `cdef` takes them; a test checks them against Cargo.toml.)
  */
-#define STAUNCH_VERSION 10400
+#define STAUNCH_VERSION 10500
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
@@ -1681,6 +1681,45 @@ staunch_status staunch_conn_query_ex(struct staunch_conn *conn,
                                      uint32_t flags,
                                      struct staunch_rows **out,
                                      struct staunch_error **err);
+
+/**
+ * Sends a text statement (no parameters: as `staunch_conn_query_ex` with
+ * `STAUNCH_QUERY_TEXT`) without waiting for its answer, for a caller that
+ * waits in its own event loop (Go's netpoller, epoll, io_uring) rather than
+ * in a blocked thread. `*wait_fd` receives a socket that becomes readable
+ * when the answer begins to arrive, or when the statement ends otherwise
+ * (its time limit, the liveness check, `staunch_conn_cancel`: each of
+ * these cuts or answers on it, so a wait on it is bounded as a statement
+ * is); -1 when there is nothing to wait for (the answer is read in
+ * already, or the session cannot send apart and the statement runs at
+ * `staunch_conn_query_recv`). The fd is only to wait on: never read,
+ * write, close it or change its flags; it stays open until the answer is
+ * received. Watch it level- or edge-triggered: no byte is read from it
+ * before `staunch_conn_query_recv`. Then call `staunch_conn_query_recv`
+ * (it blocks for what has not arrived); meanwhile any other call on the
+ * connection fails with STAUNCH_CONN_BUSY, except `staunch_conn_cancel`,
+ * `staunch_conn_release` and `staunch_conn_free` (which read the answer
+ * off). `flags`: 0 or STAUNCH_QUERY_TEXT. Since 1.5.
+ */
+staunch_status staunch_conn_query_send(struct staunch_conn *conn,
+                                       const char *sql,
+                                       uint32_t flags,
+                                       int *wait_fd,
+                                       struct staunch_error **err);
+
+/**
+ * Receives the answer to the statement `staunch_conn_query_send` sent,
+ * waiting for what has not arrived (bounded as any statement is), and
+ * gives it as `staunch_conn_query_ex` does: `*out` receives the row set,
+ * buffered, or streaming with `flags` STAUNCH_QUERY_STREAM (0 or that
+ * flag). The statement's failure (its server error, a cancel, a cut) is
+ * this call's. With no statement sent: STAUNCH_INVALID_ARGUMENT. Since
+ * 1.5.
+ */
+staunch_status staunch_conn_query_recv(struct staunch_conn *conn,
+                                       uint32_t flags,
+                                       struct staunch_rows **out,
+                                       struct staunch_error **err);
 
 /**
  * `staunch_conn_query_ex`, with the first of the answer read in the same

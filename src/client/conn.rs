@@ -115,6 +115,18 @@ pub(crate) enum WireRow<T> {
     Waits,
 }
 
+/// A statement sent by [`PooledConn::send_text_wire`], its answer awaited
+/// apart.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sent {
+    /// The socket that becomes readable when the answer begins to arrive
+    /// (or the connection is cut). Only to wait on: never read, written or
+    /// changed; open until the answer is read.
+    pub(crate) fd: std::os::fd::RawFd,
+    /// Bytes of the answer are read in already: do not wait.
+    pub(crate) arrived: bool,
+}
+
 /// How a text statement read as it arrives begins
 /// ([`PooledConn::open_text_wire`]).
 pub(crate) enum WireStart {
@@ -760,6 +772,7 @@ impl PooledConn {
                     w.open = Some(WireOpen {
                         first_end: None,
                         ends_txn: ends_transaction(sql),
+                        sent_only: false,
                     });
                     return Ok(Some(WireStart::Rows(columns)));
                 }
@@ -774,6 +787,111 @@ impl PooledConn {
             self.transaction_ended();
         }
         Ok(Some(WireStart::Whole(sets)))
+    }
+
+    /// Steps 1 and 2 of a text statement whose answer is awaited apart
+    /// (Go's netpoller, an event loop): sends it, through the protocol
+    /// layer, and returns what to wait on ([`Sent`]). The statement's clock
+    /// runs from here as for any statement: the watchdog's bound and the
+    /// liveness check cut the socket (which makes it readable), and a
+    /// cancel's `KILL QUERY` makes the server answer. The answer is then
+    /// read by [`recv_text_wire`](PooledConn::recv_text_wire) or
+    /// [`start_sent_wire`](PooledConn::start_sent_wire), or read off by the
+    /// next statement or the return. `None` where the session cannot use
+    /// the layer (see `Session::wire`): nothing sent.
+    pub(crate) fn send_text_wire(
+        &mut self,
+        sql: &str,
+        partly: bool,
+    ) -> mysql::Result<Option<Sent>> {
+        if !self.session_ref().may_use_wire() {
+            return Ok(None);
+        }
+        self.begin(partly)?;
+        let (session, mut marks, _) = self.lease.parts();
+        let Some(w) = session.wire() else {
+            session.gate.end();
+            marks.note_statement(false);
+            return Ok(None);
+        };
+        match w.framer.send_query(sql.as_bytes()) {
+            Ok(()) => {
+                marks.note_settled(false);
+                w.open = Some(WireOpen {
+                    first_end: None,
+                    ends_txn: ends_transaction(sql),
+                    sent_only: true,
+                });
+                Ok(Some(Sent {
+                    fd: std::os::fd::AsRawFd::as_raw_fd(w.framer.stream()),
+                    arrived: w.framer.has_buffered_input(),
+                }))
+            }
+            Err(e) => {
+                let r: mysql::Result<((), Report)> = Err(wire_error(e));
+                self.settle_reported(r).map(|()| None)
+            }
+        }
+    }
+
+    /// The whole answer (every result set) to the statement
+    /// [`send_text_wire`](PooledConn::send_text_wire) sent, as
+    /// [`collect_text`](PooledConn::collect_text) gives it; waits for it if
+    /// it has not arrived. `None`: no statement was sent and awaits.
+    pub(crate) fn recv_text_wire(&mut self) -> Option<mysql::Result<VecDeque<Set>>> {
+        let w = self.lease.split().0.wire.as_deref_mut()?;
+        if !w.open.as_ref().is_some_and(|o| o.sent_only) {
+            return None;
+        }
+        let open = w.open.take()?;
+        let read = collect_wire(&mut w.framer, &mut w.columns);
+        let r = read.map(|(sets, end)| (sets, Report::Wire(end)));
+        let sets = match self.settle_reported(r.map_err(wire_error)) {
+            Ok(sets) => sets,
+            Err(e) => return Some(Err(e)),
+        };
+        if open.ends_txn {
+            self.transaction_ended();
+        }
+        Some(Ok(sets))
+    }
+
+    /// [`open_text_wire`](PooledConn::open_text_wire)'s read of the start of
+    /// the answer, for a statement
+    /// [`send_text_wire`](PooledConn::send_text_wire) sent. `None`: no
+    /// statement was sent and awaits.
+    pub(crate) fn start_sent_wire(&mut self) -> Option<mysql::Result<WireStart>> {
+        let (session, mut marks, _) = self.lease.parts();
+        let w = session.wire.as_deref_mut()?;
+        if !w.open.as_ref().is_some_and(|o| o.sent_only) {
+            return None;
+        }
+        let open = w.open.take()?;
+        let (f, defs) = (&mut w.framer, &mut w.columns);
+        let whole = match f.read_response(defs) {
+            Ok(Response::ResultSet) => match wire_columns(defs) {
+                Ok(columns) => {
+                    marks.note_statement(false);
+                    w.open = Some(WireOpen {
+                        sent_only: false,
+                        ..open
+                    });
+                    return Some(Ok(WireStart::Rows(columns)));
+                }
+                Err(e) => Err(e),
+            },
+            Ok(first @ Response::Ok(_)) => collect_wire_from(f, defs, first),
+            Err(e) => Err(e),
+        };
+        let r = whole.map(|(sets, end)| (sets, Report::Wire(end)));
+        let sets = match self.settle_reported(r.map_err(wire_error)) {
+            Ok(sets) => sets,
+            Err(e) => return Some(Err(e)),
+        };
+        if open.ends_txn {
+            self.transaction_ended();
+        }
+        Some(Ok(WireStart::Whole(sets)))
     }
 
     /// The next row of the first result set of the statement
@@ -848,6 +966,16 @@ impl PooledConn {
         // What is left may wait for the server (see `next_wire_row`);
         // `settle_reported` stops the clock.
         marks.note_statement(true);
+        if open.sent_only {
+            // Sent and never awaited: its whole answer, read off.
+            let read = collect_wire(&mut w.framer, &mut w.columns);
+            let r = read.map(|(sets, last)| ((last.clone(), sets), Report::Wire(last)));
+            let v = self.settle_reported(r.map_err(wire_error))?;
+            if open.ends_txn {
+                self.transaction_ended();
+            }
+            return Ok(v);
+        }
         let read = read_after_first(w, open.first_end);
         let r = read.map(|(first, rest, last)| ((first, rest), Report::Wire(last)));
         let v = self.settle_reported(r.map_err(wire_error))?;

@@ -216,6 +216,9 @@ pub(crate) struct WireOpen {
     pub(crate) first_end: Option<OkInfo>,
     /// The text ends a transaction (`conn::ends_transaction`).
     pub(crate) ends_txn: bool,
+    /// Sent only (`PooledConn::send_text_wire`): no byte of its answer
+    /// read yet.
+    pub(crate) sent_only: bool,
 }
 
 impl std::fmt::Debug for Session {

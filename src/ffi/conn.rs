@@ -1,7 +1,7 @@
 //! `staunch_conn`: a borrowed connection, its statements, transactions,
 //! cancellation and time limit.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
 
@@ -61,6 +61,10 @@ pub(crate) struct Home {
 
 enum Held {
     Ready(PooledConn),
+    /// A statement was sent by `staunch_conn_query_send` and awaits
+    /// `staunch_conn_query_recv`: on the wire (None), or, where the session
+    /// cannot send apart, held to run then (its text).
+    Sent(PooledConn, Option<String>),
     /// A streaming row set has it.
     Streaming,
     Released,
@@ -112,7 +116,7 @@ impl staunch_conn {
             Ok(g) => Ok(g),
             Err(TryLockError::Poisoned(p)) => {
                 let mut g = p.into_inner();
-                if let Held::Ready(c) = &mut *g {
+                if let Held::Ready(c) | Held::Sent(c, _) = &mut *g {
                     c.marks().mark_broken();
                 }
                 Ok(g)
@@ -135,6 +139,7 @@ impl staunch_conn {
                 }
                 f(conn)
             }
+            Held::Sent(..) => Err(awaiting()),
             Held::Streaming => Err(streaming()),
             Held::Released => Err(released()),
         }
@@ -154,9 +159,17 @@ impl staunch_conn {
         }
         Err(match &*g {
             Held::Streaming => streaming(),
+            Held::Sent(..) => awaiting(),
             _ => released(),
         })
     }
+}
+
+fn awaiting() -> Failure {
+    Failure::new(
+        STAUNCH_CONN_BUSY,
+        "a statement sent by staunch_conn_query_send awaits staunch_conn_query_recv",
+    )
 }
 
 fn closed() -> Failure {
@@ -481,6 +494,172 @@ pub extern "C" fn staunch_conn_query_ex(
         let rows =
             unsafe { run_query(conn, sql, params, n_params, flags, "staunch_conn_query_ex") }?;
         out.set(Box::into_raw(Box::new(rows)));
+        Ok(())
+    })
+}
+
+/// Sends a text statement (no parameters: as `staunch_conn_query_ex` with
+/// `STAUNCH_QUERY_TEXT`) without waiting for its answer, for a caller that
+/// waits in its own event loop (Go's netpoller, epoll, io_uring) rather than
+/// in a blocked thread. `*wait_fd` receives a socket that becomes readable
+/// when the answer begins to arrive, or when the statement ends otherwise
+/// (its time limit, the liveness check, `staunch_conn_cancel`: each of
+/// these cuts or answers on it, so a wait on it is bounded as a statement
+/// is); -1 when there is nothing to wait for (the answer is read in
+/// already, or the session cannot send apart and the statement runs at
+/// `staunch_conn_query_recv`). The fd is only to wait on: never read,
+/// write, close it or change its flags; it stays open until the answer is
+/// received. Watch it level- or edge-triggered: no byte is read from it
+/// before `staunch_conn_query_recv`. Then call `staunch_conn_query_recv`
+/// (it blocks for what has not arrived); meanwhile any other call on the
+/// connection fails with STAUNCH_CONN_BUSY, except `staunch_conn_cancel`,
+/// `staunch_conn_release` and `staunch_conn_free` (which read the answer
+/// off). `flags`: 0 or STAUNCH_QUERY_TEXT. Since 1.5.
+#[no_mangle]
+pub extern "C" fn staunch_conn_query_send(
+    conn: *mut staunch_conn,
+    sql: *const c_char,
+    flags: u32,
+    wait_fd: *mut c_int,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live connection (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        // SAFETY: NULL or a NUL-terminated string (header contract).
+        let sql = unsafe { arg_str(sql, "sql") }?;
+        let wait_fd = Out::new(wait_fd, "wait_fd")?;
+        if flags & !STAUNCH_QUERY_TEXT != 0 {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                format!(
+                    "staunch_conn_query_send: flags {flags:#x}: only STAUNCH_QUERY_TEXT is allowed"
+                ),
+            ));
+        }
+        let mut g = c.lock()?;
+        let pc = match std::mem::replace(&mut *g, Held::Released) {
+            Held::Ready(pc) => pc,
+            other => {
+                let e = match &other {
+                    Held::Sent(..) => awaiting(),
+                    Held::Streaming => streaming(),
+                    Held::Released => released(),
+                    Held::Ready(_) => unreachable!("matched above"),
+                };
+                *g = other;
+                return Err(e);
+            }
+        };
+        if c.pool.is_closed() {
+            *g = Held::Ready(pc);
+            return Err(closed());
+        }
+        let mut pc = pc;
+        match pc.send_text_wire(sql, reports_partly(sql)) {
+            Ok(Some(sent)) => {
+                *g = Held::Sent(pc, None);
+                wait_fd.set(if sent.arrived { -1 } else { sent.fd });
+                Ok(())
+            }
+            Ok(None) => {
+                *g = Held::Sent(pc, Some(sql.to_owned()));
+                wait_fd.set(-1);
+                Ok(())
+            }
+            Err(e) => {
+                *g = Held::Ready(pc);
+                Err(mysql_failure("query", &e))
+            }
+        }
+    })
+}
+
+/// Receives the answer to the statement `staunch_conn_query_send` sent,
+/// waiting for what has not arrived (bounded as any statement is), and
+/// gives it as `staunch_conn_query_ex` does: `*out` receives the row set,
+/// buffered, or streaming with `flags` STAUNCH_QUERY_STREAM (0 or that
+/// flag). The statement's failure (its server error, a cancel, a cut) is
+/// this call's. With no statement sent: STAUNCH_INVALID_ARGUMENT. Since
+/// 1.5.
+#[no_mangle]
+pub extern "C" fn staunch_conn_query_recv(
+    conn: *mut staunch_conn,
+    flags: u32,
+    out: *mut *mut staunch_rows,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live connection (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        let out = Out::new(out, "out")?;
+        if flags & !STAUNCH_QUERY_STREAM != 0 {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                format!("staunch_conn_query_recv: flags {flags:#x}: only STAUNCH_QUERY_STREAM is allowed"),
+            ));
+        }
+        let mut g = c.lock()?;
+        let (mut pc, text) = match std::mem::replace(&mut *g, Held::Released) {
+            Held::Sent(pc, text) => (pc, text),
+            other => {
+                let e = match &other {
+                    Held::Streaming => streaming(),
+                    Held::Released => released(),
+                    _ => Failure::new(
+                        STAUNCH_INVALID_ARGUMENT,
+                        "staunch_conn_query_recv: no statement was sent (staunch_conn_query_send)",
+                    ),
+                };
+                *g = other;
+                return Err(e);
+            }
+        };
+        let stream = flags & STAUNCH_QUERY_STREAM != 0;
+        if let Some(sql) = text {
+            // Not sent apart: run now, the usual way.
+            let partly = reports_partly(&sql);
+            if stream {
+                *g = Held::Streaming;
+                drop(g);
+                let home = c.home.clone();
+                let rows = query_stream(
+                    pc,
+                    Box::new(move |conn| home.give_back(conn)),
+                    Plan::Text { sql, partly },
+                )?;
+                out.set(Box::into_raw(Box::new(rows)));
+                return Ok(());
+            }
+            let r = pc.collect_text(&sql, partly);
+            *g = Held::Ready(pc);
+            let sets = r.map_err(|e| mysql_failure("query", &e))?;
+            *lock(&c.last) = summary(&sets);
+            out.set(Box::into_raw(Box::new(staunch_rows::buffered(sets))));
+            return Ok(());
+        }
+        if stream {
+            *g = Held::Streaming;
+            drop(g);
+            let home = c.home.clone();
+            let stream = Stream::text_sent(pc, Box::new(move |conn| home.give_back(conn)))
+                .map_err(Failure::from)?;
+            out.set(Box::into_raw(Box::new(staunch_rows::streaming(stream))));
+            return Ok(());
+        }
+        let r = pc.recv_text_wire();
+        *g = Held::Ready(pc);
+        let sets = match r {
+            Some(r) => r.map_err(|e| mysql_failure("query", &e))?,
+            None => {
+                return Err(Failure::new(
+                    STAUNCH_BROKEN,
+                    "staunch_conn_query_recv: the sent statement's answer was read elsewhere",
+                ))
+            }
+        };
+        *lock(&c.last) = summary(&sets);
+        out.set(Box::into_raw(Box::new(staunch_rows::buffered(sets))));
         Ok(())
     })
 }
@@ -948,7 +1127,7 @@ pub extern "C" fn staunch_conn_is_broken(conn: *const staunch_conn) -> bool {
             return false;
         };
         match c.home.slot.try_lock() {
-            Ok(g) => matches!(&*g, Held::Ready(pc) if pc.broken().is_some()),
+            Ok(g) => matches!(&*g, Held::Ready(pc) | Held::Sent(pc, _) if pc.broken().is_some()),
             Err(_) => false,
         }
     })
@@ -998,7 +1177,7 @@ fn take(c: &staunch_conn) -> Result<Option<PooledConn>, Failure> {
     // A streaming row set keeps it: it goes to the pool when the row set
     // is done with it.
     Ok(match std::mem::replace(&mut *g, Held::Released) {
-        Held::Ready(pc) => Some(pc),
+        Held::Ready(pc) | Held::Sent(pc, _) => Some(pc),
         _ => None,
     })
 }

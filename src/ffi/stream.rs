@@ -58,6 +58,25 @@ impl Stream {
         }
     }
 
+    /// Streams the answer to the text statement `conn` sent apart
+    /// (`PooledConn::send_text_wire`).
+    pub(crate) fn text_sent(mut conn: PooledConn, home: GiveBack) -> Result<Stream, Error> {
+        match conn.start_sent_wire() {
+            Some(Ok(start)) => Ok(Stream(Inner::Wire(WireStream::new(conn, home, start)))),
+            Some(Err(e)) => {
+                home(conn);
+                Err(Error::from_mysql("query", &e))
+            }
+            None => {
+                home(conn);
+                Err(Error::new(
+                    crate::error::ErrorKind::Broken,
+                    "the sent statement's answer was read elsewhere",
+                ))
+            }
+        }
+    }
+
     /// Executes a prepared statement, streaming its answer.
     pub(crate) fn binary(
         conn: PooledConn,

@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <pre>
  * target/debug/staunch-testkit server        # prints a mysql:// URL (or use any server)
  * java -Dstaunch.library=target/debug/libstaunch.so [-Dstaunch.jni.library=...] \
- *   -cp bindings/java/target/staunch-1.4.0.jar bindings/java/bench/src/main/java/dev/staunch/bench/Pinning.java \
+ *   -cp bindings/java/target/staunch-1.5.0.jar bindings/java/bench/src/main/java/dev/staunch/bench/Pinning.java \
  *   'mysql://app:app-secret@127.0.0.1:PORT/staunch_test' [rounds]
  * </pre>
  *
