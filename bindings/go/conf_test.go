@@ -1178,3 +1178,109 @@ func Test_conf_frozen_statement(t *testing.T) {
 		t.Fatalf("SELECT SLEEP(25) on a healthy server: %v", err)
 	}
 }
+
+// Statements without arguments wait for their answer in Go's netpoller, not
+// in a thread blocked in the library, once more of them run than leave a P
+// free (GOMAXPROCS - 1, at least 1, wait in their threads: a blocked read
+// answers sooner): eight at once on GOMAXPROCS=2, of which at most one
+// blocks, overlap on the server and each gets its own answer; one alone
+// waits in its thread.
+func Test_statements_wait_in_the_netpoller(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	p := openPool(t, "max_size=8")
+	const n = 8
+	// Every connection open first.
+	conns := make([]*staunch.Conn, n)
+	for i := range conns {
+		conns[i] = acquire(t, p)
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	before := staunch.PollerWaits()
+	c := acquire(t, p)
+	if v := queryInt(t, c, "SELECT 7"); v != 7 {
+		t.Fatal(v)
+	}
+	c.Release()
+	if waits := staunch.PollerWaits() - before; waits != 0 {
+		t.Fatalf("a statement alone waited in the netpoller (%d)", waits)
+	}
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := p.Acquire(bg)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Release()
+			var v int64
+			if i == n-1 {
+				// The last: cancelled by its deadline, whichever way it waits.
+				ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+				defer cancel()
+				t0 := time.Now()
+				err := c.QueryRow(ctx, "SELECT SLEEP(10)").Scan(&v)
+				if !errors.Is(err, context.DeadlineExceeded) {
+					errs <- fmt.Errorf("cancelled statement: %v", err)
+				} else if took := time.Since(t0); took > time.Second+slack() {
+					errs <- fmt.Errorf("cancelled statement returned after %v", took)
+				}
+				return
+			}
+			if err := c.QueryRow(bg, fmt.Sprintf("SELECT %d + SLEEP(0.5)", i)).Scan(&v); err != nil {
+				errs <- err
+			} else if v != int64(i) {
+				errs <- fmt.Errorf("goroutine %d got %d", i, v)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	took := time.Since(t0)
+	if waits := staunch.PollerWaits() - before; waits < n-1 {
+		t.Fatalf("%d of %d statements waited in the netpoller, want %d or more", waits, n, n-1)
+	}
+	if n := sleepersOnServer(t); n != 0 {
+		t.Fatalf("the server still runs %d SLEEP(10)", n)
+	}
+	if took > 2*time.Second+slack() {
+		t.Fatalf("8 statements of 0.5 s took %v: they did not overlap", took)
+	}
+
+	// The same through the pool's own QueryRow (borrow, send, wait, receive
+	// and give back).
+	before = staunch.PollerWaits()
+	errs = make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var v int64
+			if err := p.QueryRow(bg, fmt.Sprintf("SELECT %d + SLEEP(0.3)", i)).Scan(&v); err != nil {
+				errs <- err
+			} else if v != int64(i) {
+				errs <- fmt.Errorf("pool: goroutine %d got %d", i, v)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if waits := staunch.PollerWaits() - before; waits < n-1 {
+		t.Fatalf("pool: %d of %d statements waited in the netpoller, want %d or more", waits, n, n-1)
+	}
+	if st := p.Stat(); st.InUse != 0 {
+		t.Fatalf("pool: %d connections still borrowed", st.InUse)
+	}
+}

@@ -3,6 +3,10 @@ package staunch
 /*
 #include <stdlib.h>
 #include "staunch.h"
+staunch_status go_query_send(staunch_conn *conn, const char *sql, int epfd,
+                             uint64_t key, int *armed, staunch_error **err);
+staunch_status go_exec_recv(staunch_conn *conn, uint64_t *affected,
+                            uint64_t *last_id, staunch_error **err);
 */
 import "C"
 
@@ -125,6 +129,20 @@ func (t sqlText) ptr() *C.char { return (*C.char)(unsafe.Pointer(&t.b[0])) }
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (Result, error) {
 	var aff, lid C.uint64_t
 	err := c.statement("exec", ctx, sql, args, func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
+		if p.n == 0 {
+			if pl := c.pool.poller(); pl != nil {
+				defer pl.leave()
+				if !pl.enter() {
+					st, how := c.send(pl, csql, cerr)
+					if st != C.STAUNCH_OK {
+						return st
+					}
+					if how >= 0 {
+						return C.go_exec_recv(c.c, &aff, &lid, cerr)
+					}
+				}
+			}
+		}
 		return C.staunch_conn_execute(c.c, csql, p.ptr, p.n, &aff, &lid, cerr)
 	})
 	if err != nil {
@@ -203,6 +221,12 @@ func (c *Conn) query(ctx context.Context, sql string, args []any, flags C.uint32
 	var out *C.staunch_rows
 	err := c.statement("query", ctx, sql, args, func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
 		if p.n == 0 {
+			if pl := c.pool.poller(); pl != nil {
+				defer pl.leave()
+				if !pl.enter() {
+					return c.sendAndReceive(pl, csql, flags, &out, cerr)
+				}
+			}
 			// The text protocol: one round trip. A statement with args
 			// is prepared, once per connection (see the README's "Cost
 			// of parameters").
@@ -220,6 +244,39 @@ func (c *Conn) query(ctx context.Context, sql string, args []any, flags C.uint32
 		rows.ctx, rows.conn = ctx, c
 	}
 	return rows, nil
+}
+
+// sendAndReceive runs a text statement whose answer the goroutine awaits in
+// the netpoller (see poller): send and arm, park, receive.
+func (c *Conn) sendAndReceive(pl *poller, csql *C.char, flags C.uint32_t, out **C.staunch_rows, cerr **C.staunch_error) C.staunch_status {
+	st, how := c.send(pl, csql, cerr)
+	if st != C.STAUNCH_OK {
+		return st
+	}
+	if how < 0 {
+		return C.staunch_conn_query_ex(c.c, csql, nil, 0, flags|C.STAUNCH_QUERY_TEXT, out, cerr)
+	}
+	return C.staunch_conn_query_recv(c.c, flags&C.STAUNCH_QUERY_STREAM, out, cerr)
+}
+
+// send sends a text statement apart and waits in the netpoller until its
+// answer begins to arrive (see poller); the answer is then to be received.
+// how < 0: nothing was sent (the poller is closed): run the statement the
+// blocking way.
+func (c *Conn) send(pl *poller, csql *C.char, cerr **C.staunch_error) (st C.staunch_status, how int) {
+	key, ch, ok := pl.register()
+	if !ok {
+		return C.STAUNCH_OK, -1
+	}
+	var armed C.int
+	st = C.go_query_send(c.c, csql, C.int(pl.epfd), C.uint64_t(key), &armed, cerr)
+	if st != C.STAUNCH_OK || armed == 0 {
+		pl.forget(key)
+		return st, 0
+	}
+	pollerWaits.Add(1)
+	<-ch
+	return st, 1
 }
 
 // QueryRow runs a query for at most one row; errors wait for Row.Scan.

@@ -5,6 +5,12 @@ package staunch
 #include "staunch.h"
 
 // shim.c
+staunch_status go_pool_send(staunch_pool *pool, uint32_t timeout_ms,
+                            const char *sql, int epfd, uint64_t key,
+                            staunch_conn **conn, int *armed,
+                            staunch_error **err);
+staunch_status go_recv_free(staunch_conn *conn, staunch_rows **out,
+                            staunch_error **err);
 staunch_status go_set_event_callback(staunch_options *opts, uintptr_t handle,
                                      staunch_error **err);
 */
@@ -165,6 +171,19 @@ type Pool struct {
 	closeOnce sync.Once
 	final     *Stat // the last Stat, taken as the pool closes
 	sink      *eventSink
+	pollOnce  sync.Once
+	pl        *poller // nil: statements wait in their threads
+}
+
+// poller is the pool's netpoller dispatcher, started at the first statement
+// that waits through it.
+func (p *Pool) poller() *poller {
+	p.pollOnce.Do(func() {
+		if !noPoller() {
+			p.pl = newPoller()
+		}
+	})
+	return p.pl
 }
 
 // New opens a pool from a URL. It does not connect (unless the URL sets
@@ -271,6 +290,7 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 	if st := C.staunch_pool_open_options(opts, &pool.p, &cerr); st != C.STAUNCH_OK {
 		return nil, takeError("open", st, cerr)
 	}
+	pool.poller() // its dispatcher goroutine lives as long as the pool
 	runtime.SetFinalizer(pool, (*Pool).finalize)
 	return pool, nil
 }
@@ -280,6 +300,9 @@ func (p *Pool) finalize() {
 	if p.p != nil {
 		C.staunch_pool_free_nowait(p.p)
 		p.p = nil
+	}
+	if p.pl != nil {
+		p.pl.f.Close() // its dispatcher exits; no wait
 	}
 }
 
@@ -306,6 +329,10 @@ func (p *Pool) Close() {
 		}
 		p.mu.Unlock()
 		runtime.SetFinalizer(p, nil)
+		p.pollOnce.Do(func() {})
+		if p.pl != nil {
+			p.pl.close()
+		}
 		if p.sink != nil {
 			<-p.sink.done // the events already queued are delivered first
 		}
@@ -526,7 +553,17 @@ func (p *Pool) once(op, sql string, args []any, stream C.uint32_t) (*C.staunch_r
 	}
 	var out *C.staunch_rows
 	var cerr *C.staunch_error
-	st := C.staunch_pool_query(p.p, C.STAUNCH_TIMEOUT_DEFAULT, text.ptr(), params.ptr, params.n, flags, &out, &cerr)
+	var st C.staunch_status
+	if pl := p.poller(); pl != nil && params.n == 0 && stream == 0 {
+		defer pl.leave()
+		if !pl.enter() {
+			st = p.onceApart(pl, text, &out, &cerr)
+		} else {
+			st = C.staunch_pool_query(p.p, C.STAUNCH_TIMEOUT_DEFAULT, text.ptr(), nil, 0, flags, &out, &cerr)
+		}
+	} else {
+		st = C.staunch_pool_query(p.p, C.STAUNCH_TIMEOUT_DEFAULT, text.ptr(), params.ptr, params.n, flags, &out, &cerr)
+	}
 	runtime.KeepAlive(text.b)
 	runtime.KeepAlive(p)
 	if st != C.STAUNCH_OK {
@@ -537,6 +574,30 @@ func (p *Pool) once(op, sql string, args []any, stream C.uint32_t) (*C.staunch_r
 		return nil, takeError(op, st, cerr)
 	}
 	return out, nil
+}
+
+// onceApart is once's call for a text statement whose answer waits in the
+// netpoller (see poller): borrow and send, park, receive and give back.
+// p.mu is held (read) by the caller.
+func (p *Pool) onceApart(pl *poller, text sqlText, out **C.staunch_rows, cerr **C.staunch_error) C.staunch_status {
+	key, ch, ok := pl.register()
+	if !ok {
+		return C.staunch_pool_query(p.p, C.STAUNCH_TIMEOUT_DEFAULT, text.ptr(), nil, 0, C.STAUNCH_QUERY_TEXT, out, cerr)
+	}
+	var conn *C.staunch_conn
+	var armed C.int
+	st := C.go_pool_send(p.p, C.STAUNCH_TIMEOUT_DEFAULT, text.ptr(), C.int(pl.epfd), C.uint64_t(key), &conn, &armed, cerr)
+	if st != C.STAUNCH_OK {
+		pl.forget(key)
+		return st
+	}
+	if armed == 0 {
+		pl.forget(key)
+	} else {
+		pollerWaits.Add(1)
+		<-ch
+	}
+	return C.go_recv_free(conn, out, cerr)
 }
 
 // Begin acquires a connection and starts a transaction on it; Commit or

@@ -12,3 +12,78 @@ staunch_status go_set_event_callback(staunch_options *opts, uintptr_t handle,
         opts, (staunch_event_callback)staunchGoEvent, (void *)handle,
         (staunch_finalizer)staunchGoFinalize, err);
 }
+
+#include <errno.h>
+#include <sys/epoll.h>
+
+// Sends sql apart (staunch_conn_query_send) and arms the socket its answer
+// arrives on in epfd, one-shot, with key as the event's data: *armed is 1
+// when the caller is to wait for key on epfd, 0 when it calls
+// staunch_conn_query_recv at once (nothing to wait for, or the socket could
+// not be armed: recv then waits in its thread, as any call). One cgo call.
+staunch_status go_query_send(staunch_conn *conn, const char *sql, int epfd,
+                             uint64_t key, int *armed, staunch_error **err) {
+    int fd = -1;
+    *armed = 0;
+    staunch_status st =
+        staunch_conn_query_send(conn, sql, STAUNCH_QUERY_TEXT, &fd, err);
+    if (st != STAUNCH_OK || fd < 0 || epfd < 0) {
+        return st;
+    }
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT,
+                             .data.u64 = key};
+    if (epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) != 0 &&
+        (errno != ENOENT || epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0)) {
+        return st;
+    }
+    *armed = 1;
+    return st;
+}
+
+// Receives the answer to a statement go_query_send sent as Exec wants it:
+// the rows read off and freed, the figures of staunch_conn_last_result.
+staunch_status go_exec_recv(staunch_conn *conn, uint64_t *affected,
+                            uint64_t *last_id, staunch_error **err) {
+    staunch_rows *rows = NULL;
+    staunch_status st = staunch_conn_query_recv(conn, 0, &rows, err);
+    if (st != STAUNCH_OK) {
+        return st;
+    }
+    staunch_rows_free(rows);
+    staunch_result r = {.size = sizeof r};
+    st = staunch_conn_last_result(conn, &r, err);
+    *affected = r.affected_rows;
+    *last_id = r.last_insert_id;
+    return st;
+}
+
+// Borrows a connection of pool and sends sql on it apart, as go_query_send
+// (one cgo call where Acquire and the send make two): *conn receives the
+// borrowed handle (NULL when the borrow failed).
+staunch_status go_pool_send(staunch_pool *pool, uint32_t timeout_ms,
+                            const char *sql, int epfd, uint64_t key,
+                            staunch_conn **conn, int *armed,
+                            staunch_error **err) {
+    *armed = 0;
+    *conn = NULL;
+    staunch_status st = staunch_pool_get(pool, timeout_ms, conn, err);
+    if (st != STAUNCH_OK) {
+        *conn = NULL;
+        return st;
+    }
+    st = go_query_send(*conn, sql, epfd, key, armed, err);
+    if (st != STAUNCH_OK) {
+        staunch_conn_free(*conn);
+        *conn = NULL;
+    }
+    return st;
+}
+
+// Receives the answer to what go_pool_send sent and gives the connection
+// back (staunch_conn_free), in one cgo call.
+staunch_status go_recv_free(staunch_conn *conn, staunch_rows **out,
+                            staunch_error **err) {
+    staunch_status st = staunch_conn_query_recv(conn, 0, out, err);
+    staunch_conn_free(conn);
+    return st;
+}

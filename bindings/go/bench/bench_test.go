@@ -38,6 +38,13 @@ var (
 	poolI     *staunch.Pool
 	staunchDI *sql.DB
 	mysqlDI   *sql.DB
+
+	// The same as pool and staunchD, their statements waiting in a thread
+	// blocked in the library instead of in the netpoller
+	// (STAUNCH_GO_NOPOLLER=1 when the pool opens): the "-blocking"
+	// implementations.
+	poolB     *staunch.Pool
+	staunchDB *sql.DB
 )
 
 func TestMain(m *testing.M) {
@@ -58,6 +65,16 @@ func TestMain(m *testing.M) {
 		defer pool.Close()
 		staunchD = staunch.OpenDB(pool)
 		defer staunchD.Close()
+		os.Setenv("STAUNCH_GO_NOPOLLER", "1")
+		poolB, err = staunch.New(bg, server.URL)
+		os.Unsetenv("STAUNCH_GO_NOPOLLER")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer poolB.Close()
+		staunchDB = staunch.OpenDB(poolB)
+		defer staunchDB.Close()
 		cfg := mysql.NewConfig()
 		cfg.User, cfg.Passwd, cfg.Net = "app", "app-secret", "tcp"
 		cfg.Addr, cfg.DBName = fmt.Sprintf("127.0.0.1:%d", server.Port), "staunch_test"
@@ -165,7 +182,9 @@ func select1DBCtx(db *sql.DB) func() error {
 	}
 }
 
-func select1Native() error {
+func select1Native() error { return select1NativeOn(pool) }
+
+func select1NativeOn(pool *staunch.Pool) error {
 	c, err := pool.Acquire(bg)
 	if err != nil {
 		return err
@@ -202,6 +221,8 @@ func BenchmarkSelect1(b *testing.B) {
 		{"staunch-native", select1Native},
 		{"staunch-pool", select1Pool},
 		{"staunch-OpenDB", select1DB(staunchD)},
+		{"staunch-native-blocking", func() error { return select1NativeOn(poolB) }},
+		{"staunch-OpenDB-blocking", select1DB(staunchDB)},
 		{"go-sql-driver-ctx", select1DBCtx(mysqlD)},
 		{"staunch-OpenDB-ctx", select1DBCtx(staunchD)},
 	}
