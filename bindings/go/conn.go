@@ -3,8 +3,8 @@ package staunch
 /*
 #include <stdlib.h>
 #include "staunch.h"
-staunch_status go_query_send(staunch_conn *conn, const char *sql, int epfd,
-                             uint64_t key, int *armed, staunch_error **err);
+staunch_status go_query_send(staunch_conn *conn, const char *sql, int *fd,
+                             uint64_t *id, staunch_error **err);
 staunch_status go_exec_recv(staunch_conn *conn, uint64_t *affected,
                             uint64_t *last_id, staunch_error **err);
 */
@@ -133,13 +133,10 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (Result, error
 			if pl := c.pool.poller(); pl != nil {
 				defer pl.leave()
 				if !pl.enter() {
-					st, how := c.send(pl, csql, cerr)
-					if st != C.STAUNCH_OK {
+					if st := c.send(pl, csql, cerr); st != C.STAUNCH_OK {
 						return st
 					}
-					if how >= 0 {
-						return C.go_exec_recv(c.c, &aff, &lid, cerr)
-					}
+					return C.go_exec_recv(c.c, &aff, &lid, cerr)
 				}
 			}
 		}
@@ -247,36 +244,25 @@ func (c *Conn) query(ctx context.Context, sql string, args []any, flags C.uint32
 }
 
 // sendAndReceive runs a text statement whose answer the goroutine awaits in
-// the netpoller (see poller): send and arm, park, receive.
+// the netpoller (see poller): send, park, receive.
 func (c *Conn) sendAndReceive(pl *poller, csql *C.char, flags C.uint32_t, out **C.staunch_rows, cerr **C.staunch_error) C.staunch_status {
-	st, how := c.send(pl, csql, cerr)
-	if st != C.STAUNCH_OK {
+	if st := c.send(pl, csql, cerr); st != C.STAUNCH_OK {
 		return st
-	}
-	if how < 0 {
-		return C.staunch_conn_query_ex(c.c, csql, nil, 0, flags|C.STAUNCH_QUERY_TEXT, out, cerr)
 	}
 	return C.staunch_conn_query_recv(c.c, flags&C.STAUNCH_QUERY_STREAM, out, cerr)
 }
 
 // send sends a text statement apart and waits in the netpoller until its
-// answer begins to arrive (see poller); the answer is then to be received.
-// how < 0: nothing was sent (the poller is closed): run the statement the
-// blocking way.
-func (c *Conn) send(pl *poller, csql *C.char, cerr **C.staunch_error) (st C.staunch_status, how int) {
-	key, ch, ok := pl.register()
-	if !ok {
-		return C.STAUNCH_OK, -1
+// answer begins to arrive (see poller); the answer is then to be received
+// (staunch_conn_query_recv) when it returns STAUNCH_OK.
+func (c *Conn) send(pl *poller, csql *C.char, cerr **C.staunch_error) C.staunch_status {
+	var fd C.int
+	var id C.uint64_t
+	st := C.go_query_send(c.c, csql, &fd, &id, cerr)
+	if st == C.STAUNCH_OK && fd >= 0 {
+		pl.wait(uint64(id), int(fd))
 	}
-	var armed C.int
-	st = C.go_query_send(c.c, csql, C.int(pl.epfd), C.uint64_t(key), &armed, cerr)
-	if st != C.STAUNCH_OK || armed == 0 {
-		pl.forget(key)
-		return st, 0
-	}
-	pollerWaits.Add(1)
-	<-ch
-	return st, 1
+	return st
 }
 
 // QueryRow runs a query for at most one row; errors wait for Row.Scan.

@@ -3,6 +3,7 @@ package staunch
 import (
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -13,73 +14,60 @@ import (
 // cgo call keeps its P until sysmon takes it back (20 µs at the soonest),
 // so with GOMAXPROCS=2 and 8 goroutines each statement's round trip held a
 // P idle and cost a thread switch; go-sql-driver parks its goroutines in the
-// netpoller. With the poller a statement is sent (staunch_conn_query_send,
-// which arms the answer's socket in the pool's epoll instance, one-shot,
-// with a key of the statement's own), the goroutine parks on a channel, the
-// pool's dispatcher goroutine, itself parked in the netpoller on the epoll
-// fd, wakes it when the answer begins to arrive, and the answer is read
-// (staunch_conn_query_recv), which then waits for nothing or little.
+// netpoller.
+//
+// A statement is sent apart (staunch_conn_query_send gives the socket its
+// answer arrives on), its goroutine parks in the netpoller on an epoll
+// instance of that connection's own, which holds the socket
+// (level-triggered) and is itself registered in the netpoller once, when
+// the connection is first seen; the netpoller wakes the goroutine when the
+// answer begins to arrive, and staunch_conn_query_recv reads it. The
+// epoll instances are kept by connection (the library's pool-wide
+// connection number, never reused): a statement costs no epoll_ctl, and the
+// goroutine is woken directly. An epoll instance holds no reference to the
+// socket: the library closing the connection removes it, so a kept
+// instance never keeps a connection open; instances of connections that are
+// gone are closed when the cache outgrows its limit.
 //
 // The library bounds the wait as it bounds any statement: its time limit,
 // the liveness check and a cancel each cut the socket or make the server
-// answer, which makes the socket readable. A closed poller wakes every
-// waiter (the statement's recv then waits in its thread).
+// answer, which makes the socket readable.
 type poller struct {
-	f     *os.File // the epoll fd, non-blocking, in the netpoller
-	epfd  int
-	raw   syscall.RawConn
-	mu    sync.Mutex
-	waits map[uint64]chan struct{}
-	shut  bool
-	next  atomic.Uint64
-	done  chan struct{}
+	mu     sync.Mutex
+	conns  map[uint64]*connPoll
+	limit  int
+	tick   uint64
+	closed bool
+
 	// inflight counts the pool's text statements running now (waiting
 	// either way); up to blockMax of them wait in their threads.
 	inflight atomic.Int64
 	blockMax int64
 }
 
-// newPoller makes the epoll instance and starts its dispatcher; nil where
-// it cannot (the statements then wait in their threads).
-func newPoller() *poller {
-	fd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-	if err != nil {
-		return nil
+// connPoll is one connection's epoll instance, in the netpoller.
+type connPoll struct {
+	f       *os.File
+	raw     syscall.RawConn
+	busy    bool
+	lastUse uint64
+	evs     [1]syscall.EpollEvent
+}
+
+// newPoller makes a pool's poller; maxConns is the pool's max_size (0:
+// the default), which sizes the cache.
+func newPoller(maxConns int) *poller {
+	if maxConns <= 0 {
+		maxConns = 10
 	}
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		syscall.Close(fd)
-		return nil
-	}
-	f := os.NewFile(uintptr(fd), "staunch-epoll")
-	raw, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
-		return nil
-	}
-	pl := &poller{f: f, epfd: fd, raw: raw, waits: make(map[uint64]chan struct{}), done: make(chan struct{})}
+	pl := &poller{conns: make(map[uint64]*connPoll), limit: max(64, 4*maxConns)}
 	// A statement may block its thread (and so its P) while at least one
 	// P stays free for the other goroutines: a blocked read answers sooner
 	// than a wake-up through the netpoller (1.4x go-sql-driver's rate at
 	// one goroutine, against 1.0x waiting apart), but each one past that
 	// leaves runnable goroutines without a P until sysmon takes it back.
 	pl.blockMax = max(1, int64(runtime.GOMAXPROCS(0))-1)
-	go pl.run()
 	return pl
-}
-
-// register gives a key for a statement about to be sent and the channel
-// its wake-up comes on; ok false once the poller is closed.
-func (pl *poller) register() (key uint64, ch chan struct{}, ok bool) {
-	key = pl.next.Add(1)
-	ch = make(chan struct{}, 1)
-	pl.mu.Lock()
-	if pl.shut {
-		pl.mu.Unlock()
-		return 0, nil, false
-	}
-	pl.waits[key] = ch
-	pl.mu.Unlock()
-	return key, ch, true
 }
 
 // enter counts a statement in; it may wait in its thread (true) when few
@@ -89,58 +77,115 @@ func (pl *poller) enter() (block bool) { return pl.inflight.Add(1) <= pl.blockMa
 // leave counts a statement out.
 func (pl *poller) leave() { pl.inflight.Add(-1) }
 
-// forget drops a key whose statement was not armed.
-func (pl *poller) forget(key uint64) {
-	pl.mu.Lock()
-	delete(pl.waits, key)
-	pl.mu.Unlock()
-}
-
-func (pl *poller) wake(key uint64) {
-	pl.mu.Lock()
-	ch := pl.waits[key]
-	delete(pl.waits, key)
-	pl.mu.Unlock()
-	if ch != nil {
-		ch <- struct{}{}
+// wait parks the goroutine until the socket fd of connection id (sent a
+// statement apart) is readable. False when it could not wait (the poller is
+// closed, or an epoll instance could not be made): the answer's receive
+// then waits in its thread.
+func (pl *poller) wait(id uint64, fd int) bool {
+	cp := pl.take(id, fd)
+	if cp == nil {
+		return false
 	}
-}
-
-// run is the dispatcher: parked in the netpoller until the epoll fd is
-// readable, then takes every ready key (edge-triggered there: it drains).
-func (pl *poller) run() {
-	defer close(pl.done)
-	evs := make([]syscall.EpollEvent, 64)
-	_ = pl.raw.Read(func(fd uintptr) bool {
-		for {
-			n, err := syscall.EpollWait(int(fd), evs, 0)
-			if err == syscall.EINTR {
-				continue
-			}
-			if err != nil || n <= 0 {
-				return false
-			}
-			for i := 0; i < n; i++ {
-				pl.wake(uint64(uint32(evs[i].Fd)) | uint64(uint32(evs[i].Pad))<<32)
-			}
-			if n < len(evs) {
-				return false
-			}
-		}
+	pollerWaits.Add(1)
+	// Checked before each park, the first included: RawRead resets the
+	// netpoller's readiness first, so an answer that arrived before it
+	// left no edge to wait for.
+	err := cp.raw.Read(func(efd uintptr) bool {
+		n, err := syscall.EpollWait(int(efd), cp.evs[:], 0)
+		return n > 0 || (err != nil && err != syscall.EINTR)
 	})
-	// Closed: wake every waiter; recv then waits in its thread.
-	pl.mu.Lock()
-	pl.shut = true
-	for key, ch := range pl.waits {
-		delete(pl.waits, key)
-		ch <- struct{}{}
-	}
-	pl.mu.Unlock()
+	pl.put(cp)
+	return err == nil
 }
 
+// take gives connection id's epoll instance, made (with fd in it) the
+// first time, marked busy.
+func (pl *poller) take(id uint64, fd int) *connPoll {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.closed {
+		return nil
+	}
+	pl.tick++
+	if cp := pl.conns[id]; cp != nil && !cp.busy {
+		cp.busy, cp.lastUse = true, pl.tick
+		return cp
+	}
+	if len(pl.conns) >= pl.limit {
+		pl.pruneLocked()
+	}
+	cp := newConnPoll(fd)
+	if cp == nil {
+		return nil
+	}
+	if old := pl.conns[id]; old != nil {
+		// Busy (cannot be: one statement per connection at a time); keep
+		// it out of the cache, closed when put back.
+		old.lastUse = 0
+	}
+	cp.busy, cp.lastUse = true, pl.tick
+	pl.conns[id] = cp
+	return cp
+}
+
+func (pl *poller) put(cp *connPoll) {
+	pl.mu.Lock()
+	cp.busy = false
+	drop := pl.closed || cp.lastUse == 0
+	pl.mu.Unlock()
+	if drop {
+		cp.f.Close()
+	}
+}
+
+// pruneLocked closes the least recently used half of the idle instances
+// (their connections mostly gone; a live one is made again when next used).
+func (pl *poller) pruneLocked() {
+	var idle []uint64
+	for id, cp := range pl.conns {
+		if !cp.busy {
+			idle = append(idle, id)
+		}
+	}
+	slices.SortFunc(idle, func(a, b uint64) int {
+		return int(int64(pl.conns[a].lastUse) - int64(pl.conns[b].lastUse))
+	})
+	for _, id := range idle[:len(idle)/2+1] {
+		pl.conns[id].f.Close()
+		delete(pl.conns, id)
+	}
+}
+
+func newConnPoll(fd int) *connPoll {
+	efd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP}
+	if syscall.EpollCtl(efd, syscall.EPOLL_CTL_ADD, fd, &ev) != nil || syscall.SetNonblock(efd, true) != nil {
+		syscall.Close(efd)
+		return nil
+	}
+	f := os.NewFile(uintptr(efd), "staunch-conn-epoll")
+	raw, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil
+	}
+	return &connPoll{f: f, raw: raw}
+}
+
+// close closes the idle instances; busy ones close when put back.
 func (pl *poller) close() {
-	pl.f.Close()
-	<-pl.done
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.closed = true
+	for id, cp := range pl.conns {
+		if !cp.busy {
+			cp.f.Close()
+		}
+		delete(pl.conns, id)
+	}
 }
 
 // pollerWaits counts the statements whose answer a goroutine awaited in the

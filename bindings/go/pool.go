@@ -6,9 +6,8 @@ package staunch
 
 // shim.c
 staunch_status go_pool_send(staunch_pool *pool, uint32_t timeout_ms,
-                            const char *sql, int epfd, uint64_t key,
-                            staunch_conn **conn, int *armed,
-                            staunch_error **err);
+                            const char *sql, staunch_conn **conn, int *fd,
+                            uint64_t *id, staunch_error **err);
 staunch_status go_recv_free(staunch_conn *conn, staunch_rows **out,
                             staunch_error **err);
 staunch_status go_set_event_callback(staunch_options *opts, uintptr_t handle,
@@ -171,20 +170,12 @@ type Pool struct {
 	closeOnce sync.Once
 	final     *Stat // the last Stat, taken as the pool closes
 	sink      *eventSink
-	pollOnce  sync.Once
 	pl        *poller // nil: statements wait in their threads
 }
 
-// poller is the pool's netpoller dispatcher, started at the first statement
-// that waits through it.
-func (p *Pool) poller() *poller {
-	p.pollOnce.Do(func() {
-		if !noPoller() {
-			p.pl = newPoller()
-		}
-	})
-	return p.pl
-}
+// poller is where the pool's statements wait apart (see poller); nil: in
+// their threads.
+func (p *Pool) poller() *poller { return p.pl }
 
 // New opens a pool from a URL. It does not connect (unless the URL sets
 // initialization_fail_timeout); ctx only bounds that.
@@ -290,7 +281,9 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 	if st := C.staunch_pool_open_options(opts, &pool.p, &cerr); st != C.STAUNCH_OK {
 		return nil, takeError("open", st, cerr)
 	}
-	pool.poller() // its dispatcher goroutine lives as long as the pool
+	if !noPoller() {
+		pool.pl = newPoller(cfg.MaxConns)
+	}
 	runtime.SetFinalizer(pool, (*Pool).finalize)
 	return pool, nil
 }
@@ -302,7 +295,7 @@ func (p *Pool) finalize() {
 		p.p = nil
 	}
 	if p.pl != nil {
-		p.pl.f.Close() // its dispatcher exits; no wait
+		p.pl.close()
 	}
 }
 
@@ -329,7 +322,6 @@ func (p *Pool) Close() {
 		}
 		p.mu.Unlock()
 		runtime.SetFinalizer(p, nil)
-		p.pollOnce.Do(func() {})
 		if p.pl != nil {
 			p.pl.close()
 		}
@@ -580,22 +572,15 @@ func (p *Pool) once(op, sql string, args []any, stream C.uint32_t) (*C.staunch_r
 // netpoller (see poller): borrow and send, park, receive and give back.
 // p.mu is held (read) by the caller.
 func (p *Pool) onceApart(pl *poller, text sqlText, out **C.staunch_rows, cerr **C.staunch_error) C.staunch_status {
-	key, ch, ok := pl.register()
-	if !ok {
-		return C.staunch_pool_query(p.p, C.STAUNCH_TIMEOUT_DEFAULT, text.ptr(), nil, 0, C.STAUNCH_QUERY_TEXT, out, cerr)
-	}
 	var conn *C.staunch_conn
-	var armed C.int
-	st := C.go_pool_send(p.p, C.STAUNCH_TIMEOUT_DEFAULT, text.ptr(), C.int(pl.epfd), C.uint64_t(key), &conn, &armed, cerr)
+	var fd C.int
+	var id C.uint64_t
+	st := C.go_pool_send(p.p, C.STAUNCH_TIMEOUT_DEFAULT, text.ptr(), &conn, &fd, &id, cerr)
 	if st != C.STAUNCH_OK {
-		pl.forget(key)
 		return st
 	}
-	if armed == 0 {
-		pl.forget(key)
-	} else {
-		pollerWaits.Add(1)
-		<-ch
+	if fd >= 0 {
+		pl.wait(uint64(id), int(fd))
 	}
 	return C.go_recv_free(conn, out, cerr)
 }

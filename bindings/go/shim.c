@@ -13,31 +13,14 @@ staunch_status go_set_event_callback(staunch_options *opts, uintptr_t handle,
         (staunch_finalizer)staunchGoFinalize, err);
 }
 
-#include <errno.h>
-#include <sys/epoll.h>
-
-// Sends sql apart (staunch_conn_query_send) and arms the socket its answer
-// arrives on in epfd, one-shot, with key as the event's data: *armed is 1
-// when the caller is to wait for key on epfd, 0 when it calls
-// staunch_conn_query_recv at once (nothing to wait for, or the socket could
-// not be armed: recv then waits in its thread, as any call). One cgo call.
-staunch_status go_query_send(staunch_conn *conn, const char *sql, int epfd,
-                             uint64_t key, int *armed, staunch_error **err) {
-    int fd = -1;
-    *armed = 0;
-    staunch_status st =
-        staunch_conn_query_send(conn, sql, STAUNCH_QUERY_TEXT, &fd, err);
-    if (st != STAUNCH_OK || fd < 0 || epfd < 0) {
-        return st;
-    }
-    struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT,
-                             .data.u64 = key};
-    if (epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) != 0 &&
-        (errno != ENOENT || epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0)) {
-        return st;
-    }
-    *armed = 1;
-    return st;
+// Sends sql apart (staunch_conn_query_send): *fd receives the socket to
+// wait on (-1: receive at once), *id the connection's pool-wide number
+// (which keys its epoll instance in the Go poller). One cgo call.
+staunch_status go_query_send(staunch_conn *conn, const char *sql, int *fd,
+                             uint64_t *id, staunch_error **err) {
+    *fd = -1;
+    *id = staunch_conn_id(conn);
+    return staunch_conn_query_send(conn, sql, STAUNCH_QUERY_TEXT, fd, err);
 }
 
 // Receives the answer to a statement go_query_send sent as Exec wants it:
@@ -59,19 +42,18 @@ staunch_status go_exec_recv(staunch_conn *conn, uint64_t *affected,
 
 // Borrows a connection of pool and sends sql on it apart, as go_query_send
 // (one cgo call where Acquire and the send make two): *conn receives the
-// borrowed handle (NULL when the borrow failed).
+// borrowed handle (NULL when the borrow or the send failed).
 staunch_status go_pool_send(staunch_pool *pool, uint32_t timeout_ms,
-                            const char *sql, int epfd, uint64_t key,
-                            staunch_conn **conn, int *armed,
-                            staunch_error **err) {
-    *armed = 0;
+                            const char *sql, staunch_conn **conn, int *fd,
+                            uint64_t *id, staunch_error **err) {
+    *fd = -1;
     *conn = NULL;
     staunch_status st = staunch_pool_get(pool, timeout_ms, conn, err);
     if (st != STAUNCH_OK) {
         *conn = NULL;
         return st;
     }
-    st = go_query_send(*conn, sql, epfd, key, armed, err);
+    st = go_query_send(*conn, sql, fd, id, err);
     if (st != STAUNCH_OK) {
         staunch_conn_free(*conn);
         *conn = NULL;
