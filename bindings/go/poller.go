@@ -107,21 +107,16 @@ func (pl *poller) take(id uint64, fd int) *connPoll {
 		return nil
 	}
 	pl.tick++
-	if cp := pl.conns[id]; cp != nil && !cp.busy {
-		cp.busy, cp.lastUse = true, pl.tick
-		return cp
-	}
-	if len(pl.conns) >= pl.limit {
-		pl.pruneLocked()
-	}
-	cp := newConnPoll(fd)
+	cp := pl.conns[id]
 	if cp == nil {
-		return nil
-	}
-	if old := pl.conns[id]; old != nil {
-		// Busy (cannot be: one statement per connection at a time); keep
-		// it out of the cache, closed when put back.
-		old.lastUse = 0
+		if len(pl.conns) >= pl.limit {
+			pl.pruneLocked()
+		}
+		if cp = newConnPoll(fd); cp == nil {
+			return nil
+		}
+	} else if cp.busy {
+		return nil // cannot be: one statement per connection at a time
 	}
 	cp.busy, cp.lastUse = true, pl.tick
 	pl.conns[id] = cp
@@ -131,7 +126,7 @@ func (pl *poller) take(id uint64, fd int) *connPoll {
 func (pl *poller) put(cp *connPoll) {
 	pl.mu.Lock()
 	cp.busy = false
-	drop := pl.closed || cp.lastUse == 0
+	drop := pl.closed
 	pl.mu.Unlock()
 	if drop {
 		cp.f.Close()

@@ -471,9 +471,13 @@ impl PooledConn {
     /// Finishes a statement whose answer the borrower read itself: its last
     /// OK packet is read now.
     fn finish_open(&mut self) {
-        if self.wire_open().is_some() {
+        if let Some(open) = self.wire_open() {
             // Its error, if any, is the session's now (broken or not).
-            let _ = self.finish_wire();
+            if open.sent_only {
+                let _ = self.recv_text_wire();
+            } else {
+                let _ = self.finish_wire();
+            }
         }
         if std::mem::take(&mut self.open) {
             let (session, mut marks) = self.lease.split();
@@ -744,49 +748,15 @@ impl PooledConn {
         sql: &str,
         partly: bool,
     ) -> mysql::Result<Option<WireStart>> {
-        if !self.session_ref().may_use_wire() {
+        if self.send_text_wire(sql, partly)?.is_none() {
             return Ok(None);
         }
-        self.begin(partly)?;
-        let (session, mut marks, _) = self.lease.parts();
-        let Some(w) = session.wire() else {
-            // Not after all (`begin` set the session up again, or its
-            // socket could not be shared): undone, for the crate's way.
-            session.gate.end();
-            marks.note_statement(false);
-            return Ok(None);
-        };
-        let (f, defs) = (&mut w.framer, &mut w.columns);
-        let whole = match f
-            .send_query(sql.as_bytes())
-            .and_then(|()| f.read_response(defs))
-        {
-            Ok(Response::ResultSet) => match wire_columns(defs) {
-                Ok(columns) => {
-                    marks.note_settled(false);
-                    // The server has answered: from here the statement's
-                    // clock runs only while a read waits for the server
-                    // (`next_wire_row`), not while the caller takes its
-                    // time between rows.
-                    marks.note_statement(false);
-                    w.open = Some(WireOpen {
-                        first_end: None,
-                        ends_txn: ends_transaction(sql),
-                        sent_only: false,
-                    });
-                    return Ok(Some(WireStart::Rows(columns)));
-                }
-                Err(e) => Err(e),
-            },
-            Ok(first @ Response::Ok(_)) => collect_wire_from(f, defs, first),
-            Err(e) => Err(e),
-        };
-        let r = whole.map(|(sets, end)| (sets, Report::Wire(end)));
-        let sets = self.settle_reported(r.map_err(wire_error))?;
-        if ends_transaction(sql) {
-            self.transaction_ended();
+        match self.start_sent_wire() {
+            Some(start) => start.map(Some),
+            None => Err(mysql::Error::IoError(std::io::Error::other(
+                "the statement just sent has no answer open",
+            ))),
         }
-        Ok(Some(WireStart::Whole(sets)))
     }
 
     /// Steps 1 and 2 of a text statement whose answer is awaited apart
@@ -871,6 +841,10 @@ impl PooledConn {
         let whole = match f.read_response(defs) {
             Ok(Response::ResultSet) => match wire_columns(defs) {
                 Ok(columns) => {
+                    // The server has answered: from here the statement's
+                    // clock runs only while a read waits for the server
+                    // (`next_wire_row`), not while the caller takes its
+                    // time between rows.
                     marks.note_statement(false);
                     w.open = Some(WireOpen {
                         sent_only: false,
@@ -966,16 +940,6 @@ impl PooledConn {
         // What is left may wait for the server (see `next_wire_row`);
         // `settle_reported` stops the clock.
         marks.note_statement(true);
-        if open.sent_only {
-            // Sent and never awaited: its whole answer, read off.
-            let read = collect_wire(&mut w.framer, &mut w.columns);
-            let r = read.map(|(sets, last)| ((last.clone(), sets), Report::Wire(last)));
-            let v = self.settle_reported(r.map_err(wire_error))?;
-            if open.ends_txn {
-                self.transaction_ended();
-            }
-            return Ok(v);
-        }
         let read = read_after_first(w, open.first_end);
         let r = read.map(|(first, rest, last)| ((first, rest), Report::Wire(last)));
         let v = self.settle_reported(r.map_err(wire_error))?;

@@ -631,9 +631,9 @@ pub extern "C" fn staunch_conn_query_recv(
                 out.set(Box::into_raw(Box::new(rows)));
                 return Ok(());
             }
-            let r = pc.collect_text(&sql, partly);
+            let r = query_buffered(&mut pc, &sql, &[], None, true);
             *g = Held::Ready(pc);
-            let sets = r.map_err(|e| mysql_failure("query", &e))?;
+            let sets = r?;
             *lock(&c.last) = summary(&sets);
             out.set(Box::into_raw(Box::new(staunch_rows::buffered(sets))));
             return Ok(());
