@@ -124,7 +124,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 5
+#define STAUNCH_VERSION_MINOR 6
 
 /**
  * Patch version of the library.
@@ -137,7 +137,7 @@
  * time to detect a header/library mismatch. (Literal numbers, so that
  * cffi's `cdef` takes them; a test checks them against Cargo.toml.)
  */
-#define STAUNCH_VERSION 10500
+#define STAUNCH_VERSION 10600
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
@@ -2018,13 +2018,15 @@ staunch_status staunch_rows_fetch(struct staunch_rows *rows,
  * wait for more with `staunch_rows_fetch`, or try again later), false when
  * it stopped for `capacity` or at the set's end (`*n_rows` 0). A buffered
  * row set never waits. A streaming one read by the protocol layer (a text
- * statement on a plain session) reads what its buffer holds; at the end
- * of the first result set, the rest of a multi-result answer is waited
- * for, not read (`*waits`). Any other streaming row set (a prepared
+ * statement on a plain session) reads what has arrived: its buffer, and
+ * since 1.6 what the socket holds, read without waiting; at the end of
+ * the first result set, the rest of a multi-result answer is waited for,
+ * not read (`*waits`). Any other streaming row set (a prepared
  * statement's, or a TLS session's) cannot tell, and says `*waits` for
  * every row. Lets a caller that must stay responsive (a Go goroutine
- * under a context that can end) hand only real waits to another thread.
- * Same rules as `staunch_rows_fetch` otherwise.
+ * under a context that can end) hand only real waits to another thread,
+ * or wait for the socket itself (`staunch_rows_wait_fd`). Same rules as
+ * `staunch_rows_fetch` otherwise.
  */
 staunch_status staunch_rows_fetch_ready(struct staunch_rows *rows,
                                         struct staunch_value *values,
@@ -2032,6 +2034,29 @@ staunch_status staunch_rows_fetch_ready(struct staunch_rows *rows,
                                         size_t *n_rows,
                                         bool *waits,
                                         struct staunch_error **err);
+
+/**
+ * The socket to wait on when `staunch_rows_fetch_ready` said `*waits`:
+ * `*fd` receives it while the rest of the row set's first result set
+ * arrives on it and the next row's bytes have not all arrived (wait until
+ * it is readable with poll or epoll, then call `staunch_rows_fetch_ready`
+ * again), -1 when a socket would not do (a buffered row set, its first
+ * set read, a stream the protocol layer does not read, or a row that
+ * arrives in packets of 16 MiB: then wait with `staunch_rows_fetch`);
+ * `*conn_id` the pool-wide number of its connection (`staunch_conn_id`),
+ * a key for what a caller keeps per socket (the fd's number may be reused
+ * after the connection closes; the connection's number never is), 0 with
+ * -1. Ask again before each wait: the answer changes as rows are read.
+ * The fd is only to wait on: never read, written, closed or changed. A
+ * wait on it is not a statement's wait: the statement's time limit and
+ * liveness check count only while a staunch call waits, so bound it (a
+ * timeout, then `staunch_rows_fetch`). Never blocks; one thread at a
+ * time per row set. Since 1.6.
+ */
+staunch_status staunch_rows_wait_fd(struct staunch_rows *rows,
+                                    int *fd,
+                                    uint64_t *conn_id,
+                                    struct staunch_error **err);
 
 /**
  * Moves to the next result set of a statement that returned several (a

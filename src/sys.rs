@@ -139,6 +139,19 @@ pub fn shutdown(fd: RawFd) {
     }
 }
 
+/// Reads what has arrived on socket `fd` into `buf` without waiting
+/// (`recv` with `MSG_DONTWAIT`): the count (0: the peer closed), or a
+/// `WouldBlock` error at once when nothing has arrived.
+pub fn recv_now(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: buf is writable for its length; MSG_DONTWAIT makes the call
+    // return at once whatever the socket holds.
+    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
 /// What a non-blocking peek finds on a connection that should be quiet (no
 /// command in flight, so the server has nothing to send): None when nothing
 /// is waiting, else why the connection is out of step with the server.

@@ -2,12 +2,25 @@
  * every row (never "waits"); on a streamed text answer (read by the
  * protocol layer) it reads the rows that have arrived and says when the next
  * has not, and it keeps returning at once while the server is frozen
- * (SIGSTOP), where staunch_rows_fetch would wait. Alternating the two reads
- * every row once, in order. And staunch_rows_fetch's wait on a frozen
- * server is bounded, on a streamed text answer and a prepared one (which
- * the mysql crate reads). The server comes from the test kit's command line
- * (util.c's tk_*). */
+ * (SIGSTOP), where staunch_rows_fetch would wait. staunch_rows_wait_fd
+ * gives the socket to wait on then (not readable while the server is
+ * frozen, readable when it sends again), and a reader that waits only on
+ * that socket reads every row; -1 where a socket would not do. Alternating
+ * the ways reads every row once, in order. And staunch_rows_fetch's wait on
+ * a frozen server is bounded, on a streamed text answer and a prepared one
+ * (which the mysql crate reads). The server comes from the test kit's
+ * command line (util.c's tk_*). */
+#include <poll.h>
+
 #include "util.h"
+
+/* Whether fd becomes readable within ms. */
+static bool readable(int fd, int ms) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int n = poll(&p, 1, ms);
+    CHECKF(n >= 0, "poll: %d", n);
+    return n == 1;
+}
 
 enum { CAP = 4096 };
 
@@ -31,11 +44,25 @@ int main(void) {
     CHECK(vals[0].u64 == 1 && vals[9].u64 == 10);
     OK(staunch_rows_fetch_ready, rows, vals, CAP, &got, &waits);
     CHECK(got == 0 && !waits);
+    int fd = 0;
+    uint64_t id = 1;
+    OK(staunch_rows_wait_fd, rows, &fd, &id);
+    CHECKF(fd == -1 && id == 0, "buffered: wait fd %d, connection %llu", fd, (unsigned long long)id);
     staunch_rows_free(rows);
 
-    /* Streamed, larger than what one read brings. */
+    /* Bad input: named, nothing written. */
+    {
+        staunch_error *err = NULL;
+        CHECK(staunch_rows_wait_fd(NULL, &fd, &id, &err) == STAUNCH_NULL_ARGUMENT);
+        CHECKF(strstr(staunch_error_message(err), "rows") != NULL, "%s", staunch_error_message(err));
+        staunch_error_free(err);
+    }
+
+    /* Streamed, larger than what one read brings; the server pauses at row
+     * 2000 (SLEEP), so the rows cannot all have arrived when the reader
+     * first runs out of them. */
     OK(staunch_conn_set_timeout, c, 3000);
-    OK(staunch_conn_query_ex, c, "SELECT seq FROM seq_1_to_300000", NULL, 0,
+    OK(staunch_conn_query_ex, c, "SELECT seq FROM seq_1_to_300000 WHERE IF(seq = 2000, SLEEP(1), 0) = 0", NULL, 0,
        STAUNCH_QUERY_TEXT | STAUNCH_QUERY_STREAM, &rows);
     int64_t want = 1;
     size_t ready = 0;
@@ -61,9 +88,31 @@ int main(void) {
     uint64_t took = now_ms() - t0;
     CHECKF(took < 1000 + slack_ms(), "100 ready fetches on a frozen server took %llu ms",
            (unsigned long long)took);
+    /* The socket to wait on: this connection's, quiet while the server is
+     * frozen, readable once it sends again. */
+    OK(staunch_rows_wait_fd, rows, &fd, &id);
+    CHECKF(fd >= 0 && id == staunch_conn_id(c), "streamed: wait fd %d, connection %llu (is %llu)", fd,
+           (unsigned long long)id, (unsigned long long)staunch_conn_id(c));
+    CHECK(!readable(fd, 200));
     tk_cmd("thaw");
+    CHECK(readable(fd, 5000 + (int)slack_ms()));
 
-    /* The rest, waiting where needed. */
+    /* Half the rest waiting only on that socket (never in a staunch call),
+     * then the rest waiting in staunch_rows_fetch where needed. */
+    int polls = 0;
+    while (want < 150000) {
+        OK(staunch_rows_fetch_ready, rows, vals, CAP, &got, &waits);
+        for (size_t i = 0; i < got; i++, want++)
+            CHECKF(vals[i].u64 == (uint64_t)want, "row %lld has %llu", (long long)want, (unsigned long long)vals[i].u64);
+        if (got == 0) {
+            CHECKF(waits, "ended after %lld rows", (long long)(want - 1));
+            OK(staunch_rows_wait_fd, rows, &fd, &id);
+            CHECKF(fd >= 0, "no socket to wait on after %lld rows", (long long)(want - 1));
+            CHECKF(readable(fd, 5000 + (int)slack_ms()), "the socket stayed quiet after %lld rows",
+                   (long long)(want - 1));
+            polls++;
+        }
+    }
     for (;;) {
         OK(staunch_rows_fetch_ready, rows, vals, CAP, &got, &waits);
         if (got == 0 && waits) OK(staunch_rows_fetch, rows, vals, CAP, &got);
@@ -72,9 +121,39 @@ int main(void) {
             CHECKF(vals[i].u64 == (uint64_t)want, "row %lld has %llu", (long long)want, (unsigned long long)vals[i].u64);
     }
     CHECKF(want == 300001, "read %lld rows", (long long)(want - 1));
+    printf("fetch_ready: 150,000 rows read waiting only on the socket (%d waits)\n", polls);
+    OK(staunch_rows_wait_fd, rows, &fd, &id);
+    CHECKF(fd == -1 && id == 0, "read to the end: wait fd %d", fd);
     CHECK(!staunch_conn_is_broken(c));
     CHECK(query_i64(c, "SELECT 5") == 5);
     staunch_rows_free(rows);
+
+    /* No socket to wait on: a prepared statement's stream (the crate reads
+     * it), and the rest of a multi-result answer once its first set ended
+     * (that is read whole, by a fetch that waits). */
+    OK(staunch_conn_query_ex, c, "SELECT seq FROM seq_1_to_10", NULL, 0, STAUNCH_QUERY_PREPARE | STAUNCH_QUERY_STREAM,
+       &rows);
+    OK(staunch_rows_wait_fd, rows, &fd, &id);
+    CHECKF(fd == -1, "prepared: wait fd %d", fd);
+    staunch_rows_free(rows);
+    OK(staunch_conn_query_ex, c, "SELECT 1; SELECT SLEEP(0.3), 2", NULL, 0, STAUNCH_QUERY_TEXT | STAUNCH_QUERY_STREAM,
+       &rows);
+    for (;;) {
+        OK(staunch_rows_fetch_ready, rows, vals, CAP, &got, &waits);
+        if (got == 0) break;
+    }
+    CHECK(waits);
+    OK(staunch_rows_wait_fd, rows, &fd, &id);
+    CHECKF(fd == -1, "the first set ended: wait fd %d", fd);
+    OK(staunch_rows_fetch, rows, vals, CAP, &got);
+    CHECK(got == 0);
+    bool more = false;
+    OK(staunch_rows_next_result, rows, &more);
+    CHECK(more);
+    OK(staunch_rows_fetch, rows, vals, CAP, &got);
+    CHECK(got == 1 && vals[1].i64 == 2);
+    staunch_rows_free(rows);
+    CHECK(query_i64(c, "SELECT 8") == 8);
 
     /* A streamed answer's clock runs while a read waits for the server, not
      * while the reader takes its time (tests/wire.rs); a wait on a frozen

@@ -889,19 +889,33 @@ impl PooledConn {
         if let Some(end) = &open.first_end {
             return Ok(after_first(end, wait));
         }
-        let arrived = w.framer.next_packet_buffered();
+        let mut arrived = w.framer.next_packet_buffered();
+        let mut unread = None;
         if !arrived && !wait {
-            return Ok(WireRow::Waits);
+            // What has reached the socket is read in without waiting.
+            match w.framer.read_arrived() {
+                Ok(_) => arrived = w.framer.next_packet_buffered(),
+                Err(e) => unread = Some(e),
+            }
+            if !arrived && unread.is_none() {
+                return Ok(WireRow::Waits);
+            }
         }
-        // A wait for the server is bounded as a statement is (the
-        // watchdog, the liveness check), from its start.
-        if !arrived {
-            marks.note_statement(true);
-        }
-        let next = w.framer.next_row();
-        if !arrived {
-            marks.note_statement(false);
-        }
+        let next = match unread {
+            Some(e) => Err(e),
+            None => {
+                // A wait for the server is bounded as a statement is (the
+                // watchdog, the liveness check), from its start.
+                if !arrived {
+                    marks.note_statement(true);
+                }
+                let next = w.framer.next_row();
+                if !arrived {
+                    marks.note_statement(false);
+                }
+                next
+            }
+        };
         let failed = match next {
             Ok(Next::Row(row)) => return Ok(WireRow::Row(make(row))),
             Ok(Next::End(end)) => {
@@ -916,6 +930,23 @@ impl PooledConn {
         };
         self.settle_reported::<()>(Err(wire_error(failed)))
             .map(|()| WireRow::End)
+    }
+
+    /// The socket to wait on (poll, epoll) before reading the next row of
+    /// the text statement open on the protocol layer without waiting
+    /// ([`next_wire_row`](PooledConn::next_wire_row)): while its first
+    /// result set is read and the next row's bytes have not all arrived.
+    /// None otherwise (no statement open, the first set ended and the rest
+    /// of the answer still to be read, or a packet of several chunks, whose
+    /// reading may wait though its first chunk is here): then only a read
+    /// that waits can go on.
+    pub(crate) fn wire_wait_fd(&mut self) -> Option<std::os::fd::RawFd> {
+        let w = self.lease.split().0.wire.as_deref_mut()?;
+        let open = w.open.as_ref()?;
+        if open.first_end.is_some() || !w.framer.needs_input() {
+            return None;
+        }
+        Some(std::os::fd::AsRawFd::as_raw_fd(w.framer.stream()))
     }
 
     /// The text statement open on the protocol layer, if any.

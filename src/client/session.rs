@@ -210,6 +210,15 @@ pub(crate) struct WireSide {
     pub(crate) open: Option<WireOpen>,
 }
 
+/// The protocol layer's socket (a duplicate of the session's) read
+/// without waiting: what has arrived of a streamed answer
+/// (`PooledConn::next_wire_row`).
+impl crate::wire::ReadNow for File {
+    fn read_now(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        crate::sys::recv_now(std::os::fd::AsRawFd::as_raw_fd(self), buf)
+    }
+}
+
 /// A text statement open on the protocol layer (see [`WireSide::open`]).
 pub(crate) struct WireOpen {
     /// The packet that closed its first result set, once read.

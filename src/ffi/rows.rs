@@ -8,7 +8,7 @@
 //! row set is freed, which gives it back.
 
 use std::collections::VecDeque;
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int};
 use std::ptr::addr_of_mut;
 
 use super::error::*;
@@ -744,13 +744,15 @@ pub extern "C" fn staunch_rows_fetch(
 /// wait for more with `staunch_rows_fetch`, or try again later), false when
 /// it stopped for `capacity` or at the set's end (`*n_rows` 0). A buffered
 /// row set never waits. A streaming one read by the protocol layer (a text
-/// statement on a plain session) reads what its buffer holds; at the end
-/// of the first result set, the rest of a multi-result answer is waited
-/// for, not read (`*waits`). Any other streaming row set (a prepared
+/// statement on a plain session) reads what has arrived: its buffer, and
+/// since 1.6 what the socket holds, read without waiting; at the end of
+/// the first result set, the rest of a multi-result answer is waited for,
+/// not read (`*waits`). Any other streaming row set (a prepared
 /// statement's, or a TLS session's) cannot tell, and says `*waits` for
 /// every row. Lets a caller that must stay responsive (a Go goroutine
-/// under a context that can end) hand only real waits to another thread.
-/// Same rules as `staunch_rows_fetch` otherwise.
+/// under a context that can end) hand only real waits to another thread,
+/// or wait for the socket itself (`staunch_rows_wait_fd`). Same rules as
+/// `staunch_rows_fetch` otherwise.
 #[no_mangle]
 pub extern "C" fn staunch_rows_fetch_ready(
     rows: *mut staunch_rows,
@@ -769,6 +771,44 @@ pub extern "C" fn staunch_rows_fetch_ready(
         let (n, w) = unsafe { fetch(r, values, capacity, false, "staunch_rows_fetch_ready") }?;
         n_out.set(n);
         waits_out.set(w);
+        Ok(())
+    })
+}
+
+/// The socket to wait on when `staunch_rows_fetch_ready` said `*waits`:
+/// `*fd` receives it while the rest of the row set's first result set
+/// arrives on it and the next row's bytes have not all arrived (wait until
+/// it is readable with poll or epoll, then call `staunch_rows_fetch_ready`
+/// again), -1 when a socket would not do (a buffered row set, its first
+/// set read, a stream the protocol layer does not read, or a row that
+/// arrives in packets of 16 MiB: then wait with `staunch_rows_fetch`);
+/// `*conn_id` the pool-wide number of its connection (`staunch_conn_id`),
+/// a key for what a caller keeps per socket (the fd's number may be reused
+/// after the connection closes; the connection's number never is), 0 with
+/// -1. Ask again before each wait: the answer changes as rows are read.
+/// The fd is only to wait on: never read, written, closed or changed. A
+/// wait on it is not a statement's wait: the statement's time limit and
+/// liveness check count only while a staunch call waits, so bound it (a
+/// timeout, then `staunch_rows_fetch`). Never blocks; one thread at a
+/// time per row set. Since 1.6.
+#[no_mangle]
+pub extern "C" fn staunch_rows_wait_fd(
+    rows: *mut staunch_rows,
+    fd: *mut c_int,
+    conn_id: *mut u64,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live row set used by one thread (contract).
+        let r = unsafe { arg_mut(rows, "rows") }?;
+        let fd = Out::new(fd, "fd")?;
+        let conn_id = Out::new(conn_id, "conn_id")?;
+        let (f, id) = match &mut r.source {
+            Source::Streaming(s) => s.wait_fd().unwrap_or((-1, 0)),
+            Source::Buffered(_) => (-1, 0),
+        };
+        fd.set(f);
+        conn_id.set(id);
         Ok(())
     })
 }

@@ -116,6 +116,20 @@ impl Stream {
         }
     }
 
+    /// The socket to wait on before the next read that may not wait, and
+    /// the pool-wide number of its connection (see
+    /// `PooledConn::wire_wait_fd`); None when only a read that waits can go
+    /// on (the crate reads the answer, or see there).
+    pub(crate) fn wait_fd(&mut self) -> Option<(std::os::fd::RawFd, u64)> {
+        match &mut self.0 {
+            Inner::Wire(s) if !s.first_done => {
+                let conn = s.conn.as_mut()?;
+                Some((conn.wire_wait_fd()?, conn.id()))
+            }
+            Inner::Wire(_) | Inner::Crate(_) => None,
+        }
+    }
+
     /// What the packet that ended the first set said (warnings, the info
     /// string), once, when known.
     pub(crate) fn take_end(&mut self) -> Option<(u16, Info)> {

@@ -76,7 +76,7 @@ mod text;
 
 pub use error::{ServerError, WireError};
 pub use handshake::{Greeting, Login};
-pub use packet::{Framer, MAX_CHUNK};
+pub use packet::{Framer, ReadNow, MAX_CHUNK};
 pub use parse::{caps, status, EofInfo, OkInfo};
 pub use stream::{Stream, Tls};
 pub use text::{Cells, ColumnDef, Columns, Next, Response, TextRow};

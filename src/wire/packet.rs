@@ -122,11 +122,34 @@ impl<S: Read + Write> Framer<S> {
     /// Whether the next packet has arrived whole (a packet of one chunk,
     /// every byte of it read): reading it then waits for nothing.
     pub fn next_packet_buffered(&self) -> bool {
-        let h = &self.buf[self.start..self.end];
-        h.len() >= 4 && {
-            let len = h[0] as usize | (h[1] as usize) << 8 | (h[2] as usize) << 16;
-            len < MAX_CHUNK && h.len() >= 4 + len
+        self.missing() == 0 && self.next_len() < MAX_CHUNK
+    }
+
+    /// Whether the next packet's first chunk lacks bytes that have not
+    /// arrived in the buffer: a socket to wait on for them is then worth
+    /// waiting on (a packet of several chunks whose first chunk is whole
+    /// is not: reading it may wait, but not for this chunk).
+    pub fn needs_input(&self) -> bool {
+        self.missing() > 0
+    }
+
+    /// The bytes the buffer lacks of the next packet's first chunk (its
+    /// header, then its payload).
+    fn missing(&self) -> usize {
+        let have = self.end - self.start;
+        if have < 4 {
+            return 4 - have;
         }
+        (4 + self.next_len()).saturating_sub(have)
+    }
+
+    /// The next chunk's payload length (its header is in the buffer).
+    fn next_len(&self) -> usize {
+        let h = &self.buf[self.start..self.end];
+        if h.len() < 4 {
+            return 0;
+        }
+        h[0] as usize | (h[1] as usize) << 8 | (h[2] as usize) << 16
     }
 
     /// Sends one command: `cmd` and its payload, as the first packet of a
@@ -259,22 +282,7 @@ impl<S: Read + Write> Framer<S> {
     #[inline(never)]
     fn fill_slow(&mut self, n: usize) -> Result<(), WireError> {
         while self.end - self.start < n {
-            if self.start == self.end {
-                self.start = 0;
-                self.end = 0;
-            }
-            if self.buf.len() - self.start < n.max(READ_SIZE) {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-                let want = n.max(READ_SIZE);
-                if self.buf.len() < want {
-                    let grown = want
-                        .max(self.buf.len().saturating_mul(2))
-                        .min(want.max(RETAIN));
-                    self.buf.resize(grown, 0);
-                }
-            }
+            self.room(n);
             match self.stream.read(&mut self.buf[self.end..]) {
                 Ok(0) => {
                     return Err(WireError::Io(io::Error::new(
@@ -290,6 +298,27 @@ impl<S: Read + Write> Framer<S> {
         Ok(())
     }
 
+    /// Makes room after the unread bytes for a read that brings them to
+    /// `n` (and for at least [`READ_SIZE`] bytes).
+    fn room(&mut self, n: usize) {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
+        if self.buf.len() - self.start < n.max(READ_SIZE) {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            let want = n.max(READ_SIZE);
+            if self.buf.len() < want {
+                let grown = want
+                    .max(self.buf.len().saturating_mul(2))
+                    .min(want.max(RETAIN));
+                self.buf.resize(grown, 0);
+            }
+        }
+    }
+
     /// Between commands: buffers that a large packet grew past [`RETAIN`]
     /// go back to the allocator.
     fn give_back(&mut self) {
@@ -303,6 +332,48 @@ impl<S: Read + Write> Framer<S> {
         }
         if self.out.capacity() > RETAIN {
             self.out = Vec::new();
+        }
+    }
+}
+
+/// A stream that can be read without waiting: what has arrived, or
+/// `WouldBlock` at once when nothing has (for a socket: `recv` with
+/// `MSG_DONTWAIT`). The caller implements it for its stream; this layer
+/// makes no system call of its own.
+pub trait ReadNow {
+    /// Reads what has arrived into `buf` without waiting: the count (0:
+    /// the peer closed), or `WouldBlock` when nothing is there.
+    fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize>;
+}
+
+impl<S: Read + Write + ReadNow> Framer<S> {
+    /// Reads what has arrived without waiting for more (one
+    /// [`ReadNow::read_now`] into the read buffer), when the next packet's
+    /// first chunk is not whole in it ([`Framer::needs_input`]). True when
+    /// bytes came, false when none had. The stream closed or in error is an
+    /// error, as a read that waits would find it.
+    pub fn read_arrived(&mut self) -> Result<bool, WireError> {
+        let missing = self.missing();
+        if missing == 0 {
+            return Ok(false);
+        }
+        self.room(self.end - self.start + missing);
+        loop {
+            match self.stream.read_now(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    return Err(WireError::Io(io::Error::new(
+                        ErrorKind::UnexpectedEof,
+                        "the server closed the connection",
+                    )))
+                }
+                Ok(got) => {
+                    self.end += got;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => return Err(WireError::Io(e)),
+            }
         }
     }
 }
@@ -378,6 +449,76 @@ mod tests {
             assert_eq!(f.read_packet().unwrap(), &big[..]);
             assert!(!f.has_buffered_input());
         }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "a socket pair: system calls Miri does not run")]
+    fn read_arrived_takes_what_came_and_never_waits() {
+        use std::os::unix::net::UnixStream;
+        /// A socket read without waiting the way std allows it.
+        struct Sock(UnixStream);
+        impl Read for Sock {
+            fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+                self.0.read(b)
+            }
+        }
+        impl Write for Sock {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.0.write(b)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        impl ReadNow for Sock {
+            fn read_now(&mut self, b: &mut [u8]) -> io::Result<usize> {
+                self.0.set_nonblocking(true)?;
+                let got = self.0.read(b);
+                self.0.set_nonblocking(false)?;
+                got
+            }
+        }
+        let (mine, mut server) = UnixStream::pair().unwrap();
+        let mut f = Framer::new(Sock(mine), 0);
+        f.seq = 1;
+        // Nothing yet: the header is missing, and the read does not wait.
+        assert!(f.needs_input());
+        assert!(!f.read_arrived().unwrap());
+        // Half a packet: read in, not whole, more still needed.
+        let p = packet(1, b"hello, world");
+        server.write_all(&p[..7]).unwrap();
+        assert!(f.read_arrived().unwrap());
+        assert!(f.needs_input() && !f.next_packet_buffered());
+        assert!(!f.read_arrived().unwrap());
+        // The rest, and the start of the next: the first is whole.
+        let mut rest = p[7..].to_vec();
+        rest.extend(&packet(2, b"next")[..2]);
+        server.write_all(&rest).unwrap();
+        assert!(f.read_arrived().unwrap());
+        assert!(f.next_packet_buffered() && !f.needs_input());
+        // A whole packet waiting: nothing is read.
+        assert!(!f.read_arrived().unwrap());
+        assert_eq!(f.read_packet().unwrap(), b"hello, world");
+        assert!(f.needs_input());
+        // The peer gone: an error, as a read that waits would find.
+        drop(server);
+        let e = f.read_arrived().unwrap_err();
+        assert!(e.to_string().contains("closed"), "{e}");
+    }
+
+    #[test]
+    fn a_multi_chunk_header_is_not_input_to_wait_for() {
+        // A chunk of MAX_CHUNK bytes is followed by another; its header and
+        // payload in the buffer, it is not "buffered" (reading it may wait
+        // for the next chunk) but it does not need input either.
+        let mut f = framer(Vec::new(), 1);
+        f.buf = vec![0xff, 0xff, 0xff, 0];
+        f.buf.resize(4 + MAX_CHUNK, 1);
+        f.end = f.buf.len();
+        assert!(!f.next_packet_buffered());
+        assert!(!f.needs_input());
+        f.end -= 1;
+        assert!(f.needs_input());
     }
 
     #[test]
