@@ -1,12 +1,14 @@
 package staunch
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // poller lets a goroutine wait for a statement's answer in Go's netpoller
@@ -87,15 +89,52 @@ func (pl *poller) wait(id uint64, fd int) bool {
 		return false
 	}
 	pollerWaits.Add(1)
-	// Checked before each park, the first included: RawRead resets the
-	// netpoller's readiness first, so an answer that arrived before it
-	// left no edge to wait for.
-	err := cp.raw.Read(func(efd uintptr) bool {
+	err := cp.park()
+	pl.put(cp)
+	return err == nil
+}
+
+// park parks the goroutine until the connection's socket is readable (or
+// the instance's read deadline passes: an error). The socket is checked
+// before each park, the first included: RawRead resets the netpoller's
+// readiness first, so an answer that arrived before it left no edge to
+// wait for.
+func (cp *connPoll) park() error {
+	return cp.raw.Read(func(efd uintptr) bool {
 		n, err := syscall.EpollWait(int(efd), cp.evs[:], 0)
 		return n > 0 || (err != nil && err != syscall.EINTR)
 	})
+}
+
+// waitCtx is wait for a socket whose wait no staunch call bounds (a
+// streamed row's): it also ends when ctx ends or after bound, and is true
+// only when the socket became readable.
+func (pl *poller) waitCtx(ctx context.Context, id uint64, fd int, bound time.Duration) bool {
+	cp := pl.take(id, fd)
+	if cp == nil {
+		return false
+	}
+	pollerWaits.Add(1)
+	var err error
+	if cp.f.SetReadDeadline(time.Now().Add(bound)) == nil {
+		fired := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			defer close(fired)
+			cp.f.SetReadDeadline(time.Unix(1, 0)) // the past: the park ends now
+		})
+		err = cp.park()
+		if !stop() {
+			<-fired
+		}
+		// The instance is the connection's: its next wait starts unbounded.
+		if cp.f.SetReadDeadline(time.Time{}) != nil {
+			err = os.ErrClosed
+		}
+	} else {
+		err = os.ErrClosed
+	}
 	pl.put(cp)
-	return err == nil
+	return err == nil && ctx.Err() == nil
 }
 
 // take gives connection id's epoll instance, made (with fd in it) the

@@ -3,6 +3,9 @@ package staunch
 /*
 #include <stdlib.h>
 #include "staunch.h"
+staunch_status go_fetch_ready(staunch_rows *rows, staunch_value *values,
+                              size_t capacity, size_t *n_rows, bool *waits,
+                              int *fd, uint64_t *id, staunch_error **err);
 */
 import "C"
 
@@ -161,9 +164,18 @@ func (rs *Rows) Next() bool {
 	var err error
 	waits := C.bool(true)
 	if rs.ctx != nil && rs.ctx.Err() == nil {
-		// What has arrived is read here: only a real wait goes to
-		// call's goroutine (most answers arrive whole with their start).
-		st = C.staunch_rows_fetch_ready(r, buf, capacity, &got, &waits, &cerr)
+		// What has arrived is read here; a wait for more parks in the
+		// netpoller on the rows' socket (see waitReady); only a wait that
+		// cannot, or that lasts, goes to call's goroutine.
+		var fd C.int
+		var id C.uint64_t
+		for {
+			st = C.go_fetch_ready(r, buf, capacity, &got, &waits, &fd, &id, &cerr)
+			if st != C.STAUNCH_OK || got > 0 || !bool(waits) || fd < 0 || !rs.waitReady(uint64(id), int(fd)) {
+				break
+			}
+		}
+		// A context that ended meanwhile: call gives the rows up.
 	}
 	if waits && got == 0 && st == C.STAUNCH_OK {
 		st, cerr, err = rs.call("next", func(cerr **C.staunch_error) C.staunch_status {
@@ -185,6 +197,23 @@ func (rs *Rows) Next() bool {
 	}
 	rs.n, rs.cur = int(got), 0
 	return true
+}
+
+// readyWait bounds a wait for a streamed row in the netpoller: a wait on
+// the socket is not one the library bounds (its statement clock runs only
+// inside its calls), so past this the wait goes on in staunch_rows_fetch,
+// which cuts off a server that stopped answering.
+const readyWait = time.Second
+
+// waitReady parks the goroutine in the netpoller until the rows' socket fd
+// (of connection id) is readable, the context ends, or readyWait passes;
+// true only for the first. False also when there is no poller to wait in.
+func (rs *Rows) waitReady(id uint64, fd int) bool {
+	if rs.conn == nil || rs.conn.pool == nil {
+		return false
+	}
+	pl := rs.conn.pool.poller()
+	return pl != nil && pl.waitCtx(rs.ctx, id, fd, readyWait)
 }
 
 // callResult is what a blocking call on a row set returned.

@@ -69,3 +69,20 @@ staunch_status go_recv_free(staunch_conn *conn, staunch_rows **out,
     staunch_conn_free(conn);
     return st;
 }
+
+// Reads the rows of rows that have arrived (staunch_rows_fetch_ready) and,
+// when none had and the next must be waited for, gives the socket to wait
+// on (staunch_rows_wait_fd; *fd -1: wait in staunch_rows_fetch instead).
+// One cgo call.
+staunch_status go_fetch_ready(staunch_rows *rows, staunch_value *values,
+                              size_t capacity, size_t *n_rows, bool *waits,
+                              int *fd, uint64_t *id, staunch_error **err) {
+    *fd = -1;
+    *id = 0;
+    staunch_status st = staunch_rows_fetch_ready(rows, values, capacity,
+                                                 n_rows, waits, err);
+    if (st == STAUNCH_OK && *waits && *n_rows == 0) {
+        st = staunch_rows_wait_fd(rows, fd, id, err);
+    }
+    return st;
+}

@@ -234,3 +234,82 @@ func Test_sql_streaming_next_returns_when_ctx_cancelled(t *testing.T) {
 		})
 	}
 }
+
+// A streamed answer read under a context that can end waits for its rows
+// in Go's netpoller, on the rows' socket (staunch_rows_wait_fd), not in a
+// thread: every row arrives, in order. A wait there is bounded even when
+// the context never ends: a server frozen mid-answer is cut off by the
+// statement's own bound (query_timeout + 1 s, once the wait moves into the
+// library after readyWait, 1 s), and the pool's next connection works.
+func Test_sql_streamed_rows_wait_in_the_netpoller(t *testing.T) {
+	p, db := openDB(t, "max_size=1&query_timeout=500ms")
+	db.SetMaxOpenConns(1)
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+
+	// Rows of 20 kB (past the server's 16 kB net buffer: they leave as
+	// they are made), a pause of 50 ms every 50 rows: the reader runs out.
+	before := staunch.PollerWaits()
+	rows, err := db.QueryContext(ctx, "SELECT seq, REPEAT('x', 20000), IF(seq % 50 = 0, SLEEP(0.05), 0) FROM seq_1_to_300")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64(1)
+	for rows.Next() {
+		var seq, slept int64
+		var s string
+		if err := rows.Scan(&seq, &s, &slept); err != nil {
+			t.Fatal(err)
+		}
+		if seq != want || len(s) != 20000 {
+			t.Fatalf("row %d: seq %d, %d bytes", want, seq, len(s))
+		}
+		want++
+	}
+	if err := rows.Err(); err != nil || want != 301 {
+		t.Fatalf("%d rows: %v", want-1, err)
+	}
+	waits := staunch.PollerWaits() - before
+	t.Logf("300 rows with 6 pauses: %d waits in the netpoller", waits)
+	if waits == 0 {
+		t.Fatal("no wait for a row went through the netpoller")
+	}
+
+	// Frozen after the first rows; the context never ends.
+	rows, err = db.QueryContext(ctx, "SELECT seq, REPEAT('y', 1000) FROM seq_1_to_3000000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	thawed := false
+	defer func() {
+		if !thawed {
+			kit.Must(t, "thaw")
+		}
+	}()
+	kit.Must(t, "freeze")
+	frozen := time.Now()
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	took := time.Since(frozen)
+	kit.Must(t, "thaw")
+	thawed = true
+	err = rows.Err()
+	t.Logf("frozen: %d rows, then %v after %v", n, err, took)
+	if !errors.Is(err, staunch.ErrStatementTimeout) && !errors.Is(err, staunch.ErrServerUnresponsive) {
+		t.Fatalf("a wait on a frozen server ended with %v", err)
+	}
+	// readyWait, then the statement's bound (0.5 s + 1 s of grace).
+	if took > 3*time.Second+slack() {
+		t.Fatalf("a wait on a frozen server lasted %v", took)
+	}
+	rows.Close()
+	var v int
+	if err := db.QueryRowContext(ctx, "SELECT 9").Scan(&v); err != nil || v != 9 {
+		t.Fatalf("after the cut: %d %v", v, err)
+	}
+	if s := p.Stat(); s.InUse != 0 {
+		t.Fatalf("%d connections still borrowed", s.InUse)
+	}
+}
