@@ -575,8 +575,10 @@ pub(crate) struct Set {
     /// The server's info string ("Rows matched: 1 Changed: 1 ..."),
     /// NUL-terminated.
     pub(crate) info: Info,
-    /// The rows not read yet (sets read whole only).
-    pub(crate) rows: VecDeque<Vec<Cell>>,
+    /// The rows (sets read whole only), one after another in one vector:
+    /// `columns.len()` cells each. One allocation for them all, not one
+    /// per row, and read in order from contiguous memory.
+    pub(crate) cells: Vec<Cell>,
     /// The number of rows the set had (sets read whole only).
     pub(crate) count: u64,
 }
@@ -589,7 +591,7 @@ impl Set {
             last_insert_id: 0,
             warnings: 0,
             info: info_of(b""),
-            rows: VecDeque::new(),
+            cells: Vec::new(),
             count: 0,
         }
     }
@@ -628,9 +630,9 @@ pub(crate) fn collect_rest<P: Protocol>(
         set.info = info_of(rs.info_ref());
         for row in rs.by_ref() {
             let values = row?.unwrap();
-            set.rows.push_back(cells(values, &set.columns, text));
+            push_cells(&mut set.cells, values, &set.columns, text);
+            set.count += 1;
         }
-        set.count = set.rows.len() as u64;
         sets.push_back(set);
     }
     Ok(sets)
@@ -676,13 +678,15 @@ pub(crate) fn collect_wire_from<S: std::io::Read + std::io::Write>(
                 set.columns = wire_columns(defs)?;
                 loop {
                     match f.next_row()? {
-                        Next::Row(row) => set.rows.push_back(wire_cells(row, &set.columns)),
+                        Next::Row(row) => {
+                            push_wire_cells(&mut set.cells, row, &set.columns);
+                            set.count += 1;
+                        }
                         Next::End(end) => break end,
                     }
                 }
             }
         };
-        set.count = set.rows.len() as u64;
         set.ended_by(&end);
         sets.push_back(set);
         if end.status & status::MORE_RESULTS_EXISTS == 0 {
@@ -701,15 +705,13 @@ pub(crate) fn wire_columns(defs: &Columns) -> Result<Vec<Col>, WireError> {
     Ok(columns)
 }
 
-/// The cells of a row the protocol layer read, typed by `columns`.
-pub(crate) fn wire_cells(row: TextRow<'_>, columns: &[Col]) -> Vec<Cell> {
-    row.cells()
-        .zip(columns)
-        .map(|(cell, col)| match cell {
-            None => Cell::Null,
-            Some(b) => Cell::from_text_slice(b, col.kind),
-        })
-        .collect()
+/// Appends the cells of a row the protocol layer read to `out`, typed by
+/// `columns`.
+pub(crate) fn push_wire_cells(out: &mut Vec<Cell>, row: TextRow<'_>, columns: &[Col]) {
+    out.extend(row.cells().zip(columns).map(|(cell, col)| match cell {
+        None => Cell::Null,
+        Some(b) => Cell::from_text_slice(b, col.kind),
+    }));
 }
 
 impl Set {
@@ -722,19 +724,15 @@ impl Set {
     }
 }
 
-/// The cells of one row.
-pub(crate) fn cells(values: Vec<Value>, columns: &[Col], text: bool) -> Vec<Cell> {
-    values
-        .into_iter()
-        .zip(columns)
-        .map(|(v, c)| {
-            if text {
-                Cell::from_text(v, c.kind)
-            } else {
-                Cell::from_value(v)
-            }
-        })
-        .collect()
+/// Appends the cells of one row to `out`.
+pub(crate) fn push_cells(out: &mut Vec<Cell>, values: Vec<Value>, columns: &[Col], text: bool) {
+    out.extend(values.into_iter().zip(columns).map(|(v, c)| {
+        if text {
+            Cell::from_text(v, c.kind)
+        } else {
+            Cell::from_value(v)
+        }
+    }));
 }
 
 #[cfg(test)]

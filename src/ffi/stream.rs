@@ -19,7 +19,9 @@ use std::collections::VecDeque;
 use mysql::prelude::{Protocol, Queryable};
 use mysql::{Binary, Params, QueryResult, Statement, Text};
 
-use crate::client::answer::{cells, collect_rest, info_of, wire_cells, Cell, Col, Info, Set};
+use crate::client::answer::{
+    collect_rest, info_of, push_cells, push_wire_cells, Cell, Col, Info, Set,
+};
 use crate::client::{MysqlConnector, PooledConn, WireRow, WireStart};
 use crate::error::Error;
 use crate::pool::StatementClock;
@@ -99,7 +101,8 @@ impl Stream {
         }
     }
 
-    /// The next row of the first result set, or its end. At the end the
+    /// The next row of the first result set (its cells appended to `out`),
+    /// or its end. At the end the
     /// rest of the answer is read (whole: a `CALL`'s other sets) and the
     /// connection given back, so that it is free as soon as the rows are
     /// read. An error ends the stream (and breaks the connection when it
@@ -107,10 +110,15 @@ impl Stream {
     /// where the next row (or the rest of the answer after the first set)
     /// has not arrived, or where the crate reads the answer (which cannot
     /// tell).
-    pub(crate) fn fetch(&mut self, columns: &[Col], wait: bool) -> Result<Fetched, Error> {
+    pub(crate) fn fetch(
+        &mut self,
+        columns: &[Col],
+        wait: bool,
+        out: &mut Vec<Cell>,
+    ) -> Result<Fetched, Error> {
         match &mut self.0 {
-            Inner::Wire(s) => s.fetch(columns, wait),
-            Inner::Crate(s) if wait => s.next_row(columns).map(Fetched::of),
+            Inner::Wire(s) => s.fetch(columns, wait, out),
+            Inner::Crate(s) if wait => s.next_row(columns, out).map(Fetched::of),
             Inner::Crate(s) if s.first_done => Ok(Fetched::End),
             Inner::Crate(_) => Ok(Fetched::Waits),
         }
@@ -145,7 +153,10 @@ impl Stream {
         match &mut self.0 {
             Inner::Wire(s) => s.finish(),
             Inner::Crate(s) => {
-                while s.next_row(columns)?.is_some() {}
+                let mut skipped = Vec::new();
+                while s.next_row(columns, &mut skipped)? {
+                    skipped.clear();
+                }
                 Ok(std::mem::take(&mut s.rest))
             }
         }
@@ -154,7 +165,8 @@ impl Stream {
 
 /// What a read of the next row found.
 pub(crate) enum Fetched {
-    Row(Vec<Cell>),
+    /// A row: its cells were appended to the caller's vector.
+    Row,
     /// The end of the first result set.
     End,
     /// The next row has not arrived (a read that may not wait).
@@ -162,15 +174,12 @@ pub(crate) enum Fetched {
 }
 
 impl Fetched {
-    pub(crate) fn of(row: Option<Vec<Cell>>) -> Fetched {
-        row.map_or(Fetched::End, Fetched::Row)
-    }
-
-    /// Of a read that waited (which never finds `Waits`).
-    pub(crate) fn into_row(self) -> Option<Vec<Cell>> {
-        match self {
-            Fetched::Row(row) => Some(row),
-            Fetched::End | Fetched::Waits => None,
+    /// Of a read that found a row or not.
+    pub(crate) fn of(row: bool) -> Fetched {
+        if row {
+            Fetched::Row
+        } else {
+            Fetched::End
         }
     }
 }
@@ -221,15 +230,20 @@ impl WireStream {
     /// The next row of the first result set, waiting for it or not; at
     /// the set's end the rest of the answer is read and the connection
     /// given back.
-    fn fetch(&mut self, columns: &[Col], wait: bool) -> Result<Fetched, Error> {
+    fn fetch(
+        &mut self,
+        columns: &[Col],
+        wait: bool,
+        out: &mut Vec<Cell>,
+    ) -> Result<Fetched, Error> {
         if self.first_done {
             return Ok(Fetched::End);
         }
         let Some(conn) = self.conn.as_mut() else {
             return Ok(Fetched::End);
         };
-        match conn.next_wire_row(wait, |row| wire_cells(row, columns)) {
-            Ok(WireRow::Row(row)) => Ok(Fetched::Row(row)),
+        match conn.next_wire_row(wait, |row| push_wire_cells(out, row, columns)) {
+            Ok(WireRow::Row(())) => Ok(Fetched::Row),
             Ok(WireRow::Waits) => Ok(Fetched::Waits),
             Ok(WireRow::End) => self.end_first().map(|()| Fetched::End),
             Err(e) => {
@@ -393,14 +407,15 @@ impl CrateStream {
         set
     }
 
-    /// The next row of the first result set, or None at its end. At the
+    /// The next row of the first result set, its cells appended to `out`
+    /// (true), or false at its end. At the
     /// end the rest of the answer is read (whole: a `CALL`'s other sets)
     /// and the connection given back, so that it is free as soon as the
     /// rows are read. An error ends the stream (and breaks the connection
     /// when it may have left part of the answer unread).
-    fn next_row(&mut self, columns: &[Col]) -> Result<Option<Vec<Cell>>, Error> {
+    fn next_row(&mut self, columns: &[Col], out: &mut Vec<Cell>) -> Result<bool, Error> {
         if self.first_done {
-            return Ok(None);
+            return Ok(false);
         }
         // The crate cannot tell whether a read will wait: each read is
         // timed, as a wait for the server would be.
@@ -413,7 +428,10 @@ impl CrateStream {
         };
         self.time(false);
         match row {
-            Some(Ok(row)) => Ok(Some(cells(row.unwrap(), columns, text))),
+            Some(Ok(row)) => {
+                push_cells(out, row.unwrap(), columns, text);
+                Ok(true)
+            }
             Some(Err(e)) => {
                 self.first_done = true;
                 let e = self.give_back_failed(e);
@@ -440,7 +458,7 @@ impl CrateStream {
                     Ok(sets) => {
                         self.rest = sets;
                         self.give_back();
-                        Ok(None)
+                        Ok(false)
                     }
                     Err(e) => {
                         let e = self.give_back_failed(e);
