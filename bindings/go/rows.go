@@ -151,11 +151,11 @@ func (rs *Rows) Next() bool {
 		} else if uint64(total) < rowsPerFetch {
 			rs.batch = max(int(total), 1)
 		}
-		rs.vals = make([]C.staunch_value, rs.batch*rs.ncol)
+		rs.vals = valueBuffer(rs.batch * rs.ncol)
 	} else if rs.n == rs.batch && rs.batch < rowsPerFetch {
 		// The last fetch filled the buffer: more rows are likely.
 		rs.batch = min(rs.batch*4, rowsPerFetch)
-		rs.vals = make([]C.staunch_value, rs.batch*rs.ncol)
+		rs.vals = valueBuffer(rs.batch * rs.ncol)
 	}
 	var got C.size_t
 	r, buf, capacity := rs.r, &rs.vals[0], C.size_t(rs.batch*rs.ncol)
@@ -214,6 +214,35 @@ func (rs *Rows) waitReady(id uint64, fd int) bool {
 	}
 	pl := rs.conn.pool.poller()
 	return pl != nil && pl.waitCtx(rs.ctx, id, fd, readyWait)
+}
+
+// valueBuffer makes a fetch buffer of n values in memory the garbage
+// collector knows holds no Go pointer (it is allocated as words): cgo's
+// pointer check of each fetch call then stops at once, where for a
+// []C.staunch_value, whose ptr field is a pointer, it walked the whole
+// buffer (96 bytes a value, 1,024 values a fetch) looking for Go pointers.
+// The values' pointers are C's (into the row set), which the collector
+// must not follow anyway.
+func valueBuffer(n int) []C.staunch_value {
+	const words = unsafe.Sizeof(C.staunch_value{}) / 8
+	// Whole words, aligned as words (does not compile otherwise).
+	_ = [1]struct{}{}[unsafe.Sizeof(C.staunch_value{})%8+unsafe.Alignof(C.staunch_value{})/16]
+	b := make([]uint64, n*int(words))
+	return unsafe.Slice((*C.staunch_value)(unsafe.Pointer(&b[0])), n)
+}
+
+// assignPtr assigns v to *d: nil for NULL, else a new T holding it.
+func assignPtr[T any](d **T, v *C.staunch_value) error {
+	if v._type == C.STAUNCH_COLUMN_NULL {
+		*d = nil
+		return nil
+	}
+	x := new(T)
+	if err := assign(x, v); err != nil {
+		return err
+	}
+	*d = x
+	return nil
 }
 
 // callResult is what a blocking call on a row set returned.
@@ -857,6 +886,22 @@ func assign(dest any, v *C.staunch_value) error {
 		return nil
 	case sql.Scanner:
 		return d.Scan(driverValue(v))
+	// The usual nullable destinations without reflect (the general case
+	// below handles every pointer to a pointer the same way).
+	case **int64:
+		return assignPtr(d, v)
+	case **int:
+		return assignPtr(d, v)
+	case **uint64:
+		return assignPtr(d, v)
+	case **float64:
+		return assignPtr(d, v)
+	case **string:
+		return assignPtr(d, v)
+	case **bool:
+		return assignPtr(d, v)
+	case **time.Time:
+		return assignPtr(d, v)
 	}
 	rv := reflect.ValueOf(dest)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {

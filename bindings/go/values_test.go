@@ -13,8 +13,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	staunch "github.com/staunch-db/staunch/bindings/go"
 )
@@ -474,4 +476,50 @@ func sqlInt64s(t testing.TB, db *sql.DB, q string, args ...any) []int64 {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// Nullable destinations, a pointer to a pointer: nil for NULL, else a new
+// value, for the kinds read without reflect (**int64, **int, **uint64,
+// **float64, **string, **bool, **time.Time) and for another (**int32, the
+// general way); a value that cannot convert is an error, and the
+// destination keeps what it had.
+func Test_scan_into_pointers_to_pointers(t *testing.T) {
+	p := openPool(t, "")
+	var (
+		pi  *int64
+		pn  *int
+		pu  *uint64
+		pf  *float64
+		ps  *string
+		pb  *bool
+		pt  *time.Time
+		p32 *int32
+	)
+	dests := []any{&pi, &pn, &pu, &pf, &ps, &pb, &pt, &p32}
+	err := p.QueryRow(bg, "SELECT -5, 7, CAST(18446744073709551615 AS UNSIGNED), 2.5e0, 'héllo', 1, TIMESTAMP '2020-01-02 03:04:05', 9").Scan(dests...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	when := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if pi == nil || *pi != -5 || pn == nil || *pn != 7 || pu == nil || *pu != math.MaxUint64 ||
+		pf == nil || *pf != 2.5 || ps == nil || *ps != "héllo" || pb == nil || !*pb ||
+		pt == nil || !pt.Equal(when) || p32 == nil || *p32 != 9 {
+		t.Fatalf("values: %v %v %v %v %v %v %v %v", pi, pn, pu, pf, ps, pb, pt, p32)
+	}
+	err = p.QueryRow(bg, "SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL").Scan(dests...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pi != nil || pn != nil || pu != nil || pf != nil || ps != nil || pb != nil || pt != nil || p32 != nil {
+		t.Fatalf("NULLs: %v %v %v %v %v %v %v %v", pi, pn, pu, pf, ps, pb, pt, p32)
+	}
+	keep := int64(42)
+	pi = &keep
+	err = p.QueryRow(bg, "SELECT 'abc'").Scan(&pi)
+	if err == nil || !strings.Contains(err.Error(), "column 1") {
+		t.Fatalf("'abc' into **int64: %v", err)
+	}
+	if pi != &keep || keep != 42 {
+		t.Fatalf("the destination changed: %v", pi)
+	}
 }
