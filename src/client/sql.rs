@@ -105,7 +105,11 @@ pub struct Scan {
 
 /// Where the `?` placeholders of `sql` are (byte offsets), as the server
 /// lexes it under `lex`. Never fails: text that does not lex (an
-/// unterminated quote) is scanned to its end as the server would.
+/// unterminated quote) is scanned to its end as the server would. A NUL
+/// byte outside quotes and `/* */` comments (in the statement, or in a
+/// `#` or `-- ` comment, which it ends) ends the statement for the server's
+/// parser: nothing after it is scanned (MariaDB 10.11 prepares `SELECT
+/// 1;\0 ?` with no parameter, and refuses most other text with one).
 pub fn scan(sql: &str, lex: &Lexing) -> Scan {
     let b = sql.as_bytes();
     let mut out = Scan::default();
@@ -121,6 +125,9 @@ pub fn scan(sql: &str, lex: &Lexing) -> Scan {
     let mut semicolon = false;
     while i < b.len() {
         let c = b[i];
+        if c == 0 {
+            break;
+        }
         if semicolon && !c.is_ascii_whitespace() && !starts_comment(b, i) {
             out.several = true;
         }
@@ -178,11 +185,12 @@ fn is_dash_comment(b: &[u8], i: usize) -> bool {
             .map_or(true, |c| c.is_ascii_whitespace() || c.is_ascii_control())
 }
 
-/// The offset of the newline ending the line at `i` (or the end).
+/// The offset of the newline ending the line at `i` (or of a NUL byte,
+/// which ends the comment and the statement; or the end).
 fn line_end(b: &[u8], i: usize) -> usize {
     b[i..]
         .iter()
-        .position(|c| *c == b'\n')
+        .position(|c| *c == b'\n' || *c == 0)
         .map_or(b.len(), |p| i + p)
 }
 
@@ -593,6 +601,35 @@ mod tests {
         assert!(!scan("SELECT 1; -- end", &d).several);
         assert!(!scan("SELECT ';x'", &d).several);
         assert!(scan("SELECT 1; SELECT 2", &d).several);
+    }
+
+    /// A NUL byte ends the statement where the server's parser stops at it
+    /// (each case as MariaDB 10.11 prepared it, its parameter count from
+    /// COM_STMT_PREPARE; the random_sql_scanner fuzz run against a server
+    /// found the first): outside quotes, and in a `#` or `-- ` comment;
+    /// not in a quoted literal or a `/* */` comment.
+    #[test]
+    fn a_nul_byte_ends_the_statement_as_the_server_reads_it() {
+        let d = lex(false, false);
+        for (sql, want) in [
+            ("SELECT 1;\0 ?", 0),
+            ("SELECT 1; # x\0 ?", 0),
+            ("SELECT 1; -- x\0 ?", 0),
+            ("SELECT 1; /* \0 ? */", 0),
+            ("SELECT 1 /* ? \0 */ + ?", 1),
+            ("SELECT '?\0?', ?", 1),
+            ("SELECT \"?\0?\", ?", 1),
+            ("SELECT ? ;\0", 1),
+            ("SELECT ?; \0 ?", 1),
+        ] {
+            assert_eq!(count(sql, d), want, "{sql:?}");
+            assert!(!scan(sql, &d).several, "{sql:?}");
+        }
+        let n = lex(true, false);
+        assert_eq!(
+            count("SELECT '\\';--\t ?\0', 1 # \n+ ?, 1 /*x/*M!?\\\\*/ + ?", n),
+            0
+        );
     }
 
     #[test]
