@@ -507,6 +507,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "a 16 MiB buffer: minutes under Miri")]
     fn a_multi_chunk_header_is_not_input_to_wait_for() {
         // A chunk of MAX_CHUNK bytes is followed by another; its header and
         // payload in the buffer, it is not "buffered" (reading it may wait
