@@ -83,15 +83,39 @@ func (pl *poller) leave() { pl.inflight.Add(-1) }
 // statement apart) is readable. False when it could not wait (the poller is
 // closed, or an epoll instance could not be made): the answer's receive
 // then waits in its thread.
-func (pl *poller) wait(id uint64, fd int) bool {
+func (pl *poller) wait(id uint64, fd int) bool { return pl.waitCtx(nil, id, fd, 0) }
+
+// waitCtx is wait that also ends after bound and when ctx ends (for a
+// socket whose wait no staunch call bounds: a streamed row's); true only
+// when the socket became readable. bound 0 (ctx then unused): no bound.
+func (pl *poller) waitCtx(ctx context.Context, id uint64, fd int, bound time.Duration) bool {
 	cp := pl.take(id, fd)
 	if cp == nil {
 		return false
 	}
+	defer pl.put(cp)
 	pollerWaits.Add(1)
+	if bound == 0 {
+		return cp.park() == nil
+	}
+	if cp.f.SetReadDeadline(time.Now().Add(bound)) != nil {
+		return false
+	}
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(fired)
+		cp.f.SetReadDeadline(time.Unix(1, 0)) // the past: the park ends now
+	})
 	err := cp.park()
-	pl.put(cp)
-	return err == nil
+	if !stop() {
+		<-fired
+	}
+	// The instance is the connection's: its next wait starts unbounded
+	// (setting a deadline fails only on a closed file).
+	if cp.f.SetReadDeadline(time.Time{}) != nil {
+		return false
+	}
+	return err == nil && ctx.Err() == nil
 }
 
 // park parks the goroutine until the connection's socket is readable (or
@@ -104,37 +128,6 @@ func (cp *connPoll) park() error {
 		n, err := syscall.EpollWait(int(efd), cp.evs[:], 0)
 		return n > 0 || (err != nil && err != syscall.EINTR)
 	})
-}
-
-// waitCtx is wait for a socket whose wait no staunch call bounds (a
-// streamed row's): it also ends when ctx ends or after bound, and is true
-// only when the socket became readable.
-func (pl *poller) waitCtx(ctx context.Context, id uint64, fd int, bound time.Duration) bool {
-	cp := pl.take(id, fd)
-	if cp == nil {
-		return false
-	}
-	pollerWaits.Add(1)
-	var err error
-	if cp.f.SetReadDeadline(time.Now().Add(bound)) == nil {
-		fired := make(chan struct{})
-		stop := context.AfterFunc(ctx, func() {
-			defer close(fired)
-			cp.f.SetReadDeadline(time.Unix(1, 0)) // the past: the park ends now
-		})
-		err = cp.park()
-		if !stop() {
-			<-fired
-		}
-		// The instance is the connection's: its next wait starts unbounded.
-		if cp.f.SetReadDeadline(time.Time{}) != nil {
-			err = os.ErrClosed
-		}
-	} else {
-		err = os.ErrClosed
-	}
-	pl.put(cp)
-	return err == nil && ctx.Err() == nil
 }
 
 // take gives connection id's epoll instance, made (with fd in it) the

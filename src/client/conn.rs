@@ -889,32 +889,22 @@ impl PooledConn {
         if let Some(end) = &open.first_end {
             return Ok(after_first(end, wait));
         }
-        let mut arrived = w.framer.next_packet_buffered();
-        let mut unread = None;
-        if !arrived && !wait {
+        let next = if w.framer.next_packet_buffered() {
+            w.framer.next_row()
+        } else if !wait {
             // What has reached the socket is read in without waiting.
             match w.framer.read_arrived() {
-                Ok(_) => arrived = w.framer.next_packet_buffered(),
-                Err(e) => unread = Some(e),
+                Ok(_) if w.framer.next_packet_buffered() => w.framer.next_row(),
+                Ok(_) => return Ok(WireRow::Waits),
+                Err(e) => Err(e),
             }
-            if !arrived && unread.is_none() {
-                return Ok(WireRow::Waits);
-            }
-        }
-        let next = match unread {
-            Some(e) => Err(e),
-            None => {
-                // A wait for the server is bounded as a statement is (the
-                // watchdog, the liveness check), from its start.
-                if !arrived {
-                    marks.note_statement(true);
-                }
-                let next = w.framer.next_row();
-                if !arrived {
-                    marks.note_statement(false);
-                }
-                next
-            }
+        } else {
+            // A wait for the server is bounded as a statement is (the
+            // watchdog, the liveness check), from its start.
+            marks.note_statement(true);
+            let next = w.framer.next_row();
+            marks.note_statement(false);
+            next
         };
         let failed = match next {
             Ok(Next::Row(row)) => return Ok(WireRow::Row(make(row))),
