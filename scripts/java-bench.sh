@@ -24,6 +24,9 @@
 # ratio is to HikariCP on the same JDK.
 #
 #   scripts/java-bench.sh [quick]    (quick: shorter iterations)
+#   scripts/java-bench.sh cpu        (GetSelectClose's CPU per operation: the client JVM's
+#                                     user and kernel time and the server's, from /proc, no
+#                                     profiler; scripts/jvm_cpu_per_op.py says how)
 #   STAUNCH_BENCH_JDKS="/usr/lib/jvm/temurin-25-jdk-amd64" scripts/java-bench.sh
 #   STAUNCH_BENCHES=Statements scripts/java-bench.sh quick
 #
@@ -90,6 +93,27 @@ runs() { # $1 = java home: prints "label method extra-jvm-flag" lines
 threads() { # $1 = benchmark class: the thread counts it runs at
   if [ "$1" = Statements ]; then echo 1; else echo 1 8; fi
 }
+# cpu: where GetSelectClose's CPU goes (scripts/jvm_cpu_per_op.py), per JDK,
+# thread count and contender, in STAUNCH_BENCH_ROUNDS rounds (default 2).
+if [ "${1:-}" = cpu ]; then
+  mpid=$(printf '%s' "$ready" | python3 -c 'import json,sys; print(json.load(sys.stdin)["servers"][0]["pid"])')
+  for r in $(seq "${STAUNCH_BENCH_ROUNDS:-2}"); do
+    specs=()
+    for jdk in $jdks; do
+      for t in 1 8; do
+        while read -r label method flag; do specs+=("$jdk:$label:$method:$flag:$t"); done < <(runs "$jdk")
+      done
+    done
+    echo "== round $r"
+    python3 scripts/jvm_cpu_per_op.py "$out/cpu-$r.json" "$cp" "$mpid" \
+      "--enable-native-access=ALL-UNNAMED -Dstaunch.library=$lib -Dstaunch.jni.library=$shim -Dstaunch.bench.port=$port" \
+      -- "${specs[@]}"
+  done
+  echo
+  python3 scripts/jvm_cpu_per_op.py --summary "$out"/cpu-*.json
+  rm -rf "$out"
+  exit 0
+fi
 for jdk in $jdks; do
   jv=$("$jdk/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
   echo "== JDK $jv ($jdk)"
