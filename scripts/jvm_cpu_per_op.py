@@ -16,11 +16,11 @@ The figures say how far any client could move the ratio. The server's work
 per operation is the same statement for every driver; the client's is its
 user CPU and its kernel time (staunch: one write and one read). The table's
 ceiling line is HikariCP + Connector/J's operation with no client user CPU
-at all and the least client kernel time measured among the contenders:
-where the cores are the limit (8 threads on this 2-core machine) the rate
-is at most total / (total - what that saves) times HikariCP's; at 1 thread
-the operation is a chain of waits (the idle column), and the same saving
-comes off its wall time.
+at all and the least client kernel time measured among the contenders.
+Where the cores are the limit (next to no idle time: 8 threads on this
+2-core machine) the rate is at most total / (total - what that saves) times
+HikariCP's; where they idle (1 thread) the operation is a chain of waits,
+and the same saving comes off its wall time.
 
   jvm_cpu_per_op.py JSON-OUT CLASSPATH MARIADB-PID JVM-ARGS -- JDK:LABEL:METHOD:FLAG:THREADS ...
   jvm_cpu_per_op.py --summary JSON ...     (the table, medians over the files' rounds)
@@ -29,6 +29,8 @@ comes off its wall time.
 import json
 import os
 import re
+import select
+import statistics
 import subprocess
 import sys
 import time
@@ -36,6 +38,9 @@ import time
 HZ = os.sysconf("SC_CLK_TCK")
 WARM_S, ITER_S = 3, 16  # JMH warm-up and measurement iteration
 SETTLE_S, WINDOW_S = 3, 10  # into the measurement: wait, then sample for
+START_BOUND_S = 120  # JVM start, JMH set-up and warm-up must fit in this
+# Idle below this share of the machine's time per operation: the cores are the limit.
+CPU_BOUND_IDLE = 0.1
 
 
 def read(path):
@@ -101,21 +106,29 @@ def one(cp, mariadbd, jvm_args, jdk, label, method, flag, threads):
         f"{jvm_args} {extra}".strip(),
     ]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    fork = fork_of(p.pid)
-    # JMH prints "Iteration   1: " when the measurement starts and the score
-    # on the same line when it ends: read raw bytes, not lines.
-    out = b""
-    while b"\nIteration   1:" not in out:
-        chunk = os.read(p.stdout.fileno(), 4096)
-        if not chunk:
-            raise RuntimeError(f"{label}: JMH ended before measuring:\n{out.decode(errors='replace')[-2000:]}")
-        out += chunk
-    time.sleep(SETTLE_S)
-    c0, s0, i0, t0 = proc_times(fork), proc_times(mariadbd), idle_seconds(), time.monotonic()
-    time.sleep(WINDOW_S)
-    c1, s1, i1, t1 = proc_times(fork), proc_times(mariadbd), idle_seconds(), time.monotonic()
-    out += p.stdout.read()
-    p.wait()
+    try:
+        fork = fork_of(p.pid)
+        # JMH prints "Iteration   1: " when the measurement starts and the score
+        # on the same line when it ends: read raw bytes, not lines.
+        out = b""
+        deadline = time.monotonic() + START_BOUND_S
+        while b"\nIteration   1:" not in out:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([p.stdout], [], [], left)[0]:
+                raise RuntimeError(f"{label}: JMH did not start measuring within {START_BOUND_S} s")
+            chunk = os.read(p.stdout.fileno(), 4096)
+            if not chunk:
+                raise RuntimeError(f"{label}: JMH ended before measuring:\n{out.decode(errors='replace')[-2000:]}")
+            out += chunk
+        time.sleep(SETTLE_S)
+        c0, s0, i0, t0 = proc_times(fork), proc_times(mariadbd), idle_seconds(), time.monotonic()
+        time.sleep(WINDOW_S)
+        c1, s1, i1, t1 = proc_times(fork), proc_times(mariadbd), idle_seconds(), time.monotonic()
+        out += p.communicate(timeout=ITER_S + 60)[0]
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     text = out.decode(errors="replace")
     m = re.search(r"^Iteration   1: ([0-9.]+) ops/ms", text, re.MULTILINE)
     if not m:
@@ -139,15 +152,14 @@ def one(cp, mariadbd, jvm_args, jdk, label, method, flag, threads):
 
 
 def summary(paths):
-    import statistics
-
     rows = [r for p in paths for r in json.loads(read(p))]
     keys = ("ops_per_ms", "client_user", "client_sys", "server_user", "server_sys", "idle")
     groups = {}
     for r in rows:
         groups.setdefault((r["jdk"], r["threads"]), {}).setdefault(r["label"], []).append(r)
-    print("µs per operation (medians over rounds); total = client + server CPU; with 2 cores and no idle")
-    print("time, total / 2 is the wall time per operation")
+    n = os.cpu_count()
+    print(f"µs per operation (medians over rounds); total = client + server CPU; (total + idle) / {n}")
+    print(f"is about the wall time per operation on this {n}-CPU machine")
     print()
     print(
         "| JDK | threads | contender | ops/ms | client user | client kernel "
@@ -169,17 +181,15 @@ def summary(paths):
             # The fastest any client could be: HikariCP + Connector/J's operation
             # with no client user CPU at all and the least client kernel time
             # measured here (staunch's one write and one read, where Connector/J
-            # also polls). CPU-bound (8 threads), the operation's CPU shrinks by
-            # that much; latency-bound (1 thread), its wall time does.
+            # also polls). Where the cores are the limit, the operation's CPU
+            # shrinks by that much; where they idle, its wall time does.
             saved = h["client_user"] + h["client_sys"] - min(m["client_sys"] for m in med.values())
-            if t == 1:
-                wall = 1000 / h["ops_per_ms"]
-                ceil = wall / (wall - saved)
-            else:
-                ceil = h["total"] / (h["total"] - saved)
+            cpu_bound = h["idle"] < CPU_BOUND_IDLE * (h["total"] + h["idle"])
+            base = h["total"] if cpu_bound else 1000 / h["ops_per_ms"]
+            ceil = base / (base - saved)
             print(
-                f"| | | ceiling: no client user CPU, least client kernel | {h['ops_per_ms'] * ceil:.2f} ({ceil:.3f}x) "
-                "| 0 | | | | | |"
+                f"| | | ceiling ({'CPU' if cpu_bound else 'wait'}-bound): no client user CPU, least client kernel "
+                f"| {h['ops_per_ms'] * ceil:.2f} ({ceil:.3f}x) | 0 | | | | | |"
             )
     print()
 
