@@ -17,6 +17,27 @@
 //! such a request plain `malloc`; the rest (rare: cache-padded cells, zero-size
 //! requests never reach an allocator) keeps the aligned calls.
 //!
+//! Blocks of [`BIG`] bytes and more (the `mysql` crate's two 4 MiB buffers
+//! per connection, and answers as large) get mappings of their own instead
+//! (`mmap`, `mremap`, `munmap`), marked `MADV_NOHUGEPAGE`. mimalloc keeps
+//! what is freed resident for a while and hands it out again, so the buffers
+//! of a connection that was replaced (see `client::CRATE_WALK_MAX`) came back
+//! as the new connection's with the old one's pages still resident: 1.1 MB
+//! per connection after each had carried one answer of that size, where a
+//! mapping of its own is returned at once and its successor starts with no
+//! page resident (benches/memory, issue 50). A huge page would also make the
+//! first byte a connection touches of a buffer cost 2 MiB. The syscalls are
+//! one `mmap` and one `munmap` per connection's buffer and per answer of 4
+//! MiB or more, whose own cost dwarfs them.
+//!
+//! mimalloc's `purge_delay` is set to 0 when the library loads (see
+//! [`set_options`]): memory a burst of answers freed goes back to the
+//! kernel at once instead of after mimalloc's delay, which only runs
+//! while the allocator is busy, so a pool that went quiet after N
+//! connections each read a 1 MB answer kept about 50 KB per connection
+//! resident (benches/memory). mimalloc's heaps are the library's alone (it
+//! does not replace the host's malloc), so this changes nothing outside it.
+//!
 //! Every allocation the library makes it also frees: nothing crosses the C
 //! boundary to be freed by the caller's allocator, or the other way round.
 #![allow(unsafe_code)]
@@ -33,6 +54,74 @@ fn plain(align: usize, size: usize) -> bool {
     align <= MIN_ALIGN && align <= size
 }
 
+/// Blocks this large, at an alignment a page meets, get a mapping of their
+/// own (see the module's comment).
+const BIG: usize = 4 * 1024 * 1024;
+
+/// A page's size on every Linux target this library builds for (mmap's
+/// alignment; `big` takes only alignments it meets).
+const PAGE: usize = 4096;
+
+#[inline]
+fn big(align: usize, size: usize) -> bool {
+    size >= BIG && align <= PAGE
+}
+
+/// `size` rounded up to whole pages (no overflow: `size` comes from a valid
+/// `Layout`, at most isize::MAX).
+#[inline]
+fn pages(size: usize) -> usize {
+    (size + PAGE - 1) & !(PAGE - 1)
+}
+
+/// A new mapping of `size` bytes (zeroed), or null.
+unsafe fn map(size: usize) -> *mut u8 {
+    // SAFETY: an anonymous private mapping at an address the kernel picks.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            pages(size),
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: p is the mapping just made, of that length. Advice only: a
+    // kernel without THP refuses it, and nothing depends on it.
+    unsafe { libc::madvise(p, pages(size), libc::MADV_NOHUGEPAGE) };
+    p as *mut u8
+}
+
+/// Gives back a mapping `map` made for `size` bytes.
+unsafe fn unmap(p: *mut u8, size: usize) {
+    // SAFETY: p and pages(size) are a whole mapping `map` made.
+    unsafe { libc::munmap(p as *mut c_void, pages(size)) };
+}
+
+/// `mi_option_purge_delay` in mimalloc 3's `mi_option_e` (mimalloc.h; the
+/// `libmimalloc-sys` bindings name no constant for it).
+const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+
+extern "C" {
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+
+/// Run by the loader when the library (or a program linking it) starts,
+/// before its first allocation: mimalloc's options for this library (see
+/// the module's comment).
+extern "C" fn set_options() {
+    // SAFETY: sets one of mimalloc's options; any thread, any time.
+    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+}
+
+#[used]
+#[link_section = ".init_array"]
+static SET_OPTIONS: extern "C" fn() = set_options;
+
 pub(crate) struct MiMalloc;
 
 // SAFETY: each method forwards to the mimalloc call that meets GlobalAlloc's
@@ -43,7 +132,10 @@ pub(crate) struct MiMalloc;
 unsafe impl GlobalAlloc for MiMalloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if plain(layout.align(), layout.size()) {
+        if big(layout.align(), layout.size()) {
+            // SAFETY: a size of at least BIG.
+            unsafe { map(layout.size()) }
+        } else if plain(layout.align(), layout.size()) {
             mi::mi_malloc(layout.size()) as *mut u8
         } else {
             mi::mi_malloc_aligned(layout.size(), layout.align()) as *mut u8
@@ -52,7 +144,10 @@ unsafe impl GlobalAlloc for MiMalloc {
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if plain(layout.align(), layout.size()) {
+        if big(layout.align(), layout.size()) {
+            // SAFETY: as in alloc; a new anonymous mapping reads as zeroes.
+            unsafe { map(layout.size()) }
+        } else if plain(layout.align(), layout.size()) {
             mi::mi_zalloc(layout.size()) as *mut u8
         } else {
             mi::mi_zalloc_aligned(layout.size(), layout.align()) as *mut u8
@@ -60,13 +155,60 @@ unsafe impl GlobalAlloc for MiMalloc {
     }
 
     #[inline]
-    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
-        mi::mi_free(ptr as *mut c_void);
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if big(layout.align(), layout.size()) {
+            // SAFETY: alloc mapped it for this layout (the same test).
+            unsafe { unmap(ptr, layout.size()) }
+        } else {
+            mi::mi_free(ptr as *mut c_void);
+        }
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if plain(layout.align(), new_size) {
+        let align = layout.align();
+        match (big(align, layout.size()), big(align, new_size)) {
+            (false, false) => {}
+            (true, true) => {
+                // SAFETY: ptr is a whole mapping of pages(layout.size());
+                // the kernel moves it if it cannot grow in place.
+                let p = unsafe {
+                    libc::mremap(
+                        ptr as *mut c_void,
+                        pages(layout.size()),
+                        pages(new_size),
+                        libc::MREMAP_MAYMOVE,
+                    )
+                };
+                return if p == libc::MAP_FAILED {
+                    std::ptr::null_mut()
+                } else {
+                    p as *mut u8
+                };
+            }
+            (from_big, _) => {
+                // Across the line: a new block, the bytes both hold, the
+                // old one freed the way it was made.
+                // SAFETY: new_size comes with the layout's alignment.
+                let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, align) };
+                // SAFETY: a valid, non-zero-size layout (realloc's contract).
+                let q = unsafe { self.alloc(new_layout) };
+                if !q.is_null() {
+                    // SAFETY: both blocks hold at least the smaller size and
+                    // are distinct.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(ptr, q, layout.size().min(new_size));
+                        if from_big {
+                            unmap(ptr, layout.size());
+                        } else {
+                            mi::mi_free(ptr as *mut c_void);
+                        }
+                    }
+                }
+                return q;
+            }
+        }
+        if plain(align, new_size) {
             mi::mi_realloc(ptr as *mut c_void, new_size) as *mut u8
         } else {
             mi::mi_realloc_aligned(ptr as *mut c_void, new_size, layout.align()) as *mut u8
@@ -104,6 +246,70 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Blocks of BIG bytes and more are mappings of their own, zeroed when
+    /// asked, page-aligned, and keep their bytes across a realloc in every
+    /// direction: within the big ones (mremap), and across the line both
+    /// ways.
+    #[test]
+    fn big_blocks_keep_their_bytes_across_reallocs() {
+        let a = MiMalloc;
+        let fill = |p: *mut u8, n: usize| {
+            for i in (0..n).step_by(4093) {
+                // SAFETY: p holds at least n bytes.
+                unsafe { *p.add(i) = (i % 251) as u8 };
+            }
+        };
+        let check = |p: *mut u8, n: usize| {
+            for i in (0..n).step_by(4093) {
+                // SAFETY: p holds at least n bytes.
+                assert_eq!(unsafe { *p.add(i) }, (i % 251) as u8, "byte {i}");
+            }
+        };
+        for align in [1usize, 8, 16, 4096] {
+            let small = Layout::from_size_align(BIG / 2, align).unwrap();
+            // SAFETY: non-zero-size layouts throughout; each block is freed
+            // with the layout it has at that point.
+            unsafe {
+                let p = a.alloc(small);
+                fill(p, small.size());
+                let p = a.realloc(p, small, BIG + 5);
+                assert!(!p.is_null() && p as usize % PAGE == 0);
+                check(p, small.size());
+                fill(p, BIG + 5);
+                let p = a.realloc(p, Layout::from_size_align(BIG + 5, align).unwrap(), 3 * BIG);
+                assert!(!p.is_null());
+                check(p, BIG + 5);
+                let p = a.realloc(p, Layout::from_size_align(3 * BIG, align).unwrap(), 1000);
+                assert!(!p.is_null() && p as usize % align == 0);
+                check(p, 1000);
+                a.dealloc(p, Layout::from_size_align(1000, align).unwrap());
+
+                let z = Layout::from_size_align(BIG, align).unwrap();
+                let p = a.alloc_zeroed(z);
+                assert!(std::slice::from_raw_parts(p, BIG).iter().all(|b| *b == 0));
+                a.dealloc(p, z);
+            }
+        }
+        // An alignment past a page stays with mimalloc's aligned calls.
+        let odd = Layout::from_size_align(BIG, 2 * PAGE).unwrap();
+        // SAFETY: a valid layout, freed with it.
+        unsafe {
+            let p = a.alloc(odd);
+            assert_eq!(p as usize % (2 * PAGE), 0);
+            a.dealloc(p, odd);
+        }
+    }
+
+    /// The loader ran `set_options`: memory is purged at once.
+    #[test]
+    fn purge_delay_is_zero_from_the_start() {
+        extern "C" {
+            fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
+        }
+        // SAFETY: reads one of mimalloc's options.
+        assert_eq!(unsafe { mi_option_get(MI_OPTION_PURGE_DELAY) }, 0);
     }
 
     /// Alignments past 16 take mimalloc's aligned calls and are honoured.
