@@ -241,44 +241,51 @@ impl DupFd {
         let rc = unsafe { libc::fstat(self.0, &mut st) };
         (rc == 0).then_some(st.st_ino)
     }
-    /// The kernel's `struct tcp_info` for this socket (as many bytes as the
-    /// kernel wrote), or None if it is not a TCP socket.
-    fn tcp_info(&self) -> Option<([u8; 256], usize)> {
-        let mut buf = [0u8; 256];
-        let mut len = buf.len() as libc::socklen_t;
-        // SAFETY: buf is writable for len bytes; the kernel writes at most len.
-        let rc = unsafe {
-            libc::getsockopt(
-                self.0,
-                libc::IPPROTO_TCP,
-                libc::TCP_INFO,
-                buf.as_mut_ptr() as *mut libc::c_void,
-                &mut len,
-            )
-        };
-        (rc == 0).then_some((buf, len as usize))
-    }
-
-    /// Bytes the kernel has received on this TCP socket (TCP_INFO
-    /// tcpi_bytes_received, Linux 4.1+), or None if unknown.
+    /// Bytes the kernel has received on this TCP socket (see
+    /// [`tcp_bytes_received`]).
     pub fn tcp_bytes_received(&self) -> Option<u64> {
-        // The kernel's struct tcp_info only grows; tcpi_bytes_received sits at
-        // offset 128 (after 8 one-byte fields, 24 u32 and 3 u64).
-        let (buf, len) = self.tcp_info()?;
-        (len >= 136).then(|| u64::from_ne_bytes(buf[128..136].try_into().expect("8 bytes")))
+        tcp_bytes_received(self.0)
     }
 
     /// How long ago data was last sent and last received on this TCP socket
     /// (TCP_INFO tcpi_last_data_sent / tcpi_last_data_recv, in ms, at offsets
     /// 44 and 52 since the first Linux with TCP_INFO), or None if unknown.
     pub fn tcp_quiet_ms(&self) -> Option<TcpQuiet> {
-        let (buf, len) = self.tcp_info()?;
+        let (buf, len) = tcp_info(self.0)?;
         let at = |o: usize| u32::from_ne_bytes(buf[o..o + 4].try_into().expect("4 bytes"));
         (len >= 56).then(|| TcpQuiet {
             since_sent_ms: at(44),
             since_recv_ms: at(52),
         })
     }
+}
+
+/// The kernel's `struct tcp_info` for the socket `fd` (as many bytes as the
+/// kernel wrote), or None if it is not a TCP socket.
+fn tcp_info(fd: RawFd) -> Option<([u8; 256], usize)> {
+    let mut buf = [0u8; 256];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: buf is writable for len bytes; the kernel writes at most len.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            buf.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    (rc == 0).then_some((buf, len as usize))
+}
+
+/// Bytes the kernel has received on the TCP socket `fd` (TCP_INFO
+/// tcpi_bytes_received, Linux 4.1+), or None if unknown (not TCP: a unix
+/// socket).
+pub fn tcp_bytes_received(fd: RawFd) -> Option<u64> {
+    // The kernel's struct tcp_info only grows; tcpi_bytes_received sits at
+    // offset 128 (after 8 one-byte fields, 24 u32 and 3 u64).
+    let (buf, len) = tcp_info(fd)?;
+    (len >= 136).then(|| u64::from_ne_bytes(buf[128..136].try_into().expect("8 bytes")))
 }
 
 /// See [`DupFd::tcp_quiet_ms`].

@@ -713,6 +713,12 @@ impl Connector for MysqlConnector {
             // Reset at the last return, and nothing ran since.
             return Ok(Recycled::AsIs);
         }
+        s.give_back_buffers();
+        if s.crate_received().is_some_and(|n| n > CRATE_WALK_MAX) {
+            // Replaced rather than kept: see CRATE_WALK_MAX. The server
+            // rolls back whatever it had open when the connection closes.
+            return Ok(Recycled::Retire);
+        }
         if touched || s.state.dirty || self.cfg.reset_on_return {
             self.bounded(
                 s,
@@ -789,6 +795,21 @@ impl Connector for MysqlConnector {
         self.cfg.endpoint()
     }
 }
+
+/// How far the `mysql` crate's reads may have walked through its 4 MiB read
+/// buffer (mysql_common's `MySyncFramed`, allocated at connect) before the
+/// connection is replaced at its return. Each read fills the buffer a
+/// little further on and only wraps to its start at the end, so the pages
+/// behind it turn resident one by one: without this bound every connection
+/// that carries 4 MiB through the crate (prepared statements, TLS, the
+/// Rust API) keeps 4 MiB resident for good, and one large answer keeps its
+/// size. With it, a returned connection holds at most this much of the
+/// buffer plus what its last borrow read. The cost: one new connection
+/// (~0.25 ms here) per MiB the crate reads, about every 5,000 prepared
+/// statements of one short row. Over a unix socket the kernel counts no
+/// bytes and nothing is replaced. src/wire's own buffers shrink back
+/// instead (wire/packet.rs). Goes with the crate (issue 45).
+const CRATE_WALK_MAX: u64 = 1024 * 1024;
 
 /// The most the `mysql` crate accepts in one packet before it has asked the
 /// server for its max_allowed_packet (its DEFAULT_MAX_ALLOWED_PACKET).

@@ -196,6 +196,9 @@ pub struct Session {
     /// LOCAL INFILE`) through the handler `refuse_local_files` installs;
     /// read by [`Session::asked_for_local_file`].
     pub(crate) local_file_asked: Arc<AtomicBool>,
+    /// Bytes read by the protocol layer's handles dropped so far (a reset
+    /// takes a new one), for [`Session::crate_received`].
+    pub(crate) wire_received: u64,
 }
 
 /// The protocol layer's side of a session: its framer on the duplicate
@@ -301,6 +304,7 @@ impl Session {
             plain: cfg.tls_mode == TlsMode::Disabled,
             wire: None,
             local_file_asked: Arc::default(),
+            wire_received: 0,
         };
         s.refuse_local_files();
         s.init(cfg)?;
@@ -398,7 +402,9 @@ impl Session {
         self.refuse_local_files();
         // The crate may open a new connection where the server has no
         // COM_RESET_CONNECTION: the layer's handle is taken anew.
-        self.wire = None;
+        if let Some(w) = self.wire.take() {
+            self.wire_received += w.framer.received();
+        }
         self.conn.reset()?;
         if let (true, Some(db)) = (self.state.schema_changed, &cfg.database) {
             self.conn.select_db(db)?;
@@ -500,6 +506,30 @@ impl Session {
             }));
         }
         self.wire.as_deref_mut()
+    }
+
+    /// Between borrows: the protocol layer's buffers back to their first
+    /// size (see `wire::packet`), so an idle connection holds a few KiB of
+    /// them whatever its last borrower read.
+    pub(crate) fn give_back_buffers(&mut self) {
+        if let Some(w) = self.wire.as_deref_mut() {
+            if w.open.is_none() {
+                w.framer.give_back();
+            }
+        }
+    }
+
+    /// Bytes the `mysql` crate has read from this session's socket since
+    /// it was opened: what the kernel received on it less what the
+    /// protocol layer read (None over a unix socket, where the kernel
+    /// counts nothing). The crate reads into a 4 MiB buffer that each read
+    /// fills a little further on until it wraps to its start, so about this
+    /// many bytes of that buffer (at most 4 MiB) are resident: what the
+    /// pool's return bounds (`MysqlConnector::recycle`).
+    pub(crate) fn crate_received(&self) -> Option<u64> {
+        let total = crate::sys::tcp_bytes_received(self.conn.as_raw_fd())?;
+        let wire = self.wire_received + self.wire.as_ref().map_or(0, |w| w.framer.received());
+        Some(total.saturating_sub(wire))
     }
 
     /// Whether [`wire`](Session::wire) may answer (it may still not: the

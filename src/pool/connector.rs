@@ -135,6 +135,11 @@ pub enum Recycled {
     RolledBack,
     /// The session was reset (its state had changed, or was unknown).
     Reset,
+    /// The connection is sound but worn: the pool closes it instead of
+    /// keeping it (counted as `max_lifetime`) and makes a new one when one
+    /// is needed. The MySQL connector says so when the `mysql` crate's read
+    /// buffer has grown resident past a bound (see `client::recycle`).
+    Retire,
 }
 
 const RUNNING: u8 = 0;

@@ -459,18 +459,18 @@ impl<C: Connector> Shared<C> {
                 || format!("recycling a connection to {}", self.connector.endpoint()),
                 || self.connector.recycle(&mut conn, touched),
             ) {
-                Ok(done) => {
-                    match done {
-                        Recycled::AsIs => {}
-                        Recycled::RolledBack => {
-                            self.counters.rollbacks_on_return.fetch_add(1, Relaxed);
-                        }
-                        Recycled::Reset => {
-                            self.counters.resets_on_return.fetch_add(1, Relaxed);
-                        }
+                Ok(done) => match done {
+                    Recycled::AsIs => Ok(()),
+                    Recycled::RolledBack => {
+                        self.counters.rollbacks_on_return.fetch_add(1, Relaxed);
+                        Ok(())
                     }
-                    Ok(())
-                }
+                    Recycled::Reset => {
+                        self.counters.resets_on_return.fetch_add(1, Relaxed);
+                        Ok(())
+                    }
+                    Recycled::Retire => Err(CloseReason::MaxLifetime),
+                },
                 Err(e) => {
                     log::warn!(target: "staunch", "discarding a returned connection: {e}");
                     Err(CloseReason::Broken)

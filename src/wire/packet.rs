@@ -2,9 +2,12 @@
 //! and a sequence id), payloads of 16 MiB - 1 and more split into chunks,
 //! sequence ids checked on the way in.
 //!
-//! One read buffer and one write buffer per connection, grown to the
-//! largest packet seen and given back when they grow past [`RETAIN`] bytes
-//! and the connection is idle. A packet that fits in one chunk is handed
+//! One read buffer and one write buffer per connection. The read buffer
+//! starts at [`FIRST_READ`] bytes and doubles, up to [`MAX_READ`], while
+//! reads fill it (a long answer arriving), or to the largest packet seen;
+//! [`Framer::give_back`] takes it back to its first size between commands,
+//! and gives back the write and join buffers past [`RETAIN`] bytes, so an
+//! idle connection holds a few KiB whatever it carried (issue 50). A packet that fits in one chunk is handed
 //! out as a slice of the read buffer: no copy, no allocation. A packet of
 //! several chunks is joined in a second buffer.
 
@@ -16,12 +19,17 @@ use crate::wire::error::WireError;
 /// by another chunk of the same packet (possibly empty).
 pub const MAX_CHUNK: usize = 0xFF_FFFF;
 
-/// What each read asks the socket for at least, and the read buffer's
-/// first size.
-const READ_SIZE: usize = 16 * 1024;
+/// What each read asks the socket for at least at first, and the read
+/// buffer's first size: a short answer (an OK, one row) fits in one read.
+const FIRST_READ: usize = 4 * 1024;
 
-/// Buffers larger than this are given back at the next command.
-const RETAIN: usize = 256 * 1024;
+/// The most a read asks for once reads keep filling the buffer (a long
+/// answer): fewer system calls per row, and still one buffer a connection
+/// can afford while it is borrowed.
+const MAX_READ: usize = 64 * 1024;
+
+/// Join and write buffers larger than this are given back between commands.
+const RETAIN: usize = 16 * 1024;
 
 /// The server's own ceiling for `max_allowed_packet` (1 GiB).
 const DEFAULT_MAX_PACKET: usize = 1 << 30;
@@ -53,6 +61,11 @@ pub struct Framer<S> {
     pub(crate) open_cells: Option<usize>,
     max_packet: usize,
     pub(crate) caps: u32,
+    /// Bytes read from the stream so far.
+    received: u64,
+    /// What the next read asks for at least: [`FIRST_READ`], doubled up to
+    /// [`MAX_READ`] each time a read fills the room it had.
+    read_size: usize,
 }
 
 impl<S: Read + Write> Framer<S> {
@@ -72,7 +85,15 @@ impl<S: Read + Write> Framer<S> {
             open_cells: None,
             max_packet: DEFAULT_MAX_PACKET,
             caps,
+            received: 0,
+            read_size: FIRST_READ,
         }
+    }
+
+    /// Bytes this layer has read from its stream (for a session to tell
+    /// its own reads from another reader's on the same socket).
+    pub fn received(&self) -> u64 {
+        self.received
     }
 
     /// The capability flags the connection agreed on.
@@ -110,6 +131,8 @@ impl<S: Read + Write> Framer<S> {
             open_cells: self.open_cells,
             max_packet: self.max_packet,
             caps: self.caps,
+            received: self.received,
+            read_size: self.read_size,
         })
     }
 
@@ -290,7 +313,7 @@ impl<S: Read + Write> Framer<S> {
                         "the server closed the connection",
                     )))
                 }
-                Ok(got) => self.end += got,
+                Ok(got) => self.got(got),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(WireError::Io(e)),
             }
@@ -298,34 +321,48 @@ impl<S: Read + Write> Framer<S> {
         Ok(())
     }
 
+    /// Counts a read of `got` bytes into `buf[end..]`; one that filled
+    /// all the room it had doubles what the next read asks for.
+    #[inline]
+    fn got(&mut self, got: usize) {
+        if self.end + got == self.buf.len() {
+            self.read_size = (self.read_size * 2).min(MAX_READ);
+        }
+        self.end += got;
+        self.received += got as u64;
+    }
+
     /// Makes room after the unread bytes for a read that brings them to
-    /// `n` (and for at least [`READ_SIZE`] bytes).
+    /// `n` (and for at least `read_size` bytes).
     fn room(&mut self, n: usize) {
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
         }
-        if self.buf.len() - self.start < n.max(READ_SIZE) {
+        let want = n.max(self.read_size);
+        if self.buf.len() - self.start < want {
             self.buf.copy_within(self.start..self.end, 0);
             self.end -= self.start;
             self.start = 0;
-            let want = n.max(READ_SIZE);
             if self.buf.len() < want {
-                let grown = want
-                    .max(self.buf.len().saturating_mul(2))
-                    .min(want.max(RETAIN));
+                let grown = want.max(self.buf.len().saturating_mul(2).min(MAX_READ));
                 self.buf.resize(grown, 0);
             }
         }
     }
 
-    /// Between commands: buffers that a large packet grew past [`RETAIN`]
-    /// go back to the allocator.
-    fn give_back(&mut self) {
-        if self.buf.len() > RETAIN && self.start == self.end {
-            self.buf = Vec::new();
+    /// Between commands (the next one's start, and a pooled connection's
+    /// return): the read buffer back to its first size once nothing unread
+    /// is in it, and the join and write buffers given back past [`RETAIN`].
+    pub(crate) fn give_back(&mut self) {
+        if self.start == self.end {
             self.start = 0;
             self.end = 0;
+            self.read_size = FIRST_READ;
+            if self.buf.len() > FIRST_READ {
+                self.buf.truncate(FIRST_READ);
+                self.buf.shrink_to_fit();
+            }
         }
         if self.joined.capacity() > RETAIN {
             self.joined = Vec::new();
@@ -367,7 +404,7 @@ impl<S: Read + Write + ReadNow> Framer<S> {
                     )))
                 }
                 Ok(got) => {
-                    self.end += got;
+                    self.got(got);
                     return Ok(true);
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
