@@ -714,7 +714,7 @@ impl Connector for MysqlConnector {
             return Ok(Recycled::AsIs);
         }
         s.give_back_buffers();
-        if s.crate_received().is_some_and(|n| n > CRATE_WALK_MAX) {
+        if RETIRE_WORN && s.crate_received().is_some_and(|n| n > CRATE_WALK_MAX) {
             // Replaced rather than kept: see CRATE_WALK_MAX. The server
             // rolls back whatever it had open when the connection closes.
             return Ok(Recycled::Retire);
@@ -810,6 +810,15 @@ impl Connector for MysqlConnector {
 /// bytes and nothing is replaced. src/wire's own buffers shrink back
 /// instead (wire/packet.rs). Goes with the crate (issue 45).
 const CRATE_WALK_MAX: u64 = 1024 * 1024;
+
+/// Whether worn connections are replaced (see [`CRATE_WALK_MAX`]): only
+/// with the library's own allocator (the `mimalloc` feature: the C library
+/// and every package), which gives a freed 4 MiB block back to the kernel
+/// at once, so the replacement's buffers start with nothing resident. Under
+/// glibc's malloc (a Rust program's default) the first freed one raises
+/// its mmap threshold, the next come from a heap that keeps freed pages
+/// resident, and a replacement would cost a connect and save nothing.
+const RETIRE_WORN: bool = cfg!(all(feature = "mimalloc", not(miri)));
 
 /// The most the `mysql` crate accepts in one packet before it has asked the
 /// server for its max_allowed_packet (its DEFAULT_MAX_ALLOWED_PACKET).

@@ -137,8 +137,9 @@ pub enum Recycled {
     Reset,
     /// The connection is sound but worn: the pool closes it instead of
     /// keeping it (counted as `max_lifetime`) and makes a new one when one
-    /// is needed. The MySQL connector says so when the `mysql` crate's read
-    /// buffer has grown resident past a bound (see `client::recycle`).
+    /// is needed. The MySQL connector says so, in the library as shipped,
+    /// when the `mysql` crate's read buffer has grown resident past a
+    /// bound (`client::CRATE_WALK_MAX`).
     Retire,
 }
 
