@@ -17,6 +17,8 @@
 #            and static), then the Go module as above against the prefix
 #            (PKG_CONFIG_PATH=PREFIX/lib/pkgconfig, no CGO_* flags)
 #   wheel    into a fresh venv, with no cargo on PATH
+#   (deb and wheel also: resident memory per idle connection and after large
+#   answers, within the shipped build's bounds: benches/memory)
 #   sdist    into a fresh venv, built by cargo (the crate inside the sdist)
 #   maven    Check.java with the jar that Maven resolves from dist/maven into a
 #            fresh local repository (no STAUNCH_LIBRARY: the jar's own library)
@@ -90,6 +92,17 @@ loads_from() {
     || { echo "$1 loads libstaunch from '$got', not $2" >&2; ldd "$1" >&2; return 1; }
 }
 
+# memory_check CONTENDER=COMMAND...: resident memory per connection of each
+# (benches/memory/mem_bench.py, on a server of its own) within the shipped
+# build's bounds: 64 KB per idle connection and 128 KB after each of 100
+# connections carried a 10,000-row answer (measured: about 20 and 25-60; the
+# allocator's huge pages had made it 4,100 and 4,200).
+memory_check() {
+  python3 "$REPO/benches/memory/mem_bench.py" --testkit "$TESTKIT" --sizes 100 --rows 10000 \
+    --check-n 100 --check-kb 64 --check-after-kb 128 "$@" 2>"$W/mem.log" \
+    || { cat "$W/mem.log" >&2; return 1; }
+}
+
 newest_glibc() { objdump -T "$1" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n1; }
 
 check_go() { # check_go deb|tarball: against the C package the .debs installed, or the unpacked tarball
@@ -154,6 +167,14 @@ for c in "${checks[@]}"; do
       echo "   debug symbols: $dbgfile (build id of $lib); the library itself has none"
       echo "   the library needs at most GLIBC_$(newest_glibc "$lib")"
       passed deb "$(tail -n1 "$W/deb.out")"
+      section "memory per connection of the .deb's library (issue 50)"
+      # shellcheck disable=SC2046
+      cc -std=c11 -O2 -Wall -Wextra -Werror -o "$W/deb/idle" "$REPO/benches/memory/idle.c" \
+        $(pkg-config --cflags --libs staunch)
+      loads_from "$W/deb/idle" "$lib"
+      memory_check "staunch-deb=$W/deb/idle {url} {n} {rows} text" \
+        "staunch-deb-prepared=$W/deb/idle {url} {n} {rows} default" | tee "$W/deb-mem.out"
+      passed memory "$(tail -n1 "$W/deb-mem.out")"
       check_go deb
       section "apt-get remove"
       DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq "libstaunch$MAJOR-dbgsym" libstaunch-dev "libstaunch$MAJOR" >/dev/null
@@ -191,7 +212,14 @@ for c in "${checks[@]}"; do
         pip install -q --disable-pip-version-check --no-index "$DIST"/staunch-"$VERSION"-py3-none-manylinux*.whl
         cd "$W" && env -u STAUNCH_LIBRARY python "$W/src/check.py" "$URL"
       ) | tee "$W/wheel.out"
-      passed wheel "$(tail -n1 "$W/wheel.out")" ;;
+      passed wheel "$(tail -n1 "$W/wheel.out")"
+      section "memory per connection through the wheel (issue 50)"
+      (
+        unset STAUNCH_LIBRARY
+        memory_check \
+          "staunch-wheel=$W/venv-wheel/bin/python $REPO/benches/memory/mem_bench.py --child staunch {url} {n} {rows}"
+      ) | tee "$W/wheel-mem.out"
+      passed memory "$(tail -n1 "$W/wheel-mem.out")" ;;
     sdist)
       section "sdist into a fresh venv, built by cargo"
       python3 -m venv "$W/venv-sdist"
