@@ -354,6 +354,23 @@ impl Contenders {
     }
 }
 
+/// Raises this process's open-files limit to `want` (within the hard limit):
+/// a scaling run holds a socket per connection, past the usual 1,024.
+fn raise_fd_limit(want: usize) {
+    let mut l = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: l is a valid out-pointer for getrlimit, and a valid input to
+    // setrlimit.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && (l.rlim_cur as usize) < want {
+            l.rlim_cur = (want as libc::rlim_t).min(l.rlim_max);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+        }
+    }
+}
+
 fn main() {
     let quick = common::quick();
     let reps: usize = common::knob("reps", if quick { 3 } else { 7 });
@@ -363,10 +380,16 @@ fn main() {
     let sizes = common::list_knob("sizes", &[8usize, 32]);
     let started = Instant::now();
 
+    // Every contender's connections at once: a raw one per thread, and five
+    // pools (two staunch, mysql::Pool, r2d2, FIFO) of each size; a scaling
+    // run (`--threads=1,8,64,256,1024 --sizes=8,32,128,256`) holds ~3,200.
+    let needed = threads_list.iter().max().unwrap() + 5 * sizes.iter().sum::<usize>() + 50;
+    raise_fd_limit(needed + 256);
     let db = support::MariaDb::start_with(support::ServerOpts {
         // performance_schema counts the commands each contender sends.
         args: vec![
-            "--max-connections=500".into(),
+            format!("--max-connections={}", needed.max(500)),
+            format!("--open-files-limit={}", 2 * needed + 1024),
             "--performance-schema=ON".into(),
         ],
         ..Default::default()
