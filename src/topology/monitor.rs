@@ -119,7 +119,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::probe::{bounded, probe, MonConn, Sample};
+use super::probe::{bounded, probe, MonConn, Refusal, Sample};
 use super::rules::{
     self, Candidate, GaleraObs, HealthNews, Mode, NodeClass, Rediscovery, Repl, ReplStep,
     WriterDoubt, WriterSeen,
@@ -285,6 +285,9 @@ struct Monitor {
     galera_first: bool,
     /// Galera: writes are refused now (reported once).
     galera_refused: bool,
+    /// The probe's statements a host refused that were already told
+    /// (`MonitorPrivilegeMissing`): once each, never per probe.
+    told: Vec<&'static str>,
 }
 
 impl Monitor {
@@ -313,6 +316,7 @@ impl Monitor {
             pending_loss: None,
             galera_first: true,
             galera_refused: false,
+            told: Vec::new(),
         }
     }
 
@@ -589,8 +593,10 @@ impl Monitor {
                     }
                 }
                 h.status = Status::Ok;
+                let refused = sample.refused.clone();
                 h.sample = Some(sample);
                 h.error = None;
+                self.tell_refusals(i, &refused);
                 None
             }
             Err(e) => {
@@ -624,6 +630,19 @@ impl Monitor {
 
     fn galera(&self) -> bool {
         self.t.mode.load(Relaxed) == MODE_GALERA
+    }
+
+    /// A statement of the probe refused for lack of a privilege: one event
+    /// (which the default listener logs) naming the privilege, the
+    /// statement and the two ways out, the first time only.
+    fn tell_refusals(&mut self, i: usize, refused: &[Refusal]) {
+        for r in refused {
+            if self.told.contains(&r.statement) {
+                continue;
+            }
+            self.told.push(r.statement);
+            self.t.emit(r.event(&self.ep(i)));
+        }
     }
 
     /// Counts the writer's failures (rule 3) and reports its probes.
@@ -713,6 +732,29 @@ impl Monitor {
             else {
                 return;
             };
+            if let Some(found) = known.and_then(|forced| rules::contradicts(forced, &on)) {
+                let name = |m: Mode| match m {
+                    Mode::Galera => "galera",
+                    Mode::Replication => "replication",
+                };
+                let hosts = on
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| {
+                        let w = match w {
+                            Some(true) => "on",
+                            Some(false) => "off",
+                            None => "no answer",
+                        };
+                        format!("{} wsrep_on={w}", self.ep(i))
+                    })
+                    .collect();
+                self.t.emit(Event::TopologyContradicted {
+                    forced: name(mode).into(),
+                    found: name(found).into(),
+                    hosts,
+                });
+            }
             if detected {
                 log::info!(target: "staunch", "the hosts are {}", match mode { Mode::Galera => "a Galera cluster", Mode::Replication => "a replication topology" });
                 self.t.mode.store(
@@ -1211,13 +1253,17 @@ impl Monitor {
         if !h.superseded {
             return;
         }
-        if let Repl::Some(r) = &s.replica {
-            if r.fully_running() {
-                // Replicates again: an ordinary host.
-                h.superseded = false;
-                h.stale_reported = false;
-                return;
-            }
+        let again = match &s.replica {
+            Repl::Some(r) => r.fully_running(),
+            // Without SLAVE MONITOR: connected and applying.
+            Repl::Threads(t) => t.connected,
+            Repl::None | Repl::Unknown => false,
+        };
+        if again {
+            // Replicates again: an ordinary host.
+            h.superseded = false;
+            h.stale_reported = false;
+            return;
         }
         if s.read_only {
             h.stale_reported = false;
