@@ -593,10 +593,8 @@ impl Monitor {
                     }
                 }
                 h.status = Status::Ok;
-                let refused = sample.refused.clone();
                 h.sample = Some(sample);
                 h.error = None;
-                self.tell_refusals(i, &refused);
                 None
             }
             Err(e) => {
@@ -618,6 +616,10 @@ impl Monitor {
                 self.refresh_health();
             }
         }
+        // Once the rule set is known (what a refusal costs depends on it).
+        if self.discovered {
+            self.tell_refusals();
+        }
         // After the decision, so that routing goes from "suspect" straight
         // to what this answer says.
         if cleared {
@@ -635,13 +637,19 @@ impl Monitor {
     /// A statement of the probe refused for lack of a privilege: one event
     /// (which the default listener logs) naming the privilege, the
     /// statement and the two ways out, the first time only.
-    fn tell_refusals(&mut self, i: usize, refused: &[Refusal]) {
-        for r in refused {
-            if self.told.contains(&r.statement) {
-                continue;
+    fn tell_refusals(&mut self) {
+        let galera = self.galera();
+        let mut news: Vec<(usize, Refusal)> = Vec::new();
+        for (i, h) in self.hosts.iter().enumerate() {
+            for r in h.answered().map_or(&[][..], |s| &s.refused[..]) {
+                if !self.told.contains(&r.statement) {
+                    self.told.push(r.statement);
+                    news.push((i, r.clone()));
+                }
             }
-            self.told.push(r.statement);
-            self.t.emit(r.event(&self.ep(i)));
+        }
+        for (i, r) in news {
+            self.t.emit(r.event(&self.ep(i), galera));
         }
     }
 

@@ -135,8 +135,12 @@ pub(crate) struct Refusal {
 
 impl Refusal {
     /// What the monitor does without the statement, for the event.
-    pub(crate) fn costs(&self) -> &'static str {
-        if self.stand_in {
+    pub(crate) fn costs(&self, galera: bool) -> &'static str {
+        if galera {
+            "a Galera node's state comes from SHOW GLOBAL STATUS, which any user may read, so \
+             nothing is lost while the hosts are a Galera cluster (it matters under the \
+             replication rules)"
+        } else if self.stand_in {
             "without it the monitor sees only whether a host's replication threads run \
              (Slave_running, Slaves_running): promotions are still followed, but no replica \
              vouches for a primary the pool cannot reach (the secondary check runs without \
@@ -150,13 +154,13 @@ impl Refusal {
     }
 
     /// The event that tells it.
-    pub(crate) fn event(&self, endpoint: &str) -> crate::events::Event {
+    pub(crate) fn event(&self, endpoint: &str, galera: bool) -> crate::events::Event {
         crate::events::Event::MonitorPrivilegeMissing {
             endpoint: endpoint.to_owned(),
             user: self.user.clone(),
             statement: self.statement.to_owned(),
             privilege: self.privilege.to_owned(),
-            costs: self.costs().to_owned(),
+            costs: self.costs(galera).to_owned(),
         }
     }
 }
@@ -195,7 +199,12 @@ pub fn missing_privileges<Q: Queryable>(
                 flavour: f,
                 stand_in,
             };
-            Ok(vec![r.event(endpoint)])
+            let galera = f == Flavour::MariaDb
+                && c.query_first::<i64, _>("SELECT @@global.wsrep_on")
+                    .ok()
+                    .flatten()
+                    == Some(1);
+            Ok(vec![r.event(endpoint, galera)])
         }
         Err(e) => Err(Error::from_mysql(statement, &e)),
         Ok(()) => Ok(Vec::new()),
