@@ -1170,6 +1170,9 @@ enum Fault {
     Kill,
     /// SIGSTOP, the promotion 3 s later (issue #49's incident D).
     Freeze,
+    /// A planned switchover: the primary turns read-only, the replica
+    /// catches up and turns writable (rule 1).
+    Switchover,
 }
 
 /// The pool over a primary and one replica as `least` (`ALL ON
@@ -1178,7 +1181,8 @@ enum Fault {
 /// without a monitor user exactly one event names the missing privilege
 /// (with one, none); the promotion after `fault` is followed within the
 /// bound a privileged monitor keeps (the monitor reads `Slaves_running`,
-/// which any user may, in place of `SHOW SLAVE STATUS`).
+/// which any user may, in place of `SHOW SLAVE STATUS`); after a kill, the
+/// restarted primary, writable, is reported stale.
 fn least_privilege_promotion(fault: Fault, monitor: bool) {
     let mut t = stock(1);
     let params = if monitor {
@@ -1227,9 +1231,14 @@ fn least_privilege_promotion(fault: Fault, monitor: bool) {
             t.primary().freeze();
             thread::sleep(Duration::from_secs(3));
         }
+        Fault::Switchover => {}
     }
-    t.promote(0);
-    let promoted = Instant::now();
+    let promoted = if fault == Fault::Switchover {
+        t.switchover(0)
+    } else {
+        t.promote(0);
+        Instant::now()
+    };
     wait_until_or_show(
         "writes on the promoted replica",
         &log,
@@ -1237,6 +1246,15 @@ fn least_privilege_promotion(fault: Fault, monitor: bool) {
         || load.first_ack_on(replica_id(0), promoted).is_some(),
     );
     let first_write = load.first_ack_on(replica_id(0), promoted).unwrap();
+    if fault == Fault::Kill {
+        t.primary_mut().restart();
+        wait_until_or_show(
+            "stale primary reported",
+            &log,
+            Duration::from_secs(10),
+            || count(&log, |e| matches!(e, Event::StalePrimaryWritable { .. })) > 0,
+        );
+    }
     // Still told once, however many probes ran since.
     thread::sleep(Duration::from_millis(500));
     let (writes, _) = load.stop();
@@ -1259,6 +1277,8 @@ fn least_privilege_promotion(fault: Fault, monitor: bool) {
     );
     assert_eq!(count(&log, |e| matches!(e, Event::PrimaryDead { .. })), 0);
     assert_eq!(acked_on_after(&writes, PRIMARY_ID, faulted), 0);
+    let (rp, r0rows) = (rows(t.primary()), rows(t.replica(0)));
+    check_acked_where_executed(&writes, &[(PRIMARY_ID, &rp), (replica_id(0), &r0rows)]);
 }
 
 #[test]
@@ -1274,6 +1294,11 @@ fn conf_least_privilege_replication_kill_with_monitor_user() {
 #[test]
 fn least_privilege_frozen_primary_promotion_followed() {
     least_privilege_promotion(Fault::Freeze, false);
+}
+
+#[test]
+fn least_privilege_planned_switchover_followed() {
+    least_privilege_promotion(Fault::Switchover, false);
 }
 
 /// `topology=replication` over servers that answer `wsrep_on=0`: no
