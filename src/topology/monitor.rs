@@ -5,10 +5,15 @@
 //!
 //! # What it looks at
 //!
-//! Each host is probed on its own: one statement pair on a connection the
+//! Each host is probed on its own: one multi-statement on a connection the
 //! monitor keeps (`SELECT @@read_only, @@server_id, @@gtid_binlog_pos,
-//! @@gtid_current_pos; SHOW SLAVE STATUS`, one round trip), every
-//! `ping_interval` in the steady state. For the writer that probe is the
+//! @@gtid_current_pos, @@wsrep_on, ...; SHOW SLAVE STATUS`, one round trip;
+//! `probe.rs` has each flavour's), every `ping_interval` in the steady
+//! state. The one statement that needs a privilege (`SHOW SLAVE STATUS`:
+//! `SLAVE MONITOR`) comes last, so that its refusal hides nothing; then
+//! `Slave_running`/`Slaves_running`, which any user may read, stand in for
+//! it (`rules::Threads`), and the refusal is told once
+//! (`Event::MonitorPrivilegeMissing`) after the first discovery. For the writer that probe is the
 //! health check of `ping_type`: `select` is the probe as it is; `insert` also
 //! upserts a timestamp into `heartbeat_table` when the writer is writable;
 //! `connect` opens a new connection for every probe of the writer (MHA's
@@ -19,7 +24,11 @@
 //!
 //! A host "no longer replicates" when `SHOW SLAVE STATUS` has no row, or both
 //! its threads are stopped (`Slave_IO_Running` neither `Yes` nor
-//! `Connecting`, `Slave_SQL_Running` not `Yes`).
+//! `Connecting`, `Slave_SQL_Running` not `Yes`); without the privilege, when
+//! no SQL thread runs (`Slaves_running=0`) and `Slave_running` is OFF. Not
+//! allowed to know (MySQL without `REPLICATION CLIENT`) is never "no": rules
+//! 1 and 2 cannot run then, and rule 5 runs without the replicas whenever
+//! their status rows cannot be read.
 //!
 //! # The rules, in order
 //!
@@ -94,13 +103,16 @@
 //!
 //! When every host answers `wsrep_on = 1` at the first look (or with
 //! `topology=galera`), the same probe also reads each node's `wsrep_%`
-//! status (a third statement in the same round trip) and the Galera rules
-//! of `rules::galera_plan` apply instead of 1-6: one writer by the lowest
+//! status (`SHOW GLOBAL STATUS`, before `SHOW SLAVE STATUS` in the same
+//! round trip; no privilege needed), and the Galera rules of
+//! `rules::galera_plan` apply instead of 1-6: one writer by the lowest
 //! `wsrep_local_index`, kept while Synced (no fail-back); reads over the
 //! other Synced nodes within `max_transactions_behind`; a node that goes
 //! out of the Primary component (or unreachable) has its waiters failed and
 //! its borrowed connections cut at once; with no Synced node writes fail
-//! fast with `NoWriter`.
+//! fast with `NoWriter`. A `topology=` that the first look's `wsrep_on`
+//! answers contradict is told by name (`Event::TopologyContradicted`); the
+//! forced rules still apply.
 //!
 //! The decisions themselves (alive errors, failure counting, the secondary
 //! check, DeadMaster, read health, the first discovery's sequencing and the

@@ -254,7 +254,9 @@ pub(super) struct Sample {
 }
 
 impl Sample {
-    /// No slave status row, or both threads stopped.
+    /// No longer replicates ([`rules::replicates`] says No: no slave
+    /// status row, both threads stopped, or, without the privilege, no SQL
+    /// thread running and the default connection not connected).
     pub(super) fn detached(&self) -> bool {
         rules::detached(&self.replica)
     }
