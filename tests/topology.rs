@@ -1326,9 +1326,11 @@ fn least_privilege_planned_switchover_followed() {
 }
 
 /// `topology=replication` over servers that answer `wsrep_on=0`: no
-/// contradiction, nothing told (the Galera side is in tests/galera.rs).
+/// contradiction, nothing told; `topology=galera` over them: told once, by
+/// name, at the first look (`topology=replication` over a Galera cluster
+/// is in tests/galera.rs).
 #[test]
-fn forced_replication_over_replication_is_not_contradicted() {
+fn forced_topology_contradicted_by_the_servers() {
     let t = stock(1);
     let (pool, log) = open(&t.url(""));
     let load = Load::flowing(&pool, 5);
@@ -1340,5 +1342,25 @@ fn forced_replication_over_replication_is_not_contradicted() {
             Event::TopologyContradicted { .. } | Event::MonitorPrivilegeMissing { .. }
         )),
         0
+    );
+    let contradicted = |e: &Event| matches!(e, Event::TopologyContradicted { .. });
+    let (pool, log) = open(&t.url("").replace("topology=replication", "topology=galera"));
+    wait_until_or_show(
+        "the contradiction told",
+        &log,
+        Duration::from_secs(10),
+        || count(&log, contradicted) > 0,
+    );
+    thread::sleep(Duration::from_millis(500));
+    pool.close();
+    let told = events(&log, contradicted);
+    assert_eq!(told.len(), 1, "{told:?}");
+    let text = told[0].1.to_string();
+    eprintln!("EVENT {text}");
+    assert!(
+        text.contains("topology=galera")
+            && text.contains("not a Galera cluster")
+            && text.contains(&format!("{} wsrep_on=off", ep(t.primary()))),
+        "{text}"
     );
 }
