@@ -367,11 +367,12 @@ fn read_state(mc: &mut MonConn, wsrep: bool) -> Result<Sample> {
     read_state_with(mc, &sql)
 }
 
-/// The next result set of the multi-statement (`None`: no more): its
-/// rows, or the server's refusal of the statement (no privilege), after
-/// which nothing more was run. Any other error fails the probe.
+/// One statement's answer: its rows, or the server's refusal (the error
+/// number; no privilege), after which nothing more was run.
 type Set = std::result::Result<Vec<mysql::Row>, u16>;
 
+/// The next result set of the multi-statement (`None`: no more). Any
+/// error but a refusal fails the probe.
 fn next_set(r: &mut mysql::QueryResult<'_, '_, '_, mysql::Text>) -> Result<Option<Set>> {
     let Some(set) = r.iter() else {
         return Ok(None);
