@@ -13,11 +13,12 @@
 //! `SLAVE MONITOR`) comes last, so that its refusal hides nothing; then
 //! `Slave_running`/`Slaves_running`, which any user may read, stand in for
 //! it (`rules::Threads`), and the refusal is told once
-//! (`Event::MonitorPrivilegeMissing`) after the first discovery. For the writer that probe is the
-//! health check of `ping_type`: `select` is the probe as it is; `insert` also
-//! upserts a timestamp into `heartbeat_table` when the writer is writable;
-//! `connect` opens a new connection for every probe of the writer (MHA's
-//! `ping_connect`). Every probe runs on a short-lived thread and is cut off at
+//! (`Event::MonitorPrivilegeMissing`) after the first discovery.
+//!
+//! For the writer that probe is the health check of `ping_type`: `select`
+//! is the probe as it is; `insert` also upserts a timestamp into
+//! `heartbeat_table` when the writer is writable; `connect` opens a new
+//! connection for every probe of the writer (MHA's `ping_connect`). Every probe runs on a short-lived thread and is cut off at
 //! `ping_timeout` (its socket is shut down from the monitor thread), and a host
 //! is never probed twice at once: a frozen host or a black hole costs one
 //! stuck thread for at most `ping_timeout` and never delays the other hosts.
