@@ -755,6 +755,47 @@ mod tests {
         assert_eq!(r.received, "mb.000001:1234:0-1-7");
     }
 
+    /// The event names the account, the statement, the privilege, what
+    /// the monitor loses (by flavour and rule set) and the two ways out.
+    #[test]
+    fn refusal_told_by_name() {
+        let refusal = |f: Flavour, stand_in: bool| Refusal {
+            user: account("app@%"),
+            statement: replica_statement(f),
+            privilege: replica_privilege(f),
+            code: 1227,
+            flavour: f,
+            stand_in,
+        };
+        let text = |r: &Refusal, galera: bool| r.event("db1:3306", galera).to_string();
+        let mariadb = text(&refusal(Flavour::MariaDb, true), false);
+        assert!(
+            mariadb.starts_with(
+                "the monitor's user 'app'@'%' may not run SHOW SLAVE STATUS on db1:3306 \
+                 (it needs SLAVE MONITOR): without it the monitor sees only"
+            ),
+            "{mariadb}"
+        );
+        assert!(
+            mariadb.ends_with(
+                "Either GRANT SLAVE MONITOR ON *.* TO 'app'@'%', or give the monitor a user \
+                 that has it: monitor_user=...&monitor_password=... in the URL"
+            ),
+            "{mariadb}"
+        );
+        let galera = text(&refusal(Flavour::MariaDb, true), true);
+        assert!(galera.contains("nothing is lost"), "{galera}");
+        let mysql = text(&refusal(Flavour::MySqlReplica, false), false);
+        assert!(
+            mysql.contains("may not run SHOW REPLICA STATUS")
+                && mysql.contains("(it needs REPLICATION CLIENT)")
+                && mysql.contains("cannot tell whether a host replicates")
+                && mysql.contains("GRANT REPLICATION CLIENT ON *.* TO 'app'@'%'"),
+            "{mysql}"
+        );
+        assert_eq!(account("least@127.0.0.1"), "'least'@'127.0.0.1'");
+    }
+
     #[test]
     fn status_variables_stand_in() {
         let st = |pairs: &[(&str, &str)]| {
