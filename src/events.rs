@@ -105,6 +105,36 @@ pub enum Event {
         transactions: u64,
         confirmed: bool,
     },
+    /// The monitor's user may not run one of the probe's statements
+    /// (`statement`, which needs `privilege`): told once per statement, at
+    /// the monitor's first look (or the first answer that shows it), never
+    /// again per probe. The monitor goes on without what the statement
+    /// would have told (`costs`). Two ways out: grant `privilege` to
+    /// `user`, or give the monitor its own user (`monitor_user` and
+    /// `monitor_password` in the URL).
+    MonitorPrivilegeMissing {
+        endpoint: String,
+        /// The account, as `CURRENT_USER()` names it (`'app'@'%'`).
+        user: String,
+        statement: String,
+        privilege: String,
+        costs: String,
+    },
+    /// At the monitor's first look the servers contradict the `topology=`
+    /// the URL forces: `topology=replication` over nodes that all answer
+    /// `wsrep_on=1` (the replication rules see every node writable, a
+    /// split brain, and refuse writes once the writer fails), or
+    /// `topology=galera` over a host answering `wsrep_on=0`. The forced
+    /// rules still apply; drop `topology=` (staunch finds out) or correct
+    /// it.
+    TopologyContradicted {
+        /// What the URL forces: `replication` or `galera`.
+        forced: String,
+        /// What the servers answered: `galera` or `replication`.
+        found: String,
+        /// Every host and its `wsrep_on` (`on`, `off`, `no answer`).
+        hosts: Vec<String>,
+    },
 }
 
 /// Why a connection was closed.
@@ -189,7 +219,9 @@ impl Event {
             | Event::PartitionSuspected { .. }
             | Event::WriterChanged { .. }
             | Event::FailoverDeferred { .. }
-            | Event::ReplicaLagging { .. } => Warn,
+            | Event::ReplicaLagging { .. }
+            | Event::MonitorPrivilegeMissing { .. } => Warn,
+            Event::TopologyContradicted { .. } => Error,
             Event::PrimaryDead { .. }
             | Event::SplitBrain { .. }
             | Event::StalePrimaryWritable { .. } => Error,
@@ -333,6 +365,33 @@ impl std::fmt::Display for Event {
                      (from its last answer; final count when it answers)"
                 ),
             },
+            Event::MonitorPrivilegeMissing {
+                endpoint,
+                user,
+                statement,
+                privilege,
+                costs,
+            } => write!(
+                f,
+                "the monitor's user {user} may not run {statement} on {endpoint} (it needs {privilege}): {costs}. \
+                 Either GRANT {privilege} ON *.* TO {user}, or give the monitor a user that has it: \
+                 monitor_user=...&monitor_password=... in the URL"
+            ),
+            Event::TopologyContradicted {
+                forced,
+                found,
+                hosts,
+            } => write!(
+                f,
+                "the URL says topology={forced} but the servers are {} ({}): the {forced} rules \
+                 will misjudge them; drop topology= (staunch finds out) or set topology={found}",
+                if found == "galera" {
+                    "a Galera cluster"
+                } else {
+                    "not a Galera cluster"
+                },
+                hosts.join(", ")
+            ),
         }
     }
 }

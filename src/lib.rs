@@ -87,7 +87,8 @@ pub use crate::pool::cancel::CancelToken;
 pub use crate::pool::config::PoolConfig;
 pub use crate::pool::stats::{Latency, Stats};
 pub use crate::topology::{
-    HostHealth, HostStats, PingType, Pool, TopologyConfig, DEFAULT_ALIVE_ERROR_CODES,
+    missing_privileges, HostHealth, HostStats, PingType, Pool, TopologyConfig,
+    DEFAULT_ALIVE_ERROR_CODES,
 };
 /// The `mysql` crate staunch is built on (`Queryable`, `Value`, ...), so that
 /// its version always matches.

@@ -889,3 +889,199 @@ fn galera_at_the_defaults() {
     pool.close();
     eprintln!("TIMELINE whole run {}", secs(t_all.elapsed()));
 }
+
+/// Issue #49, conformance `conf_least_privilege`: the application's user
+/// with `ALL ON staunch_test.*` only (`least`, no SLAVE MONITOR), at the
+/// defaults. Before, the probe's refused `SHOW SLAVE STATUS` hid Galera's
+/// status and no write ever succeeded. Two pools side by side on one
+/// cluster (a cluster costs ~40 s to start here): `least` alone, and
+/// `least` with the test kit's `monitor` user as `monitor_user`. Writes and
+/// reads flow through both; the first tells the missing privilege exactly
+/// once, the second never; the writer desynced, isolated, then killed is
+/// followed by both (within the detection window of Galera's own stall). A
+/// third pool forcing `topology=replication` on these nodes is told the
+/// contradiction by name at its first look.
+#[test]
+fn conf_least_privilege_galera() {
+    let t_all = Instant::now();
+    let mut g = Galera::start(GaleraOpts::default());
+    setup(&g);
+    eprintln!("TIMELINE cluster up in {}", secs(t_all.elapsed()));
+    let ports: Vec<u16> = g.servers().map(|s| s.port()).collect();
+    let missing = |e: &Event| matches!(e, Event::MonitorPrivilegeMissing { .. });
+
+    let (forced, forced_log) = open(&g.url_as("least", "least-secret", "topology=replication"));
+    let contradicted = |log: &Log| {
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, e)| matches!(e, Event::TopologyContradicted { .. }))
+            .map(|(_, e)| e.to_string())
+            .collect::<Vec<_>>()
+    };
+    wait_until("the contradiction told", Duration::from_secs(10), || {
+        !contradicted(&forced_log).is_empty()
+    });
+    thread::sleep(Duration::from_millis(300));
+    let told = contradicted(&forced_log);
+    forced.close();
+    eprintln!("EVENT {}", told[0]);
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(
+        told[0].contains("topology=replication") && told[0].contains("a Galera cluster"),
+        "{told:?}"
+    );
+
+    let (least, least_log) = open(&g.url_as("least", "least-secret", ""));
+    let (mon, mon_log) = open(&g.url_as(
+        "least",
+        "least-secret",
+        "monitor_user=monitor&monitor_password=monitor-secret",
+    ));
+    for p in [&least, &mon] {
+        wait_until("a writer", Duration::from_secs(10), || p.writer().is_some());
+    }
+    // Loads through both pools, and a direct client on a node other than
+    // the writer (Galera's own stall); phase `k` numbers its writes apart.
+    let start = |k: u64| {
+        let w = writer_index(&g, &least);
+        assert_eq!(w, writer_index(&g, &mon), "both pools pick one writer");
+        let survivor = (0..3).find(|&i| i != w).unwrap();
+        let a = Load::start(&least, Some(g.server(survivor).app_opts()), k << 32);
+        let b = Load::start(&mon, None, (1 << 40) + (k << 32));
+        for l in [&a, &b] {
+            wait_until("writes flowing", Duration::from_secs(10), || {
+                l.acked() >= 20
+            });
+            wait_until("reads flowing", Duration::from_secs(10), || {
+                l.reads
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|r| r.result.is_ok())
+                    .count()
+                    >= 10
+            });
+        }
+        (w, a, b)
+    };
+    let mut all: Vec<Rec> = Vec::new();
+
+    // The writer desynced: both pools move writes off it, none fails.
+    let (w, a, b) = start(0);
+    let t = Instant::now();
+    g.desync(w, true);
+    for p in [&least, &mon] {
+        wait_until("writes moved off the desynced node", DETECT + SLACK, || {
+            writer_index(&g, p) != w
+        });
+    }
+    let moved = t.elapsed();
+    thread::sleep(Duration::from_millis(300));
+    let (wa, _, _) = a.stop();
+    let (wb, _, _) = b.stop();
+    g.desync(w, false);
+    g.wait_synced(w);
+    eprintln!(
+        "TIMELINE least privilege, Galera writer desynced: both pools moved within {}; failed \
+         writes: least alone {}, least + monitor_user {}",
+        secs(moved),
+        failed(&wa),
+        failed(&wb)
+    );
+    assert_eq!((failed(&wa), failed(&wb)), (0, 0));
+    all.extend(wa);
+    all.extend(wb);
+
+    // The writer isolated (gmcast.isolate): both pools follow, the one
+    // without a monitor user as the one with.
+    let (w, a, b) = start(1);
+    let t = Instant::now();
+    g.isolate(w, true);
+    for l in [&a, &b] {
+        wait_until("writes resume elsewhere", Duration::from_secs(30), || {
+            l.acked_on_other_than(ports[w], t) >= 10
+        });
+    }
+    let (wa, _, direct) = a.stop();
+    let (wb, _, _) = b.stop();
+    g.isolate(w, false);
+    g.wait_synced(w);
+    let (stall, stall_end) = direct_stall(&direct, t).unwrap();
+    let (fa, fb) = (
+        first_ack_elsewhere(&wa, ports[w], t).unwrap(),
+        first_ack_elsewhere(&wb, ports[w], t).unwrap(),
+    );
+    eprintln!(
+        "TIMELINE least privilege, Galera writer isolated at 0: Galera's stall {} ending {}; first \
+         write elsewhere: least alone {} ({} after the stall), least + monitor_user {} ({} after)",
+        secs(stall),
+        at(stall_end, t),
+        at(fa, t),
+        at(fa, stall_end),
+        at(fb, t),
+        at(fb, stall_end),
+    );
+    assert!(fa <= stall_end + DETECT + SLACK, "least alone");
+    assert!(fb <= stall_end + DETECT + SLACK, "least + monitor_user");
+    all.extend(wa);
+    all.extend(wb);
+
+    // The writer killed (kill -9).
+    let (w, a, b) = start(2);
+    let t = Instant::now();
+    g.kill9(w);
+    for l in [&a, &b] {
+        wait_until("writes resume elsewhere", Duration::from_secs(30), || {
+            l.acked_on_other_than(ports[w], t) >= 10
+        });
+    }
+    let (wa, _, direct) = a.stop();
+    let (wb, _, _) = b.stop();
+    least.close();
+    mon.close();
+    let (stall, stall_end) = direct_stall(&direct, t).unwrap();
+    let (fa, fb) = (
+        first_ack_elsewhere(&wa, ports[w], t).unwrap(),
+        first_ack_elsewhere(&wb, ports[w], t).unwrap(),
+    );
+    eprintln!(
+        "TIMELINE least privilege, Galera writer kill -9 at 0: Galera's stall {} ending {}; first \
+         write elsewhere: least alone {} ({} after the stall), least + monitor_user {} ({} after)",
+        secs(stall),
+        at(stall_end, t),
+        at(fa, t),
+        at(fa, stall_end),
+        at(fb, t),
+        at(fb, stall_end),
+    );
+    assert!(fa <= stall_end + DETECT + SLACK, "least alone");
+    assert!(fb <= stall_end + DETECT + SLACK, "least + monitor_user");
+    all.extend(wa);
+    all.extend(wb);
+    let told: Vec<String> = least_log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, e)| missing(e))
+        .map(|(_, e)| e.to_string())
+        .collect();
+    eprintln!("EVENT {}", told.first().map_or("none", |s| s.as_str()));
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(
+        told[0].contains("SHOW SLAVE STATUS")
+            && told[0].contains("SLAVE MONITOR")
+            && told[0].contains("monitor_user")
+            && !told[0].contains("least-secret"),
+        "{told:?}"
+    );
+    let mon_told = mon_log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, e)| missing(e))
+        .count();
+    assert_eq!(mon_told, 0);
+    let survivors: Vec<usize> = (0..3).filter(|&i| i != w).collect();
+    check_acked(&g, &all, &survivors);
+}

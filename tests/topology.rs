@@ -1120,13 +1120,38 @@ fn monitor_steady_state_cost_per_host() {
         args: vec!["--userstat=1".into()],
         ..Default::default()
     });
-    let (pool, _log) = open(&t.url("monitor_user=monitor&monitor_password=monitor-secret"));
+    // A privileged monitor user, then (issue #49) the least-privilege
+    // application user as the monitor's (its refused SHOW SLAVE STATUS
+    // costs the SHOW GLOBAL STATUS that stands in for it).
+    for (user, params) in [
+        (
+            "monitor",
+            "monitor_user=monitor&monitor_password=monitor-secret",
+        ),
+        ("least", ""),
+    ] {
+        let url = if user == "least" {
+            t.url_as("least", "least-secret", params)
+        } else {
+            t.url(params)
+        };
+        let (pool, _log) = open(&url);
+        monitor_cost(&t, user);
+        drop(pool);
+    }
+}
+
+/// The monitor's cost per host per `ping_interval`, from MariaDB's user
+/// statistics of `user` over 5 s (nothing else runs as that user).
+fn monitor_cost(t: &Topology, user: &str) {
     // Let the first discovery and connections settle.
     thread::sleep(Duration::from_millis(2500));
-    const Q: &str = "SELECT TOTAL_CONNECTIONS, SELECT_COMMANDS, OTHER_COMMANDS, BYTES_RECEIVED, \
-                     BYTES_SENT, BUSY_TIME FROM information_schema.USER_STATISTICS WHERE USER = 'monitor'";
+    let q = format!(
+        "SELECT TOTAL_CONNECTIONS, SELECT_COMMANDS, OTHER_COMMANDS, BYTES_RECEIVED, \
+         BYTES_SENT, BUSY_TIME FROM information_schema.USER_STATISTICS WHERE USER = '{user}'"
+    );
     let read = |s: &MariaDb| -> Vec<f64> {
-        s.query_rows(Q)
+        s.query_rows(&q)
             .into_iter()
             .next()
             .map(|r| {
@@ -1145,7 +1170,7 @@ fn monitor_steady_state_cost_per_host() {
     for (i, s) in t.servers().enumerate() {
         let d: Vec<f64> = (0..6).map(|k| (after[i][k] - before[i][k]) / n).collect();
         eprintln!(
-            "COST host {i} ({}): per ping_interval {:.2} new connections, {:.2} SELECT + {:.2} other \
+            "COST ({user}) host {i} ({}): per ping_interval {:.2} new connections, {:.2} SELECT + {:.2} other \
              statements, {:.0} bytes received and {:.0} bytes sent by the server, {:.1} us server busy time",
             s.addr(),
             d[0],
@@ -1158,5 +1183,184 @@ fn monitor_steady_state_cost_per_host() {
         assert!(d[0] < 0.5, "the monitor connects each tick: {d:?}");
         assert!(d[1] + d[2] <= 3.0, "statements per interval: {d:?}");
     }
-    drop(pool);
+}
+
+// ---- least privilege (issue #49, conformance conf_least_privilege) -------
+
+/// What is done to the primary before the replica is promoted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    /// `kill -9`, the promotion 1.5 s later.
+    Kill,
+    /// SIGSTOP, the promotion 3 s later (issue #49's incident D).
+    Freeze,
+    /// A planned switchover: the primary turns read-only, the replica
+    /// catches up and turns writable (rule 1).
+    Switchover,
+}
+
+/// The pool over a primary and one replica as `least` (`ALL ON
+/// staunch_test.*`, nothing global: no SLAVE MONITOR), with the test kit's
+/// `monitor` user as `monitor_user` when `monitor`: writes and reads flow;
+/// without a monitor user exactly one event names the missing privilege
+/// (with one, none); the promotion after `fault` is followed within the
+/// bound a privileged monitor keeps (the monitor reads `Slaves_running`,
+/// which any user may, in place of `SHOW SLAVE STATUS`); after a kill, the
+/// restarted primary, writable, is reported stale.
+fn least_privilege_promotion(fault: Fault, monitor: bool) {
+    let mut t = stock(1);
+    let params = if monitor {
+        "monitor_user=monitor&monitor_password=monitor-secret"
+    } else {
+        ""
+    };
+    let (pool, log) = open(&t.url_as("least", "least-secret", params));
+    let load = Load::flowing(&pool, 20);
+    wait_until("reads flowing", Duration::from_secs(10), || {
+        load.reads
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.sid.is_some())
+            .count()
+            >= 10
+    });
+    let missing = |e: &Event| matches!(e, Event::MonitorPrivilegeMissing { .. });
+    let told = events(&log, missing);
+    if monitor {
+        assert!(told.is_empty(), "{told:?}");
+    } else {
+        assert_eq!(told.len(), 1, "{told:?}");
+        let text = told[0].1.to_string();
+        eprintln!("EVENT {text}");
+        // The account CURRENT_USER() names ('least'@'127.0.0.1' here).
+        for word in [
+            "user 'least'@'",
+            "SHOW SLAVE STATUS",
+            "SLAVE MONITOR",
+            "GRANT SLAVE MONITOR ON *.* TO 'least'@'",
+            "monitor_user=",
+        ] {
+            assert!(text.contains(word), "{word:?} not in {text:?}");
+        }
+        assert!(!text.contains("least-secret"), "{text}");
+    }
+    let faulted = Instant::now();
+    match fault {
+        Fault::Kill => {
+            t.primary_mut().kill9();
+            thread::sleep(Duration::from_millis(1500).saturating_sub(faulted.elapsed()));
+        }
+        Fault::Freeze => {
+            t.primary().freeze();
+            thread::sleep(Duration::from_secs(3));
+        }
+        Fault::Switchover => {}
+    }
+    let promoted = if fault == Fault::Switchover {
+        t.switchover(0)
+    } else {
+        t.promote(0);
+        Instant::now()
+    };
+    wait_until_or_show(
+        "writes on the promoted replica",
+        &log,
+        Duration::from_secs(15),
+        || load.first_ack_on(replica_id(0), promoted).is_some(),
+    );
+    let first_write = load.first_ack_on(replica_id(0), promoted).unwrap();
+    if fault == Fault::Kill {
+        t.primary_mut().restart();
+        wait_until_or_show(
+            "stale primary reported",
+            &log,
+            Duration::from_secs(10),
+            || count(&log, |e| matches!(e, Event::StalePrimaryWritable { .. })) > 0,
+        );
+    }
+    // Still told once, however many probes ran since.
+    thread::sleep(Duration::from_millis(500));
+    let (writes, _) = load.stop();
+    pool.close();
+    if fault == Fault::Freeze {
+        t.primary().thaw();
+    }
+    eprintln!(
+        "TIMELINE least privilege, {fault:?} + promotion {}, monitor_user {}: first write on the \
+         new primary {} after the promotion",
+        at(promoted, faulted),
+        if monitor { "set" } else { "not set" },
+        secs(first_write - promoted)
+    );
+    assert_eq!(count(&log, missing), usize::from(!monitor));
+    assert!(
+        first_write - promoted <= FOLLOW_BOUND + SLACK,
+        "first write {:?} after the promotion",
+        first_write - promoted
+    );
+    assert_eq!(count(&log, |e| matches!(e, Event::PrimaryDead { .. })), 0);
+    assert_eq!(acked_on_after(&writes, PRIMARY_ID, faulted), 0);
+    let (rp, r0rows) = (rows(t.primary()), rows(t.replica(0)));
+    check_acked_where_executed(&writes, &[(PRIMARY_ID, &rp), (replica_id(0), &r0rows)]);
+}
+
+#[test]
+fn conf_least_privilege_replication_kill_followed() {
+    least_privilege_promotion(Fault::Kill, false);
+}
+
+#[test]
+fn conf_least_privilege_replication_kill_with_monitor_user() {
+    least_privilege_promotion(Fault::Kill, true);
+}
+
+#[test]
+fn least_privilege_frozen_primary_promotion_followed() {
+    least_privilege_promotion(Fault::Freeze, false);
+}
+
+#[test]
+fn least_privilege_planned_switchover_followed() {
+    least_privilege_promotion(Fault::Switchover, false);
+}
+
+/// `topology=replication` over servers that answer `wsrep_on=0`: no
+/// contradiction, nothing told; `topology=galera` over them: told once, by
+/// name, at the first look (`topology=replication` over a Galera cluster
+/// is in tests/galera.rs).
+#[test]
+fn forced_topology_contradicted_by_the_servers() {
+    let t = stock(1);
+    let (pool, log) = open(&t.url(""));
+    let load = Load::flowing(&pool, 5);
+    load.stop();
+    pool.close();
+    assert_eq!(
+        count(&log, |e| matches!(
+            e,
+            Event::TopologyContradicted { .. } | Event::MonitorPrivilegeMissing { .. }
+        )),
+        0
+    );
+    let contradicted = |e: &Event| matches!(e, Event::TopologyContradicted { .. });
+    let (pool, log) = open(&t.url("").replace("topology=replication", "topology=galera"));
+    wait_until_or_show(
+        "the contradiction told",
+        &log,
+        Duration::from_secs(10),
+        || count(&log, contradicted) > 0,
+    );
+    thread::sleep(Duration::from_millis(500));
+    pool.close();
+    let told = events(&log, contradicted);
+    assert_eq!(told.len(), 1, "{told:?}");
+    let text = told[0].1.to_string();
+    eprintln!("EVENT {text}");
+    assert!(
+        text.contains("topology=galera")
+            && text.contains("not a Galera cluster")
+            && text.contains(&format!("{} wsrep_on=off", ep(t.primary()))),
+        "{text}"
+    );
 }

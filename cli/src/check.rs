@@ -99,6 +99,7 @@ pub fn run(url: &str) -> u8 {
         &format!("user {}, database {}, connection id {}", v(6), v(7), v(8)),
     );
     print_field("replication", &replication(&mut c));
+    print_field("monitor", &monitor(&mut c, &cfg));
     let uptime: Result<Option<(String, String)>, _> =
         c.query_first("SHOW GLOBAL STATUS LIKE 'Uptime'");
     let uptime = match uptime {
@@ -166,6 +167,28 @@ fn replication(c: &mut staunch::PooledConn) -> String {
         }
     }
     s
+}
+
+/// Whether the topology monitor may run its probe as this session's user:
+/// the same `MonitorPrivilegeMissing` text the monitor tells at its first
+/// look, or that nothing is missing.
+fn monitor(c: &mut staunch::PooledConn, cfg: &staunch::Config) -> String {
+    if let Some(user) = cfg.topology().monitor_user() {
+        return format!(
+            "runs as monitor_user {user} (not checked here: this session is the URL's user)"
+        );
+    }
+    match staunch::missing_privileges(c, &cfg.connect().endpoint()) {
+        Ok(told) if told.is_empty() => {
+            "this user may run every statement of the monitor's probe".into()
+        }
+        Ok(told) => told
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("; "),
+        Err(e) => format!("unknown: {e}"),
+    }
 }
 
 /// A value as text (NULL as `NULL`).

@@ -43,6 +43,14 @@ fn check_prints_no_password() {
     let text = output_text(&out);
     assert!(out.status.success(), "check failed: {text}");
     assert_clean("staunch check", &text);
+    // 'sec' has ALL ON staunch_test.* only: the monitor's missing privilege
+    // is told as the monitor tells it (issue #49).
+    assert!(
+        text.contains("may not run SHOW SLAVE STATUS")
+            && text.contains("GRANT SLAVE MONITOR ON *.* TO 'sec'@'%'")
+            && text.contains("monitor_user="),
+        "{text}"
+    );
 
     // And when the server refuses the password.
     let wrong = url.replace(PW, "not-the-password");

@@ -117,6 +117,12 @@ impl TopologyConfig {
         self.monitor.unwrap_or(self.multi())
     }
 
+    /// The monitor's own user (`monitor_user`), if the URL gives one; else
+    /// the monitor connects as the application's user.
+    pub fn monitor_user(&self) -> Option<&str> {
+        self.monitor_user.as_deref()
+    }
+
     /// Several hosts (or one host forced into a topology): routing by role.
     pub(crate) fn multi(&self) -> bool {
         match self.kind {

@@ -29,6 +29,7 @@ use std::time::Duration;
 
 pub(crate) use self::config::{Kind, SecondaryCheck};
 pub use self::config::{PingType, TopologyConfig, DEFAULT_ALIVE_ERROR_CODES};
+pub use self::probe::missing_privileges;
 use crate::client::{ConnectConfig, MysqlConnector, NodeAlarm, PooledConn};
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::{emit, Event, EventListener};

@@ -5,21 +5,31 @@
 //!
 //! # What it looks at
 //!
-//! Each host is probed on its own: one statement pair on a connection the
+//! Each host is probed on its own: one multi-statement on a connection the
 //! monitor keeps (`SELECT @@read_only, @@server_id, @@gtid_binlog_pos,
-//! @@gtid_current_pos; SHOW SLAVE STATUS`, one round trip), every
-//! `ping_interval` in the steady state. For the writer that probe is the
-//! health check of `ping_type`: `select` is the probe as it is; `insert` also
-//! upserts a timestamp into `heartbeat_table` when the writer is writable;
-//! `connect` opens a new connection for every probe of the writer (MHA's
-//! `ping_connect`). Every probe runs on a short-lived thread and is cut off at
+//! @@gtid_current_pos, @@wsrep_on, ...; SHOW SLAVE STATUS`, one round trip;
+//! `probe.rs` has each flavour's), every `ping_interval` in the steady
+//! state. The one statement that needs a privilege (`SHOW SLAVE STATUS`:
+//! `SLAVE MONITOR`) comes last, so that its refusal hides nothing; then
+//! `Slave_running`/`Slaves_running`, which any user may read, stand in for
+//! it (`rules::Threads`), and the refusal is told once
+//! (`Event::MonitorPrivilegeMissing`) after the first discovery.
+//!
+//! For the writer that probe is the health check of `ping_type`: `select`
+//! is the probe as it is; `insert` also upserts a timestamp into
+//! `heartbeat_table` when the writer is writable; `connect` opens a new
+//! connection for every probe of the writer (MHA's `ping_connect`). Every probe runs on a short-lived thread and is cut off at
 //! `ping_timeout` (its socket is shut down from the monitor thread), and a host
 //! is never probed twice at once: a frozen host or a black hole costs one
 //! stuck thread for at most `ping_timeout` and never delays the other hosts.
 //!
 //! A host "no longer replicates" when `SHOW SLAVE STATUS` has no row, or both
 //! its threads are stopped (`Slave_IO_Running` neither `Yes` nor
-//! `Connecting`, `Slave_SQL_Running` not `Yes`).
+//! `Connecting`, `Slave_SQL_Running` not `Yes`); without the privilege, when
+//! no SQL thread runs (`Slaves_running=0`) and `Slave_running` is OFF. Not
+//! allowed to know (MySQL without `REPLICATION CLIENT`) is never "no": rules
+//! 1 and 2 cannot run then, and rule 5 runs without the replicas whenever
+//! their status rows cannot be read.
 //!
 //! # The rules, in order
 //!
@@ -94,13 +104,16 @@
 //!
 //! When every host answers `wsrep_on = 1` at the first look (or with
 //! `topology=galera`), the same probe also reads each node's `wsrep_%`
-//! status (a third statement in the same round trip) and the Galera rules
-//! of `rules::galera_plan` apply instead of 1-6: one writer by the lowest
+//! status (`SHOW GLOBAL STATUS`, before `SHOW SLAVE STATUS` in the same
+//! round trip; no privilege needed), and the Galera rules of
+//! `rules::galera_plan` apply instead of 1-6: one writer by the lowest
 //! `wsrep_local_index`, kept while Synced (no fail-back); reads over the
 //! other Synced nodes within `max_transactions_behind`; a node that goes
 //! out of the Primary component (or unreachable) has its waiters failed and
 //! its borrowed connections cut at once; with no Synced node writes fail
-//! fast with `NoWriter`.
+//! fast with `NoWriter`. A `topology=` that the first look's `wsrep_on`
+//! answers contradict is told by name (`Event::TopologyContradicted`); the
+//! forced rules still apply.
 //!
 //! The decisions themselves (alive errors, failure counting, the secondary
 //! check, DeadMaster, read health, the first discovery's sequencing and the
@@ -119,7 +132,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::probe::{bounded, probe, MonConn, Sample};
+use super::probe::{bounded, probe, MonConn, Refusal, Sample};
 use super::rules::{
     self, Candidate, GaleraObs, HealthNews, Mode, NodeClass, Rediscovery, Repl, ReplStep,
     WriterDoubt, WriterSeen,
@@ -285,6 +298,9 @@ struct Monitor {
     galera_first: bool,
     /// Galera: writes are refused now (reported once).
     galera_refused: bool,
+    /// The probe's statements a host refused that were already told
+    /// (`MonitorPrivilegeMissing`): once each, never per probe.
+    told: Vec<&'static str>,
 }
 
 impl Monitor {
@@ -313,6 +329,7 @@ impl Monitor {
             pending_loss: None,
             galera_first: true,
             galera_refused: false,
+            told: Vec::new(),
         }
     }
 
@@ -612,6 +629,10 @@ impl Monitor {
                 self.refresh_health();
             }
         }
+        // Once the rule set is known (what a refusal costs depends on it).
+        if self.discovered {
+            self.tell_refusals();
+        }
         // After the decision, so that routing goes from "suspect" straight
         // to what this answer says.
         if cleared {
@@ -624,6 +645,25 @@ impl Monitor {
 
     fn galera(&self) -> bool {
         self.t.mode.load(Relaxed) == MODE_GALERA
+    }
+
+    /// A statement of the probe refused for lack of a privilege: one event
+    /// (which the default listener logs) naming the privilege, the
+    /// statement and the two ways out, the first time only.
+    fn tell_refusals(&mut self) {
+        let galera = self.galera();
+        let mut news: Vec<(usize, Refusal)> = Vec::new();
+        for (i, h) in self.hosts.iter().enumerate() {
+            for r in h.answered().map_or(&[][..], |s| &s.refused[..]) {
+                if !self.told.contains(&r.statement) {
+                    self.told.push(r.statement);
+                    news.push((i, r.clone()));
+                }
+            }
+        }
+        for (i, r) in news {
+            self.t.emit(r.event(&self.ep(i), galera));
+        }
     }
 
     /// Counts the writer's failures (rule 3) and reports its probes.
@@ -713,6 +753,29 @@ impl Monitor {
             else {
                 return;
             };
+            if let Some(found) = known.and_then(|forced| rules::contradicts(forced, &on)) {
+                let name = |m: Mode| match m {
+                    Mode::Galera => "galera",
+                    Mode::Replication => "replication",
+                };
+                let hosts = on
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| {
+                        let w = match w {
+                            Some(true) => "on",
+                            Some(false) => "off",
+                            None => "no answer",
+                        };
+                        format!("{} wsrep_on={w}", self.ep(i))
+                    })
+                    .collect();
+                self.t.emit(Event::TopologyContradicted {
+                    forced: name(mode).into(),
+                    found: name(found).into(),
+                    hosts,
+                });
+            }
             if detected {
                 log::info!(target: "staunch", "the hosts are {}", match mode { Mode::Galera => "a Galera cluster", Mode::Replication => "a replication topology" });
                 self.t.mode.store(
@@ -1211,13 +1274,17 @@ impl Monitor {
         if !h.superseded {
             return;
         }
-        if let Repl::Some(r) = &s.replica {
-            if r.fully_running() {
-                // Replicates again: an ordinary host.
-                h.superseded = false;
-                h.stale_reported = false;
-                return;
-            }
+        let again = match &s.replica {
+            Repl::Some(r) => r.fully_running(),
+            // Without SLAVE MONITOR: connected and applying.
+            Repl::Threads(t) => t.connected,
+            Repl::None | Repl::Unknown => false,
+        };
+        if again {
+            // Replicates again: an ordinary host.
+            h.superseded = false;
+            h.stale_reported = false;
+            return;
         }
         if s.read_only {
             h.stale_reported = false;

@@ -10,24 +10,230 @@ use std::time::Duration;
 use mysql::prelude::Queryable;
 use mysql::Conn;
 
-use super::rules::{self, GaleraObs, Repl, Replica};
+use super::rules::{self, GaleraObs, Repl, Replica, Threads};
 use crate::client::MysqlConnector;
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{ConnectAttempt, Connector};
 
-const MARIADB_STATE: &str = "SELECT @@global.read_only, @@global.server_id, \
-     @@global.gtid_binlog_pos, @@global.gtid_current_pos; SHOW SLAVE STATUS";
-/// The same, and Galera's state: answered even by a node outside the
-/// Primary component (which refuses other statements with 1047).
-const MARIADB_WSREP_STATE: &str = "SELECT @@global.read_only, @@global.server_id, \
-     @@global.gtid_binlog_pos, @@global.gtid_current_pos, @@global.wsrep_on, \
-     @@global.wsrep_desync, @@global.wsrep_reject_queries; SHOW SLAVE STATUS; \
-     SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_state', \
-     'wsrep_cluster_status', 'wsrep_ready', 'wsrep_local_index', 'wsrep_local_recv_queue', \
-     'wsrep_cluster_conf_id', 'wsrep_cluster_size')";
-const MYSQL_STATE: &str =
-    "SELECT @@global.read_only, @@global.server_id, '', ''; SHOW SLAVE STATUS";
+/// Which server the probe talks to, from `SELECT @@version`: which
+/// statements it may send, and what their answers are called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Flavour {
+    /// MariaDB: `@@gtid_binlog_pos`/`@@gtid_current_pos`, `SHOW SLAVE
+    /// STATUS` (needs `SLAVE MONITOR` or `SUPER`), the `Slave_running` /
+    /// `Slaves_running` status variables any user may read, Galera's
+    /// `wsrep_%` when built with it.
+    MariaDb,
+    /// MySQL before 8.0.22: `@@gtid_executed`, `SHOW SLAVE STATUS` (needs
+    /// `REPLICATION CLIENT` or `SUPER`); no replication status variables.
+    MySqlSlave,
+    /// MySQL 8.0.22 and later (8.4 removed `SHOW SLAVE STATUS`): `SHOW
+    /// REPLICA STATUS`, whose columns say `Replica_`/`Source_`.
+    MySqlReplica,
+}
+
+/// The flavour from `@@version` (`10.11.6-MariaDB-0+deb12u1`, `8.0.36`,
+/// `8.4.3`, `5.7.44-log`).
+pub(crate) fn flavour(version: &str) -> Flavour {
+    if version.contains("MariaDB") {
+        return Flavour::MariaDb;
+    }
+    let mut it = version
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    let v = (
+        it.next().unwrap_or(0),
+        it.next().unwrap_or(0),
+        it.next().unwrap_or(0),
+    );
+    if v >= (8, 0, 22) {
+        Flavour::MySqlReplica
+    } else {
+        Flavour::MySqlSlave
+    }
+}
+
+/// The probe's statements for a flavour, sent as one multi-statement
+/// (one round trip), ordered so that no refusal hides a later statement:
+/// the server runs nothing after a failed statement of a multi-statement,
+/// so what any user may run comes first (the variables, `SHOW GLOBAL
+/// STATUS`) and the one statement that needs a privilege comes last: its
+/// refusal costs only its own answer. `wsrep_vars`: ask for `@@wsrep_on`
+/// and Galera's variables (a MariaDB built with wsrep); `wsrep_status`:
+/// and its `wsrep_%` status (unless the hosts are known to be a
+/// replication topology); `threads`: and `Slave_running`/`Slaves_running`
+/// (once `SHOW SLAVE STATUS` was refused on the connection). `SHOW GLOBAL
+/// STATUS` walks every status variable to filter a few (1.8-2.4 ms of
+/// server time with Galera's, against ~70 µs for the rest of the probe),
+/// so a probe that needs none of them sends none.
+pub(crate) fn statements(
+    f: Flavour,
+    wsrep_vars: bool,
+    wsrep_status: bool,
+    threads: bool,
+) -> String {
+    match f {
+        Flavour::MariaDb => {
+            let mut select = String::from(
+                "SELECT @@global.read_only, @@global.server_id, \
+                 @@global.gtid_binlog_pos, @@global.gtid_current_pos",
+            );
+            let mut status: Vec<&str> = Vec::new();
+            if threads {
+                status.extend(THREADS_STATUS);
+            }
+            if wsrep_vars {
+                select.push_str(
+                    ", @@global.wsrep_on, @@global.wsrep_desync, @@global.wsrep_reject_queries",
+                );
+                if wsrep_status {
+                    status.extend([
+                        "'wsrep_local_state'",
+                        "'wsrep_cluster_status'",
+                        "'wsrep_ready'",
+                        "'wsrep_local_index'",
+                        "'wsrep_local_recv_queue'",
+                        "'wsrep_cluster_conf_id'",
+                        "'wsrep_cluster_size'",
+                    ]);
+                }
+            }
+            if status.is_empty() {
+                format!("{select}; {}", replica_statement(f))
+            } else {
+                format!(
+                    "{select}; SHOW GLOBAL STATUS WHERE Variable_name IN ({}); {}",
+                    status.join(", "),
+                    replica_statement(f)
+                )
+            }
+        }
+        Flavour::MySqlSlave | Flavour::MySqlReplica => format!(
+            "SELECT @@global.read_only, @@global.server_id, @@global.gtid_executed, \
+             @@global.gtid_executed; {}",
+            replica_statement(f)
+        ),
+    }
+}
+
+/// The status variables that stand in for a refused `SHOW SLAVE STATUS`.
+const THREADS_STATUS: [&str; 2] = ["'Slave_running'", "'Slaves_running'"];
+
+/// The statement that shows a host's replication, and the privilege it
+/// needs (besides `SUPER`).
+pub(crate) fn replica_statement(f: Flavour) -> &'static str {
+    match f {
+        Flavour::MariaDb | Flavour::MySqlSlave => "SHOW SLAVE STATUS",
+        Flavour::MySqlReplica => "SHOW REPLICA STATUS",
+    }
+}
+
+/// The privilege [`replica_statement`] needs.
+pub(crate) fn replica_privilege(f: Flavour) -> &'static str {
+    match f {
+        Flavour::MariaDb => "SLAVE MONITOR",
+        Flavour::MySqlSlave | Flavour::MySqlReplica => "REPLICATION CLIENT",
+    }
+}
+
+/// Server errors that refuse a statement for lack of a privilege: 1227
+/// (needs SUPER, SLAVE MONITOR, ...), 1142/1143 (table, column), 1044
+/// (database), 1045 (access denied).
+pub(crate) const REFUSED: &[u16] = &[1227, 1142, 1143, 1044, 1045];
+
+/// A statement of the probe the server refused for lack of a privilege:
+/// the probe went on without what it would have told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    /// The account refused, as `CURRENT_USER()` names it (`'app'@'%'`).
+    pub(crate) user: String,
+    pub(crate) statement: &'static str,
+    pub(crate) privilege: &'static str,
+    pub(crate) code: u16,
+    pub(crate) flavour: Flavour,
+    /// Whether something any user may read stood in (MariaDB's status
+    /// variables).
+    pub(crate) stand_in: bool,
+}
+
+impl Refusal {
+    /// What the monitor does without the statement, for the event.
+    pub(crate) fn costs(&self, galera: bool) -> &'static str {
+        if galera {
+            "a Galera node's state comes from SHOW GLOBAL STATUS, which any user may read, so \
+             nothing is lost while the hosts are a Galera cluster (it matters under the \
+             replication rules)"
+        } else if self.stand_in {
+            "without it the monitor sees only whether a host's replication threads run \
+             (Slave_running, Slaves_running): promotions are still followed, but no replica \
+             vouches for a primary the pool cannot reach (the secondary check runs without \
+             them) and replication lag is unknown, so replicas get no reads while \
+             max_replication_lag is set"
+        } else {
+            "without it the monitor cannot tell whether a host replicates: a promotion is \
+             followed only once the primary is declared dead (failure_threshold), no replica \
+             vouches for a primary the pool cannot reach, and replicas get no reads"
+        }
+    }
+
+    /// The event that tells it.
+    pub(crate) fn event(&self, endpoint: &str, galera: bool) -> crate::events::Event {
+        crate::events::Event::MonitorPrivilegeMissing {
+            endpoint: endpoint.to_owned(),
+            user: self.user.clone(),
+            statement: self.statement.to_owned(),
+            privilege: self.privilege.to_owned(),
+            costs: self.costs(galera).to_owned(),
+        }
+    }
+}
+
+/// `CURRENT_USER()`'s `app@%` as an account name, `'app'@'%'`.
+fn account(current_user: &str) -> String {
+    match current_user.rsplit_once('@') {
+        Some((u, h)) => format!("'{u}'@'{h}'"),
+        None => format!("'{current_user}'"),
+    }
+}
+
+/// What the monitor's probe would be refused on the server `c` is
+/// connected to, as the events the monitor reports at its first look
+/// (`staunch check` prints them). Bounded by `c`'s own timeouts.
+pub fn missing_privileges<Q: Queryable>(
+    c: &mut Q,
+    endpoint: &str,
+) -> Result<Vec<crate::events::Event>> {
+    let (version, user): (String, String) = c
+        .query_first("SELECT @@version, CURRENT_USER()")
+        .map_err(|e| Error::from_mysql("SELECT @@version", &e))?
+        .unwrap_or_default();
+    let f = flavour(&version);
+    let statement = replica_statement(f);
+    match c.query_drop(statement) {
+        Err(mysql::Error::MySqlError(e)) if REFUSED.contains(&e.code) => {
+            let stand_in = f == Flavour::MariaDb
+                && c.query_drop("SHOW GLOBAL STATUS LIKE 'Slaves_running'")
+                    .is_ok();
+            let r = Refusal {
+                user: account(&user),
+                statement,
+                privilege: replica_privilege(f),
+                code: e.code,
+                flavour: f,
+                stand_in,
+            };
+            let galera = f == Flavour::MariaDb
+                && c.query_first::<i64, _>("SELECT @@global.wsrep_on")
+                    .ok()
+                    .flatten()
+                    == Some(1);
+            Ok(vec![r.event(endpoint, galera)])
+        }
+        Err(e) => Err(Error::from_mysql(statement, &e)),
+        Ok(()) => Ok(Vec::new()),
+    }
+}
 
 /// What one probe of a host found.
 #[derive(Debug, Default, Clone)]
@@ -43,10 +249,14 @@ pub(super) struct Sample {
     pub(super) wsrep_on: bool,
     /// The `wsrep_%` state when `wsrep_on`.
     pub(super) galera: Option<GaleraObs>,
+    /// Statements the server refused (no privilege).
+    pub(super) refused: Vec<Refusal>,
 }
 
 impl Sample {
-    /// No slave status row, or both threads stopped.
+    /// No longer replicates ([`rules::replicates`] says No: no slave
+    /// status row, both threads stopped, or, without the privilege, no SQL
+    /// thread running and the default connection not connected).
     pub(super) fn detached(&self) -> bool {
         rules::detached(&self.replica)
     }
@@ -55,7 +265,12 @@ impl Sample {
 /// A monitor connection and the server's flavour.
 pub(super) struct MonConn {
     pub(super) conn: Conn,
-    pub(super) mariadb: bool,
+    pub(super) flavour: Flavour,
+    /// `CURRENT_USER()`, as an account name.
+    pub(super) account: String,
+    /// The server refused [`replica_statement`] on this connection: every
+    /// probe reads the status variables that stand in for it.
+    pub(super) refused_replica: bool,
     /// The server knows Galera's variables (MariaDB built with wsrep).
     pub(super) wsrep_vars: bool,
 }
@@ -84,7 +299,9 @@ pub(super) fn probe(
     }
     let mc = MonConn {
         conn: connector.connect(a)?.into_conn(),
-        mariadb: true,
+        flavour: Flavour::MariaDb,
+        account: String::new(),
+        refused_replica: false,
         wsrep_vars: true,
     };
     probe_on(mc, true, heartbeat, wsrep, a)
@@ -104,11 +321,13 @@ fn probe_on(
         });
     }
     if fresh {
-        let v: Option<String> = mc
+        let (v, user): (String, String) = mc
             .conn
-            .query_first("SELECT @@version")
-            .map_err(|e| Error::from_mysql("SELECT @@version", &e))?;
-        mc.mariadb = v.is_some_and(|v| v.contains("MariaDB"));
+            .query_first("SELECT @@version, CURRENT_USER()")
+            .map_err(|e| Error::from_mysql("SELECT @@version", &e))?
+            .unwrap_or_default();
+        mc.flavour = flavour(&v);
+        mc.account = account(&user);
     }
     let sample = read_state(&mut mc, wsrep)?;
     if let (Some(table), false) = (heartbeat, sample.read_only) {
@@ -131,100 +350,168 @@ fn probe_on(
     Ok((sample, mc))
 }
 
-/// `read_only`, `server_id`, GTID positions, `SHOW SLAVE STATUS` and (on
-/// MariaDB with Galera's variables, unless the hosts are known to be a
-/// replication topology: `wsrep`) the `wsrep_%` state, in one round trip.
+/// `read_only`, `server_id`, GTID positions, the replication status any
+/// user may read, (on MariaDB with Galera's variables) `@@wsrep_on` and,
+/// unless the hosts are known to be a replication topology (`wsrep`), the
+/// `wsrep_%` state, then `SHOW SLAVE STATUS`, in one round trip.
 fn read_state(mc: &mut MonConn, wsrep: bool) -> Result<Sample> {
-    if mc.mariadb && mc.wsrep_vars && wsrep {
-        match read_state_with(mc, MARIADB_WSREP_STATE) {
+    if mc.flavour == Flavour::MariaDb && mc.wsrep_vars {
+        let sql = statements(mc.flavour, true, wsrep, mc.refused_replica);
+        match read_state_with(mc, &sql) {
             // 1193: unknown system variable (a build without wsrep).
             Err(e) if e.server_code() == Some(1193) => mc.wsrep_vars = false,
             r => return r,
         }
     }
-    let sql = if mc.mariadb {
-        MARIADB_STATE
-    } else {
-        MYSQL_STATE
+    let sql = statements(mc.flavour, false, false, mc.refused_replica);
+    read_state_with(mc, &sql)
+}
+
+/// One statement's answer: its rows, or the server's refusal (the error
+/// number; no privilege), after which nothing more was run.
+type Set = std::result::Result<Vec<mysql::Row>, u16>;
+
+/// The next result set of the multi-statement (`None`: no more). Any
+/// error but a refusal fails the probe.
+fn next_set(r: &mut mysql::QueryResult<'_, '_, '_, mysql::Text>) -> Result<Option<Set>> {
+    let Some(set) = r.iter() else {
+        return Ok(None);
     };
-    read_state_with(mc, sql)
+    let mut rows = Vec::new();
+    for row in set {
+        match row {
+            Ok(row) => rows.push(row),
+            Err(mysql::Error::MySqlError(e)) if REFUSED.contains(&e.code) => {
+                return Ok(Some(Err(e.code)))
+            }
+            Err(e) => return Err(Error::from_mysql("host state", &e)),
+        }
+    }
+    Ok(Some(Ok(rows)))
 }
 
 fn read_state_with(mc: &mut MonConn, sql: &str) -> Result<Sample> {
+    let flavour = mc.flavour;
+    let mc_refused = mc.refused_replica;
+    let mut first_refusal = false;
     let err = |e: &mysql::Error| Error::from_mysql("host state", e);
     let mut r = mc.conn.query_iter(sql).map_err(|e| err(&e))?;
     let mut sample = Sample::default();
-    let mut wsrep_vars: Option<(bool, String)> = None;
+    let bad = |e: mysql::FromValueError| Error::new(ErrorKind::Io, format!("host state: {e:?}"));
+    let num =
+        |v: &mysql::Value| -> Result<i64> { mysql::from_value_opt::<i64>(v.clone()).map_err(bad) };
+    // 1: the variables (no privilege needed).
+    let vals = match next_set(&mut r)?
+        .ok_or_else(|| Error::new(ErrorKind::Io, "host state: no answer"))?
     {
-        let mut set = r
-            .iter()
-            .ok_or_else(|| Error::new(ErrorKind::Io, "host state: no answer"))?;
-        let row = set
+        Ok(rows) => rows
+            .into_iter()
             .next()
             .ok_or_else(|| Error::new(ErrorKind::Io, "host state: no row"))?
-            .map_err(|e| err(&e))?;
-        let bad =
-            |e: mysql::FromValueError| Error::new(ErrorKind::Io, format!("host state: {e:?}"));
-        let text = |v: mysql::Value| -> String {
-            match v {
-                mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-                mysql::Value::NULL => String::new(),
-                other => other.as_sql(true).trim_matches('\'').to_owned(),
-            }
-        };
-        let vals = row.unwrap();
-        let num = |v: &mysql::Value| -> Result<i64> {
-            mysql::from_value_opt::<i64>(v.clone()).map_err(bad)
-        };
-        sample.read_only = num(vals.first().unwrap_or(&mysql::Value::NULL))? != 0;
-        sample.server_id = num(vals.get(1).unwrap_or(&mysql::Value::NULL))? as u64;
-        sample.binlog_pos = vals.get(2).cloned().map(text).unwrap_or_default();
-        sample.current_pos = vals.get(3).cloned().map(text).unwrap_or_default();
-        if vals.len() >= 7 {
-            sample.wsrep_on = num(&vals[4])? != 0;
-            wsrep_vars = Some((num(&vals[5])? != 0, text(vals[6].clone())));
-        }
-        for row in set {
-            row.map_err(|e| err(&e))?;
-        }
-    }
-    sample.replica = match r.iter() {
-        None => Repl::Unknown,
-        Some(set) => {
-            let mut first = None;
-            let mut failed = None;
-            for row in set {
-                match row {
-                    Ok(row) if first.is_none() => first = Some(row),
-                    Ok(_) => {}
-                    Err(e) => failed = Some(e),
-                }
-            }
-            match (failed, first) {
-                // The server refused SHOW SLAVE STATUS: it answered.
-                (Some(mysql::Error::MySqlError(_)), _) => Repl::Unknown,
-                (Some(e), _) => return Err(err(&e)),
-                (None, None) => Repl::None,
-                (None, Some(row)) => Repl::Some(replica_of(row)),
-            }
+            .unwrap(),
+        Err(code) => {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!("host state: the server refused to show its variables (error {code})"),
+            ))
         }
     };
-    if let Some((desync, reject)) = wsrep_vars {
-        let mut status = BTreeMap::new();
-        if let Some(set) = r.iter() {
-            for row in set {
-                let row = row.map_err(|e| err(&e))?;
+    sample.read_only = num(vals.first().unwrap_or(&mysql::Value::NULL))? != 0;
+    sample.server_id = num(vals.get(1).unwrap_or(&mysql::Value::NULL))? as u64;
+    sample.binlog_pos = vals.get(2).cloned().map(text).unwrap_or_default();
+    sample.current_pos = vals.get(3).cloned().map(text).unwrap_or_default();
+    let mut wsrep_vars: Option<(bool, String)> = None;
+    if vals.len() >= 7 {
+        sample.wsrep_on = num(&vals[4])? != 0;
+        wsrep_vars = Some((num(&vals[5])? != 0, text(vals[6].clone())));
+    }
+    // 2 (MariaDB, if asked): the status variables (no privilege needed).
+    let mut status = BTreeMap::new();
+    if sql.contains("SHOW GLOBAL STATUS") {
+        if let Some(Ok(rows)) = next_set(&mut r)? {
+            for row in rows {
                 let (k, v): (String, String) = mysql::from_row_opt(row)
                     .map_err(|e| Error::new(ErrorKind::Io, format!("host state: {e}")))?;
                 status.insert(k.to_ascii_lowercase(), v);
             }
         }
-        if sample.wsrep_on {
+    }
+    // Last: the one statement that needs a privilege.
+    let statement = replica_statement(flavour);
+    sample.replica = match next_set(&mut r)? {
+        // Nothing after a refused status statement (never seen): unknown.
+        None => Repl::Unknown,
+        Some(set) => match set {
+            Ok(rows) => match rows.into_iter().next() {
+                None => Repl::None,
+                Some(row) => Repl::Some(replica_of(&columns_of(row))),
+            },
+            Err(code) => {
+                if !mc_refused && flavour == Flavour::MariaDb {
+                    // The first refusal on this connection: the stand-in
+                    // was not asked for; it is read below, then with every
+                    // probe.
+                    first_refusal = true;
+                }
+                let threads = threads_of(&status);
+                sample.refused.push(Refusal {
+                    user: mc.account.clone(),
+                    statement,
+                    privilege: replica_privilege(flavour),
+                    code,
+                    flavour,
+                    stand_in: threads.is_some(),
+                });
+                threads.map_or(Repl::Unknown, Repl::Threads)
+            }
+        },
+    };
+    if let Some((desync, reject)) = wsrep_vars {
+        if sample.wsrep_on && status.contains_key("wsrep_cluster_status") {
             sample.galera = Some(galera_obs(&status, desync, &reject));
         }
     }
     drop(r);
+    if first_refusal {
+        mc.refused_replica = true;
+        let q = format!(
+            "SHOW GLOBAL STATUS WHERE Variable_name IN ({})",
+            THREADS_STATUS.join(", ")
+        );
+        let rows: Vec<(String, String)> = mc.conn.query(&q).map_err(|e| err(&e))?;
+        let status = rows
+            .into_iter()
+            .map(|(k, v)| (k.to_ascii_lowercase(), v))
+            .collect();
+        if let Some(t) = threads_of(&status) {
+            sample.replica = Repl::Threads(t);
+            for r in &mut sample.refused {
+                r.stand_in = true;
+            }
+        }
+    }
     Ok(sample)
+}
+
+fn text(v: mysql::Value) -> String {
+    match v {
+        mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+        mysql::Value::NULL => String::new(),
+        other => other.as_sql(true).trim_matches('\'').to_owned(),
+    }
+}
+
+/// MariaDB's `Slave_running`/`Slaves_running`, readable by any user: what
+/// stands in for a refused `SHOW SLAVE STATUS` (`None` if absent: MySQL).
+fn threads_of(status: &BTreeMap<String, String>) -> Option<Threads> {
+    let running = status.get("slave_running")?;
+    Some(Threads {
+        connected: running.eq_ignore_ascii_case("ON"),
+        sql_running: status
+            .get("slaves_running")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+    })
 }
 
 /// The `wsrep_%` status rows and variables as the rules see them.
@@ -243,16 +530,15 @@ fn galera_obs(status: &BTreeMap<String, String>, desync: bool, reject: &str) -> 
     }
 }
 
-fn replica_of(row: mysql::Row) -> Replica {
+/// A row as column name -> text (NULL as empty).
+fn columns_of(row: mysql::Row) -> BTreeMap<String, String> {
     let cols: Vec<String> = row
         .columns_ref()
         .iter()
         .map(|c| c.name_str().into_owned())
         .collect();
-    let vals = row.unwrap();
-    let m: BTreeMap<String, String> = cols
-        .into_iter()
-        .zip(vals)
+    cols.into_iter()
+        .zip(row.unwrap())
         .map(|(k, v)| {
             let v = match v {
                 mysql::Value::NULL => String::new(),
@@ -261,19 +547,33 @@ fn replica_of(row: mysql::Row) -> Replica {
             };
             (k, v)
         })
-        .collect();
-    let get = |k: &str| m.get(k).cloned().unwrap_or_default();
+        .collect()
+}
+
+/// A `SHOW SLAVE STATUS` row (MariaDB, MySQL before 8.0.22) or a `SHOW
+/// REPLICA STATUS` row (MySQL 8.0.22+: `Replica_`/`Source_` columns) as
+/// the rules see it.
+fn replica_of(m: &BTreeMap<String, String>) -> Replica {
+    let get = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|n| m.get(*n))
+            .cloned()
+            .unwrap_or_default()
+    };
     Replica {
-        io: get("Slave_IO_Running"),
-        sql: get("Slave_SQL_Running") == "Yes",
-        master_id: get("Master_Server_Id").parse().ok(),
-        behind: get("Seconds_Behind_Master").parse().ok(),
+        io: get(&["Slave_IO_Running", "Replica_IO_Running"]),
+        sql: get(&["Slave_SQL_Running", "Replica_SQL_Running"]) == "Yes",
+        master_id: get(&["Master_Server_Id", "Source_Server_Id"]).parse().ok(),
+        behind: get(&["Seconds_Behind_Master", "Seconds_Behind_Source"])
+            .parse()
+            .ok(),
         received: format!(
             "{}:{}:{}{}",
-            get("Master_Log_File"),
-            get("Read_Master_Log_Pos"),
-            get("Gtid_IO_Pos"),
-            get("Retrieved_Gtid_Set")
+            get(&["Master_Log_File", "Source_Log_File"]),
+            get(&["Read_Master_Log_Pos", "Read_Source_Log_Pos"]),
+            get(&["Gtid_IO_Pos"]),
+            get(&["Retrieved_Gtid_Set"])
         ),
     }
 }
@@ -303,4 +603,222 @@ pub(super) fn bounded<T: Send + 'static>(
             format!("{what} gave no answer within {}", fmt_duration(timeout)),
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! The readers fed answers shaped as the servers give them. No MySQL
+    //! server can be installed on the machines these tests run on (only
+    //! MariaDB 10.11 is packaged here), so the MySQL rows are those of
+    //! MySQL's reference manual (`SHOW REPLICA STATUS` in 8.0/8.4, `SHOW
+    //! SLAVE STATUS` in 5.7); the MariaDB ones were read from 10.11.
+    use super::*;
+
+    #[test]
+    fn flavour_from_version() {
+        let table = [
+            ("10.11.6-MariaDB-0+deb12u1-log", Flavour::MariaDb),
+            ("5.5.5-10.11.6-MariaDB", Flavour::MariaDb),
+            ("5.7.44-log", Flavour::MySqlSlave),
+            ("8.0.21", Flavour::MySqlSlave),
+            ("8.0.22", Flavour::MySqlReplica),
+            ("8.0.36-0ubuntu0.22.04.1", Flavour::MySqlReplica),
+            ("8.4.3", Flavour::MySqlReplica),
+            ("9.1.0-commercial", Flavour::MySqlReplica),
+            ("", Flavour::MySqlSlave),
+        ];
+        for (v, want) in table {
+            assert_eq!(flavour(v), want, "{v}");
+        }
+    }
+
+    /// What needs no privilege first, the one statement that does last, so
+    /// that its refusal (which stops a multi-statement) hides nothing; and
+    /// no MariaDB-only variable or removed statement sent to MySQL.
+    #[test]
+    fn refusable_statement_last() {
+        for f in [Flavour::MariaDb, Flavour::MySqlSlave, Flavour::MySqlReplica] {
+            for (vars, status, threads) in [
+                (false, false, false),
+                (false, false, true),
+                (true, false, false),
+                (true, false, true),
+                (true, true, false),
+                (true, true, true),
+            ] {
+                let sql = statements(f, vars, status, threads);
+                let parts: Vec<&str> = sql.split("; ").collect();
+                assert_eq!(parts.last(), Some(&replica_statement(f)), "{sql}");
+                assert!(parts[0].starts_with("SELECT @@global.read_only"), "{sql}");
+                assert_eq!(
+                    sql.matches("SHOW SLAVE STATUS").count()
+                        + sql.matches("SHOW REPLICA STATUS").count(),
+                    1
+                );
+                if f == Flavour::MariaDb {
+                    assert_eq!(sql.contains("'Slaves_running'"), threads, "{sql}");
+                    assert_eq!(
+                        sql.contains("wsrep_cluster_status"),
+                        vars && status,
+                        "{sql}"
+                    );
+                    assert_eq!(parts[0].contains("wsrep_on"), vars, "{sql}");
+                    // SHOW GLOBAL STATUS only when something is read from it.
+                    let asked = threads || (vars && status);
+                    assert_eq!(parts.len(), if asked { 3 } else { 2 }, "{sql}");
+                } else {
+                    assert!(
+                        !sql.contains("gtid_binlog_pos") && !sql.contains("wsrep"),
+                        "{sql}"
+                    );
+                    assert!(sql.contains("@@global.gtid_executed"), "{sql}");
+                }
+            }
+        }
+        assert_eq!(
+            replica_statement(Flavour::MySqlReplica),
+            "SHOW REPLICA STATUS"
+        );
+        assert_eq!(replica_privilege(Flavour::MariaDb), "SLAVE MONITOR");
+        assert_eq!(
+            replica_privilege(Flavour::MySqlReplica),
+            "REPLICATION CLIENT"
+        );
+    }
+
+    fn row(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn replica_rows_of_each_flavour() {
+        // MySQL 8.0/8.4 reference manual, SHOW REPLICA STATUS (abridged).
+        let mysql8 = row(&[
+            ("Replica_IO_State", "Waiting for source to send event"),
+            ("Source_Host", "127.0.0.1"),
+            ("Source_Port", "13000"),
+            ("Source_Log_File", "source-bin.000001"),
+            ("Read_Source_Log_Pos", "927"),
+            ("Replica_IO_Running", "Yes"),
+            ("Replica_SQL_Running", "Yes"),
+            ("Seconds_Behind_Source", "0"),
+            ("Source_Server_Id", "1"),
+            (
+                "Retrieved_Gtid_Set",
+                "73f86016-978b-11ee-ade5-8d2a2a562feb:1-3",
+            ),
+            (
+                "Executed_Gtid_Set",
+                "73f86016-978b-11ee-ade5-8d2a2a562feb:1-3",
+            ),
+        ]);
+        let r = replica_of(&mysql8);
+        assert_eq!(r.io, "Yes");
+        assert!(r.sql && r.fully_running());
+        assert_eq!((r.master_id, r.behind), (Some(1), Some(0)));
+        assert_eq!(
+            r.received,
+            "source-bin.000001:927:73f86016-978b-11ee-ade5-8d2a2a562feb:1-3"
+        );
+        // MySQL 5.7 reference manual, SHOW SLAVE STATUS, the SQL thread
+        // stopped (Seconds_Behind_Master NULL, read as empty).
+        let mysql57 = row(&[
+            ("Master_Log_File", "mysql-bin.000002"),
+            ("Read_Master_Log_Pos", "1307"),
+            ("Slave_IO_Running", "Yes"),
+            ("Slave_SQL_Running", "No"),
+            ("Seconds_Behind_Master", ""),
+            ("Master_Server_Id", "1"),
+            (
+                "Retrieved_Gtid_Set",
+                "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5",
+            ),
+        ]);
+        let r = replica_of(&mysql57);
+        assert!(r.replicating() && !r.sql);
+        assert_eq!((r.master_id, r.behind), (Some(1), None));
+        // MariaDB 10.11, the I/O thread reconnecting to a killed source.
+        let mariadb = row(&[
+            ("Master_Log_File", "mb.000001"),
+            ("Read_Master_Log_Pos", "1234"),
+            ("Slave_IO_Running", "Connecting"),
+            ("Slave_SQL_Running", "Yes"),
+            ("Seconds_Behind_Master", ""),
+            ("Master_Server_Id", "1"),
+            ("Gtid_IO_Pos", "0-1-7"),
+        ]);
+        let r = replica_of(&mariadb);
+        assert!(r.replicating() && !r.fully_running());
+        assert_eq!(r.received, "mb.000001:1234:0-1-7");
+    }
+
+    /// The event names the account, the statement, the privilege, what
+    /// the monitor loses (by flavour and rule set) and the two ways out.
+    #[test]
+    fn refusal_told_by_name() {
+        let refusal = |f: Flavour, stand_in: bool| Refusal {
+            user: account("app@%"),
+            statement: replica_statement(f),
+            privilege: replica_privilege(f),
+            code: 1227,
+            flavour: f,
+            stand_in,
+        };
+        let text = |r: &Refusal, galera: bool| r.event("db1:3306", galera).to_string();
+        let mariadb = text(&refusal(Flavour::MariaDb, true), false);
+        assert!(
+            mariadb.starts_with(
+                "the monitor's user 'app'@'%' may not run SHOW SLAVE STATUS on db1:3306 \
+                 (it needs SLAVE MONITOR): without it the monitor sees only"
+            ),
+            "{mariadb}"
+        );
+        assert!(
+            mariadb.ends_with(
+                "Either GRANT SLAVE MONITOR ON *.* TO 'app'@'%', or give the monitor a user \
+                 that has it: monitor_user=...&monitor_password=... in the URL"
+            ),
+            "{mariadb}"
+        );
+        let galera = text(&refusal(Flavour::MariaDb, true), true);
+        assert!(galera.contains("nothing is lost"), "{galera}");
+        let mysql = text(&refusal(Flavour::MySqlReplica, false), false);
+        assert!(
+            mysql.contains("may not run SHOW REPLICA STATUS")
+                && mysql.contains("(it needs REPLICATION CLIENT)")
+                && mysql.contains("cannot tell whether a host replicates")
+                && mysql.contains("GRANT REPLICATION CLIENT ON *.* TO 'app'@'%'"),
+            "{mysql}"
+        );
+        assert_eq!(account("least@127.0.0.1"), "'least'@'127.0.0.1'");
+    }
+
+    #[test]
+    fn status_variables_stand_in() {
+        let st = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let th = |connected, sql_running| {
+            Some(Threads {
+                connected,
+                sql_running,
+            })
+        };
+        assert_eq!(
+            threads_of(&st(&[("Slave_running", "ON"), ("Slaves_running", "1")])),
+            th(true, 1)
+        );
+        assert_eq!(
+            threads_of(&st(&[("Slave_running", "OFF"), ("Slaves_running", "0")])),
+            th(false, 0)
+        );
+        // MySQL has neither: nothing stands in.
+        assert_eq!(threads_of(&st(&[])), None);
+    }
 }

@@ -40,6 +40,17 @@ pub(crate) fn mode_of(wsrep_on: &[Option<bool>]) -> Option<Mode> {
     })
 }
 
+/// A `topology=` that the servers contradict at the first look: `Some`
+/// with what they are when every host that answered says `wsrep_on=1`
+/// under `topology=replication` (the replication rules would see several
+/// writable hosts, a split brain, and refuse writes after the first fault),
+/// or one says `wsrep_on=0` under `topology=galera` (no Galera status: no
+/// node ever Synced). Warned, not refused: the user said so.
+pub(crate) fn contradicts(forced: Mode, wsrep_on: &[Option<bool>]) -> Option<Mode> {
+    let found = mode_of(wsrep_on)?;
+    (found != forced).then_some(found)
+}
+
 /// What the first discovery does in a round of the monitor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FirstStep {
@@ -127,8 +138,56 @@ pub(crate) enum Repl {
     #[default]
     None,
     Some(Replica),
-    /// The host answered but would not show it (no privilege).
+    /// The host refused `SHOW SLAVE STATUS` (the monitor's user lacks
+    /// `SLAVE MONITOR`), and [`Threads`] is what any user may read in its
+    /// place (MariaDB's status variables): weaker, see [`replicates`].
+    Threads(Threads),
+    /// The host answered but would not show it (no privilege), and nothing
+    /// stands in for it (MySQL: the status variables are gone). Not
+    /// allowed to know is not "no": such a host is never taken for
+    /// promoted.
     Unknown,
+}
+
+/// What `SHOW GLOBAL STATUS` tells any user about a MariaDB host's
+/// replication threads: whether they run, not from where, how far, or
+/// whether what they received advanced.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Threads {
+    /// `Slave_running = ON`: the default connection's I/O thread is
+    /// connected to its source and its SQL thread runs.
+    pub connected: bool,
+    /// `Slaves_running`: how many replication connections have their SQL
+    /// thread running (a stopped I/O thread alone does not change it).
+    pub sql_running: u32,
+}
+
+/// Whether a host replicates, as far as the monitor is allowed to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Replicates {
+    /// A thread replicates (or, from [`Threads`], a SQL thread runs).
+    Yes,
+    /// No slave status row, or both threads stopped; from [`Threads`]: no
+    /// SQL thread runs and the default connection is not connected (its
+    /// I/O thread may still run: not visible without the privilege).
+    No,
+    /// Not allowed to know.
+    Unknown,
+}
+
+/// "Does this host replicate?" from what its probe could read. Rules 1 and
+/// 2 (a promotion is a writable host that no longer replicates) run on
+/// [`Replicates::No`] whether it came from `SHOW SLAVE STATUS` or from the
+/// status variables; they cannot run on [`Replicates::Unknown`].
+pub(crate) fn replicates(r: &Repl) -> Replicates {
+    match r {
+        Repl::None => Replicates::No,
+        Repl::Some(r) if r.replicating() => Replicates::Yes,
+        Repl::Some(_) => Replicates::No,
+        Repl::Threads(t) if t.connected || t.sql_running > 0 => Replicates::Yes,
+        Repl::Threads(_) => Replicates::No,
+        Repl::Unknown => Replicates::Unknown,
+    }
 }
 
 /// One `SHOW SLAVE STATUS` row.
@@ -155,14 +214,10 @@ impl Replica {
     }
 }
 
-/// A host "no longer replicates": no slave status row, or both threads
-/// stopped. (Unknown status: not known to be detached.)
+/// A host "no longer replicates" ([`replicates`] says No). Not allowed to
+/// know: not known to be detached.
 pub(crate) fn detached(r: &Repl) -> bool {
-    match r {
-        Repl::None => true,
-        Repl::Some(r) => !r.replicating(),
-        Repl::Unknown => false,
-    }
+    replicates(r) == Replicates::No
 }
 
 /// Rule 5, MHA's secondary check made stricter: a replica vouches for the
@@ -214,6 +269,10 @@ pub(crate) fn replica_health(
                 (h, Some(lag))
             }
         },
+        // Not allowed to read the source or the lag: it takes reads only
+        // when no lag bound is asked for, and its I/O thread is connected
+        // and its SQL thread runs.
+        Repl::Threads(t) if t.connected && max_lag.is_none() => (HostHealth::Healthy, None),
         _ => (HostHealth::Lagging, None),
     }
 }
@@ -840,6 +899,84 @@ mod tests {
         }
     }
 
+    /// "Does it replicate?" from `SHOW SLAVE STATUS`, or, refused, from
+    /// `Slave_running`/`Slaves_running` as a user with `ALL ON app_db.*`
+    /// reads them on MariaDB 10.11 (measured: replicating ON/1; source
+    /// killed, I/O thread Connecting: OFF/1; `STOP SLAVE IO_THREAD`: OFF/1;
+    /// `STOP SLAVE SQL_THREAD`: OFF/0; `STOP SLAVE; RESET SLAVE ALL`:
+    /// OFF/0), or nothing (MySQL): not allowed to know is not "no".
+    #[test]
+    fn replicates_without_the_privilege() {
+        use Replicates::*;
+        let th = |connected, sql_running| {
+            Repl::Threads(Threads {
+                connected,
+                sql_running,
+            })
+        };
+        let row = |io: &str, sql| Repl::Some(replica(io, sql, 1, ""));
+        let table: Vec<(Repl, Replicates)> = vec![
+            (Repl::None, No),
+            (row("Yes", true), Yes),
+            (row("Connecting", true), Yes),
+            (row("No", true), Yes),
+            (row("Yes", false), Yes),
+            (row("No", false), No),
+            (th(true, 1), Yes),  // replicating
+            (th(false, 1), Yes), // source gone, reconnecting; or I/O stopped
+            (th(false, 2), Yes), // multi-source, default connection down
+            (th(false, 0), No),  // promoted (or its SQL thread stopped)
+            (Repl::Unknown, Unknown),
+        ];
+        for (r, want) in table {
+            assert_eq!(replicates(&r), want, "{r:?}");
+            assert_eq!(detached(&r), want == No, "{r:?}");
+        }
+        // Rule 2 runs on the weaker observation as on the row, and not at
+        // all on Unknown (the 5.9 s of issue #49: no promotion seen).
+        let cand = |r: &Repl| Candidate {
+            idx: 1,
+            detached: detached(r),
+        };
+        let step = |r: &Repl| replication_step(WriterSeen::Failed, &[cand(r)], true, false);
+        let promoted = ReplStep::Promotion {
+            to: 1,
+            else_secondary_check: false,
+        };
+        assert_eq!(step(&Repl::None), promoted);
+        assert_eq!(step(&th(false, 0)), promoted);
+        assert_eq!(step(&th(false, 1)), ReplStep::Wait);
+        assert_eq!(step(&Repl::Unknown), ReplStep::Wait);
+    }
+
+    #[test]
+    fn replica_read_health_without_the_privilege() {
+        let th = |connected, sql_running| {
+            Repl::Threads(Threads {
+                connected,
+                sql_running,
+            })
+        };
+        let bound = Some(Duration::from_secs(30));
+        use HostHealth::*;
+        // (slave status, max_replication_lag, want): the lag cannot be
+        // read, so a bound cannot be kept: no reads while one is set.
+        let table: Vec<(Repl, Option<Duration>, HostHealth)> = vec![
+            (th(true, 1), None, Healthy),
+            (th(true, 1), bound, Lagging),
+            (th(false, 1), None, Lagging),
+            (th(false, 0), None, Lagging),
+            (Repl::Unknown, None, Lagging),
+        ];
+        for (r, max, want) in table {
+            assert_eq!(
+                replica_health(Some((true, &r)), false, Some(1), max),
+                (want, None),
+                "{r:?} {max:?}"
+            );
+        }
+    }
+
     #[test]
     fn first_look_table() {
         let det = |_| true;
@@ -926,6 +1063,30 @@ mod tests {
                 want,
                 "row {i}: {seen:?} {others:?} fresh={fresh} due={due}"
             );
+        }
+    }
+
+    #[test]
+    fn forced_topology_contradicted() {
+        use Mode::*;
+        type Row<'a> = (Mode, &'a [Option<bool>], Option<Mode>);
+        let table: &[Row] = &[
+            (
+                Replication,
+                &[Some(true), Some(true), Some(true)],
+                Some(Galera),
+            ),
+            // A node down at the first look: the others decide.
+            (Replication, &[Some(true), None, Some(true)], Some(Galera)),
+            (Replication, &[Some(false), Some(false)], None),
+            (Replication, &[Some(true), Some(false)], None),
+            (Replication, &[None, None], None),
+            (Galera, &[Some(true), Some(false)], Some(Replication)),
+            (Galera, &[Some(false), Some(false)], Some(Replication)),
+            (Galera, &[Some(true), None], None),
+        ];
+        for &(forced, on, want) in table {
+            assert_eq!(contradicts(forced, on), want, "{forced:?} {on:?}");
         }
     }
 

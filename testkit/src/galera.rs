@@ -183,7 +183,14 @@ impl Galera {
     /// `topology` knob (staunch finds Galera out itself), then `?params` if
     /// not empty.
     pub fn url(&self, params: &str) -> String {
-        let mut u = format!("mysql://{APP_USER}:{APP_PASS}@{}/{DB_NAME}", self.hosts());
+        self.url_as(APP_USER, APP_PASS, params)
+    }
+
+    /// [`Galera::url`] for another user, e.g. the least-privilege
+    /// `least`/`least-secret` (`ALL ON staunch_test.*` only; it exists on
+    /// every node: the nodes start from one template).
+    pub fn url_as(&self, user: &str, password: &str, params: &str) -> String {
+        let mut u = format!("mysql://{user}:{password}@{}/{DB_NAME}", self.hosts());
         let params = params.trim_start_matches(['?', '&']);
         if !params.is_empty() {
             u.push('?');

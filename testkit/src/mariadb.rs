@@ -13,6 +13,9 @@
 //! Users created in the template:
 //! - `root` over TCP with an empty password,
 //! - `app` (`%`, `localhost`, `127.0.0.1`) / `app-secret`, ALL on `*.*`,
+//! - `least` (`%`, `localhost`, `127.0.0.1`) / `least-secret`: ALL on `staunch_test.*`
+//!   and nothing global, as applications' users are usually created (issue #49: no
+//!   SLAVE MONITOR, so the monitor runs degraded unless given `monitor_user`),
 //! - `monitor@%` / `monitor-secret`: PROCESS, REPLICATION CLIENT, SLAVE MONITOR, SELECT,
 //! - `repl@%` / `repl-secret`: REPLICATION SLAVE.
 
@@ -35,6 +38,10 @@ use once_cell::sync::{Lazy, OnceCell};
 pub const DB_NAME: &str = "staunch_test";
 pub const APP_USER: &str = "app";
 pub const APP_PASS: &str = "app-secret";
+/// The least-privilege application user: `ALL ON staunch_test.*`, nothing
+/// global (no SLAVE MONITOR, no READ_ONLY ADMIN).
+pub const LEAST_USER: &str = "least";
+pub const LEAST_PASS: &str = "least-secret";
 pub const MONITOR_USER: &str = "monitor";
 pub const MONITOR_PASS: &str = "monitor-secret";
 pub const REPL_USER: &str = "repl";
@@ -519,6 +526,14 @@ fn template_setup_sql() -> Vec<String> {
         ));
         v.push(format!(
             "GRANT ALL PRIVILEGES ON *.* TO '{APP_USER}'@'{host}'"
+        ));
+    }
+    for host in ["%", "localhost", "127.0.0.1"] {
+        v.push(format!(
+            "CREATE USER '{LEAST_USER}'@'{host}' IDENTIFIED BY '{LEAST_PASS}'"
+        ));
+        v.push(format!(
+            "GRANT ALL PRIVILEGES ON {DB_NAME}.* TO '{LEAST_USER}'@'{host}'"
         ));
     }
     v.push(format!(

@@ -218,8 +218,14 @@ impl Topology {
     /// first: `mysql://app:app-secret@127.0.0.1:P0,.../staunch_test?topology=replication`,
     /// then `&params` if `params` is not empty (e.g. `"ping_interval=200ms"`).
     pub fn url(&self, params: &str) -> String {
+        self.url_as(APP_USER, APP_PASS, params)
+    }
+
+    /// [`Topology::url`] for another user, e.g. the least-privilege
+    /// `least`/`least-secret` (`ALL ON staunch_test.*` only).
+    pub fn url_as(&self, user: &str, password: &str, params: &str) -> String {
         let mut u = format!(
-            "mysql://{APP_USER}:{APP_PASS}@{}/{DB_NAME}?topology=replication",
+            "mysql://{user}:{password}@{}/{DB_NAME}?topology=replication",
             self.hosts()
         );
         let params = params.trim_start_matches(['?', '&']);

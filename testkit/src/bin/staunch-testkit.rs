@@ -89,7 +89,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use staunch_testkit::mariadb::{
-    APP_PASS, APP_USER, DB_NAME, MONITOR_PASS, MONITOR_USER, REPL_PASS, REPL_USER,
+    APP_PASS, APP_USER, DB_NAME, LEAST_PASS, LEAST_USER, MONITOR_PASS, MONITOR_USER, REPL_PASS,
+    REPL_USER,
 };
 use staunch_testkit::{test_certs, MariaDb, Mode, Proxy, ServerCert, ServerOpts};
 use staunch_testkit::{Galera, GaleraOpts, Topology, TopologyOpts};
@@ -522,6 +523,7 @@ impl Harness {
             "database": DB_NAME,
             "users": {
                 "app": user(APP_USER, APP_PASS),
+                "least": user(LEAST_USER, LEAST_PASS),
                 "root": user("root", ""),
                 "monitor": user(MONITOR_USER, MONITOR_PASS),
                 "repl": user(REPL_USER, REPL_PASS),
