@@ -27,13 +27,16 @@ fn conn_id(pool: &Pool) -> u64 {
 }
 
 /// Reads an answer of about `rows` × 110 bytes through the crate (the Rust
-/// API's statements are the crate's), on a borrow returned at the end.
+/// API's statements are the crate's), on a borrow returned at the end, more
+/// than 100 ms after the last return (the return asks the kernel how far
+/// the crate read at most that often).
 fn carry(pool: &Pool, rows: u32) {
     let mut c = pool.get().unwrap();
     let got: Vec<(u32, String)> = c
         .query(format!("SELECT seq, REPEAT('x', 100) FROM seq_1_to_{rows}"))
         .unwrap();
     assert_eq!(got.len(), rows as usize);
+    std::thread::sleep(std::time::Duration::from_millis(150));
 }
 
 #[test]
@@ -83,6 +86,7 @@ fn a_transaction_left_open_on_a_worn_connection_is_not_seen_by_the_next_borrower
             .query("SELECT seq, REPEAT('x', 100) FROM seq_1_to_12000")
             .unwrap();
         assert_eq!(got.len(), 12_000);
+        std::thread::sleep(std::time::Duration::from_millis(150));
         // Returned with the transaction open: rolled back, or the
         // connection replaced (the server rolls back what a closed
         // connection had open).

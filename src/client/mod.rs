@@ -714,7 +714,7 @@ impl Connector for MysqlConnector {
             return Ok(Recycled::AsIs);
         }
         s.give_back_buffers();
-        if RETIRE_WORN && s.crate_received().is_some_and(|n| n > CRATE_WALK_MAX) {
+        if RETIRE_WORN && s.worn(CRATE_WALK_MAX, WEAR_CHECK_EVERY_NS) {
             // Replaced rather than kept: see CRATE_WALK_MAX. The server
             // rolls back whatever it had open when the connection closes.
             return Ok(Recycled::Retire);
@@ -804,12 +804,18 @@ impl Connector for MysqlConnector {
 /// that carries 4 MiB through the crate (prepared statements, TLS, the
 /// Rust API) keeps 4 MiB resident for good, and one large answer keeps its
 /// size. With it, a returned connection holds at most this much of the
-/// buffer plus what its last borrow read. The cost: one new connection
+/// buffer plus what its borrows read since its last check (at most one a
+/// 100 ms: [`WEAR_CHECK_EVERY_NS`]). The cost: one new connection
 /// (~0.25 ms here) per MiB the crate reads, about every 5,000 prepared
 /// statements of one short row. Over a unix socket the kernel counts no
 /// bytes and nothing is replaced. src/wire's own buffers shrink back
 /// instead (wire/packet.rs). Goes with the crate (issue 45).
 const CRATE_WALK_MAX: u64 = 1024 * 1024;
+
+/// How often a connection's return may ask the kernel how far the crate
+/// has read (`Session::worn`): a connection that returns more often is
+/// checked at the first return 100 ms after the last check.
+const WEAR_CHECK_EVERY_NS: u64 = 100_000_000;
 
 /// Whether worn connections are replaced (see [`CRATE_WALK_MAX`]): only
 /// with the library's own allocator (the `mimalloc` feature: the C library
