@@ -265,7 +265,9 @@ def main() -> int:
             else:
                 cells += [f"{r['idle_kb_per_conn']:,.1f}", f"{r.get('after_large_kb_per_conn', float('nan')):,.1f}"]
         print(f"| {name} | " + " | ".join(cells) + " |")
-    print(f"\nOS threads of the process with N idle connections ({', '.join(str(n) for n in sizes)})\n")
+    print("\nOS threads of the process with N idle connections\n")
+    print("| contender | " + " | ".join(f"N = {n}" for n in sizes) + " |")
+    print("|---|" + "---:|" * len(sizes))
     for name in names:
         cells = []
         for n in sizes:
