@@ -45,6 +45,15 @@ mod alloc;
 #[global_allocator]
 static ALLOCATOR: alloc::MiMalloc = alloc::MiMalloc;
 
+/// Gives what the library's allocator freed back to the kernel once its
+/// purge delay has passed (`alloc::collect`); nothing under another
+/// allocator. The pool's housekeeper calls it every tick.
+#[inline]
+pub(crate) fn collect_freed_memory() {
+    #[cfg(all(feature = "mimalloc", not(miri)))]
+    alloc::collect();
+}
+
 mod client;
 mod config;
 pub mod duration;

@@ -5,7 +5,8 @@
 //!   *reserved* (IDLE → RESERVED by CAS) so that no borrower can take it while
 //!   it is checked (incident C);
 //! - reports connections borrowed longer than `leak_detection_threshold`;
-//! - asks the adders to refill the pool up to `min_idle`.
+//! - asks the adders to refill the pool up to `min_idle`;
+//! - has the library's allocator give back what is due (`src/alloc.rs`).
 //!
 //! The tick is a quarter of the shortest enabled interval, between 10 ms and
 //! 1 s. Every check it runs is bounded by `validation_timeout`.
@@ -58,6 +59,10 @@ fn run<C: Connector>(s: &Shared<C>) {
             return;
         }
         run_once(s);
+        // What answers freed goes back to the kernel once due, even when
+        // nothing else allocates (src/alloc.rs; nothing under another
+        // allocator).
+        crate::collect_freed_memory();
     }
 }
 
