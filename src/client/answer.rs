@@ -370,6 +370,7 @@ impl Cell {
 
     /// [`from_text`](Cell::from_text) for a cell the protocol layer lends
     /// (`src/wire`): a string is copied once, with its NUL.
+    #[inline]
     pub(crate) fn from_text_slice(b: &[u8], kind: Kind) -> Cell {
         Cell::typed(b, kind).unwrap_or_else(|| {
             let mut v = Vec::with_capacity(b.len() + 1);
