@@ -80,7 +80,7 @@ fn staunch(url: &str, n: usize, rows: u64) {
             large(c, rows);
         }
         drop(held);
-        std::thread::sleep(Duration::from_millis(1500));
+        std::thread::sleep(Duration::from_millis(12_000));
         emit("after_large");
     }
 }
@@ -109,7 +109,7 @@ fn mysql_pool(url: &str, n: usize, rows: u64) {
             large(c, rows);
         }
         drop(held);
-        std::thread::sleep(Duration::from_millis(1500));
+        std::thread::sleep(Duration::from_millis(12_000));
         emit("after_large");
     }
 }
@@ -142,7 +142,7 @@ fn r2d2(url: &str, n: usize, rows: u64) {
             large(&mut **c, rows);
         }
         drop(held);
-        std::thread::sleep(Duration::from_millis(1500));
+        std::thread::sleep(Duration::from_millis(12_000));
         emit("after_large");
     }
 }

@@ -14,10 +14,18 @@
 #   mysqlclient, pymysql one connection each, kept in a list
 #   staunch-rust         the Rust face (the program's allocator: glibc)
 #   mysql-pool, r2d2     the `mysql` crate's pool, r2d2 + r2d2_mysql
+#   staunch-go, staunch-go-sql, go-sql-driver   benches/memory/go: the Go
+#                        module's pool, database/sql over it, go-sql-driver
+#   staunch-jdbc-17/-25, hikari-17/-25   benches/memory/java: the jar's JDBC
+#                        DataSource (JNI on 17, FFM on 25), HikariCP +
+#                        MariaDB Connector/J
 #
 # Usage: scripts/mem-bench.sh [--sizes 1,100,1000] [--rows 10000] [--only a,b] [--json FILE]
-# (about 2 minutes after the builds; installs libmariadb-dev, pkg-config and
-# the Python peers into target/py-venv as scripts/python-bench.sh does)
+# (about 15 minutes after the builds, each "after" figure 12 s after the
+# return; installs libmariadb-dev, pkg-config and the Python peers into
+# target/py-venv as scripts/python-bench.sh does; needs Go, Maven, JDK 17
+# and 25)
+
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -53,6 +61,35 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -Iinclude benches/memory/idle.c -o "$W/idl
 STAUNCH_PREBUILT_LIBRARY=$W/libstaunch.so "$PY" -m pip install -q --disable-pip-version-check \
   --force-reinstall --no-deps ./bindings/python
 
+# Go: the binding linked against the shipped library in $W (through a
+# staunch.pc for it, as scripts/go-env.sh writes one for target/), and
+# go-sql-driver/mysql (pinned by benches/memory/go/go.sum).
+# shellcheck source=scripts/go-env.sh
+. scripts/go-env.sh
+ensure_go
+ensure_pkg_config
+cat > "$W/staunch.pc" <<EOF
+libdir=$W
+includedir=$ROOT/include
+
+Name: staunch
+Description: staunch as shipped (scripts/mem-bench.sh)
+Version: $(scripts/version.sh)
+Cflags: -I\${includedir}
+Libs: -L\${libdir} -lstaunch
+EOF
+echo "== go build benches/memory/go"
+(cd benches/memory/go && PKG_CONFIG_PATH=$W CGO_LDFLAGS="-Wl,-rpath,$W" go build -o "$W/memchild" .)
+# JVM: JDK 17 (the jar's JNI path: the shim beside libstaunch.so) and
+# Temurin 25 (FFM); the staunch jar, HikariCP and Connector/J by Maven.
+JDK17=${STAUNCH_JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
+JDK25=${STAUNCH_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+cc -shared -fPIC -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude \
+  -I"$JDK25/include" -I"$JDK25/include/linux" bindings/java/src/main/c/staunch_jni.c \
+  -o "$W/libstaunch_jni.so" -ldl -lpthread
+echo "== the staunch jar and benches/memory/java/MemChild.java (Maven)"
+JCP=$(JAVA_HOME=$JDK25 benches/memory/java/classpath.sh "$W/java")
+
 CHILD=$TARGET/release/examples/memory_child
 env -u STAUNCH_LIBRARY "$PY" benches/memory/mem_bench.py --testkit "$TARGET/debug/staunch-testkit" "$@" \
   "staunch-c=$W/idle {url} {n} {rows} text" \
@@ -62,4 +99,11 @@ env -u STAUNCH_LIBRARY "$PY" benches/memory/mem_bench.py --testkit "$TARGET/debu
   "pymysql=$PY benches/memory/mem_bench.py --child pymysql {url} {n} {rows}" \
   "staunch-rust=$CHILD staunch {url} {n} {rows}" \
   "mysql-pool=$CHILD mysql-pool {url} {n} {rows}" \
-  "r2d2=$CHILD r2d2 {url} {n} {rows}"
+  "r2d2=$CHILD r2d2 {url} {n} {rows}" \
+  "staunch-go=$W/memchild staunch {url} {n} {rows}" \
+  "staunch-go-sql=$W/memchild staunch-sql {url} {n} {rows}" \
+  "go-sql-driver=$W/memchild go-sql-driver {url} {n} {rows}" \
+  "staunch-jdbc-17=$JDK17/bin/java -Dstaunch.library=$W/libstaunch.so -cp $JCP MemChild staunch-jdbc {url} {n} {rows}" \
+  "hikari-17=$JDK17/bin/java -cp $JCP MemChild hikari {url} {n} {rows}" \
+  "staunch-jdbc-25=$JDK25/bin/java --enable-native-access=ALL-UNNAMED -Dstaunch.library=$W/libstaunch.so -cp $JCP MemChild staunch-jdbc {url} {n} {rows}" \
+  "hikari-25=$JDK25/bin/java -cp $JCP MemChild hikari {url} {n} {rows}"
