@@ -11,8 +11,10 @@
  *     later (as tests/topology.rs), first write on the promoted replica
  *     within 1 s + 1.5 s (FOLLOW_BOUND + SLACK there); Galera: the node the
  *     writer path answers from killed, first write on a survivor within
- *     Galera's own stall (evs.suspect_timeout, 5 s, + the view change:
- *     6 s) + one probe (1 s) + 1.5 s, as tests/galera.rs.
+ *     the end of Galera's own stall + one probe (1 s) + 1.5 s, as
+ *     tests/galera.rs: the stall (evs.suspect_timeout, 5 s, and the view
+ *     change) is measured by a single-host pool writing straight to a
+ *     survivor, its longest write across the kill.
  *
  * Servers from the test kit's command line ($STAUNCH_TESTKIT). Prints one
  * TIMELINE line with the figures. Usage: test_conf_least_privilege
@@ -25,7 +27,6 @@
 
 #define SLACK_MS 1500u
 #define FOLLOW_BOUND_MS 1000u /* replication: after the promotion */
-#define GALERA_STALL_MS 6000u
 #define DETECT_MS 1000u
 #define MAX_ATTEMPTS 20000
 
@@ -223,7 +224,24 @@ static void stop_writer(writer *w, pthread_t th) {
 
 /* --- the two cases --------------------------------------------------------- */
 
-static writer wr;
+/* Galera's own stall after `since`: the longest write of `w` (a pool on one
+ * survivor) ending after it and starting within 20 s; its end in *end. */
+static uint64_t stall_of(writer *w, uint64_t since, uint64_t *end) {
+    uint64_t longest = 0;
+    *end = 0;
+    pthread_mutex_lock(&w->mu);
+    for (size_t i = 0; i < w->n; i++) {
+        const attempt *a = &w->log[i];
+        if (a->end >= since && a->start <= since + 20000 && a->end - a->start >= longest) {
+            longest = a->end - a->start;
+            *end = a->end;
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return longest;
+}
+
+static writer wr, direct;
 static recorder rec;
 
 static void replication(void) {
@@ -328,16 +346,35 @@ static void galera(void) {
         if (ports[i] == writer_port) w = i;
     CHECKF(w >= 0, "the writer path answers from port %d, no node", writer_port);
     char cmd[32];
+    /* The direct client: a single-host pool on a survivor. */
+    int survivor = (w + 1) % 3;
+    char one_url[512], direct_url[600], key[32];
+    snprintf(key, sizeof key, "\"index\":%d,", survivor);
+    CHECK(json_str(strstr(ready, key), "url", one_url, sizeof one_url) != NULL);
+    least_url(ready, one_url, direct_url, sizeof direct_url);
+    OK(staunch_pool_open, direct_url, &direct.pool);
+    pthread_t dth;
+    CHECK(pthread_create(&dth, NULL, write_loop, &direct) == 0);
+    deadline = now_ms() + 10000;
+    while (first_write_elsewhere(&direct, 0, -1, NULL) == 0) {
+        CHECKF(now_ms() < deadline, "no direct write within 10 s");
+        sleep_ms(20);
+    }
     snprintf(cmd, sizeof cmd, "kill %d", w);
     uint64_t killed = now_ms();
     tk_cmd(cmd);
-    uint64_t bound = GALERA_STALL_MS + DETECT_MS + SLACK_MS + slack_ms();
     uint64_t first = 0;
     while ((first = first_write_elsewhere(&wr, killed, writer_port, NULL)) == 0 &&
            now_ms() < killed + 30000)
         sleep_ms(20);
     sleep_ms(500);
     stop_writer(&wr, th);
+    stop_writer(&direct, dth);
+    staunch_pool_free(direct.pool);
+    uint64_t stall_end = 0;
+    uint64_t stall = stall_of(&direct, killed, &stall_end);
+    CHECK(stall_end != 0);
+    uint64_t bound = stall_end - killed + DETECT_MS + SLACK_MS + slack_ms();
     int failed = 0;
     first_write_elsewhere(&wr, killed, writer_port, &failed);
     CHECKF(first != 0, "no write on a survivor within 30 s of the kill");
@@ -356,10 +393,12 @@ static void galera(void) {
 
     fprintf(stderr,
             "TIMELINE C least privilege, Galera (up in %llu ms): writer node %d (port %d) "
-            "killed at 0; first write on a survivor at %llu ms (bound %llu ms); failed writes "
-            "from the kill on: %d\n",
-            (unsigned long long)up, w, writer_port, (unsigned long long)(first - killed),
-            (unsigned long long)bound, failed);
+            "killed at 0; Galera's stall %llu ms ending at %llu ms; first write on a survivor "
+            "at %llu ms (%lld ms after the stall; bound %llu ms); failed writes from the kill "
+            "on: %d\n",
+            (unsigned long long)up, w, writer_port, (unsigned long long)stall,
+            (unsigned long long)(stall_end - killed), (unsigned long long)(first - killed),
+            (long long)first - (long long)stall_end, (unsigned long long)bound, failed);
     check_told_once(&rec);
     CHECKF(first - killed <= bound, "first write on a survivor %llu ms after the kill",
            (unsigned long long)(first - killed));
@@ -371,6 +410,8 @@ int main(int argc, char **argv) {
     pthread_mutex_init(&rec.mu, NULL);
     pthread_mutex_init(&wr.mu, NULL);
     atomic_init(&wr.stop, 0);
+    pthread_mutex_init(&direct.mu, NULL);
+    atomic_init(&direct.stop, 0);
     if (strcmp(argv[1], "replication") == 0)
         replication();
     else if (strcmp(argv[1], "galera") == 0)
