@@ -334,17 +334,22 @@ void forwarder_stop(forwarder *f) {
     free(f);
 }
 
-/* The test kit's command line (`staunch-testkit server`, $STAUNCH_TESTKIT),
- * driven over its stdin/stdout as the bindings' tests do: one per process. */
+/* The test kit's command line ($STAUNCH_TESTKIT), driven over its
+ * stdin/stdout as the bindings' tests do: one per process. */
 static FILE *tk_in, *tk_out;
 static pid_t tk_pid;
 
-void tk_start(char *url, size_t n) {
+const char *tk_start_args(const char *const args[]) {
     const char *bin = getenv("STAUNCH_TESTKIT");
     if (bin == NULL || access(bin, X_OK) != 0) {
         fprintf(stderr, "STAUNCH_TESTKIT is not set to the staunch-testkit binary: skipped\n");
         exit(TEST_SKIP);
     }
+    const char *argv[16] = {bin};
+    size_t argc = 1;
+    for (; args[argc - 1] != NULL; argc++) CHECK(argc < 15);
+    memcpy(argv + 1, args, (argc - 1) * sizeof *argv);
+    argv[argc] = NULL;
     int in[2], out[2];
     CHECK(pipe(in) == 0 && pipe(out) == 0);
     tk_pid = fork();
@@ -356,7 +361,7 @@ void tk_start(char *url, size_t n) {
         close(in[1]);
         close(out[0]);
         close(out[1]);
-        execl(bin, bin, "server", (char *)NULL);
+        execv(bin, (char *const *)argv);
         _exit(127);
     }
     close(in[0]);
@@ -367,13 +372,38 @@ void tk_start(char *url, size_t n) {
     static char line[16384];
     CHECKF(fgets(line, sizeof line, tk_out) != NULL, "staunch-testkit printed nothing");
     CHECKF(strstr(line, "\"ready\":true") != NULL, "staunch-testkit: %s", line);
-    const char *u = strstr(line, "\"url\":\"");
-    CHECK(u != NULL);
-    u += strlen("\"url\":\"");
-    const char *end = strchr(u, '"');
-    CHECK(end != NULL && (size_t)(end - u) < n);
-    memcpy(url, u, (size_t)(end - u));
-    url[end - u] = '\0';
+    return line;
+}
+
+void tk_start(char *url, size_t n) {
+    static const char *const args[] = {"server", NULL};
+    const char *line = tk_start_args(args);
+    CHECK(json_str(line, "url", url, n) != NULL);
+}
+
+const char *json_str(const char *from, const char *key, char *out, size_t n) {
+    char pat[80];
+    snprintf(pat, sizeof pat, "\"%s\":\"", key);
+    const char *v = strstr(from, pat);
+    if (v == NULL) return NULL;
+    v += strlen(pat);
+    const char *end = strchr(v, '"');
+    CHECKF(end != NULL && (size_t)(end - v) < n, "JSON string %s does not fit in %zu bytes", key,
+           n);
+    memcpy(out, v, (size_t)(end - v));
+    out[end - v] = '\0';
+    return end + 1;
+}
+
+const char *json_int(const char *from, const char *key, long *out) {
+    char pat[80];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *v = strstr(from, pat);
+    if (v == NULL) return NULL;
+    char *end = NULL;
+    *out = strtol(v + strlen(pat), &end, 10);
+    CHECKF(end != v + strlen(pat), "JSON %s is not a number", key);
+    return end;
 }
 
 void tk_cmd(const char *cmd) {

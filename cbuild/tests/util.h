@@ -85,6 +85,16 @@ void query_text(staunch_conn *c, const char *sql, size_t col, char *buf, size_t 
  * a command ("freeze", "thaw", ...) and checks it succeeded; tk_quit stops
  * it. One per process. */
 void tk_start(char *url, size_t n);
+/* The same with the test kit's arguments (NULL-terminated, e.g.
+ * {"topology", "--replicas", "1", NULL} or {"galera", NULL}): returns its
+ * ready line (JSON, static storage). */
+const char *tk_start_args(const char *const args[]);
+/* In a JSON line, from `from` on: the first string value of `key` into
+ * out[n] (json_str) or integer value (json_int); returns where the value
+ * ends, NULL when the key is not there. No escapes, no nesting: good
+ * enough for the test kit's lines. */
+const char *json_str(const char *from, const char *key, char *out, size_t n);
+const char *json_int(const char *from, const char *key, long *out);
 void tk_cmd(const char *cmd);
 void tk_quit(void);
 uint64_t now_ms(void);

@@ -134,3 +134,33 @@ def pool_factory(url):
     yield make
     for p in made:
         p.close()
+
+
+def url_as(url: str, user: dict) -> str:
+    """`url` (mysql://user:password@hosts/...) with the ready line's user
+    (`{"user": ..., "password": ...}`) in place of its own."""
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://{user['user']}:{user['password']}@{rest.split('@', 1)[1]}"
+
+
+@pytest.fixture
+def topology1():
+    """A primary (server 0) and one replica (server 1) of the test's own
+    (`staunch-testkit topology --replicas 1`, a few seconds)."""
+    tk = Testkit("topology", "--replicas", "1")
+    try:
+        yield tk
+    finally:
+        tk.close()
+
+
+@pytest.fixture(scope="module")
+def galera():
+    """A 3-node Galera cluster (`staunch-testkit galera`, 10-60 s to start),
+    shared by the module's tests (a test that kills a node leaves it to the
+    others: each finds the writer through the pool)."""
+    tk = Testkit("galera")
+    try:
+        yield tk
+    finally:
+        tk.close()

@@ -1,4 +1,4 @@
-"""The seventeen scenarios of CONFORMANCE.md through the Python binding,
+"""The scenarios of CONFORMANCE.md through the Python binding,
 each with its id in the test's name, against the test kit's servers."""
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from decimal import Decimal
 import pytest
 
 import staunch
+
+from .conftest import url_as
 
 # Generous slack for a 2-core machine shared with other builds.
 SLACK = 1.0
@@ -594,3 +596,229 @@ def test_conf_frozen_statement(server, own_server, pool_factory):
     finally:
         t.join()
     assert long_result.get("v") == 25, long_result
+
+
+# --- conf_least_privilege (issue 49) ----------------------------------------------------
+#
+# The pool over a primary + replica and over a 3-node Galera cluster as the
+# test kit's `least` user (ALL ON staunch_test.* and nothing global: no SLAVE
+# MONITOR), no monitor_user. Bounds as tests/topology.rs and tests/galera.rs:
+# 1.5 s of slack on 2 loaded cores; the first write after a promotion within
+# 1 s; Galera: the end of its own stall (evs.suspect_timeout, 5 s, and the
+# view change; measured by a single-host pool writing straight to a survivor)
+# + one probe (1 s).
+
+LP_SLACK = 1.5
+LP_FOLLOW = 1.0
+LP_DETECT = 1.0
+
+
+class _Writer:
+    """Writes through the pool's writer path (`connection()`) in a thread of
+    its own, each attempt recorded as (start, end, port that took it or
+    None)."""
+
+    def __init__(self, pool):
+        self.pool = pool
+        self.log = []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="lp-writer", daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        seq = 0
+        while not self.stopping.is_set():
+            seq += 1
+            start, port = time.monotonic(), None
+            try:
+                with self.pool.connection(timeout=1) as conn:
+                    cur = conn.cursor()
+                    cur.execute("INSERT INTO lp (v) VALUES (%s)", (seq,))
+                    cur.execute("SELECT @@port")
+                    port = cur.fetchone()[0]
+            except staunch.Error:
+                port = None
+            with self.lock:
+                self.log.append((start, time.monotonic(), port))
+            time.sleep(0.01)
+
+    def first_elsewhere(self, since, not_port):
+        """The end of the first write started at `since` or later and taken by
+        a node other than `not_port` (None if none yet)."""
+        with self.lock:
+            ends = [e for s, e, p in self.log if s >= since and p is not None and p != not_port]
+        return min(ends, default=None)
+
+    def stall(self, since):
+        """The longest write ending after `since` and starting within 20 s
+        of it, and its end."""
+        with self.lock:
+            spans = [(e - s, e) for s, e, _ in self.log if e >= since and s <= since + 20]
+        return max(spans)
+
+    def failed_since(self, since):
+        with self.lock:
+            return sum(1 for _, e, p in self.log if e >= since and p is None)
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
+def _wait(what, timeout, cond):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        time.sleep(0.02)
+
+
+def _least_pool(url):
+    """A pool as `least`, and the events it sends (Event objects)."""
+    events = []
+    lock = threading.Lock()
+
+    def on_event(ev):
+        with lock:
+            events.append(ev)
+
+    def told():
+        with lock:
+            return [e for e in events if "SLAVE MONITOR" in e.message]
+
+    def everything():
+        with lock:
+            return list(events)
+
+    return staunch.Pool(url, on_event=on_event), told, everything
+
+
+def _writes_and_reads_flow(pool):
+    """A row written through the writer path is read back through the read
+    path (`connection_read()`) within 10 s; returns the port the read came
+    from."""
+    with pool.connection(timeout=10) as conn:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE IF NOT EXISTS lp (id BIGINT AUTO_INCREMENT PRIMARY KEY, v BIGINT)")
+        cur.execute("INSERT INTO lp (v) VALUES (-1)")
+    seen = []
+
+    def read_back():
+        with pool.connection_read(timeout=5) as conn:
+            seen[:] = [one(conn, "SELECT @@port"), one(conn, "SELECT COUNT(*) FROM lp WHERE v = -1")]
+        return seen[1] >= 1
+
+    _wait("the row read back through the read path", 10 + LP_SLACK, read_back)
+    return seen[0]
+
+
+def _check_told_once(told, everything):
+    ev = told()
+    print("EVENT", ev[0].message if ev else None)
+    assert len(ev) == 1, ev
+    assert ev[0].kind == "other"
+    for word in (
+        "user 'least'@'",
+        "SHOW SLAVE STATUS",
+        "SLAVE MONITOR",
+        "GRANT SLAVE MONITOR ON *.* TO 'least'@'",
+        "monitor_user=",
+    ):
+        assert word in ev[0].message, word
+    assert not [e for e in everything() if "least-secret" in e.message or "least-secret" in repr(e)]
+
+
+def test_conf_least_privilege_replication(topology1):
+    """Writes and reads flow as `least`; the missing SLAVE MONITOR is told
+    once; `kill 0`, `promote 1` 1.5 s later: the first write on the promoted
+    replica within 1 s + slack, none on the killed primary."""
+    tk = topology1
+    primary = tk.ready["servers"][0]["port"]
+    replica = tk.ready["servers"][1]["port"]
+    pool, told, everything = _least_pool(url_as(tk.ready["topology_url"], tk.ready["users"]["least"]))
+    try:
+        # Without SLAVE MONITOR replication lag is unknown: under the default
+        # max_replication_lag reads come from the writer (read_fallback), as
+        # the event says.
+        read_port = _writes_and_reads_flow(pool)
+        assert read_port in (primary, replica)
+        _wait("the missing privilege told", 10 + LP_SLACK, lambda: told())
+        w = _Writer(pool)
+        try:
+            _wait("writes flowing", 10, lambda: w.first_elsewhere(0, None) is not None)
+            faulted = time.monotonic()
+            tk.cmd("kill 0")
+            time.sleep(max(0.0, 1.5 - (time.monotonic() - faulted)))
+            tk.cmd("promote 1")
+            promoted = time.monotonic()
+            _wait("a write on the promoted replica", 15, lambda: w.first_elsewhere(promoted, primary) is not None)
+            time.sleep(0.5)  # still told once, however many probes ran since
+        finally:
+            w.stop()
+        first = w.first_elsewhere(promoted, primary) - promoted
+        with pool.connection_read(timeout=5) as conn:
+            assert one(conn, "SELECT COUNT(*) FROM lp WHERE v = -1") == 1
+    finally:
+        pool.close()
+    print(
+        f"TIMELINE Python least privilege, replication: reads from port {read_port}; kill 0 at 0, "
+        f"promote 1 at {promoted - faulted:.3f} s; first write on the promoted replica "
+        f"{first:.3f} s after the promotion; failed writes from the kill on: {w.failed_since(faulted)}"
+    )
+    _check_told_once(told, everything)
+    assert first <= LP_FOLLOW + LP_SLACK, first
+    assert not [r for r in w.log if r[0] >= faulted and r[2] == primary]
+
+
+def test_conf_least_privilege_galera(galera):
+    """Writes and reads flow as `least` over the cluster's multi-host URL;
+    the missing SLAVE MONITOR is told once; the node the writer path answers
+    from killed: the first write on a survivor within the end of Galera's
+    stall (a single-host pool on a survivor measures it) + one probe +
+    slack."""
+    tk = galera
+    url = tk.ready["url"]
+    assert "," in url
+    ports = [s["port"] for s in tk.ready["servers"]]
+    pool, told, everything = _least_pool(url_as(url, tk.ready["users"]["least"]))
+    try:
+        _writes_and_reads_flow(pool)
+        _wait("the missing privilege told", 10 + LP_SLACK, lambda: told())
+        w = _Writer(pool)
+        try:
+            _wait("writes flowing", 10, lambda: w.first_elsewhere(0, None) is not None)
+            with pool.connection(timeout=5) as conn:
+                writer_port = one(conn, "SELECT @@port")
+            node = ports.index(writer_port)
+            survivor = tk.ready["servers"][(node + 1) % 3]
+            direct_pool = staunch.Pool(url_as(survivor["url"], tk.ready["users"]["least"]))
+            direct = _Writer(direct_pool)
+            try:
+                _wait("direct writes flowing", 10, lambda: direct.first_elsewhere(0, None) is not None)
+                killed = time.monotonic()
+                tk.cmd(f"kill {node}")
+                _wait("a write on a survivor", 30, lambda: w.first_elsewhere(killed, writer_port) is not None)
+                time.sleep(0.5)
+            finally:
+                direct.stop()
+                direct_pool.close()
+        finally:
+            w.stop()
+        first = w.first_elsewhere(killed, writer_port) - killed
+        stall, stall_end = direct.stall(killed)
+        stall_end -= killed
+        with pool.connection(timeout=5) as conn:
+            assert one(conn, "SELECT @@port") != writer_port
+        with pool.connection_read(timeout=5) as conn:
+            assert one(conn, "SELECT @@port") != writer_port
+            assert one(conn, "SELECT COUNT(*) FROM lp WHERE v = -1") == 1
+    finally:
+        pool.close()
+    print(
+        f"TIMELINE Python least privilege, Galera: writer node {node} (port {writer_port}) killed at 0; "
+        f"Galera's stall {stall:.3f} s ending at {stall_end:.3f} s; first write on a survivor at {first:.3f} s "
+        f"({first - stall_end:.3f} s after the stall); failed writes from the kill on: {w.failed_since(killed)}"
+    )
+    _check_told_once(told, everything)
+    assert first <= stall_end + LP_DETECT + LP_SLACK, (first, stall_end)
