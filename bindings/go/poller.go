@@ -24,9 +24,12 @@ import (
 // (level-triggered) and is itself registered in the netpoller once, when
 // the connection is first seen; the netpoller wakes the goroutine when the
 // answer begins to arrive, and staunch_conn_query_recv reads it. The
-// epoll instances are kept by connection (the library's pool-wide
-// connection number, never reused): a statement costs no epoll_ctl, and the
-// goroutine is woken directly. An epoll instance holds no reference to the
+// epoll instances are kept by connection (the library's connection number;
+// a topology pool numbers each host's connections apart, so a number may
+// come back on another host's socket, often under a recycled fd number):
+// a statement costs one EPOLL_CTL_MOD, which checks the kept instance
+// still holds this very socket (else it is made again), and the goroutine
+// is woken directly. An epoll instance holds no reference to the
 // socket: the library closing the connection removes it, so a kept
 // instance never keeps a connection open; instances of connections that are
 // gone are closed when the cache outgrows its limit.
@@ -54,6 +57,8 @@ type connPoll struct {
 	busy    bool
 	lastUse uint64
 	evs     [1]syscall.EpollEvent
+	fd      int // the connection's socket it was made with
+	efd     int // the epoll instance (f's descriptor)
 }
 
 // newPoller makes a pool's poller; maxConns is the pool's max_size (0:
@@ -140,6 +145,15 @@ func (pl *poller) take(id uint64, fd int) *connPoll {
 	}
 	pl.tick++
 	cp := pl.conns[id]
+	if cp != nil && !cp.busy && !cp.holds(fd) {
+		// Another connection under the same number (a topology pool
+		// numbers each host's connections apart), or the same fd number
+		// of a newer socket: the instance would wait on a socket that is
+		// not this one's, or on none, for ever.
+		cp.f.Close()
+		delete(pl.conns, id)
+		cp = nil
+	}
 	if cp == nil {
 		if len(pl.conns) >= pl.limit {
 			pl.pruneLocked()
@@ -183,6 +197,18 @@ func (pl *poller) pruneLocked() {
 	}
 }
 
+// holds says whether the instance watches fd's socket: the fd it was made
+// with, still registered (epoll drops a socket when it is closed, and keys
+// its entries by file and fd, so EPOLL_CTL_MOD finds no entry for a newer
+// socket under the same fd number).
+func (cp *connPoll) holds(fd int) bool {
+	if cp.fd != fd {
+		return false
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP}
+	return syscall.EpollCtl(cp.efd, syscall.EPOLL_CTL_MOD, fd, &ev) == nil
+}
+
 func newConnPoll(fd int) *connPoll {
 	efd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
@@ -199,7 +225,7 @@ func newConnPoll(fd int) *connPoll {
 		f.Close()
 		return nil
 	}
-	return &connPoll{f: f, raw: raw}
+	return &connPoll{f: f, raw: raw, fd: fd, efd: efd}
 }
 
 // close closes the idle instances; busy ones close when put back.

@@ -78,3 +78,50 @@ func TestPollerCacheIsBounded(t *testing.T) {
 		t.Fatalf("%d instances left after close", len(pl.conns))
 	}
 }
+
+// A connection number the cache knows may come back on another socket (a
+// topology pool numbers each host's connections apart), under another fd or
+// under the same fd number recycled: the wait follows the socket it is
+// given, never the one the kept instance was made for.
+func TestPollerFollowsTheSocketNotTheNumber(t *testing.T) {
+	pl := newPoller(2)
+	defer pl.close()
+	waitWoken := func(what string, fd, peer int) {
+		t.Helper()
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			syscall.Write(peer, []byte{1})
+		}()
+		done := make(chan bool, 1)
+		go func() { done <- pl.wait(7, fd) }()
+		select {
+		case ok := <-done:
+			if !ok {
+				t.Fatalf("%s: wait declined", what)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: not woken within 5 s by its own socket", what)
+		}
+		buf := make([]byte, 8)
+		if n, err := syscall.Read(fd, buf); n != 1 || err != nil {
+			t.Fatalf("%s: read %d %v", what, n, err)
+		}
+	}
+	first, firstPeer := socketPair(t)
+	waitWoken("the first socket", first, firstPeer)
+
+	// The same number on another, open socket.
+	other, otherPeer := socketPair(t)
+	waitWoken("another fd", other, otherPeer)
+
+	// The same number and the same fd number, on a newer socket: the
+	// first one closed, its fd number given to a new socket.
+	fresh, freshPeer := socketPair(t)
+	if err := syscall.Dup3(fresh, first, syscall.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	waitWoken("a recycled fd number", first, freshPeer)
+	if len(pl.conns) != 1 {
+		t.Fatalf("%d epoll instances for one number", len(pl.conns))
+	}
+}

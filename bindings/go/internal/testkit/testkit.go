@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,18 @@ type Ready struct {
 		Port int    `json:"port"`
 		URL  string `json:"url"`
 	} `json:"proxy"`
+	// TopologyURL is the multi-host URL of `topology` and `galera` (as
+	// `app`), empty otherwise.
+	TopologyURL string `json:"topology_url"`
+	// Users are the accounts every server has, by role: app, least,
+	// root, monitor, repl.
+	Users map[string]User `json:"users"`
+}
+
+// User is one account of the ready line's users.
+type User struct {
+	User     string `json:"user"`
+	Password string `json:"password"`
 }
 
 // Kit is a running staunch-testkit.
@@ -190,6 +203,25 @@ func (k *Kit) stopNow() {
 		k.cmd.Process.Signal(os.Interrupt)
 		<-done
 	}
+}
+
+// AsUser is url (mysql://user:pass@hosts/db?...) with its user-info
+// replaced by u's.
+func AsUser(url string, u User) string {
+	i := strings.Index(url, "://")
+	if i < 0 {
+		return url
+	}
+	rest := url[i+3:]
+	end := strings.IndexByte(rest, '/')
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return url
+	}
+	return url[:i+3] + neturl.UserPassword(u.User, u.Password).String() + rest[at:]
 }
 
 // WithKnobs appends URL parameters.

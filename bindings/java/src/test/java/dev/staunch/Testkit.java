@@ -128,6 +128,36 @@ public final class Testkit implements AutoCloseable {
         return (Map<String, Object>) ready.get("proxy");
     }
 
+    /** The multi-host URL of {@code topology} and {@code galera} (as {@code app}), null otherwise. */
+    public String topologyUrl() {
+        return (String) ready.get("topology_url");
+    }
+
+    /** The password of one of the ready line's users (app, least, root, monitor, repl). */
+    @SuppressWarnings("unchecked")
+    public String password(String user) {
+        Map<String, Object> u = (Map<String, Object>) ((Map<String, Object>) ready.get("users")).get(user);
+        if (u == null) {
+            throw new IllegalStateException("no user " + user + " in the testkit's ready line");
+        }
+        return (String) u.get("password");
+    }
+
+    /** {@code url} (mysql://user:pass@hosts/db?...) as one of the ready line's users. */
+    public String urlAs(String url, String user) {
+        int i = url.indexOf("://") + 3;
+        int end = url.indexOf('/', i);
+        int at = url.lastIndexOf('@', end < 0 ? url.length() : end);
+        if (i < 3 || at < i) {
+            throw new IllegalArgumentException("no user-info in the testkit's URL");
+        }
+        return url.substring(0, i) + pct(user) + ":" + pct(password(user)) + url.substring(at);
+    }
+
+    private static String pct(String s) {
+        return java.net.URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
     /** Rows of a root query, as text. */
     @SuppressWarnings("unchecked")
     public List<List<String>> query(String sql) {
