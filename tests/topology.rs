@@ -379,7 +379,7 @@ fn loss_reports(log: &Log) -> Vec<(Instant, u64, String, bool)> {
 #[test]
 fn writes_go_to_the_primary_and_reads_to_replicas() {
     let (p, rs) = cluster(2, &[]);
-    let (pool, _log) = open(&url(
+    let (pool, log) = open(&url(
         &[p.port(), rs[0].port(), rs[1].port()],
         "ping_interval=200ms",
     ));
@@ -392,14 +392,38 @@ fn writes_go_to_the_primary_and_reads_to_replicas() {
             == 3
     });
     let mut seen = std::collections::HashSet::new();
+    // Connection number -> the port it was seen on: one number names one
+    // connection across every host's pool (the C ABI's `staunch_conn_id`).
+    let mut numbers = HashMap::new();
     for _ in 0..40 {
         let mut held = Vec::new();
         for _ in 0..3 {
             let mut c = pool.get_read().unwrap();
-            seen.insert(port_of(&mut c));
+            let port = port_of(&mut c);
+            seen.insert(port);
+            let was = numbers.insert(c.id(), port);
+            assert!(
+                was.map_or(true, |w| w == port),
+                "connection number {} on ports {was:?} and {port}",
+                c.id()
+            );
             held.push(c);
         }
     }
+    let connected: Vec<u64> = events(&log, |e| matches!(e, Event::Connected { .. }))
+        .into_iter()
+        .filter_map(|(_, e)| match e {
+            Event::Connected { id, .. } => Some(id),
+            _ => None,
+        })
+        .collect();
+    let distinct: std::collections::HashSet<_> = connected.iter().collect();
+    assert!(connected.len() >= 3, "{connected:?}");
+    assert_eq!(
+        distinct.len(),
+        connected.len(),
+        "numbers repeat across hosts: {connected:?}"
+    );
     assert!(
         seen.contains(&rs[0].port()) && seen.contains(&rs[1].port()),
         "{seen:?}"

@@ -149,8 +149,9 @@ pub(crate) struct Shared<C: Connector> {
     pub adders_started: AtomicUsize,
     /// Soft-eviction generation: entries created before the current one retire.
     pub generation: AtomicU64,
-    /// Connection numbers handed out (`Relaxed`: only uniqueness matters).
-    pub next_id: AtomicU64,
+    /// Connection numbers handed out (`Relaxed`: only uniqueness matters);
+    /// shared by the host pools of one topology (`CorePool::with_ids`).
+    pub next_id: Arc<AtomicU64>,
 
     // Lifecycle.
     /// Set once by `close` (`SeqCst`); the bag has its own flag, set under
@@ -727,6 +728,19 @@ impl<C: Connector> CorePool<C> {
         connector: C,
         listener: Arc<dyn EventListener>,
     ) -> Result<CorePool<C>> {
+        Self::with_ids(cfg, connector, listener, Arc::default())
+    }
+
+    /// As [`with_listener`](CorePool::with_listener), numbering its
+    /// connections from `ids`, which other pools may share: the host pools
+    /// of one topology share one, so that a number names one connection
+    /// across all hosts (events' `connection_id`, `staunch_conn_id`).
+    pub(crate) fn with_ids(
+        cfg: PoolConfig,
+        connector: C,
+        listener: Arc<dyn EventListener>,
+        ids: Arc<AtomicU64>,
+    ) -> Result<CorePool<C>> {
         cfg.validate()?;
         let (create_tx, create_rx) = crossbeam_channel::bounded(cfg.max_size * 2 + 16);
         let (shutdown_tx, shutdown_rx) = crossbeam_channel::bounded(0);
@@ -756,7 +770,7 @@ impl<C: Connector> CorePool<C> {
             suspended: AtomicBool::new(false),
             suspend_lock: Mutex::new(()),
             suspend_cv: Condvar::new(),
-            next_id: AtomicU64::new(0),
+            next_id: ids,
             create_tx,
             create_rx,
             shutdown_tx: Mutex::new(Some(shutdown_tx)),

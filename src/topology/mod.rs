@@ -248,6 +248,9 @@ impl Pool {
             targets.push(c);
         }
         let mut hosts: Vec<Host> = Vec::with_capacity(targets.len());
+        // One numbering for every host's connections: a number names one
+        // connection pool-wide, as the C ABI says.
+        let ids = Arc::new(AtomicU64::new(0));
         let (wake_tx, wake_rx) = crossbeam_channel::unbounded();
         for c in targets {
             let suspect = Arc::new(AtomicBool::new(false));
@@ -268,7 +271,7 @@ impl Pool {
             if !hosts.is_empty() {
                 pc.initialization_fail_timeout = None;
             }
-            let pool = match CorePool::with_listener(pc, connector, listener.clone()) {
+            let pool = match CorePool::with_ids(pc, connector, listener.clone(), ids.clone()) {
                 Ok(p) => p,
                 Err(e) => {
                     for h in &hosts {
