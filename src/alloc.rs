@@ -108,7 +108,8 @@ unsafe fn unmap(p: *mut u8, size: usize) {
 }
 
 // Declared here: `libmimalloc-sys` has it only with its `extended` feature
-// (and a dependency more).
+// (and a dependency more). Not part of the C ABI: cbindgen.toml and
+// cbindgen-cdef.toml exclude it from the headers.
 extern "C" {
     fn mi_collect(force: bool);
 }
