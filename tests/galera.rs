@@ -944,8 +944,27 @@ fn conf_least_privilege_galera() {
     // Loads through both pools, and a direct client on a node other than
     // the writer (Galera's own stall); phase `k` numbers its writes apart.
     let start = |k: u64| {
+        // Each pool keeps its writer while it stays Synced (no failback),
+        // and after a fault each chose anew from the view its probe saw:
+        // two pools may hold different writers, each by the rule. The
+        // fault goes to the least-privilege pool's writer; the other pool
+        // is then checked to keep writing (its own writer's faults are
+        // the earlier phases').
+        let agreed = (0..50).any(|_| {
+            let same = writer_index(&g, &least) == writer_index(&g, &mon);
+            if !same {
+                thread::sleep(Duration::from_millis(100));
+            }
+            same
+        });
         let w = writer_index(&g, &least);
-        assert_eq!(w, writer_index(&g, &mon), "both pools pick one writer");
+        if !agreed {
+            eprintln!(
+                "phase {k}: the pools hold different writers (least alone: node {w}, with \
+                 monitor_user: node {}); the fault goes to node {w}",
+                writer_index(&g, &mon)
+            );
+        }
         let survivor = (0..3).find(|&i| i != w).unwrap();
         let a = Load::start(&least, Some(g.server(survivor).app_opts()), k << 32);
         let b = Load::start(&mon, None, (1 << 40) + (k << 32));
