@@ -24,12 +24,12 @@ import (
 // (level-triggered) and is itself registered in the netpoller once, when
 // the connection is first seen; the netpoller wakes the goroutine when the
 // answer begins to arrive, and staunch_conn_query_recv reads it. The
-// epoll instances are kept by connection (the library's connection number;
-// a topology pool numbers each host's connections apart, so a number may
-// come back on another host's socket, often under a recycled fd number):
-// a statement costs one EPOLL_CTL_MOD, which checks the kept instance
-// still holds this very socket (else it is made again), and the goroutine
-// is woken directly. An epoll instance holds no reference to the
+// epoll instances are kept by connection (the library's pool-wide
+// connection number, never reused). A number's socket can still change:
+// the mysql crate reconnects where a server has no COM_RESET_CONNECTION,
+// and the new socket may get the old fd number. So a statement costs one
+// EPOLL_CTL_MOD, which checks the kept instance still holds this very
+// socket (else it is made again), and the goroutine is woken directly. An epoll instance holds no reference to the
 // socket: the library closing the connection removes it, so a kept
 // instance never keeps a connection open; instances of connections that are
 // gone are closed when the cache outgrows its limit.
@@ -146,10 +146,10 @@ func (pl *poller) take(id uint64, fd int) *connPoll {
 	pl.tick++
 	cp := pl.conns[id]
 	if cp != nil && !cp.busy && !cp.holds(fd) {
-		// Another connection under the same number (a topology pool
-		// numbers each host's connections apart), or the same fd number
-		// of a newer socket: the instance would wait on a socket that is
-		// not this one's, or on none, for ever.
+		// Another socket under this number (another fd, or the same fd
+		// number of a newer socket after the crate reconnected): the
+		// instance would wait on a socket that is not this one's, or on
+		// none, for ever.
 		cp.f.Close()
 		delete(pl.conns, id)
 		cp = nil

@@ -79,9 +79,10 @@ func TestPollerCacheIsBounded(t *testing.T) {
 	}
 }
 
-// A connection number the cache knows may come back on another socket (a
-// topology pool numbers each host's connections apart), under another fd or
-// under the same fd number recycled: the wait follows the socket it is
+// A connection number the cache knows may come with another socket (the
+// mysql crate reconnects where a server has no COM_RESET_CONNECTION, and a
+// topology pool once numbered each host's connections apart), under another
+// fd or under the same fd number recycled: the wait follows the socket it is
 // given, never the one the kept instance was made for.
 func TestPollerFollowsTheSocketNotTheNumber(t *testing.T) {
 	pl := newPoller(2)
