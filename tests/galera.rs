@@ -1012,72 +1012,58 @@ fn conf_least_privilege_galera() {
     all.extend(wa);
     all.extend(wb);
 
-    // The writer isolated (gmcast.isolate): both pools follow, the one
-    // without a monitor user as the one with.
+    // After a fault on the writer `w` at `t`: both pools' writes resume on
+    // a survivor, the one without a monitor user as the one with, each
+    // within Galera's own stall (a direct client's) + one probe + slack.
+    let followed = |what: &str, w: usize, t: Instant, a: Load, b: Load| {
+        for l in [&a, &b] {
+            wait_until("writes resume elsewhere", Duration::from_secs(30), || {
+                l.acked_on_other_than(ports[w], t) >= 10
+            });
+        }
+        let (wa, _, direct) = a.stop();
+        let (wb, _, _) = b.stop();
+        let (stall, stall_end) = direct_stall(&direct, t).unwrap();
+        let (fa, fb) = (
+            first_ack_elsewhere(&wa, ports[w], t).unwrap(),
+            first_ack_elsewhere(&wb, ports[w], t).unwrap(),
+        );
+        eprintln!(
+            "TIMELINE least privilege, Galera writer {what} at 0: Galera's stall {} ending {}; \
+             first write elsewhere: least alone {} ({} after the stall), least + monitor_user {} \
+             ({} after)",
+            secs(stall),
+            at(stall_end, t),
+            at(fa, t),
+            at(fa, stall_end),
+            at(fb, t),
+            at(fb, stall_end),
+        );
+        assert!(fa <= stall_end + DETECT + SLACK, "{what}: least alone");
+        assert!(
+            fb <= stall_end + DETECT + SLACK,
+            "{what}: least + monitor_user"
+        );
+        [wa, wb]
+    };
+
+    // The writer isolated (gmcast.isolate).
     let (w, a, b) = start(1);
     let t = Instant::now();
     g.isolate(w, true);
-    for l in [&a, &b] {
-        wait_until("writes resume elsewhere", Duration::from_secs(30), || {
-            l.acked_on_other_than(ports[w], t) >= 10
-        });
-    }
-    let (wa, _, direct) = a.stop();
-    let (wb, _, _) = b.stop();
+    let recs = followed("isolated", w, t, a, b);
     g.isolate(w, false);
     g.wait_synced(w);
-    let (stall, stall_end) = direct_stall(&direct, t).unwrap();
-    let (fa, fb) = (
-        first_ack_elsewhere(&wa, ports[w], t).unwrap(),
-        first_ack_elsewhere(&wb, ports[w], t).unwrap(),
-    );
-    eprintln!(
-        "TIMELINE least privilege, Galera writer isolated at 0: Galera's stall {} ending {}; first \
-         write elsewhere: least alone {} ({} after the stall), least + monitor_user {} ({} after)",
-        secs(stall),
-        at(stall_end, t),
-        at(fa, t),
-        at(fa, stall_end),
-        at(fb, t),
-        at(fb, stall_end),
-    );
-    assert!(fa <= stall_end + DETECT + SLACK, "least alone");
-    assert!(fb <= stall_end + DETECT + SLACK, "least + monitor_user");
-    all.extend(wa);
-    all.extend(wb);
+    all.extend(recs.into_iter().flatten());
 
     // The writer killed (kill -9).
     let (w, a, b) = start(2);
     let t = Instant::now();
     g.kill9(w);
-    for l in [&a, &b] {
-        wait_until("writes resume elsewhere", Duration::from_secs(30), || {
-            l.acked_on_other_than(ports[w], t) >= 10
-        });
-    }
-    let (wa, _, direct) = a.stop();
-    let (wb, _, _) = b.stop();
+    let recs = followed("kill -9", w, t, a, b);
     least.close();
     mon.close();
-    let (stall, stall_end) = direct_stall(&direct, t).unwrap();
-    let (fa, fb) = (
-        first_ack_elsewhere(&wa, ports[w], t).unwrap(),
-        first_ack_elsewhere(&wb, ports[w], t).unwrap(),
-    );
-    eprintln!(
-        "TIMELINE least privilege, Galera writer kill -9 at 0: Galera's stall {} ending {}; first \
-         write elsewhere: least alone {} ({} after the stall), least + monitor_user {} ({} after)",
-        secs(stall),
-        at(stall_end, t),
-        at(fa, t),
-        at(fa, stall_end),
-        at(fb, t),
-        at(fb, stall_end),
-    );
-    assert!(fa <= stall_end + DETECT + SLACK, "least alone");
-    assert!(fb <= stall_end + DETECT + SLACK, "least + monitor_user");
-    all.extend(wa);
-    all.extend(wb);
+    all.extend(recs.into_iter().flatten());
     let told: Vec<String> = least_log
         .lock()
         .unwrap()
