@@ -30,16 +30,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 scripts/install-mariadb.sh
-if ! dpkg -s libmariadb-dev pkg-config >/dev/null 2>&1; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq libmariadb-dev pkg-config >/dev/null
-fi
-PYTHON=${PYTHON:-python3}
-VENV=${STAUNCH_PY_VENV:-$ROOT/target/py-venv}
-[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
-PY=$VENV/bin/python
-"$PY" -m pip install -q --disable-pip-version-check 'PyMySQL==1.2.4' 'mysqlclient==2.3.2'
+# shellcheck source=scripts/python-peers.sh
+. scripts/python-peers.sh
+python_peers_venv
 
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 case $TARGET in /*) ;; *) TARGET=$ROOT/$TARGET ;; esac
