@@ -235,7 +235,7 @@ def main() -> int:
                 t0 = time.monotonic()
                 try:
                     ph = run_child(argv, timeout=300)
-                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
                     print(f"{name} n={n}: {e}", file=sys.stderr)
                     results.append({"contender": name, "n": n, "error": str(e)[:500]})
                     continue
@@ -255,27 +255,34 @@ def main() -> int:
         kit.close()
 
     names = [c[0] for c in contenders]
-    print(f"\nresident memory per connection, KB (VmRSS; idle / after each carried {a.rows} rows and went back)\n")
-    print("| contender | " + " | ".join(f"{n} idle | {n} after" for n in sizes) + " |")
-    print("|---|" + "---:|---:|" * len(sizes))
-    for name in names:
-        cells = []
-        for n in sizes:
-            r = next((x for x in results if x["contender"] == name and x["n"] == n), None)
-            if r is None or "error" in r:
-                cells += ["failed", "failed"]
-            else:
-                cells += [f"{r['idle_kb_per_conn']:,.1f}", f"{r.get('after_large_kb_per_conn', float('nan')):,.1f}"]
-        print(f"| {name} | " + " | ".join(cells) + " |")
-    print("\nOS threads of the process with N idle connections\n")
-    print("| contender | " + " | ".join(f"N = {n}" for n in sizes) + " |")
-    print("|---|" + "---:|" * len(sizes))
-    for name in names:
-        cells = []
-        for n in sizes:
-            r = next((x for x in results if x["contender"] == name and x["n"] == n), None)
-            cells.append("-" if r is None or r.get("threads_idle") is None else str(r["threads_idle"]))
-        print(f"| {name} | " + " | ".join(cells) + " |")
+
+    def table(title: str, heads: list[str], cells) -> None:
+        """One markdown table, a row per contender; `cells(r)` gives a
+        result's cells (r is None when the contender did not run)."""
+        print(f"\n{title}\n")
+        print("| contender | " + " | ".join(heads) + " |")
+        print("|---|" + "---:|" * len(heads))
+        for name in names:
+            row = []
+            for n in sizes:
+                r = next((x for x in results if x["contender"] == name and x["n"] == n), None)
+                row += cells(None if r is None or "error" in r else r)
+            print(f"| {name} | " + " | ".join(row) + " |")
+
+    table(
+        f"resident memory per connection, KB (VmRSS; idle / after each carried {a.rows} rows and went back)",
+        [h for n in sizes for h in (f"{n} idle", f"{n} after")],
+        lambda r: (
+            ["failed", "failed"]
+            if r is None
+            else [f"{r['idle_kb_per_conn']:,.1f}", f"{r.get('after_large_kb_per_conn', float('nan')):,.1f}"]
+        ),
+    )
+    table(
+        "OS threads of the process with N idle connections",
+        [f"N = {n}" for n in sizes],
+        lambda r: ["-" if r is None or r.get("threads_idle") is None else str(r["threads_idle"])],
+    )
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"rows": a.rows, "results": results}, f, indent=1)
