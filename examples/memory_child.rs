@@ -34,14 +34,15 @@ fn emit(phase: &str) {
     );
 }
 
-fn large(c: &mut impl Queryable, rows: u64) {
-    let sql = format!("SELECT seq, REPEAT('x', 100) FROM seq_1_to_{rows}");
+/// Runs `sql` through the connection's usual call (`query_iter`), every row
+/// read and dropped: nothing of the answer is kept. The number of rows.
+fn rows_of(c: &mut impl Queryable, sql: &str) -> u64 {
     let mut n = 0u64;
-    for row in c.query_iter(sql).expect("large answer") {
+    for row in c.query_iter(sql).expect(sql) {
         row.expect("row");
         n += 1;
     }
-    assert_eq!(n, rows);
+    n
 }
 
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
@@ -57,6 +58,36 @@ fn with_knobs(url: &str, n: usize) -> String {
     format!("{url}{sep}max_size={n}&min_idle={n}")
 }
 
+/// The phases, for any pool: `open(k)` returns a pool with its `k`
+/// connections open and idle, `get` borrows one, `run` runs a statement on
+/// it ([`rows_of`], through whatever the borrow derefs to).
+fn phases<P, C>(
+    n: usize,
+    rows: u64,
+    open: impl Fn(usize) -> P,
+    get: impl Fn(&P) -> C,
+    run: impl Fn(&mut C, &str) -> u64,
+) {
+    let pool = open(1);
+    run(&mut get(&pool), "DO 1");
+    drop(pool);
+    std::thread::sleep(Duration::from_millis(200));
+    emit("base");
+    let pool = open(n);
+    std::thread::sleep(Duration::from_millis(500));
+    emit("idle");
+    if rows > 0 {
+        let mut held: Vec<C> = (0..n).map(|_| get(&pool)).collect();
+        let sql = format!("SELECT seq, REPEAT('x', 100) FROM seq_1_to_{rows}");
+        for c in &mut held {
+            assert_eq!(run(c, &sql), rows);
+        }
+        drop(held);
+        std::thread::sleep(Duration::from_millis(12_000));
+        emit("after_large");
+    }
+}
+
 fn staunch(url: &str, n: usize, rows: u64) {
     let open = |k: usize| {
         let pool = staunch::Pool::from_url(&with_knobs(url, k)).expect("open");
@@ -66,85 +97,39 @@ fn staunch(url: &str, n: usize, rows: u64) {
         });
         pool
     };
-    let pool = open(1);
-    pool.get().expect("get").query_drop("DO 1").expect("DO 1");
-    drop(pool);
-    std::thread::sleep(Duration::from_millis(200));
-    emit("base");
-    let pool = open(n);
-    std::thread::sleep(Duration::from_millis(500));
-    emit("idle");
-    if rows > 0 {
-        let mut held: Vec<_> = (0..n).map(|_| pool.get().expect("get")).collect();
-        for c in &mut held {
-            large(c, rows);
-        }
-        drop(held);
-        std::thread::sleep(Duration::from_millis(12_000));
-        emit("after_large");
-    }
+    let get = |p: &staunch::Pool| p.get().expect("get");
+    phases(n, rows, open, get, rows_of);
 }
 
 fn mysql_pool(url: &str, n: usize, rows: u64) {
-    let opts = |k: usize| {
+    // mysql::Pool::new opens its minimum at once, before it returns.
+    let open = |k: usize| {
         let popts = mysql::PoolOpts::default()
             .with_constraints(mysql::PoolConstraints::new(k, k).expect("constraints"));
-        mysql::OptsBuilder::from_opts(mysql::Opts::from_url(url).expect("url")).pool_opts(popts)
+        let opts = mysql::OptsBuilder::from_opts(mysql::Opts::from_url(url).expect("url"));
+        mysql::Pool::new(opts.pool_opts(popts)).expect("pool")
     };
-    let pool = mysql::Pool::new(opts(1)).expect("pool");
-    pool.get_conn()
-        .expect("get")
-        .query_drop("DO 1")
-        .expect("DO 1");
-    drop(pool);
-    std::thread::sleep(Duration::from_millis(200));
-    emit("base");
-    // mysql::Pool::new opens its minimum at once, before it returns.
-    let pool = mysql::Pool::new(opts(n)).expect("pool");
-    std::thread::sleep(Duration::from_millis(500));
-    emit("idle");
-    if rows > 0 {
-        let mut held: Vec<_> = (0..n).map(|_| pool.get_conn().expect("get")).collect();
-        for c in &mut held {
-            large(c, rows);
-        }
-        drop(held);
-        std::thread::sleep(Duration::from_millis(12_000));
-        emit("after_large");
-    }
+    let get = |p: &mysql::Pool| p.get_conn().expect("get");
+    phases(n, rows, open, get, rows_of);
 }
 
 fn r2d2(url: &str, n: usize, rows: u64) {
-    let build = |k: u32| {
+    // r2d2's build waits for its first connections; the rest follow.
+    let open = |k: usize| {
+        let k = u32::try_from(k).expect("N fits u32");
         let manager = r2d2_mysql::MySqlConnectionManager::new(mysql::OptsBuilder::from_opts(
             mysql::Opts::from_url(url).expect("url"),
         ));
-        r2d2::Pool::builder()
+        let pool = r2d2::Pool::builder()
             .max_size(k)
             .min_idle(Some(k))
             .build(manager)
-            .expect("r2d2")
+            .expect("r2d2");
+        wait_until("idle connections", || pool.state().idle_connections >= k);
+        pool
     };
-    let pool = build(1);
-    pool.get().expect("get").query_drop("DO 1").expect("DO 1");
-    drop(pool);
-    std::thread::sleep(Duration::from_millis(200));
-    emit("base");
-    let k = u32::try_from(n).expect("N fits u32");
-    // r2d2's build waits for its first connections; the rest follow.
-    let pool = build(k);
-    wait_until("idle connections", || pool.state().idle_connections >= k);
-    std::thread::sleep(Duration::from_millis(500));
-    emit("idle");
-    if rows > 0 {
-        let mut held: Vec<_> = (0..n).map(|_| pool.get().expect("get")).collect();
-        for c in &mut held {
-            large(&mut **c, rows);
-        }
-        drop(held);
-        std::thread::sleep(Duration::from_millis(12_000));
-        emit("after_large");
-    }
+    let get = |p: &r2d2::Pool<r2d2_mysql::MySqlConnectionManager>| p.get().expect("get");
+    phases(n, rows, open, get, |c, sql| rows_of(&mut **c, sql));
 }
 
 fn main() {
