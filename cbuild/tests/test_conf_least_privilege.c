@@ -217,6 +217,19 @@ static void check_told_once(recorder *rec) {
     pthread_mutex_unlock(&rec->mu);
 }
 
+/* Starts `w` writing through `pool` and waits for its first write (10 s). */
+static pthread_t start_writer(writer *w, staunch_pool *pool) {
+    pthread_t th;
+    w->pool = pool;
+    CHECK(pthread_create(&th, NULL, write_loop, w) == 0);
+    uint64_t deadline = now_ms() + 10000;
+    while (first_write_elsewhere(w, 0, -1, NULL) == 0) {
+        CHECKF(now_ms() < deadline, "no write within 10 s");
+        sleep_ms(20);
+    }
+    return th;
+}
+
 static void stop_writer(writer *w, pthread_t th) {
     atomic_store(&w->stop, 1);
     CHECK(pthread_join(th, NULL) == 0);
@@ -260,14 +273,7 @@ static void replication(void) {
     CHECK(read_port == primary || read_port == replica);
     wait_told(&rec);
 
-    wr.pool = pool;
-    pthread_t th;
-    CHECK(pthread_create(&th, NULL, write_loop, &wr) == 0);
-    uint64_t deadline = now_ms() + 10000;
-    while (first_write_elsewhere(&wr, 0, -1, NULL) == 0) {
-        CHECKF(now_ms() < deadline, "no write within 10 s");
-        sleep_ms(20);
-    }
+    pthread_t th = start_writer(&wr, pool);
     uint64_t faulted = now_ms();
     tk_cmd("kill 0");
     uint64_t since = now_ms() - faulted;
@@ -329,14 +335,7 @@ static void galera(void) {
     writes_and_reads_flow(pool, 0);
     wait_told(&rec);
 
-    wr.pool = pool;
-    pthread_t th;
-    CHECK(pthread_create(&th, NULL, write_loop, &wr) == 0);
-    uint64_t deadline = now_ms() + 10000;
-    while (first_write_elsewhere(&wr, 0, -1, NULL) == 0) {
-        CHECKF(now_ms() < deadline, "no write within 10 s");
-        sleep_ms(20);
-    }
+    pthread_t th = start_writer(&wr, pool);
     staunch_conn *c = NULL;
     OK(staunch_pool_get, pool, 5000, &c);
     int writer_port = conn_port(c);
@@ -352,14 +351,9 @@ static void galera(void) {
     snprintf(key, sizeof key, "\"index\":%d,", survivor);
     CHECK(json_str(strstr(ready, key), "url", one_url, sizeof one_url) != NULL);
     least_url(ready, one_url, direct_url, sizeof direct_url);
-    OK(staunch_pool_open, direct_url, &direct.pool);
-    pthread_t dth;
-    CHECK(pthread_create(&dth, NULL, write_loop, &direct) == 0);
-    deadline = now_ms() + 10000;
-    while (first_write_elsewhere(&direct, 0, -1, NULL) == 0) {
-        CHECKF(now_ms() < deadline, "no direct write within 10 s");
-        sleep_ms(20);
-    }
+    staunch_pool *direct_pool = NULL;
+    OK(staunch_pool_open, direct_url, &direct_pool);
+    pthread_t dth = start_writer(&direct, direct_pool);
     snprintf(cmd, sizeof cmd, "kill %d", w);
     uint64_t killed = now_ms();
     tk_cmd(cmd);
