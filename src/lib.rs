@@ -59,6 +59,7 @@ mod config;
 pub mod duration;
 mod error;
 mod events;
+mod metrics;
 #[doc(hidden)]
 pub mod ffi;
 pub mod pool;
@@ -94,7 +95,7 @@ pub use crate::error::{Error, ErrorKind, Result};
 pub use crate::events::{CloseReason, Event, EventListener, LogListener};
 pub use crate::pool::cancel::CancelToken;
 pub use crate::pool::config::PoolConfig;
-pub use crate::pool::stats::{Latency, Stats};
+pub use crate::pool::stats::{Buckets, Histograms, Latency, Stats, BUCKETS};
 pub use crate::topology::{
     missing_privileges, HostHealth, HostStats, PingType, Pool, TopologyConfig,
     DEFAULT_ALIVE_ERROR_CODES,

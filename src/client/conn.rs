@@ -482,7 +482,7 @@ impl PooledConn {
         if std::mem::take(&mut self.open) {
             let (session, mut marks) = self.lease.split();
             session.gate.end();
-            marks.note_statement(false);
+            marks.statement_ends();
             marks.note_answer_open(false);
             session.observe();
         }
@@ -515,7 +515,7 @@ impl PooledConn {
                 // itself meets the crate's way: an empty file.)
                 drop(r);
                 gate.end();
-                marks.note_statement(false);
+                marks.statement_ends();
                 state.dirty = true;
                 Err(wire_error(WireError::LocalInfileRefused))
             }
@@ -533,7 +533,7 @@ impl PooledConn {
             }
             Err(e) => {
                 gate.end();
-                marks.note_statement(false);
+                marks.statement_ends();
                 Err(fail(state, &mut marks, connector, e))
             }
         }
@@ -576,7 +576,7 @@ impl PooledConn {
         // borrower read) is not this statement's.
         session.local_file_asked.store(false, Relaxed);
         session.gate.begin();
-        marks.note_statement(true);
+        marks.statement_begins();
         Ok(())
     }
 
@@ -627,7 +627,7 @@ impl PooledConn {
     fn settle_reported<T>(&mut self, r: mysql::Result<(T, Report)>) -> mysql::Result<T> {
         let (session, mut marks, connector) = self.lease.parts();
         session.gate.end();
-        marks.note_statement(false);
+        marks.statement_ends();
         match r {
             Ok((v, report)) => {
                 match report {
@@ -781,7 +781,7 @@ impl PooledConn {
         let (session, mut marks, _) = self.lease.parts();
         let Some(w) = session.wire() else {
             session.gate.end();
-            marks.note_statement(false);
+            marks.statement_ends();
             return Ok(None);
         };
         match w.framer.send_query(sql.as_bytes()) {

@@ -98,6 +98,9 @@ pub(crate) struct Slot<T> {
     pub leak_reported: AtomicBool,
     /// Borrows of this slot since the pool started (updated by the owner only).
     pub borrows: AtomicU64,
+    /// Precise-clock ns when the current borrow began, 0 when it is not
+    /// timed (timings off); the owner's alone.
+    pub used_since_ns: AtomicU64,
     /// The connection's socket: fd << 32 | low 32 bits of its inode, or
     /// u64::MAX when unknown. Lets the pool cut off a borrowed connection.
     pub socket: AtomicU64,
@@ -132,6 +135,7 @@ impl<T> Slot<T> {
             borrowed_at: AtomicU64::new(u64::MAX),
             leak_reported: AtomicBool::new(false),
             borrows: AtomicU64::new(0),
+            used_since_ns: AtomicU64::new(0),
             socket: AtomicU64::new(u64::MAX),
             signals: Signals::default(),
             liveness_key: AtomicU64::new(u64::MAX),
@@ -160,6 +164,9 @@ pub(crate) struct Signals {
     /// Coarse-clock ns when the statement running through the borrower's
     /// own methods began (0: none runs).
     pub started_ns: AtomicU64,
+    /// Precise-clock ns when the running statement was sent, with timings
+    /// on (0: none, or not timed); the borrower's alone.
+    pub timed_ns: AtomicU64,
     /// The borrower has the raw connection: the watchdog cannot know when
     /// its statements begin, and looks at the socket instead.
     pub raw: AtomicBool,
@@ -189,6 +196,7 @@ impl Signals {
     pub fn start_borrow(&self, bound_ms: u64) {
         self.bound_ms.store(bound_ms, Relaxed);
         self.started_ns.store(0, Relaxed);
+        self.timed_ns.store(0, Relaxed);
         self.raw.store(false, Relaxed);
         self.cut.store(false, Relaxed);
         self.answer_open.store(false, Relaxed);

@@ -33,7 +33,7 @@ pub use self::probe::missing_privileges;
 use crate::client::{ConnectConfig, MysqlConnector, NodeAlarm, PooledConn};
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::{emit, Event, EventListener};
-use crate::pool::stats::Stats;
+use crate::pool::stats::{Histograms, Stats};
 use crate::pool::{CancelToken, CorePool, PoolConfig};
 use crate::sync::lock;
 
@@ -127,6 +127,8 @@ pub(crate) struct Topo {
     pub hosts: Vec<Host>,
     pub cfg: TopologyConfig,
     pub pool_cfg: PoolConfig,
+    /// `pool_name`, or `staunch-N`.
+    pub name: String,
     pub listener: Arc<dyn EventListener>,
     pub secondary_check: Option<SecondaryCheck>,
     /// Index of the host taking writes, or NO_WRITER. Written by the monitor
@@ -227,6 +229,8 @@ pub struct HostStats {
     pub lag: Option<Duration>,
     /// This host's pool.
     pub stats: Stats,
+    /// This host's pool's histograms.
+    pub histograms: Histograms,
 }
 
 impl Pool {
@@ -300,6 +304,10 @@ impl Pool {
                 Kind::Auto | Kind::Single => MODE_UNKNOWN,
             }),
             pool_cfg: pool_cfg.clone(),
+            name: pool_cfg.name.clone().unwrap_or_else(|| {
+                static OPENED: AtomicU64 = AtomicU64::new(0);
+                format!("staunch-{}", OPENED.fetch_add(1, Relaxed) + 1)
+            }),
             cfg: topology.clone(),
             listener,
             closed: AtomicBool::new(false),
@@ -517,8 +525,34 @@ impl Pool {
                     ms => Some(Duration::from_millis(ms)),
                 },
                 stats: h.pool.stats(),
+                histograms: h.pool.histograms(),
             })
             .collect()
+    }
+
+    /// The pool's histograms, summed over every host.
+    pub fn histograms(&self) -> Histograms {
+        let mut all = Histograms::default();
+        for h in &self.t.hosts {
+            all.absorb(&h.pool.histograms());
+        }
+        all
+    }
+
+    /// The pool's name: `pool_name`, or `staunch-N` (N the pool's number
+    /// among those the process opened).
+    pub fn name(&self) -> &str {
+        &self.t.name
+    }
+
+    /// Times every borrow and statement from now on (`true`), for the
+    /// `use_time` and `statement_time` histograms, or no longer. The
+    /// exporters turn it on; `timings=on` in the URL from the start. Each
+    /// costs two precise clock reads (~40 ns).
+    pub fn keep_timings(&self, on: bool) {
+        for h in &self.t.hosts {
+            h.pool.keep_timings(on);
+        }
     }
 
     /// `host:port` of the current writer, if any.
