@@ -185,6 +185,12 @@
 #define STAUNCH_QUERY_PREPARE 8
 
 /**
+ * Buckets of a [`Histogram`]: the last one, from 2^38 µs (3.2 days) up,
+ * has no upper edge.
+ */
+#define BUCKETS 40
+
+/**
  * A cancel token: `staunch_cancel_token_cancel` makes every
  * `staunch_pool_get_cancellable` / `_get_read_cancellable` waiting with it
  * return STAUNCH_CANCELLED promptly, and every later one at once (a token
@@ -1442,6 +1448,43 @@ staunch_status staunch_pool_try_get(struct staunch_pool *pool,
 staunch_status staunch_pool_stats(const struct staunch_pool *pool,
                                   struct staunch_stats *out,
                                   struct staunch_error **err);
+
+/**
+ * Writes the pool's figures as Prometheus text (exposition format 0.0.4,
+ * which OpenMetrics parsers read too) into `buf`, as `snprintf` does: at
+ * most `cap - 1` bytes and a NUL, and `*len` = the text's whole length
+ * (without the NUL); when `*len >= cap` the text was cut: call again with
+ * `*len + 1` bytes (a little more: the figures move). `buf` may be NULL
+ * with `cap` 0 to ask for the length.
+ *
+ * The names follow OpenTelemetry's semantic conventions for database client
+ * connections as its Prometheus exporter writes them
+ * (`db_client_connection_count{db_client_connection_state="idle"}`,
+ * `db_client_connection_wait_time_seconds`, `..._create_time_seconds`,
+ * `..._use_time_seconds`, `db_client_operation_duration_seconds`,
+ * `db_client_connection_timeouts_total`, ...), with staunch's own figures
+ * as `staunch_*`; every series is labelled with the pool's name
+ * (`pool_name`) and the host (`server_address`, `server_port`). The first
+ * call turns timings on: from then on borrows and statements are timed for
+ * the `use_time` and operation histograms (`timings=on` in the URL does
+ * so from the start). Works on a closed pool. Never blocks. Thread-safe.
+ */
+staunch_status staunch_pool_metrics(const struct staunch_pool *pool,
+                                    char *buf,
+                                    size_t cap,
+                                    size_t *len,
+                                    struct staunch_error **err);
+
+/**
+ * Writes the pool's name (`pool_name`, or `staunch-N`) into `buf` as
+ * `staunch_pool_metrics` writes its text (`snprintf`'s rules, `*len` the
+ * name's length). Never blocks. Thread-safe.
+ */
+staunch_status staunch_pool_name(const struct staunch_pool *pool,
+                                 char *buf,
+                                 size_t cap,
+                                 size_t *len,
+                                 struct staunch_error **err);
 
 /**
  * Retires every current connection: idle ones now (in the background),

@@ -17,6 +17,8 @@
 
 #define STAUNCH_QUERY_PREPARE 8
 
+#define BUCKETS 40
+
 typedef struct staunch_cancel_token staunch_cancel_token;
 
 typedef struct staunch_conn staunch_conn;
@@ -397,6 +399,18 @@ staunch_status staunch_pool_try_get(struct staunch_pool *pool,
 staunch_status staunch_pool_stats(const struct staunch_pool *pool,
                                   struct staunch_stats *out,
                                   struct staunch_error **err);
+
+staunch_status staunch_pool_metrics(const struct staunch_pool *pool,
+                                    char *buf,
+                                    size_t cap,
+                                    size_t *len,
+                                    struct staunch_error **err);
+
+staunch_status staunch_pool_name(const struct staunch_pool *pool,
+                                 char *buf,
+                                 size_t cap,
+                                 size_t *len,
+                                 struct staunch_error **err);
 
 staunch_status staunch_pool_soft_evict(struct staunch_pool *pool, struct staunch_error **err);
 

@@ -59,9 +59,9 @@ mod config;
 pub mod duration;
 mod error;
 mod events;
-mod metrics;
 #[doc(hidden)]
 pub mod ffi;
+mod metrics;
 pub mod pool;
 mod sync;
 mod sys;

@@ -41,7 +41,11 @@ impl Pool {
         };
         let labels: Vec<String> = hosts.iter().map(|h| w.host_labels(h)).collect();
         let each = |f: &dyn Fn(&HostStats) -> f64| -> Vec<(String, f64)> {
-            hosts.iter().zip(&labels).map(|(h, l)| (l.clone(), f(h))).collect()
+            hosts
+                .iter()
+                .zip(&labels)
+                .map(|(h, l)| (l.clone(), f(h)))
+                .collect()
         };
 
         w.family(
@@ -51,24 +55,58 @@ impl Pool {
         );
         for (h, l) in hosts.iter().zip(&labels) {
             let used = h.stats.active + h.stats.reserved;
-            w.sample("db_client_connection_count", &format!("{l},db_client_connection_state=\"idle\""), h.stats.idle as f64);
-            w.sample("db_client_connection_count", &format!("{l},db_client_connection_state=\"used\""), used as f64);
+            w.sample(
+                "db_client_connection_count",
+                &format!("{l},db_client_connection_state=\"idle\""),
+                h.stats.idle as f64,
+            );
+            w.sample(
+                "db_client_connection_count",
+                &format!("{l},db_client_connection_state=\"used\""),
+                used as f64,
+            );
         }
-        w.gauge("db_client_connection_max", "The most connections the pool opens (max_size)", each(&|h| h.stats.max_size as f64));
-        w.gauge("db_client_connection_idle_max", "The most idle connections the pool keeps (max_size)", each(&|h| h.stats.max_size as f64));
-        w.gauge("db_client_connection_idle_min", "The fewest idle connections the pool keeps (min_idle)", each(&|_| self.min_idle() as f64));
-        w.gauge("db_client_connection_pending_requests", "Callers waiting for a connection now", each(&|h| h.stats.waiting as f64));
-        w.counter("db_client_connection_timeouts", "Borrows that timed out waiting for a connection", each(&|h| h.stats.acquire_timeouts as f64));
+        w.gauge(
+            "db_client_connection_max",
+            "The most connections the pool opens (max_size)",
+            each(&|h| h.stats.max_size as f64),
+        );
+        w.gauge(
+            "db_client_connection_idle_max",
+            "The most idle connections the pool keeps (max_size)",
+            each(&|h| h.stats.max_size as f64),
+        );
+        w.gauge(
+            "db_client_connection_idle_min",
+            "The fewest idle connections the pool keeps (min_idle)",
+            each(&|_| self.min_idle() as f64),
+        );
+        w.gauge(
+            "db_client_connection_pending_requests",
+            "Callers waiting for a connection now",
+            each(&|h| h.stats.waiting as f64),
+        );
+        w.counter(
+            "db_client_connection_timeouts",
+            "Borrows that timed out waiting for a connection",
+            each(&|h| h.stats.acquire_timeouts as f64),
+        );
 
         w.histogram(
             "db_client_connection_wait_time_seconds",
             "Time a borrow waited for a connection (one handed out at once counts under 1 µs)",
-            hosts.iter().zip(&labels).map(|(h, l)| (l, &h.histograms.acquire_wait)),
+            hosts
+                .iter()
+                .zip(&labels)
+                .map(|(h, l)| (l, &h.histograms.acquire_wait)),
         );
         w.histogram(
             "db_client_connection_create_time_seconds",
             "Time a successful connect took: TCP, greeting, authentication, TLS, session set-up",
-            hosts.iter().zip(&labels).map(|(h, l)| (l, &h.histograms.connect_time)),
+            hosts
+                .iter()
+                .zip(&labels)
+                .map(|(h, l)| (l, &h.histograms.connect_time)),
         );
         w.histogram(
             "db_client_connection_use_time_seconds",
@@ -81,13 +119,41 @@ impl Pool {
             hosts.iter().zip(&labels).map(|(h, l)| (l, &h.histograms.statement_time)),
         );
 
-        w.counter("staunch_acquires", "Successful borrows", each(&|h| h.stats.acquired as f64));
-        w.counter("staunch_acquires_waited", "Successful borrows that found no idle connection and waited", each(&|h| h.stats.acquires_waited as f64));
-        w.counter("staunch_acquires_cancelled", "Borrows cancelled through their cancel token while they waited", each(&|h| h.stats.acquires_cancelled as f64));
-        w.counter("staunch_connections_created", "Connections opened", each(&|h| h.stats.created as f64));
-        w.counter("staunch_connect_failures", "Connect attempts that failed", each(&|h| h.stats.connect_failures as f64));
-        w.counter("staunch_connects_abandoned", "Connect attempts cut off at connect_timeout", each(&|h| h.stats.abandoned_connects as f64));
-        w.family("staunch_connections_closed_total", "counter", "Connections closed, by reason");
+        w.counter(
+            "staunch_acquires",
+            "Successful borrows",
+            each(&|h| h.stats.acquired as f64),
+        );
+        w.counter(
+            "staunch_acquires_waited",
+            "Successful borrows that found no idle connection and waited",
+            each(&|h| h.stats.acquires_waited as f64),
+        );
+        w.counter(
+            "staunch_acquires_cancelled",
+            "Borrows cancelled through their cancel token while they waited",
+            each(&|h| h.stats.acquires_cancelled as f64),
+        );
+        w.counter(
+            "staunch_connections_created",
+            "Connections opened",
+            each(&|h| h.stats.created as f64),
+        );
+        w.counter(
+            "staunch_connect_failures",
+            "Connect attempts that failed",
+            each(&|h| h.stats.connect_failures as f64),
+        );
+        w.counter(
+            "staunch_connects_abandoned",
+            "Connect attempts cut off at connect_timeout",
+            each(&|h| h.stats.abandoned_connects as f64),
+        );
+        w.family(
+            "staunch_connections_closed_total",
+            "counter",
+            "Connections closed, by reason",
+        );
         for (h, l) in hosts.iter().zip(&labels) {
             let s = &h.stats;
             for (reason, n) in [
@@ -97,25 +163,73 @@ impl Pool {
                 ("evicted", s.closed_evicted),
                 ("pool_closed", s.closed_pool_closed),
             ] {
-                w.sample("staunch_connections_closed_total", &format!("{l},reason=\"{reason}\""), n as f64);
+                w.sample(
+                    "staunch_connections_closed_total",
+                    &format!("{l},reason=\"{reason}\""),
+                    n as f64,
+                );
             }
         }
-        w.counter("staunch_validation_failures", "Validations (on borrow or keepalive) that failed", each(&|h| h.stats.validation_failures as f64));
-        w.counter("staunch_keepalives", "Keepalive checks run", each(&|h| h.stats.keepalives as f64));
-        w.counter("staunch_leaks_reported", "Borrows reported as possible leaks (leak_detection_threshold)", each(&|h| h.stats.leaks_reported as f64));
-        w.counter("staunch_rollbacks_on_return", "Transactions rolled back because a connection came back inside one", each(&|h| h.stats.rollbacks_on_return as f64));
-        w.counter("staunch_resets_on_return", "Sessions reset on return because their state had changed", each(&|h| h.stats.resets_on_return as f64));
-        w.counter("staunch_statements_cut", "Statements cut off: the server did not answer within their bound", each(&|h| h.stats.statements_cut as f64));
-        w.counter("staunch_invariant_violations", "Broken internal invariants observed (must be 0)", each(&|h| h.stats.violations as f64));
-        w.gauge("staunch_connects_running", "Connects running now", each(&|h| h.stats.connecting as f64));
-        w.gauge("staunch_host_writer", "1 for the host taking writes, 0 for the others", each(&|h| f64::from(u8::from(h.is_writer))));
-        w.gauge("staunch_host_health", "What the monitor last found: 0 unknown, 1 healthy, 2 lagging, 3 down, 4 stale", each(&|h| health(h.health)));
+        w.counter(
+            "staunch_validation_failures",
+            "Validations (on borrow or keepalive) that failed",
+            each(&|h| h.stats.validation_failures as f64),
+        );
+        w.counter(
+            "staunch_keepalives",
+            "Keepalive checks run",
+            each(&|h| h.stats.keepalives as f64),
+        );
+        w.counter(
+            "staunch_leaks_reported",
+            "Borrows reported as possible leaks (leak_detection_threshold)",
+            each(&|h| h.stats.leaks_reported as f64),
+        );
+        w.counter(
+            "staunch_rollbacks_on_return",
+            "Transactions rolled back because a connection came back inside one",
+            each(&|h| h.stats.rollbacks_on_return as f64),
+        );
+        w.counter(
+            "staunch_resets_on_return",
+            "Sessions reset on return because their state had changed",
+            each(&|h| h.stats.resets_on_return as f64),
+        );
+        w.counter(
+            "staunch_statements_cut",
+            "Statements cut off: the server did not answer within their bound",
+            each(&|h| h.stats.statements_cut as f64),
+        );
+        w.counter(
+            "staunch_invariant_violations",
+            "Broken internal invariants observed (must be 0)",
+            each(&|h| h.stats.violations as f64),
+        );
+        w.gauge(
+            "staunch_connects_running",
+            "Connects running now",
+            each(&|h| h.stats.connecting as f64),
+        );
+        w.gauge(
+            "staunch_host_writer",
+            "1 for the host taking writes, 0 for the others",
+            each(&|h| f64::from(u8::from(h.is_writer))),
+        );
+        w.gauge(
+            "staunch_host_health",
+            "What the monitor last found: 0 unknown, 1 healthy, 2 lagging, 3 down, 4 stale",
+            each(&|h| health(h.health)),
+        );
         let lagging: Vec<_> = hosts
             .iter()
             .zip(&labels)
             .filter_map(|(h, l)| Some((l.clone(), h.lag?.as_secs_f64())))
             .collect();
-        w.gauge("staunch_replication_lag_seconds", "Replication lag last measured (replicas only)", lagging);
+        w.gauge(
+            "staunch_replication_lag_seconds",
+            "Replication lag last measured (replicas only)",
+            lagging,
+        );
         w.out
     }
 
@@ -191,7 +305,11 @@ impl Text {
             }
             let n = b.count();
             let _ = writeln!(self.out, "{name}_bucket{{{l},le=\"+Inf\"}} {n}");
-            let _ = writeln!(self.out, "{name}_sum{{{l}}} {}", number(b.sum.as_secs_f64()));
+            let _ = writeln!(
+                self.out,
+                "{name}_sum{{{l}}} {}",
+                number(b.sum.as_secs_f64())
+            );
             let _ = writeln!(self.out, "{name}_count{{{l}}} {n}");
         }
     }

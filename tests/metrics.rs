@@ -16,8 +16,13 @@ fn samples(text: &str) -> HashMap<String, f64> {
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| {
-            let (k, v) = l.rsplit_once(' ').expect("a sample is `name{labels} value`");
-            (k.to_owned(), v.parse().expect("a sample's value is a number"))
+            let (k, v) = l
+                .rsplit_once(' ')
+                .expect("a sample is `name{labels} value`");
+            (
+                k.to_owned(),
+                v.parse().expect("a sample's value is a number"),
+            )
         })
         .collect()
 }
@@ -66,7 +71,10 @@ fn a_scrape_counts_borrows_statements_and_their_times_per_host() {
         "db_client_connection_pool_name=\"orders db\",server_address=\"127.0.0.1\",server_port=\"{}\"",
         s.port()
     );
-    assert_eq!(one(&first, "db_client_connection_use_time_seconds_count", &host), 0.0);
+    assert_eq!(
+        one(&first, "db_client_connection_use_time_seconds_count", &host),
+        0.0
+    );
     assert_eq!(one(&first, "staunch_acquires_total", &host), 3.0);
 
     for _ in 0..3 {

@@ -465,6 +465,90 @@ pub extern "C" fn staunch_pool_stats(
     })
 }
 
+/// Copies `text` into the caller's buffer as `snprintf` does: at most
+/// `cap - 1` bytes and a NUL (nothing when `cap` is 0), and `*len` = the
+/// whole text's length without the NUL, so that `*len >= cap` says "call
+/// again with `*len + 1` bytes".
+///
+/// # Safety
+/// `buf` is NULL (then `cap` must be 0) or holds `cap` writable bytes.
+unsafe fn copy_text(
+    text: &str,
+    buf: *mut c_char,
+    cap: usize,
+    len: Out<usize>,
+) -> Result<(), Failure> {
+    if buf.is_null() && cap != 0 {
+        return Err(Failure::null("buf (with cap > 0)"));
+    }
+    if cap > 0 {
+        let n = text.len().min(cap - 1);
+        // SAFETY: `buf` holds `cap` bytes (contract); `n + 1 <= cap`; the
+        // text is ours, so they do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast::<u8>(), n);
+            buf.add(n).write(0);
+        }
+    }
+    len.set(text.len());
+    Ok(())
+}
+
+/// Writes the pool's figures as Prometheus text (exposition format 0.0.4,
+/// which OpenMetrics parsers read too) into `buf`, as `snprintf` does: at
+/// most `cap - 1` bytes and a NUL, and `*len` = the text's whole length
+/// (without the NUL); when `*len >= cap` the text was cut: call again with
+/// `*len + 1` bytes (a little more: the figures move). `buf` may be NULL
+/// with `cap` 0 to ask for the length.
+///
+/// The names follow OpenTelemetry's semantic conventions for database client
+/// connections as its Prometheus exporter writes them
+/// (`db_client_connection_count{db_client_connection_state="idle"}`,
+/// `db_client_connection_wait_time_seconds`, `..._create_time_seconds`,
+/// `..._use_time_seconds`, `db_client_operation_duration_seconds`,
+/// `db_client_connection_timeouts_total`, ...), with staunch's own figures
+/// as `staunch_*`; every series is labelled with the pool's name
+/// (`pool_name`) and the host (`server_address`, `server_port`). The first
+/// call turns timings on: from then on borrows and statements are timed for
+/// the `use_time` and operation histograms (`timings=on` in the URL does
+/// so from the start). Works on a closed pool. Never blocks. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_metrics(
+    pool: *const staunch_pool,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        let len = Out::new(len, "len")?;
+        // SAFETY: `buf` holds `cap` bytes (header contract).
+        unsafe { copy_text(&p.pool.metrics_text(), buf, cap, len) }
+    })
+}
+
+/// Writes the pool's name (`pool_name`, or `staunch-N`) into `buf` as
+/// `staunch_pool_metrics` writes its text (`snprintf`'s rules, `*len` the
+/// name's length). Never blocks. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_name(
+    pool: *const staunch_pool,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        let len = Out::new(len, "len")?;
+        // SAFETY: `buf` holds `cap` bytes (header contract).
+        unsafe { copy_text(p.pool.name(), buf, cap, len) }
+    })
+}
+
 /// Retires every current connection: idle ones now (in the background),
 /// borrowed ones when they are released. New connections replace them on
 /// demand. Use after a failover or a credentials change. Never blocks.

@@ -393,7 +393,10 @@ mod tests {
         let us = |n| Duration::from_micros(n);
         // Below 1 µs: the two extra and the 0; below 2: the 1; below 4: the 3;
         // below 8: the 4.
-        assert_eq!(c, [(us(1), 3), (us(2), 4), (us(4), 5), (us(8), 6), (us(16), 6)]);
+        assert_eq!(
+            c,
+            [(us(1), 3), (us(2), 4), (us(4), 5), (us(8), 6), (us(16), 6)]
+        );
         assert_eq!(b.cumulative().count(), BUCKETS - 1);
         assert_eq!(b.cumulative().last(), Some((us(1 << (BUCKETS - 2)), 7)));
         let mut sum = b.clone();
