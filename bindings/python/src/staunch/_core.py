@@ -424,6 +424,30 @@ class Pool:
         _check(lib.staunch_pool_stats, self._pool(), byref(s))
         return PoolStats(s)
 
+    def metrics_text(self) -> str:
+        """The pool's figures as Prometheus text (exposition format 0.0.4),
+        named after OpenTelemetry's ``db.client.connection.*`` conventions; the
+        first call turns on the timing of borrows and statements (see the
+        README's metrics section). ``staunch.prometheus.StaunchCollector``
+        hands it to ``prometheus_client``."""
+        return self._text(lib.staunch_pool_metrics, 16384)
+
+    @property
+    def name(self) -> str:
+        """The pool's name: ``pool_name`` from the URL, or ``staunch-N``."""
+        return self._text(lib.staunch_pool_name, 64)
+
+    def _text(self, fn, cap: int) -> str:
+        # snprintf's rules: *len is the whole length; a cut copy asks again
+        # with room to spare (the figures move between the two calls).
+        n = ctypes.c_size_t()
+        while True:
+            buf = ctypes.create_string_buffer(cap)
+            _check(fn, self._pool(), buf, cap, byref(n))
+            if n.value < cap:
+                return buf.raw[: n.value].decode()
+            cap = n.value + 1024
+
     def soft_evict(self) -> None:
         """Retires every connection (idle ones now, borrowed ones on return)."""
         _check(lib.staunch_pool_soft_evict, self._pool())
