@@ -15,7 +15,8 @@ Needs ``prometheus_client`` (``pip install staunch[prometheus]``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from prometheus_client.parser import text_string_to_metric_families
 
