@@ -121,8 +121,8 @@ fn timings_on_counts_from_the_start_and_a_bad_pool_name_is_refused() {
     pool.get().unwrap().query_drop("DO 1").unwrap();
     let h = pool.histograms();
     assert_eq!((h.use_time.count(), h.statement_time.count()), (1, 1));
-    let e = Pool::from_url(&format!("{}?pool_name=a%0Ab", s.url()))
-        .err()
-        .expect("a name with a newline is refused");
+    let Err(e) = Pool::from_url(&format!("{}?pool_name=a%0Ab", s.url())) else {
+        panic!("a name with a newline is refused");
+    };
     assert!(e.to_string().contains("pool_name"), "{e}");
 }
