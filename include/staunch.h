@@ -1476,6 +1476,14 @@ staunch_status staunch_pool_metrics(const struct staunch_pool *pool,
                                     struct staunch_error **err);
 
 /**
+ * The pool's `leak_detection_threshold` in milliseconds, 0 when leak
+ * detection is off (or for NULL): a binding gives the borrower's stack
+ * (`staunch_conn_set_borrower_stack`) only when it is set. Never blocks;
+ * any thread.
+ */
+uint64_t staunch_pool_leak_threshold_ms(const struct staunch_pool *pool);
+
+/**
  * Writes the pool's name (`pool_name`, or `staunch-N`) into `buf` as
  * `staunch_pool_metrics` writes its text (`snprintf`'s rules, `*len` the
  * name's length). Never blocks. Thread-safe.
@@ -1878,6 +1886,21 @@ staunch_status staunch_conn_ping(struct staunch_conn *conn, struct staunch_error
 staunch_status staunch_conn_set_timeout(struct staunch_conn *conn,
                                         uint32_t timeout_ms,
                                         struct staunch_error **err);
+
+/**
+ * Gives the stack where the host program borrowed this connection (its
+ * language's own: a Python traceback, a Java or Go stack trace), `len`
+ * bytes of UTF-8 text (invalid sequences are replaced), for the leak report
+ * should the connection stay borrowed past `leak_detection_threshold`. Does
+ * nothing when leak detection is off
+ * (`staunch_pool_leak_threshold_ms` says 0): call it only then, right after
+ * the borrow. Kept up to 64 KiB. Never blocks. Same rules as the other
+ * calls on a connection (one thread at a time).
+ */
+staunch_status staunch_conn_set_borrower_stack(struct staunch_conn *conn,
+                                               const char *text,
+                                               size_t len,
+                                               struct staunch_error **err);
 
 /**
  * Cancels the statement running on this connection, from any thread (the

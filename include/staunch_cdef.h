@@ -406,6 +406,8 @@ staunch_status staunch_pool_metrics(const struct staunch_pool *pool,
                                     size_t *len,
                                     struct staunch_error **err);
 
+uint64_t staunch_pool_leak_threshold_ms(const struct staunch_pool *pool);
+
 staunch_status staunch_pool_name(const struct staunch_pool *pool,
                                  char *buf,
                                  size_t cap,
@@ -526,6 +528,11 @@ staunch_status staunch_conn_ping(struct staunch_conn *conn, struct staunch_error
 staunch_status staunch_conn_set_timeout(struct staunch_conn *conn,
                                         uint32_t timeout_ms,
                                         struct staunch_error **err);
+
+staunch_status staunch_conn_set_borrower_stack(struct staunch_conn *conn,
+                                               const char *text,
+                                               size_t len,
+                                               struct staunch_error **err);
 
 staunch_status staunch_conn_cancel(const struct staunch_conn *conn,
                                    bool *cancelled,

@@ -332,6 +332,12 @@ impl PooledConn {
         }
     }
 
+    /// The borrower's stack in its host language, for a leak report of this
+    /// borrow: kept only while `leak_detection_threshold` is set.
+    pub(crate) fn set_borrower_stack(&self, text: String) {
+        self.lease.set_borrower_stack(text);
+    }
+
     /// The pool-wide number of this connection (as in events).
     pub fn id(&self) -> u64 {
         self.lease.id()

@@ -16,6 +16,7 @@ use super::rows::staunch_rows;
 use super::values::{staunch_param, to_params};
 use super::{arg, arg_str, copy_sized, guard, guard_value, Out, STAUNCH_TIMEOUT_DEFAULT};
 use crate::config::Builder;
+use crate::pool::host_supplies_stacks;
 use crate::pool::stats::Latency;
 use crate::{Pool, Stats};
 
@@ -344,12 +345,12 @@ fn get_with(
             STAUNCH_TIMEOUT_DEFAULT => pool.config().connection_timeout(),
             ms => Duration::from_millis(u64::from(ms)),
         };
-        let conn = match (read, token) {
+        let conn = host_supplies_stacks(|| match (read, token) {
             (false, None) => pool.get_timeout(timeout),
             (true, None) => pool.get_read_timeout(timeout),
             (false, Some(t)) => pool.get_cancellable(timeout, t),
             (true, Some(t)) => pool.get_read_cancellable(timeout, t),
-        }?;
+        })?;
         out.set(staunch_conn::new_raw(&p.pool, conn));
         Ok(())
     })
@@ -403,7 +404,7 @@ pub extern "C" fn staunch_pool_query(
             STAUNCH_TIMEOUT_DEFAULT => p.pool.config().connection_timeout(),
             ms => Duration::from_millis(u64::from(ms)),
         };
-        let mut conn = p.pool.get_timeout(timeout)?;
+        let mut conn = host_supplies_stacks(|| p.pool.get_timeout(timeout))?;
         if flags & STAUNCH_QUERY_STREAM != 0 {
             // The row set holds the connection; it goes back to the pool
             // when the stream is done with it (the first set read, or the
@@ -437,7 +438,7 @@ pub extern "C" fn staunch_pool_try_get(
         // SAFETY: NULL or a live pool (header contract).
         let p = unsafe { arg(pool, "pool") }?;
         let out = Out::new(out, "out")?;
-        match p.pool.try_get()? {
+        match host_supplies_stacks(|| p.pool.try_get())? {
             Some(conn) => out.set(staunch_conn::new_raw(&p.pool, conn)),
             None => out.set(std::ptr::null_mut()),
         }
@@ -526,6 +527,23 @@ pub extern "C" fn staunch_pool_metrics(
         let len = Out::new(len, "len")?;
         // SAFETY: `buf` holds `cap` bytes (header contract).
         unsafe { copy_text(&p.pool.metrics_text(), buf, cap, len) }
+    })
+}
+
+/// The pool's `leak_detection_threshold` in milliseconds, 0 when leak
+/// detection is off (or for NULL): a binding gives the borrower's stack
+/// (`staunch_conn_set_borrower_stack`) only when it is set. Never blocks;
+/// any thread.
+#[no_mangle]
+pub extern "C" fn staunch_pool_leak_threshold_ms(pool: *const staunch_pool) -> u64 {
+    guard_value(0, || {
+        // SAFETY: NULL or a live pool (header contract).
+        unsafe { pool.as_ref() }.map_or(0, |p| {
+            p.pool
+                .config()
+                .leak_detection_threshold()
+                .map_or(0, |d| d.as_millis().max(1) as u64)
+        })
     })
 }
 

@@ -72,6 +72,10 @@ impl PoolConfig {
     pub fn validation_timeout(&self) -> Duration {
         self.validation_timeout
     }
+    /// A borrow held longer than this is reported (None: off).
+    pub fn leak_detection_threshold(&self) -> Option<Duration> {
+        self.leak_detection_threshold
+    }
 
     /// Checks every range and every relation between knobs.
     pub fn validate(&self) -> Result<()> {

@@ -106,6 +106,23 @@ thread_local! {
     /// A dropped pool's address may be reused by a new one; the hint is then
     /// wrong, which costs nothing (the bag checks every claim).
     static LAST_ENTRY: Cell<(usize, usize)> = const { Cell::new((0, usize::MAX)) };
+    /// Set while a binding borrows (see [`host_supplies_stacks`]).
+    static HOST_STACKS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (a borrow made for a host language's binding, through the C
+/// ABI) without capturing the Rust stack for leak reports: the binding gives
+/// its own language's stack (`Lease::set_borrower_stack`), and the Rust one
+/// would only show the foreign-call frames.
+pub(crate) fn host_supplies_stacks<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            HOST_STACKS.with(|h| h.set(self.0));
+        }
+    }
+    let _restore = Restore(HOST_STACKS.with(|h| h.replace(true)));
+    f()
 }
 
 /// The state every handle, borrowed connection and pool thread shares.
@@ -424,11 +441,21 @@ impl<C: Connector> Shared<C> {
         if self.leak_ns != 0 {
             slot.leak_reported.store(false, Relaxed);
             let t = std::thread::current();
-            slot.set_borrower(Some(
-                t.name()
+            // The stack is captured now, resolved into text only if the
+            // borrow is reported (HikariCP's way: an exception at borrow).
+            // A binding gives its host language's stack instead.
+            let stack = if HOST_STACKS.with(Cell::get) || cfg!(miri) {
+                bag::Stack::None
+            } else {
+                bag::Stack::Rust(Box::new(std::backtrace::Backtrace::force_capture()))
+            };
+            slot.set_borrower(Some(bag::Borrower {
+                thread: t
+                    .name()
                     .map(str::to_owned)
                     .unwrap_or_else(|| format!("{:?}", t.id())),
-            ));
+                stack,
+            }));
         }
         LAST_ENTRY.with(|l| l.set((self.key(), entry.idx())));
         Some(Lease {
@@ -1374,6 +1401,23 @@ impl<C: Connector> Lease<C> {
         StatementClock {
             shared: Arc::clone(&self.shared),
             idx: self.held().0.idx(),
+        }
+    }
+
+    /// Whether leak reports want the borrower's stack
+    /// (`leak_detection_threshold` is set).
+    pub fn wants_borrower_stack(&self) -> bool {
+        self.shared.leak_ns != 0
+    }
+
+    /// The borrower's stack in its host language, for a leak report of
+    /// this borrow (kept only while `leak_detection_threshold` is set).
+    pub(crate) fn set_borrower_stack(&self, text: String) {
+        if self.shared.leak_ns != 0 {
+            self.shared
+                .bag
+                .slot(&self.held().0)
+                .set_borrower_stack(text);
         }
     }
 
