@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import gc
 import threading
 import time
+from decimal import Decimal
 
 import pytest
 
@@ -208,6 +210,33 @@ def test_callproc_and_nextset(conn):
         cur.execute("DROP PROCEDURE two_sets")
 
 
+def test_executed_is_the_statement_with_its_values_written_in(conn):
+    # PyMySQL keeps the statement as sent in cursor._executed (a str); staunch
+    # binds the values, so it writes them in as literals when asked, and the
+    # text runs as the statement did.
+    cur = conn.cursor()
+    assert cur._executed is None
+    values = ("it's", "C:\\x", 'a"b %s ?', "ü🍵", b"\x00\xff", 12, True, None, Decimal("-1.50"), 2.5)
+    cur.execute("SELECT " + ", ".join(["%s"] * len(values)) + ", '100%%', '?'", values)
+    sent = cur._executed
+    assert sent == (
+        "SELECT 'it''s', _utf8mb4 X'433a5c78', 'a\"b %s ?', 'ü🍵', X'00ff', 12, 1, NULL, -1.50, 2.5, '100%', '?'"
+    )
+    expected = cur.fetchall()
+    assert expected == [(*values[:6], 1, None, Decimal("-1.50"), 2.5, "100%", "?")]
+    cur.execute(sent)
+    assert cur.fetchall() == expected and cur._executed == sent
+    args = {"id": 5, "when": dt.datetime(2024, 2, 29, 1, 2, 3, 4), "d": dt.date(2024, 2, 29)}
+    cur.execute("SELECT %(id)s, %(when)s, %(d)s, %(id)s + 1", args)
+    assert cur._executed == "SELECT 5, '2024-02-29 01:02:03.000004', '2024-02-29', 5 + 1"
+    args["id"] = 6  # what was sent stays what it was
+    assert cur._executed.startswith("SELECT 5,")
+    cur.execute("SELECT '100%%'", ())
+    assert cur._executed == "SELECT '100%'" and cur.fetchall() == [("100%",)]
+    cur.execute("SELECT 1")
+    assert cur._executed == "SELECT 1"
+
+
 def test_server_side_cursor_streams(pool_factory):
     pool = pool_factory("max_size=1")
     with pool.connection() as conn:
@@ -387,9 +416,6 @@ def test_many_threads_share_one_pool_with_transactions(pool_factory):
 
 @pytest.mark.parametrize("prepare_selects", [True, False])
 def test_plain_selects_by_either_protocol(pool_factory, prepare_selects):
-    import datetime as dt
-    from decimal import Decimal
-
     pool = pool_factory(prepare_selects=prepare_selects)
     with pool.connection() as conn:
         cur = conn.cursor()

@@ -842,10 +842,31 @@ class Cursor:
         self._rows = None  # the staunch_rows of the last statement (its address)
         self._data: list = []
         self._types: tuple = ()
-        self._executed = False  # execute() has run (PEP 249: fetch* before it is an error)
+        self._has_run = False  # execute() has run (PEP 249: fetch* before it is an error)
+        # The last statement as sent and its values (see _executed).
+        self._sent_sql = None
+        self._sent_values = None
         self._closed = False
 
     # -- executing
+
+    @property
+    def _executed(self):
+        """The last statement as sent, its parameters written in as SQL
+        literals (None before the first): what PyMySQL keeps under this name,
+        and what tools read there (Django's last_executed_query). staunch
+        binds the values, it never sends them in the text: this is written
+        when first asked, for display only."""
+        v = self._sent_values
+        if v is not None:
+            self._sent_sql = C.interpolate(self._sent_sql, v)
+            self._sent_values = None
+        return self._sent_sql
+
+    @_executed.setter
+    def _executed(self, value) -> None:
+        self._sent_sql = value
+        self._sent_values = None
 
     def _conn(self) -> Connection:
         if self._closed:
@@ -883,7 +904,9 @@ class Cursor:
             self._free_rows(keep_lastrowid=False)
             recycle = 0
         self._rows = None
-        self._executed = True
+        self._has_run = True
+        self._sent_sql = query
+        self._sent_values = None
         self._types = ()
         self._desc = None
         self.rowcount = -1
@@ -905,6 +928,13 @@ class Cursor:
             if recycle:
                 lib.raw.buffered.staunch_rows_free(recycle)
             raise
+        if values:
+            # Written out when asked (_executed), from a copy of a list the
+            # caller may change afterwards.
+            self._sent_sql = query
+            self._sent_values = values if type(values) is tuple else tuple(values)
+        else:
+            self._sent_sql = sql  # as sent (a %% of execute(q, ()) is one %)
         flags = F.QUERY_STREAM if self._stream else 0
         # Prepared: with parameters, or a lone SELECT under prepare_selects
         # (the binary protocol: values come binary, about twice as fast to
@@ -1077,7 +1107,7 @@ class Cursor:
         statement that returned none, or past the last set) is an error."""
         self._conn()
         if not self._types:
-            if not self._executed:
+            if not self._has_run:
                 raise E.ProgrammingError(0, "no result set: execute a query first")
             raise E.ProgrammingError(0, "no result set: the last statement returned no rows to fetch")
 
