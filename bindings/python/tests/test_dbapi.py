@@ -210,6 +210,38 @@ def test_callproc_and_nextset(conn):
         cur.execute("DROP PROCEDURE two_sets")
 
 
+@pytest.mark.parametrize("cls", [staunch.Cursor, staunch.SSCursor, staunch.DictCursor])
+def test_fetch_after_nextset_gives_no_rows_where_the_statement_gave_none(conn, cls):
+    # The status that ends a CALL is a set without columns: once nextset()
+    # is on it (or past the last set), fetch* give no rows, as mysqlclient
+    # and PyMySQL (and mysqlclient's dbapi20 test_nextset) expect. Right
+    # after a statement that made no result set they still raise (PEP 249).
+    setup = conn.cursor()
+    setup.execute("DROP PROCEDURE IF EXISTS one_set")
+    setup.execute("CREATE PROCEDURE one_set() SELECT 7 AS n")
+    try:
+        cur = conn.cursor(cls)
+        cur.callproc("one_set")
+        assert cur.fetchall() in ([(7,)], [{"n": 7}])
+        assert cur.nextset() is True and cur.description is None
+        assert cur.fetchone() is None
+        assert cur.fetchmany(3) == []
+        assert cur.fetchall() == []
+        assert list(cur) == []
+        assert cur.nextset() is None
+        assert cur.fetchone() is None and cur.fetchmany() == [] and cur.fetchall() == []
+        # The next statement starts afresh: no result set is an error again.
+        cur.execute("DO 1")
+        for fetch in (cur.fetchone, cur.fetchmany, cur.fetchall):
+            with pytest.raises(staunch.ProgrammingError, match="returned no rows"):
+                fetch()
+        cur.close()
+        with pytest.raises(staunch.ProgrammingError, match="execute a query first"):
+            conn.cursor(cls).fetchall()
+    finally:
+        setup.execute("DROP PROCEDURE one_set")
+
+
 def test_executed_is_the_statement_with_its_values_written_in(conn):
     # PyMySQL keeps the statement as sent in cursor._executed (a str); staunch
     # binds the values, so it writes them in as literals when asked, and the

@@ -106,3 +106,19 @@ def test_executed_is_the_statement_as_sent_in_bytes(kw, cursorclass):
         cur.close()
     finally:
         conn.close()
+
+
+def test_fetch_on_the_status_that_ends_a_call(kw, server):
+    # mysqlclient: no rows there (None, (), ()), not an Error.
+    server.sql(f"CREATE OR REPLACE PROCEDURE {kw['database']}.mysqldb_one_set() SELECT 7")
+    conn = mysqldb.connect(**kw)
+    try:
+        cur = conn.cursor()
+        cur.callproc("mysqldb_one_set")
+        assert cur.fetchall() == ((7,),) and cur.nextset()
+        assert cur.description is None
+        assert (cur.fetchone(), cur.fetchmany(), cur.fetchall()) == (None, (), ())
+        assert not cur.nextset()
+    finally:
+        conn.close()
+        server.sql(f"DROP PROCEDURE {kw['database']}.mysqldb_one_set")

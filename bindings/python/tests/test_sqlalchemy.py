@@ -139,3 +139,28 @@ def test_sqlalchemy_server_side_cursor(engine):
         r = c.execution_options(stream_results=True).execute(sa.text("SELECT seq FROM seq_1_to_1000"))
         total = sum(row[0] for row in r.partitions(100) for row in row)
         assert total == sum(range(1, 1001))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_sqlalchemy_call_sets_and_the_statement_as_sent(engine, stream):
+    # A CALL's several sets, SQLAlchemy's way (its "Multiple Result Sets"):
+    # the DBAPI cursor of raw_connection(), the dialect's own classes. It
+    # moves on with nextset(), gives no rows on the status that ends the
+    # CALL (as mysqlclient and PyMySQL), and keeps the statement as sent in
+    # _executed (as PyMySQL).
+    raw = engine.raw_connection()
+    try:
+        cur = raw.cursor(engine.dialect._sscursor) if stream else raw.cursor()
+        assert cur.server_side is stream
+        cur.execute("CREATE OR REPLACE PROCEDURE sa_two_sets(n INT) BEGIN SELECT n; SELECT n + 1; END")
+        try:
+            cur.callproc("sa_two_sets", (4,))
+            assert cur.fetchall() == [(4,)] and cur._executed == "CALL sa_two_sets(4)"
+            assert cur.nextset() and cur.fetchall() == [(5,)]
+            assert cur.nextset() and cur.description is None
+            assert (cur.fetchone(), cur.fetchmany(), cur.fetchall()) == (None, [], [])
+            assert not cur.nextset()
+        finally:
+            cur.execute("DROP PROCEDURE sa_two_sets")
+    finally:
+        raw.close()

@@ -843,6 +843,7 @@ class Cursor:
         self._data: list = []
         self._types: tuple = ()
         self._has_run = False  # execute() has run (PEP 249: fetch* before it is an error)
+        self._nexted = False  # nextset() has run since (fetch* then give no rows, never an error)
         # The last statement as sent and its values (see _executed).
         self._sent_sql = None
         self._sent_values = None
@@ -905,6 +906,7 @@ class Cursor:
             recycle = 0
         self._rows = None
         self._has_run = True
+        self._nexted = False
         self._sent_sql = query
         self._sent_values = None
         self._types = ()
@@ -1082,6 +1084,7 @@ class Cursor:
         """Moves to the next result set (a CALL returns several): True, or
         None after the last."""
         self._conn()
+        self._nexted = True
         rows = self._rows
         if not rows:
             return None
@@ -1104,12 +1107,16 @@ class Cursor:
 
     def _check_set(self) -> None:
         """PEP 249: fetching without a result set (no execute yet, or a
-        statement that returned none, or past the last set) is an error."""
+        statement that returned none) is an error. Once nextset() has moved
+        on, a set without columns (the status that ends a CALL) or the end of
+        the sets gives no rows instead, as mysqlclient and PyMySQL do (and
+        mysqlclient's copy of PEP 249's suite asks in test_nextset)."""
         self._conn()
         if not self._types:
             if not self._has_run:
                 raise E.ProgrammingError(0, "no result set: execute a query first")
-            raise E.ProgrammingError(0, "no result set: the last statement returned no rows to fetch")
+            if not self._nexted:
+                raise E.ProgrammingError(0, "no result set: the last statement returned no rows to fetch")
 
     def fetchone(self):
         self._check_set()
@@ -1186,7 +1193,7 @@ class SSCursor(Cursor):
     server_side = True
 
     def _next_rows(self, n: int) -> list:
-        if self._rows is None or self._done:
+        if self._rows is None or not self._types or self._done:
             return []
         rows = self._read(self._rows, n)
         if len(rows) < n:
