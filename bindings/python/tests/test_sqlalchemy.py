@@ -164,3 +164,18 @@ def test_sqlalchemy_call_sets_and_the_statement_as_sent(engine, stream):
             cur.execute("DROP PROCEDURE sa_two_sets")
     finally:
         raw.close()
+
+
+def test_sqlalchemy_stream_results_on_statements_without_rows(engine):
+    # SQLAlchemy reads a row ahead from a server-side cursor before it looks
+    # at the description: a statement without a result set must give none
+    # (as with PyMySQL), not raise.
+    with engine.connect() as c:
+        c.execution_options(stream_results=True)
+        c.exec_driver_sql("CREATE TEMPORARY TABLE sa_ss (i INT)")
+        r = c.exec_driver_sql("INSERT INTO sa_ss VALUES (%s), (%s)", (1, 2))
+        assert not r.returns_rows and r.rowcount == 2
+        r = c.exec_driver_sql("SELECT i FROM sa_ss ORDER BY i")
+        assert r.cursor.server_side and r.all() == [(1,), (2,)]
+        assert not c.exec_driver_sql("DO 1").returns_rows
+        c.exec_driver_sql("DROP TEMPORARY TABLE sa_ss")
