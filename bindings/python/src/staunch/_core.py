@@ -907,8 +907,6 @@ class Cursor:
         self._rows = None
         self._has_run = True
         self._nexted = False
-        self._sent_sql = query
-        self._sent_values = None
         self._types = ()
         self._desc = None
         self.rowcount = -1
@@ -927,16 +925,16 @@ class Cursor:
             params = C.make_params(values) if values else None
             raw = sql.encode("utf-8")
         except BaseException:
+            self._sent_sql, self._sent_values = query, None  # not sent: as given
             if recycle:
                 lib.raw.buffered.staunch_rows_free(recycle)
             raise
         if values:
             # Written out when asked (_executed), from a copy of a list the
             # caller may change afterwards.
-            self._sent_sql = query
-            self._sent_values = values if type(values) is tuple else tuple(values)
+            self._sent_sql, self._sent_values = query, values if type(values) is tuple else tuple(values)
         else:
-            self._sent_sql = sql  # as sent (a %% of execute(q, ()) is one %)
+            self._sent_sql, self._sent_values = sql, None  # as sent (execute(q, ()) sends q's %% as %)
         flags = F.QUERY_STREAM if self._stream else 0
         # Prepared: with parameters, or a lone SELECT under prepare_selects
         # (the binary protocol: values come binary, about twice as fast to
