@@ -866,10 +866,32 @@ class Cursor:
         self._rows = None  # the staunch_rows of the last statement (its address)
         self._data: list = []
         self._types: tuple = ()
-        self._executed = False  # execute() has run (PEP 249: fetch* before it is an error)
+        self._has_run = False  # execute() has run (PEP 249: fetch* before it is an error)
+        self._nexted = False  # nextset() has run since (fetch* then give no rows, never an error)
+        # The last statement as sent and its values (see _executed).
+        self._sent_sql = None
+        self._sent_values = None
         self._closed = False
 
     # -- executing
+
+    @property
+    def _executed(self):
+        """The last statement as sent, its parameters written in as SQL
+        literals (None before the first): what PyMySQL keeps under this name,
+        and what tools read there (Django's last_executed_query). staunch
+        binds the values, it never sends them in the text: this is written
+        when first asked, for display only."""
+        v = self._sent_values
+        if v is not None:
+            self._sent_sql = C.interpolate(self._sent_sql, v)
+            self._sent_values = None
+        return self._sent_sql
+
+    @_executed.setter
+    def _executed(self, value) -> None:
+        self._sent_sql = value
+        self._sent_values = None
 
     def _conn(self) -> Connection:
         if self._closed:
@@ -907,7 +929,8 @@ class Cursor:
             self._free_rows(keep_lastrowid=False)
             recycle = 0
         self._rows = None
-        self._executed = True
+        self._has_run = True
+        self._nexted = False
         self._types = ()
         self._desc = None
         self.rowcount = -1
@@ -926,9 +949,16 @@ class Cursor:
             params = C.make_params(values) if values else None
             raw = sql.encode("utf-8")
         except BaseException:
+            self._sent_sql, self._sent_values = query, None  # not sent: as given
             if recycle:
                 lib.raw.buffered.staunch_rows_free(recycle)
             raise
+        if values:
+            # Written out when asked (_executed), from a copy of a list the
+            # caller may change afterwards.
+            self._sent_sql, self._sent_values = query, values if type(values) is tuple else tuple(values)
+        else:
+            self._sent_sql, self._sent_values = sql, None  # as sent (execute(q, ()) sends q's %% as %)
         flags = F.QUERY_STREAM if self._stream else 0
         # Prepared: with parameters, or a lone SELECT under prepare_selects
         # (the binary protocol: values come binary, about twice as fast to
@@ -1076,6 +1106,7 @@ class Cursor:
         """Moves to the next result set (a CALL returns several): True, or
         None after the last."""
         self._conn()
+        self._nexted = True
         rows = self._rows
         if not rows:
             return None
@@ -1098,12 +1129,16 @@ class Cursor:
 
     def _check_set(self) -> None:
         """PEP 249: fetching without a result set (no execute yet, or a
-        statement that returned none, or past the last set) is an error."""
+        statement that returned none) is an error. Once nextset() has moved
+        on, a set without columns (the status that ends a CALL) or the end of
+        the sets gives no rows instead, as mysqlclient and PyMySQL do (and
+        mysqlclient's copy of PEP 249's suite asks in test_nextset)."""
         self._conn()
         if not self._types:
-            if not self._executed:
+            if not self._has_run:
                 raise E.ProgrammingError(0, "no result set: execute a query first")
-            raise E.ProgrammingError(0, "no result set: the last statement returned no rows to fetch")
+            if not self._nexted:
+                raise E.ProgrammingError(0, "no result set: the last statement returned no rows to fetch")
 
     def fetchone(self):
         self._check_set()
@@ -1180,7 +1215,7 @@ class SSCursor(Cursor):
     server_side = True
 
     def _next_rows(self, n: int) -> list:
-        if self._rows is None or self._done:
+        if self._rows is None or not self._types or self._done:
             return []
         rows = self._read(self._rows, n)
         if len(rows) < n:

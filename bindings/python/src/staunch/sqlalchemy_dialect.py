@@ -23,6 +23,7 @@ from sqlalchemy import pool as sa_pool
 from sqlalchemy.dialects.mysql.base import MySQLCompiler, MySQLDialect, MySQLExecutionContext
 from sqlalchemy.dialects.mysql.mariadb import MariaDBDialect
 
+from . import _core
 from . import _ffi as F
 
 
@@ -32,6 +33,20 @@ class MySQLExecutionContext_staunch(MySQLExecutionContext):
 
 class MySQLCompiler_staunch(MySQLCompiler):
     pass
+
+
+class SSCursor_staunch(_core.SSCursor):
+    """The streaming cursor of ``stream_results``. SQLAlchemy reads a row
+    ahead from a server-side cursor before it looks at the description,
+    whatever the statement (an INSERT, a DDL): one that made no result set
+    gives no rows here, as PyMySQL's SSCursor does, where staunch's own
+    cursor raises (PEP 249)."""
+
+    def _check_set(self) -> None:
+        if self._has_run:
+            self._conn()
+        else:
+            super()._check_set()
 
 
 #: Statuses after which the connection cannot be used again.
@@ -65,7 +80,7 @@ class StaunchDialect(MySQLDialect):
 
     @property
     def _sscursor(self):
-        return self.dbapi.SSCursor
+        return SSCursor_staunch
 
     def create_connect_args(self, url) -> tuple[list, dict[str, Any]]:
         query = dict(url.query)
