@@ -1153,7 +1153,9 @@ typedef struct staunch_column_info {
 
 /**
  * A connection has been borrowed longer than `leak_detection_threshold`
- * (`connection_id`, `message` = the borrowing thread, `duration_us`).
+ * (`connection_id`, `message` = who borrowed it and for how long, then,
+ * after "borrowed at:", the stack `staunch_conn_set_borrower_stack` gave;
+ * `duration_us`).
  */
 #define STAUNCH_EVENT_LEAK_SUSPECTED 6
 

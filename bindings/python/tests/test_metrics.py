@@ -1,6 +1,9 @@
-"""The pool's figures through prometheus_client (issue 47): the collector
-hands the library's Prometheus text to the registry, read back with the
-client's own exposition and parser."""
+"""Observability (issue 47): the pool's figures through prometheus_client
+(the collector hands the library's Prometheus text to the registry, read
+back with the client's own exposition and parser), and leak reports that
+name the Python code that borrowed."""
+
+import time
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -45,3 +48,25 @@ def test_collector_exports_the_pool_through_prometheus_client(pool_factory, serv
 
     pool.close()
     assert generate_latest(registry) == b""
+
+
+def leaky_handler(pool):
+    """Borrows and holds the connection past the leak threshold."""
+    conn = pool.connection()
+    time.sleep(0.3)
+    conn.close()
+
+
+def test_a_leak_report_names_the_python_code_that_borrowed(pool_factory):
+    seen = []
+    pool = pool_factory("leak_detection_threshold=50ms&max_size=1", on_event=seen.append)
+    leaky_handler(pool)
+    deadline = time.monotonic() + 5
+    while not any(e.kind == "leak_suspected" for e in seen) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    leaks = [e.message for e in seen if e.kind == "leak_suspected"]
+    assert len(leaks) == 1, seen
+    # The borrower's own frames, not staunch's or the foreign call's.
+    assert "possible leak; borrowed at:" in leaks[0]
+    assert 'test_metrics.py", line' in leaks[0] and "in leaky_handler" in leaks[0], leaks[0]
+    assert "_core.py" not in leaks[0], leaks[0]
