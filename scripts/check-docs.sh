@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Every fenced code block of the README and docs/ is checked, by language:
+#
+#   fences  every block names a known language (below); the Rust ones are not
+#           `ignore`d; every page with a Rust block is a doctest (src/lib.rs);
+#           every relative link points at a file that exists
+#   rust    (checked here: each page is included) the blocks themselves are
+#           doctests (`cargo test --doc`, in the rust stage of scripts/test.sh)
+#   python  python3 -m py_compile on each block
+#   sh      bash -n on each block
+#   toml    parsed with Python's tomllib
+#   c       each block compiled and linked as a whole program with
+#           -std=c11 -Wall -Wextra -Wpedantic -Werror against include/staunch.h
+#           and the library in $STAUNCH_LIBDIR (default target/debug); also
+#           cbuild/README.md's C blocks
+#   go      each block a `package main` in a module that requires the binding
+#           (replaced by bindings/go), type-checked by `go vet` (needs cgo's
+#           environment: scripts/go-env.sh, as scripts/go-tests.sh sets it)
+#   java    each block compiled by javac --release 11 -Werror against the
+#           binding's jar (bindings/java/target/staunch-*.jar, or $STAUNCH_JAR);
+#           a block with no class is compiled as the body of a method
+#   text, sql  not checked (program output; SQL for the server's console)
+#
+# Usage: scripts/check-docs.sh [CHECK ...]
+#   default: fences python sh toml (nothing to build; what .ci/run runs);
+#   scripts/c-tests.sh runs `c`, scripts/go-tests.sh `go`,
+#   scripts/java-tests.sh `java`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+checks=("$@")
+[ ${#checks[@]} -gt 0 ] || checks=(fences python sh toml)
+pages=(README.md docs/*.md)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# extract strict|lax FILE... : every block into
+# $tmp/blocks/LANG/<page>_<n>.<ext>; strict fails on a block with no language
+# or an unknown one (lax: other READMEs, whose C blocks are checked too).
+extract() {
+  python3 - "$tmp/blocks" "$@" <<'PY'
+import os, re, sys
+out, strict, pages = sys.argv[1], sys.argv[2] == "strict", sys.argv[3:]
+ext = {"rust": "rs", "toml": "toml", "c": "c", "python": "py", "go": "go",
+       "java": "java", "sh": "sh", "sql": "sql", "text": "txt"}
+bad = []
+for page in pages:
+    tag = re.sub(r"[^A-Za-z0-9]", "_", page)
+    lang, body, n, start = None, [], 0, 0
+    for i, line in enumerate(open(page, encoding="utf-8"), 1):
+        m = re.match(r"^(\s*)```(.*)$", line.rstrip("\n"))
+        if lang is None and m:
+            info = m.group(2).strip()
+            lang = info.split(",")[0] or "?"
+            if lang not in ext and strict:
+                bad.append(f"{page}:{i}: a code block of language {info or '(none)'!r}")
+            if lang == "rust" and "ignore" in info.split(","):
+                bad.append(f"{page}:{i}: an ignored Rust block: make it compile (no_run)")
+            indent, body, start = len(m.group(1)), [], i
+            continue
+        if lang is not None and m and m.group(2).strip() == "":
+            n += 1
+            if lang in ext:
+                d = os.path.join(out, lang)
+                os.makedirs(d, exist_ok=True)
+                with open(os.path.join(d, f"{tag}_{n}.{ext[lang]}"), "w") as f:
+                    f.write("".join(body))
+                with open(os.path.join(d, f"{tag}_{n}.where"), "w") as f:
+                    f.write(f"{page}:{start}\n")
+            lang = None
+            continue
+        if lang is not None:
+            body.append(line[indent:] if line[:indent].strip() == "" else line)
+for b in bad:
+    print(b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+}
+
+blocks() { # LANG: the extracted files of that language
+  ls "$tmp/blocks/$1"/*."$2" 2>/dev/null || true
+}
+where() { cat "${1%.*}.where"; }
+fail() {
+  echo "check-docs: $(where "$1"): $2" >&2
+  cat -n "$1" >&2
+  exit 1
+}
+
+extract strict "${pages[@]}"
+for c in "${checks[@]}"; do
+  case $c in
+    fences)
+      echo "== docs: code block languages, Rust pages as doctests, relative links"
+      for p in "${pages[@]}"; do
+        if grep -q '^\s*```rust' "$p"; then
+          grep -qF "include_str!(\"../$p\")" src/lib.rs ||
+            { echo "check-docs: $p has Rust blocks but is no doctest: include it in src/lib.rs" >&2; exit 1; }
+        fi
+      done
+      python3 - "${pages[@]}" <<'PY'
+import os, re, sys
+bad = []
+for page in sys.argv[1:]:
+    text = open(page, encoding="utf-8").read()
+    text = re.sub(r"(?ms)^\s*```.*?^\s*```", "", text)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue
+        path = os.path.normpath(os.path.join(os.path.dirname(page), target.split("#")[0]))
+        if not os.path.exists(path):
+            bad.append(f"{page}: a link to {target}, which does not exist")
+for b in bad:
+    print("check-docs:", b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+      ;;
+    python)
+      echo "== docs: Python blocks (py_compile)"
+      for f in $(blocks python py); do
+        python3 -m py_compile "$f" 2>"$tmp/err" || fail "$f" "$(cat "$tmp/err")"
+      done ;;
+    sh)
+      echo "== docs: shell blocks (bash -n)"
+      for f in $(blocks sh sh); do
+        bash -n "$f" 2>"$tmp/err" || fail "$f" "$(cat "$tmp/err")"
+      done ;;
+    toml)
+      echo "== docs: TOML blocks (tomllib)"
+      for f in $(blocks toml toml); do
+        python3 -c 'import sys, tomllib; tomllib.load(open(sys.argv[1], "rb"))' "$f" 2>"$tmp/err" ||
+          fail "$f" "$(cat "$tmp/err")"
+      done ;;
+    rust)
+      echo "== docs: Rust blocks are doctests: cargo test --doc -p staunch"
+      cargo test -q -p staunch --doc ;;
+    c)
+      echo "== docs: C blocks (-std=c11 -Wall -Wextra -Wpedantic -Werror, linked)"
+      extract lax cbuild/README.md
+      libdir=${STAUNCH_LIBDIR:-$ROOT/target/debug}
+      for f in $(blocks c c); do
+        cc -std=c11 -Wall -Wextra -Wpedantic -Werror -Iinclude "$f" -L"$libdir" -lstaunch \
+          -o "${f%.c}" 2>"$tmp/err" || fail "$f" "$(cat "$tmp/err")"
+      done ;;
+    go)
+      echo "== docs: Go blocks (go vet, in a module requiring bindings/go)"
+      mod=$tmp/gomod
+      mkdir -p "$mod"
+      cat >"$mod/go.mod" <<EOG
+module staunch.example/docs
+
+go 1.22
+
+require github.com/staunch-db/staunch/bindings/go v0.0.0
+replace github.com/staunch-db/staunch/bindings/go => $ROOT/bindings/go
+EOG
+      for f in $(blocks go go); do
+        d=$mod/$(basename "${f%.go}")
+        mkdir -p "$d"
+        cp "$f" "$d/main.go"
+      done
+      (cd "$mod" && GOFLAGS=-mod=mod go vet ./... 2>"$tmp/err") || { cat "$tmp/err" >&2; exit 1; } ;;
+    java)
+      echo "== docs: Java blocks (javac --release 11 -Werror against the binding's jar)"
+      jar=${STAUNCH_JAR:-$(ls bindings/java/target/staunch-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -1)}
+      [ -n "$jar" ] || { echo "check-docs: no binding jar (mvn package in bindings/java first)" >&2; exit 1; }
+      n=0
+      for f in $(blocks java java); do
+        n=$((n + 1))
+        d=$tmp/java/$n
+        mkdir -p "$d"
+        if grep -q '^\(public \)\?class ' "$f"; then
+          cp "$f" "$d/$(sed -n 's/^\(public \)\?class \([A-Za-z0-9_]*\).*/\2/p' "$f" | head -1).java"
+        else
+          { echo "import dev.staunch.*; import dev.staunch.jdbc.*; import java.time.*;"
+            echo "class Snippet$n { void run() throws Exception {"
+            cat "$f"
+            echo "} }"; } >"$d/Snippet$n.java"
+        fi
+        javac --release 11 -Xlint:all,-classfile -Werror -d "$d" -cp "$jar" "$d"/*.java 2>"$tmp/err" ||
+          fail "$f" "$(cat "$tmp/err")"
+      done ;;
+    *) echo "check-docs: unknown check $c" >&2; exit 2 ;;
+  esac
+done
+echo "== docs: checked (${checks[*]})"
