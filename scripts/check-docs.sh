@@ -3,7 +3,8 @@
 #
 #   fences  every block names a known language (below); the Rust ones are not
 #           `ignore`d; every page with a Rust block is a doctest (src/lib.rs);
-#           every relative link points at a file that exists
+#           every relative link (here and in the other READMEs) points at a
+#           file, and heading, that exists
 #   rust    (checked here: each page is included) the blocks themselves are
 #           doctests (`cargo test --doc`, in the rust stage of scripts/test.sh)
 #   python  python3 -m py_compile on each block
@@ -99,18 +100,27 @@ for c in "${checks[@]}"; do
             { echo "check-docs: $p has Rust blocks but is no doctest: include it in src/lib.rs" >&2; exit 1; }
         fi
       done
-      python3 - "${pages[@]}" <<'PY'
+      # Links: the README, docs/ and the other READMEs, which link into them.
+      python3 - "${pages[@]}" bindings/*/README.md benches/README.md cbuild/README.md \
+        testkit/README.md fuzz/README.md <<'PY'
 import os, re, sys
+def prose(path):
+    text = open(path, encoding="utf-8").read()
+    return re.sub(r"(?ms)^\s*```.*?^\s*```", "", text)
+def anchors(path):  # GitHub's heading ids
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+            for h in re.findall(r"(?m)^#+ (.*)$", prose(path))}
 bad = []
 for page in sys.argv[1:]:
-    text = open(page, encoding="utf-8").read()
-    text = re.sub(r"(?ms)^\s*```.*?^\s*```", "", text)
-    for target in re.findall(r"\]\(([^)\s]+)\)", text):
-        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+    for target in re.findall(r"\]\(([^)\s]+)\)", prose(page)):
+        if re.match(r"[a-z]+:", target):
             continue
-        path = os.path.normpath(os.path.join(os.path.dirname(page), target.split("#")[0]))
+        file, _, anchor = target.partition("#")
+        path = os.path.normpath(os.path.join(os.path.dirname(page), file)) if file else page
         if not os.path.exists(path):
             bad.append(f"{page}: a link to {target}, which does not exist")
+        elif anchor and path.endswith(".md") and anchor not in anchors(path):
+            bad.append(f"{page}: a link to {target}: no such heading in {path}")
 for b in bad:
     print("check-docs:", b, file=sys.stderr)
 sys.exit(1 if bad else 0)
