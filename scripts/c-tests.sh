@@ -128,8 +128,8 @@ fi
 if want plain; then
   # What a reader copies must build: every ```c block of the README, docs/
   # and cbuild/README.md, as a whole program, compiled and linked with the
-  # tests' warnings.
-  STAUNCH_LIBDIR="$TARGET_DIR/debug" scripts/check-docs.sh c
+  # tests' warnings; and the README's quick start must run.
+  STAUNCH_LIBDIR="$TARGET_DIR/debug" scripts/check-docs.sh c run-c
 fi
 if want asan; then
   echo "== cmake: cbuild/build-asan (static, -fsanitize=address,undefined)"

@@ -21,11 +21,19 @@
 #           binding's jar (bindings/java/target/staunch-*.jar, or $STAUNCH_JAR);
 #           a block with no class is compiled as the body of a method
 #   text, sql  not checked (program output; SQL for the server's console)
+#   run-c, run-python, run-go, run-java
+#           the README's quick start of that face run against a throwaway
+#           server of the test kit ($STAUNCH_TESTKIT, default
+#           target/debug/staunch-testkit), its URL in place of the README's
+#           mysql://app:secret@127.0.0.1:3306/shop, with the table `t` the
+#           quick starts use; each must exit 0. run-c needs $STAUNCH_LIBDIR,
+#           run-python $PYTHON with the binding installed, run-go cgo's
+#           environment, run-java the jar and $STAUNCH_LIBRARY.
 #
 # Usage: scripts/check-docs.sh [CHECK ...]
 #   default: fences python sh toml (nothing to build; what .ci/run runs);
-#   scripts/c-tests.sh runs `c`, scripts/go-tests.sh `go`,
-#   scripts/java-tests.sh `java`.
+#   scripts/c-tests.sh runs `c run-c`, scripts/python-tests.sh `run-python`,
+#   scripts/go-tests.sh `go run-go`, scripts/java-tests.sh `java run-java`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -34,7 +42,49 @@ checks=("$@")
 pages=(README.md docs/*.md)
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tk_pid=
+cleanup() {
+  if [ -n "$tk_pid" ]; then
+    echo quit >&"${TK[1]}" 2>/dev/null || true
+    wait "$tk_pid" 2>/dev/null || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The README's quick starts connect here; run-* put the test kit's URL there.
+QUICK_URL=mysql://app:secret@127.0.0.1:3306/shop
+server_url=
+server() { # starts one test kit server (once), with the quick starts' table
+  [ -z "$server_url" ] || return 0
+  local tk=${STAUNCH_TESTKIT:-$ROOT/target/debug/staunch-testkit} line
+  [ -x "$tk" ] || { echo "check-docs: no test kit at $tk (cargo build -p staunch-testkit)" >&2; exit 1; }
+  coproc TK { exec "$tk" server 2>"$tmp/testkit.log"; }
+  tk_pid=$TK_PID
+  read -r line <&"${TK[0]}" || { cat "$tmp/testkit.log" >&2; exit 1; }
+  server_url=$(python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(d["url"] if d.get("ready") else "")' "$line")
+  [ -n "$server_url" ] || { echo "check-docs: the test kit did not start: $line" >&2; exit 1; }
+  for stmt in "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL DEFAULT 0, v BIGINT)" \
+    "INSERT INTO t (id) VALUES (42)"; do
+    echo "sql 0 $stmt" >&"${TK[1]}"
+    read -r line <&"${TK[0]}"
+    case $line in *'"ok":true'*) ;; *) echo "check-docs: $stmt: $line" >&2; exit 1 ;; esac
+  done
+}
+ran_some() { # CHECK: fails when it ran no quick start
+  [ "$ran" -gt 0 ] || { echo "check-docs: $1: the README has no such block using $QUICK_URL" >&2; exit 1; }
+}
+# quick LANG EXT: the README's blocks of LANG, with the test kit's URL (call
+# `server` first, in this shell: quick runs in a command substitution)
+quick() {
+  local f
+  for f in $(blocks "$1" "$2"); do
+    case $(where "$f") in README.md:*) ;; *) continue ;; esac
+    grep -qF "$QUICK_URL" "$f" || continue
+    sed -i "s|$QUICK_URL|${server_url%%\?*}|" "$f"
+    echo "$f"
+  done
+}
 
 # extract strict|lax FILE... : every block into
 # $tmp/blocks/LANG/<page>_<n>.<ext>; strict fails on a block with no language
@@ -191,6 +241,66 @@ EOG
         javac --release 11 -Xlint:all,-classfile -Werror -d "$d" -cp "$jar" "$d"/*.java 2>"$tmp/err" ||
           fail "$f" "$(cat "$tmp/err")"
       done ;;
+    run-c)
+      echo "== docs: the README's C quick start, run against a throwaway server"
+      server
+      libdir=${STAUNCH_LIBDIR:-$ROOT/target/debug}
+      ran=0
+      for f in $(quick c c); do
+        cc -std=c11 -Wall -Wextra -Wpedantic -Werror -Iinclude "$f" -L"$libdir" -lstaunch \
+          -Wl,-rpath,"$libdir" -o "${f%.c}" 2>"$tmp/err" || fail "$f" "$(cat "$tmp/err")"
+        # The SONAME is libstaunch.so.1; cargo writes only libstaunch.so.
+        mkdir -p "$tmp/lib"
+        ln -sf "$libdir/libstaunch.so" "$tmp/lib/libstaunch.so.1"
+        LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "${f%.c}" >"$tmp/out" 2>&1 ||
+          fail "$f" "it exits $?: $(cat "$tmp/out")"
+        sed 's/^/   | /' "$tmp/out"
+        ran=$((ran + 1))
+      done
+      ran_some "$c" ;;
+    run-python)
+      echo "== docs: the README's Python quick start, run against a throwaway server"
+      server
+      ran=0
+      for f in $(quick python py); do
+        "${PYTHON:-python3}" "$f" >"$tmp/out" 2>&1 || fail "$f" "it exits $?: $(cat "$tmp/out")"
+        sed 's/^/   | /' "$tmp/out"
+        ran=$((ran + 1))
+      done
+      ran_some "$c" ;;
+    run-go)
+      echo "== docs: the README's Go quick start, run against a throwaway server"
+      server
+      mod=$tmp/gorun
+      mkdir -p "$mod"
+      printf 'module staunch.example/run\n\ngo 1.22\n\nrequire github.com/staunch-db/staunch/bindings/go v0.0.0\nreplace github.com/staunch-db/staunch/bindings/go => %s/bindings/go\n' \
+        "$ROOT" >"$mod/go.mod"
+      ran=0
+      for f in $(quick go go); do
+        cp "$f" "$mod/main.go"
+        (cd "$mod" && GOFLAGS=-mod=mod go run . >"$tmp/out" 2>&1) || fail "$f" "it exits $?: $(cat "$tmp/out")"
+        sed 's/^/   | /' "$tmp/out"
+        ran=$((ran + 1))
+      done
+      ran_some "$c" ;;
+    run-java)
+      echo "== docs: the README's Java quick start, run against a throwaway server"
+      server
+      jar=${STAUNCH_JAR:-$(ls bindings/java/target/staunch-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -1)}
+      [ -n "$jar" ] || { echo "check-docs: no binding jar (mvn package in bindings/java first)" >&2; exit 1; }
+      ran=0
+      for f in $(quick java java); do
+        d=$tmp/javarun/$(basename "${f%.java}")
+        mkdir -p "$d"
+        cls=$(sed -n 's/^\(public \)\?class \([A-Za-z0-9_]*\).*/\2/p' "$f" | head -1)
+        cp "$f" "$d/$cls.java"
+        javac -d "$d" -cp "$jar" "$d/$cls.java" 2>"$tmp/err" || fail "$f" "$(cat "$tmp/err")"
+        java --enable-native-access=ALL-UNNAMED -cp "$jar:$d" "$cls" >"$tmp/out" 2>&1 ||
+          fail "$f" "it exits $?: $(cat "$tmp/out")"
+        sed 's/^/   | /' "$tmp/out"
+        ran=$((ran + 1))
+      done
+      ran_some "$c" ;;
     *) echo "check-docs: unknown check $c" >&2; exit 2 ;;
   esac
 done
