@@ -1246,7 +1246,7 @@ const char *staunch_status_name(staunch_status status);
 /**
  * Creates an options object with every knob at its default (connect to
  * 127.0.0.1:3306, max_size 10, connection_timeout 10s, connect_timeout 3s,
- * ...; see the README for the list). On success `*out` receives it; free it
+ * ...; see docs/knobs.md for the list). On success `*out` receives it; free it
  * with `staunch_options_free`. Never blocks; any thread.
  */
 staunch_status staunch_options_new(struct staunch_options **out, struct staunch_error **err);

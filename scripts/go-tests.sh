@@ -31,6 +31,7 @@ echo "== go vet"
 go vet ./...
 (cd interop && go vet ./...)
 (cd suites/mysqlshim && go vet ./...)
+"$ROOT/scripts/check-docs.sh" go run-go
 
 echo "== go test -race (shared library)"
 go test -race -count=1 -timeout 5m ./...

@@ -79,6 +79,7 @@ echo "== mvn package: the suite on $(java -version 2>&1 | head -1) (FFM path)"
 t0=$SECONDS
 mvn -B -q ${STAUNCH_MAVEN_ARGS:-} "${props[@]}" package "$@"
 echo "== JDK 25 (FFM): $((SECONDS - t0)) s"
+STAUNCH_LIBRARY=$lib STAUNCH_TESTKIT=$target/debug/staunch-testkit "$repo/scripts/check-docs.sh" java run-java
 
 # The same jar and test classes on Debian's OpenJDK 17 (the JNI path). STAUNCH_JAVA_JNI_TESTS picks
 # the tests (surefire's -Dtest syntax; "all" for every test that can run on 17), default below.

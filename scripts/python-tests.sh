@@ -59,6 +59,7 @@ cd bindings/python
 # STAUNCH_LIBRARY must not point elsewhere: the tests check the installed package.
 env -u STAUNCH_LIBRARY "$PY" -m pytest -q -p no:cacheprovider "$@"
 cd "$ROOT"
+PYTHON=$PY env -u STAUNCH_LIBRARY scripts/check-docs.sh run-python
 if [ "${STAUNCH_PY_SUITES:-1}" != 0 ] && [ $# -eq 0 ]; then
   t2=$SECONDS
   scripts/python-suites.sh

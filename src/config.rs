@@ -18,6 +18,10 @@ use crate::events::EventListener;
 use crate::pool::PoolConfig;
 use crate::topology::{Kind, PingType, SecondaryCheck, TopologyConfig};
 
+// What each knob means, for docs/knobs.md (generated and checked by a test).
+#[cfg(test)]
+mod knob_docs;
+
 /// The whole configuration of a pool: where to connect and the pool knobs.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Config {
@@ -471,7 +475,7 @@ pub(crate) struct Knob {
 
 macro_rules! knobs {
     ($($name:literal => |$c:ident, $k:ident, $v:ident| $body:expr,)*) => {
-        /// Every knob, in the order the README lists them.
+        /// Every knob. What each means is in `knob_docs.rs` (docs/knobs.md).
         pub(crate) const KNOBS: &[Knob] = &[$(Knob {
             name: $name,
             set: |$c: &mut Config, $k: &str, $v: &str| {

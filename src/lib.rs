@@ -110,6 +110,20 @@ pub use ::mysql;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+/// The Rust snippets of docs/ (scripts/check-docs.sh checks that every page
+/// with one is here), compiled as doctests like the README's.
+#[cfg(doctest)]
+pub mod docs_doctests {
+    #[doc = include_str!("../docs/rust.md")]
+    pub struct Rust;
+    #[doc = include_str!("../docs/tls.md")]
+    pub struct Tls;
+    #[doc = include_str!("../docs/topology.md")]
+    pub struct Topology;
+    #[doc = include_str!("../docs/galera.md")]
+    pub struct Galera;
+}
+
 impl Pool {
     /// Opens a pool from a URL: `mysql://user:pass@host:port/db?knob=value&…`,
     /// or with several hosts `mysql://user:pass@h1,h2,h3/db` (a primary and

@@ -13,7 +13,7 @@ import (
 // Two forms:
 //
 //   - staunch's URL, mysql://user:pass@host:port/db?knob=value&... (every
-//     knob of the README), plus the database/sql options below;
+//     knob of docs/knobs.md), plus the database/sql options below;
 //   - go-sql-driver/mysql's DSN, [user[:pass]@][tcp(host:port)|unix(path)]/db?opt=value&...,
 //     with go-sql-driver's options as the table below says, any knob of
 //     staunch by its name (max_size=20), and any other name as a session

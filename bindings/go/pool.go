@@ -33,7 +33,7 @@ import (
 // staunch's default.
 type Config struct {
 	// URL is mysql://user:pass@host:port/db?knob=value&... (every knob of
-	// the README can be a URL parameter).
+	// docs/knobs.md can be a URL parameter).
 	URL string
 	// MaxConns is the knob max_size: most connections, idle and in use
 	// (1-4096). Defaults to 10.

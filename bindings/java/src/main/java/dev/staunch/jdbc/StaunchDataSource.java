@@ -219,7 +219,7 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
         }
     }
 
-    /** One of staunch's own knobs by name (see its README): {@code setKnob("connect_timeout", "500ms")}. */
+    /** One of staunch's own knobs by name (see docs/knobs.md): {@code setKnob("connect_timeout", "500ms")}. */
     public void setKnob(String name, String value) {
         configurable();
         knobs.put(name, value);
