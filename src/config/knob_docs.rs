@@ -56,10 +56,12 @@ pub(crate) const SECTIONS: &[Section] = &[
             k("idle_timeout", "10m", "≥10ms or off", "idle connections above `min_idle` close after this"),
             k("max_lifetime", "30m", "≥10ms or off", "connections retire after this, minus up to 2.5 % random jitter"),
             k("keepalive_interval", "2m", "≥10ms or off, < `max_lifetime`", "idle connections are validated this often (minus up to 10 % jitter)"),
-            k("leak_detection_threshold", "off", "≥10ms", "report a connection borrowed longer than this, naming the borrowing thread"),
+            k("leak_detection_threshold", "off", "≥10ms", "report a connection borrowed longer than this, naming the borrowing thread and where it borrowed (its stack)"),
             k("adder_threads", "2", "1–64", "connect threads kept ready (more start when all are stuck)"),
             k("alive_bypass_window", "500ms", "0–1h", "a connection idle less than this is handed out without validation"),
             k("initialization_fail_timeout", "off", "0–1h", "when set, opening the pool makes one connection first and fails if it cannot"),
+            k("pool_name", "—", "1–128 bytes, no control characters", "the pool's name in metrics (`db_client_connection_pool_name`) and logs; `staunch-N` when unset (see [Metrics](metrics.md))"),
+            k("timings", "false", "true/false", "time every borrow and statement from the start (from the first metrics export otherwise; two clock reads each)"),
         ],
     },
     Section {
