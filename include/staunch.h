@@ -1486,6 +1486,31 @@ staunch_status staunch_pool_metrics(const struct staunch_pool *pool,
 uint64_t staunch_pool_leak_threshold_ms(const struct staunch_pool *pool);
 
 /**
+ * How many servers the pool has a pool for: 1, or the hosts of a
+ * topology pool (the writer and the replicas, or the Galera nodes), in
+ * the URL's order. 0 for NULL. Never blocks; any thread.
+ */
+size_t staunch_pool_host_count(const struct staunch_pool *pool);
+
+/**
+ * Fills `*out` with host `index`'s figures (as `staunch_pool_stats` does
+ * for the whole pool: set `out->size` first), and writes its `host:port`
+ * into `endpoint` by `snprintf`'s rules (`*endpoint_len` its whole
+ * length; `endpoint` may be NULL with `endpoint_cap` 0). `index` from 0
+ * to `staunch_pool_host_count() - 1`, else STAUNCH_INVALID_ARGUMENT.
+ * `*is_writer` (may be NULL) receives whether writes go there now. Works
+ * on a closed pool. Never blocks. Thread-safe.
+ */
+staunch_status staunch_pool_host_stats(const struct staunch_pool *pool,
+                                       size_t index,
+                                       struct staunch_stats *out,
+                                       char *endpoint,
+                                       size_t endpoint_cap,
+                                       size_t *endpoint_len,
+                                       bool *is_writer,
+                                       struct staunch_error **err);
+
+/**
  * Writes the pool's name (`pool_name`, or `staunch-N`) into `buf` as
  * `staunch_pool_metrics` writes its text (`snprintf`'s rules, `*len` the
  * name's length). Never blocks. Thread-safe.

@@ -408,6 +408,17 @@ staunch_status staunch_pool_metrics(const struct staunch_pool *pool,
 
 uint64_t staunch_pool_leak_threshold_ms(const struct staunch_pool *pool);
 
+size_t staunch_pool_host_count(const struct staunch_pool *pool);
+
+staunch_status staunch_pool_host_stats(const struct staunch_pool *pool,
+                                       size_t index,
+                                       struct staunch_stats *out,
+                                       char *endpoint,
+                                       size_t endpoint_cap,
+                                       size_t *endpoint_len,
+                                       bool *is_writer,
+                                       struct staunch_error **err);
+
 staunch_status staunch_pool_name(const struct staunch_pool *pool,
                                  char *buf,
                                  size_t cap,

@@ -111,6 +111,21 @@ int main(void) {
     CHECK(strstr(text, "# TYPE db_client_connection_wait_time_seconds histogram\n") != NULL);
     free(text);
 
+    /* One host: its figures are the pool's, its endpoint the URL's. */
+    CHECK(staunch_pool_host_count(pool) == 1 && staunch_pool_host_count(NULL) == 0);
+    staunch_stats h = {.size = sizeof h};
+    char endpoint[64];
+    bool writer = false;
+    OK(staunch_pool_host_stats, pool, 0, &h, endpoint, sizeof endpoint, &len, &writer);
+    s = stats(pool);
+    CHECKF(h.total == s.total && h.acquired == s.acquired && h.created == s.created &&
+               h.acquire_timeouts == s.acquire_timeouts && writer,
+           "host total=%llu acquired=%llu writer=%d", (unsigned long long)h.total,
+           (unsigned long long)h.acquired, (int)writer);
+    CHECKF(len == strlen(endpoint) && strncmp(endpoint, "127.0.0.1:", 10) == 0, "endpoint %s", endpoint);
+    FAILS(STAUNCH_INVALID_ARGUMENT, "index 1 is past the pool's 1 hosts", staunch_pool_host_stats, pool, 1,
+          &h, NULL, 0, &len, NULL);
+
     OK(staunch_pool_close, pool);
     s = stats(pool); /* stats work on a closed pool */
     CHECK(s.total == 0 && s.closed_pool_closed == made && s.closed_evicted == 2);

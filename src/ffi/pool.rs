@@ -9,7 +9,7 @@ use super::cancel::staunch_cancel_token;
 use super::conn::{
     query_buffered, query_flags, query_stream, staunch_conn, stream_plan, STAUNCH_QUERY_STREAM,
 };
-use super::error::{staunch_error, staunch_status, Failure};
+use super::error::{staunch_error, staunch_status, Failure, STAUNCH_INVALID_ARGUMENT};
 use super::events::{Callback, FfiListener};
 use super::options::staunch_options;
 use super::rows::staunch_rows;
@@ -544,6 +544,59 @@ pub extern "C" fn staunch_pool_leak_threshold_ms(pool: *const staunch_pool) -> u
                 .leak_detection_threshold()
                 .map_or(0, |d| d.as_millis().max(1) as u64)
         })
+    })
+}
+
+/// How many servers the pool has a pool for: 1, or the hosts of a
+/// topology pool (the writer and the replicas, or the Galera nodes), in
+/// the URL's order. 0 for NULL. Never blocks; any thread.
+#[no_mangle]
+pub extern "C" fn staunch_pool_host_count(pool: *const staunch_pool) -> usize {
+    guard_value(0, || {
+        // SAFETY: NULL or a live pool (header contract).
+        unsafe { pool.as_ref() }.map_or(0, |p| p.pool.host_stats().len())
+    })
+}
+
+/// Fills `*out` with host `index`'s figures (as `staunch_pool_stats` does
+/// for the whole pool: set `out->size` first), and writes its `host:port`
+/// into `endpoint` by `snprintf`'s rules (`*endpoint_len` its whole
+/// length; `endpoint` may be NULL with `endpoint_cap` 0). `index` from 0
+/// to `staunch_pool_host_count() - 1`, else STAUNCH_INVALID_ARGUMENT.
+/// `*is_writer` (may be NULL) receives whether writes go there now. Works
+/// on a closed pool. Never blocks. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_host_stats(
+    pool: *const staunch_pool,
+    index: usize,
+    out: *mut staunch_stats,
+    endpoint: *mut c_char,
+    endpoint_cap: usize,
+    endpoint_len: *mut usize,
+    is_writer: *mut bool,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        let out = Out::new(out, "out")?;
+        let len = Out::new(endpoint_len, "endpoint_len")?;
+        let hosts = p.pool.host_stats();
+        let Some(h) = hosts.get(index) else {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                format!("index {index} is past the pool's {} hosts", hosts.len()),
+            ));
+        };
+        let stats = staunch_stats::from(&h.stats);
+        // SAFETY: non-NULL, and holds the caller's `size` bytes (contract).
+        unsafe { copy_sized(out.ptr(), &stats, "staunch_stats") }?;
+        if !is_writer.is_null() {
+            // SAFETY: non-NULL, writable (contract).
+            unsafe { is_writer.write(h.is_writer) };
+        }
+        // SAFETY: `endpoint` holds `endpoint_cap` bytes (header contract).
+        unsafe { copy_text(&h.endpoint, endpoint, endpoint_cap, len) }
     })
 }
 
