@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -171,6 +172,9 @@ type Pool struct {
 	final     *Stat // the last Stat, taken as the pool closes
 	sink      *eventSink
 	pl        *poller // nil: statements wait in their threads
+	name      string  // pool_name or staunch-N, read as the pool opens
+	// metricsCap is the buffer size that last held MetricsText's text.
+	metricsCap atomic.Int64
 }
 
 // poller is where the pool's statements wait apart (see poller); nil: in
@@ -281,6 +285,7 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 	if st := C.staunch_pool_open_options(opts, &pool.p, &cerr); st != C.STAUNCH_OK {
 		return nil, takeError("open", st, cerr)
 	}
+	pool.name = poolName(pool.p)
 	if !noPoller() {
 		pool.pl = newPoller(cfg.MaxConns)
 	}
