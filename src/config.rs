@@ -282,6 +282,13 @@ impl Builder {
             .collect();
         self
     }
+    /// The connection attribute `program_name` (as PyMySQL's argument and
+    /// libmysqlclient's option name it). Defaults to the program's file
+    /// name (the last part of `argv[0]`). Must not hold a password.
+    pub fn program_name(mut self, name: &str) -> Self {
+        self.cfg.connect.program_name = Some(name.to_owned());
+        self
+    }
     setter!(
         /// Most connections the pool holds, idle and in use together.
         /// Defaults to 10. Range 1 to 4096.
@@ -532,6 +539,7 @@ knobs! {
     "tls_cert" => |c, _k, v| c.connect.tls_cert = opt_path(v),
     "tls_key" => |c, _k, v| c.connect.tls_key = opt_path(v),
     "connect_attrs" => |c, _k, v| c.connect.connect_attrs = parse_connect_attrs(v)?,
+    "program_name" => |c, _k, v| c.connect.program_name = Some(v.to_owned()),
     "host" => |c, _k, v| c.connect.host = v.to_owned(),
     "port" => |c, _k, v| {
         c.connect.port = v.parse().map_err(|_| {
@@ -1262,6 +1270,14 @@ mod tests {
             name.1.starts_with("staunch-") && !name.1.contains('/'),
             "{name:?}"
         );
+        // The knob program_name; a program_name among connect_attrs wins.
+        let k = Config::from_url("mysql://h/db?program_name=billing&connect_attrs=a:1").unwrap();
+        assert_eq!(k.connect.sent_connect_attrs()[0].1, "billing");
+        let k = Config::from_url("mysql://h/db?program_name=billing&connect_attrs=program_name:x")
+            .unwrap();
+        assert_eq!(k.connect.sent_connect_attrs()[0].1, "x");
+        let e = Config::from_url("mysql://u:s3cr3t@h/db?program_name=s3cr3t").unwrap_err();
+        assert!(e.to_string().starts_with("program_name") && !e.to_string().contains("s3cr3t"));
         assert!(Config::from_url("mysql://h/db?connect_attrs=")
             .unwrap()
             .connect

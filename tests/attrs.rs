@@ -78,10 +78,11 @@ fn attrs_reach_session_connect_attrs() {
     }
     drop(p);
 
-    // The builder's setter; a program_name given wins over the default.
+    // The builder's setters; program_name replaces the default.
     let p = Pool::builder()
         .url(&format!("{}?max_size=1", s.url()))
-        .connect_attrs([("program_name", "billing-worker"), ("shard", "7")])
+        .program_name("billing-worker")
+        .connect_attrs([("shard", "7")])
         .build()
         .unwrap();
     let a = attrs_of(&mut p.get().unwrap());

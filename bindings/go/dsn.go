@@ -76,6 +76,7 @@ var staunchKnobs = map[string]bool{
 	"failure_threshold": true, "alive_error_codes": true, "secondary_check": true, "max_replication_lag": true,
 	"read_fallback": true, "heartbeat_table": true, "min_failover_interval": true, "monitor_user": true,
 	"monitor_password": true, "interpolate_params": true, "connect_attrs": true,
+	"program_name": true,
 }
 
 func dsnError(format string, args ...any) error {

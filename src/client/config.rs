@@ -30,6 +30,9 @@ pub struct ConnectConfig {
     pub(crate) tls_key: Option<PathBuf>,
     /// The user's connection attributes (knob `connect_attrs`), in order.
     pub(crate) connect_attrs: Vec<(String, String)>,
+    /// The attribute `program_name` (knob `program_name`); None: the
+    /// program's file name.
+    pub(crate) program_name: Option<String>,
 }
 
 /// Whether and how connections are encrypted (knob `tls_mode`).
@@ -119,6 +122,7 @@ impl Default for ConnectConfig {
             tls_cert: None,
             tls_key: None,
             connect_attrs: Vec::new(),
+            program_name: None,
         }
     }
 }
@@ -169,12 +173,18 @@ impl ConnectConfig {
     }
 
     /// The connection attributes staunch asks the `mysql` crate to send
-    /// (staunch's, then the user's, which may override `program_name`);
+    /// (`program_name`: the knob's or the program's file name, then
+    /// `staunch_version`, then the user's, whose own `program_name` wins);
     /// the crate adds its own `_client_name`, `_client_version`, `_os`,
     /// `_pid` and `_platform`.
     pub fn sent_connect_attrs(&self) -> Vec<(String, String)> {
         let mut v = vec![
-            (PROGRAM_NAME.to_string(), default_program_name()),
+            (
+                PROGRAM_NAME.to_string(),
+                self.program_name
+                    .clone()
+                    .unwrap_or_else(default_program_name),
+            ),
             (
                 STAUNCH_VERSION.to_string(),
                 env!("CARGO_PKG_VERSION").to_string(),
@@ -239,6 +249,14 @@ impl ConnectConfig {
                 return Err(Error::config(format!(
                     "connect_attrs: the attribute {k:?} is given twice"
                 )));
+            }
+        }
+        if let Some(name) = &self.program_name {
+            if passwords.iter().any(|p| !p.is_empty() && name.contains(p)) {
+                return Err(Error::config(
+                    "program_name holds a password of this configuration: it is sent as a \
+                     connection attribute, readable by anyone who can read performance_schema",
+                ));
             }
         }
         let size: usize = self
@@ -468,6 +486,7 @@ impl fmt::Debug for ConnectConfig {
             .field("tls_cert", &self.tls_cert)
             .field("tls_key", &self.tls_key)
             .field("connect_attrs", &self.connect_attrs)
+            .field("program_name", &self.program_name)
             .finish()
     }
 }
