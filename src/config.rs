@@ -271,7 +271,10 @@ impl Builder {
     /// the client library) nor hold `,` or `:`, values must not hold `,`
     /// nor a password of the configuration, and everything together must
     /// fit in the 64 KiB a server accepts; checked when the configuration
-    /// is built. Defaults to none.
+    /// is built. The server keeps of a session's attributes only what
+    /// `performance_schema_session_connect_attrs_size` allows (a few hundred
+    /// bytes when left to size itself), and only with `performance_schema`
+    /// on. Defaults to none.
     pub fn connect_attrs<K: Into<String>, V: Into<String>>(
         mut self,
         attrs: impl IntoIterator<Item = (K, V)>,
@@ -1310,6 +1313,7 @@ mod tests {
         for url in [
             "mysql://app:s3cr3t-pw@h/db?connect_attrs=note:s3cr3t-pw",
             "mysql://app@h/db?monitor_password=s3cr3t-pw&connect_attrs=note:xs3cr3t-pwx",
+            "mysql://app:s3cr3t-pw@h/db?connect_attrs=s3cr3t-pw:x",
         ] {
             let e = Config::from_url(url).unwrap_err().to_string();
             assert!(e.contains("holds a password"), "{e}");

@@ -209,6 +209,14 @@ impl ConnectConfig {
                     "connect_attrs: an attribute has an empty name (write name:value,name:value)",
                 ));
             }
+            if passwords.iter().any(|p| !p.is_empty() && k.contains(p)) {
+                return Err(Error::config(format!(
+                    "connect_attrs: the name of attribute {} holds a password of this \
+                     configuration: connection attributes are readable by anyone who can read \
+                     performance_schema",
+                    i + 1
+                )));
+            }
             if k.contains([',', ':']) {
                 return Err(Error::config(format!(
                     "connect_attrs: the attribute name {k:?} contains ',' or ':' (names and values \
