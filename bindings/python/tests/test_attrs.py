@@ -48,6 +48,25 @@ def test_connect_attrs_reach_performance_schema(ps_server):
     assert a["program_name"] == "billing-worker", a
     assert a["team"] == "payments", a
 
+    # The MySQLdb face takes PyMySQL's names too.
+    from staunch import mysqldb
+
+    app = ps_server.ready["users"]["app"]
+    c = mysqldb.connect(
+        host="127.0.0.1",
+        port=ps_server.server["port"],
+        user=app["user"],
+        password=app["password"],
+        database="staunch_test",
+        program_name="billing-django",
+        connect_attrs={"team": "web"},
+    )
+    try:
+        a = attrs_of(c)
+    finally:
+        c.close()
+    assert (a["program_name"], a["team"]) == ("billing-django", "web"), a
+
 
 def test_bad_connect_attrs_name_the_knob(ps_server):
     for bad in ({"a,b": "1"}, "team", {"pw": "app-secret"}):
