@@ -77,6 +77,7 @@ use mysql::prelude::Queryable;
 use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
 
 pub use self::cancel::CancelHandle;
+pub(crate) use self::config::parse_connect_attrs;
 pub use self::config::{ConnectConfig, TlsMode, DEFAULT_LIVENESS_THRESHOLD};
 pub use self::conn::PooledConn;
 pub(crate) use self::conn::{reports_partly, WireRow, WireStart};
@@ -210,6 +211,11 @@ impl MysqlConnector {
             .pass(c.password.clone())
             .db_name(c.database.clone())
             .prefer_socket(false)
+            .connect_attrs(Some(
+                c.sent_connect_attrs()
+                    .into_iter()
+                    .collect::<std::collections::HashMap<_, _>>(),
+            ))
             .read_timeout(Some(per_read))
             .write_timeout(Some(per_read))
             .additional_capabilities(if c.found_rows {

@@ -15,6 +15,7 @@ import os
 import threading
 import traceback
 import weakref
+from collections.abc import Mapping
 from ctypes import byref, c_bool, c_size_t, c_uint64
 from threading import get_ident as _get_ident
 
@@ -102,6 +103,28 @@ def _knob_text(name: str, value) -> str:
         f"knob {name}: a {type(value).__name__} is not a knob value "
         "(give a str such as '250ms', an int, a bool, a timedelta or None for off)",
     )
+
+
+def _connect_attrs_text(attrs):
+    """The knob ``connect_attrs`` (``name:value,name:value``) from a dict; a
+    str is the knob's text already."""
+    if isinstance(attrs, str):
+        return attrs
+    if not isinstance(attrs, Mapping):
+        raise E.ConfigError(0, f"connect_attrs must be a dict or a str, not {type(attrs).__name__}")
+    parts = []
+    for k, v in attrs.items():
+        if not isinstance(k, str) or not isinstance(v, (str, int)) or isinstance(v, bool):
+            raise E.ConfigError(0, "connect_attrs: names must be str and values str or int")
+        v = str(v)
+        if "," in k or ":" in k or "," in v:
+            raise E.ConfigError(
+                0,
+                f"connect_attrs: the attribute {k!r} has a ',' or ':' in its name or a ',' in its value "
+                "(the knob is name:value,name:value)",
+            )
+        parts.append(f"{k}:{v}")
+    return ",".join(parts)
 
 
 # --- events ------------------------------------------------------------------------------
@@ -319,7 +342,10 @@ class Pool:
     (the binary protocol: large results read about twice as fast) instead
     of as text: once per connection and SQL text (the library caches 32
     statements per connection), so it pays for texts run again and again
-    and costs a round trip more for each new one. Opening does not
+    and costs a round trip more for each new one. ``connect_attrs`` (the
+    knob: ``{"service": "billing"}`` or ``"service:billing"``) and
+    ``program_name`` (the knob, PyMySQL's name) are the connection attributes a server shows
+    in ``performance_schema.session_connect_attrs``. Opening does not
     connect.
     """
 
@@ -356,6 +382,9 @@ class Pool:
             if url is None or not _URL_INTERPOLATE.search(url):
                 knobs.setdefault("interpolate_params", True)
             init_sql = knobs.pop("init_sql", None)
+            if "connect_attrs" in knobs:
+                a = knobs["connect_attrs"]
+                knobs["connect_attrs"] = "" if a is None else _connect_attrs_text(a)
             for name, value in knobs.items():
                 _check(lib.staunch_options_set, opts, name.encode(), _knob_text(name, value).encode())
             if not self.autocommit:
