@@ -41,7 +41,12 @@ const fn k(
 
 /// Defaults that are a phrase, not a value the knob takes.
 #[cfg(test)]
-const NOT_A_VALUE: &[&str] = &["—", "on with several hosts", "the pool's"];
+const NOT_A_VALUE: &[&str] = &[
+    "—",
+    "on with several hosts",
+    "the pool's",
+    "the program's file name",
+];
 
 pub(crate) const SECTIONS: &[Section] = &[
     Section {
@@ -96,6 +101,8 @@ pub(crate) const SECTIONS: &[Section] = &[
             k("tls_ca", "—", "PEM file", "CA certificate(s) the server's certificate must chain to"),
             k("tls_cert", "—", "PEM file", "client certificate (chain), with `tls_key`"),
             k("tls_key", "—", "PEM file", "private key of `tls_cert` (only its path is ever printed)"),
+            k("connect_attrs", "—", "`name:value,name:value`", "connection attributes for the server's `performance_schema.session_connect_attrs` (go-sql-driver's and Connector/J's `connectionAttributes` syntax; a value ends at the next `,`). Sent with `program_name` and `staunch_version`; the `mysql` crate that opens the connection adds its own `_client_name` (`rust-mysql-simple`), `_client_version`, `_os`, `_pid`, `_platform`. Names starting with `_`, duplicates, a password among the values, or more than 64 KiB in all are `Config` errors"),
+            k("program_name", "the program's file name", "", "the attribute `program_name` (a `program_name` in `connect_attrs` wins)"),
         ],
     },
     Section {
