@@ -337,7 +337,7 @@ impl Builder {
         /// log) with the borrowing thread. Defaults to off. Range ≥ 10 ms.
         leak_detection_threshold, pool.leak_detection_threshold, Option<Duration>);
     /// The pool's name in metrics (the `db_client_connection_pool_name`
-    /// label) and logs. Defaults to `staunch-N`, N the pool's number in the
+    /// label) and logs. Defaults to `staunch-N`, N counting the unnamed pools of the
     /// process. 1 to 128 bytes, no control characters.
     pub fn pool_name(mut self, name: &str) -> Self {
         self.cfg.pool.name = Some(name.to_owned());

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	staunch "github.com/staunch-db/staunch/bindings/go"
 )
@@ -99,5 +101,60 @@ func Test_metrics_name_default_and_long(t *testing.T) {
 	var nilPool *staunch.Pool
 	if _, err := nilPool.MetricsText(); !errors.Is(err, staunch.ErrClosed) {
 		t.Fatalf("MetricsText on a nil pool: %v", err)
+	}
+}
+
+// leakyHandler borrows and holds the connection past the leak threshold.
+func leakyHandler(t *testing.T, p *staunch.Pool) {
+	c, err := p.Acquire(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	c.Release()
+}
+
+// A leak report names the Go code that borrowed (issue 47 item 4).
+func Test_leak_report_names_the_borrowing_function(t *testing.T) {
+	var mu sync.Mutex
+	var leaks []string
+	p, err := staunch.NewWithConfig(bg, &staunch.Config{
+		URL: withKnobs(directURL, "leak_detection_threshold=50ms&max_size=1"),
+		OnEvent: func(e staunch.Event) {
+			if e.Kind == staunch.EventLeakSuspected {
+				mu.Lock()
+				leaks = append(leaks, e.Message)
+				mu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	leakyHandler(t, p)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := len(leaks)
+		mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(leaks) != 1 {
+		t.Fatalf("leak reports: %q", leaks)
+	}
+	msg := leaks[0]
+	if !strings.Contains(msg, "possible leak; borrowed at:\n") ||
+		!strings.Contains(msg, "go_test.leakyHandler\n\t") ||
+		!strings.Contains(msg, "metrics_test.go:") {
+		t.Fatalf("the report does not name the borrower: %s", msg)
+	}
+	if strings.Contains(msg, "bindings/go.(*Pool).acquire") {
+		t.Fatalf("the binding's own frames are in the report: %s", msg)
 	}
 }

@@ -23,7 +23,7 @@ pub struct PoolConfig {
     pub(crate) alive_bypass_window: Duration,
     pub(crate) initialization_fail_timeout: Option<Duration>,
     /// The pool's name in metrics and logs (None: `staunch-N`, N the
-    /// pool's number in the process).
+    /// number of unnamed pools the process opened so far).
     pub(crate) name: Option<String>,
     /// Whether borrows and statements are timed from the start (they are
     /// from the first export on anyway).

@@ -539,8 +539,8 @@ impl Pool {
         all
     }
 
-    /// The pool's name: `pool_name`, or `staunch-N` (N the pool's number
-    /// among those the process opened).
+    /// The pool's name: `pool_name`, or `staunch-N` (N counting the unnamed pools
+    /// the process opened).
     pub fn name(&self) -> &str {
         &self.t.name
     }

@@ -8,10 +8,10 @@ import ctypes
 import datetime as _datetime
 import itertools
 import math
+import os
 import queue
 import re
 import struct
-import os
 import threading
 import traceback
 import weakref
