@@ -229,6 +229,29 @@ class StaunchMetricsTest {
         assertFalse(registry.scrape().contains(name), "the binder's close removed the meters");
     }
 
+    /**
+     * Micrometer is optional: no class of the jar outside dev/staunch/micrometer names it, so a user without it
+     * never loads a class that needs it (the binder is loaded only by whoever uses it).
+     */
+    @Test
+    void only_the_binder_names_micrometer() throws Exception {
+        java.nio.file.Path jar = java.nio.file.Path.of(Pool.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        assertTrue(jar.toString().endsWith(".jar"), "the tests run against the packaged jar: " + jar);
+        int classes = 0;
+        try (java.util.jar.JarFile j = new java.util.jar.JarFile(jar.toFile())) {
+            for (java.util.jar.JarEntry e : java.util.Collections.list(j.entries())) {
+                if (!e.getName().endsWith(".class")) {
+                    continue;
+                }
+                classes++;
+                byte[] b = j.getInputStream(e).readAllBytes();
+                boolean names = new String(b, java.nio.charset.StandardCharsets.ISO_8859_1).contains("io/micrometer/");
+                assertEquals(e.getName().startsWith("dev/staunch/micrometer/"), names, e.getName());
+            }
+        }
+        assertTrue(classes > 20, classes + " classes");
+    }
+
     private static double gauge(MeterRegistry r, String meter, String name) {
         Gauge g = r.find(meter).tag("name", name).gauge();
         assertNotNull(g, meter + " name=" + name + " in " + r.getMeters());
