@@ -70,7 +70,11 @@ public final class StaunchMetrics implements MeterBinder, AutoCloseable {
         this(pool, Tags.empty());
     }
 
-    /** Meters for {@code pool}, tagged {@code name=}{@link Pool#name()} and {@code tags}. */
+    /**
+     * Meters for {@code pool}, tagged {@code name=}{@link Pool#name()} and {@code tags}. Throws
+     * {@link StaunchException} ({@code CLOSED}) for a pool already closed; one closed before {@link #bindTo} binds
+     * nothing.
+     */
     public StaunchMetrics(Pool pool, Iterable<Tag> tags) {
         if (pool == null) {
             throw new IllegalArgumentException("pool must not be null");
@@ -82,11 +86,16 @@ public final class StaunchMetrics implements MeterBinder, AutoCloseable {
     @Override
     public void bindTo(MeterRegistry registry) {
         Pool p = pool.get();
-        if (p == null) {
-            return;
+        if (p == null || p.isClosed()) {
+            return; // nothing to read: a closed pool's meters would only read NaN
         }
         // Read once: min_idle is fixed for the pool's life, and the read turns the timings on.
-        double min = sum(p.metricsText(), "db_client_connection_idle_min");
+        double min;
+        try {
+            min = sum(p.metricsText(), "db_client_connection_idle_min");
+        } catch (StaunchException e) {
+            return; // closed meanwhile
+        }
 
         gauge(registry, "jdbc.connections.active", p, "Current number of active connections that have been allocated from the data source.", Stats::active);
         gauge(registry, "jdbc.connections.idle", p, "Number of established but idle connections.", Stats::idle);

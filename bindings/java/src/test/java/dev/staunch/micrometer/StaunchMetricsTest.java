@@ -125,6 +125,7 @@ class StaunchMetricsTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         StaunchMetrics metrics = new StaunchMetrics(ds.pool(), Tags.of("app", "test"));
         metrics.bindTo(registry);
+        StaunchMetrics late = new StaunchMetrics(ds.pool());
         try (ds) {
             assertEquals(0.0, gauge(registry, "jdbc.connections.active", name));
             assertEquals(2.0, gauge(registry, "jdbc.connections.max", name));
@@ -176,6 +177,9 @@ class StaunchMetricsTest {
         assertTrue(Double.isNaN(gauge(registry, "jdbc.connections.active", name)));
         metrics.close();
         assertNull(registry.find("jdbc.connections.active").tag("name", name).gauge());
+        assertTrue(registry.getMeters().isEmpty(), registry.getMeters().toString());
+        // Binding a pool closed since registers nothing (and does not throw).
+        late.bindTo(registry);
         assertTrue(registry.getMeters().isEmpty(), registry.getMeters().toString());
     }
 
