@@ -107,6 +107,7 @@ pub struct Builder {
     error: Option<Error>,
     pub(crate) listener: Option<Arc<dyn EventListener>>,
     pub(crate) secondary: Option<SecondaryCheck>,
+    pub(crate) tracer: Option<Arc<dyn crate::trace::Tracer>>,
 }
 
 impl fmt::Debug for Builder {
@@ -115,6 +116,7 @@ impl fmt::Debug for Builder {
             .field("config", &self.cfg)
             .field("error", &self.error)
             .field("listener", &self.listener.is_some())
+            .field("tracer", &self.tracer.is_some())
             .finish()
     }
 }

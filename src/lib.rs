@@ -68,6 +68,7 @@ mod sys;
 #[cfg(test)]
 mod test_input;
 mod topology;
+mod trace;
 // The protocol layer (its module doc says what it has and lacks). Public only
 // for its own tests and benchmark (tests/wire.rs, examples/): not part of
 // the API, no semver promise, and not part of the C ABI: cbindgen skips it
@@ -100,6 +101,7 @@ pub use crate::topology::{
     missing_privileges, HostHealth, HostStats, PingType, Pool, TopologyConfig,
     DEFAULT_ALIVE_ERROR_CODES,
 };
+pub use crate::trace::{TraceEvent, TraceKind, Tracer};
 /// The `mysql` crate staunch is built on (`Queryable`, `Value`, ...), so that
 /// its version always matches.
 pub use ::mysql;
@@ -151,6 +153,7 @@ impl Pool {
             config.topology(),
             listener,
             None,
+            None,
         )
     }
 }
@@ -178,6 +181,7 @@ impl Builder {
             .take()
             .unwrap_or_else(|| Arc::new(LogListener));
         let secondary = self.secondary.take();
+        let tracer = self.tracer.take();
         let cfg = self.config()?;
         Pool::open(
             cfg.connect(),
@@ -185,7 +189,16 @@ impl Builder {
             cfg.topology(),
             listener,
             secondary,
+            tracer,
         )
+    }
+
+    /// Tells `tracer` the start and the end of every acquire and every
+    /// statement, on the borrowing thread (see [`Tracer`]): for spans.
+    /// Without one nothing is called or measured.
+    pub fn tracer(mut self, tracer: Arc<dyn Tracer>) -> Self {
+        self.tracer = Some(tracer);
+        self
     }
 }
 

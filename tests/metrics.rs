@@ -126,3 +126,95 @@ fn timings_on_counts_from_the_start_and_a_bad_pool_name_is_refused() {
     };
     assert!(e.to_string().contains("pool_name"), "{e}");
 }
+
+/// What a tracer heard: kind, statement, error code, whether it failed,
+/// connection number, server, and the thread it was told on.
+type Heard = (
+    staunch::TraceKind,
+    Option<String>,
+    u16,
+    bool,
+    u64,
+    String,
+    std::thread::ThreadId,
+);
+
+#[test]
+fn a_tracer_hears_each_acquire_and_statement_on_the_borrowing_thread() {
+    use staunch::TraceKind::*;
+    let s = MariaDb::start();
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Heard>::new()));
+    let h = heard.clone();
+    let pool = Pool::builder()
+        .url(&format!("{}?max_size=1&pool_name=traced", s.url()))
+        .tracer(std::sync::Arc::new(move |e: &staunch::TraceEvent<'_>| {
+            assert_eq!(e.pool, "traced");
+            h.lock().unwrap().push((
+                e.kind,
+                e.statement.map(str::to_owned),
+                e.error_code,
+                e.error.is_some(),
+                e.connection_id,
+                e.server.to_owned(),
+                std::thread::current().id(),
+            ))
+        }))
+        .build()
+        .unwrap();
+    let me = std::thread::current().id();
+    let server = format!("127.0.0.1:{}", s.port());
+    {
+        let mut c = pool.get().unwrap();
+        c.query_drop("DO 1").unwrap();
+        assert!(c.query_drop("SELECT * FROM no_such_table").is_err());
+        // A streamed answer the borrower reads itself ends at the next
+        // statement on its connection (or the return).
+        let rows = c.query_iter("SELECT seq FROM seq_1_to_3").unwrap();
+        drop(rows);
+        c.query_drop("DO 2").unwrap();
+        // The one connection is borrowed: a second borrow times out.
+        assert!(pool
+            .get_timeout(std::time::Duration::from_millis(50))
+            .is_err());
+    }
+    let heard = heard.lock().unwrap();
+    let id = heard[1].4;
+    assert!(id > 0);
+    let got: Vec<_> = heard
+        .iter()
+        .map(|(k, sql, code, failed, _, _, _)| (*k, sql.as_deref(), *code, *failed))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (AcquireStart, None, 0, false),
+            (AcquireEnd, None, 0, false),
+            (StatementStart, Some("DO 1"), 0, false),
+            (StatementEnd, Some("DO 1"), 0, false),
+            (
+                StatementStart,
+                Some("SELECT * FROM no_such_table"),
+                0,
+                false
+            ),
+            (
+                StatementEnd,
+                Some("SELECT * FROM no_such_table"),
+                1146,
+                true
+            ),
+            (StatementStart, Some("SELECT seq FROM seq_1_to_3"), 0, false),
+            (StatementEnd, Some("SELECT seq FROM seq_1_to_3"), 0, false),
+            (StatementStart, Some("DO 2"), 0, false),
+            (StatementEnd, Some("DO 2"), 0, false),
+            (AcquireStart, None, 0, false),
+            (AcquireEnd, None, 0, true),
+        ]
+    );
+    for (i, (k, _, _, _, conn, srv, thread)) in heard.iter().enumerate() {
+        assert_eq!(*thread, me, "event {i} told on another thread");
+        if matches!(k, StatementStart | StatementEnd) || i == 1 {
+            assert_eq!((*conn, srv.as_str()), (id, server.as_str()), "event {i}");
+        }
+    }
+}

@@ -138,6 +138,8 @@ pub struct MysqlConnector {
     /// each), which every borrow's `CancelHandle` needs but almost none uses.
     /// Reset by every method that changes what it is derived from.
     side: OnceLock<Arc<MysqlConnector>>,
+    /// The pool's tracer, with this connector's server, if one is set.
+    traced: Option<crate::trace::Traced>,
 }
 
 /// What a topology wants to hear when a statement on one of a connector's
@@ -171,7 +173,22 @@ impl MysqlConnector {
             connect_timeout: crate::PoolConfig::default().connect_timeout,
             alarm: None,
             side: OnceLock::new(),
+            traced: None,
         }
+    }
+
+    /// Tells `traced` about the statements on this connector's connections
+    /// (its `server` is set to this connector's endpoint).
+    pub(crate) fn with_tracer(mut self, mut traced: crate::trace::Traced) -> MysqlConnector {
+        traced.server = self.cfg.endpoint().into();
+        self.traced = Some(traced);
+        self.side = OnceLock::new();
+        self
+    }
+
+    /// The pool's tracer, if any.
+    pub(crate) fn traced(&self) -> Option<&crate::trace::Traced> {
+        self.traced.as_ref()
     }
 
     /// Calls `alarm` whenever a statement on one of this connector's
