@@ -64,8 +64,15 @@ pub struct PooledConn {
     limit: Option<Option<Duration>>,
     /// With a tracer: the text of the statement about to begin (set by the
     /// entry points that have one), then the running statement's start.
-    trace_sql: Option<Box<str>>,
-    trace_started: Option<crate::trace::Started>,
+    /// (Boxed: a connection without a tracer carries one pointer.)
+    trace: Option<Box<TraceSlot>>,
+}
+
+/// A connection's trace state (see `PooledConn::trace`).
+#[derive(Debug, Default)]
+struct TraceSlot {
+    sql: Option<Box<str>>,
+    started: Option<Started>,
 }
 
 /// Whether a failed statement may have left part of an answer unread, so
@@ -334,15 +341,14 @@ impl PooledConn {
             lease,
             open: false,
             limit: None,
-            trace_sql: None,
-            trace_started: None,
+            trace: None,
         }
     }
 
     /// With a tracer, keeps `sql` for the next statement's trace events.
     fn note_sql(&mut self, sql: &str) {
         if self.traced().is_some() {
-            self.trace_sql = Some(sql.into());
+            self.trace.get_or_insert_with(Default::default).sql = Some(sql.into());
         }
     }
 
@@ -511,7 +517,7 @@ impl PooledConn {
             marks.statement_ends();
             marks.note_answer_open(false);
             session.observe();
-            trace_end(&mut self.trace_started, connector, id, None);
+            trace_end(&mut self.trace, connector, id, None);
         }
     }
 
@@ -546,7 +552,7 @@ impl PooledConn {
                 marks.statement_ends();
                 state.dirty = true;
                 let e = wire_error(WireError::LocalInfileRefused);
-                trace_end(&mut self.trace_started, connector, id, Some(&e));
+                trace_end(&mut self.trace, connector, id, Some(&e));
                 Err(e)
             }
             Ok(r) => {
@@ -564,7 +570,7 @@ impl PooledConn {
             Err(e) => {
                 gate.end();
                 marks.statement_ends();
-                trace_end(&mut self.trace_started, connector, id, Some(&e));
+                trace_end(&mut self.trace, connector, id, Some(&e));
                 Err(fail(state, &mut marks, connector, e))
             }
         }
@@ -574,7 +580,7 @@ impl PooledConn {
     /// OK packet may not report all it changed.
     fn begin(&mut self, partly: bool) -> mysql::Result<()> {
         self.finish_open();
-        let statement = self.trace_sql.take();
+        let statement = self.trace.as_mut().and_then(|t| t.sql.take());
         let id = self.lease.id();
         let wanted = self.statement_timeout();
         let (session, mut marks, connector) = self.lease.parts();
@@ -616,7 +622,7 @@ impl PooledConn {
             e.connection_id = id;
             e.statement = statement.as_deref();
             tr.emit(&e);
-            self.trace_started = Some(Started {
+            self.trace.get_or_insert_with(Default::default).started = Some(Started {
                 at: Instant::now(),
                 statement,
             });
@@ -673,7 +679,7 @@ impl PooledConn {
         let (session, mut marks, connector) = self.lease.parts();
         session.gate.end();
         marks.statement_ends();
-        trace_end(&mut self.trace_started, connector, id, r.as_ref().err());
+        trace_end(&mut self.trace, connector, id, r.as_ref().err());
         match r {
             Ok((v, report)) => {
                 match report {
@@ -832,7 +838,7 @@ impl PooledConn {
         let Some(w) = session.wire() else {
             session.gate.end();
             marks.statement_ends();
-            trace_end(&mut self.trace_started, connector, id, None);
+            trace_end(&mut self.trace, connector, id, None);
             return Ok(None);
         };
         match w.framer.send_query(sql.as_bytes()) {
@@ -1062,12 +1068,13 @@ impl PooledConn {
 /// Tells the tracer, if any, that the statement begun (`started`) ended,
 /// with `error` if it failed.
 fn trace_end(
-    started: &mut Option<Started>,
+    slot: &mut Option<Box<TraceSlot>>,
     connector: &MysqlConnector,
     id: u64,
     error: Option<&mysql::Error>,
 ) {
-    let (Some(tr), Some(s)) = (connector.traced(), started.take()) else {
+    let started = slot.as_mut().and_then(|t| t.started.take());
+    let (Some(tr), Some(s)) = (connector.traced(), started) else {
         return;
     };
     let mut e = tr.event(TraceKind::StatementEnd);
