@@ -188,6 +188,25 @@ typedef struct staunch_column_info {
     size_t schema_len;
 } staunch_column_info;
 
+typedef uint32_t staunch_trace_kind;
+
+typedef struct staunch_trace_event {
+    staunch_trace_kind kind;
+    uint32_t error_code;
+    const char *pool;
+    size_t pool_len;
+    const char *server;
+    size_t server_len;
+    uint64_t connection_id;
+    const char *statement;
+    size_t statement_len;
+    uint64_t duration_us;
+    const char *error;
+    size_t error_len;
+} staunch_trace_event;
+
+typedef void (*staunch_trace_callback)(const struct staunch_trace_event *event, void *user_data);
+
 #define STAUNCH_OK 0
 
 #define STAUNCH_NULL_ARGUMENT 100
@@ -317,6 +336,14 @@ typedef struct staunch_column_info {
 #define STAUNCH_EVENT_STALE_PRIMARY_WRITABLE 9
 
 #define STAUNCH_EVENT_UNREPLICATED_WRITES 10
+
+#define STAUNCH_TRACE_ACQUIRE_START 1
+
+#define STAUNCH_TRACE_ACQUIRE_END 2
+
+#define STAUNCH_TRACE_STATEMENT_START 3
+
+#define STAUNCH_TRACE_STATEMENT_END 4
 
 uint32_t staunch_version(void);
 
@@ -671,6 +698,12 @@ uint32_t staunch_rows_warnings(const struct staunch_rows *rows);
 const char *staunch_rows_info(const struct staunch_rows *rows);
 
 void staunch_rows_free(struct staunch_rows *rows);
+
+staunch_status staunch_options_set_tracer(struct staunch_options *opts,
+                                          staunch_trace_callback callback,
+                                          void *user_data,
+                                          staunch_finalizer finalizer,
+                                          struct staunch_error **err);
 
 size_t staunch_struct_size(const char *name);
 

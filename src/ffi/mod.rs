@@ -74,6 +74,8 @@ mod stream;
 
 pub(crate) mod events;
 
+pub(crate) mod trace;
+
 pub(crate) mod layout;
 
 pub use self::cancel::*;
@@ -84,6 +86,7 @@ pub use self::layout::*;
 pub use self::options::*;
 pub use self::pool::*;
 pub use self::rows::*;
+pub use self::trace::*;
 pub use self::values::*;
 
 /// Major version of the library (the `X` of `X.Y.Z`).
