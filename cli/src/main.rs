@@ -14,6 +14,7 @@
 
 mod check;
 mod drill;
+mod html;
 mod json;
 mod monitor;
 mod race;
@@ -222,6 +223,11 @@ struct DrillArgs {
     /// Also write the report as JSON to this file.
     #[arg(long, value_name = "PATH")]
     json: Option<std::path::PathBuf>,
+    /// Also write the report as one self-contained HTML page (inline SVG,
+    /// no script): per fault, a timeline of throughput, get() wait p50/p99
+    /// and errors per 100 ms, with the fault and its recovery marked.
+    #[arg(long, value_name = "PATH", conflicts_with = "galera")]
+    html: Option<std::path::PathBuf>,
     /// Instead of the fixed sequence, inject faults picked at random from the
     /// same set for this long (e.g. 30s, 5m); same checks, same report.
     #[arg(long, value_name = "DURATION", value_parser = parse_soak)]
@@ -283,6 +289,7 @@ fn main() -> ExitCode {
                 galera: a.galera,
                 url: a.url,
                 json: a.json,
+                html: a.html,
                 soak: a.soak,
                 seed: a.seed,
                 threads: a.threads,
