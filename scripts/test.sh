@@ -7,7 +7,8 @@
 #   fuzz      the committed fuzz corpus replayed through the targets' bodies
 #             (stable; the fuzzers themselves: scripts/fuzz.sh SECONDS)
 #   loom      the loom model of the pool's entry registry
-#   soak      a 60 s chaos soak of the drill, then the drill's Galera part
+#   soak      a 60 s chaos soak of the drill (its --html page checked: one
+#             timeline per fault), then the drill's Galera part
 #             (STAUNCH_CI_GALERA_DRILL=0 skips the latter)
 #   miri      the library's unit tests under Miri (nightly)
 #   c         the C ABI tests (plain, AddressSanitizer + UBSan, valgrind, install)
@@ -31,6 +32,21 @@ done
 
 scripts/install-mariadb.sh
 
+# The drill's --html page ($1) exists and has one chart (<svg) per fault
+# that ran, as the JSON report ($2) counts them (every run entry but the
+# baselines).
+check_drill_html() {
+  local html=$1 json=$2 faults charts
+  [ -s "$html" ] || { echo "test.sh: the drill wrote no $html" >&2; return 1; }
+  faults=$(grep '"ran": true' "$json" | grep -vc '"kind": "baseline"' || true)
+  charts=$(grep -o '<svg' "$html" | wc -l || true)
+  if [ "$faults" -lt 1 ] || [ "$charts" != "$faults" ]; then
+    echo "test.sh: $html has $charts charts for $faults faults ($json)" >&2
+    return 1
+  fi
+  echo "== $html: one timeline per fault ($charts)"
+}
+
 timings=()
 run_stage() {
   local s=$1 t0=$SECONDS
@@ -51,8 +67,9 @@ run_stage() {
       echo "== Rust: loom model of the entry state machine and hand-off"
       cargo test -p staunch --lib --features loom-model loom_model ;;
     soak)
-      echo "== chaos soak: 60 s, seed 1 (debug build)"
-      SOAK_PROFILE=dev scripts/soak.sh 60s 1 --quiet
+      echo "== chaos soak: 60 s, seed 1 (debug build), with the HTML report"
+      SOAK_PROFILE=dev SOAK_JSON=target/soak-60s-1.json scripts/soak.sh 60s 1 --quiet --html target/drill.html
+      check_drill_html target/drill.html target/soak-60s-1.json
       if [ "${STAUNCH_CI_GALERA_DRILL:-1}" != 0 ]; then
         # The drill's Galera part (55-75 s on this machine, a 3-node cluster of
         # its own); STAUNCH_CI_GALERA_DRILL=0 skips it.

@@ -61,7 +61,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}th{ba
 .legend span{display:inline-block;margin-right:14px}.sw{display:inline-block;width:14px;height:3px;vertical-align:middle;margin-right:4px}
 svg text{font:11px system-ui,sans-serif;fill:#555}svg .frame{fill:none;stroke:#c9ccd3}svg .grid{stroke:#eceef2}
 svg .ops{fill:none;stroke:#2f6fdb;stroke-width:1.5}svg .p50{fill:none;stroke:#0f9d8a;stroke-width:1.5}
-svg .p99{fill:none;stroke:#e07b00;stroke-width:1.5}svg .err{fill:#c0262d}svg .bound{stroke:#c0262d;stroke-dasharray:4 3}
+svg .p99{fill:none;stroke:#e07b00;stroke-width:1.5}svg .p50.dot{fill:#0f9d8a;stroke:none}svg .p99.dot{fill:#e07b00;stroke:none}svg .err{fill:#c0262d}svg .bound{stroke:#c0262d;stroke-dasharray:4 3}
 svg .mk{stroke-width:1.5}svg .mk.fault{stroke:#c0262d}svg .mk.end{stroke:#7a7f8c;stroke-dasharray:3 3}
 svg .mk.recovery{stroke:#17803d}svg .mk.moved{stroke:#7b3fc4;stroke-dasharray:5 2}
 ";
@@ -447,25 +447,31 @@ pub fn chart(w: &Window, samples: &[Sample]) -> String {
         ("p50", (|s: &Sample| s.p50_us) as fn(&Sample) -> u32),
         ("p99", |s: &Sample| s.p99_us),
     ] {
-        // A bucket without a get() breaks the line.
-        let mut d = String::new();
-        let mut pen_down = false;
+        // A bucket without a get() breaks the line; a lone bucket is a dot.
+        let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
         for s in &ss {
             if s.waits == 0 {
-                pen_down = false;
-                continue;
+                runs.push(Vec::new());
+            } else if let Some(run) = runs.last_mut() {
+                run.push((mid(s), wy(pick(s) as f64)));
             }
-            let _ = write!(
-                d,
-                "{}{},{} ",
-                if pen_down { "L" } else { "M" },
-                n(mid(s)),
-                n(wy(pick(s) as f64))
-            );
-            pen_down = true;
+        }
+        let mut d = String::new();
+        for run in runs.iter().filter(|r| r.len() > 1) {
+            for (i, (x, y)) in run.iter().enumerate() {
+                let _ = write!(d, "{}{},{} ", if i == 0 { "M" } else { "L" }, n(*x), n(*y));
+            }
         }
         if !d.is_empty() {
             let _ = writeln!(o, "<path class=\"{class}\" d=\"{}\"/>", d.trim_end());
+        }
+        for run in runs.iter().filter(|r| r.len() == 1) {
+            let _ = writeln!(
+                o,
+                "<circle class=\"{class} dot\" cx=\"{}\" cy=\"{}\" r=\"2\"/>",
+                n(run[0].0),
+                n(run[0].1)
+            );
         }
     }
 
@@ -828,11 +834,13 @@ mod tests {
             .nth(1)
             .and_then(|s| s.split('"').next())
             .expect("a p99 line");
+        // The lone buckets at 14 s and 15 s are dots; the rest, two lines.
+        assert_eq!(svg.matches("<circle class=\"p99 dot\"").count(), 2);
         assert_eq!(
             p99.matches('L').count() + p99.matches('M').count(),
-            100 - 27
+            100 - 27 - 2
         );
-        assert!(p99.matches('M').count() > 1);
+        assert_eq!(p99.matches('M').count(), 2);
         // Errors: the bars of the buckets at 13.0 s and 15.9 s.
         assert_eq!(svg.matches("<rect class=\"err\"").count(), 2);
     }
