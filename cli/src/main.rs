@@ -176,6 +176,13 @@ a black hole that recovers to the same server, and the keepalive race; the
 workload uses its own table staunch_drill_<pid> and drops it at the end. B
 and D need a local cluster and are not run.
 
+--html PATH also writes the report as one self-contained page (inline CSS
+and SVG, no script): the results table and, per fault, a chart of the
+workload per 100 ms from 2s before the fault to the next one (successful
+operations per second, get() wait p50 and p99, errors) with the fault, its
+end and the recovery marked. Only then is the timeline sampled. Not with
+--galera (its own invocation and report; its timeline is printed).
+
 --galera runs the Galera part instead (needs Debian's galera-4, rsync and ss
 besides MariaDB; ~90 s): a throwaway 3-node Galera cluster from the test kit,
 a pool over its three nodes at the defaults (no knob: the pool finds Galera
