@@ -39,8 +39,8 @@ const WIDTH: f64 = 760.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 16.0;
 const PLOT_W: f64 = WIDTH - LEFT - RIGHT;
-/// Room above the first panel for the markers' labels.
-const TOP: f64 = 30.0;
+/// Room above the first panel for the markers' labels (three rows).
+const TOP: f64 = 42.0;
 const PANEL_H: f64 = 80.0;
 const PANEL_GAP: f64 = 26.0;
 const HEIGHT: f64 = TOP + 3.0 * PANEL_H + 2.0 * PANEL_GAP + 30.0;
@@ -238,6 +238,86 @@ pub fn page(r: &Report) -> String {
     o
 }
 
+/// One fault of a part with a report of its own (the Galera part): its
+/// chart beside its verdict and figures.
+pub struct Section {
+    pub title: String,
+    pub verdict: String,
+    pub ok: bool,
+    pub svg: String,
+    pub facts: Vec<(String, String)>,
+}
+
+/// A page for a part with a report of its own: a table (`head`, rows of
+/// cells and whether the row passed), lines under it, and a section per
+/// fault.
+pub fn plain_page(
+    title: &str,
+    passed: bool,
+    meta: &str,
+    head: &[&str],
+    rows: &[(Vec<String>, bool)],
+    lines: &[String],
+    sections: &[Section],
+) -> String {
+    let (verdict, class) = if passed {
+        ("PASSED", "ok")
+    } else {
+        ("FAILED", "fail")
+    };
+    let mut o = String::new();
+    o.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n");
+    o.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n");
+    let _ = writeln!(o, "<title>{}: {verdict}</title>", esc(title));
+    let _ = writeln!(o, "<style>\n{STYLE}</style>\n</head>\n<body>");
+    let _ = writeln!(
+        o,
+        "<h1>{}: <span class=\"{class}\">{verdict}</span></h1>\n<p class=\"meta\">{}</p>",
+        esc(title),
+        esc(meta)
+    );
+    o.push_str("<h2>Results</h2>\n<table>\n<thead><tr>");
+    for h in head {
+        let _ = write!(o, "<th>{}</th>", esc(h));
+    }
+    o.push_str("</tr></thead>\n<tbody>\n");
+    for (cells, ok) in rows {
+        o.push_str("<tr>");
+        for (i, c) in cells.iter().enumerate() {
+            let class = match (i, i + 1 == cells.len()) {
+                (0, _) => "",
+                (_, true) if *ok => " class=\"ok\"",
+                (_, true) => " class=\"fail\"",
+                _ => " class=\"n\"",
+            };
+            let _ = write!(o, "<td{class}>{}</td>", esc(c));
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</tbody>\n</table>\n");
+    for l in lines {
+        let _ = writeln!(o, "<p>{}</p>", esc(l));
+    }
+    o.push_str("<h2>Timelines</h2>\n");
+    for s in sections {
+        o.push_str("<section class=\"fault\">\n");
+        o.push_str(&s.svg);
+        let _ = writeln!(
+            o,
+            "<div class=\"side\">\n<h3>{}</h3>\n<p class=\"{}\">{}</p>\n<dl>",
+            esc(&s.title),
+            if s.ok { "ok" } else { "fail" },
+            esc(&s.verdict)
+        );
+        for (k, v) in &s.facts {
+            let _ = write!(o, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
+        }
+        o.push_str("</dl>\n</div>\n</section>\n");
+    }
+    o.push_str("</body>\n</html>\n");
+    o
+}
+
 /// What the text report prints under the table for a window.
 fn window_notes(w: &Window) -> Vec<String> {
     let mut parts: Vec<String> = lock(&w.notes).clone();
@@ -304,6 +384,50 @@ fn soak_section(o: &mut String, f: &crate::soak::SoakFigures, inv: &[crate::soak
     o.push_str("</tbody>\n</table>\n");
 }
 
+/// What one fault's chart shows besides the samples.
+pub struct Spec {
+    /// For the chart's accessible name.
+    pub label: String,
+    /// The fault (drill clock, ns): the time axis counts from it.
+    pub start_ns: u64,
+    /// Where the axis ends ([`NEVER`]: at the last sample).
+    pub end_ns: u64,
+    /// The wait panel's name, and the bound drawn dashed across it.
+    pub wait_name: &'static str,
+    pub wait_bound: Option<Duration>,
+    /// Vertical markers: CSS class (`fault`, `end`, `recovery`, `moved`),
+    /// time (drill clock, ns), label.
+    pub marks: Vec<(&'static str, u64, String)>,
+}
+
+impl Spec {
+    /// A window of the drill: the fault, its end, D's writer change, the
+    /// recovery.
+    pub fn of(w: &Window) -> Spec {
+        let fault_end = w.fault_end_ns.load(SeqCst);
+        let recovered = w.first_ok_after_end_ns.load(SeqCst);
+        let moved = w.writer_changed_ns.load(SeqCst);
+        let mut marks = vec![("fault", w.start_ns, "fault".to_string())];
+        if fault_end != NEVER && fault_end > w.start_ns + BUCKET.as_nanos() as u64 / 2 {
+            marks.push(("end", fault_end, "over".into()));
+        }
+        if w.kind == Kind::PrimaryPromotion && moved != NEVER {
+            marks.push(("moved", moved, "moved".into()));
+        }
+        if w.kind.has_recovery() && recovered != NEVER {
+            marks.push(("recovery", recovered, "recovered".into()));
+        }
+        Spec {
+            label: w.label.clone(),
+            start_ns: w.start_ns,
+            end_ns: w.end_ns.load(SeqCst),
+            wait_name: "get() wait",
+            wait_bound: Some(w.bounds.wait),
+            marks,
+        }
+    }
+}
+
 /// The time axis of one fault's chart: drill-clock nanoseconds to x.
 #[derive(Clone, Copy, Debug)]
 pub struct Axis {
@@ -314,7 +438,7 @@ pub struct Axis {
 impl Axis {
     /// From `LEAD` before the fault (not before the samples begin) to the
     /// window's end (or the last sample).
-    pub fn of(w: &Window, samples: &[Sample]) -> Axis {
+    pub fn of(w: &Spec, samples: &[Sample]) -> Axis {
         let first = samples
             .iter()
             .map(|s| s.start().as_nanos() as u64)
@@ -322,7 +446,7 @@ impl Axis {
             .min()
             .unwrap_or(w.start_ns);
         let from_ns = w.start_ns.saturating_sub(LEAD.as_nanos() as u64).max(first);
-        let end = w.end_ns.load(SeqCst);
+        let end = w.end_ns;
         let to_ns = if end != NEVER {
             end
         } else {
@@ -370,6 +494,11 @@ fn nice(v: f64) -> f64 {
 /// One fault's chart: three panels over the same time axis, and the
 /// markers across them.
 pub fn chart(w: &Window, samples: &[Sample]) -> String {
+    draw(&Spec::of(w), samples)
+}
+
+/// The chart of `w` over `samples`.
+pub fn draw(w: &Spec, samples: &[Sample]) -> String {
     let ax = Axis::of(w, samples);
     let ss: Vec<&Sample> = samples.iter().filter(|s| ax.contains(s)).collect();
     let per_s = 1.0 / BUCKET.as_secs_f64();
@@ -403,11 +532,11 @@ pub fn chart(w: &Window, samples: &[Sample]) -> String {
 
     // Panel 2: get() wait p50 and p99, log scale, with the bound.
     let y1 = panel_y(1);
-    let bound_us = w.bounds.wait.as_micros() as f64;
+    let bound_us = w.wait_bound.map(|b| b.as_micros() as f64);
     let max_us = ss
         .iter()
         .map(|s| s.p99_us as f64)
-        .fold(bound_us, f64::max)
+        .fold(bound_us.unwrap_or(0.0), f64::max)
         .max(WAIT_FLOOR_US * 10.0);
     let top_us = 10f64.powf(max_us.log10().ceil());
     let wy = |us: f64| {
@@ -418,7 +547,7 @@ pub fn chart(w: &Window, samples: &[Sample]) -> String {
     frame(
         &mut o,
         y1,
-        "get() wait",
+        w.wait_name,
         &fmt_d(Duration::from_micros(top_us as u64)),
         "≤10µs",
     );
@@ -436,13 +565,15 @@ pub fn chart(w: &Window, samples: &[Sample]) -> String {
         );
         decade *= 10.0;
     }
-    let _ = writeln!(
-        o,
-        "<line class=\"bound\" x1=\"{}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\"/>",
-        n(LEFT),
-        n(LEFT + PLOT_W),
-        y = n(wy(bound_us))
-    );
+    if let Some(b) = bound_us {
+        let _ = writeln!(
+            o,
+            "<line class=\"bound\" x1=\"{}\" x2=\"{}\" y1=\"{y}\" y2=\"{y}\"/>",
+            n(LEFT),
+            n(LEFT + PLOT_W),
+            y = n(wy(b))
+        );
+    }
     for (class, pick) in [
         ("p50", (|s: &Sample| s.p50_us) as fn(&Sample) -> u32),
         ("p99", |s: &Sample| s.p99_us),
@@ -525,22 +656,10 @@ pub fn chart(w: &Window, samples: &[Sample]) -> String {
     );
 
     // The markers, across the three panels.
-    let fault_end = w.fault_end_ns.load(SeqCst);
-    let recovered = w.first_ok_after_end_ns.load(SeqCst);
-    let moved = w.writer_changed_ns.load(SeqCst);
-    let mut marks = vec![("fault", w.start_ns, "fault".to_string())];
-    if fault_end != NEVER && fault_end > w.start_ns + BUCKET.as_nanos() as u64 / 2 {
-        marks.push(("end", fault_end, "over".into()));
-    }
-    if w.kind == Kind::PrimaryPromotion && moved != NEVER {
-        marks.push(("moved", moved, "moved".into()));
-    }
-    if w.kind.has_recovery() && recovered != NEVER {
-        marks.push(("recovery", recovered, "recovered".into()));
-    }
     let mut last_label_x = f64::NEG_INFINITY;
     let mut row = 0;
-    for (class, ns, label) in marks {
+    for (class, ns, label) in &w.marks {
+        let (ns, label) = (*ns, esc(label));
         let x = ax.x(ns);
         let _ = writeln!(
             o,
@@ -550,8 +669,12 @@ pub fn chart(w: &Window, samples: &[Sample]) -> String {
             (ns as f64 / 1e6).round(),
             x = n(x)
         );
-        // Labels of markers close together go on two rows.
-        row = if x - last_label_x < 60.0 { 1 - row } else { 0 };
+        // Labels of markers close together go on up to three rows.
+        row = if x - last_label_x < 70.0 {
+            (row + 1) % 3
+        } else {
+            0
+        };
         last_label_x = x;
         let _ = writeln!(
             o,
@@ -794,7 +917,7 @@ mod tests {
         let hole = &r.windows[2];
         let svg = chart(hole, &r.timeline);
         // The axis: 2 s before the fault (11 s) to the window's end (21 s).
-        let ax = Axis::of(hole, &r.timeline);
+        let ax = Axis::of(&Spec::of(hole), &r.timeline);
         assert_eq!((ax.from_ns, ax.to_ns), (11000 * MS, 21000 * MS));
         let at = |ms: u64| LEFT + (ms - 11000) as f64 / 10000.0 * PLOT_W;
         let near = |got: Option<f64>, want: f64| {
@@ -810,11 +933,57 @@ mod tests {
         // later; its lead is the baseline's last 2 s.
         let kill = &r.windows[1];
         let svg = chart(kill, &r.timeline);
-        let ax = Axis::of(kill, &r.timeline);
+        let ax = Axis::of(&Spec::of(kill), &r.timeline);
         assert_eq!((ax.from_ns, ax.to_ns), (3000 * MS, 13000 * MS));
         near(marker_x(&svg, "fault"), LEFT + 0.2 * PLOT_W);
         near(marker_x(&svg, "recovery"), LEFT + 0.23 * PLOT_W);
         assert!(marker_x(&svg, "end").is_none());
+    }
+
+    #[test]
+    fn a_plain_page_has_its_sections_and_escapes() {
+        let spec = Spec {
+            label: "writer killed (kill -9)".into(),
+            start_ns: 5000 * MS,
+            end_ns: NEVER,
+            wait_name: "latency",
+            wait_bound: None,
+            marks: vec![
+                ("fault", 5000 * MS, "fault".into()),
+                ("recovery", 6000 * MS, "first <write>".into()),
+            ],
+        };
+        let samples =
+            crate::workload::samples_of((30..110).map(|b| (b * 100 * MS + MS, b != 52, 500)));
+        let svg = draw(&spec, &samples);
+        // 3 s to 11 s: the lead is clipped to the first sample's bucket.
+        let ax = Axis::of(&spec, &samples);
+        assert_eq!((ax.from_ns, ax.to_ns), (3000 * MS, 11000 * MS));
+        let x = marker_x(&svg, "recovery").unwrap();
+        assert!((x - (LEFT + 3.0 / 8.0 * PLOT_W)).abs() < 0.06, "{x}");
+        assert!(svg.contains(">first &lt;write&gt;</text>"));
+        assert!(!svg.contains("class=\"bound\""));
+        assert_eq!(svg.matches("<rect class=\"err\"").count(), 1);
+        let sec = |ok| Section {
+            title: "t <1>".into(),
+            verdict: "survived".into(),
+            ok,
+            svg: svg.clone(),
+            facts: vec![("failed".into(), "8 & more".into())],
+        };
+        let html = plain_page(
+            "staunch drill --galera",
+            false,
+            "3 nodes",
+            &["galera fault", "verdict"],
+            &[(vec!["a".into(), "FAILED <x>".into()], false)],
+            &["lost: 0".into()],
+            &[sec(true), sec(false)],
+        );
+        check_nesting(&html);
+        assert_eq!(html.matches("<svg").count(), 2);
+        assert!(html.contains("<td class=\"fail\">FAILED &lt;x&gt;</td>"));
+        assert!(html.contains("<dd>8 &amp; more</dd>") && html.contains("<h3>t &lt;1&gt;</h3>"));
     }
 
     #[test]

@@ -180,8 +180,10 @@ and D need a local cluster and are not run.
 and SVG, no script): the results table and, per fault, a chart of the
 workload per 100 ms from 2s before the fault to the next one (successful
 operations per second, get() wait p50 and p99, errors) with the fault, its
-end and the recovery marked. Only then is the timeline sampled. Not with
---galera (its own invocation and report; its timeline is printed).
+end and the recovery marked. Only then is the timeline sampled. With
+--galera, a page of the Galera part's own: its table and per fault a chart
+of the pool's operations (their whole latency), with the fault, the
+survivors committing again, the writer's move and the first write marked.
 
 --galera runs the Galera part instead (needs Debian's galera-4, rsync and ss
 besides MariaDB; ~90 s): a throwaway 3-node Galera cluster from the test kit,
@@ -233,7 +235,7 @@ struct DrillArgs {
     /// Also write the report as one self-contained HTML page (inline SVG,
     /// no script): per fault, a timeline of throughput, get() wait p50/p99
     /// and errors per 100 ms, with the fault and its recovery marked.
-    #[arg(long, value_name = "PATH", conflicts_with = "galera")]
+    #[arg(long, value_name = "PATH")]
     html: Option<std::path::PathBuf>,
     /// Instead of the fixed sequence, inject faults picked at random from the
     /// same set for this long (e.g. 30s, 5m); same checks, same report.

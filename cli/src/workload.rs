@@ -122,6 +122,45 @@ fn hist_quantile(h: &[u64; HIST], n: u64, q: f64) -> u64 {
     0
 }
 
+/// Samples of operations recorded after the fact (the Galera part keeps
+/// every operation): each is (when it ended, drill clock ns; whether it
+/// succeeded; how long it took, µs). Every bucket from the first to the
+/// last is there, empty ones too.
+pub fn samples_of(ops: impl IntoIterator<Item = (u64, bool, u64)>) -> Vec<Sample> {
+    let mut by: BTreeMap<u64, (u32, u32, [u64; HIST])> = BTreeMap::new();
+    for (end_ns, ok, us) in ops {
+        let b = by.entry(end_ns / BUCKET_NS).or_insert((0, 0, [0; HIST]));
+        if ok {
+            b.0 += 1;
+        } else {
+            b.1 += 1;
+        }
+        b.2[hist_index(us)] += 1;
+    }
+    let (Some(&first), Some(&last)) = (by.keys().next(), by.keys().next_back()) else {
+        return Vec::new();
+    };
+    (first..=last)
+        .map(|i| match by.get(&i) {
+            None => Sample {
+                bucket: i as u32,
+                ..Sample::default()
+            },
+            Some((ops, errors, h)) => {
+                let n: u64 = h.iter().sum();
+                Sample {
+                    bucket: i as u32,
+                    ops: *ops,
+                    errors: *errors,
+                    waits: n as u32,
+                    p50_us: hist_quantile(h, n, 0.50) as u32,
+                    p99_us: hist_quantile(h, n, 0.99) as u32,
+                }
+            }
+        })
+        .collect()
+}
+
 struct Slot {
     ops: AtomicU64,
     errors: AtomicU64,
@@ -1012,5 +1051,35 @@ mod tests {
         );
         assert_eq!((got[2].errors, got[2].waits, got[2].p99_us), (1, 0, 0));
         assert_eq!(got[0].start(), Duration::from_millis(1000));
+    }
+
+    #[test]
+    fn samples_after_the_fact_fill_the_gaps() {
+        let ms = |m: u64| m * 1_000_000;
+        let got = samples_of([
+            (ms(1020), true, 300),
+            (ms(1090), false, 2_000_000),
+            (ms(1350), true, 40),
+        ]);
+        assert_eq!(
+            got.iter().map(|x| x.bucket).collect::<Vec<_>>(),
+            [10, 11, 12, 13]
+        );
+        assert_eq!((got[0].ops, got[0].errors, got[0].waits), (1, 1, 2));
+        assert!(
+            (2_000_000..=2_500_000).contains(&got[0].p99_us),
+            "{:?}",
+            got[0]
+        );
+        assert!((300..=375).contains(&got[0].p50_us), "{:?}", got[0]);
+        assert_eq!(
+            got[1],
+            Sample {
+                bucket: 11,
+                ..Sample::default()
+            }
+        );
+        assert_eq!((got[3].ops, got[3].p50_us), (1, 47));
+        assert!(samples_of([]).is_empty());
     }
 }

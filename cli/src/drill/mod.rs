@@ -764,7 +764,7 @@ fn fmt_hold(d: Duration) -> String {
 
 pub fn run(o: Options) -> u8 {
     if o.galera {
-        return galera::run(o.threads, o.quiet);
+        return galera::run(o.threads, o.quiet, o.html.as_deref());
     }
     // Before any thread: the soak's resident-memory figure should be the
     // pool's, not glibc's per-thread arena retention.
