@@ -188,20 +188,15 @@ pub fn page(r: &Report) -> String {
 
     // The timelines.
     o.push_str("<h2>Timelines</h2>\n");
-    let _ = writeln!(
-        o,
-        "<p class=\"legend\">Per {} of the drill's workload, from {} before each fault to the next one: \
-         <span><i class=\"sw\" style=\"background:#2f6fdb\"></i>successful operations per second</span>\
-         <span><i class=\"sw\" style=\"background:#0f9d8a\"></i>get() wait p50</span>\
-         <span><i class=\"sw\" style=\"background:#e07b00\"></i>p99 (log scale; dashed: the bound)</span>\
-         <span><i class=\"sw\" style=\"background:#c0262d\"></i>errors</span>. Markers: \
-         <span><i class=\"sw\" style=\"background:#c0262d\"></i>fault</span>\
-         <span><i class=\"sw\" style=\"background:#7a7f8c\"></i>fault over</span>\
-         <span><i class=\"sw\" style=\"background:#17803d\"></i>recovery (first success)</span>\
-         <span><i class=\"sw\" style=\"background:#7b3fc4\"></i>D: writes moved</span></p>",
-        fmt_d(BUCKET),
-        fmt_d(LEAD)
-    );
+    o.push_str(&legend(
+        &format!(
+            "Per {} of the drill's workload, from {} before each fault to the next one:",
+            fmt_d(BUCKET),
+            fmt_d(LEAD)
+        ),
+        "get() wait",
+        &["fault over", "D: writes moved", "recovery (first success)"],
+    ));
     if r.timeline.is_empty() {
         o.push_str("<p class=\"skip\">No timeline was sampled.</p>\n");
     }
@@ -210,7 +205,7 @@ pub fn page(r: &Report) -> String {
             continue;
         }
         let class = if row.survived { "ok" } else { "fail" };
-        let _ = writeln!(o, "<section class=\"fault\" id=\"{}\">", esc(row.key));
+        let _ = writeln!(o, "<section class=\"fault\" id=\"fault-{}\">", w.index);
         o.push_str(&chart(w, &r.timeline));
         o.push_str("<div class=\"side\">\n");
         let _ = writeln!(o, "<h3>{}</h3>", esc(&w.label));
@@ -238,6 +233,29 @@ pub fn page(r: &Report) -> String {
     o
 }
 
+/// The charts' key: `intro`, the series (the wait panel named `wait`),
+/// and the markers after the fault (end, moved, recovery).
+fn legend(intro: &str, wait: &str, marks: &[&str; 3]) -> String {
+    let item = |color: &str, text: &str| {
+        format!(
+            "<span><i class=\"sw\" style=\"background:{color}\"></i>{}</span>",
+            esc(text)
+        )
+    };
+    format!(
+        "<p class=\"legend\">{} {}{}{}{}. Markers: {}{}{}{}</p>\n",
+        esc(intro),
+        item("#2f6fdb", "successful operations per second"),
+        item("#0f9d8a", &format!("{wait} p50")),
+        item("#e07b00", "p99 (log scale; dashed: the bound)"),
+        item("#c0262d", "errors"),
+        item("#c0262d", "fault"),
+        item("#7a7f8c", marks[0]),
+        item("#7b3fc4", marks[1]),
+        item("#17803d", marks[2]),
+    )
+}
+
 /// One fault of a part with a report of its own (the Galera part): its
 /// chart beside its verdict and figures.
 pub struct Section {
@@ -258,6 +276,7 @@ pub fn plain_page(
     head: &[&str],
     rows: &[(Vec<String>, bool)],
     lines: &[String],
+    (wait, marks): (&str, &[&str; 3]),
     sections: &[Section],
 ) -> String {
     let (verdict, class) = if passed {
@@ -299,6 +318,15 @@ pub fn plain_page(
         let _ = writeln!(o, "<p>{}</p>", esc(l));
     }
     o.push_str("<h2>Timelines</h2>\n");
+    o.push_str(&legend(
+        &format!(
+            "Per {} of the operations, from up to {} before each fault:",
+            fmt_d(BUCKET),
+            fmt_d(LEAD)
+        ),
+        wait,
+        marks,
+    ));
     for s in sections {
         o.push_str("<section class=\"fault\">\n");
         o.push_str(&s.svg);
@@ -895,6 +923,8 @@ mod tests {
             assert!(html.contains(&format!(">{}</td>", esc(&row.verdict))));
         }
         assert!(html.contains("not run (needs a local cluster)"));
+        // A section per fault, named by its window (kinds repeat in a soak).
+        assert!(html.contains("id=\"fault-1\"") && html.contains("id=\"fault-2\""));
         assert!(html.contains("acknowledged writes verified: 8000 of 8000"));
         assert!(html.contains("staunch drill: <span class=\"ok\">PASSED</span>"));
         // The password never was in the report; the redaction mark is escaped.
@@ -978,12 +1008,14 @@ mod tests {
             &["galera fault", "verdict"],
             &[(vec!["a".into(), "FAILED <x>".into()], false)],
             &["lost: 0".into()],
+            ("latency", &["survivors ok", "moved", "first write"]),
             &[sec(true), sec(false)],
         );
         check_nesting(&html);
         assert_eq!(html.matches("<svg").count(), 2);
         assert!(html.contains("<td class=\"fail\">FAILED &lt;x&gt;</td>"));
         assert!(html.contains("<dd>8 &amp; more</dd>") && html.contains("<h3>t &lt;1&gt;</h3>"));
+        assert!(html.contains("latency p50</span>"));
     }
 
     #[test]

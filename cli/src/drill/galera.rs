@@ -731,6 +731,14 @@ fn page(
         &[format!(
             "acknowledged writes: {acked}, lost: {lost} (read back from every surviving node)"
         )],
+        (
+            "latency",
+            &[
+                "survivors commit again",
+                "writes moved",
+                "first write acknowledged elsewhere",
+            ],
+        ),
         &sections,
     )
 }
