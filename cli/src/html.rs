@@ -269,6 +269,7 @@ pub struct Section {
 /// A page for a part with a report of its own: a table (`head`, rows of
 /// cells and whether the row passed), lines under it, and a section per
 /// fault.
+#[allow(clippy::too_many_arguments)]
 pub fn plain_page(
     title: &str,
     passed: bool,
