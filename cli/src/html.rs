@@ -195,6 +195,7 @@ pub fn page(r: &Report) -> String {
             fmt_d(LEAD)
         ),
         "get() wait",
+        true,
         &["fault over", "D: writes moved", "recovery (first success)"],
     ));
     if r.timeline.is_empty() {
@@ -235,7 +236,7 @@ pub fn page(r: &Report) -> String {
 
 /// The charts' key: `intro`, the series (the wait panel named `wait`),
 /// and the markers after the fault (end, moved, recovery).
-fn legend(intro: &str, wait: &str, marks: &[&str; 3]) -> String {
+fn legend(intro: &str, wait: &str, bound: bool, marks: &[&str; 3]) -> String {
     let item = |color: &str, text: &str| {
         format!(
             "<span><i class=\"sw\" style=\"background:{color}\"></i>{}</span>",
@@ -247,7 +248,14 @@ fn legend(intro: &str, wait: &str, marks: &[&str; 3]) -> String {
         esc(intro),
         item("#2f6fdb", "successful operations per second"),
         item("#0f9d8a", &format!("{wait} p50")),
-        item("#e07b00", "p99 (log scale; dashed: the bound)"),
+        item(
+            "#e07b00",
+            if bound {
+                "p99 (log scale; dashed: the bound)"
+            } else {
+                "p99 (log scale)"
+            }
+        ),
         item("#c0262d", "errors"),
         item("#c0262d", "fault"),
         item("#7a7f8c", marks[0]),
@@ -326,6 +334,7 @@ pub fn plain_page(
             fmt_d(LEAD)
         ),
         wait,
+        false,
         marks,
     ));
     for s in sections {
@@ -1016,7 +1025,7 @@ mod tests {
         assert_eq!(html.matches("<svg").count(), 2);
         assert!(html.contains("<td class=\"fail\">FAILED &lt;x&gt;</td>"));
         assert!(html.contains("<dd>8 &amp; more</dd>") && html.contains("<h3>t &lt;1&gt;</h3>"));
-        assert!(html.contains("latency p50</span>"));
+        assert!(html.contains("latency p50</span>") && html.contains("p99 (log scale)</span>"));
     }
 
     #[test]

@@ -721,7 +721,8 @@ fn page(
         "staunch drill --galera",
         ok,
         &format!(
-            "3-node Galera cluster {hosts}; a pool over it at the defaults; ran in {:.1}s. Times from the fault. \
+            "3-node Galera cluster {hosts}; a pool over it at the defaults; the faults took {:.1}s (after \
+             the cluster's start). Times from the fault. \
              The charts show the pool's operations (writes and reads) per 100 ms; latency is the whole \
              operation's (get() and its statements).",
             took.as_secs_f64()
