@@ -865,7 +865,9 @@ typedef struct staunch_trace_event {
      */
     uint64_t duration_us;
     /**
-     * At an end that failed: the error's text; else NULL.
+     * At an end that failed: the error's text; else NULL. A server's may
+     * quote the statement or a value (1064, 1062): record it only where the
+     * statement's text is.
      */
     const char *error;
     size_t error_len;

@@ -50,7 +50,9 @@ pub struct TraceEvent<'a> {
     pub statement: Option<&'a str>,
     /// At an end: the time since its start.
     pub duration: Duration,
-    /// At an end that failed: the error's text (never a password).
+    /// At an end that failed: the error's text (never a password; a
+    /// server's may quote the statement or a value, as 1064 and 1062 do:
+    /// record it as the statement's text is recorded, only where opted in).
     pub error: Option<&'a str>,
     /// At an end that failed with a server error: its number (else 0).
     pub error_code: u16,
@@ -218,10 +220,18 @@ mod spans {
                         if e.error_code != 0 {
                             span.record("db.response.status_code", e.error_code);
                             span.record("error.type", e.error_code);
+                            // A server's message may quote the statement
+                            // (1064) or a value (1062): only with the text.
+                            if self.statement_text {
+                                tracing::error!(error, "failed");
+                            } else {
+                                let error = format!("MySQL error {}", e.error_code);
+                                tracing::error!(error, "failed");
+                            }
                         } else {
                             span.record("error.type", "staunch.error");
+                            tracing::error!(error, "failed");
                         }
-                        tracing::error!(error, "failed");
                     }
                     drop(span);
                 }
@@ -357,7 +367,13 @@ mod tests {
             assert_eq!(fields["server.port"], "3307", "{name}");
             if name == "staunch.statement" {
                 assert_eq!(fields["error.type"], "1146");
-                assert_eq!(errors, &["Table 'db.t' doesn't exist".to_owned()]);
+                // The server's message only with the statement's text.
+                let message = if i == 1 {
+                    "MySQL error 1146"
+                } else {
+                    "Table 'db.t' doesn't exist"
+                };
+                assert_eq!(errors, &[message.to_owned()]);
             } else {
                 assert_eq!(name, "staunch.acquire");
                 assert!(!fields.contains_key("error.type") && errors.is_empty());

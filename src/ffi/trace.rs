@@ -49,7 +49,9 @@ pub struct staunch_trace_event {
     pub statement_len: usize,
     /// At an end: microseconds since its start; else 0.
     pub duration_us: u64,
-    /// At an end that failed: the error's text; else NULL.
+    /// At an end that failed: the error's text; else NULL. A server's may
+    /// quote the statement or a value (1064, 1062): record it only where the
+    /// statement's text is.
     pub error: *const c_char,
     pub error_len: usize,
 }
