@@ -158,6 +158,6 @@ class NativeLayoutTest {
                 n++;
             }
         }
-        assertEquals(62, n, "handles declared");
+        assertEquals(64, n, "handles declared");
     }
 }
