@@ -4,6 +4,7 @@ tracer callback into spans, read back from the SDK's in-memory exporter."""
 from __future__ import annotations
 
 import logging
+import threading
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -171,6 +172,61 @@ def test_a_streamed_statement_ends_when_its_rows_are_read(pool_factory, exporter
         assert [r[0] for r in cur.fetchall()] == [1, 2, 3]
         assert [s.name for s in exporter.get_finished_spans()] == ["staunch.acquire", "staunch.statement"]
         cur.close()
+
+
+def test_a_streamed_statement_left_unread_ends_when_its_cursor_closes(pool_factory, exporter):
+    pool = pool_factory(tracer=staunch.otel.Spans(exporter.provider))
+    with pool.connection() as conn:
+        cur = conn.cursor(staunch.SSCursor)
+        cur.execute("SELECT seq FROM seq_1_to_100000")
+        assert cur.fetchone() == (1,)
+        assert [s.name for s in exporter.get_finished_spans()] == ["staunch.acquire"]
+        cur.close()
+        assert [s.name for s in exporter.get_finished_spans()] == ["staunch.acquire", "staunch.statement"]
+        cur = conn.cursor()
+        cur.execute("SELECT 7")
+        assert cur.fetchone() == (7,)
+    # The acquire, the streamed statement, SELECT 7, COMMIT: each ended once.
+    spans = exporter.get_finished_spans()
+    assert [s.name for s in spans] == ["staunch.acquire"] + ["staunch.statement"] * 3
+    assert len({s.context.span_id for s in spans}) == 4
+
+
+def test_each_thread_s_spans_are_children_of_its_own_request(pool_factory, exporter):
+    pool = pool_factory("max_size=4", tracer=staunch.otel.Spans(exporter.provider, record_statement=True))
+    tracer = exporter.provider.get_tracer("test")
+    barrier = threading.Barrier(4)
+    errors = []
+
+    def work(i):
+        try:
+            barrier.wait(10)
+            for _ in range(5):
+                with tracer.start_as_current_span(f"request {i}"):
+                    with pool.connection() as conn:
+                        conn.cursor().execute(f"SELECT {i}")
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors
+    spans = exporter.get_finished_spans()
+    by_id = {s.context.span_id: s for s in spans}
+    requests = [s for s in spans if s.name.startswith("request")]
+    assert len(requests) == 20
+    for s in spans:
+        if s.name.startswith("staunch."):
+            parent = by_id[s.parent.span_id]
+            assert parent.name.startswith("request"), s.name
+            i = parent.name.split()[1]
+            if s.name == "staunch.statement" and s.attributes["db.query.text"] != "COMMIT":
+                assert s.attributes["db.query.text"] == f"SELECT {i}"
+    assert sum(s.name == "staunch.acquire" for s in spans) == 20
+    assert sum(s.name == "staunch.statement" for s in spans) == 40
 
 
 def test_tracer_must_be_callable(url):
