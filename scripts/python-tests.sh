@@ -2,7 +2,8 @@
 # The Python binding's tests: installs what they need (python3-venv from
 # Debian's packages if missing; from PyPI into target/py-venv, pinned: pytest,
 # pytest-timeout, ruff, SQLAlchemy, PyMySQL (the reference driver),
-# dbapi-compliance (PEP 249's dbapi20 suite) and Django), builds the test kit, installs
+# dbapi-compliance (PEP 249's dbapi20 suite), Django, prometheus-client and
+# OpenTelemetry's API and SDK (for staunch.otel's spans)), builds the test kit, installs
 # the package with `pip install ./bindings/python` (which builds libstaunch.so
 # with cargo, release), then runs ruff, pytest against throwaway MariaDB
 # servers, and SQLAlchemy's dialect compliance suite through staunch and
@@ -37,7 +38,8 @@ fi
 PY=$VENV/bin/python
 "$PY" -m pip install -q --disable-pip-version-check --upgrade pip
 "$PY" -m pip install -q --disable-pip-version-check \
-  'pytest>=7' 'pytest-timeout>=2' 'ruff>=0.5' 'SQLAlchemy==2.1.9' 'PyMySQL==1.2.4' 'dbapi-compliance==1.15.0' 'Django==5.2.19' 'prometheus-client==0.26.0'
+  'pytest>=7' 'pytest-timeout>=2' 'ruff>=0.5' 'SQLAlchemy==2.1.9' 'PyMySQL==1.2.4' 'dbapi-compliance==1.15.0' 'Django==5.2.19' 'prometheus-client==0.26.0' \
+  'opentelemetry-api==1.45.2' 'opentelemetry-sdk==1.45.2'
 
 echo "== python: building the test kit"
 cargo build -q -p staunch-testkit

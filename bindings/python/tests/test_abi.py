@@ -40,7 +40,7 @@ def resolve(ctype: str):
         return ("struct", F.STRUCTS[ctype])
     if ctype == "void":
         return ("void", None)
-    if ctype in ("staunch_event_callback", "staunch_finalizer"):
+    if ctype in ("staunch_event_callback", "staunch_trace_callback", "staunch_finalizer"):
         return ("fnptr", ctype)
     raise AssertionError(f"unknown C type {ctype}")
 
@@ -54,7 +54,7 @@ def matches(ctype: str, pytype) -> bool:
     if kind == "struct":
         return pytype is detail
     if kind == "fnptr":
-        return pytype in (F.EVENT_CALLBACK, F.FINALIZER)
+        return pytype in (F.EVENT_CALLBACK, F.TRACE_CALLBACK, F.FINALIZER)
     # pointers: char* as c_char_p, void* as c_void_p / c_char_p, T* as POINTER(T)
     if detail in ("char", "void", "uint8_t"):
         return pytype in (ctypes.c_void_p, ctypes.c_char_p)

@@ -21,7 +21,7 @@ import threading as _threading
 import time as _time
 
 from . import FIELD_TYPE, _core, _errors, _ffi, _interrupt
-from ._core import CancelToken, Connection, Cursor, DictCursor, Event, Pool, PoolStats, SSCursor
+from ._core import CancelToken, Connection, Cursor, DictCursor, Event, Pool, PoolStats, SSCursor, TraceEvent
 from ._errors import (
     BrokenConnection,
     Cancelled,
@@ -170,6 +170,7 @@ __all__ = [
     "CancelToken",
     "PoolStats",
     "Event",
+    "TraceEvent",
     "Connection",
     "Cursor",
     "SSCursor",

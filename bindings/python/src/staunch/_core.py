@@ -205,6 +205,112 @@ def _dispatch(q: queue.SimpleQueue, callback) -> None:
             traceback.print_exc()
 
 
+# --- traces ------------------------------------------------------------------------------
+
+
+_TRACE_KINDS = {
+    F.TRACE_ACQUIRE_START: "acquire_start",
+    F.TRACE_ACQUIRE_END: "acquire_end",
+    F.TRACE_STATEMENT_START: "statement_start",
+    F.TRACE_STATEMENT_END: "statement_end",
+}
+
+
+def _text_at(ptr, n: int):
+    return ctypes.string_at(ptr, n).decode("utf-8", "replace") if ptr else None
+
+
+class TraceEvent:
+    """A start or an end of a borrow (``kind`` "acquire_start",
+    "acquire_end") or of a statement ("statement_start", "statement_end"),
+    handed to a pool's ``tracer`` on the borrowing thread, during the call.
+    ``pool`` is the pool's name and ``pool_id`` its number (as in ``Event``);
+    ``server`` is "host:port" ("" at an acquire's start or a failed one);
+    ``statement`` the statement's text (None when it has none: it may hold
+    what the application put in it); at an end, ``duration_us``, and when it
+    failed ``error`` (the message) and ``error_code`` (the server's error
+    number, 0 if the error is not the server's)."""
+
+    __slots__ = (
+        "kind",
+        "pool",
+        "pool_id",
+        "server",
+        "connection_id",
+        "statement",
+        "duration_us",
+        "error",
+        "error_code",
+    )
+
+    def __init__(self, kind, pool, pool_id, server, connection_id, statement, duration_us, error, error_code):
+        self.kind = kind
+        self.pool = pool
+        self.pool_id = pool_id
+        self.server = server
+        self.connection_id = connection_id
+        self.statement = statement
+        self.duration_us = duration_us
+        self.error = error
+        self.error_code = error_code
+
+    def __repr__(self) -> str:
+        return f"TraceEvent({self.kind!r}, pool={self.pool!r}, connection_id={self.connection_id})"
+
+
+# As the event sink: one C callback and one finalizer for every pool with a
+# tracer, alive as long as the module; user_data is a key into _tracers, whose
+# entry is [the tracer, the pool's id (set once it is open), whether a failure
+# of the tracer was logged]. Pools without a tracer register nothing (and so
+# cost nothing).
+_tracers: dict = {}
+
+
+def _on_trace(ev_p, user_data):
+    entry = None
+    try:
+        entry = _tracers.get(user_data)
+        if entry is None:
+            return
+        ev = ev_p.contents
+        entry[0](
+            TraceEvent(
+                _TRACE_KINDS.get(ev.kind, "other"),
+                _text_at(ev.pool, ev.pool_len),
+                entry[1],
+                _text_at(ev.server, ev.server_len) or "",
+                ev.connection_id,
+                _text_at(ev.statement, ev.statement_len),
+                ev.duration_us,
+                _text_at(ev.error, ev.error_len),
+                ev.error_code,
+            )
+        )
+    except BaseException:  # noqa: BLE001 (never let anything reach the C caller)
+        try:
+            if entry is not None and not entry[2]:
+                entry[2] = True
+                import logging
+
+                logging.getLogger("staunch").exception("the pool's tracer failed (later failures are not logged)")
+        except BaseException:  # noqa: BLE001
+            pass
+
+
+def _on_trace_final(user_data):
+    try:
+        _tracers.pop(user_data, None)
+    except BaseException:  # noqa: BLE001
+        pass
+
+
+_C_ON_TRACE = F.TRACE_CALLBACK(_on_trace)
+_C_ON_TRACE_FINAL = F.FINALIZER(_on_trace_final)
+
+#: The tracer of pools opened without one (``staunch.otel.instrument()``).
+default_tracer = None
+
+
 # --- cancel tokens ---------------------------------------------------------------------
 
 
@@ -342,7 +448,11 @@ class Pool:
     (the binary protocol: large results read about twice as fast) instead
     of as text: once per connection and SQL text (the library caches 32
     statements per connection), so it pays for texts run again and again
-    and costs a round trip more for each new one. ``connect_attrs`` (the
+    and costs a round trip more for each new one. ``tracer`` (default:
+    ``staunch.otel.instrument()``'s, else none) is a callable receiving a
+    ``TraceEvent`` at the start and the end of each borrow and statement, on
+    the borrowing thread, during the call: ``staunch.otel.Spans`` makes
+    OpenTelemetry spans of them. ``connect_attrs`` (the
     knob: ``{"service": "billing"}`` or ``"service:billing"``) and
     ``program_name`` (the knob, PyMySQL's name) are the connection attributes a server shows
     in ``performance_schema.session_connect_attrs``. Opening does not
@@ -359,6 +469,7 @@ class Pool:
         autocommit: bool = False,
         on_event=None,
         prepare_selects: bool = False,
+        tracer=None,
         **knobs,
     ):
         self._ptr = None
@@ -368,6 +479,11 @@ class Pool:
             raise E.ConfigError(0, f"url must be a str, not {type(url).__name__}")
         if on_event is not None and not callable(on_event):
             raise E.ConfigError(0, "on_event must be callable")
+        if tracer is None:
+            tracer = default_tracer
+        if tracer is not None and not callable(tracer):
+            raise E.ConfigError(0, "tracer must be callable")
+        trace_key = None
         opts = ctypes.POINTER(F.staunch_options)()
         _check(lib.staunch_options_new, byref(opts))
         try:
@@ -402,9 +518,21 @@ class Pool:
                 except E.Error:
                     _on_final(key)
                     raise
+            if tracer is not None:
+                trace_key = next(_sink_ids)
+                _tracers[trace_key] = [tracer, 0, False]
+                try:
+                    _check(lib.staunch_options_set_tracer, opts, _C_ON_TRACE, trace_key, _C_ON_TRACE_FINAL)
+                except E.Error:
+                    _on_trace_final(trace_key)
+                    raise
             pool = ctypes.POINTER(F.staunch_pool)()
             _check(lib.staunch_pool_open_options, opts, byref(pool))
             self._ptr = pool
+            if trace_key is not None:
+                entry = _tracers.get(trace_key)
+                if entry is not None:
+                    entry[1] = lib.staunch_pool_id(pool)
             # With leak detection on, each borrow gives the library its
             # Python traceback for the report (a few tens of µs a borrow).
             self._leak_stacks = lib.staunch_pool_leak_threshold_ms(pool) > 0

@@ -29,9 +29,9 @@ from ctypes import (
 
 #: The ABI major version this package speaks, and the least minor it needs.
 ABI_MAJOR = 1
-# 1.7: staunch_pool_metrics, _name, _leak_threshold_ms, staunch_conn_set_borrower_stack;
-# 1.4: staunch_conn_query_batch, staunch_rows_column_infos (1.1: staunch_param_decimal,
-# staunch_rows_column_types)
+# 1.7: staunch_pool_metrics, _name, _leak_threshold_ms, staunch_conn_set_borrower_stack,
+# staunch_options_set_tracer; 1.4: staunch_conn_query_batch, staunch_rows_column_infos
+# (1.1: staunch_param_decimal, staunch_rows_column_types)
 ABI_MINOR = 7
 
 status_t = c_uint32
@@ -143,6 +143,29 @@ class staunch_event(Structure):
     ]
 
 
+class staunch_trace_event(Structure):
+    # Strings are pointer and length (no NUL), valid only during the callback.
+    _fields_ = [
+        ("kind", c_uint32),
+        ("error_code", c_uint32),
+        ("pool", c_void_p),
+        ("pool_len", c_size_t),
+        ("server", c_void_p),
+        ("server_len", c_size_t),
+        ("connection_id", c_uint64),
+        ("statement", c_void_p),
+        ("statement_len", c_size_t),
+        ("duration_us", c_uint64),
+        ("error", c_void_p),
+        ("error_len", c_size_t),
+    ]
+
+
+TRACE_ACQUIRE_START = 1
+TRACE_ACQUIRE_END = 2
+TRACE_STATEMENT_START = 3
+TRACE_STATEMENT_END = 4
+
 STATS_FIELDS = (
     "total active idle reserved waiting pending_creates connecting adder_threads "
     "acquired acquire_timeouts created closed_idle_timeout closed_max_lifetime "
@@ -207,6 +230,7 @@ STRUCTS = {
         staunch_value,
         staunch_batch,
         staunch_event,
+        staunch_trace_event,
         staunch_stats,
         staunch_result,
         staunch_txn_options,
@@ -216,6 +240,7 @@ STRUCTS = {
 
 EVENT_CALLBACK = CFUNCTYPE(None, POINTER(staunch_event), c_void_p)
 FINALIZER = CFUNCTYPE(None, c_void_p)
+TRACE_CALLBACK = CFUNCTYPE(None, POINTER(staunch_trace_event), c_void_p)
 
 P = POINTER
 ERR = P(P(staunch_error))
@@ -235,6 +260,10 @@ SIGNATURES = {
     "staunch_options_set_event_callback": (
         status_t,
         [P(staunch_options), EVENT_CALLBACK, c_void_p, FINALIZER, ERR],
+    ),
+    "staunch_options_set_tracer": (
+        status_t,
+        [P(staunch_options), TRACE_CALLBACK, c_void_p, FINALIZER, ERR],
     ),
     "staunch_options_free": (None, [P(staunch_options)]),
     "staunch_pool_open_options": (status_t, [P(staunch_options), P(P(staunch_pool)), ERR]),
