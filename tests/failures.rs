@@ -202,7 +202,20 @@ fn leaked_connection_is_reported_with_its_thread() {
         .unwrap()
         .join()
         .unwrap();
-    assert_eq!(*seen.lock().unwrap(), vec!["report-builder".to_string()]);
+    // The report carries the borrower's stack, resolved into text on a
+    // thread of its own: it may come a little after the return.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while seen.lock().unwrap().is_empty() && std::time::Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(10));
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let (name, stack) = seen[0].split_once('\n').expect("the thread, then its stack");
+    assert_eq!(name, "report-builder");
+    assert!(
+        stack.contains("leaked_connection_is_reported_with_its_thread"),
+        "the stack names the function that borrowed: {stack}"
+    );
 }
 
 fn count(p: &Pool, table: &str) -> i64 {
