@@ -210,7 +210,9 @@ fn leaked_connection_is_reported_with_its_thread() {
     }
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 1, "{seen:?}");
-    let (name, stack) = seen[0].split_once('\n').expect("the thread, then its stack");
+    let (name, stack) = seen[0]
+        .split_once('\n')
+        .expect("the thread, then its stack");
     assert_eq!(name, "report-builder");
     assert!(
         stack.contains("leaked_connection_is_reported_with_its_thread"),
