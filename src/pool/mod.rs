@@ -661,7 +661,14 @@ impl<C: Connector> Shared<C> {
         drop(h);
         let waited = fmt_duration(waited);
         let max_size = self.max_size.load(SeqCst);
-        if failing && s.total < max_size {
+        if self.suspended.load(SeqCst) {
+            Error::new(
+                ErrorKind::PoolExhausted,
+                format!(
+                    "timed out after {waited} waiting for a connection: the pool is suspended until resumed ({state})"
+                ),
+            )
+        } else if failing && s.total < max_size {
             let msg = format!(
                 "timed out after {waited} waiting for a connection: the database is unreachable ({state}); last connect error"
             );

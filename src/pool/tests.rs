@@ -668,6 +668,7 @@ fn suspend_blocks_until_resume() {
     assert!(p.try_get().unwrap().is_none());
     let e = p.get_timeout(Duration::from_millis(30)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::PoolExhausted);
+    assert!(e.to_string().contains("the pool is suspended"), "{e}");
     let p2 = p.clone();
     let t = thread::spawn(move || p2.get_timeout(Duration::from_secs(5)).map(|c| c.n));
     thread::sleep(Duration::from_millis(30));
