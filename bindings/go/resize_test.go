@@ -89,10 +89,12 @@ func Test_resize_shrink_while_borrowed_grow_while_waiting(t *testing.T) {
 			t.Fatalf("a waiting caller: %v", err)
 		}
 	}
-	blocker.Release()
-	if s := p.Stat(); s.OpenConnections != 3 {
+	// Served while the blocker is held: the pool grew (to 2 or 3: a caller
+	// done at once may hand its connection to the other first).
+	if s := p.Stat(); s.OpenConnections < 2 || s.OpenConnections > 3 {
 		t.Fatalf("after the grow: %+v", *s)
 	}
+	blocker.Release()
 }
 
 func Test_resize_suspend_holds_a_borrow_until_resume(t *testing.T) {

@@ -847,7 +847,8 @@ fn shrinking_takes_nothing_borrowed_and_closes_the_surplus_as_it_returns() {
     // A waiter queued before the shrink is served once the pool is within
     // the new limit, by a connection coming back.
     let p2 = p.clone();
-    let waiter = thread::spawn(move || p2.get_timeout(Duration::from_secs(5)).map(|c| c.n));
+    let waiter =
+        thread::spawn(move || p2.get_timeout(patient(Duration::from_secs(5))).map(|c| c.n));
     eventually("the waiter queues", || p.stats().waiting == 1);
     p.set_max_size(2).unwrap();
     assert_eq!(p.stats().max_size, 2);
@@ -900,7 +901,7 @@ fn growing_serves_the_callers_waiting_now() {
     let waiters: Vec<_> = (0..3)
         .map(|_| {
             let p2 = p.clone();
-            thread::spawn(move || p2.get_timeout(Duration::from_secs(5)).map(|c| c.n))
+            thread::spawn(move || p2.get_timeout(patient(Duration::from_secs(5))).map(|c| c.n))
         })
         .collect();
     eventually("3 waiters queue", || p.stats().waiting == 3);

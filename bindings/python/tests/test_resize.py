@@ -66,8 +66,10 @@ def test_shrink_while_borrowed_then_grow_while_waiting(pool_factory):
     for t in threads:
         t.join(10)
     assert got == [7, 7]
+    # Served while the blocker is held: the pool grew (to 2 or 3: a caller
+    # done at once may hand its connection to the other first).
+    assert 2 <= pool.stats().total <= 3
     blocker.close()
-    assert pool.stats().total == 3
 
 
 def test_suspend_holds_a_borrow_until_resume(pool_factory):
