@@ -898,10 +898,19 @@ fn growing_serves_the_callers_waiting_now() {
         ..cfg()
     });
     let _held = p.get().unwrap();
+    let served = Arc::new(AtomicUsize::new(0));
     let waiters: Vec<_> = (0..3)
         .map(|_| {
-            let p2 = p.clone();
-            thread::spawn(move || p2.get_timeout(patient(Duration::from_secs(5))).map(|c| c.n))
+            let (p2, served) = (p.clone(), served.clone());
+            thread::spawn(move || {
+                let c = p2.get_timeout(patient(Duration::from_secs(5)))?;
+                // Held until all three are served, so that each needs a
+                // connection of its own (one returned at once could serve
+                // the next waiter before its connect is needed).
+                served.fetch_add(1, SeqCst);
+                eventually("every waiter is served", || served.load(SeqCst) == 3);
+                Ok::<_, Error>(c.n)
+            })
         })
         .collect();
     eventually("3 waiters queue", || p.stats().waiting == 3);
