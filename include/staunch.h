@@ -494,7 +494,8 @@ typedef struct staunch_stats {
      */
     uint64_t closed_broken;
     /**
-     * Counter: connections closed by soft eviction.
+     * Counter: connections closed by soft eviction, or as surplus above a
+     * lowered max_size (`staunch_pool_set_max_size`).
      */
     uint64_t closed_evicted;
     /**

@@ -87,7 +87,8 @@ pub struct staunch_stats {
     /// Counter: connections closed as broken (failed validation, keepalive,
     /// I/O error, failed rollback on return).
     pub closed_broken: u64,
-    /// Counter: connections closed by soft eviction.
+    /// Counter: connections closed by soft eviction, or as surplus above a
+    /// lowered max_size (`staunch_pool_set_max_size`).
     pub closed_evicted: u64,
     /// Counter: connections closed because the pool closed.
     pub closed_pool_closed: u64,
