@@ -1492,8 +1492,7 @@ staunch_status staunch_pool_suspend(struct staunch_pool *pool, struct staunch_er
 
 /**
  * Ends a `staunch_pool_suspend`: waiting borrowers proceed. Idempotent (a
- * pool not suspended is left as it is). Never blocks.
- * Thread-safe.
+ * pool not suspended is left as it is). Never blocks. Thread-safe.
  */
 staunch_status staunch_pool_resume(struct staunch_pool *pool, struct staunch_error **err);
 

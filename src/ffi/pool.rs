@@ -547,8 +547,7 @@ pub extern "C" fn staunch_pool_suspend(
 }
 
 /// Ends a `staunch_pool_suspend`: waiting borrowers proceed. Idempotent (a
-/// pool not suspended is left as it is). Never blocks.
-/// Thread-safe.
+/// pool not suspended is left as it is). Never blocks. Thread-safe.
 #[no_mangle]
 pub extern "C" fn staunch_pool_resume(
     pool: *mut staunch_pool,
