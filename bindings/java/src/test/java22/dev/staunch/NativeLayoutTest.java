@@ -158,6 +158,6 @@ class NativeLayoutTest {
                 n++;
             }
         }
-        assertEquals(60, n, "handles declared");
+        assertEquals(64, n, "handles declared");
     }
 }
