@@ -8,6 +8,9 @@
 //! - `staunch, liveness off`: the same with `liveness_threshold=0` (no
 //!   `staunch-liveness` thread): the before/after of statement liveness,
 //!   which must cost nothing for statements shorter than its threshold;
+//! - `staunch, timings on`: the same with `timings=on` (borrows and
+//!   statements timed, as once an exporter is registered) and a scrape
+//!   (`metrics_text`) every second: what metrics cost (issue 47);
 //! - `staunch &mut *guard`: the same pool, the statement through the raw
 //!   `mysql::Conn` (`&mut *guard`, how code taking `&mut mysql::Conn` uses
 //!   it): the pool cannot see what ran, so it resets the session on return;
@@ -205,6 +208,9 @@ enum Who {
     Raw,
     Staunch,
     StaunchNoLiveness,
+    /// `staunch` with `timings=on` (what an exporter turns on) and a
+    /// scrape (`metrics_text`) every second.
+    StaunchTimed,
     StaunchRaw,
     MysqlPool,
     R2d2,
@@ -228,6 +234,7 @@ impl Who {
             Who::Raw => "raw mysql::Conn",
             Who::Staunch => "staunch",
             Who::StaunchNoLiveness => "staunch, liveness off",
+            Who::StaunchTimed => "staunch, timings on",
             Who::StaunchRaw => "staunch &mut *guard",
             Who::MysqlPool => "mysql::Pool",
             Who::R2d2 => "r2d2_mysql",
@@ -245,6 +252,7 @@ struct Contenders {
     raw: Vec<Mutex<Conn>>,
     staunch: BTreeMap<usize, staunch::Pool>,
     staunch_off: BTreeMap<usize, staunch::Pool>,
+    staunch_timed: BTreeMap<usize, staunch::Pool>,
     mysql: BTreeMap<usize, mysql::Pool>,
     r2d2: BTreeMap<usize, r2d2::Pool<MySqlConnectionManager>>,
     fifo: BTreeMap<usize, FifoPool<Conn>>,
@@ -284,6 +292,13 @@ impl Contenders {
             }
             Who::StaunchNoLiveness => {
                 let p = &self.staunch_off[&size];
+                run(threads, dur, pid, &|_| {
+                    let mut c = p.get().expect("staunch get");
+                    select1(&mut c);
+                })
+            }
+            Who::StaunchTimed => {
+                let p = &self.staunch_timed[&size];
                 run(threads, dur, pid, &|_| {
                     let mut c = p.get().expect("staunch get");
                     select1(&mut c);
@@ -380,10 +395,10 @@ fn main() {
     let sizes = common::list_knob("sizes", &[8usize, 32]);
     let started = Instant::now();
 
-    // Every contender's connections at once: a raw one per thread, and five
-    // pools (two staunch, mysql::Pool, r2d2, FIFO) of each size; a scaling
+    // Every contender's connections at once: a raw one per thread, and six
+    // pools (three staunch, mysql::Pool, r2d2, FIFO) of each size; a scaling
     // run (`--threads=1,8,64,256,1024 --sizes=8,32,128,256`) holds ~3,200.
-    let needed = threads_list.iter().max().unwrap() + 5 * sizes.iter().sum::<usize>() + 50;
+    let needed = threads_list.iter().max().unwrap() + 6 * sizes.iter().sum::<usize>() + 50;
     raise_fd_limit(needed + 256);
     let db = support::MariaDb::start_with(support::ServerOpts {
         // performance_schema counts the commands each contender sends.
@@ -421,6 +436,7 @@ fn main() {
             .collect(),
         staunch: BTreeMap::new(),
         staunch_off: BTreeMap::new(),
+        staunch_timed: BTreeMap::new(),
         mysql: BTreeMap::new(),
         r2d2: BTreeMap::new(),
         fifo: BTreeMap::new(),
@@ -434,6 +450,11 @@ fn main() {
             n,
             staunch::Pool::from_url(&format!("{url}?max_size={n}&liveness_threshold=0"))
                 .expect("staunch, liveness off"),
+        );
+        c.staunch_timed.insert(
+            n,
+            staunch::Pool::from_url(&format!("{url}?max_size={n}&timings=on"))
+                .expect("staunch, timings on"),
         );
         let popts = PoolOpts::default().with_constraints(PoolConstraints::new(n, n).unwrap());
         c.mysql.insert(
@@ -456,6 +477,15 @@ fn main() {
             ),
         );
     }
+    // The exporter of the timed pools: a scrape every second, as Prometheus
+    // would (the thread ends with the process).
+    let scraped: Vec<staunch::Pool> = c.staunch_timed.values().cloned().collect();
+    std::thread::spawn(move || loop {
+        for p in &scraped {
+            std::hint::black_box(p.metrics_text());
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    });
     // Sanity: mysql::Pool defaults as documented above.
     {
         let o = Opts::from(tcp());
@@ -473,6 +503,7 @@ fn main() {
         for w in [
             Who::Staunch,
             Who::StaunchNoLiveness,
+            Who::StaunchTimed,
             Who::StaunchRaw,
             Who::MysqlPool,
             Who::R2d2,
@@ -712,6 +743,18 @@ fn main() {
             println!(
                 "| {t} | {sn} | {:.3}× |",
                 ratio(t, Who::Staunch, sn, Who::StaunchNoLiveness, sn)
+            );
+        }
+    }
+    println!();
+    println!("**Timings** (issue 47; per-round ratios, median): staunch with `timings=on` and a scrape every second (what a registered exporter costs) ÷ staunch at the defaults (timings off); target ≥ 0.97×\n");
+    println!("| threads | pool size | timings on ÷ defaults |");
+    println!("|---:|---:|---:|");
+    for &t in &threads_list {
+        for &sn in &sizes {
+            println!(
+                "| {t} | {sn} | {:.3}× |",
+                ratio(t, Who::StaunchTimed, sn, Who::Staunch, sn)
             );
         }
     }

@@ -185,6 +185,12 @@
 #define STAUNCH_QUERY_PREPARE 8
 
 /**
+ * Buckets of a [`Histogram`]: the last one, from 2^38 µs (3.2 days) up,
+ * has no upper edge.
+ */
+#define BUCKETS 40
+
+/**
  * A cancel token: `staunch_cancel_token_cancel` makes every
  * `staunch_pool_get_cancellable` / `_get_read_cancellable` waiting with it
  * return STAUNCH_CANCELLED promptly, and every later one at once (a token
@@ -1148,7 +1154,9 @@ typedef struct staunch_column_info {
 
 /**
  * A connection has been borrowed longer than `leak_detection_threshold`
- * (`connection_id`, `message` = the borrowing thread, `duration_us`).
+ * (`connection_id`, `message` = who borrowed it and for how long, then,
+ * after "borrowed at:", the stack `staunch_conn_set_borrower_stack` gave;
+ * `duration_us`).
  */
 #define STAUNCH_EVENT_LEAK_SUSPECTED 6
 
@@ -1239,7 +1247,7 @@ const char *staunch_status_name(staunch_status status);
 /**
  * Creates an options object with every knob at its default (connect to
  * 127.0.0.1:3306, max_size 10, connection_timeout 10s, connect_timeout 3s,
- * ...; see the README for the list). On success `*out` receives it; free it
+ * ...; see docs/knobs.md for the list). On success `*out` receives it; free it
  * with `staunch_options_free`. Never blocks; any thread.
  */
 staunch_status staunch_options_new(struct staunch_options **out, struct staunch_error **err);
@@ -1443,6 +1451,76 @@ staunch_status staunch_pool_try_get(struct staunch_pool *pool,
 staunch_status staunch_pool_stats(const struct staunch_pool *pool,
                                   struct staunch_stats *out,
                                   struct staunch_error **err);
+
+/**
+ * Writes the pool's figures as Prometheus text (exposition format 0.0.4,
+ * which OpenMetrics parsers read too) into `buf`, as `snprintf` does: at
+ * most `cap - 1` bytes and a NUL, and `*len` = the text's whole length
+ * (without the NUL); when `*len >= cap` the text was cut: call again with
+ * `*len + 1` bytes (a little more: the figures move). `buf` may be NULL
+ * with `cap` 0 to ask for the length.
+ *
+ * The names follow OpenTelemetry's semantic conventions for database client
+ * connections as its Prometheus exporter writes them
+ * (`db_client_connection_count{db_client_connection_state="idle"}`,
+ * `db_client_connection_wait_time_seconds`, `..._create_time_seconds`,
+ * `..._use_time_seconds`, `db_client_operation_duration_seconds`,
+ * `db_client_connection_timeouts_total`, ...), with staunch's own figures
+ * as `staunch_*`; every series is labelled with the pool's name
+ * (`pool_name`) and the host (`server_address`, `server_port`). The first
+ * call turns timings on: from then on borrows and statements are timed for
+ * the `use_time` and operation histograms (`timings=on` in the URL does
+ * so from the start). Works on a closed pool. Never blocks. Thread-safe.
+ */
+staunch_status staunch_pool_metrics(const struct staunch_pool *pool,
+                                    char *buf,
+                                    size_t cap,
+                                    size_t *len,
+                                    struct staunch_error **err);
+
+/**
+ * The pool's `leak_detection_threshold` in milliseconds, 0 when leak
+ * detection is off (or for NULL): a binding gives the borrower's stack
+ * (`staunch_conn_set_borrower_stack`) only when it is set. Never blocks;
+ * any thread.
+ */
+uint64_t staunch_pool_leak_threshold_ms(const struct staunch_pool *pool);
+
+/**
+ * How many servers the pool has a pool for: 1, or the hosts of a
+ * topology pool (the writer and the replicas, or the Galera nodes), in
+ * the URL's order. 0 for NULL. Never blocks; any thread.
+ */
+size_t staunch_pool_host_count(const struct staunch_pool *pool);
+
+/**
+ * Fills `*out` with host `index`'s figures (as `staunch_pool_stats` does
+ * for the whole pool: set `out->size` first), and writes its `host:port`
+ * into `endpoint` by `snprintf`'s rules (`*endpoint_len` its whole
+ * length; `endpoint` may be NULL with `endpoint_cap` 0). `index` from 0
+ * to `staunch_pool_host_count() - 1`, else STAUNCH_INVALID_ARGUMENT.
+ * `*is_writer` (may be NULL) receives whether writes go there now. Works
+ * on a closed pool. Never blocks. Thread-safe.
+ */
+staunch_status staunch_pool_host_stats(const struct staunch_pool *pool,
+                                       size_t index,
+                                       struct staunch_stats *out,
+                                       char *endpoint,
+                                       size_t endpoint_cap,
+                                       size_t *endpoint_len,
+                                       bool *is_writer,
+                                       struct staunch_error **err);
+
+/**
+ * Writes the pool's name (`pool_name`, or `staunch-N`) into `buf` as
+ * `staunch_pool_metrics` writes its text (`snprintf`'s rules, `*len` the
+ * name's length). Never blocks. Thread-safe.
+ */
+staunch_status staunch_pool_name(const struct staunch_pool *pool,
+                                 char *buf,
+                                 size_t cap,
+                                 size_t *len,
+                                 struct staunch_error **err);
 
 /**
  * Retires every current connection: idle ones now (in the background),
@@ -1880,6 +1958,21 @@ staunch_status staunch_conn_ping(struct staunch_conn *conn, struct staunch_error
 staunch_status staunch_conn_set_timeout(struct staunch_conn *conn,
                                         uint32_t timeout_ms,
                                         struct staunch_error **err);
+
+/**
+ * Gives the stack where the host program borrowed this connection (its
+ * language's own: a Python traceback, a Java or Go stack trace), `len`
+ * bytes of UTF-8 text (invalid sequences are replaced), for the leak report
+ * should the connection stay borrowed past `leak_detection_threshold`. Does
+ * nothing when leak detection is off
+ * (`staunch_pool_leak_threshold_ms` says 0): call it only then, right after
+ * the borrow. Kept up to 64 KiB. Never blocks. Same rules as the other
+ * calls on a connection (one thread at a time).
+ */
+staunch_status staunch_conn_set_borrower_stack(struct staunch_conn *conn,
+                                               const char *text,
+                                               size_t len,
+                                               struct staunch_error **err);
 
 /**
  * Cancels the statement running on this connection, from any thread (the

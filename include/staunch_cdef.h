@@ -17,6 +17,8 @@
 
 #define STAUNCH_QUERY_PREPARE 8
 
+#define BUCKETS 40
+
 typedef struct staunch_cancel_token staunch_cancel_token;
 
 typedef struct staunch_conn staunch_conn;
@@ -398,6 +400,31 @@ staunch_status staunch_pool_stats(const struct staunch_pool *pool,
                                   struct staunch_stats *out,
                                   struct staunch_error **err);
 
+staunch_status staunch_pool_metrics(const struct staunch_pool *pool,
+                                    char *buf,
+                                    size_t cap,
+                                    size_t *len,
+                                    struct staunch_error **err);
+
+uint64_t staunch_pool_leak_threshold_ms(const struct staunch_pool *pool);
+
+size_t staunch_pool_host_count(const struct staunch_pool *pool);
+
+staunch_status staunch_pool_host_stats(const struct staunch_pool *pool,
+                                       size_t index,
+                                       struct staunch_stats *out,
+                                       char *endpoint,
+                                       size_t endpoint_cap,
+                                       size_t *endpoint_len,
+                                       bool *is_writer,
+                                       struct staunch_error **err);
+
+staunch_status staunch_pool_name(const struct staunch_pool *pool,
+                                 char *buf,
+                                 size_t cap,
+                                 size_t *len,
+                                 struct staunch_error **err);
+
 staunch_status staunch_pool_soft_evict(struct staunch_pool *pool, struct staunch_error **err);
 
 staunch_status staunch_pool_set_max_size(struct staunch_pool *pool,
@@ -524,6 +551,11 @@ staunch_status staunch_conn_ping(struct staunch_conn *conn, struct staunch_error
 staunch_status staunch_conn_set_timeout(struct staunch_conn *conn,
                                         uint32_t timeout_ms,
                                         struct staunch_error **err);
+
+staunch_status staunch_conn_set_borrower_stack(struct staunch_conn *conn,
+                                               const char *text,
+                                               size_t len,
+                                               struct staunch_error **err);
 
 staunch_status staunch_conn_cancel(const struct staunch_conn *conn,
                                    bool *cancelled,

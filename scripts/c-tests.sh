@@ -126,20 +126,10 @@ if want plain || want install; then
   configure cbuild/build-plain -DSTAUNCH_PROFILE=debug -DSTAUNCH_LINK=shared
 fi
 if want plain; then
-  # What a reader copies must build: every ```c block of the READMEs, as a
-  # whole program, compiled and linked with the tests' warnings.
-  echo "== README C snippets (-Wall -Wextra -Wpedantic -Werror)"
-  snip=$(mktemp -d)
-  for md in README.md cbuild/README.md; do
-    awk -v dir="$snip" -v tag="$(echo "$md" | tr /. __)" \
-      '/^```c$/ { n++; f = dir "/" tag n ".c"; on = 1; next } /^```/ { on = 0 } on { print > f }' "$md"
-  done
-  for f in "$snip"/*.c; do
-    [ -e "$f" ] || continue
-    cc -std=c11 -Wall -Wextra -Wpedantic -Werror -Iinclude "$f" -L"$TARGET_DIR/debug" -lstaunch \
-      -o "${f%.c}" || { echo "README snippet $f does not build:" >&2; cat "$f" >&2; exit 1; }
-  done
-  rm -rf "$snip"
+  # What a reader copies must build: every ```c block of the README, docs/
+  # and cbuild/README.md, as a whole program, compiled and linked with the
+  # tests' warnings; and the README's quick start must run.
+  STAUNCH_LIBDIR="$TARGET_DIR/debug" scripts/check-docs.sh c run-c
 fi
 if want asan; then
   echo "== cmake: cbuild/build-asan (static, -fsanitize=address,undefined)"

@@ -3,8 +3,9 @@
 # kit, checks gofmt and go vet, runs `go test -race` (the conformance
 # scenarios against throwaway MariaDB servers from staunch-testkit), builds
 # and runs a few tests once more with the static library (-tags
-# staunch_static), runs the sqlx/GORM interop module's tests, and sqlx's own
-# tests with go-sql-driver and with staunch (scripts/go-suites.sh).
+# staunch_static), runs the sqlx/GORM interop module's tests and the
+# Prometheus collector module's (staunchprom), and sqlx's own tests with
+# go-sql-driver and with staunch (scripts/go-suites.sh).
 #
 # Usage: scripts/go-tests.sh   (one command from a fresh checkout)
 # Env: STAUNCH_TEST_SLACK_MS (timing slack, default 500), GOFLAGS.
@@ -30,7 +31,9 @@ fi
 echo "== go vet"
 go vet ./...
 (cd interop && go vet ./...)
+(cd staunchprom && go vet ./...)
 (cd suites/mysqlshim && go vet ./...)
+"$ROOT/scripts/check-docs.sh" go run-go
 
 echo "== go test -race (shared library)"
 go test -race -count=1 -timeout 5m ./...
@@ -48,6 +51,11 @@ fi
 
 echo "== interop: sqlx and GORM over staunch.OpenDB and by DSN, gormstaunch (go test -race)"
 (cd interop && go test -race -count=1 -timeout 3m ./...)
+
+# Without -race: the collector keeps no state and starts no goroutine, and
+# building client_golang for the race detector would add a minute cold.
+echo "== staunchprom: the Prometheus collector against a pool (go test)"
+(cd staunchprom && go test -count=1 -timeout 3m ./...)
 
 echo "== outside suites: sqlx's own tests with go-sql-driver, then with staunch (scripts/go-suites.sh)"
 "$ROOT/scripts/go-suites.sh"

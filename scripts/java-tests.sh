@@ -7,7 +7,8 @@
 # picks the tests, "all" for all). Downloads the Maven dependencies on first use
 # (JUnit 5, spring-jdbc/spring-tx, MyBatis, HikariCP, MariaDB Connector/J for the
 # incident and metadata side-by-side tests; Flyway, Liquibase, Hibernate, jOOQ
-# and Spring Boot 4.1.2's starters for ToolsTest and SpringBootAppTest).
+# and Spring Boot 4.1.2's starters for ToolsTest and SpringBootAppTest; Micrometer 1.17.2 and its
+# Prometheus registry for StaunchMetricsTest).
 #
 #   scripts/java-tests.sh [-Dtest=ConformanceTest ...]   (extra arguments go to the JDK 25 run)
 #
@@ -79,12 +80,13 @@ echo "== mvn package: the suite on $(java -version 2>&1 | head -1) (FFM path)"
 t0=$SECONDS
 mvn -B -q ${STAUNCH_MAVEN_ARGS:-} "${props[@]}" package "$@"
 echo "== JDK 25 (FFM): $((SECONDS - t0)) s"
+STAUNCH_LIBRARY=$lib STAUNCH_TESTKIT=$target/debug/staunch-testkit "$repo/scripts/check-docs.sh" java run-java
 
 # The same jar and test classes on Debian's OpenJDK 17 (the JNI path). STAUNCH_JAVA_JNI_TESTS picks
 # the tests (surefire's -Dtest syntax; "all" for every test that can run on 17), default below.
 jdk17=${STAUNCH_JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
 if [ -x "$jdk17/bin/java" ]; then
-  jni_tests=${STAUNCH_JAVA_JNI_TESTS:-NativePathTest,LibraryLoadTest,ConformanceTest,ResultInfoTest,RowsBatchTest,ValuesConformanceTest,JdbcTest,ValuesTest,JdbcUrlTest,ConflictTest,StreamingTest,CallableTest,MetaDataTest,SecretTest,SpringTest,MyBatisTest,IncidentTest,ToolsTest,JooqTest,SpringBootAppTest}
+  jni_tests=${STAUNCH_JAVA_JNI_TESTS:-NativePathTest,LibraryLoadTest,ConformanceTest,ResultInfoTest,RowsBatchTest,ValuesConformanceTest,JdbcTest,ValuesTest,JdbcUrlTest,ConflictTest,StreamingTest,CallableTest,MetaDataTest,SecretTest,SpringTest,MyBatisTest,IncidentTest,ToolsTest,JooqTest,SpringBootAppTest,StaunchMetricsTest}
   if [ "$jni_tests" = all ]; then jni_tests='!NativeLayoutTest'; fi
   t0=$SECONDS
   echo "== surefire on $("$jdk17/bin/java" -version 2>&1 | head -1) (JNI path): $jni_tests"

@@ -37,7 +37,7 @@ fi
 PY=$VENV/bin/python
 "$PY" -m pip install -q --disable-pip-version-check --upgrade pip
 "$PY" -m pip install -q --disable-pip-version-check \
-  'pytest>=7' 'pytest-timeout>=2' 'ruff>=0.5' 'SQLAlchemy==2.1.9' 'PyMySQL==1.2.4' 'dbapi-compliance==1.15.0' 'Django==5.2.19'
+  'pytest>=7' 'pytest-timeout>=2' 'ruff>=0.5' 'SQLAlchemy==2.1.9' 'PyMySQL==1.2.4' 'dbapi-compliance==1.15.0' 'Django==5.2.19' 'prometheus-client==0.26.0'
 
 echo "== python: building the test kit"
 cargo build -q -p staunch-testkit
@@ -59,6 +59,7 @@ cd bindings/python
 # STAUNCH_LIBRARY must not point elsewhere: the tests check the installed package.
 env -u STAUNCH_LIBRARY "$PY" -m pytest -q -p no:cacheprovider "$@"
 cd "$ROOT"
+PYTHON=$PY env -u STAUNCH_LIBRARY scripts/check-docs.sh run-python
 if [ "${STAUNCH_PY_SUITES:-1}" != 0 ] && [ $# -eq 0 ]; then
   t2=$SECONDS
   scripts/python-suites.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The chaos soak: `staunch drill --soak` against throwaway local MariaDB
 # servers, for DURATION with the fault schedule of SEED, checking the soak's
-# invariants at the end (see README.md, "The chaos soak").
+# invariants at the end (see docs/drill.md, "The chaos soak").
 #
 #   scripts/soak.sh              # 60 s, seed 1 (what CI runs)
 #   scripts/soak.sh 10m          # the 10-minute soak
@@ -36,7 +36,7 @@ fi
 
 # Exited threads' stacks (the in-process proxy starts two threads per
 # connection) stay resident in glibc's stack cache, up to 40 MiB: not the
-# pool's memory, so not in the RSS the soak bounds (see the README).
+# pool's memory, so not in the RSS the soak bounds (see docs/drill.md).
 export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.pthread.stack_cache_size=0"
 set +e
 cargo run --profile "${SOAK_PROFILE:-release}" --bin staunch -- drill --soak "$duration" --seed "$seed" --json "$json" "$@"

@@ -11,12 +11,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::client::{ConnectConfig, TlsMode};
+use crate::client::{parse_connect_attrs, ConnectConfig, TlsMode};
 use crate::duration::{parse_duration, parse_opt_duration};
 use crate::error::{Error, Result};
 use crate::events::EventListener;
 use crate::pool::PoolConfig;
 use crate::topology::{Kind, PingType, SecondaryCheck, TopologyConfig};
+
+// What each knob means, for docs/knobs.md (generated and checked by a test).
+#[cfg(test)]
+mod knob_docs;
 
 /// The whole configuration of a pool: where to connect and the pool knobs.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -103,6 +107,7 @@ pub struct Builder {
     error: Option<Error>,
     pub(crate) listener: Option<Arc<dyn EventListener>>,
     pub(crate) secondary: Option<SecondaryCheck>,
+    pub(crate) tracer: Option<Arc<dyn crate::trace::Tracer>>,
 }
 
 impl fmt::Debug for Builder {
@@ -111,6 +116,7 @@ impl fmt::Debug for Builder {
             .field("config", &self.cfg)
             .field("error", &self.error)
             .field("listener", &self.listener.is_some())
+            .field("tracer", &self.tracer.is_some())
             .finish()
     }
 }
@@ -260,6 +266,38 @@ impl Builder {
         self.cfg.connect.tls_key = path.map(PathBuf::from);
         self
     }
+    /// Connection attributes sent with every connection, for the server's
+    /// `performance_schema.session_connect_attrs` (URL: `connect_attrs=
+    /// name:value,name:value`, as go-sql-driver's and Connector/J's
+    /// `connectionAttributes`). Replaces those set before. staunch adds
+    /// `program_name` (the program's file name; a `program_name` given
+    /// here wins) and `staunch_version`; the `mysql` crate, which opens
+    /// the connections, adds `_client_name`, `_client_version`, `_os`,
+    /// `_pid` and `_platform`. Names must not start with `_` (reserved for
+    /// the client library) nor hold `,` or `:`, values must not hold `,`
+    /// nor a password of the configuration, and everything together must
+    /// fit in the 64 KiB a server accepts; checked when the configuration
+    /// is built. The server keeps of a session's attributes only what
+    /// `performance_schema_session_connect_attrs_size` allows (a few hundred
+    /// bytes when left to size itself), and only with `performance_schema`
+    /// on. Defaults to none.
+    pub fn connect_attrs<K: Into<String>, V: Into<String>>(
+        mut self,
+        attrs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        self.cfg.connect.connect_attrs = attrs
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        self
+    }
+    /// The connection attribute `program_name` (as PyMySQL's argument and
+    /// libmysqlclient's option name it). Defaults to the program's file
+    /// name (the last part of `argv[0]`). Must not hold a password.
+    pub fn program_name(mut self, name: &str) -> Self {
+        self.cfg.connect.program_name = Some(name.to_owned());
+        self
+    }
     setter!(
         /// Most connections the pool holds, idle and in use together.
         /// Defaults to 10. Range 1 to 4096.
@@ -309,6 +347,19 @@ impl Builder {
         /// A connection borrowed for longer than this is reported (event and
         /// log) with the borrowing thread. Defaults to off. Range ≥ 10 ms.
         leak_detection_threshold, pool.leak_detection_threshold, Option<Duration>);
+    /// The pool's name in metrics (the `db_client_connection_pool_name`
+    /// label) and logs. Defaults to `staunch-N`, N counting the unnamed pools of the
+    /// process. 1 to 128 bytes, no control characters.
+    pub fn pool_name(mut self, name: &str) -> Self {
+        self.cfg.pool.name = Some(name.to_owned());
+        self
+    }
+    setter!(
+        /// Times every borrow and every statement from the start, for the
+        /// `use_time` and `statement_time` histograms (two precise clock reads
+        /// each, ~40 ns). Off by default: they are timed from the first export
+        /// (`Pool::metrics_text`, a binding's collector) on.
+        timings, pool.timings, bool);
     setter!(
         /// Connect threads kept ready. More start when all of them are stuck in
         /// slow connects while requests wait. Defaults to 2. Range 1 to 64.
@@ -352,6 +403,11 @@ impl Builder {
             return Err(Error::config("port must be between 1 and 65535, got 0"));
         }
         self.cfg.connect.validate_tls()?;
+        let passwords = [
+            self.cfg.connect.password.as_deref().unwrap_or(""),
+            self.cfg.topology.monitor_password.as_deref().unwrap_or(""),
+        ];
+        self.cfg.connect.validate_connect_attrs(&passwords)?;
         Ok(self.cfg)
     }
 
@@ -467,7 +523,7 @@ pub(crate) struct Knob {
 
 macro_rules! knobs {
     ($($name:literal => |$c:ident, $k:ident, $v:ident| $body:expr,)*) => {
-        /// Every knob, in the order the README lists them.
+        /// Every knob. What each means is in `knob_docs.rs` (docs/knobs.md).
         pub(crate) const KNOBS: &[Knob] = &[$(Knob {
             name: $name,
             set: |$c: &mut Config, $k: &str, $v: &str| {
@@ -493,6 +549,8 @@ knobs! {
         c.pool.leak_detection_threshold = parse_opt_duration(k, v)?
     },
     "adder_threads" => |c, k, v| c.pool.adder_threads = parse_usize(k, v)?,
+    "pool_name" => |c, _k, v| c.pool.name = Some(v.to_owned()),
+    "timings" => |c, k, v| c.pool.timings = parse_bool(k, v)?,
     "alive_bypass_window" => |c, k, v| c.pool.alive_bypass_window = parse_duration(k, v)?,
     // Here 0 means "one attempt", so only `off` turns it off.
     "initialization_fail_timeout" => |c, k, v| {
@@ -514,6 +572,8 @@ knobs! {
     "tls_ca" => |c, _k, v| c.connect.tls_ca = opt_path(v),
     "tls_cert" => |c, _k, v| c.connect.tls_cert = opt_path(v),
     "tls_key" => |c, _k, v| c.connect.tls_key = opt_path(v),
+    "connect_attrs" => |c, _k, v| c.connect.connect_attrs = parse_connect_attrs(v)?,
+    "program_name" => |c, _k, v| c.connect.program_name = Some(v.to_owned()),
     "host" => |c, _k, v| c.connect.host = v.to_owned(),
     "port" => |c, _k, v| {
         c.connect.port = v.parse().map_err(|_| {
@@ -1203,5 +1263,111 @@ mod tests {
         assert!(e.to_string().ends_with("got mysq://"), "{e}");
         let e = Config::from_url("u:pw://x@h/db").unwrap_err();
         assert!(!e.to_string().contains("pw"), "{e}");
+    }
+
+    #[test]
+    fn connect_attrs_parse_and_check() {
+        let c = Config::from_url(
+            "mysql://app:pw@h/db?connect_attrs=service:billing%2Capi,url:http://x:1,program_name:bill",
+        );
+        // A ',' percent-encoded in the URL still separates attributes.
+        let e = c.unwrap_err().to_string();
+        assert!(e.contains("connect_attrs") && e.contains("no ':'"), "{e}");
+        let c = Config::from_url(
+            "mysql://app:pw@h/db?connect_attrs=service:billing%20api,url:http://x:1,program_name:bill",
+        )
+        .unwrap();
+        let want = [
+            ("service", "billing api"),
+            ("url", "http://x:1"),
+            ("program_name", "bill"),
+        ];
+        let got: Vec<(&str, &str)> = c
+            .connect
+            .connect_attrs()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(got, want);
+        let sent = c.connect.sent_connect_attrs();
+        assert_eq!(sent[0], ("program_name".into(), "bill".into()));
+        assert_eq!(
+            sent[1],
+            ("staunch_version".into(), env!("CARGO_PKG_VERSION").into())
+        );
+        assert_eq!(sent.len(), 4);
+        // The default program name: this test binary's file name, no path.
+        let d = Config::from_url("mysql://h/db").unwrap();
+        let name = &d.connect.sent_connect_attrs()[0];
+        assert_eq!(name.0, "program_name");
+        assert!(
+            name.1.starts_with("staunch-") && !name.1.contains('/'),
+            "{name:?}"
+        );
+        // The knob program_name; a program_name among connect_attrs wins.
+        let k = Config::from_url("mysql://h/db?program_name=billing&connect_attrs=a:1").unwrap();
+        assert_eq!(k.connect.sent_connect_attrs()[0].1, "billing");
+        let k = Config::from_url("mysql://h/db?program_name=billing&connect_attrs=program_name:x")
+            .unwrap();
+        assert_eq!(k.connect.sent_connect_attrs()[0].1, "x");
+        let e = Config::from_url("mysql://u:s3cr3t@h/db?program_name=s3cr3t").unwrap_err();
+        assert!(e.to_string().starts_with("program_name") && !e.to_string().contains("s3cr3t"));
+        assert!(Config::from_url("mysql://h/db?connect_attrs=")
+            .unwrap()
+            .connect
+            .connect_attrs()
+            .is_empty());
+        for (url, what) in [
+            ("mysql://h/db?connect_attrs=a:1,,b:2", "empty entry"),
+            ("mysql://h/db?connect_attrs=:1", "empty name"),
+            (
+                "mysql://h/db?connect_attrs=_client_name:x",
+                "starts with '_'",
+            ),
+            (
+                "mysql://h/db?connect_attrs=staunch_version:9",
+                "staunch's own",
+            ),
+            ("mysql://h/db?connect_attrs=a:1,a:2", "given twice"),
+            (
+                "mysql://h/db?connect_attrs=db_Password:x",
+                "names a password",
+            ),
+        ] {
+            let e = Config::from_url(url).unwrap_err().to_string();
+            assert!(
+                e.starts_with("connect_attrs") && e.contains(what),
+                "{url}: {e}"
+            );
+        }
+        // The password is refused as a value, and not quoted.
+        for url in [
+            "mysql://app:s3cr3t-pw@h/db?connect_attrs=note:s3cr3t-pw",
+            "mysql://app@h/db?monitor_password=s3cr3t-pw&connect_attrs=note:xs3cr3t-pwx",
+            "mysql://app:s3cr3t-pw@h/db?connect_attrs=s3cr3t-pw:x",
+        ] {
+            let e = Config::from_url(url).unwrap_err().to_string();
+            assert!(e.contains("holds a password"), "{e}");
+            assert!(!e.contains("s3cr3t"), "{e}");
+        }
+        // 64 KiB in all: one long value is refused, by the builder too.
+        let long = "x".repeat(65_300);
+        let e = Builder::new()
+            .connect_attrs([("blob", long.as_str())])
+            .config()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("connect_attrs") && e.contains("65535"), "{e}");
+        let e = Builder::new()
+            .connect_attrs([("a,b", "1")])
+            .config()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("contains ',' or ':'"), "{e}");
+        let ok = Builder::new()
+            .connect_attrs([("blob", "x".repeat(60_000))])
+            .config()
+            .unwrap();
+        assert_eq!(ok.connect.connect_attrs().len(), 1);
     }
 }

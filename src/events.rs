@@ -40,6 +40,10 @@ pub enum Event {
     /// A connection has been borrowed longer than `leak_detection_threshold`.
     LeakSuspected {
         id: u64,
+        /// The borrowing thread's name; then, after a newline, the stack
+        /// where it borrowed: the Rust backtrace for a borrow through the
+        /// Rust API, the host language's (a Python traceback, a Java or Go
+        /// stack) for a binding's, when the binding gives it.
         thread: String,
         held_for: Duration,
     },
@@ -267,11 +271,21 @@ impl std::fmt::Display for Event {
                 id,
                 thread,
                 held_for,
-            } => write!(
-                f,
-                "connection {id} held by thread {thread:?} for {}: possible leak",
-                fmt_duration(*held_for)
-            ),
+            } => {
+                let (name, stack) = match thread.split_once('\n') {
+                    Some((n, s)) => (n, Some(s)),
+                    None => (thread.as_str(), None),
+                };
+                write!(
+                    f,
+                    "connection {id} held by thread {name:?} for {}: possible leak",
+                    fmt_duration(*held_for)
+                )?;
+                match stack {
+                    Some(s) => write!(f, "; borrowed at:\n{s}"),
+                    None => Ok(()),
+                }
+            }
             Event::AcquireTimeout { error } => write!(f, "{error}"),
             Event::PoolClosed => f.write_str("pool closed"),
             Event::PrimarySuspected {

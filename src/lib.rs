@@ -61,12 +61,14 @@ mod error;
 mod events;
 #[doc(hidden)]
 pub mod ffi;
+mod metrics;
 pub mod pool;
 mod sync;
 mod sys;
 #[cfg(test)]
 mod test_input;
 mod topology;
+mod trace;
 // The protocol layer (its module doc says what it has and lacks). Public only
 // for its own tests and benchmark (tests/wire.rs, examples/): not part of
 // the API, no semver promise, and not part of the C ABI: cbindgen skips it
@@ -94,11 +96,12 @@ pub use crate::error::{Error, ErrorKind, Result};
 pub use crate::events::{CloseReason, Event, EventListener, LogListener};
 pub use crate::pool::cancel::CancelToken;
 pub use crate::pool::config::PoolConfig;
-pub use crate::pool::stats::{Latency, Stats};
+pub use crate::pool::stats::{Buckets, Histograms, Latency, Stats, BUCKETS};
 pub use crate::topology::{
     missing_privileges, HostHealth, HostStats, PingType, Pool, TopologyConfig,
     DEFAULT_ALIVE_ERROR_CODES,
 };
+pub use crate::trace::{TraceEvent, TraceKind, Tracer};
 /// The `mysql` crate staunch is built on (`Queryable`, `Value`, ...), so that
 /// its version always matches.
 pub use ::mysql;
@@ -108,6 +111,20 @@ pub use ::mysql;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The Rust snippets of docs/ (scripts/check-docs.sh checks that every page
+/// with one is here), compiled as doctests like the README's.
+#[cfg(doctest)]
+pub mod docs_doctests {
+    #[doc = include_str!("../docs/rust.md")]
+    pub struct Rust;
+    #[doc = include_str!("../docs/tls.md")]
+    pub struct Tls;
+    #[doc = include_str!("../docs/topology.md")]
+    pub struct Topology;
+    #[doc = include_str!("../docs/galera.md")]
+    pub struct Galera;
+}
 
 impl Pool {
     /// Opens a pool from a URL: `mysql://user:pass@host:port/db?knob=value&…`,
@@ -136,6 +153,7 @@ impl Pool {
             config.topology(),
             listener,
             None,
+            None,
         )
     }
 }
@@ -163,6 +181,7 @@ impl Builder {
             .take()
             .unwrap_or_else(|| Arc::new(LogListener));
         let secondary = self.secondary.take();
+        let tracer = self.tracer.take();
         let cfg = self.config()?;
         Pool::open(
             cfg.connect(),
@@ -170,7 +189,16 @@ impl Builder {
             cfg.topology(),
             listener,
             secondary,
+            tracer,
         )
+    }
+
+    /// Tells `tracer` the start and the end of every acquire and every
+    /// statement, on the borrowing thread (see [`Tracer`]): for spans.
+    /// Without one nothing is called or measured.
+    pub fn tracer(mut self, tracer: Arc<dyn Tracer>) -> Self {
+        self.tracer = Some(tracer);
+        self
     }
 }
 

@@ -1,6 +1,7 @@
-//! The README's claims that can rot: every test its incident table names
-//! exists. (Its Rust snippets are doctests: `ReadmeDoctests` in lib.rs; its
-//! C snippets are built by scripts/c-tests.sh.)
+//! The docs' claims that can rot: every test the incident table
+//! (docs/incidents.md) names exists. (The Rust snippets of the README and
+//! docs/ are doctests: `ReadmeDoctests` and `docs_doctests` in lib.rs; the
+//! other languages' are checked by scripts/check-docs.sh.)
 
 use std::path::Path;
 
@@ -18,13 +19,13 @@ fn sources(dir: &Path, out: &mut String) {
 #[test]
 fn the_incident_table_names_tests_that_exist() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let page = std::fs::read_to_string(root.join("docs/incidents.md")).unwrap();
     let mut code = String::new();
     for d in ["tests", "src", "cli"] {
         sources(&root.join(d), &mut code);
     }
-    let table = readme
-        .split("## Why it exists")
+    let table = page
+        .split("# Why it exists")
         .nth(1)
         .and_then(|t| t.split("\n## ").next())
         .expect("the incident table");
@@ -38,7 +39,7 @@ fn the_incident_table_names_tests_that_exist() {
             named += 1;
             assert!(
                 code.contains(&format!("fn {name}(")),
-                "the README names the test {name}, which does not exist"
+                "docs/incidents.md names the test {name}, which does not exist"
             );
         }
     }

@@ -225,8 +225,8 @@ func (c *Conn) query(ctx context.Context, sql string, args []any, flags C.uint32
 				}
 			}
 			// The text protocol: one round trip. A statement with args
-			// is prepared, once per connection (see the README's "Cost
-			// of parameters").
+			// is prepared, once per connection (see docs/statements.md,
+			// "Values and the two ways to send a statement").
 			flags |= C.STAUNCH_QUERY_TEXT
 		}
 		return C.staunch_conn_query_ex(c.c, csql, p.ptr, p.n, flags, &out, cerr)

@@ -13,7 +13,7 @@ import (
 // Two forms:
 //
 //   - staunch's URL, mysql://user:pass@host:port/db?knob=value&... (every
-//     knob of the README), plus the database/sql options below;
+//     knob of docs/knobs.md), plus the database/sql options below;
 //   - go-sql-driver/mysql's DSN, [user[:pass]@][tcp(host:port)|unix(path)]/db?opt=value&...,
 //     with go-sql-driver's options as the table below says, any knob of
 //     staunch by its name (max_size=20), and any other name as a session
@@ -46,8 +46,10 @@ import (
 //	                   returns driver.ErrBadConn, as go-sql-driver does
 //	checkConnLiveness  true honoured (staunch validates idle connections itself); false refused
 //	allowNativePasswords true honoured (the default); false refused
+//	connectionAttributes honoured: the knob connect_attrs (name:value,name:value, percent-decoded;
+//	                   staunch adds program_name and staunch_version), a bad entry is an error
 //	allowCleartextPasswords, allowOldPasswords, allowAllFiles, allowFallbackToPlaintext,
-//	serverPubKey, connectionAttributes, compress: refused unless false/empty (staunch does none of them)
+//	serverPubKey, compress: refused unless false/empty (staunch does none of them)
 //
 // Neither form's password ever appears in an error.
 
@@ -73,7 +75,8 @@ var staunchKnobs = map[string]bool{
 	"topology": true, "monitor": true, "ping_type": true, "ping_interval": true, "ping_timeout": true,
 	"failure_threshold": true, "alive_error_codes": true, "secondary_check": true, "max_replication_lag": true,
 	"read_fallback": true, "heartbeat_table": true, "min_failover_interval": true, "monitor_user": true,
-	"monitor_password": true, "interpolate_params": true,
+	"monitor_password": true, "interpolate_params": true, "connect_attrs": true,
+	"program_name": true,
 }
 
 func dsnError(format string, args ...any) error {
@@ -407,7 +410,13 @@ func driverOption(knobs map[string]string, name, value string, readTO, writeTO *
 		}
 	case "allowCleartextPasswords", "allowOldPasswords", "allowAllFiles", "allowFallbackToPlaintext":
 		return falseOnly("staunch does not support it")
-	case "serverPubKey", "connectionAttributes":
+	case "connectionAttributes":
+		v, err := url.QueryUnescape(value)
+		if err != nil {
+			return dsnError("%s: %v", name, err)
+		}
+		knobs["connect_attrs"] = v
+	case "serverPubKey":
 		if value != "" {
 			return refuse("staunch does not support it")
 		}

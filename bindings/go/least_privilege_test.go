@@ -336,7 +336,7 @@ func Test_conf_least_privilege_replication(t *testing.T) {
 	// Writes on the primary, reads through AcquireRead, with the monitor
 	// unable to run SHOW SLAVE STATUS. The replica's lag is then unknown,
 	// so at the defaults (max_replication_lag=30s) the writer takes the
-	// reads (read_fallback; README, "Least privilege").
+	// reads (read_fallback; docs/topology.md, "The monitor's user").
 	lpWaitFor(t, "writes on the primary, reads", 10*time.Second, func() bool {
 		return l.acked(tAll, onPort(primary)) >= 20 && l.readsOK(tAll, anyPort) >= 10
 	}, l.summary)

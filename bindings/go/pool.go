@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -33,7 +34,7 @@ import (
 // staunch's default.
 type Config struct {
 	// URL is mysql://user:pass@host:port/db?knob=value&... (every knob of
-	// the README can be a URL parameter).
+	// docs/knobs.md can be a URL parameter).
 	URL string
 	// MaxConns is the knob max_size: most connections, idle and in use
 	// (1-4096). Defaults to 10.
@@ -171,6 +172,12 @@ type Pool struct {
 	final     *Stat // the last Stat, taken as the pool closes
 	sink      *eventSink
 	pl        *poller // nil: statements wait in their threads
+	name      string  // pool_name or staunch-N, read as the pool opens
+	// leakStacks: leak_detection_threshold is set, so each borrow gives the
+	// library its goroutine's stack for the leak report (see giveStack).
+	leakStacks bool
+	// metricsCap is the buffer size that last held MetricsText's text.
+	metricsCap atomic.Int64
 }
 
 // poller is where the pool's statements wait apart (see poller); nil: in
@@ -281,6 +288,8 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 	if st := C.staunch_pool_open_options(opts, &pool.p, &cerr); st != C.STAUNCH_OK {
 		return nil, takeError("open", st, cerr)
 	}
+	pool.name = poolName(pool.p)
+	pool.leakStacks = C.staunch_pool_leak_threshold_ms(pool.p) > 0
 	if !noPoller() {
 		pool.pl = newPoller(cfg.MaxConns)
 	}
@@ -426,9 +435,42 @@ func (p *Pool) acquire(ctx context.Context, read bool) (*Conn, error) {
 	if st != C.STAUNCH_OK {
 		return nil, withContext(takeError("acquire", st, cerr), ctx)
 	}
+	if p.leakStacks {
+		giveStack(out)
+	}
 	c := &Conn{c: out, pool: p}
 	runtime.SetFinalizer(c, (*Conn).finalize)
 	return c, nil
+}
+
+// bindingPrefix is the package path of this binding's own functions, left
+// out of a borrower's stack.
+const bindingPrefix = "github.com/staunch-db/staunch/bindings/go."
+
+// giveStack gives the library the borrowing goroutine's stack, as a Go
+// panic prints one (function, then file:line), without this binding's own
+// frames: the leak report of this borrow names the code that borrowed.
+func giveStack(conn *C.staunch_conn) {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	var b strings.Builder
+	for {
+		f, more := frames.Next()
+		if !strings.HasPrefix(f.Function, bindingPrefix) {
+			fmt.Fprintf(&b, "%s\n\t%s:%d\n", f.Function, f.File, f.Line)
+		}
+		if !more {
+			break
+		}
+	}
+	text := strings.TrimSuffix(b.String(), "\n")
+	if text == "" {
+		return
+	}
+	cs := C.CString(text)
+	defer C.free(unsafe.Pointer(cs))
+	// Only a NULL argument fails, and none is passed: nothing to report.
+	C.staunch_conn_set_borrower_stack(conn, cs, C.size_t(len(text)), nil)
 }
 
 // Exec acquires a connection, runs sql with args and releases it.

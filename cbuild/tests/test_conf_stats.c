@@ -1,5 +1,6 @@
 /* conf_stats: after a known sequence of operations, the gauges and counters
- * show exactly that sequence. */
+ * show exactly that sequence, in staunch_pool_stats and in the Prometheus
+ * text of staunch_pool_metrics. */
 #include "util.h"
 
 static staunch_stats stats(staunch_pool *pool) {
@@ -25,7 +26,7 @@ static staunch_stats stats(staunch_pool *pool) {
     } while (0)
 
 int main(void) {
-    staunch_pool *pool = open_pool("max_size=2&min_idle=0");
+    staunch_pool *pool = open_pool("max_size=2&min_idle=0&pool_name=cstats");
     EXPECT_STATS(pool, 0, 0, 0, 0, 0, 0);
 
     staunch_conn *a = NULL, *b = NULL, *x = NULL;
@@ -89,6 +90,41 @@ int main(void) {
     EXPECT_STATS(pool, made, 1, made - 1, 4, 2 + made, 1);
     staunch_conn_free(a);
     EXPECT_STATS(pool, made, 0, made, 4, 2 + made, 1);
+
+    /* The name and the Prometheus text, snprintf-style: a short buffer gets
+     * a cut, NUL-terminated copy and the whole length. */
+    char small[4];
+    size_t len = 0;
+    OK(staunch_pool_name, pool, small, sizeof small, &len);
+    CHECKF(len == 6 && strcmp(small, "cst") == 0, "len=%zu name=%s", len, small);
+    FAILS(STAUNCH_NULL_ARGUMENT, "buf", staunch_pool_metrics, pool, NULL, 10, &len);
+    OK(staunch_pool_metrics, pool, NULL, 0, &len);
+    CHECK(len > 1000);
+    size_t cap = len + 4096;
+    char *text = malloc(cap);
+    CHECK(text != NULL);
+    OK(staunch_pool_metrics, pool, text, cap, &len);
+    CHECK(len < cap && strlen(text) == len);
+    const char *acq = strstr(text, "\nstaunch_acquires_total{db_client_connection_pool_name=\"cstats\"");
+    CHECKF(acq != NULL && strstr(acq + 1, "} 4\n") == strchr(acq + 1, '}'), "%.300s", acq ? acq : text);
+    CHECK(strstr(text, "\ndb_client_connection_timeouts_total{db_client_connection_pool_name=\"cstats\",server_address=\"127.0.0.1\",server_port=\"") != NULL);
+    CHECK(strstr(text, "# TYPE db_client_connection_wait_time_seconds histogram\n") != NULL);
+    free(text);
+
+    /* One host: its figures are the pool's, its endpoint the URL's. */
+    CHECK(staunch_pool_host_count(pool) == 1 && staunch_pool_host_count(NULL) == 0);
+    staunch_stats h = {.size = sizeof h};
+    char endpoint[64];
+    bool writer = false;
+    OK(staunch_pool_host_stats, pool, 0, &h, endpoint, sizeof endpoint, &len, &writer);
+    s = stats(pool);
+    CHECKF(h.total == s.total && h.acquired == s.acquired && h.created == s.created &&
+               h.acquire_timeouts == s.acquire_timeouts && writer,
+           "host total=%llu acquired=%llu writer=%d", (unsigned long long)h.total,
+           (unsigned long long)h.acquired, (int)writer);
+    CHECKF(len == strlen(endpoint) && strncmp(endpoint, "127.0.0.1:", 10) == 0, "endpoint %s", endpoint);
+    FAILS(STAUNCH_INVALID_ARGUMENT, "index 1 is past the pool's 1 hosts", staunch_pool_host_stats, pool, 1,
+          &h, NULL, 0, &len, NULL);
 
     OK(staunch_pool_close, pool);
     s = stats(pool); /* stats work on a closed pool */

@@ -18,6 +18,7 @@ typedef struct {
     int leaks;
     uint64_t leak_conn;
     uint64_t leak_pool;
+    char leak_message[512];
     int bad_pool_id; /* events whose pool_id differs from want_pool */
     uint64_t seen_pool_ids[64];
     int n_seen;
@@ -32,6 +33,7 @@ static void on_id_event(const staunch_event *ev, void *user_data) {
     if (ev->kind == STAUNCH_EVENT_LEAK_SUSPECTED && r->leaks++ == 0) {
         r->leak_conn = ev->connection_id;
         r->leak_pool = ev->pool_id;
+        snprintf(r->leak_message, sizeof r->leak_message, "%s", ev->message ? ev->message : "");
     }
     pthread_mutex_unlock(&r->mu);
 }
@@ -51,6 +53,7 @@ static void ids_and_leak(void) {
     CHECK(staunch_pool_id(a) != staunch_pool_id(b));
     CHECK(staunch_pool_id(NULL) == 0);
     CHECK(staunch_conn_id(NULL) == 0);
+    CHECK(staunch_pool_leak_threshold_ms(a) == 0 && staunch_pool_leak_threshold_ms(NULL) == 0);
     staunch_pool_free(b);
     staunch_pool_free(a);
 
@@ -74,6 +77,11 @@ static void ids_and_leak(void) {
     OK(staunch_pool_get, pool, 3000, &conn);
     uint64_t cid = staunch_conn_id(conn);
     CHECK(cid > 0);
+    /* A binding gives its own language's stack for the report. */
+    CHECK(staunch_pool_leak_threshold_ms(pool) == 50);
+    static const char stack[] = "  at host_frame (app.c:12)\n  at main (app.c:40)";
+    FAILS(STAUNCH_NULL_ARGUMENT, "text", staunch_conn_set_borrower_stack, conn, NULL, 3);
+    OK(staunch_conn_set_borrower_stack, conn, stack, strlen(stack));
     sleep_ms(300);
     uint64_t deadline = now_ms() + 2000 + slack_ms();
     for (;;) {
@@ -90,6 +98,8 @@ static void ids_and_leak(void) {
     CHECKF(rec.leaks >= 1, "no leak_suspected event after 300 ms (%d events)", rec.events);
     CHECKF(rec.leak_conn == cid, "leak event connection_id %llu, conn id %llu",
            (unsigned long long)rec.leak_conn, (unsigned long long)cid);
+    CHECKF(strstr(rec.leak_message, "possible leak; borrowed at:\n  at host_frame (app.c:12)\n  at main") != NULL,
+           "leak event message: %s", rec.leak_message);
     CHECKF(rec.leak_pool == pid, "leak event pool_id %llu, pool id %llu",
            (unsigned long long)rec.leak_pool, (unsigned long long)pid);
     for (int i = 0; i < rec.n_seen; i++)

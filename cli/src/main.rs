@@ -251,6 +251,10 @@ struct MonitorArgs {
     /// (the first host is the initial primary).
     #[arg(value_name = "URL")]
     url: String,
+    /// Also serve the pool's figures as Prometheus text at
+    /// http://ADDR/metrics (ADDR as 127.0.0.1:9187).
+    #[arg(long, value_name = "ADDR")]
+    prometheus: Option<std::net::SocketAddr>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -288,7 +292,7 @@ fn main() -> ExitCode {
         Command::Check(a) => check::run(&a.url),
         Command::Monitor(a) => {
             signals::install();
-            monitor::run(&a.url)
+            monitor::run(&a.url, a.prometheus)
         }
         Command::Cluster => {
             signals::install();

@@ -160,7 +160,39 @@ fn host_line(h: &HostStats) -> String {
     }
 }
 
-pub fn run(url: &str) -> u8 {
+/// Serves `pool`'s Prometheus text to every `GET /metrics` (or `GET /`) on
+/// `listener`, one request per connection, each bounded (2 s to read the
+/// request, 2 s to write the answer), until the process ends.
+fn serve_prometheus(listener: std::net::TcpListener, pool: staunch::Pool) {
+    use std::io::{Read, Write};
+    for stream in listener.incoming() {
+        let Ok(mut s) = stream else { continue };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+        let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
+        let mut req = Vec::with_capacity(512);
+        let mut buf = [0u8; 1024];
+        while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 8192 {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => req.extend_from_slice(&buf[..n]),
+            }
+        }
+        let line = String::from_utf8_lossy(&req);
+        let path = line.split(' ').nth(1).unwrap_or("");
+        let reply = if line.starts_with("GET ") && matches!(path, "/metrics" | "/") {
+            let body = pool.metrics_text();
+            format!(
+                "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+        } else {
+            "HTTP/1.0 404 Not Found\r\nContent-Length: 25\r\nConnection: close\r\n\r\nthe figures are /metrics\n".to_owned()
+        };
+        let _ = s.write_all(reply.as_bytes());
+    }
+}
+
+pub fn run(url: &str, prometheus: Option<std::net::SocketAddr>) -> u8 {
     let url = with_topology(url);
     let cfg = match staunch::Config::from_url(&url) {
         Ok(c) => c,
@@ -196,6 +228,28 @@ pub fn run(url: &str) -> u8 {
         }
     };
     let now = SystemTime::now();
+    if let Some(addr) = prometheus {
+        let listener = match std::net::TcpListener::bind(addr) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("staunch monitor: cannot listen on {addr} for --prometheus: {e}");
+                return EXIT_SETUP;
+            }
+        };
+        let p = pool.clone();
+        if let Err(e) = std::thread::Builder::new()
+            .name("staunch-prometheus".into())
+            .spawn(move || serve_prometheus(listener, p))
+        {
+            eprintln!("staunch monitor: cannot start the --prometheus thread: {e}");
+            return EXIT_SETUP;
+        }
+        print_line(
+            now,
+            "info",
+            &format!("serving the pool's figures as Prometheus text at http://{addr}/metrics"),
+        );
+    }
     let hosts = pool.host_stats();
     print_line(
         now,

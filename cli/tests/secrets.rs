@@ -63,7 +63,19 @@ fn check_prints_no_password() {
     assert_clean("staunch check (access denied)", &text);
 }
 
+/// One HTTP/1.0 `GET path` to `port` on loopback: the whole answer.
+fn http_get(port: u16, path: &str) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(s, "GET {path} HTTP/1.0\r\n\r\n")?;
+    let mut answer = String::new();
+    s.read_to_string(&mut answer)?;
+    Ok(answer)
+}
+
 /// `staunch monitor` for a few status lines on a split brain, then SIGTERM.
+/// Its `--prometheus` scrape names both hosts, and no password either.
 #[test]
 fn monitor_prints_no_password() {
     let a = MariaDb::start();
@@ -81,13 +93,34 @@ fn monitor_prints_no_password() {
         a.port(),
         b.port()
     );
+    let port = staunch_testkit::mariadb::free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_staunch"))
-        .args(["monitor", &url])
+        .args([
+            "monitor",
+            &url,
+            "--prometheus",
+            &format!("127.0.0.1:{port}"),
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
+    let scrape = http_get(port, "/metrics").unwrap();
+    assert!(scrape.starts_with("HTTP/1.0 200 OK\r\n"), "{scrape}");
+    for s in [&a, &b] {
+        let host = format!("server_address=\"127.0.0.1\",server_port=\"{}\"", s.port());
+        assert!(
+            scrape.contains(&format!(
+                "staunch_host_writer{{db_client_connection_pool_name=\"staunch-1\",{host}}} "
+            )),
+            "{scrape}"
+        );
+    }
+    assert_clean("staunch monitor --prometheus", &scrape);
+    assert!(http_get(port, "/nothing")
+        .unwrap()
+        .starts_with("HTTP/1.0 404"));
     // SAFETY: kill(2) on the PID of the child this test started.
     #[allow(unsafe_code)]
     let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };

@@ -28,6 +28,11 @@ pub struct ConnectConfig {
     pub(crate) tls_ca: Option<PathBuf>,
     pub(crate) tls_cert: Option<PathBuf>,
     pub(crate) tls_key: Option<PathBuf>,
+    /// The user's connection attributes (knob `connect_attrs`), in order.
+    pub(crate) connect_attrs: Vec<(String, String)>,
+    /// The attribute `program_name` (knob `program_name`); None: the
+    /// program's file name.
+    pub(crate) program_name: Option<String>,
 }
 
 /// Whether and how connections are encrypted (knob `tls_mode`).
@@ -116,6 +121,8 @@ impl Default for ConnectConfig {
             tls_ca: None,
             tls_cert: None,
             tls_key: None,
+            connect_attrs: Vec::new(),
+            program_name: None,
         }
     }
 }
@@ -157,6 +164,123 @@ impl ConnectConfig {
     /// The client private key file (PEM). Only its path is ever printed.
     pub fn tls_key(&self) -> Option<&Path> {
         self.tls_key.as_deref()
+    }
+
+    /// The user's connection attributes (knob `connect_attrs`), in the
+    /// order given; [`ConnectConfig::sent_connect_attrs`] adds staunch's.
+    pub fn connect_attrs(&self) -> &[(String, String)] {
+        &self.connect_attrs
+    }
+
+    /// The connection attributes staunch asks the `mysql` crate to send
+    /// (`program_name`: the knob's or the program's file name, then
+    /// `staunch_version`, then the user's, whose own `program_name` wins);
+    /// the crate adds its own `_client_name`, `_client_version`, `_os`,
+    /// `_pid` and `_platform`.
+    pub fn sent_connect_attrs(&self) -> Vec<(String, String)> {
+        let mut v = vec![
+            (
+                PROGRAM_NAME.to_string(),
+                self.program_name
+                    .clone()
+                    .unwrap_or_else(default_program_name),
+            ),
+            (
+                STAUNCH_VERSION.to_string(),
+                env!("CARGO_PKG_VERSION").to_string(),
+            ),
+        ];
+        for (k, val) in &self.connect_attrs {
+            match v.iter_mut().find(|(k2, _)| k2 == k) {
+                Some(slot) => slot.1 = val.clone(),
+                None => v.push((k.clone(), val.clone())),
+            }
+        }
+        v
+    }
+
+    /// Checks `connect_attrs`: names not reserved, none twice, no password
+    /// among the values, and the whole within what the server accepts.
+    /// Errors name the knob and the attribute, never a value.
+    pub(crate) fn validate_connect_attrs(&self, passwords: &[&str]) -> Result<()> {
+        for (i, (k, v)) in self.connect_attrs.iter().enumerate() {
+            if k.is_empty() {
+                return Err(Error::config(
+                    "connect_attrs: an attribute has an empty name (write name:value,name:value)",
+                ));
+            }
+            if passwords.iter().any(|p| !p.is_empty() && k.contains(p)) {
+                return Err(Error::config(format!(
+                    "connect_attrs: the name of attribute {} holds a password of this \
+                     configuration: connection attributes are readable by anyone who can read \
+                     performance_schema",
+                    i + 1
+                )));
+            }
+            if k.contains([',', ':']) {
+                return Err(Error::config(format!(
+                    "connect_attrs: the attribute name {k:?} contains ',' or ':' (names and values \
+                     are separated by them: name:value,name:value)"
+                )));
+            }
+            if v.contains(',') {
+                return Err(Error::config(format!(
+                    "connect_attrs: the value of attribute {k:?} contains ',' (which separates \
+                     attributes: name:value,name:value)"
+                )));
+            }
+            if k.starts_with('_') {
+                return Err(Error::config(format!(
+                    "connect_attrs: the attribute name {k:?} starts with '_', which MySQL reserves \
+                     for the client library's own attributes (_client_name, _pid, ...)"
+                )));
+            }
+            if k == STAUNCH_VERSION {
+                return Err(Error::config(format!(
+                    "connect_attrs: {STAUNCH_VERSION} is staunch's own attribute (its version)"
+                )));
+            }
+            if k.to_ascii_lowercase().contains("password") {
+                return Err(Error::config(format!(
+                    "connect_attrs: the attribute name {k:?} names a password: connection \
+                     attributes are readable by anyone who can read performance_schema"
+                )));
+            }
+            if passwords.iter().any(|p| !p.is_empty() && v.contains(p)) {
+                return Err(Error::config(format!(
+                    "connect_attrs: the value of attribute {k:?} holds a password of this \
+                     configuration: connection attributes are readable by anyone who can read \
+                     performance_schema"
+                )));
+            }
+            if self.connect_attrs[..i].iter().any(|(k2, _)| k2 == k) {
+                return Err(Error::config(format!(
+                    "connect_attrs: the attribute {k:?} is given twice"
+                )));
+            }
+        }
+        if let Some(name) = &self.program_name {
+            if passwords.iter().any(|p| !p.is_empty() && name.contains(p)) {
+                return Err(Error::config(
+                    "program_name holds a password of this configuration: it is sent as a \
+                     connection attribute, readable by anyone who can read performance_schema",
+                ));
+            }
+        }
+        let size: usize = self
+            .sent_connect_attrs()
+            .iter()
+            .map(|(k, v)| lenenc_size(k.len()) + lenenc_size(v.len()))
+            .sum::<usize>()
+            + CRATE_ATTRS_SIZE;
+        if size > MAX_CONNECT_ATTRS_SIZE {
+            return Err(Error::config(format!(
+                "connect_attrs: the connection attributes take {size} bytes, more than the \
+                 {MAX_CONNECT_ATTRS_SIZE} a server accepts (64 KiB in all, staunch's and the \
+                 `mysql` crate's own included)"
+            )));
+        }
+        Ok(())
     }
 
     /// Checks the TLS knobs together, and that each file exists and holds
@@ -214,6 +338,76 @@ impl ConnectConfig {
         }
         Ok(())
     }
+}
+
+/// The attribute staunch sends its version under. `_client_version` is
+/// the `mysql` crate's, which opens the connections and sends its own
+/// `_client_name` and `_client_version` whatever it is given.
+pub const STAUNCH_VERSION: &str = "staunch_version";
+
+/// The attribute naming the program, as libmysqlclient and the `mysql`
+/// crate name it.
+const PROGRAM_NAME: &str = "program_name";
+
+/// The most a server accepts of connection attributes in all (MariaDB and
+/// MySQL refuse a handshake whose attributes are longer).
+pub(crate) const MAX_CONNECT_ATTRS_SIZE: usize = 65535;
+
+/// Room kept for the `mysql` crate's own attributes (`_client_name`,
+/// `_client_version`, `_os`, `_pid`, `_platform`: about 100 bytes).
+const CRATE_ATTRS_SIZE: usize = 256;
+
+/// The bytes of a length-encoded string of `n` bytes.
+fn lenenc_size(n: usize) -> usize {
+    n + match n {
+        0..=250 => 1,
+        251..=0xffff => 3,
+        0x1_0000..=0xff_ffff => 4,
+        _ => 9,
+    }
+}
+
+/// `program_name`'s default: the program's file name (the last part of
+/// `argv[0]`), as libmysqlclient's clients send it; empty when there is
+/// none.
+pub(crate) fn default_program_name() -> String {
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        std::env::args_os()
+            .next()
+            .map(|a| {
+                let p = PathBuf::from(a);
+                p.file_name()
+                    .unwrap_or(p.as_os_str())
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .unwrap_or_default()
+    })
+    .clone()
+}
+
+/// Parses the knob `connect_attrs`: `name:value,name:value` (the value
+/// ends at the next `,`; it may hold `:`); empty for none.
+pub(crate) fn parse_connect_attrs(v: &str) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for entry in v.split(',') {
+        if entry.trim().is_empty() {
+            if v.trim().is_empty() {
+                break;
+            }
+            return Err(Error::config(
+                "connect_attrs has an empty entry (write name:value,name:value)",
+            ));
+        }
+        let (k, val) = entry.split_once(':').ok_or_else(|| {
+            Error::config(format!(
+                "connect_attrs: the entry {entry:?} has no ':' (write name:value,name:value)"
+            ))
+        })?;
+        out.push((k.trim().to_owned(), val.to_owned()));
+    }
+    Ok(out)
 }
 
 enum PemWant {
@@ -299,6 +493,8 @@ impl fmt::Debug for ConnectConfig {
             .field("tls_ca", &self.tls_ca)
             .field("tls_cert", &self.tls_cert)
             .field("tls_key", &self.tls_key)
+            .field("connect_attrs", &self.connect_attrs)
+            .field("program_name", &self.program_name)
             .finish()
     }
 }

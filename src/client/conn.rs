@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::ops::{Deref, DerefMut, Range};
 use std::sync::atomic::Ordering::Relaxed;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mysql::prelude::{AsStatement, FromRow, Protocol, Queryable};
 use mysql::{
@@ -42,6 +42,7 @@ use super::error::{not_ready, Refusal};
 use super::session::{Session, State, WireOpen, WireSide};
 use super::{CancelHandle, MysqlConnector, STATEMENT_GRACE};
 use crate::pool::{Lease, Marks};
+use crate::trace::{Started, TraceKind};
 use crate::wire::{status, Next, OkInfo, Response, TextRow, WireError};
 use mysql::mysql_common::proto::codec::error::PacketCodecError;
 
@@ -61,6 +62,17 @@ pub struct PooledConn {
     open: bool,
     /// This borrow's statement time limit, when it set one.
     limit: Option<Option<Duration>>,
+    /// With a tracer: the text of the statement about to begin (set by the
+    /// entry points that have one), then the running statement's start.
+    /// (Boxed: a connection without a tracer carries one pointer.)
+    trace: Option<Box<TraceSlot>>,
+}
+
+/// A connection's trace state (see `PooledConn::trace`).
+#[derive(Debug, Default)]
+struct TraceSlot {
+    sql: Option<Box<str>>,
+    started: Option<Started>,
 }
 
 /// Whether a failed statement may have left part of an answer unread, so
@@ -329,12 +341,31 @@ impl PooledConn {
             lease,
             open: false,
             limit: None,
+            trace: None,
         }
+    }
+
+    /// With a tracer, keeps `sql` for the next statement's trace events.
+    fn note_sql(&mut self, sql: &str) {
+        if self.traced().is_some() {
+            self.trace.get_or_insert_with(Default::default).sql = Some(sql.into());
+        }
+    }
+
+    /// The borrower's stack in its host language, for a leak report of this
+    /// borrow: kept only while `leak_detection_threshold` is set.
+    pub(crate) fn set_borrower_stack(&self, text: String) {
+        self.lease.set_borrower_stack(text);
     }
 
     /// The pool-wide number of this connection (as in events).
     pub fn id(&self) -> u64 {
         self.lease.id()
+    }
+
+    /// The pool's tracer, with this connection's server, if one is set.
+    pub(crate) fn traced(&self) -> Option<&crate::trace::Traced> {
+        self.lease.connector().traced()
     }
 
     /// Closes the connection instead of returning it to the pool.
@@ -480,11 +511,13 @@ impl PooledConn {
             }
         }
         if std::mem::take(&mut self.open) {
-            let (session, mut marks) = self.lease.split();
+            let id = self.lease.id();
+            let (session, mut marks, connector) = self.lease.parts();
             session.gate.end();
-            marks.note_statement(false);
+            marks.statement_ends();
             marks.note_answer_open(false);
             session.observe();
+            trace_end(&mut self.trace, connector, id, None);
         }
     }
 
@@ -496,6 +529,7 @@ impl PooledConn {
         exec: impl FnOnce(&'a mut Conn) -> mysql::Result<QueryResult<'a, 'a, 'a, P>>,
     ) -> mysql::Result<QueryResult<'a, 'a, 'a, P>> {
         self.begin(partly)?;
+        let id = self.lease.id();
         let (session, mut marks, connector) = self.lease.parts();
         marks.note_settled(false);
         let Session {
@@ -515,9 +549,11 @@ impl PooledConn {
                 // itself meets the crate's way: an empty file.)
                 drop(r);
                 gate.end();
-                marks.note_statement(false);
+                marks.statement_ends();
                 state.dirty = true;
-                Err(wire_error(WireError::LocalInfileRefused))
+                let e = wire_error(WireError::LocalInfileRefused);
+                trace_end(&mut self.trace, connector, id, Some(&e));
+                Err(e)
             }
             Ok(r) => {
                 // The borrower reads the rows through the crate's result,
@@ -533,7 +569,8 @@ impl PooledConn {
             }
             Err(e) => {
                 gate.end();
-                marks.note_statement(false);
+                marks.statement_ends();
+                trace_end(&mut self.trace, connector, id, Some(&e));
                 Err(fail(state, &mut marks, connector, e))
             }
         }
@@ -543,6 +580,8 @@ impl PooledConn {
     /// OK packet may not report all it changed.
     fn begin(&mut self, partly: bool) -> mysql::Result<()> {
         self.finish_open();
+        let statement = self.trace.as_mut().and_then(|t| t.sql.take());
+        let id = self.lease.id();
         let wanted = self.statement_timeout();
         let (session, mut marks, connector) = self.lease.parts();
         if let Some(why) = &session.state.broken {
@@ -576,7 +615,18 @@ impl PooledConn {
         // borrower read) is not this statement's.
         session.local_file_asked.store(false, Relaxed);
         session.gate.begin();
-        marks.note_statement(true);
+        marks.statement_begins();
+        if let Some(tr) = connector.traced() {
+            let mut e = tr.event(TraceKind::StatementStart);
+            e.server = &tr.server;
+            e.connection_id = id;
+            e.statement = statement.as_deref();
+            tr.emit(&e);
+            self.trace.get_or_insert_with(Default::default).started = Some(Started {
+                at: Instant::now(),
+                statement,
+            });
+        }
         Ok(())
     }
 
@@ -625,9 +675,11 @@ impl PooledConn {
     /// Steps 3 and 4 for a statement begun (`begin`) and read to its end:
     /// `r` is what reading it gave, and where its report is.
     fn settle_reported<T>(&mut self, r: mysql::Result<(T, Report)>) -> mysql::Result<T> {
+        let id = self.lease.id();
         let (session, mut marks, connector) = self.lease.parts();
         session.gate.end();
-        marks.note_statement(false);
+        marks.statement_ends();
+        trace_end(&mut self.trace, connector, id, r.as_ref().err());
         match r {
             Ok((v, report)) => {
                 match report {
@@ -684,6 +736,7 @@ impl PooledConn {
         partly: bool,
         read: impl FnOnce(&mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<T>,
     ) -> mysql::Result<T> {
+        self.note_sql(sql);
         let (v, rest) = self.run(partly, |c| {
             let mut r = c.query_iter(sql)?;
             let v = read(&mut r)?;
@@ -705,6 +758,7 @@ impl PooledConn {
     /// through the protocol layer (`src/wire`) where the session allows it
     /// (see `Session::wire`), else through the crate.
     pub(crate) fn collect_text(&mut self, sql: &str, partly: bool) -> mysql::Result<VecDeque<Set>> {
+        self.note_sql(sql);
         let sets = self.run_reported(partly, |session| match session.wire() {
             Some(w) => {
                 let (f, defs) = (&mut w.framer, &mut w.columns);
@@ -777,11 +831,14 @@ impl PooledConn {
         if !self.session_ref().may_use_wire() {
             return Ok(None);
         }
+        self.note_sql(sql);
         self.begin(partly)?;
-        let (session, mut marks, _) = self.lease.parts();
+        let id = self.lease.id();
+        let (session, mut marks, connector) = self.lease.parts();
         let Some(w) = session.wire() else {
             session.gate.end();
-            marks.note_statement(false);
+            marks.statement_ends();
+            trace_end(&mut self.trace, connector, id, None);
             return Ok(None);
         };
         match w.framer.send_query(sql.as_bytes()) {
@@ -1003,8 +1060,34 @@ impl PooledConn {
 
     /// Prepares `sql` (through the statement cache).
     fn prepare(&mut self, sql: &str) -> mysql::Result<Statement> {
+        self.note_sql(sql);
         self.run_as(reports_partly(sql), Answer::NotOk, |c| c.prep(sql))
     }
+}
+
+/// Tells the tracer, if any, that the statement begun (`started`) ended,
+/// with `error` if it failed.
+fn trace_end(
+    slot: &mut Option<Box<TraceSlot>>,
+    connector: &MysqlConnector,
+    id: u64,
+    error: Option<&mysql::Error>,
+) {
+    let started = slot.as_mut().and_then(|t| t.started.take());
+    let (Some(tr), Some(s)) = (connector.traced(), started) else {
+        return;
+    };
+    let mut e = tr.event(TraceKind::StatementEnd);
+    e.server = &tr.server;
+    e.connection_id = id;
+    e.statement = s.statement.as_deref();
+    e.duration = s.at.elapsed();
+    let text = error.map(ToString::to_string);
+    e.error = text.as_deref();
+    if let Some(mysql::Error::MySqlError(m)) = error {
+        e.error_code = m.code;
+    }
+    tr.emit(&e);
 }
 
 /// Step 3: a failed statement. Breaks the session when the failure
@@ -1183,6 +1266,7 @@ impl PooledConn {
         sql: &str,
         partly: bool,
     ) -> mysql::Result<QueryResult<'_, '_, '_, Text>> {
+        self.note_sql(sql);
         self.start(partly, |c| c.query_iter(sql))
     }
 }
@@ -1193,6 +1277,7 @@ impl Queryable for PooledConn {
         query: Q,
     ) -> mysql::Result<QueryResult<'_, '_, '_, Text>> {
         let q = query.as_ref();
+        self.note_sql(q);
         self.start(reports_partly(q), |c| c.query_iter(q))
     }
 

@@ -77,6 +77,7 @@ use mysql::prelude::Queryable;
 use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
 
 pub use self::cancel::CancelHandle;
+pub(crate) use self::config::parse_connect_attrs;
 pub use self::config::{ConnectConfig, TlsMode, DEFAULT_LIVENESS_THRESHOLD};
 pub use self::conn::PooledConn;
 pub(crate) use self::conn::{reports_partly, WireRow, WireStart};
@@ -137,6 +138,8 @@ pub struct MysqlConnector {
     /// each), which every borrow's `CancelHandle` needs but almost none uses.
     /// Reset by every method that changes what it is derived from.
     side: OnceLock<Arc<MysqlConnector>>,
+    /// The pool's tracer, with this connector's server, if one is set.
+    traced: Option<crate::trace::Traced>,
 }
 
 /// What a topology wants to hear when a statement on one of a connector's
@@ -170,7 +173,22 @@ impl MysqlConnector {
             connect_timeout: crate::PoolConfig::default().connect_timeout,
             alarm: None,
             side: OnceLock::new(),
+            traced: None,
         }
+    }
+
+    /// Tells `traced` about the statements on this connector's connections
+    /// (its `server` is set to this connector's endpoint).
+    pub(crate) fn with_tracer(mut self, mut traced: crate::trace::Traced) -> MysqlConnector {
+        traced.server = self.cfg.endpoint().into();
+        self.traced = Some(traced);
+        self.side = OnceLock::new();
+        self
+    }
+
+    /// The pool's tracer, if any.
+    pub(crate) fn traced(&self) -> Option<&crate::trace::Traced> {
+        self.traced.as_ref()
     }
 
     /// Calls `alarm` whenever a statement on one of this connector's
@@ -210,6 +228,11 @@ impl MysqlConnector {
             .pass(c.password.clone())
             .db_name(c.database.clone())
             .prefer_socket(false)
+            .connect_attrs(Some(
+                c.sent_connect_attrs()
+                    .into_iter()
+                    .collect::<std::collections::HashMap<_, _>>(),
+            ))
             .read_timeout(Some(per_read))
             .write_timeout(Some(per_read))
             .additional_capabilities(if c.found_rows {

@@ -1089,6 +1089,40 @@ pub extern "C" fn staunch_conn_set_timeout(
     })
 }
 
+/// Gives the stack where the host program borrowed this connection (its
+/// language's own: a Python traceback, a Java or Go stack trace), `len`
+/// bytes of UTF-8 text (invalid sequences are replaced), for the leak report
+/// should the connection stay borrowed past `leak_detection_threshold`. Does
+/// nothing when leak detection is off
+/// (`staunch_pool_leak_threshold_ms` says 0): call it only then, right after
+/// the borrow. Kept up to 64 KiB. Never blocks. Same rules as the other
+/// calls on a connection (one thread at a time).
+#[no_mangle]
+pub extern "C" fn staunch_conn_set_borrower_stack(
+    conn: *mut staunch_conn,
+    text: *const c_char,
+    len: usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live connection (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        if text.is_null() {
+            return Err(Failure::null("text"));
+        }
+        // SAFETY: `text` holds `len` readable bytes (header contract).
+        let bytes = unsafe { std::slice::from_raw_parts(text.cast::<u8>(), len) };
+        let mut s = String::from_utf8_lossy(&bytes[..len.min(64 * 1024)]).into_owned();
+        if len > 64 * 1024 {
+            s.push_str("\n...");
+        }
+        c.with(|pc| {
+            pc.set_borrower_stack(s);
+            Ok(())
+        })
+    })
+}
+
 /// Cancels the statement running on this connection, from any thread (the
 /// one exception to "one thread at a time"): `KILL QUERY` over a connection
 /// of its own to the same server. The statement then fails with

@@ -43,7 +43,9 @@ pub const STAUNCH_EVENT_CLOSED: staunch_event_kind = 4;
 /// (`connection_id`, `message` = the error, `status`).
 pub const STAUNCH_EVENT_VALIDATION_FAILED: staunch_event_kind = 5;
 /// A connection has been borrowed longer than `leak_detection_threshold`
-/// (`connection_id`, `message` = the borrowing thread, `duration_us`).
+/// (`connection_id`, `message` = who borrowed it and for how long, then,
+/// after "borrowed at:", the stack `staunch_conn_set_borrower_stack` gave;
+/// `duration_us`).
 pub const STAUNCH_EVENT_LEAK_SUSPECTED: staunch_event_kind = 6;
 /// A `staunch_pool_get` timed out (`message` = the error, `status`).
 pub const STAUNCH_EVENT_ACQUIRE_TIMEOUT: staunch_event_kind = 7;
@@ -291,15 +293,12 @@ fn describe(e: &Event) -> (staunch_event, CString) {
             ev.status = status_of(error.kind());
             error.to_string()
         }
-        Event::LeakSuspected {
-            id,
-            thread,
-            held_for,
-        } => {
+        Event::LeakSuspected { id, held_for, .. } => {
             ev.kind = STAUNCH_EVENT_LEAK_SUSPECTED;
             ev.connection_id = *id;
             ev.duration_us = us(*held_for);
-            format!("connection {id} borrowed by thread {thread} may have leaked")
+            // The thread's name, then where it borrowed (see the event).
+            e.to_string()
         }
         Event::AcquireTimeout { error } => {
             ev.kind = STAUNCH_EVENT_ACQUIRE_TIMEOUT;

@@ -29,7 +29,7 @@ impl std::fmt::Debug for staunch_options {
 
 /// Creates an options object with every knob at its default (connect to
 /// 127.0.0.1:3306, max_size 10, connection_timeout 10s, connect_timeout 3s,
-/// ...; see the README for the list). On success `*out` receives it; free it
+/// ...; see docs/knobs.md for the list). On success `*out` receives it; free it
 /// with `staunch_options_free`. Never blocks; any thread.
 #[no_mangle]
 pub extern "C" fn staunch_options_new(

@@ -9,13 +9,14 @@ use super::cancel::staunch_cancel_token;
 use super::conn::{
     query_buffered, query_flags, query_stream, staunch_conn, stream_plan, STAUNCH_QUERY_STREAM,
 };
-use super::error::{staunch_error, staunch_status, Failure};
+use super::error::{staunch_error, staunch_status, Failure, STAUNCH_INVALID_ARGUMENT};
 use super::events::{Callback, FfiListener};
 use super::options::staunch_options;
 use super::rows::staunch_rows;
 use super::values::{staunch_param, to_params};
 use super::{arg, arg_str, copy_sized, guard, guard_value, Out, STAUNCH_TIMEOUT_DEFAULT};
 use crate::config::Builder;
+use crate::pool::host_supplies_stacks;
 use crate::pool::stats::Latency;
 use crate::{Pool, Stats};
 
@@ -345,12 +346,12 @@ fn get_with(
             STAUNCH_TIMEOUT_DEFAULT => pool.config().connection_timeout(),
             ms => Duration::from_millis(u64::from(ms)),
         };
-        let conn = match (read, token) {
+        let conn = host_supplies_stacks(|| match (read, token) {
             (false, None) => pool.get_timeout(timeout),
             (true, None) => pool.get_read_timeout(timeout),
             (false, Some(t)) => pool.get_cancellable(timeout, t),
             (true, Some(t)) => pool.get_read_cancellable(timeout, t),
-        }?;
+        })?;
         out.set(staunch_conn::new_raw(&p.pool, conn));
         Ok(())
     })
@@ -404,7 +405,7 @@ pub extern "C" fn staunch_pool_query(
             STAUNCH_TIMEOUT_DEFAULT => p.pool.config().connection_timeout(),
             ms => Duration::from_millis(u64::from(ms)),
         };
-        let mut conn = p.pool.get_timeout(timeout)?;
+        let mut conn = host_supplies_stacks(|| p.pool.get_timeout(timeout))?;
         if flags & STAUNCH_QUERY_STREAM != 0 {
             // The row set holds the connection; it goes back to the pool
             // when the stream is done with it (the first set read, or the
@@ -438,7 +439,7 @@ pub extern "C" fn staunch_pool_try_get(
         // SAFETY: NULL or a live pool (header contract).
         let p = unsafe { arg(pool, "pool") }?;
         let out = Out::new(out, "out")?;
-        match p.pool.try_get()? {
+        match host_supplies_stacks(|| p.pool.try_get())? {
             Some(conn) => out.set(staunch_conn::new_raw(&p.pool, conn)),
             None => out.set(std::ptr::null_mut()),
         }
@@ -463,6 +464,160 @@ pub extern "C" fn staunch_pool_stats(
         let stats = staunch_stats::from(&p.pool.stats());
         // SAFETY: non-NULL, and holds the caller's `size` bytes (contract).
         unsafe { copy_sized(out.ptr(), &stats, "staunch_stats") }
+    })
+}
+
+/// Copies `text` into the caller's buffer as `snprintf` does: at most
+/// `cap - 1` bytes and a NUL (nothing when `cap` is 0), and `*len` = the
+/// whole text's length without the NUL, so that `*len >= cap` says "call
+/// again with `*len + 1` bytes".
+///
+/// # Safety
+/// `buf` is NULL (then `cap` must be 0) or holds `cap` writable bytes.
+unsafe fn copy_text(
+    text: &str,
+    buf: *mut c_char,
+    cap: usize,
+    len: Out<usize>,
+) -> Result<(), Failure> {
+    if buf.is_null() && cap != 0 {
+        return Err(Failure::null("buf (with cap > 0)"));
+    }
+    if cap > 0 {
+        let n = text.len().min(cap - 1);
+        // SAFETY: `buf` holds `cap` bytes (contract); `n + 1 <= cap`; the
+        // text is ours, so they do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast::<u8>(), n);
+            buf.add(n).write(0);
+        }
+    }
+    len.set(text.len());
+    Ok(())
+}
+
+/// Writes the pool's figures as Prometheus text (exposition format 0.0.4,
+/// which OpenMetrics parsers read too) into `buf`, as `snprintf` does: at
+/// most `cap - 1` bytes and a NUL, and `*len` = the text's whole length
+/// (without the NUL); when `*len >= cap` the text was cut: call again with
+/// `*len + 1` bytes (a little more: the figures move). `buf` may be NULL
+/// with `cap` 0 to ask for the length.
+///
+/// The names follow OpenTelemetry's semantic conventions for database client
+/// connections as its Prometheus exporter writes them
+/// (`db_client_connection_count{db_client_connection_state="idle"}`,
+/// `db_client_connection_wait_time_seconds`, `..._create_time_seconds`,
+/// `..._use_time_seconds`, `db_client_operation_duration_seconds`,
+/// `db_client_connection_timeouts_total`, ...), with staunch's own figures
+/// as `staunch_*`; every series is labelled with the pool's name
+/// (`pool_name`) and the host (`server_address`, `server_port`). The first
+/// call turns timings on: from then on borrows and statements are timed for
+/// the `use_time` and operation histograms (`timings=on` in the URL does
+/// so from the start). Works on a closed pool. Never blocks. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_metrics(
+    pool: *const staunch_pool,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        let len = Out::new(len, "len")?;
+        // SAFETY: `buf` holds `cap` bytes (header contract).
+        unsafe { copy_text(&p.pool.metrics_text(), buf, cap, len) }
+    })
+}
+
+/// The pool's `leak_detection_threshold` in milliseconds, 0 when leak
+/// detection is off (or for NULL): a binding gives the borrower's stack
+/// (`staunch_conn_set_borrower_stack`) only when it is set. Never blocks;
+/// any thread.
+#[no_mangle]
+pub extern "C" fn staunch_pool_leak_threshold_ms(pool: *const staunch_pool) -> u64 {
+    guard_value(0, || {
+        // SAFETY: NULL or a live pool (header contract).
+        unsafe { pool.as_ref() }.map_or(0, |p| {
+            p.pool
+                .config()
+                .leak_detection_threshold()
+                .map_or(0, |d| d.as_millis().max(1) as u64)
+        })
+    })
+}
+
+/// How many servers the pool has a pool for: 1, or the hosts of a
+/// topology pool (the writer and the replicas, or the Galera nodes), in
+/// the URL's order. 0 for NULL. Never blocks; any thread.
+#[no_mangle]
+pub extern "C" fn staunch_pool_host_count(pool: *const staunch_pool) -> usize {
+    guard_value(0, || {
+        // SAFETY: NULL or a live pool (header contract).
+        unsafe { pool.as_ref() }.map_or(0, |p| p.pool.host_stats().len())
+    })
+}
+
+/// Fills `*out` with host `index`'s figures (as `staunch_pool_stats` does
+/// for the whole pool: set `out->size` first), and writes its `host:port`
+/// into `endpoint` by `snprintf`'s rules (`*endpoint_len` its whole
+/// length; `endpoint` may be NULL with `endpoint_cap` 0). `index` from 0
+/// to `staunch_pool_host_count() - 1`, else STAUNCH_INVALID_ARGUMENT.
+/// `*is_writer` (may be NULL) receives whether writes go there now. Works
+/// on a closed pool. Never blocks. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_host_stats(
+    pool: *const staunch_pool,
+    index: usize,
+    out: *mut staunch_stats,
+    endpoint: *mut c_char,
+    endpoint_cap: usize,
+    endpoint_len: *mut usize,
+    is_writer: *mut bool,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        let out = Out::new(out, "out")?;
+        let len = Out::new(endpoint_len, "endpoint_len")?;
+        let hosts = p.pool.host_stats();
+        let Some(h) = hosts.get(index) else {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                format!("index {index} is past the pool's {} hosts", hosts.len()),
+            ));
+        };
+        let stats = staunch_stats::from(&h.stats);
+        // SAFETY: non-NULL, and holds the caller's `size` bytes (contract).
+        unsafe { copy_sized(out.ptr(), &stats, "staunch_stats") }?;
+        if !is_writer.is_null() {
+            // SAFETY: non-NULL, writable (contract).
+            unsafe { is_writer.write(h.is_writer) };
+        }
+        // SAFETY: `endpoint` holds `endpoint_cap` bytes (header contract).
+        unsafe { copy_text(&h.endpoint, endpoint, endpoint_cap, len) }
+    })
+}
+
+/// Writes the pool's name (`pool_name`, or `staunch-N`) into `buf` as
+/// `staunch_pool_metrics` writes its text (`snprintf`'s rules, `*len` the
+/// name's length). Never blocks. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_name(
+    pool: *const staunch_pool,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        let len = Out::new(len, "len")?;
+        // SAFETY: `buf` holds `cap` bytes (header contract).
+        unsafe { copy_text(p.pool.name(), buf, cap, len) }
     })
 }
 

@@ -100,6 +100,9 @@ pub(crate) struct Slot<T> {
     pub leak_reported: AtomicBool,
     /// Borrows of this slot since the pool started (updated by the owner only).
     pub borrows: AtomicU64,
+    /// Precise-clock ns when the current borrow began, 0 when it is not
+    /// timed (timings off); the owner's alone.
+    pub used_since_ns: AtomicU64,
     /// The connection's socket: fd << 32 | low 32 bits of its inode, or
     /// u64::MAX when unknown. Lets the pool cut off a borrowed connection.
     pub socket: AtomicU64,
@@ -116,8 +119,44 @@ pub(crate) struct Slot<T> {
     /// once it sees `cut`). Held only to copy the text. A plain std mutex
     /// even under loom: no entry's ownership depends on it.
     pub verdict: std::sync::Mutex<Option<String>>,
-    /// The borrowing thread's name, recorded only with leak detection on.
-    borrower: Mutex<Option<String>>,
+    /// Who borrowed, recorded only with leak detection on.
+    borrower: Mutex<Option<Borrower>>,
+}
+
+/// Who borrowed an entry, for leak reports: the thread, and where it
+/// borrowed when that is known.
+#[derive(Debug)]
+pub(crate) struct Borrower {
+    pub thread: String,
+    pub stack: Stack,
+}
+
+/// Where a borrow was made.
+#[derive(Debug)]
+pub(crate) enum Stack {
+    None,
+    /// Captured by the pool at the borrow (the Rust face); resolved into
+    /// text only if the borrow is reported.
+    Rust(Box<std::backtrace::Backtrace>),
+    /// Given by the host language's binding, as text (its own stack).
+    Host(String),
+}
+
+impl Borrower {
+    /// Whether describing it resolves a Rust backtrace (reads debug info:
+    /// from milliseconds to a second for a large binary's first time).
+    pub fn slow_to_describe(&self) -> bool {
+        matches!(self.stack, Stack::Rust(_))
+    }
+
+    /// The thread's name, then the stack after a newline when one is known.
+    pub fn describe(&self) -> String {
+        match &self.stack {
+            Stack::None => self.thread.clone(),
+            Stack::Rust(b) => format!("{}\n{b}", self.thread),
+            Stack::Host(s) => format!("{}\n{s}", self.thread),
+        }
+    }
 }
 
 impl<T> Slot<T> {
@@ -134,6 +173,7 @@ impl<T> Slot<T> {
             borrowed_at: AtomicU64::new(u64::MAX),
             leak_reported: AtomicBool::new(false),
             borrows: AtomicU64::new(0),
+            used_since_ns: AtomicU64::new(0),
             socket: AtomicU64::new(u64::MAX),
             signals: Signals::default(),
             liveness_key: AtomicU64::new(u64::MAX),
@@ -143,12 +183,22 @@ impl<T> Slot<T> {
         }
     }
 
-    /// Records (or reads) the borrowing thread, for leak reports.
-    pub fn set_borrower(&self, name: Option<String>) {
-        *lock(&self.borrower) = name;
+    /// Records (or reads) who borrowed, for leak reports: the thread's
+    /// name, then its stack after a newline when known.
+    pub fn set_borrower(&self, who: Option<Borrower>) {
+        *lock(&self.borrower) = who;
     }
-    pub fn borrower(&self) -> Option<String> {
-        lock(&self.borrower).clone()
+    /// Takes who borrowed, for the one report of a borrow (formatted
+    /// outside the lock: resolving a Rust backtrace reads debug info).
+    pub fn take_borrower(&self) -> Option<Borrower> {
+        lock(&self.borrower).take()
+    }
+    /// The host language's stack of the current borrow, in place of the
+    /// pool's own (a binding's borrows).
+    pub fn set_borrower_stack(&self, text: String) {
+        if let Some(b) = lock(&self.borrower).as_mut() {
+            b.stack = Stack::Host(text);
+        }
     }
 }
 
@@ -162,6 +212,9 @@ pub(crate) struct Signals {
     /// Coarse-clock ns when the statement running through the borrower's
     /// own methods began (0: none runs).
     pub started_ns: AtomicU64,
+    /// Precise-clock ns when the running statement was sent, with timings
+    /// on (0: none, or not timed); the borrower's alone.
+    pub timed_ns: AtomicU64,
     /// The borrower has the raw connection: the watchdog cannot know when
     /// its statements begin, and looks at the socket instead.
     pub raw: AtomicBool,
@@ -191,6 +244,7 @@ impl Signals {
     pub fn start_borrow(&self, bound_ms: u64) {
         self.bound_ms.store(bound_ms, Relaxed);
         self.started_ns.store(0, Relaxed);
+        self.timed_ns.store(0, Relaxed);
         self.raw.store(false, Relaxed);
         self.cut.store(false, Relaxed);
         self.answer_open.store(false, Relaxed);

@@ -25,6 +25,12 @@ pub struct PoolConfig {
     pub(crate) adder_threads: usize,
     pub(crate) alive_bypass_window: Duration,
     pub(crate) initialization_fail_timeout: Option<Duration>,
+    /// The pool's name in metrics and logs (None: `staunch-N`, N the
+    /// number of unnamed pools the process opened so far).
+    pub(crate) name: Option<String>,
+    /// Whether borrows and statements are timed from the start (they are
+    /// from the first export on anyway).
+    pub(crate) timings: bool,
 }
 
 impl Default for PoolConfig {
@@ -43,6 +49,8 @@ impl Default for PoolConfig {
             adder_threads: 2,
             alive_bypass_window: Duration::from_millis(500),
             initialization_fail_timeout: None,
+            name: None,
+            timings: false,
         }
     }
 }
@@ -76,6 +84,10 @@ impl PoolConfig {
     /// Bound on one validation, and on the return path's round trips.
     pub fn validation_timeout(&self) -> Duration {
         self.validation_timeout
+    }
+    /// A borrow held longer than this is reported (None: off).
+    pub fn leak_detection_threshold(&self) -> Option<Duration> {
+        self.leak_detection_threshold
     }
 
     /// Checks every range and every relation between knobs.
@@ -129,6 +141,13 @@ impl PoolConfig {
         }
         if let Some(v) = self.initialization_fail_timeout {
             range("initialization_fail_timeout", v, ms(0), hour)?;
+        }
+        if let Some(name) = &self.name {
+            if name.is_empty() || name.len() > 128 || name.chars().any(char::is_control) {
+                return Err(Error::config(format!(
+                    "pool_name must be 1 to 128 bytes without control characters, got {name:?}"
+                )));
+            }
         }
         if self.adder_threads == 0 || self.adder_threads > 64 {
             return Err(Error::config(format!(

@@ -19,7 +19,7 @@ use super::bag::{Entry, IDLE, IN_USE};
 use super::connector::Connector;
 use super::Shared;
 use crate::events::CloseReason;
-use crate::events::Event;
+use crate::events::{emit, Event};
 use crate::sync::{spawn_resilient, Arc};
 use crate::sys::coarse_now_ns;
 
@@ -118,13 +118,38 @@ pub(crate) fn run_once<C: Connector>(s: &Shared<C>) {
                     if slot.state.load(Relaxed) != IN_USE {
                         continue;
                     }
-                    let thread = slot.borrower().unwrap_or_default();
                     s.counters.leaks_reported.fetch_add(1, Relaxed);
-                    s.emit(Event::LeakSuspected {
-                        id: slot.id.load(Relaxed),
-                        thread,
-                        held_for: Duration::from_nanos(held),
-                    });
+                    let id = slot.id.load(Relaxed);
+                    let held_for = Duration::from_nanos(held);
+                    let who = slot.take_borrower();
+                    match who {
+                        // Resolved on a thread of its own, so that the
+                        // pool's housekeeping never waits on debug info.
+                        Some(who) if who.slow_to_describe() => {
+                            let listener = s.listener.clone();
+                            let report = move || {
+                                emit(
+                                    &*listener,
+                                    Event::LeakSuspected {
+                                        id,
+                                        thread: who.describe(),
+                                        held_for,
+                                    },
+                                )
+                            };
+                            if let Err(e) = std::thread::Builder::new()
+                                .name("staunch-leak-report".into())
+                                .spawn(report)
+                            {
+                                log::warn!(target: "staunch", "connection {id} may have leaked (held for {}); no thread to report its stack: {e}", crate::duration::fmt_duration(held_for));
+                            }
+                        }
+                        who => s.emit(Event::LeakSuspected {
+                            id,
+                            thread: who.map(|w| w.describe()).unwrap_or_default(),
+                            held_for,
+                        }),
+                    }
                 }
             }
             _ => {}

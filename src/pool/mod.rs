@@ -55,12 +55,12 @@ use self::bag::{Bag, Entry, WaitOutcome, IDLE, IN_USE, RESERVED};
 pub(crate) use self::cancel::CancelToken;
 pub use self::config::PoolConfig;
 pub use self::connector::{ConnectAttempt, Connector, Recycled, Suspect};
-use self::stats::{Counters, Stats};
+use self::stats::{Counters, Histograms, Stats};
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::{emit, CloseReason, Event, EventListener, LogListener};
 use crate::sync::{lock, panic_message, Arc, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex};
-use crate::sys::coarse_now_ns;
+use crate::sys::{coarse_now_ns, precise_now_ns};
 
 /// The generic pool core: a pool of connections made by `C`. The crate's
 /// [`Pool`](crate::Pool) is one such core per MySQL host, with routing on
@@ -122,6 +122,23 @@ thread_local! {
     /// A dropped pool's address may be reused by a new one; the hint is then
     /// wrong, which costs nothing (the bag checks every claim).
     static LAST_ENTRY: Cell<(usize, usize)> = const { Cell::new((0, usize::MAX)) };
+    /// Set while a binding borrows (see [`host_supplies_stacks`]).
+    static HOST_STACKS: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (a borrow made for a host language's binding, through the C
+/// ABI) without capturing the Rust stack for leak reports: the binding gives
+/// its own language's stack (`Lease::set_borrower_stack`), and the Rust one
+/// would only show the foreign-call frames.
+pub(crate) fn host_supplies_stacks<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            HOST_STACKS.with(|h| h.set(self.0));
+        }
+    }
+    let _restore = Restore(HOST_STACKS.with(|h| h.replace(true)));
+    f()
 }
 
 /// The state every handle, borrowed connection and pool thread shares.
@@ -144,6 +161,10 @@ pub(crate) struct Shared<C: Connector> {
     /// borrower's own): the watchdog then checks borrowed sockets every
     /// `STATEMENT_TICK`. Set, never cleared (`Relaxed`).
     pub statement_bounds: AtomicBool,
+    /// Whether borrows and statements are timed (`use_time`,
+    /// `statement_time`): two precise clock reads each, so only once an
+    /// exporter asks (`CorePool::keep_timings`). `Relaxed`.
+    pub timings: AtomicBool,
 
     /// The entries and the waiter queue: each slot's state is a CAS, the
     /// queue has its own lock (see `bag.rs`).
@@ -502,17 +523,35 @@ impl<C: Connector> Shared<C> {
             slot.alive_at.store(now, Relaxed);
         }
         slot.borrowed_at.store(now, Relaxed);
+        // Owner-only, as `borrows`; 0 when timings are off, so that a return
+        // never times a borrow it did not see begin.
+        let timed = if self.timings.load(Relaxed) {
+            precise_now_ns()
+        } else {
+            0
+        };
+        slot.used_since_ns.store(timed, Relaxed);
         slot.signals.start_borrow(self.default_bound_ms);
         // Owner-only counter: a plain load and store, no locked instruction.
         slot.borrows.store(slot.borrows.load(Relaxed) + 1, Relaxed);
         if self.leak_ns != 0 {
             slot.leak_reported.store(false, Relaxed);
             let t = std::thread::current();
-            slot.set_borrower(Some(
-                t.name()
+            // The stack is captured now, resolved into text only if the
+            // borrow is reported (HikariCP's way: an exception at borrow).
+            // A binding gives its host language's stack instead.
+            let stack = if HOST_STACKS.with(Cell::get) || cfg!(miri) {
+                bag::Stack::None
+            } else {
+                bag::Stack::Rust(Box::new(std::backtrace::Backtrace::force_capture()))
+            };
+            slot.set_borrower(Some(bag::Borrower {
+                thread: t
+                    .name()
                     .map(str::to_owned)
                     .unwrap_or_else(|| format!("{:?}", t.id())),
-            ));
+                stack,
+            }));
         }
         LAST_ENTRY.with(|l| l.set((self.key(), entry.idx())));
         Some(Lease {
@@ -542,6 +581,11 @@ impl<C: Connector> Shared<C> {
 
     /// A borrower gives its connection back.
     fn give_back(&self, entry: Entry, mut conn: C::Conn, flags: u8) {
+        let since = self.bag.slot(&entry).used_since_ns.load(Relaxed);
+        if since != 0 {
+            let used = precise_now_ns().saturating_sub(since);
+            self.counters.use_time.record_us(used / 1000);
+        }
         let keep = if self.is_closed() {
             Err(CloseReason::PoolClosed)
         } else if flags & FLAG_BROKEN != 0
@@ -868,6 +912,7 @@ impl<C: Connector> CorePool<C> {
                 .statement_bound()
                 .map_or(0, |d| (d.as_millis() as u64).max(1)),
             statement_bounds: AtomicBool::new(connector.statement_bound().is_some()),
+            timings: AtomicBool::new(cfg.timings),
             leak_ns: cfg
                 .leak_detection_threshold
                 .map_or(0, |d| d.as_nanos() as u64),
@@ -1107,6 +1152,29 @@ impl<C: Connector> CorePool<C> {
         let h = lock(&s.health);
         let (at, e) = h.permanent.as_ref()?;
         (at.elapsed() < PERMANENT_HOLDOFF).then(|| e.clone())
+    }
+
+    /// Times borrows (`Histograms::use_time`) and statements
+    /// (`statement_time`) from now on (`true`), or no longer. Off at start:
+    /// each costs two precise clock reads (about 40 ns here).
+    pub fn keep_timings(&self, on: bool) {
+        self.shared.timings.store(on, Relaxed);
+    }
+
+    /// The pool's histograms (cumulative since start).
+    pub fn histograms(&self) -> Histograms {
+        let s = &self.shared;
+        let c = &s.counters;
+        let acquired: u64 = s.bag.slots.iter().map(|x| x.borrows.load(Relaxed)).sum();
+        let waited = c.acquires_waited.load(Relaxed);
+        Histograms {
+            // A hand-out that did not wait is not recorded (the hot path
+            // keeps no shared counter): it counts as under 1 µs.
+            acquire_wait: c.acquire_wait.buckets(acquired.saturating_sub(waited), 0),
+            connect_time: c.connect_time.buckets(0, 0),
+            use_time: c.use_time.buckets(0, 0),
+            statement_time: c.statement_time.buckets(0, 0),
+        }
     }
 
     /// A snapshot of gauges and counters.
@@ -1479,6 +1547,8 @@ impl<C: Connector> Lease<C> {
                 flags: &mut self.flags,
                 signals: &slot.signals,
                 verdict: &slot.verdict,
+                timings: &self.shared.timings,
+                statement_time: &self.shared.counters.statement_time,
             },
             &self.shared.connector,
         )
@@ -1533,6 +1603,23 @@ impl<C: Connector> Lease<C> {
         }
     }
 
+    /// Whether leak reports want the borrower's stack
+    /// (`leak_detection_threshold` is set).
+    pub fn wants_borrower_stack(&self) -> bool {
+        self.shared.leak_ns != 0
+    }
+
+    /// The borrower's stack in its host language, for a leak report of
+    /// this borrow (kept only while `leak_detection_threshold` is set).
+    pub(crate) fn set_borrower_stack(&self, text: String) {
+        if self.shared.leak_ns != 0 {
+            self.shared
+                .bag
+                .slot(&self.held().0)
+                .set_borrower_stack(text);
+        }
+    }
+
     /// Whether the watchdog cut this borrow's connection off (a statement
     /// waited past its bound): the socket is shut down, the connection is
     /// closed on return.
@@ -1573,6 +1660,9 @@ pub(crate) struct Marks<'a> {
     signals: &'a bag::Signals,
     /// Why the liveness check cut the statement off, if it did.
     verdict: &'a Mutex<Option<String>>,
+    /// Whether statements are timed, and where their times go.
+    timings: &'a AtomicBool,
+    statement_time: &'a stats::Histogram,
 }
 
 impl Marks<'_> {
@@ -1599,6 +1689,31 @@ impl Marks<'_> {
     /// beginning. One clock read and a store.
     pub fn note_statement(&mut self, running: bool) {
         self.signals.note_statement(running);
+    }
+
+    /// A statement is sent: the watchdog bounds it from now (as
+    /// `note_statement(true)`), and with timings on its time runs until
+    /// [`statement_ends`](Marks::statement_ends).
+    pub fn statement_begins(&mut self) {
+        self.signals.note_statement(true);
+        let t = if self.timings.load(Relaxed) {
+            precise_now_ns()
+        } else {
+            0
+        };
+        self.signals.timed_ns.store(t, Relaxed);
+    }
+
+    /// The statement's answer was read to its end (or the statement
+    /// failed): no longer bounded, and its time is counted.
+    pub fn statement_ends(&mut self) {
+        self.signals.note_statement(false);
+        let since = self.signals.timed_ns.load(Relaxed);
+        if since != 0 {
+            self.signals.timed_ns.store(0, Relaxed);
+            let took = precise_now_ns().saturating_sub(since);
+            self.statement_time.record_us(took / 1000);
+        }
     }
 
     /// The borrower reads the running statement's answer itself (`true`),

@@ -11,13 +11,19 @@ use std::time::Duration;
 
 use crate::events::CloseReason;
 
-const BUCKETS: usize = 40;
+/// Buckets of a [`Histogram`]: the last one, from 2^38 µs (3.2 days) up,
+/// has no upper edge.
+pub const BUCKETS: usize = 40;
 
 /// A lock-free histogram with power-of-two microsecond buckets: bucket 0 holds
 /// values under 1 µs, bucket k holds [2^(k-1), 2^k) µs.
+#[derive(Debug)]
 pub(crate) struct Histogram {
     buckets: [AtomicU64; BUCKETS],
     max_us: AtomicU64,
+    /// The sum of the values recorded, in µs (each truncated to whole µs,
+    /// as its bucket is chosen).
+    sum_us: AtomicU64,
 }
 
 impl Histogram {
@@ -25,13 +31,28 @@ impl Histogram {
         Histogram {
             buckets: std::array::from_fn(|_| AtomicU64::new(0)),
             max_us: AtomicU64::new(0),
+            sum_us: AtomicU64::new(0),
         }
     }
     pub fn record(&self, d: Duration) {
-        let us = d.as_micros().min(u64::MAX as u128) as u64;
+        self.record_us(d.as_micros().min(u64::MAX as u128) as u64);
+    }
+    pub fn record_us(&self, us: u64) {
         let b = (64 - us.leading_zeros() as usize).min(BUCKETS - 1);
         self.buckets[b].fetch_add(1, Relaxed);
         self.max_us.fetch_max(us, Relaxed);
+        self.sum_us.fetch_add(us, Relaxed);
+    }
+    /// The counts per bucket and their sum, for exporters: `extra_zero`
+    /// values under 1 µs are added to bucket 0, and `extra_sum_us` to the
+    /// sum (for a histogram whose fastest values are counted elsewhere).
+    pub fn buckets(&self, extra_zero: u64, extra_sum_us: u64) -> Buckets {
+        let mut counts = self.counts().to_vec();
+        counts[0] += extra_zero;
+        Buckets {
+            counts,
+            sum: Duration::from_micros(self.sum_us.load(Relaxed).saturating_add(extra_sum_us)),
+        }
     }
     fn counts(&self) -> [u64; BUCKETS] {
         std::array::from_fn(|i| self.buckets[i].load(Relaxed))
@@ -122,6 +143,9 @@ macro_rules! stats {
             closed: [AtomicU64; CloseReason::ALL.len()],
             pub acquire_wait: Histogram,
             pub connect_time: Histogram,
+            /// Kept only while timings are on.
+            pub use_time: Histogram,
+            pub statement_time: Histogram,
         }
 
         impl Counters {
@@ -131,6 +155,8 @@ macro_rules! stats {
                     closed: std::array::from_fn(|_| AtomicU64::new(0)),
                     acquire_wait: Histogram::new(),
                     connect_time: Histogram::new(),
+                    use_time: Histogram::new(),
+                    statement_time: Histogram::new(),
                 }
             }
 
@@ -238,6 +264,81 @@ impl Stats {
     }
 }
 
+/// A histogram's bucket counts, not cumulative: `counts[0]` holds values
+/// under 1 µs, `counts[k]` values in [2^(k-1), 2^k) µs, the last bucket
+/// everything from 2^(BUCKETS-2) µs up. Counts of several pools (the hosts
+/// of a topology pool, several processes) add up bucket by bucket.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Buckets {
+    /// One count per bucket ([`BUCKETS`] of them; empty when nothing was
+    /// kept).
+    pub counts: Vec<u64>,
+    /// The sum of the values counted.
+    pub sum: Duration,
+}
+
+impl Buckets {
+    /// How many values were counted.
+    pub fn count(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// Each bucket's upper edge (exclusive: a value counted under `edge` is
+    /// less than it) with the number of values below it, cumulative, as
+    /// Prometheus' `le` buckets want them; the last bucket, which has no
+    /// edge, is left out (it is the `+Inf` bucket: [`count`](Buckets::count)).
+    pub fn cumulative(&self) -> impl Iterator<Item = (Duration, u64)> + '_ {
+        let last = self.counts.len().saturating_sub(1);
+        self.counts[..last]
+            .iter()
+            .enumerate()
+            .scan(0u64, |seen, (k, n)| {
+                *seen += n;
+                Some((Duration::from_micros(1u64 << k), *seen))
+            })
+    }
+
+    /// Adds another histogram's counts to these.
+    pub fn absorb(&mut self, o: &Buckets) {
+        if self.counts.len() < o.counts.len() {
+            self.counts.resize(o.counts.len(), 0);
+        }
+        for (a, b) in self.counts.iter_mut().zip(&o.counts) {
+            *a += b;
+        }
+        self.sum += o.sum;
+    }
+}
+
+/// The pool's histograms (see [`Buckets`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Histograms {
+    /// Time callers waited in `get` (an immediate hand-out counts as < 1 µs).
+    pub acquire_wait: Buckets,
+    /// Time a successful connect took (TCP, greeting, authentication,
+    /// session set-up).
+    pub connect_time: Buckets,
+    /// Time a connection stayed borrowed, from `get` to its return: kept
+    /// only while timings are on (see `Pool::keep_timings`).
+    pub use_time: Buckets,
+    /// Time a statement took, from its sending to the end of its answer
+    /// (a streamed answer ends when it is read to its end or dropped): kept
+    /// only while timings are on.
+    pub statement_time: Buckets,
+}
+
+impl Histograms {
+    /// Adds another pool's histograms to these.
+    pub fn absorb(&mut self, o: &Histograms) {
+        self.acquire_wait.absorb(&o.acquire_wait);
+        self.connect_time.absorb(&o.connect_time);
+        self.use_time.absorb(&o.use_time);
+        self.statement_time.absorb(&o.statement_time);
+    }
+}
+
 /// Latency percentiles (upper bucket edges: a figure of 64 µs means "at most
 /// 64 µs"), and the exact maximum.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -277,5 +378,33 @@ mod tests {
         assert_eq!(l.p95, Duration::from_micros(1000));
         assert_eq!(l.max, Duration::from_micros(1000));
         assert_eq!(Histogram::new().snapshot(0), Latency::default());
+    }
+
+    #[test]
+    fn buckets_are_cumulative_below_exclusive_edges_and_add_up() {
+        let h = Histogram::new();
+        for us in [0, 1, 3, 4, 1000] {
+            h.record(Duration::from_micros(us));
+        }
+        let b = h.buckets(2, 0);
+        assert_eq!(b.count(), 7);
+        assert_eq!(b.sum, Duration::from_micros(1008));
+        let c: Vec<_> = b.cumulative().take(5).collect();
+        let us = |n| Duration::from_micros(n);
+        // Below 1 µs: the two extra and the 0; below 2: the 1; below 4: the 3;
+        // below 8: the 4.
+        assert_eq!(
+            c,
+            [(us(1), 3), (us(2), 4), (us(4), 5), (us(8), 6), (us(16), 6)]
+        );
+        assert_eq!(b.cumulative().count(), BUCKETS - 1);
+        assert_eq!(b.cumulative().last(), Some((us(1 << (BUCKETS - 2)), 7)));
+        let mut sum = b.clone();
+        sum.absorb(&b);
+        assert_eq!((sum.count(), sum.sum), (14, us(2016)));
+        let mut empty = Buckets::default();
+        empty.absorb(&b);
+        assert_eq!(empty, b);
+        assert_eq!(Buckets::default().cumulative().count(), 0);
     }
 }

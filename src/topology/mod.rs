@@ -33,9 +33,10 @@ pub use self::probe::missing_privileges;
 use crate::client::{ConnectConfig, MysqlConnector, NodeAlarm, PooledConn};
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::{emit, Event, EventListener};
-use crate::pool::stats::Stats;
+use crate::pool::stats::{Histograms, Stats};
 use crate::pool::{CancelToken, CorePool, PoolConfig};
 use crate::sync::lock;
+use crate::trace::{TraceKind, Traced, Tracer};
 
 /// `writer` value when no host may take writes.
 const NO_WRITER: usize = usize::MAX;
@@ -127,6 +128,11 @@ pub(crate) struct Topo {
     pub hosts: Vec<Host>,
     pub cfg: TopologyConfig,
     pub pool_cfg: PoolConfig,
+    /// `pool_name`, or `staunch-N`.
+    pub name: String,
+    /// The tracer, if one is set (for acquires; each host's connector has
+    /// it too, for statements).
+    pub traced: Option<Traced>,
     pub listener: Arc<dyn EventListener>,
     pub secondary_check: Option<SecondaryCheck>,
     /// Index of the host taking writes, or NO_WRITER. Written by the monitor
@@ -231,6 +237,8 @@ pub struct HostStats {
     pub lag: Option<Duration>,
     /// This host's pool.
     pub stats: Stats,
+    /// This host's pool's histograms.
+    pub histograms: Histograms,
 }
 
 impl Pool {
@@ -243,7 +251,17 @@ impl Pool {
         topology: &TopologyConfig,
         listener: Arc<dyn EventListener>,
         secondary_check: Option<SecondaryCheck>,
+        tracer: Option<Arc<dyn Tracer>>,
     ) -> Result<Pool> {
+        let name: String = pool_cfg.name.clone().unwrap_or_else(|| {
+            static OPENED: AtomicU64 = AtomicU64::new(0);
+            format!("staunch-{}", OPENED.fetch_add(1, Relaxed) + 1)
+        });
+        let traced = tracer.map(|tracer| Traced {
+            tracer,
+            pool: name.as_str().into(),
+            server: "".into(),
+        });
         let mut targets = vec![connect.clone()];
         for (host, port) in &topology.more_hosts {
             let mut c = connect.clone();
@@ -260,6 +278,9 @@ impl Pool {
             let suspect = Arc::new(AtomicBool::new(false));
             let mut connector = MysqlConnector::new(c.clone(), pool_cfg.validation_timeout)
                 .with_connect_timeout(pool_cfg.connect_timeout);
+            if let Some(t) = &traced {
+                connector = connector.with_tracer(t.clone());
+            }
             if topology.monitor_enabled() {
                 // A borrower's statement got "cannot serve now": flag the
                 // host and wake the monitor (no I/O, no lock, no waiting).
@@ -304,6 +325,8 @@ impl Pool {
                 Kind::Auto | Kind::Single => MODE_UNKNOWN,
             }),
             pool_cfg: pool_cfg.clone(),
+            name,
+            traced,
             cfg: topology.clone(),
             listener,
             closed: AtomicBool::new(false),
@@ -343,7 +366,33 @@ impl Pool {
     /// Borrows a connection to the current writer (the primary), waiting at
     /// most `connection_timeout`.
     pub fn get(&self) -> Result<PooledConn> {
-        self.writer_pool()?.get().map(PooledConn::new)
+        self.traced(|| self.writer_pool()?.get().map(PooledConn::new))
+    }
+
+    /// Runs the borrow `get`, told to the tracer (if any) as an acquire.
+    fn traced(&self, get: impl FnOnce() -> Result<PooledConn>) -> Result<PooledConn> {
+        let Some(tr) = &self.t.traced else {
+            return get();
+        };
+        tr.emit(&tr.event(TraceKind::AcquireStart));
+        let at = std::time::Instant::now();
+        let got = get();
+        let mut e = tr.event(TraceKind::AcquireEnd);
+        e.duration = at.elapsed();
+        let text;
+        match &got {
+            Ok(c) => {
+                e.server = c.traced().map_or("", |t| &t.server);
+                e.connection_id = c.id();
+            }
+            Err(err) => {
+                text = err.to_string();
+                e.error = Some(&text);
+                e.error_code = err.server_code().unwrap_or(0);
+            }
+        }
+        tr.emit(&e);
+        got
     }
 
     /// As [`get`](Pool::get), waiting at most `timeout`. Fails with
@@ -363,12 +412,14 @@ impl Pool {
     }
 
     fn get_inner(&self, timeout: Duration, cancel: Option<&CancelToken>) -> Result<PooledConn> {
-        let pool = self.writer_pool()?;
-        match cancel {
-            Some(c) => pool.get_cancellable(timeout, c),
-            None => pool.get_timeout(timeout),
-        }
-        .map(PooledConn::new)
+        self.traced(|| {
+            let pool = self.writer_pool()?;
+            match cancel {
+                Some(c) => pool.get_cancellable(timeout, c),
+                None => pool.get_timeout(timeout),
+            }
+            .map(PooledConn::new)
+        })
     }
 
     /// Runs `work` on a connection to the writer and, when it fails with a
@@ -435,6 +486,14 @@ impl Pool {
     }
 
     fn get_read_inner(
+        &self,
+        timeout: Duration,
+        cancel: Option<&CancelToken>,
+    ) -> Result<PooledConn> {
+        self.traced(|| self.get_read_untraced(timeout, cancel))
+    }
+
+    fn get_read_untraced(
         &self,
         timeout: Duration,
         cancel: Option<&CancelToken>,
@@ -522,8 +581,34 @@ impl Pool {
                     ms => Some(Duration::from_millis(ms)),
                 },
                 stats: h.pool.stats(),
+                histograms: h.pool.histograms(),
             })
             .collect()
+    }
+
+    /// The pool's histograms, summed over every host.
+    pub fn histograms(&self) -> Histograms {
+        let mut all = Histograms::default();
+        for h in &self.t.hosts {
+            all.absorb(&h.pool.histograms());
+        }
+        all
+    }
+
+    /// The pool's name: `pool_name`, or `staunch-N` (N counting the unnamed pools
+    /// the process opened).
+    pub fn name(&self) -> &str {
+        &self.t.name
+    }
+
+    /// Times every borrow and statement from now on (`true`), for the
+    /// `use_time` and `statement_time` histograms, or no longer. The
+    /// exporters turn it on; `timings=on` in the URL from the start. Each
+    /// costs two precise clock reads (~40 ns).
+    pub fn keep_timings(&self, on: bool) {
+        for h in &self.t.hosts {
+            h.pool.keep_timings(on);
+        }
     }
 
     /// `host:port` of the current writer, if any.

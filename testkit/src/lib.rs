@@ -22,6 +22,6 @@ pub mod proxy;
 pub mod topology;
 
 pub use galera::{Galera, GaleraOpts, WsrepState};
-pub use mariadb::{test_certs, MariaDb, ServerCert, ServerOpts};
+pub use mariadb::{test_certs, MariaDb, ServerCert, ServerOpts, PERFORMANCE_SCHEMA_ARGS};
 pub use proxy::{Mode, Proxy};
 pub use topology::{Topology, TopologyOpts};

@@ -86,6 +86,61 @@ pub struct ServerOpts {
     pub tls: Option<ServerCert>,
 }
 
+/// The `mariadbd` arguments of [`ServerOpts::with_performance_schema`]:
+/// `performance_schema=ON` (MariaDB's default is OFF), with every history,
+/// digest and lock/mutex/file/statement instrument sized to nothing, so
+/// that the threads and their connection attributes
+/// (`performance_schema.session_connect_attrs`, up to 2 KiB a session)
+/// cost about 4 MB more than a server without it instead of about 100 MB.
+pub const PERFORMANCE_SCHEMA_ARGS: &[&str] = &[
+    "--performance-schema=ON",
+    "--performance-schema-session-connect-attrs-size=2048",
+    "--performance-schema-max-thread-instances=256",
+    "--performance-schema-digests-size=0",
+    "--performance-schema-max-digest-length=0",
+    "--performance-schema-max-sql-text-length=0",
+    "--performance-schema-max-statement-stack=1",
+    "--performance-schema-events-statements-history-long-size=0",
+    "--performance-schema-events-statements-history-size=0",
+    "--performance-schema-events-stages-history-long-size=0",
+    "--performance-schema-events-stages-history-size=0",
+    "--performance-schema-events-waits-history-long-size=0",
+    "--performance-schema-events-waits-history-size=0",
+    "--performance-schema-events-transactions-history-long-size=0",
+    "--performance-schema-events-transactions-history-size=0",
+    "--performance-schema-max-table-instances=0",
+    "--performance-schema-max-table-handles=0",
+    "--performance-schema-max-index-stat=0",
+    "--performance-schema-max-table-lock-stat=0",
+    "--performance-schema-max-prepared-statements-instances=0",
+    "--performance-schema-max-program-instances=0",
+    "--performance-schema-max-metadata-locks=0",
+    "--performance-schema-max-mutex-classes=0",
+    "--performance-schema-max-rwlock-classes=0",
+    "--performance-schema-max-cond-classes=0",
+    "--performance-schema-max-file-classes=0",
+    "--performance-schema-max-socket-classes=0",
+    "--performance-schema-max-stage-classes=0",
+    "--performance-schema-max-statement-classes=0",
+    "--performance-schema-max-memory-classes=0",
+    "--performance-schema-max-mutex-instances=0",
+    "--performance-schema-max-rwlock-instances=0",
+    "--performance-schema-max-cond-instances=0",
+    "--performance-schema-max-file-instances=0",
+    "--performance-schema-max-socket-instances=0",
+];
+
+impl ServerOpts {
+    /// Adds [`PERFORMANCE_SCHEMA_ARGS`]: an opt-in for the tests that read
+    /// `performance_schema` (connection attributes), so that the other
+    /// servers keep MariaDB's default (OFF) and their memory.
+    pub fn with_performance_schema(mut self) -> ServerOpts {
+        self.args
+            .extend(PERFORMANCE_SCHEMA_ARGS.iter().map(|a| a.to_string()));
+        self
+    }
+}
+
 /// Which server certificate a TLS server presents (all signed by
 /// [`TestCerts::ca`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -576,6 +576,7 @@ fn bad_arguments_and_help() {
         &["topology", "--replicas", "two"],
         &["proxy"],
         &["proxy", "--target", "nowhere"],
+        &["proxy", "--target", "127.0.0.1:1", "--performance-schema"],
     ] {
         let out = Command::new(BIN)
             .args(args)
@@ -595,4 +596,5 @@ fn bad_arguments_and_help() {
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.contains("staunch-testkit topology"), "{help}");
     assert!(help.contains("kill-connections"), "{help}");
+    assert!(help.contains("--performance-schema"), "{help}");
 }

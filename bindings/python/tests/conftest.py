@@ -104,6 +104,17 @@ def own_server():
         tk.close()
 
 
+@pytest.fixture(scope="module")
+def ps_server():
+    """A server with performance_schema on (the test kit's --performance-schema;
+    MariaDB's default is OFF), for the module that asks for it."""
+    tk = Testkit("server", "--performance-schema")
+    try:
+        yield tk
+    finally:
+        tk.close()
+
+
 @pytest.fixture
 def proxy_pass(server):
     yield server

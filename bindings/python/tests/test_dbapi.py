@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import gc
 import threading
 import time
+from decimal import Decimal
 
 import pytest
 
@@ -208,6 +210,65 @@ def test_callproc_and_nextset(conn):
         cur.execute("DROP PROCEDURE two_sets")
 
 
+@pytest.mark.parametrize("cls", [staunch.Cursor, staunch.SSCursor, staunch.DictCursor])
+def test_fetch_after_nextset_gives_no_rows_where_the_statement_gave_none(conn, cls):
+    # The status that ends a CALL is a set without columns: once nextset()
+    # is on it (or past the last set), fetch* give no rows, as mysqlclient
+    # and PyMySQL (and mysqlclient's dbapi20 test_nextset) expect. Right
+    # after a statement that made no result set they still raise (PEP 249).
+    setup = conn.cursor()
+    setup.execute("DROP PROCEDURE IF EXISTS one_set")
+    setup.execute("CREATE PROCEDURE one_set() SELECT 7 AS n")
+    try:
+        cur = conn.cursor(cls)
+        cur.callproc("one_set")
+        assert cur.fetchall() in ([(7,)], [{"n": 7}])
+        assert cur.nextset() is True and cur.description is None
+        assert cur.fetchone() is None
+        assert cur.fetchmany(3) == []
+        assert cur.fetchall() == []
+        assert list(cur) == []
+        assert cur.nextset() is None
+        assert cur.fetchone() is None and cur.fetchmany() == [] and cur.fetchall() == []
+        # The next statement starts afresh: no result set is an error again.
+        cur.execute("DO 1")
+        for fetch in (cur.fetchone, cur.fetchmany, cur.fetchall):
+            with pytest.raises(staunch.ProgrammingError, match="returned no rows"):
+                fetch()
+        cur.close()
+        with pytest.raises(staunch.ProgrammingError, match="execute a query first"):
+            conn.cursor(cls).fetchall()
+    finally:
+        setup.execute("DROP PROCEDURE one_set")
+
+
+def test_executed_is_the_statement_with_its_values_written_in(conn):
+    # PyMySQL keeps the statement as sent in cursor._executed (a str); staunch
+    # binds the values, so it writes them in as literals when asked, and the
+    # text runs as the statement did.
+    cur = conn.cursor()
+    assert cur._executed is None
+    values = ("it's", "C:\\x", 'a"b %s ?', "ü🍵", b"\x00\xff", 12, True, None, Decimal("-1.50"), 2.5)
+    cur.execute("SELECT " + ", ".join(["%s"] * len(values)) + ", '100%%', '?'", values)
+    sent = cur._executed
+    assert sent == (
+        "SELECT 'it''s', _utf8mb4 X'433a5c78', 'a\"b %s ?', 'ü🍵', X'00ff', 12, 1, NULL, -1.50, 2.5, '100%', '?'"
+    )
+    expected = cur.fetchall()
+    assert expected == [(*values[:6], 1, None, Decimal("-1.50"), 2.5, "100%", "?")]
+    cur.execute(sent)
+    assert cur.fetchall() == expected and cur._executed == sent
+    args = {"id": 5, "when": dt.datetime(2024, 2, 29, 1, 2, 3, 4), "d": dt.date(2024, 2, 29)}
+    cur.execute("SELECT %(id)s, %(when)s, %(d)s, %(id)s + 1", args)
+    assert cur._executed == "SELECT 5, '2024-02-29 01:02:03.000004', '2024-02-29', 5 + 1"
+    args["id"] = 6  # what was sent stays what it was
+    assert cur._executed.startswith("SELECT 5,")
+    cur.execute("SELECT '100%%'", ())
+    assert cur._executed == "SELECT '100%'" and cur.fetchall() == [("100%",)]
+    cur.execute("SELECT 1")
+    assert cur._executed == "SELECT 1"
+
+
 def test_server_side_cursor_streams(pool_factory):
     pool = pool_factory("max_size=1")
     with pool.connection() as conn:
@@ -387,9 +448,6 @@ def test_many_threads_share_one_pool_with_transactions(pool_factory):
 
 @pytest.mark.parametrize("prepare_selects", [True, False])
 def test_plain_selects_by_either_protocol(pool_factory, prepare_selects):
-    import datetime as dt
-    from decimal import Decimal
-
     pool = pool_factory(prepare_selects=prepare_selects)
     with pool.connection() as conn:
         cur = conn.cursor()

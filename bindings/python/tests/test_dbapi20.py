@@ -52,7 +52,8 @@ class _MySQLParts:
         # The suite asks every driver to write this one: a CALL that returns
         # two result sets. MySQL ends a CALL with one more result, the
         # statement's own status (no columns): nextset() moves onto it, and
-        # after it returns None.
+        # after it returns None. As mysqlclient's copy of the suite: fetchall()
+        # on that status gives no rows (mysqlclient and PyMySQL), not an Error.
         con = self._connect()
         try:
             cur = con.cursor()
@@ -67,6 +68,7 @@ class _MySQLParts:
                 assert sorted(r[0] for r in cur.fetchall()) == sorted(self.samples)
                 if cur.nextset():
                     assert cur.description is None, "a result set after the procedure's two"
+                    assert len(cur.fetchall()) == 0, "non-empty result set after other result sets"
                     assert not cur.nextset()
             finally:
                 self.help_nextset_tearDown(cur)

@@ -78,3 +78,47 @@ def test_install_as_mysqldb():
         for k in [k for k in sys.modules if k == "MySQLdb" or k.startswith("MySQLdb.")]:
             del sys.modules[k]
         sys.modules.update(saved)
+
+
+@pytest.mark.parametrize("cursorclass", [mysqldb.cursors.Cursor, mysqldb.cursors.SSCursor, mysqldb.cursors.DictCursor])
+def test_executed_is_the_statement_as_sent_in_bytes(kw, cursorclass):
+    # Django's last_executed_query (connection.queries, CaptureQueriesContext,
+    # the debug toolbar) shows cursor._executed, which mysqlclient keeps as the
+    # statement it sent, in bytes. staunch binds the values: they are written
+    # in as literals, and the text runs as the statement did.
+    conn = mysqldb.connect(**kw)
+    try:
+        cur = conn.cursor(cursorclass)
+        assert cur._executed is None
+        cur.execute("SELECT %s, %s, %s, _binary %s, %s", ("it's", "C:\\", "ü", b"\x00\xff", 3))
+        sent = cur._executed
+        assert sent == "SELECT 'it''s', _utf8mb4 X'433a5c', 'ü', X'00ff', 3".encode(), sent
+
+        def values():  # (a DictCursor's keys are the columns' names, which differ)
+            return [tuple(r.values()) if isinstance(r, dict) else r for r in cur.fetchall()]
+
+        assert values() == [("it's", "C:\\", "ü", b"\x00\xff", 3)]
+        cur.execute(sent.decode())
+        assert values() == [("it's", "C:\\", "ü", b"\x00\xff", 3)] and cur._executed == sent
+        cur.execute("SELECT 1")
+        assert cur._executed == b"SELECT 1"
+        cur.fetchall()
+        cur.close()
+    finally:
+        conn.close()
+
+
+def test_fetch_on_the_status_that_ends_a_call(kw, server):
+    # mysqlclient: no rows there (None, (), ()), not an Error.
+    server.sql(f"CREATE OR REPLACE PROCEDURE {kw['database']}.mysqldb_one_set() SELECT 7")
+    conn = mysqldb.connect(**kw)
+    try:
+        cur = conn.cursor()
+        cur.callproc("mysqldb_one_set")
+        assert cur.fetchall() == ((7,),) and cur.nextset()
+        assert cur.description is None
+        assert (cur.fetchone(), cur.fetchmany(), cur.fetchall()) == (None, (), ())
+        assert not cur.nextset()
+    finally:
+        conn.close()
+        server.sql(f"DROP PROCEDURE {kw['database']}.mysqldb_one_set")

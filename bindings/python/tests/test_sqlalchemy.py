@@ -139,3 +139,43 @@ def test_sqlalchemy_server_side_cursor(engine):
         r = c.execution_options(stream_results=True).execute(sa.text("SELECT seq FROM seq_1_to_1000"))
         total = sum(row[0] for row in r.partitions(100) for row in row)
         assert total == sum(range(1, 1001))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_sqlalchemy_call_sets_and_the_statement_as_sent(engine, stream):
+    # A CALL's several sets, SQLAlchemy's way (its "Multiple Result Sets"):
+    # the DBAPI cursor of raw_connection(), the dialect's own classes. It
+    # moves on with nextset(), gives no rows on the status that ends the
+    # CALL (as mysqlclient and PyMySQL), and keeps the statement as sent in
+    # _executed (as PyMySQL).
+    raw = engine.raw_connection()
+    try:
+        cur = raw.cursor(engine.dialect._sscursor) if stream else raw.cursor()
+        assert cur.server_side is stream
+        cur.execute("CREATE OR REPLACE PROCEDURE sa_two_sets(n INT) BEGIN SELECT n; SELECT n + 1; END")
+        try:
+            cur.callproc("sa_two_sets", (4,))
+            assert cur.fetchall() == [(4,)] and cur._executed == "CALL sa_two_sets(4)"
+            assert cur.nextset() and cur.fetchall() == [(5,)]
+            assert cur.nextset() and cur.description is None
+            assert (cur.fetchone(), cur.fetchmany(), cur.fetchall()) == (None, [], [])
+            assert not cur.nextset()
+        finally:
+            cur.execute("DROP PROCEDURE sa_two_sets")
+    finally:
+        raw.close()
+
+
+def test_sqlalchemy_stream_results_on_statements_without_rows(engine):
+    # SQLAlchemy reads a row ahead from a server-side cursor before it looks
+    # at the description: a statement without a result set must give none
+    # (as with PyMySQL), not raise.
+    with engine.connect() as c:
+        c.execution_options(stream_results=True)
+        c.exec_driver_sql("CREATE TEMPORARY TABLE sa_ss (i INT)")
+        r = c.exec_driver_sql("INSERT INTO sa_ss VALUES (%s), (%s)", (1, 2))
+        assert not r.returns_rows and r.rowcount == 2
+        r = c.exec_driver_sql("SELECT i FROM sa_ss ORDER BY i")
+        assert r.cursor.server_side and r.all() == [(1,), (2,)]
+        assert not c.exec_driver_sql("DO 1").returns_rows
+        c.exec_driver_sql("DROP TEMPORARY TABLE sa_ss")

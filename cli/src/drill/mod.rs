@@ -768,7 +768,7 @@ pub fn run(o: Options) -> u8 {
     let arenas_capped = o.soak.is_some() && crate::vitals::cap_malloc_arenas();
     if arenas_capped {
         println!(
-            "soak: glibc malloc arenas capped at {} (see the README's soak section)",
+            "soak: glibc malloc arenas capped at {} (see docs/drill.md, the chaos soak)",
             crate::vitals::MALLOC_ARENAS
         );
     }

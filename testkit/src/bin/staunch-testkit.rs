@@ -3,9 +3,9 @@
 //! (the same code the Rust tests use, not a second harness).
 //!
 //! ```text
-//! staunch-testkit server [--proxy] [--tls] [--arg MARIADBD_ARG]...
-//! staunch-testkit topology [--replicas N] [--proxy] [--tls] [--arg ARG]... [--replica-arg ARG]...
-//! staunch-testkit galera [--nodes N] [--arg ARG]...
+//! staunch-testkit server [--proxy] [--tls] [--performance-schema] [--arg MARIADBD_ARG]...
+//! staunch-testkit topology [--replicas N] [--proxy] [--tls] [--performance-schema] [--arg ARG]... [--replica-arg ARG]...
+//! staunch-testkit galera [--nodes N] [--performance-schema] [--arg ARG]...
 //! staunch-testkit proxy --target HOST:PORT
 //! staunch-testkit --help
 //! ```
@@ -92,16 +92,18 @@ use staunch_testkit::mariadb::{
     APP_PASS, APP_USER, DB_NAME, LEAST_PASS, LEAST_USER, MONITOR_PASS, MONITOR_USER, REPL_PASS,
     REPL_USER,
 };
-use staunch_testkit::{test_certs, MariaDb, Mode, Proxy, ServerCert, ServerOpts};
+use staunch_testkit::{
+    test_certs, MariaDb, Mode, Proxy, ServerCert, ServerOpts, PERFORMANCE_SCHEMA_ARGS,
+};
 use staunch_testkit::{Galera, GaleraOpts, Topology, TopologyOpts};
 
 const USAGE: &str = "\
 staunch-testkit: throwaway MariaDB servers and a chaos proxy, driven over stdin/stdout
 
 usage:
-  staunch-testkit server [--proxy] [--tls] [--arg MARIADBD_ARG]...
-  staunch-testkit topology [--replicas N] [--proxy] [--tls] [--arg ARG]... [--replica-arg ARG]...
-  staunch-testkit galera [--nodes N] [--arg ARG]...
+  staunch-testkit server [--proxy] [--tls] [--performance-schema] [--arg MARIADBD_ARG]...
+  staunch-testkit topology [--replicas N] [--proxy] [--tls] [--performance-schema] [--arg ARG]... [--replica-arg ARG]...
+  staunch-testkit galera [--nodes N] [--performance-schema] [--arg ARG]...
   staunch-testkit proxy --target HOST:PORT
   staunch-testkit --help
 
@@ -113,6 +115,8 @@ usage:
   --arg A    extra mariadbd argument, every server (e.g. --arg --max-connections=5)
   --replica-arg A   extra mariadbd argument, replicas only (default: MariaDB's defaults)
   --tls      servers with TLS (test certificates; the URLs verify them)
+  --performance-schema   servers with performance_schema=ON, sized small (connection
+             attributes and threads only; MariaDB's default is OFF)
 
 When ready it prints one JSON line {\"ready\":true,\"url\":...,\"servers\":[...],\"proxy\":...}
 on stdout, then answers each command on stdin with one JSON line {\"ok\":true,...} or
@@ -284,6 +288,11 @@ fn parse_args(argv: &[String]) -> Result<Parsed, String> {
             "--tls" => {
                 only(&[Kind::Server, Kind::Topology])?;
                 a.tls = true;
+            }
+            "--performance-schema" => {
+                only(&[Kind::Server, Kind::Topology, Kind::Galera])?;
+                a.args
+                    .extend(PERFORMANCE_SCHEMA_ARGS.iter().map(|s| s.to_string()));
             }
             "--arg" => {
                 only(&[Kind::Server, Kind::Topology, Kind::Galera])?;

@@ -318,6 +318,50 @@ def bind(query: str, args) -> tuple[str, tuple | list]:
     return sql, args
 
 
+def interpolate(query: str, values) -> str:
+    """query (placeholders %s and %(name)s, as bind read them) with each
+    placeholder replaced by its value, in bind's order, as an SQL literal,
+    and %% by %: the statement mysqlclient and PyMySQL would have sent, for
+    display only (Cursor._executed). staunch sends the values bound, never
+    in the text; the literals are written as ``Connection.escape`` writes
+    them (exact under every sql_mode)."""
+    out = []
+    it = iter(values)
+    i = 0
+    while True:
+        j = query.find("%", i)
+        if j < 0:
+            out.append(query[i:])
+            return "".join(out)
+        out.append(query[i:j])
+        c = query[j + 1 : j + 2]
+        if c == "%":
+            out.append("%")
+            i = j + 2
+            continue
+        i = j + 2 if c == "s" else query.find(")", j) + 2
+        out.append(_display_literal(next(it, None)))
+
+
+def _display_literal(v) -> str:
+    """A bound value as an SQL literal of what was bound (see fill_param)."""
+    from .mysqldb.converters import escape  # the binding's one literal writer
+
+    t = type(v)
+    if t is _uuid.UUID or (t is not str and isinstance(v, (str, _uuid.UUID))):
+        v = str(v)
+    elif t is not int and t is not bool and isinstance(v, int):
+        v = int(v)
+    elif t is not float and isinstance(v, float):
+        v = float(v)
+    elif isinstance(v, (_datetime.datetime, _datetime.time)) and v.tzinfo is not None:
+        v = v.replace(tzinfo=None)  # bound without its zone
+    try:
+        return escape(v)
+    except ProgrammingError:
+        return str(v)  # a NaN or an infinity: bound as a double, it has no literal
+
+
 # --- results ----------------------------------------------------------------------------
 
 _V = F.staunch_value

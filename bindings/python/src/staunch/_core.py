@@ -8,11 +8,14 @@ import ctypes
 import datetime as _datetime
 import itertools
 import math
+import os
 import queue
 import re
 import struct
 import threading
+import traceback
 import weakref
+from collections.abc import Mapping
 from ctypes import byref, c_bool, c_size_t, c_uint64
 from threading import get_ident as _get_ident
 
@@ -100,6 +103,28 @@ def _knob_text(name: str, value) -> str:
         f"knob {name}: a {type(value).__name__} is not a knob value "
         "(give a str such as '250ms', an int, a bool, a timedelta or None for off)",
     )
+
+
+def _connect_attrs_text(attrs):
+    """The knob ``connect_attrs`` (``name:value,name:value``) from a dict; a
+    str is the knob's text already."""
+    if isinstance(attrs, str):
+        return attrs
+    if not isinstance(attrs, Mapping):
+        raise E.ConfigError(0, f"connect_attrs must be a dict or a str, not {type(attrs).__name__}")
+    parts = []
+    for k, v in attrs.items():
+        if not isinstance(k, str) or not isinstance(v, (str, int)) or isinstance(v, bool):
+            raise E.ConfigError(0, "connect_attrs: names must be str and values str or int")
+        v = str(v)
+        if "," in k or ":" in k or "," in v:
+            raise E.ConfigError(
+                0,
+                f"connect_attrs: the attribute {k!r} has a ',' or ':' in its name or a ',' in its value "
+                "(the knob is name:value,name:value)",
+            )
+        parts.append(f"{k}:{v}")
+    return ",".join(parts)
 
 
 # --- events ------------------------------------------------------------------------------
@@ -291,6 +316,19 @@ class PoolStats:
         )
 
 
+def _give_stack(conn) -> None:
+    """Gives the library the borrower's Python stack (outside staunch's own
+    frames) for a leak report of this borrow."""
+    frames = traceback.extract_stack()
+    while frames and frames[-1].filename.startswith(_PACKAGE_DIR):
+        frames.pop()
+    text = "".join(traceback.format_list(frames)).rstrip("\n").encode("utf-8", "replace")
+    _check(lib.staunch_conn_set_borrower_stack, conn, text, len(text))
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
 class Pool:
     """A pool of MySQL/MariaDB connections.
 
@@ -304,7 +342,10 @@ class Pool:
     (the binary protocol: large results read about twice as fast) instead
     of as text: once per connection and SQL text (the library caches 32
     statements per connection), so it pays for texts run again and again
-    and costs a round trip more for each new one. Opening does not
+    and costs a round trip more for each new one. ``connect_attrs`` (the
+    knob: ``{"service": "billing"}`` or ``"service:billing"``) and
+    ``program_name`` (the knob, PyMySQL's name) are the connection attributes a server shows
+    in ``performance_schema.session_connect_attrs``. Opening does not
     connect.
     """
 
@@ -341,6 +382,9 @@ class Pool:
             if url is None or not _URL_INTERPOLATE.search(url):
                 knobs.setdefault("interpolate_params", True)
             init_sql = knobs.pop("init_sql", None)
+            if "connect_attrs" in knobs:
+                a = knobs["connect_attrs"]
+                knobs["connect_attrs"] = "" if a is None else _connect_attrs_text(a)
             for name, value in knobs.items():
                 _check(lib.staunch_options_set, opts, name.encode(), _knob_text(name, value).encode())
             if not self.autocommit:
@@ -361,6 +405,9 @@ class Pool:
             pool = ctypes.POINTER(F.staunch_pool)()
             _check(lib.staunch_pool_open_options, opts, byref(pool))
             self._ptr = pool
+            # With leak detection on, each borrow gives the library its
+            # Python traceback for the report (a few tens of µs a borrow).
+            self._leak_stacks = lib.staunch_pool_leak_threshold_ms(pool) > 0
         finally:
             lib.staunch_options_free(opts)
         _open_pools.add(self)
@@ -390,6 +437,8 @@ class Pool:
                 # The main thread: a token of its own, reused until Ctrl-C cancels it.
                 tp = _main_token()
                 _blocking("get", tp, fn, pool, ms, tp, byref(out))
+            if self._leak_stacks:
+                _give_stack(out)
             return (self._conn_cls or Connection)(self, out)
         except BaseException:
             if out:
@@ -414,6 +463,8 @@ class Pool:
         """A connection if one is idle right now, else None; never waits."""
         out = _CONN_P()
         _check(lib.staunch_pool_try_get, self._pool(), byref(out))
+        if out and self._leak_stacks:
+            _give_stack(out)
         return (self._conn_cls or Connection)(self, out) if out else None
 
     # -- the rest
@@ -423,6 +474,30 @@ class Pool:
         s.size = ctypes.sizeof(s)
         _check(lib.staunch_pool_stats, self._pool(), byref(s))
         return PoolStats(s)
+
+    def metrics_text(self) -> str:
+        """The pool's figures as Prometheus text (exposition format 0.0.4),
+        named after OpenTelemetry's ``db.client.connection.*`` conventions; the
+        first call turns on the timing of borrows and statements (see the
+        README's metrics section). ``staunch.prometheus.StaunchCollector``
+        hands it to ``prometheus_client``."""
+        return self._text(lib.staunch_pool_metrics, 16384)
+
+    @property
+    def name(self) -> str:
+        """The pool's name: ``pool_name`` from the URL, or ``staunch-N``."""
+        return self._text(lib.staunch_pool_name, 64)
+
+    def _text(self, fn, cap: int) -> str:
+        # snprintf's rules: *len is the whole length; a cut copy asks again
+        # with room to spare (the figures move between the two calls).
+        n = ctypes.c_size_t()
+        while True:
+            buf = ctypes.create_string_buffer(cap)
+            _check(fn, self._pool(), buf, cap, byref(n))
+            if n.value < cap:
+                return buf.raw[: n.value].decode()
+            cap = n.value + 1024
 
     def soft_evict(self) -> None:
         """Retires every connection (idle ones now, borrowed ones on return)."""
@@ -886,10 +961,32 @@ class Cursor:
         self._rows = None  # the staunch_rows of the last statement (its address)
         self._data: list = []
         self._types: tuple = ()
-        self._executed = False  # execute() has run (PEP 249: fetch* before it is an error)
+        self._has_run = False  # execute() has run (PEP 249: fetch* before it is an error)
+        self._nexted = False  # nextset() has run since (fetch* then give no rows, never an error)
+        # The last statement as sent and its values (see _executed).
+        self._sent_sql = None
+        self._sent_values = None
         self._closed = False
 
     # -- executing
+
+    @property
+    def _executed(self):
+        """The last statement as sent, its parameters written in as SQL
+        literals (None before the first): what PyMySQL keeps under this name,
+        and what tools read there (Django's last_executed_query). staunch
+        binds the values, it never sends them in the text: this is written
+        when first asked, for display only."""
+        v = self._sent_values
+        if v is not None:
+            self._sent_sql = C.interpolate(self._sent_sql, v)
+            self._sent_values = None
+        return self._sent_sql
+
+    @_executed.setter
+    def _executed(self, value) -> None:
+        self._sent_sql = value
+        self._sent_values = None
 
     def _conn(self) -> Connection:
         if self._closed:
@@ -927,7 +1024,8 @@ class Cursor:
             self._free_rows(keep_lastrowid=False)
             recycle = 0
         self._rows = None
-        self._executed = True
+        self._has_run = True
+        self._nexted = False
         self._types = ()
         self._desc = None
         self.rowcount = -1
@@ -946,9 +1044,16 @@ class Cursor:
             params = C.make_params(values) if values else None
             raw = sql.encode("utf-8")
         except BaseException:
+            self._sent_sql, self._sent_values = query, None  # not sent: as given
             if recycle:
                 lib.raw.buffered.staunch_rows_free(recycle)
             raise
+        if values:
+            # Written out when asked (_executed), from a copy of a list the
+            # caller may change afterwards.
+            self._sent_sql, self._sent_values = query, values if type(values) is tuple else tuple(values)
+        else:
+            self._sent_sql, self._sent_values = sql, None  # as sent (execute(q, ()) sends q's %% as %)
         flags = F.QUERY_STREAM if self._stream else 0
         # Prepared: with parameters, or a lone SELECT under prepare_selects
         # (the binary protocol: values come binary, about twice as fast to
@@ -1096,6 +1201,7 @@ class Cursor:
         """Moves to the next result set (a CALL returns several): True, or
         None after the last."""
         self._conn()
+        self._nexted = True
         rows = self._rows
         if not rows:
             return None
@@ -1118,12 +1224,16 @@ class Cursor:
 
     def _check_set(self) -> None:
         """PEP 249: fetching without a result set (no execute yet, or a
-        statement that returned none, or past the last set) is an error."""
+        statement that returned none) is an error. Once nextset() has moved
+        on, a set without columns (the status that ends a CALL) or the end of
+        the sets gives no rows instead, as mysqlclient and PyMySQL do (and
+        mysqlclient's copy of PEP 249's suite asks in test_nextset)."""
         self._conn()
         if not self._types:
-            if not self._executed:
+            if not self._has_run:
                 raise E.ProgrammingError(0, "no result set: execute a query first")
-            raise E.ProgrammingError(0, "no result set: the last statement returned no rows to fetch")
+            if not self._nexted:
+                raise E.ProgrammingError(0, "no result set: the last statement returned no rows to fetch")
 
     def fetchone(self):
         self._check_set()
@@ -1200,7 +1310,7 @@ class SSCursor(Cursor):
     server_side = True
 
     def _next_rows(self, n: int) -> list:
-        if self._rows is None or self._done:
+        if self._rows is None or not self._types or self._done:
             return []
         rows = self._read(self._rows, n)
         if len(rows) < n:

@@ -1,7 +1,7 @@
 """The ORM on staunch, run by tests/test_django.py after `manage.py migrate`:
-CRUD, select_for_update inside transaction.atomic, an IntegrityError,
-bulk_create, and one staunch pool per DATABASES entry. Prints "ok" at the end;
-any failed check raises."""
+CRUD, connection.queries, select_for_update inside transaction.atomic, an
+IntegrityError, bulk_create, and one staunch pool per DATABASES entry. Prints
+"ok" at the end; any failed check raises."""
 
 import datetime as dt
 import os
@@ -14,8 +14,9 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.db import IntegrityError, close_old_connections, connections, transaction  # noqa: E402
+from django.db import IntegrityError, close_old_connections, connection, connections, transaction  # noqa: E402
 from django.db.models import F  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
 from ledger.models import Account, Entry  # noqa: E402
 from shop.models import Order, Product  # noqa: E402
 
@@ -36,6 +37,18 @@ assert (got.name, got.price, got.added, got.opens) == (
 ), got.__dict__
 assert got.data == {"tags": ["x", "y"], "n": 1} and got.label == "it's \\ 100%", (got.data, got.label)
 assert Product.objects.filter(name__contains="🍵").count() == 1
+
+# connection.queries (CaptureQueriesContext's and the debug toolbar's source)
+# shows each statement as sent, its parameters written in (mysqlclient's
+# cursor._executed), and the text runs as the statement did
+with CaptureQueriesContext(connection) as captured:
+    assert [x.pk for x in Product.objects.filter(sku="A-1", name="Grüße 🍵", stock__gte=5)] == [p.pk]
+shown = captured.captured_queries[-1]["sql"]
+assert shown.startswith("SELECT ") and "`shop_product`.`sku` = 'A-1'" in shown, shown
+assert "`shop_product`.`name` = 'Grüße 🍵'" in shown and "`shop_product`.`stock` >= 5" in shown, shown
+with connection.cursor() as c:
+    c.execute(shown)
+    assert [r[0] for r in c.fetchall()] == [p.pk], shown
 assert Product.objects.filter(sku="A-1").update(stock=5) == 1  # matched rows (FOUND_ROWS), not changed rows
 Order.objects.create(product=p, quantity=2)
 assert list(Order.objects.filter(product__sku="A-1").values_list("quantity", flat=True)) == [2]

@@ -126,6 +126,18 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1stats(JNIEnv *env, jc
     return (jint)FN.staunch_pool_stats(P(a0), P(a1), P(a2));
 }
 
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1metrics(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3, jlong a4) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_pool_metrics(P(a0), P(a1), a2, P(a3), P(a4));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1name(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3, jlong a4) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_pool_name(P(a0), P(a1), a2, P(a3), P(a4));
+}
+
 JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1soft_1evict(JNIEnv *env, jclass cls, jlong a0, jlong a1) {
     (void)env;
     (void)cls;

@@ -22,6 +22,8 @@
     X(staunch_pool_get_read_cancellable) \
     X(staunch_pool_try_get) \
     X(staunch_pool_stats) \
+    X(staunch_pool_metrics) \
+    X(staunch_pool_name) \
     X(staunch_pool_soft_evict) \
     X(staunch_pool_set_max_size) \
     X(staunch_pool_set_min_idle) \

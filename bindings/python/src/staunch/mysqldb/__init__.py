@@ -166,6 +166,8 @@ def connect(
     write_timeout=None,
     use_unicode=True,
     sql_mode=None,
+    program_name=None,
+    connect_attrs=None,
     **unsupported,
 ) -> Connection:
     """mysqlclient's ``connect``: a connection borrowed from the staunch pool of
@@ -212,6 +214,11 @@ def connect(
         init.append(init_command)
     if init:
         knobs["init_sql"] = "; ".join(init)
+    # PyMySQL's names: connection attributes (performance_schema.session_connect_attrs).
+    if program_name is not None:
+        knobs["program_name"] = program_name
+    if connect_attrs is not None:
+        knobs["connect_attrs"] = connect_attrs
     pool = shared_pool(None, autocommit=bool(autocommit), **knobs)
     if getattr(pool, "_conn_cls", None) is None:
         pool._conn_cls = Connection

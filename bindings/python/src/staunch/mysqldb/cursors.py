@@ -8,11 +8,23 @@ from .. import _core
 class _Converting:
     """mysqlclient's cursor behaviour on staunch's: applies the connection's
     ``conv`` entries that differ from staunch's own conversions (see
-    converters), keeps the statement in ``_executed`` (Django's
-    last_executed_query) and returns fetchmany/fetchall as tuples."""
+    converters), keeps the statement as sent in ``_executed`` as bytes
+    (Django's last_executed_query decodes it) and returns fetchmany/fetchall
+    as tuples."""
+
+    @property
+    def _executed(self):
+        # mysqlclient's: the statement as sent (parameters written in as
+        # literals), encoded as the connection's (utf8mb4) text; None before
+        # the first.
+        s = super()._executed
+        return s.encode("utf-8", "replace") if isinstance(s, str) else s
+
+    @_executed.setter
+    def _executed(self, value) -> None:
+        _core.Cursor._executed.fset(self, value)
 
     def execute(self, query, args=None):
-        self._executed = query
         if args is not None and "_binary %s" in query:
             # Django marks bytes parameters `_binary %s` (mysqlclient writes
             # them as plain quoted strings); staunch writes bytes as binary

@@ -31,6 +31,8 @@ public final class Pool implements AutoCloseable {
     private final CarrierGate carrierGate = new CarrierGate();
     private final LongAdder inFlight = new LongAdder();
     private volatile boolean closed;
+    /** The room the last metricsText() needed: the next call asks for it at once (the first is told its length). */
+    private volatile long metricsRoom = 1024;
 
     /** What the Cleaner needs, without a reference to the Pool. */
     private static final class State implements Runnable {
@@ -213,6 +215,66 @@ public final class Pool implements AutoCloseable {
             }
             return new Stats(v);
         } finally {
+            inFlight.decrement();
+        }
+    }
+
+    /**
+     * The pool's name: its {@code pool_name} knob, or {@code staunch-N} (the library numbers the unnamed pools
+     * of the process from 1: N is not {@link #id()}). It labels the
+     * pool's series in {@link #metricsText()} ({@code db_client_connection_pool_name}) and tags its Micrometer
+     * meters ({@code name}). Works on a closed pool. Never blocks.
+     */
+    public String name() {
+        return text(false);
+    }
+
+    /**
+     * The pool's figures as Prometheus text (exposition format 0.0.4), written by the library, so every binding
+     * exports the same names: OpenTelemetry's {@code db_client_connection_*} and
+     * {@code db_client_operation_duration_seconds}, and staunch's own {@code staunch_*}, each series labelled with
+     * the pool's name and its host. The first call turns timings on (borrows and statements are timed from then
+     * on for the use-time and operation histograms; {@code timings=on} in the URL does so from the start). Serve
+     * it as is from an HTTP endpoint with content type {@code text/plain; version=0.0.4}. Works on a closed pool.
+     * Never blocks.
+     */
+    public String metricsText() {
+        return text(true);
+    }
+
+    /** staunch_pool_metrics or staunch_pool_name: snprintf's rules, called again with more room when cut. */
+    private String text(boolean metrics) {
+        inFlight.increment();
+        Mem.Seg buf = null;
+        try (Mem.Scope a = new Mem.Scope()) {
+            if (state.freed) {
+                throw new StaunchException(Status.CLOSED, "the pool is closed and freed", 0, "");
+            }
+            Mem.Seg len = a.allocate(8);
+            Mem.Seg err = a.errSlot();
+            long cap = metrics ? metricsRoom : 256;
+            for (int tries = 0; ; tries++) {
+                buf = Mem.malloc(cap);
+                int st = metrics ? Native.pool_metrics(handle, buf.address(), cap, len.address(), err.address())
+                        : Native.pool_name(handle, buf.address(), cap, len.address(), err.address());
+                Call.check(st, err);
+                long n = len.getLong(0);
+                if (n < cap) {
+                    if (metrics) {
+                        metricsRoom = cap;
+                    }
+                    return Native.string(buf.address(), n);
+                }
+                if (tries >= 8) {
+                    throw new StaunchException(Status.INTERNAL, "the pool's text kept growing past " + cap + " bytes", 0, "");
+                }
+                Mem.free(buf);
+                buf = null;
+                // The figures move between the calls: a little more than asked.
+                cap = n + n / 8 + 256;
+            }
+        } finally {
+            Mem.free(buf);
             inFlight.decrement();
         }
     }

@@ -220,7 +220,7 @@ class LeastPrivilegeConformanceTest {
                 // Writes on the primary, reads through getRead, with the monitor unable to
                 // run SHOW SLAVE STATUS. The replica's lag is then unknown, so at the
                 // defaults (max_replication_lag=30s) the writer takes the reads
-                // (read_fallback; README, "Least privilege").
+                // (read_fallback; docs/topology.md, "The monitor's user").
                 waitFor("writes on the primary, reads", 10_000, () ->
                         Load.count(load.writes, t0, p -> p == primary) >= 20 && Load.count(load.reads, t0, p -> true) >= 10);
                 checkTold(events, "user 'least'@'", "SHOW SLAVE STATUS", "SLAVE MONITOR",

@@ -17,8 +17,11 @@ public final class Abi {
 
     /** The major version this binding is written for. */
     public static final int ABI_MAJOR = 1;
-    /** The least minor version whose calls this binding uses (1.1: the decimal parameter, staunch_conn_count_params). */
-    public static final int ABI_MINOR = 1;
+    /**
+     * The least minor version whose calls this binding uses (1.1: the decimal parameter, staunch_conn_count_params;
+     * 1.6: staunch_pool_metrics, staunch_pool_name, which the JNI shim resolves with the rest when it loads).
+     */
+    public static final int ABI_MINOR = 6;
 
     /** STAUNCH_TIMEOUT_DEFAULT (UINT32_MAX) as a Java int. */
     public static final int TIMEOUT_DEFAULT = -1;

@@ -67,6 +67,8 @@ public final class Jni {
     public static native int pool_get_read_cancellable(long a0, int a1, long a2, long a3, long a4);
     public static native int pool_try_get(long a0, long a1, long a2);
     public static native int pool_stats(long a0, long a1, long a2);
+    public static native int pool_metrics(long a0, long a1, long a2, long a3, long a4);
+    public static native int pool_name(long a0, long a1, long a2, long a3, long a4);
     public static native int pool_soft_evict(long a0, long a1);
     public static native int pool_set_max_size(long a0, int a1, long a2);
     public static native int pool_set_min_idle(long a0, int a1, long a2);

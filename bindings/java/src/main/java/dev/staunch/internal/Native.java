@@ -302,6 +302,14 @@ public final class Native {
         return Jni.pool_stats(a0, a1, a2);
     }
 
+    public static int pool_metrics(long a0, long a1, long a2, long a3, long a4) {
+        return Jni.pool_metrics(a0, a1, a2, a3, a4);
+    }
+
+    public static int pool_name(long a0, long a1, long a2, long a3, long a4) {
+        return Jni.pool_name(a0, a1, a2, a3, a4);
+    }
+
     public static int pool_soft_evict(long a0, long a1) {
         return Jni.pool_soft_evict(a0, a1);
     }

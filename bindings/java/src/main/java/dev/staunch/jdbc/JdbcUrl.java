@@ -18,7 +18,8 @@ import java.util.Set;
  * <p>Mapped: user, password, connectTimeout (ms), socketTimeout (ms: staunch's
  * query_timeout), useSSL, requireSSL, sslMode, verifyServerCertificate,
  * serverSslCert / trustCertificateKeyStoreUrl (a PEM file), sessionVariables
- * (init_sql), useAffectedRows (found_rows), localSocket, useServerPrepStmts
+ * (init_sql), useAffectedRows (found_rows), localSocket, connectionAttributes
+ * (connect_attrs: {@code name:value,name:value}, as both Connector/Js write it), useServerPrepStmts
  * (true: staunch's interpolate_params=false; MariaDB Connector/J's default,
  * false, is client-side interpolation: see {@link StaunchDataSource}),
  * rewriteBatchedStatements (true keeps interpolation, as in Connector/J,
@@ -228,6 +229,15 @@ public final class JdbcUrl {
                     case "localsocket":
                         knobs.put("socket", v);
                         break;
+                    case "connectionattributes":
+                        if (v.trim().equalsIgnoreCase("none")) {
+                            // Connector/J's way to send no attributes at all.
+                            throw new SQLNonTransientException("jdbcUrl property " + k + "=none is not supported: "
+                                    + "staunch always sends its connection attributes (program_name, staunch_version "
+                                    + "and the client library's)", "HY000");
+                        }
+                        knobs.put("connect_attrs", v); // checked by staunch
+                        break;
                     case "useserverprepstmts":
                         serverPrep = bool(k, v);
                         break;
@@ -256,7 +266,7 @@ public final class JdbcUrl {
                         throw new SQLNonTransientException("jdbcUrl property " + k + " is not supported by staunch "
                                 + "(mapped: user, password, connectTimeout, socketTimeout, useSSL, requireSSL, sslMode, "
                                 + "verifyServerCertificate, serverSslCert, trustCertificateKeyStoreUrl, sessionVariables, "
-                                + "useAffectedRows, localSocket, useServerPrepStmts, rewriteBatchedStatements, useCatalogTerm, and "
+                                + "useAffectedRows, localSocket, connectionAttributes, useServerPrepStmts, rewriteBatchedStatements, useCatalogTerm, and "
                                 + "staunch's own knobs; ignored: " + IGNORED + ")", "HY000");
                     }
                 }

@@ -68,8 +68,12 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
 
     /** A knob interpolate_params in a staunch mysql:// URL. */
     private static final java.util.regex.Pattern URL_INTERPOLATE = java.util.regex.Pattern.compile("[?&]interpolate_params=");
+    /** A knob pool_name in a staunch mysql:// URL. */
+    private static final java.util.regex.Pattern URL_POOL_NAME = java.util.regex.Pattern.compile("[?&]pool_name=");
 
     private volatile Pool pool;
+    /** The open pool's name (the library's: what its metrics carry). */
+    private volatile String openName;
     private volatile boolean closed;
     /** useCatalogTerm=SCHEMA in the JDBC URL (read when the pool opens). */
     private volatile boolean schemaTerm;
@@ -227,8 +231,25 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
         transactionIsolation = StaunchConnection.isolationByName(level);
     }
 
+    /**
+     * HikariCP's poolName: the name in messages, the MBean's name, and the pool's {@code pool_name} knob (its
+     * {@link Pool#name()}, the {@code db_client_connection_pool_name} of {@link #metricsText()} and the
+     * {@code name} tag of the Micrometer meters), unless the URL or a knob sets pool_name, which then wins.
+     * The library takes 1 to 128 bytes without control characters.
+     */
     public void setPoolName(String poolName) { configurable(); this.poolName = poolName; }
-    public String getPoolName() { return poolName == null ? "staunch" : poolName; }
+
+    /**
+     * The pool's name: once the pool is open, the library's ({@link Pool#name()}: poolName, the URL's or a knob's
+     * pool_name, else {@code staunch-N}); before, poolName, or "staunch" when none is set.
+     */
+    public String getPoolName() {
+        String n = openName;
+        if (n != null) {
+            return n;
+        }
+        return poolName == null ? "staunch" : poolName;
+    }
     public void setRegisterMbeans(boolean register) { configurable(); this.registerMbeans = register; }
 
     /** Unsupported HikariCP properties fail loudly rather than being ignored. */
@@ -249,7 +270,7 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
         }
     }
 
-    /** One of staunch's own knobs by name (see its README): {@code setKnob("connect_timeout", "500ms")}. */
+    /** One of staunch's own knobs by name (see docs/knobs.md): {@code setKnob("connect_timeout", "500ms")}. */
     public void setKnob(String name, String value) {
         configurable();
         knobs.put(name, value);
@@ -294,19 +315,32 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
                         && !URL_INTERPOLATE.matcher(t.url()).find()) {
                     b.knob("interpolate_params", "true");
                 }
+                // poolName names the library's pool too (its metrics), unless the URL or a knob names it.
+                if (poolName != null && !t.knobs().containsKey("pool_name") && !knobs.containsKey("pool_name")
+                        && !URL_POOL_NAME.matcher(t.url()).find()) {
+                    b.knob("pool_name", poolName);
+                }
                 if (listener != null) {
                     b.onEvent(listener);
                 }
+                Pool opened;
                 try {
-                    pool = b.open();
+                    opened = b.open();
                 } catch (StaunchException e) {
                     throw SqlErrors.of(e);
                 } catch (IllegalArgumentException | IllegalStateException e) {
                     throw SqlErrors.badArgument(e);
                 }
-                if (suspended) {
-                    pool.suspend();
+                try {
+                    openName = opened.name();
+                } catch (StaunchException e) {
+                    // never fails on an open pool; getPoolName() keeps poolName
                 }
+                // suspendPool before the pool opened: suspended before anyone can borrow.
+                if (suspended) {
+                    opened.suspend();
+                }
+                pool = opened;
                 if (registerMbeans) {
                     try {
                         mbeanName = new ObjectName("dev.staunch:type=Pool (" + getPoolName() + ")");
@@ -411,6 +445,22 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
     /** HikariCP's getHikariConfigMXBean(): the settings that can change while the pool runs. */
     public StaunchConfigMXBean getConfigMXBean() {
         return this;
+    }
+
+    /**
+     * The open pool's figures as Prometheus text ({@link Pool#metricsText()}); empty when the pool is not open yet
+     * (this does not open it) or is closed.
+     */
+    public String metricsText() {
+        Pool p = pool;
+        if (p == null || closed) {
+            return "";
+        }
+        try {
+            return p.metricsText();
+        } catch (StaunchException e) {
+            return ""; // closed meanwhile
+        }
     }
 
     private Stats stats() {

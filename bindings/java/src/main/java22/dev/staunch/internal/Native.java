@@ -327,6 +327,8 @@ public final class Native {
             st(PTR, JAVA_INT, PTR, PTR, PTR));
     public static final MethodHandle pool_try_get = h("staunch_pool_try_get", st(PTR, PTR, PTR));
     public static final MethodHandle pool_stats = h("staunch_pool_stats", st(PTR, PTR, PTR), CRITICAL);
+    public static final MethodHandle pool_metrics = h("staunch_pool_metrics", st(PTR, PTR, SIZE_T, PTR, PTR));
+    public static final MethodHandle pool_name = h("staunch_pool_name", st(PTR, PTR, SIZE_T, PTR, PTR), CRITICAL);
     public static final MethodHandle pool_soft_evict = h("staunch_pool_soft_evict", st(PTR, PTR));
     public static final MethodHandle pool_set_max_size = h("staunch_pool_set_max_size", st(PTR, JAVA_INT, PTR));
     public static final MethodHandle pool_set_min_idle = h("staunch_pool_set_min_idle", st(PTR, JAVA_INT, PTR));
@@ -659,6 +661,22 @@ public final class Native {
     public static int pool_stats(long a0, long a1, long a2) {
         try {
             return (int) pool_stats.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_metrics(long a0, long a1, long a2, long a3, long a4) {
+        try {
+            return (int) pool_metrics.invokeExact(a0, a1, a2, a3, a4);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_name(long a0, long a1, long a2, long a3, long a4) {
+        try {
+            return (int) pool_name.invokeExact(a0, a1, a2, a3, a4);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -43,6 +43,14 @@ class JdbcUrlTest {
     }
 
     @Test
+    void connectionAttributes_maps_to_connect_attrs() throws SQLException {
+        assertEquals("service:billing api,shard:7",
+                JdbcUrl.translate("jdbc:mysql://h/db?connectionAttributes=service:billing%20api,shard:7").knobs().get("connect_attrs"));
+        assertTrue(assertThrows(SQLException.class, () -> JdbcUrl.translate("jdbc:mariadb://h/db?connectionAttributes=none"))
+                .getMessage().contains("connectionAttributes=none"));
+    }
+
+    @Test
     void unknown_or_malformed_properties_are_named_in_the_error() {
         SQLException e = assertThrows(SQLException.class, () -> JdbcUrl.translate("jdbc:mysql://h/db?cachePrepStmts=true&fooBar=1"));
         assertTrue(e.getMessage().contains("fooBar"), e.getMessage());

@@ -28,7 +28,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * slow part) on StaunchDataSource chosen by {@code spring.datasource.type}:
  * it starts, Flyway migrates, JPA validates the migrated schema, the REST
  * endpoint serves and writes,
- * the actuator's health reports the DataSource up, and closing the context
+ * the actuator's health reports the DataSource up, its metrics the pool's
+ * jdbc.connections.* (through a StaunchMetrics bean), and closing the context
  * closes the pool.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
@@ -67,7 +68,7 @@ class SpringBootAppTest {
                 "--spring.jpa.hibernate.ddl-auto=validate",
                 "--spring.jpa.open-in-view=false",
                 "--server.port=0",
-                "--management.endpoints.web.exposure.include=health",
+                "--management.endpoints.web.exposure.include=health,metrics",
                 "--management.endpoint.health.show-details=always",
                 "--spring.main.banner-mode=off");
         StaunchDataSource ds;
@@ -90,6 +91,12 @@ class SpringBootAppTest {
                  ResultSet r = s.executeQuery("SELECT COUNT(*) FROM flyway_schema_history WHERE success = 1")) {
                 assertTrue(r.next());
                 assertEquals(1, r.getInt(1));
+                // /actuator/metrics as HikariCP's users read it: the borrowed connection, the pool's max, its name.
+                String tag = "?tag=name:" + java.net.URLEncoder.encode(ds.getPoolName(), java.nio.charset.StandardCharsets.UTF_8);
+                String active = get(http, url + "/actuator/metrics/jdbc.connections.active" + tag);
+                assertTrue(active.contains("\"measurements\":[{\"statistic\":\"VALUE\",\"value\":1.0}]"), active);
+                String max = get(http, url + "/actuator/metrics/jdbc.connections.max");
+                assertTrue(max.contains("\"value\":10.0") && max.contains("\"values\":[\"" + ds.getPoolName() + "\"]"), max);
             }
         } finally {
             ctx.close();
