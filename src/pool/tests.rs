@@ -910,7 +910,7 @@ fn shrinking_closes_idle_surplus_at_once() {
 
 #[test]
 fn growing_serves_the_callers_waiting_now() {
-    let (p, s) = pool(PoolConfig {
+    let (p, _) = pool(PoolConfig {
         max_size: 1,
         ..cfg()
     });
@@ -939,8 +939,10 @@ fn growing_serves_the_callers_waiting_now() {
     got.sort();
     got.dedup();
     assert_eq!(got.len(), 3, "each waiter got a connection of its own");
-    assert_eq!(s.connects.load(SeqCst), 4);
-    assert_eq!(p.stats().max_size, 4);
+    // Made and kept: 4 (attempts may be more under Miri, where a connect
+    // can overrun connect_timeout and be cut off).
+    let st = p.stats();
+    assert_eq!((st.created, st.total, st.max_size), (4, 4, 4), "{st:?}");
 }
 
 #[test]
