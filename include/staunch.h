@@ -124,7 +124,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 6
+#define STAUNCH_VERSION_MINOR 7
 
 /**
  * Patch version of the library.
@@ -137,7 +137,7 @@
  * time to detect a header/library mismatch. (Literal numbers, so that
  * cffi's `cdef` takes them; a test checks them against Cargo.toml.)
  */
-#define STAUNCH_VERSION 10600
+#define STAUNCH_VERSION 10700
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
@@ -821,6 +821,63 @@ typedef struct staunch_column_info {
 } staunch_column_info;
 
 /**
+ * What a `staunch_trace_event` reports: one of the STAUNCH_TRACE_* values.
+ */
+typedef uint32_t staunch_trace_kind;
+
+/**
+ * One start or end (see `staunch_options_set_tracer`). The library owns
+ * it and its strings, valid only during the callback: copy what you keep.
+ * Strings are UTF-8 given as pointer and length, without a NUL.
+ */
+typedef struct staunch_trace_event {
+    /**
+     * One of the STAUNCH_TRACE_* values.
+     */
+    staunch_trace_kind kind;
+    /**
+     * At an end that failed with a server error: its number; else 0.
+     */
+    uint32_t error_code;
+    /**
+     * The pool's name (`pool_name`, or `staunch-N`).
+     */
+    const char *pool;
+    size_t pool_len;
+    /**
+     * The server's `host:port` (or socket path); empty at ACQUIRE_START
+     * and at a failed ACQUIRE_END.
+     */
+    const char *server;
+    size_t server_len;
+    /**
+     * The connection's number in the pool (`staunch_conn_id`), 0 if none.
+     */
+    uint64_t connection_id;
+    /**
+     * The statement's text at STATEMENT_START and STATEMENT_END, NULL when
+     * it has none here (a prepared statement's execute). It may hold what
+     * the application put in it: record it only where the user opted in.
+     */
+    const char *statement;
+    size_t statement_len;
+    /**
+     * At an end: microseconds since its start; else 0.
+     */
+    uint64_t duration_us;
+    /**
+     * At an end that failed: the error's text; else NULL.
+     */
+    const char *error;
+    size_t error_len;
+} staunch_trace_event;
+
+/**
+ * The tracer callback type.
+ */
+typedef void (*staunch_trace_callback)(const struct staunch_trace_event *event, void *user_data);
+
+/**
  * Success.
  */
 #define STAUNCH_OK 0
@@ -1185,6 +1242,28 @@ typedef struct staunch_column_info {
  * case a final event follows when it answers again).
  */
 #define STAUNCH_EVENT_UNREPLICATED_WRITES 10
+
+/**
+ * A borrow begins (before any wait).
+ */
+#define STAUNCH_TRACE_ACQUIRE_START 1
+
+/**
+ * The borrow ended: with a connection (`connection_id`, `server`), or
+ * failed (`error`).
+ */
+#define STAUNCH_TRACE_ACQUIRE_END 2
+
+/**
+ * A statement is about to be sent on a borrowed connection.
+ */
+#define STAUNCH_TRACE_STATEMENT_START 3
+
+/**
+ * Its answer was read to its end, or it failed (`error`). A streamed
+ * answer ends when it is read to its end or its row set freed.
+ */
+#define STAUNCH_TRACE_STATEMENT_END 4
 
 #ifdef __cplusplus
 extern "C" {
@@ -2348,6 +2427,35 @@ const char *staunch_rows_info(const struct staunch_rows *rows);
  * is). Must be the last call on the row set.
  */
 void staunch_rows_free(struct staunch_rows *rows);
+
+/**
+ * Sets the tracer of the pools opened from these options (replacing any
+ * previous one): `callback` hears the start and the end of every borrow
+ * (`staunch_pool_get` and its variants, `staunch_pool_query`) and of every
+ * statement on a borrowed connection, in order, **on the thread that
+ * borrows or runs it**, during that call: a start and its end come in
+ * pairs, so a host can open a span at the start and close it at the end
+ * (OpenTelemetry's database conventions: the pool's name, `server`, the
+ * statement's text behind the user's opt-in, the error). Without a tracer
+ * nothing is called or measured.
+ *
+ * It must be quick and must not call staunch functions on the pool or the
+ * connection concerned (it runs between the library's steps, never under
+ * its lock). Several threads may call it at once.
+ *
+ * On success, ownership of `user_data` passes to staunch: `finalizer` (may
+ * be NULL) is called exactly once with it when nothing can call `callback`
+ * again: after staunch_options_free, and staunch_pool_free of every pool
+ * opened from these options, and `staunch_conn_free` of every connection
+ * borrowed from them. A NULL `callback` removes the tracer; `finalizer` is
+ * then called at once. On failure (NULL `opts`) the finalizer is not
+ * called. Never blocks; one thread at a time per options object.
+ */
+staunch_status staunch_options_set_tracer(struct staunch_options *opts,
+                                          staunch_trace_callback callback,
+                                          void *user_data,
+                                          staunch_finalizer finalizer,
+                                          struct staunch_error **err);
 
 /**
  * `sizeof` the struct named `name` ("staunch_param", "staunch_stats", ...)

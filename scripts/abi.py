@@ -37,7 +37,7 @@ CDEF = ROOT / "include" / "staunch_cdef.h"
 ABI_DIR = ROOT / "abi"
 # Fields may be added at their end (the caller sets .size, or the library
 # owns the struct and the caller reads it by pointer).
-GROWABLE = {"staunch_stats", "staunch_result", "staunch_batch", "staunch_column_info", "staunch_txn_options", "staunch_event"}
+GROWABLE = {"staunch_stats", "staunch_result", "staunch_batch", "staunch_column_info", "staunch_txn_options", "staunch_event", "staunch_trace_event"}
 VERSION_MACROS = {"STAUNCH_VERSION_MAJOR", "STAUNCH_VERSION_MINOR", "STAUNCH_VERSION_PATCH", "STAUNCH_VERSION"}
 
 

@@ -8,6 +8,7 @@
 #   scripts/drill.sh                       # the fixed sequence of faults (~70 s)
 #   scripts/drill.sh --soak 5m --seed 7    # random faults for 5 minutes
 #   scripts/drill.sh --json report.json    # also write the report as JSON
+#   scripts/drill.sh --html drill.html     # and as a page with a timeline per fault
 #   scripts/drill.sh --galera              # the Galera part: 3 nodes, writer desynced/isolated/killed (~90 s)
 #   scripts/drill.sh --url mysql://app:secret@db:3306/shop   # an existing server
 #

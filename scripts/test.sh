@@ -8,7 +8,8 @@
 #             (stable; the fuzzers themselves: scripts/fuzz.sh SECONDS)
 #   loom      the loom model of the pool's entry registry
 #   soak      a 60 s chaos soak of the drill, then the drill's Galera part
-#             (STAUNCH_CI_GALERA_DRILL=0 skips the latter)
+#             (STAUNCH_CI_GALERA_DRILL=0 skips the latter); each writes its
+#             --html page, checked for one timeline per fault
 #   miri      the library's unit tests under Miri (nightly)
 #   c         the C ABI tests (plain, AddressSanitizer + UBSan, valgrind, install)
 #   python, go, java   each binding's own tests (when the binding is there)
@@ -31,6 +32,23 @@ done
 
 scripts/install-mariadb.sh
 
+# The drill's --html page ($1) exists and has one chart (<svg) per fault:
+# $2 is the JSON report, which lists the faults that ran (every run entry
+# but the baselines), or their number.
+check_drill_html() {
+  local html=$1 faults=$2 charts
+  [ -s "$html" ] || { echo "test.sh: the drill wrote no $html" >&2; return 1; }
+  if [ -f "$2" ]; then
+    faults=$(grep '"ran": true' "$2" | grep -vc '"kind": "baseline"' || true)
+  fi
+  charts=$(grep -o '<svg' "$html" | wc -l || true)
+  if [ "$faults" -lt 1 ] || [ "$charts" != "$faults" ]; then
+    echo "test.sh: $html has $charts charts for $faults faults ($2)" >&2
+    return 1
+  fi
+  echo "== $html: one timeline per fault ($charts)"
+}
+
 timings=()
 run_stage() {
   local s=$1 t0=$SECONDS
@@ -38,9 +56,10 @@ run_stage() {
     rust)
       echo "== Rust: unit and integration tests (real MariaDB servers), every crate of the workspace"
       cargo test --workspace --no-fail-fast
-      echo "== Rust: the shipped build's allocator (the mimalloc feature), and what it lets the return do"
-      cargo test -p staunch --lib --features mimalloc alloc::
-      cargo test -p staunch --features mimalloc --test memory ;;
+      echo "== Rust: the shipped build's allocator (the mimalloc feature), and what it lets the return do;"
+      echo "   the tracing feature's spans (one build of the library for both)"
+      cargo test -p staunch --lib --features mimalloc,tracing -- alloc:: trace::
+      cargo test -p staunch --features mimalloc,tracing --test memory ;;
     fuzz)
       echo "== fuzz: the committed corpus replayed through the targets' bodies (stable)"
       # A target directory of its own: the library is a cdylib, whose rlib cargo
@@ -51,14 +70,16 @@ run_stage() {
       echo "== Rust: loom model of the entry state machine and hand-off"
       cargo test -p staunch --lib --features loom-model loom_model ;;
     soak)
-      echo "== chaos soak: 60 s, seed 1 (debug build)"
-      SOAK_PROFILE=dev scripts/soak.sh 60s 1 --quiet
+      echo "== chaos soak: 60 s, seed 1 (debug build), with the HTML report"
+      SOAK_PROFILE=dev SOAK_JSON=target/soak-60s-1.json scripts/soak.sh 60s 1 --quiet --html target/drill.html
+      check_drill_html target/drill.html target/soak-60s-1.json
       if [ "${STAUNCH_CI_GALERA_DRILL:-1}" != 0 ]; then
         # The drill's Galera part (55-75 s on this machine, a 3-node cluster of
         # its own); STAUNCH_CI_GALERA_DRILL=0 skips it.
         echo "== the drill's Galera part (debug build)"
         local tg=$SECONDS
-        cargo run --bin staunch -- drill --galera --quiet
+        cargo run --bin staunch -- drill --galera --quiet --html target/drill-galera.html
+        check_drill_html target/drill-galera.html 3
         echo "== the drill's Galera part took $((SECONDS - tg)) s"
       fi ;;
     miri)

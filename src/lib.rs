@@ -101,6 +101,8 @@ pub use crate::topology::{
     missing_privileges, HostHealth, HostStats, PingType, Pool, TopologyConfig,
     DEFAULT_ALIVE_ERROR_CODES,
 };
+#[cfg(feature = "tracing")]
+pub use crate::trace::TracingSpans;
 pub use crate::trace::{TraceEvent, TraceKind, Tracer};
 /// The `mysql` crate staunch is built on (`Queryable`, `Value`, ...), so that
 /// its version always matches.

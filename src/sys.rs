@@ -27,6 +27,29 @@ pub fn coarse_now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The calling thread's name as the kernel knows it (`comm`, at most 15
+/// bytes: the JVM sets it to the Java thread's name), for a thread the
+/// Rust runtime did not name (a host language's); None when it has none.
+pub fn os_thread_name() -> Option<String> {
+    let mut buf = [0u8; 16];
+    // SAFETY: PR_GET_NAME writes at most 16 bytes, NUL-terminated, into buf.
+    let rc = unsafe {
+        libc::prctl(
+            libc::PR_GET_NAME,
+            buf.as_mut_ptr() as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let name = String::from_utf8_lossy(&buf[..end]).into_owned();
+    (!name.is_empty()).then_some(name)
+}
+
 /// Nanoseconds on CLOCK_MONOTONIC, for deadlines that need precision.
 pub fn precise_now_ns() -> u64 {
     let mut ts = libc::timespec {

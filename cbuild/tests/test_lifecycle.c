@@ -423,8 +423,82 @@ static void cancel_bad_input(void) {
     staunch_pool_free(pool);
 }
 
+/* ---- 8. the tracer: starts and ends in pairs, on the borrowing thread ---- */
+
+typedef struct {
+    int n;
+    staunch_trace_kind kind[16];
+    char statement[16][64];
+    uint32_t code[16];
+    int failed[16];
+    uint64_t conn[16];
+    char server[16][64];
+    int other_thread;
+    int finalized;
+    pthread_t me;
+} trace_recorder;
+
+static void on_trace(const staunch_trace_event *ev, void *user_data) {
+    trace_recorder *r = user_data;
+    if (!pthread_equal(pthread_self(), r->me)) r->other_thread++;
+    if (r->n >= 16) return;
+    int i = r->n++;
+    r->kind[i] = ev->kind;
+    snprintf(r->statement[i], sizeof r->statement[i], "%.*s", ev->statement ? (int)ev->statement_len : 0,
+             ev->statement ? ev->statement : "");
+    snprintf(r->server[i], sizeof r->server[i], "%.*s", (int)ev->server_len, ev->server);
+    r->code[i] = ev->error_code;
+    r->failed[i] = ev->error != NULL;
+    r->conn[i] = ev->connection_id;
+    CHECK(ev->pool_len == 6 && memcmp(ev->pool, "ctrace", 6) == 0);
+}
+
+static void trace_finalize(void *user_data) { ((trace_recorder *)user_data)->finalized++; }
+
+static void tracer_pairs(void) {
+    static trace_recorder rec;
+    memset(&rec, 0, sizeof rec);
+    rec.me = pthread_self();
+    staunch_options *opts = NULL;
+    OK(staunch_options_new, &opts);
+    char url[1024];
+    url_with(url, sizeof url, test_url(), "max_size=1&pool_name=ctrace");
+    OK(staunch_options_set_url, opts, url);
+    OK(staunch_options_set_tracer, opts, on_trace, &rec, trace_finalize);
+    staunch_pool *pool = NULL;
+    OK(staunch_pool_open_options, opts, &pool);
+    staunch_options_free(opts);
+
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, 3000, &c);
+    OK(staunch_conn_execute, c, "DO 1", NULL, 0, NULL, NULL);
+    staunch_error *err = NULL;
+    CHECK(staunch_conn_execute(c, "SELECT * FROM no_such_table", NULL, 0, NULL, NULL, &err) != STAUNCH_OK);
+    staunch_error_free(err);
+    staunch_pool_free(pool);
+    CHECK(rec.finalized == 0); /* the connection still holds the tracer */
+    staunch_conn_free(c);
+    CHECKF(rec.finalized == 1, "finalized %d times", rec.finalized);
+
+    static const staunch_trace_kind want[] = {
+        STAUNCH_TRACE_ACQUIRE_START,   STAUNCH_TRACE_ACQUIRE_END,   STAUNCH_TRACE_STATEMENT_START,
+        STAUNCH_TRACE_STATEMENT_END,   STAUNCH_TRACE_STATEMENT_START, STAUNCH_TRACE_STATEMENT_END,
+    };
+    CHECKF(rec.n == 6, "%d trace events", rec.n);
+    for (int i = 0; i < 6; i++) CHECKF(rec.kind[i] == want[i], "event %d is kind %u", i, rec.kind[i]);
+    CHECK(rec.other_thread == 0);
+    CHECK(rec.conn[1] > 0 && rec.conn[2] == rec.conn[1] && rec.conn[5] == rec.conn[1]);
+    CHECK(strncmp(rec.server[1], "127.0.0.1:", 10) == 0 && strcmp(rec.server[3], rec.server[1]) == 0);
+    CHECK(strcmp(rec.statement[2], "DO 1") == 0 && strcmp(rec.statement[3], "DO 1") == 0);
+    CHECK(!rec.failed[3] && rec.code[3] == 0);
+    CHECK(strcmp(rec.statement[4], "SELECT * FROM no_such_table") == 0);
+    CHECKF(rec.failed[5] && rec.code[5] == 1146, "failed %d code %u", rec.failed[5], rec.code[5]);
+    FAILS(STAUNCH_NULL_ARGUMENT, "opts", staunch_options_set_tracer, NULL, on_trace, NULL, NULL);
+}
+
 int main(void) {
     (void)test_url(); /* skip without a server */
+    tracer_pairs();
     ids_and_leak();
     broken_and_discard();
     begin_ex();

@@ -14,6 +14,7 @@
 
 mod check;
 mod drill;
+mod html;
 mod json;
 mod monitor;
 mod race;
@@ -175,6 +176,15 @@ a black hole that recovers to the same server, and the keepalive race; the
 workload uses its own table staunch_drill_<pid> and drops it at the end. B
 and D need a local cluster and are not run.
 
+--html PATH also writes the report as one self-contained page (inline CSS
+and SVG, no script): the results table and, per fault, a chart of the
+workload per 100 ms from 2s before the fault to the next one (successful
+operations per second, get() wait p50 and p99, errors) with the fault, its
+end and the recovery marked. Only then is the timeline sampled. With
+--galera, a page of the Galera part's own: its table and per fault a chart
+of the pool's operations (their whole latency), with the fault, the
+survivors committing again, the writer's move and the first write marked.
+
 --galera runs the Galera part instead (needs Debian's galera-4, rsync and ss
 besides MariaDB; ~90 s): a throwaway 3-node Galera cluster from the test kit,
 a pool over its three nodes at the defaults (no knob: the pool finds Galera
@@ -222,6 +232,11 @@ struct DrillArgs {
     /// Also write the report as JSON to this file.
     #[arg(long, value_name = "PATH")]
     json: Option<std::path::PathBuf>,
+    /// Also write the report as one self-contained HTML page (inline SVG,
+    /// no script): per fault, a timeline of throughput, get() wait p50/p99
+    /// and errors per 100 ms, with the fault and its recovery marked.
+    #[arg(long, value_name = "PATH")]
+    html: Option<std::path::PathBuf>,
     /// Instead of the fixed sequence, inject faults picked at random from the
     /// same set for this long (e.g. 30s, 5m); same checks, same report.
     #[arg(long, value_name = "DURATION", value_parser = parse_soak)]
@@ -283,6 +298,7 @@ fn main() -> ExitCode {
                 galera: a.galera,
                 url: a.url,
                 json: a.json,
+                html: a.html,
                 soak: a.soak,
                 seed: a.seed,
                 threads: a.threads,

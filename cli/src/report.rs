@@ -89,19 +89,21 @@ pub struct Report {
     pub duration: Duration,
     /// The soak's run-wide figures and invariants (with --soak).
     pub soak_figures: Option<crate::soak::SoakFigures>,
+    /// The workload per 100 ms, over every phase (with --html; else empty).
+    pub timeline: Vec<crate::workload::Sample>,
 }
 
 /// One row of the table, evaluated.
-struct Row {
-    label: String,
-    key: &'static str,
-    detection: String,
-    recovery: String,
-    wait: String,
-    errors: String,
-    verdict: String,
-    survived: bool,
-    problems: Vec<String>,
+pub(crate) struct Row {
+    pub label: String,
+    pub key: &'static str,
+    pub detection: String,
+    pub recovery: String,
+    pub wait: String,
+    pub errors: String,
+    pub verdict: String,
+    pub survived: bool,
+    pub problems: Vec<String>,
 }
 
 impl Report {
@@ -190,7 +192,7 @@ impl Report {
         p
     }
 
-    fn rows(&self) -> Vec<Row> {
+    pub(crate) fn rows(&self) -> Vec<Row> {
         let mut rows = Vec::new();
         for w in &self.windows {
             let cut_short = w.interrupted.load(SeqCst);
@@ -237,7 +239,7 @@ impl Report {
     }
 
     /// The soak's invariants, evaluated (empty without --soak).
-    fn soak_invariants(&self) -> Vec<crate::soak::Invariant> {
+    pub(crate) fn soak_invariants(&self) -> Vec<crate::soak::Invariant> {
         let Some(f) = &self.soak_figures else {
             return Vec::new();
         };
@@ -264,11 +266,11 @@ impl Report {
             && self.soak_invariants().iter().all(|i| i.ok)
     }
 
-    fn crossed(&self) -> u64 {
+    pub(crate) fn crossed(&self) -> u64 {
         self.windows.iter().map(|w| w.crossed()).sum()
     }
 
-    fn faults_ran(&self) -> usize {
+    pub(crate) fn faults_ran(&self) -> usize {
         self.windows
             .iter()
             .filter(|w| w.kind != Kind::Baseline)
@@ -602,7 +604,7 @@ fn bounds_json(b: &Bounds) -> String {
 }
 
 /// What the pool did during a window, in a few words.
-fn stats_delta(w: &Window) -> Option<String> {
+pub(crate) fn stats_delta(w: &Window) -> Option<String> {
     let a = lock(&w.stats_at_end).clone()?;
     let s = &w.stats_at_start;
     let created = a.created - s.created;

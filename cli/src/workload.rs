@@ -7,7 +7,7 @@
 //! current when it is made.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -54,6 +54,187 @@ impl Bounds {
 
 /// "Not yet" for the nanosecond offsets below.
 pub const NEVER: u64 = u64::MAX;
+
+/// Width of one bucket of the timeline (`--html`).
+pub const BUCKET: Duration = Duration::from_millis(100);
+const BUCKET_NS: u64 = BUCKET.as_nanos() as u64;
+/// Buckets the workers write into, round robin by time (6.4 s): the
+/// reporter drains each one a bucket or two after it closed.
+const SLOTS: usize = 64;
+/// get() wait histogram of a bucket: 4 sub-buckets per power of two of
+/// microseconds, up to 2^24 µs (16.8 s; longer waits count in the last).
+const HIST: usize = 96;
+
+/// One closed bucket of the timeline: what the workload did in the 100 ms
+/// from `bucket * BUCKET` (drill clock).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sample {
+    pub bucket: u32,
+    /// Successful operations completed.
+    pub ops: u32,
+    pub errors: u32,
+    /// get() (and get_read()) calls that returned, and their wait's
+    /// percentiles (upper bounds of the histogram bucket: at most 25 % high).
+    pub waits: u32,
+    pub p50_us: u32,
+    pub p99_us: u32,
+}
+
+impl Sample {
+    /// When the bucket begins, on the drill's clock.
+    pub fn start(&self) -> Duration {
+        BUCKET * self.bucket
+    }
+}
+
+/// The histogram bucket of a wait of `us` microseconds.
+fn hist_index(us: u64) -> usize {
+    let v = us.max(1);
+    let octave = 63 - v.leading_zeros() as usize;
+    let sub = if octave >= 2 {
+        ((v >> (octave - 2)) & 3) as usize
+    } else {
+        (v - (1 << octave)) as usize
+    };
+    (octave * 4 + sub).min(HIST - 1)
+}
+
+/// The largest wait (µs) that falls in histogram bucket `i`.
+fn hist_upper(i: usize) -> u64 {
+    let (octave, sub) = ((i / 4) as u32, (i % 4) as u64);
+    if octave >= 2 {
+        (1u64 << octave) + ((sub + 1) << (octave - 2)) - 1
+    } else {
+        (1u64 << octave) + sub
+    }
+}
+
+/// The value at quantile `q` of a histogram (0 when empty).
+fn hist_quantile(h: &[u64; HIST], n: u64, q: f64) -> u64 {
+    let rank = ((q * n as f64).ceil() as u64).clamp(1, n.max(1));
+    let mut seen = 0;
+    for (i, c) in h.iter().enumerate() {
+        seen += c;
+        if seen >= rank && *c > 0 {
+            return hist_upper(i);
+        }
+    }
+    0
+}
+
+/// Samples of operations recorded after the fact (the Galera part keeps
+/// every operation): each is (when it ended, drill clock ns; whether it
+/// succeeded; how long it took, µs). Every bucket from the first to the
+/// last is there, empty ones too.
+pub fn samples_of(ops: impl IntoIterator<Item = (u64, bool, u64)>) -> Vec<Sample> {
+    let mut by: BTreeMap<u64, (u32, u32, [u64; HIST])> = BTreeMap::new();
+    for (end_ns, ok, us) in ops {
+        let b = by.entry(end_ns / BUCKET_NS).or_insert((0, 0, [0; HIST]));
+        if ok {
+            b.0 += 1;
+        } else {
+            b.1 += 1;
+        }
+        b.2[hist_index(us)] += 1;
+    }
+    let (Some(&first), Some(&last)) = (by.keys().next(), by.keys().next_back()) else {
+        return Vec::new();
+    };
+    (first..=last)
+        .map(|i| match by.get(&i) {
+            None => Sample {
+                bucket: i as u32,
+                ..Sample::default()
+            },
+            Some((ops, errors, h)) => {
+                let n: u64 = h.iter().sum();
+                Sample {
+                    bucket: i as u32,
+                    ops: *ops,
+                    errors: *errors,
+                    waits: n as u32,
+                    p50_us: hist_quantile(h, n, 0.50) as u32,
+                    p99_us: hist_quantile(h, n, 0.99) as u32,
+                }
+            }
+        })
+        .collect()
+}
+
+struct Slot {
+    ops: AtomicU64,
+    errors: AtomicU64,
+    hist: [AtomicU64; HIST],
+}
+
+/// The timeline's sampler: the workers add to the slot of the current
+/// 100 ms (atomics only, no lock); the reporter thread drains closed slots
+/// into samples every 50 ms. A worker delayed past the next bucket's close
+/// between reading the clock and adding lands its count 6.4 s later: one
+/// operation misplaced, not lost.
+pub struct Sampler {
+    slots: Box<[Slot]>,
+    /// The next bucket to drain, and the samples so far (the reporter's).
+    drained: Mutex<(u64, Vec<Sample>)>,
+}
+
+impl Sampler {
+    /// A sampler whose first bucket holds the drill-clock offset `from_ns`.
+    pub fn new(from_ns: u64) -> Sampler {
+        Sampler {
+            slots: (0..SLOTS)
+                .map(|_| Slot {
+                    ops: AtomicU64::new(0),
+                    errors: AtomicU64::new(0),
+                    hist: std::array::from_fn(|_| AtomicU64::new(0)),
+                })
+                .collect(),
+            drained: Mutex::new((from_ns / BUCKET_NS, Vec::new())),
+        }
+    }
+    fn slot(&self, now_ns: u64) -> &Slot {
+        &self.slots[(now_ns / BUCKET_NS) as usize % SLOTS]
+    }
+    pub fn op(&self, now_ns: u64) {
+        self.slot(now_ns).ops.fetch_add(1, Relaxed);
+    }
+    pub fn error(&self, now_ns: u64) {
+        self.slot(now_ns).errors.fetch_add(1, Relaxed);
+    }
+    pub fn wait(&self, now_ns: u64, us: u64) {
+        self.slot(now_ns).hist[hist_index(us)].fetch_add(1, Relaxed);
+    }
+    /// Turns the buckets closed at `now_ns` (all of them up to `now_ns`'s
+    /// own with `all`) into samples.
+    pub fn drain(&self, now_ns: u64, all: bool) {
+        let cur = now_ns / BUCKET_NS;
+        // A bucket is drained once the next one has closed too.
+        let limit = if all { cur + 1 } else { cur.saturating_sub(1) };
+        let mut d = lock(&self.drained);
+        while d.0 < limit {
+            let s = &self.slots[d.0 as usize % SLOTS];
+            let mut h = [0u64; HIST];
+            for (c, a) in h.iter_mut().zip(&s.hist) {
+                *c = a.swap(0, Relaxed);
+            }
+            let n: u64 = h.iter().sum();
+            let sample = Sample {
+                bucket: d.0 as u32,
+                ops: s.ops.swap(0, Relaxed) as u32,
+                errors: s.errors.swap(0, Relaxed) as u32,
+                waits: n as u32,
+                p50_us: hist_quantile(&h, n, 0.50) as u32,
+                p99_us: hist_quantile(&h, n, 0.99) as u32,
+            };
+            d.1.push(sample);
+            d.0 += 1;
+        }
+    }
+    /// Every sample so far, taken out.
+    pub fn take(&self) -> Vec<Sample> {
+        std::mem::take(&mut lock(&self.drained).1)
+    }
+}
 
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -288,6 +469,8 @@ pub struct PhaseSpec {
     pub split_reads: bool,
     /// Remember each connection's server thread id (the --url KILL fault).
     pub track_ids: bool,
+    /// Sample a timeline, per 100 ms (`--html`).
+    pub timeline: bool,
 }
 
 /// State shared by the drill, its workers and its reporter.
@@ -323,6 +506,8 @@ pub struct Shared {
     /// its warm-up).
     pub sampling: AtomicBool,
     pub samples: Mutex<Vec<crate::vitals::Vitals>>,
+    /// The workload's timeline, per 100 ms (with `--html`).
+    pub timeline: Option<Sampler>,
 }
 
 impl Shared {
@@ -333,7 +518,7 @@ impl Shared {
             Kind::Baseline,
             &spec.baseline_label,
             t0.elapsed().as_nanos() as u64,
-            &pool,
+            pool.stats(),
             spec.bounds,
         ));
         Arc::new(Shared {
@@ -356,6 +541,9 @@ impl Shared {
             errors_by_kind: Mutex::new(BTreeMap::new()),
             sampling: AtomicBool::new(false),
             samples: Mutex::new(Vec::new()),
+            timeline: spec
+                .timeline
+                .then(|| Sampler::new(t0.elapsed().as_nanos() as u64)),
             pool,
         })
     }
@@ -389,7 +577,7 @@ impl Shared {
             kind,
             label,
             now,
-            &self.pool,
+            self.pool.stats(),
             self.bounds,
         ));
         ws.push(w.clone());
@@ -433,6 +621,9 @@ impl Shared {
 
     fn record_wait(&self, w: &Window, d: Duration) {
         let us = d.as_micros() as u64;
+        if let Some(t) = &self.timeline {
+            t.wait(self.now_ns(), us);
+        }
         w.longest_wait_us.fetch_max(us, SeqCst);
         self.sec_wait_us.fetch_max(us, SeqCst);
     }
@@ -440,6 +631,9 @@ impl Shared {
     fn record_error(&self, w: &Window, what: String, class: String, read: bool) {
         *lock(&self.errors_by_kind).entry(class).or_default() += 1;
         let now = self.now_ns();
+        if let Some(t) = &self.timeline {
+            t.error(now);
+        }
         w.errors.fetch_add(1, SeqCst);
         if read {
             w.read_errors.fetch_add(1, SeqCst);
@@ -469,6 +663,9 @@ impl Shared {
         if read {
             w.reads.fetch_add(1, SeqCst);
         }
+        if let Some(t) = &self.timeline {
+            t.op(self.now_ns());
+        }
         self.sec_ops.fetch_add(1, SeqCst);
         if let Some(end) = w.fault_end() {
             let now = self.now_ns();
@@ -497,12 +694,12 @@ impl Shared {
 }
 
 impl Window {
-    fn new(
+    pub(crate) fn new(
         index: usize,
         kind: Kind,
         label: &str,
         start_ns: u64,
-        pool: &Pool,
+        stats_at_start: Stats,
         bounds: Bounds,
     ) -> Window {
         Window {
@@ -528,7 +725,7 @@ impl Window {
             failure: Mutex::new(None),
             race: Mutex::new(None),
             interrupted: AtomicBool::new(false),
-            stats_at_start: pool.stats(),
+            stats_at_start,
             stats_at_end: Mutex::new(None),
         }
     }
@@ -706,6 +903,9 @@ pub fn reporter(sh: Arc<Shared>, quiet: bool, done: Arc<AtomicBool>) {
     let mut next = Instant::now() + Duration::from_secs(1);
     while !done.load(SeqCst) {
         sh.flush_events();
+        if let Some(t) = &sh.timeline {
+            t.drain(sh.now_ns(), false);
+        }
         if Instant::now() >= next {
             next += Duration::from_secs(1);
             if sh.sampling.load(SeqCst) {
@@ -743,6 +943,9 @@ pub fn reporter(sh: Arc<Shared>, quiet: bool, done: Arc<AtomicBool>) {
         thread::sleep(Duration::from_millis(50));
     }
     sh.flush_events();
+    if let Some(t) = &sh.timeline {
+        t.drain(sh.now_ns(), true);
+    }
 }
 
 /// `  12.3s`: the drill's clock.
@@ -786,5 +989,97 @@ mod tests {
         let want: Vec<Acked> = writes.iter().map(|&(s, w)| (tag(3, s), w)).collect();
         assert_eq!(log.into_acked(), want);
         assert!(AckLog::new(0).into_acked().is_empty());
+    }
+
+    #[test]
+    fn wait_histogram_buckets_bound_their_values() {
+        let mut last = 0;
+        for us in (0u64..70_000).chain([1 << 20, 2_000_000, 16_000_000]) {
+            let i = hist_index(us);
+            assert!(i >= last, "{us}: bucket {i} after {last}");
+            last = i;
+            // The bucket's bound is the value or at most 25 % (and 1 µs) above.
+            let up = hist_upper(i);
+            assert!(
+                up >= us.max(1) && up as f64 <= us.max(1) as f64 * 1.25 + 1.0,
+                "{us}: {up}"
+            );
+            assert_eq!(hist_index(up), i, "{us}");
+        }
+        assert_eq!(hist_index(u64::MAX), HIST - 1);
+    }
+
+    #[test]
+    fn sampler_counts_per_bucket_and_takes_percentiles() {
+        let ms = |m: u64| m * 1_000_000;
+        let s = Sampler::new(ms(1000));
+        // Bucket 10 (1.0-1.1 s): 100 waits, 98 of 100 µs, 2 of 50 ms; 7 ops.
+        for i in 0..100 {
+            s.wait(ms(1010), if i < 98 { 100 } else { 50_000 });
+        }
+        for _ in 0..7 {
+            s.op(ms(1050));
+        }
+        // Bucket 12: 3 errors; bucket 11: nothing.
+        for _ in 0..3 {
+            s.error(ms(1299));
+        }
+        // At 1.25 s only bucket 10 is closed and past the next one's close.
+        s.drain(ms(1250), false);
+        assert_eq!(s.take().len(), 1);
+        let s = Sampler::new(ms(1000));
+        for i in 0..100 {
+            s.wait(ms(1010), if i < 98 { 100 } else { 50_000 });
+        }
+        s.op(ms(1050));
+        s.error(ms(1299));
+        s.drain(ms(1300), true);
+        let got = s.take();
+        assert_eq!(
+            got.iter().map(|x| x.bucket).collect::<Vec<_>>(),
+            [10, 11, 12, 13]
+        );
+        assert_eq!((got[0].ops, got[0].errors, got[0].waits), (1, 0, 100));
+        assert!((100..=125).contains(&got[0].p50_us), "{:?}", got[0]);
+        assert!((50_000..=62_500).contains(&got[0].p99_us), "{:?}", got[0]);
+        assert_eq!(
+            got[1],
+            Sample {
+                bucket: 11,
+                ..Sample::default()
+            }
+        );
+        assert_eq!((got[2].errors, got[2].waits, got[2].p99_us), (1, 0, 0));
+        assert_eq!(got[0].start(), Duration::from_millis(1000));
+    }
+
+    #[test]
+    fn samples_after_the_fact_fill_the_gaps() {
+        let ms = |m: u64| m * 1_000_000;
+        let got = samples_of([
+            (ms(1020), true, 300),
+            (ms(1090), false, 2_000_000),
+            (ms(1350), true, 40),
+        ]);
+        assert_eq!(
+            got.iter().map(|x| x.bucket).collect::<Vec<_>>(),
+            [10, 11, 12, 13]
+        );
+        assert_eq!((got[0].ops, got[0].errors, got[0].waits), (1, 1, 2));
+        assert!(
+            (2_000_000..=2_500_000).contains(&got[0].p99_us),
+            "{:?}",
+            got[0]
+        );
+        assert!((300..=375).contains(&got[0].p50_us), "{:?}", got[0]);
+        assert_eq!(
+            got[1],
+            Sample {
+                bucket: 11,
+                ..Sample::default()
+            }
+        );
+        assert_eq!((got[3].ops, got[3].p50_us), (1, 47));
+        assert!(samples_of([]).is_empty());
     }
 }

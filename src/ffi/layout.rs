@@ -9,6 +9,7 @@ use super::conn::{staunch_result, staunch_txn_options};
 use super::events::staunch_event;
 use super::pool::staunch_stats;
 use super::rows::{staunch_batch, staunch_column_info};
+use super::trace::staunch_trace_event;
 use super::values::{staunch_datetime, staunch_param, staunch_time, staunch_value};
 use super::{arg_str, guard_value};
 
@@ -75,6 +76,10 @@ layouts! {
         last_insert_id,
     }
     staunch_event { kind, status, connection_id, count, duration_us, message, pool_id }
+    staunch_trace_event {
+        kind, error_code, pool, pool_len, server, server_len, connection_id, statement,
+        statement_len, duration_us, error, error_len,
+    }
     staunch_stats {
         size, total, active, idle, reserved, waiting, pending_creates, connecting,
         adder_threads, acquired, acquire_timeouts, created, closed_idle_timeout,

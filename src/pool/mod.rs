@@ -549,6 +549,7 @@ impl<C: Connector> Shared<C> {
                 thread: t
                     .name()
                     .map(str::to_owned)
+                    .or_else(crate::sys::os_thread_name)
                     .unwrap_or_else(|| format!("{:?}", t.id())),
                 stack,
             }));

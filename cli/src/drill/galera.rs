@@ -336,8 +336,9 @@ fn outside(recs: &[&Rec], is_out: impl Fn(&Node) -> bool) -> (usize, usize) {
     (bad.len(), late)
 }
 
-/// Runs the Galera part; prints as it goes and a table at the end.
-pub fn run(writers: u32, quiet: bool) -> u8 {
+/// Runs the Galera part; prints as it goes and a table at the end (and,
+/// with `html`, writes the page of [`crate::html::plain_page`]).
+pub fn run(writers: u32, quiet: bool, html: Option<&std::path::Path>) -> u8 {
     let t_all = Instant::now();
     println!("galera: starting a 3-node Galera cluster (test kit; ~25-60 s)");
     let g = match catch_unwind(|| Galera::start(GaleraOpts::default())) {
@@ -359,7 +360,9 @@ pub fn run(writers: u32, quiet: bool) -> u8 {
         return EXIT_INTERRUPTED;
     }
     let mut g = g;
-    match catch_unwind(AssertUnwindSafe(|| drive(&mut g, writers as usize, quiet))) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        drive(&mut g, writers as usize, quiet, html)
+    })) {
         Ok(code) => {
             println!("galera: ran in {:.1}s", t_all.elapsed().as_secs_f64());
             code
@@ -375,7 +378,50 @@ pub fn run(writers: u32, quiet: bool) -> u8 {
     }
 }
 
-fn drive(g: &mut Galera, writers: usize, quiet: bool) -> u8 {
+/// A fault's chart: the operations of its load per 100 ms (their whole
+/// latency: get() and the statements; the part keeps no get() wait of its
+/// own), and markers at the fault, the survivors committing again, the
+/// writer's move and the first write acknowledged elsewhere.
+fn chart(line: &Timeline, t0: Instant, t: Instant, writes: &[Rec], reads: &[Rec]) -> String {
+    let ns = |i: Instant| i.saturating_duration_since(t0).as_nanos() as u64;
+    let mut samples = crate::workload::samples_of(writes.iter().chain(reads).map(|r| {
+        (
+            ns(r.end),
+            r.ok,
+            r.end.saturating_duration_since(r.start).as_micros() as u64,
+        )
+    }));
+    // The last bucket is cut short by the load's stop.
+    if samples.len() > 1 {
+        samples.pop();
+    }
+    let at = |s: f64| ns(t) + (s * 1e9) as u64;
+    let mut marks = vec![("fault", ns(t), "fault".to_string())];
+    if let Some(s) = line.survivors {
+        marks.push(("end", at(s), "survivors ok".into()));
+    }
+    if let Some(s) = line.moved {
+        marks.push(("moved", at(s), "moved".into()));
+    }
+    if let Some(s) = line.first_ack {
+        marks.push(("recovery", at(s), "first write".into()));
+    }
+    crate::html::draw(
+        &crate::html::Spec {
+            label: line.fault.label().into(),
+            start_ns: ns(t),
+            end_ns: crate::workload::NEVER,
+            wait_name: "latency",
+            wait_bound: None,
+            marks,
+        },
+        &samples,
+    )
+}
+
+fn drive(g: &mut Galera, writers: usize, quiet: bool, html: Option<&std::path::Path>) -> u8 {
+    // The charts' clock.
+    let clock = Instant::now();
     g.server(0).sql(
         "CREATE TABLE staunch_test.galera_drill (worker INT NOT NULL, seq BIGINT NOT NULL, \
          port INT NOT NULL, PRIMARY KEY (worker, seq)) ENGINE=InnoDB",
@@ -412,6 +458,7 @@ fn drive(g: &mut Galera, writers: usize, quiet: bool) -> u8 {
     };
     let mut acked: Vec<Rec> = Vec::new();
     let mut lines: Vec<Timeline> = Vec::new();
+    let mut charts: Vec<String> = Vec::new();
     let mut killed: HashSet<usize> = HashSet::new();
     for (k, fault) in [Fault::Desync, Fault::Isolate, Fault::Kill]
         .into_iter()
@@ -517,6 +564,9 @@ fn drive(g: &mut Galera, writers: usize, quiet: bool) -> u8 {
             line.non_synced,
             line.non_synced_late,
         );
+        if html.is_some() {
+            charts.push(chart(&line, clock, t, &writes, &reads));
+        }
         acked.extend(writes.into_iter().filter(|r| r.ok));
         lines.push(line);
         match fault {
@@ -583,6 +633,21 @@ fn drive(g: &mut Galera, writers: usize, quiet: bool) -> u8 {
         acked.len()
     );
     let ok = lost == 0 && lines.iter().all(Timeline::survived);
+    if let Some(path) = html {
+        let page = page(
+            &lines,
+            charts,
+            acked.len(),
+            lost,
+            ok,
+            &g.hosts(),
+            clock.elapsed(),
+        );
+        match std::fs::write(path, page) {
+            Ok(()) => println!("timelines written to {}", path.display()),
+            Err(e) => eprintln!("staunch drill: cannot write {}: {e}", path.display()),
+        }
+    }
     println!(
         "result: {}",
         if ok {
@@ -598,6 +663,85 @@ fn drive(g: &mut Galera, writers: usize, quiet: bool) -> u8 {
     } else {
         EXIT_FAILED
     }
+}
+
+/// The Galera part's page: its table, and each fault's chart.
+fn page(
+    lines: &[Timeline],
+    charts: Vec<String>,
+    acked: usize,
+    lost: usize,
+    ok: bool,
+    hosts: &str,
+    took: Duration,
+) -> String {
+    let cells = |l: &Timeline| {
+        vec![
+            l.fault.label().to_string(),
+            secs(l.survivors),
+            secs(l.moved),
+            format!("{} ({})", secs(l.first_ack), secs(l.first_after())),
+            l.failed.to_string(),
+            format!("{} ({})", l.non_primary, l.non_primary_late),
+            format!("{} ({})", l.non_synced, l.non_synced_late),
+            if l.survived() { "survived" } else { "FAILED" }.to_string(),
+        ]
+    };
+    let rows: Vec<(Vec<String>, bool)> = lines.iter().map(|l| (cells(l), l.survived())).collect();
+    let head = [
+        "galera fault",
+        "survivors ok",
+        "moved",
+        "first write",
+        "failed",
+        "non-Primary (late)",
+        "non-Synced (late)",
+        "verdict",
+    ];
+    let sections: Vec<crate::html::Section> = lines
+        .iter()
+        .zip(charts)
+        .map(|(l, svg)| {
+            let c = cells(l);
+            crate::html::Section {
+                title: l.fault.label().into(),
+                verdict: c[7].clone(),
+                ok: l.survived(),
+                svg,
+                facts: head[1..7]
+                    .iter()
+                    .zip(&c[1..7])
+                    .map(|(h, v)| (h.to_string(), v.clone()))
+                    .chain([("acknowledged".to_string(), l.acked.to_string())])
+                    .collect(),
+            }
+        })
+        .collect();
+    crate::html::plain_page(
+        "staunch drill --galera",
+        ok,
+        &format!(
+            "3-node Galera cluster {hosts}; a pool over it at the defaults; the faults took {:.1}s (after \
+             the cluster's start). Times from the fault. \
+             The charts show the pool's operations (writes and reads) per 100 ms; latency is the whole \
+             operation's (get() and its statements).",
+            took.as_secs_f64()
+        ),
+        &head,
+        &rows,
+        &[format!(
+            "acknowledged writes: {acked}, lost: {lost} (read back from every surviving node)"
+        )],
+        (
+            "latency",
+            &[
+                "survivors commit again",
+                "writes moved",
+                "first write acknowledged elsewhere",
+            ],
+        ),
+        &sections,
+    )
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use crate::report::{NotRun, Report, Verification};
 use crate::soak::{self, Planned, SoakFigures};
 use crate::vitals::Vitals;
 use crate::workload::{
-    self, fmt_d, lock, Acked, Bounds, Kind, PhaseSpec, ProxyFault, Shared, Sink, Window,
+    self, fmt_d, lock, Acked, Bounds, Kind, PhaseSpec, ProxyFault, Sample, Shared, Sink, Window,
 };
 use crate::{panic_text, race, signals};
 use crate::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SETUP};
@@ -32,6 +32,9 @@ pub struct Options {
     pub galera: bool,
     pub url: Option<String>,
     pub json: Option<PathBuf>,
+    /// Also write the report as one self-contained HTML page, with a
+    /// timeline per fault (`--html`).
+    pub html: Option<PathBuf>,
     pub soak: Option<Duration>,
     pub seed: Option<u64>,
     pub threads: u32,
@@ -761,7 +764,7 @@ fn fmt_hold(d: Duration) -> String {
 
 pub fn run(o: Options) -> u8 {
     if o.galera {
-        return galera::run(o.threads, o.quiet);
+        return galera::run(o.threads, o.quiet, o.html.as_deref());
     }
     // Before any thread: the soak's resident-memory figure should be the
     // pool's, not glibc's per-thread arena retention.
@@ -1059,6 +1062,8 @@ struct PhaseOut {
     violations: u64,
     /// The soak's run-wide measurements (with a soak schedule).
     soak: Option<SoakRaw>,
+    /// The workload per 100 ms (with --html).
+    timeline: Vec<Sample>,
 }
 
 /// What a soak phase measured beyond the windows.
@@ -1171,6 +1176,7 @@ fn run_phase(
     if let Some(r) = reporter {
         let _ = r.join();
     }
+    let timeline = sh.timeline.as_ref().map_or(Vec::new(), |t| t.take());
     let soak = match (start_vitals, end) {
         (Some(start), Some(end)) => Some(SoakRaw {
             start,
@@ -1191,6 +1197,7 @@ fn run_phase(
         acked,
         violations,
         soak,
+        timeline,
     }
 }
 
@@ -1334,6 +1341,7 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
         bounds,
         split_reads: false,
         track_ids: remote,
+        timeline: o.html.is_some(),
     };
     let p1 = run_phase(
         &o,
@@ -1394,6 +1402,7 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
         _ => None,
     };
     let mut windows = p1.windows;
+    let mut timeline = p1.timeline;
     let mut violations = p1.violations;
     let mut cluster_bounds = None;
     let mut not_run = Vec::new();
@@ -1424,6 +1433,7 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
         match cluster_phase(&o, &sink, &table, windows.len(), single_faults + 1) {
             Ok(p2) => {
                 windows.extend(p2.windows);
+                timeline.extend(p2.timeline);
                 violations += p2.violations;
                 verification = verification.merge(p2.verification);
                 cluster_bounds = Some(p2.bounds);
@@ -1461,12 +1471,19 @@ fn drive(o: Options, mut env: Env, pool_url: String, table: String, version: Str
         interrupted,
         duration: sink.t0.elapsed(),
         soak_figures,
+        timeline,
     };
     println!();
     report.print();
     if let Some(path) = &o.json {
         match std::fs::write(path, report.to_json()) {
             Ok(()) => println!("report written to {}", path.display()),
+            Err(e) => eprintln!("staunch drill: cannot write {}: {e}", path.display()),
+        }
+    }
+    if let Some(path) = &o.html {
+        match std::fs::write(path, crate::html::page(&report)) {
+            Ok(()) => println!("timelines written to {}", path.display()),
             Err(e) => eprintln!("staunch drill: cannot write {}: {e}", path.display()),
         }
     }
@@ -1527,6 +1544,7 @@ fn soak_figures(
 /// What the cluster phase saw (B and D).
 struct ClusterOut {
     windows: Vec<Arc<Window>>,
+    timeline: Vec<Sample>,
     verification: Verification,
     violations: u64,
     bounds: Bounds,
@@ -1658,6 +1676,7 @@ fn cluster_phase(
         bounds,
         split_reads: true,
         track_ids: false,
+        timeline: o.html.is_some(),
     };
     let p = run_phase(
         o,
@@ -1715,6 +1734,7 @@ fn cluster_phase(
     };
     Ok(ClusterOut {
         windows: p.windows,
+        timeline: p.timeline,
         verification,
         violations: p.violations,
         bounds,

@@ -138,6 +138,12 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1name(JNIEnv *env, jcl
     return (jint)FN.staunch_pool_name(P(a0), P(a1), a2, P(a3), P(a4));
 }
 
+JNIEXPORT jlong JNICALL Java_dev_staunch_internal_Jni_pool_1leak_1threshold_1ms(JNIEnv *env, jclass cls, jlong a0) {
+    (void)env;
+    (void)cls;
+    return (jlong)FN.staunch_pool_leak_threshold_ms(P(a0));
+}
+
 JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1soft_1evict(JNIEnv *env, jclass cls, jlong a0, jlong a1) {
     (void)env;
     (void)cls;
@@ -304,6 +310,12 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1server_1id(JNIEnv *en
     (void)env;
     (void)cls;
     return (jint)FN.staunch_conn_server_id(P(a0), P(a1), P(a2));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1set_1borrower_1stack(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_conn_set_borrower_stack(P(a0), P(a1), a2, P(a3));
 }
 
 JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1release(JNIEnv *env, jclass cls, jlong a0, jlong a1) {

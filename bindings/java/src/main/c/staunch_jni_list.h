@@ -24,6 +24,7 @@
     X(staunch_pool_stats) \
     X(staunch_pool_metrics) \
     X(staunch_pool_name) \
+    X(staunch_pool_leak_threshold_ms) \
     X(staunch_pool_soft_evict) \
     X(staunch_pool_set_max_size) \
     X(staunch_pool_set_min_idle) \
@@ -52,6 +53,7 @@
     X(staunch_conn_is_broken) \
     X(staunch_conn_id) \
     X(staunch_conn_server_id) \
+    X(staunch_conn_set_borrower_stack) \
     X(staunch_conn_release) \
     X(staunch_conn_discard) \
     X(staunch_conn_free) \

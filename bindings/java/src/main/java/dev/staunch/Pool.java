@@ -3,6 +3,7 @@ package dev.staunch;
 import dev.staunch.internal.Abi;
 import dev.staunch.internal.Cleanup;
 import dev.staunch.internal.CarrierGate;
+import dev.staunch.internal.BorrowerStack;
 import dev.staunch.internal.Call;
 import dev.staunch.internal.Events;
 import dev.staunch.internal.InterruptWatcher;
@@ -33,6 +34,11 @@ public final class Pool implements AutoCloseable {
     private volatile boolean closed;
     /** The room the last metricsText() needed: the next call asks for it at once (the first is told its length). */
     private volatile long metricsRoom = 1024;
+    /**
+     * leak_detection_threshold is set (read once at open): each borrow gives the library its
+     * Java stack (BorrowerStack) for the leak report.
+     */
+    private final boolean leakStacks;
 
     /** What the Cleaner needs, without a reference to the Pool. */
     private static final class State implements Runnable {
@@ -59,6 +65,7 @@ public final class Pool implements AutoCloseable {
     Pool(long handle) {
         this.handle = handle;
         this.id = Native.pool_id(handle);
+        this.leakStacks = Native.pool_leak_threshold_ms(handle) > 0;
         this.state = new State(handle);
         this.cleanable = Cleanup.CLEANER.register(this, state);
     }
@@ -178,10 +185,24 @@ public final class Pool implements AutoCloseable {
                 }
                 throw e;
             }
-            return new Conn(this, out.getAddress(0));
+            return borrowed(out.getAddress(0));
         } finally {
             exit();
         }
+    }
+
+    /** The Conn of a handle just borrowed, which has the borrower's stack when leak detection is on. */
+    private Conn borrowed(long c) {
+        Conn conn = new Conn(this, c);
+        if (leakStacks) {
+            try {
+                BorrowerStack.give(c);
+            } catch (RuntimeException | Error e) {
+                conn.close();
+                throw e;
+            }
+        }
+        return conn;
     }
 
     /** A connection if one is idle right now (never waits, never connects). */
@@ -192,7 +213,7 @@ public final class Pool implements AutoCloseable {
             Mem.Seg err = a.errSlot();
             Call.check(Native.pool_try_get(handle, out.address(), err.address()), err);
             long c = out.getAddress(0);
-            return c == 0 ? Optional.empty() : Optional.of(new Conn(this, c));
+            return c == 0 ? Optional.empty() : Optional.of(borrowed(c));
         } finally {
             exit();
         }

@@ -19,9 +19,10 @@ public final class Abi {
     public static final int ABI_MAJOR = 1;
     /**
      * The least minor version whose calls this binding uses (1.1: the decimal parameter, staunch_conn_count_params;
-     * 1.6: staunch_pool_metrics, staunch_pool_name, which the JNI shim resolves with the rest when it loads).
+     * 1.6: staunch_pool_metrics, staunch_pool_name; 1.7: staunch_pool_leak_threshold_ms,
+     * staunch_conn_set_borrower_stack; the JNI shim resolves every one with the rest when it loads).
      */
-    public static final int ABI_MINOR = 6;
+    public static final int ABI_MINOR = 7;
 
     /** STAUNCH_TIMEOUT_DEFAULT (UINT32_MAX) as a Java int. */
     public static final int TIMEOUT_DEFAULT = -1;

@@ -69,6 +69,7 @@ public final class Jni {
     public static native int pool_stats(long a0, long a1, long a2);
     public static native int pool_metrics(long a0, long a1, long a2, long a3, long a4);
     public static native int pool_name(long a0, long a1, long a2, long a3, long a4);
+    public static native long pool_leak_threshold_ms(long a0);
     public static native int pool_soft_evict(long a0, long a1);
     public static native int pool_set_max_size(long a0, int a1, long a2);
     public static native int pool_set_min_idle(long a0, int a1, long a2);
@@ -97,6 +98,7 @@ public final class Jni {
     public static native boolean conn_is_broken(long a0);
     public static native long conn_id(long a0);
     public static native int conn_server_id(long a0, long a1, long a2);
+    public static native int conn_set_borrower_stack(long a0, long a1, long a2, long a3);
     public static native int conn_release(long a0, long a1);
     public static native int conn_discard(long a0, long a1);
     public static native void conn_free(long a0);

@@ -310,6 +310,10 @@ public final class Native {
         return Jni.pool_name(a0, a1, a2, a3, a4);
     }
 
+    public static long pool_leak_threshold_ms(long a0) {
+        return Jni.pool_leak_threshold_ms(a0);
+    }
+
     public static int pool_soft_evict(long a0, long a1) {
         return Jni.pool_soft_evict(a0, a1);
     }
@@ -420,6 +424,10 @@ public final class Native {
 
     public static int conn_server_id(long a0, long a1, long a2) {
         return Jni.conn_server_id(a0, a1, a2);
+    }
+
+    public static int conn_set_borrower_stack(long a0, long a1, long a2, long a3) {
+        return Jni.conn_set_borrower_stack(a0, a1, a2, a3);
     }
 
     public static int conn_release(long a0, long a1) {

@@ -329,6 +329,8 @@ public final class Native {
     public static final MethodHandle pool_stats = h("staunch_pool_stats", st(PTR, PTR, PTR), CRITICAL);
     public static final MethodHandle pool_metrics = h("staunch_pool_metrics", st(PTR, PTR, SIZE_T, PTR, PTR));
     public static final MethodHandle pool_name = h("staunch_pool_name", st(PTR, PTR, SIZE_T, PTR, PTR), CRITICAL);
+    public static final MethodHandle pool_leak_threshold_ms = h("staunch_pool_leak_threshold_ms",
+            FunctionDescriptor.of(JAVA_LONG, PTR), CRITICAL);
     public static final MethodHandle pool_soft_evict = h("staunch_pool_soft_evict", st(PTR, PTR));
     public static final MethodHandle pool_set_max_size = h("staunch_pool_set_max_size", st(PTR, JAVA_INT, PTR));
     public static final MethodHandle pool_set_min_idle = h("staunch_pool_set_min_idle", st(PTR, JAVA_INT, PTR));
@@ -364,6 +366,7 @@ public final class Native {
     public static final MethodHandle conn_is_broken = h("staunch_conn_is_broken", FunctionDescriptor.of(JAVA_BOOLEAN, PTR), CRITICAL);
     public static final MethodHandle conn_id = h("staunch_conn_id", FunctionDescriptor.of(JAVA_LONG, PTR), CRITICAL);
     public static final MethodHandle conn_server_id = h("staunch_conn_server_id", st(PTR, PTR, PTR), CRITICAL);
+    public static final MethodHandle conn_set_borrower_stack = h("staunch_conn_set_borrower_stack", st(PTR, PTR, SIZE_T, PTR));
     public static final MethodHandle conn_release = h("staunch_conn_release", st(PTR, PTR));
     public static final MethodHandle conn_discard = h("staunch_conn_discard", st(PTR, PTR));
     public static final MethodHandle conn_free = h("staunch_conn_free", FunctionDescriptor.ofVoid(PTR));
@@ -682,6 +685,14 @@ public final class Native {
         }
     }
 
+    public static long pool_leak_threshold_ms(long a0) {
+        try {
+            return (long) pool_leak_threshold_ms.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
     public static int pool_soft_evict(long a0, long a1) {
         try {
             return (int) pool_soft_evict.invokeExact(a0, a1);
@@ -901,6 +912,14 @@ public final class Native {
     public static int conn_server_id(long a0, long a1, long a2) {
         try {
             return (int) conn_server_id.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_set_borrower_stack(long a0, long a1, long a2, long a3) {
+        try {
+            return (int) conn_set_borrower_stack.invokeExact(a0, a1, a2, a3);
         } catch (Throwable t) {
             throw rethrow(t);
         }
