@@ -500,7 +500,8 @@ typedef struct staunch_stats {
      */
     uint64_t closed_broken;
     /**
-     * Counter: connections closed by soft eviction.
+     * Counter: connections closed by soft eviction, or as surplus above a
+     * lowered max_size (`staunch_pool_set_max_size`).
      */
     uint64_t closed_evicted;
     /**
@@ -559,8 +560,8 @@ typedef struct staunch_stats {
     uint64_t connect_p99_us;
     uint64_t connect_max_us;
     /**
-     * Gauge: the most connections the pool opens (max_size; summed over the
-     * hosts of a topology pool).
+     * Gauge: the most connections the pool opens (max_size in force, see
+     * `staunch_pool_set_max_size`; summed over the hosts of a topology pool).
      */
     uint64_t max_size;
     /**
@@ -1609,6 +1610,50 @@ staunch_status staunch_pool_name(const struct staunch_pool *pool,
  * Thread-safe.
  */
 staunch_status staunch_pool_soft_evict(struct staunch_pool *pool, struct staunch_error **err);
+
+/**
+ * Changes the pool's max_size while it runs (per host, as the knob), e.g.
+ * for HikariCP's `setMaximumPoolSize` or Go's `SetMaxOpenConns`. `size`
+ * must be between 1 and the pool's max_size_cap (a knob fixed at open;
+ * by default twice max_size, at least 64) and not below the current
+ * min_idle; otherwise STAUNCH_INVALID_CONFIG naming the knob, and nothing
+ * changes. Lowering it takes no borrowed connection away: connections above
+ * the new size are closed as they are released (idle ones at once, in the
+ * background), counted in `closed_evicted`; threads waiting in
+ * staunch_pool_get get the connections released after that. Raising it has
+ * connections made for threads waiting now. `staunch_stats.max_size` shows
+ * the size in force (summed over the hosts of a topology pool). Never
+ * blocks. Thread-safe.
+ */
+staunch_status staunch_pool_set_max_size(struct staunch_pool *pool,
+                                         uint32_t size,
+                                         struct staunch_error **err);
+
+/**
+ * Changes the pool's min_idle while it runs (per host), e.g. for HikariCP's
+ * `setMinimumIdle`: between 0 and the current max_size, otherwise
+ * STAUNCH_INVALID_CONFIG naming the knob, and nothing changes. Connections
+ * up to a raised min_idle are made in the background; those above a lowered
+ * one retire after idle_timeout. Never blocks. Thread-safe.
+ */
+staunch_status staunch_pool_set_min_idle(struct staunch_pool *pool,
+                                         uint32_t min_idle,
+                                         struct staunch_error **err);
+
+/**
+ * Suspends the pool (HikariCP's `suspendPool`): staunch_pool_get and the
+ * calls that borrow wait, each within its own timeout (and cancellable as
+ * it is), until `staunch_pool_resume`; staunch_pool_try_get finds nothing.
+ * Borrowed connections are unaffected, and no connection is made
+ * meanwhile. Idempotent. Never blocks. Thread-safe.
+ */
+staunch_status staunch_pool_suspend(struct staunch_pool *pool, struct staunch_error **err);
+
+/**
+ * Ends a `staunch_pool_suspend`: waiting borrowers proceed. Idempotent (a
+ * pool not suspended is left as it is). Never blocks. Thread-safe.
+ */
+staunch_status staunch_pool_resume(struct staunch_pool *pool, struct staunch_error **err);
 
 /**
  * Closes the pool: threads waiting in staunch_pool_get fail with

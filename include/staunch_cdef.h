@@ -454,6 +454,18 @@ staunch_status staunch_pool_name(const struct staunch_pool *pool,
 
 staunch_status staunch_pool_soft_evict(struct staunch_pool *pool, struct staunch_error **err);
 
+staunch_status staunch_pool_set_max_size(struct staunch_pool *pool,
+                                         uint32_t size,
+                                         struct staunch_error **err);
+
+staunch_status staunch_pool_set_min_idle(struct staunch_pool *pool,
+                                         uint32_t min_idle,
+                                         struct staunch_error **err);
+
+staunch_status staunch_pool_suspend(struct staunch_pool *pool, struct staunch_error **err);
+
+staunch_status staunch_pool_resume(struct staunch_pool *pool, struct staunch_error **err);
+
 staunch_status staunch_pool_close(struct staunch_pool *pool, struct staunch_error **err);
 
 uint64_t staunch_pool_id(const struct staunch_pool *pool);

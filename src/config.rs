@@ -302,6 +302,15 @@ impl Builder {
         /// Most connections the pool holds, idle and in use together.
         /// Defaults to 10. Range 1 to 4096.
         max_size, pool.max_size, usize);
+    /// Most connections the pool can ever hold: the largest `max_size` it
+    /// can be raised to while it runs ([`Pool::set_max_size`](crate::Pool::set_max_size)).
+    /// The pool's slot array is this long (256 bytes a slot, per host).
+    /// Defaults to twice `max_size`, at least 64 (at most 4096). Range
+    /// `max_size` to 4096.
+    pub fn max_size_cap(mut self, cap: usize) -> Self {
+        self.cfg.pool.max_size_cap = Some(cap);
+        self
+    }
     setter!(
         /// Fewest idle connections the housekeeper keeps open (refilled in the
         /// background). Defaults to 0. Range 0 to `max_size`.
@@ -528,6 +537,7 @@ macro_rules! knobs {
 
 knobs! {
     "max_size" => |c, k, v| c.pool.max_size = parse_usize(k, v)?,
+    "max_size_cap" => |c, k, v| c.pool.max_size_cap = Some(parse_usize(k, v)?),
     "min_idle" => |c, k, v| c.pool.min_idle = parse_usize(k, v)?,
     "connection_timeout" => |c, k, v| c.pool.connection_timeout = parse_duration(k, v)?,
     "connect_timeout" => |c, k, v| c.pool.connect_timeout = parse_duration(k, v)?,

@@ -153,7 +153,8 @@ pub enum CloseReason {
     /// Failed validation, keepalive, or the reset on return, or broke during
     /// a statement.
     Broken = 2,
-    /// Soft eviction (`soft_evict`, or a topology change).
+    /// Soft eviction (`soft_evict`, or a topology change), or surplus above a
+    /// lowered `max_size` (`set_max_size`).
     Evicted = 3,
     /// The pool was closed.
     PoolClosed = 4,

@@ -232,10 +232,6 @@ impl Pool {
         );
         w.out
     }
-
-    fn min_idle(&self) -> usize {
-        self.config().min_idle()
-    }
 }
 
 fn health(h: HostHealth) -> f64 {

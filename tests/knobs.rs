@@ -131,6 +131,56 @@ fn suspend_and_resume() {
     let p2 = p.clone();
     let t = thread::spawn(move || p2.get_timeout(Duration::from_secs(5)).map(|_| ()));
     thread::sleep(Duration::from_millis(100));
+    assert!(!t.is_finished(), "served while suspended");
     p.resume();
     t.join().unwrap().unwrap();
+
+    // Resized while running (the same server: one start for both).
+    p.close();
+    let p = Pool::from_url(&format!("{}?max_size=4&max_size_cap=8", s.url())).unwrap();
+    assert_eq!((p.max_size(), p.max_size_cap()), (4, 8));
+    let e = p.set_max_size(9).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+    assert!(e.to_string().contains("max_size_cap (8)"), "{e}");
+    // Shrink with all four borrowed: each still works; the server sees the
+    // surplus go as it comes back.
+    let mut held: Vec<_> = (0..4).map(|_| p.get().unwrap()).collect();
+    p.set_max_size(2).unwrap();
+    for (i, c) in held.iter_mut().enumerate() {
+        let n: Option<i64> = c.query_first(format!("SELECT {i}")).unwrap();
+        assert_eq!(n, Some(i as i64));
+    }
+    drop(held);
+    let st = p.stats();
+    assert_eq!((st.total, st.closed_evicted), (2, 2), "{st:?}");
+    let until = Instant::now() + Duration::from_secs(5);
+    while s.connection_count("app") > 2 && Instant::now() < until {
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(s.connection_count("app"), 2);
+    // Grow with two callers waiting behind one borrowed connection.
+    p.set_max_size(1).unwrap();
+    while p.stats().total > 1 && Instant::now() < until {
+        thread::sleep(Duration::from_millis(5));
+    }
+    let blocker = p.get().unwrap();
+    let waiters: Vec<_> = (0..2)
+        .map(|_| {
+            let p2 = p.clone();
+            thread::spawn(move || p2.get_timeout(Duration::from_secs(5)).map(|_| ()))
+        })
+        .collect();
+    while p.stats().waiting < 2 && Instant::now() < until {
+        thread::sleep(Duration::from_millis(5));
+    }
+    p.set_max_size(3).unwrap();
+    for w in waiters {
+        w.join().unwrap().unwrap();
+    }
+    // Served while the blocker is still held: the pool grew (to 2 or 3: a
+    // waiter done at once may hand its connection to the other before the
+    // second connect is needed).
+    let total = p.stats().total;
+    assert!((2..=3).contains(&total), "total={total}");
+    drop(blocker);
 }

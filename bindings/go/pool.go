@@ -675,3 +675,88 @@ func (p *Pool) SoftEvict() error {
 	}
 	return nil
 }
+
+// SetMaxSize changes the pool's max_size while it runs: database/sql's
+// SetMaxOpenConns, HikariCP's setMaximumPoolSize. n goes from 1 up to the
+// max_size_cap knob (fixed at open; by default twice max_size, at least
+// 64), and not below the current min_idle; otherwise an *Error with
+// StatusInvalidConfig naming the knob, and nothing changes. Lowering it
+// takes no borrowed connection away: connections above n are closed as they
+// are released (idle ones at once), counted in Stat().ClosedEvicted.
+// Raising it makes connections for the callers waiting now.
+// Stat().MaxOpenConnections is the size in force. Never blocks.
+//
+// For a *sql.DB from OpenDB, this is the call that resizes: database/sql
+// keeps no connection of its own there, so its SetMaxOpenConns can only
+// limit how many it borrows at once (callers beyond that wait in
+// database/sql's queue, bounded by their context alone); leave it unset
+// (0, unlimited) and set the size here.
+func (p *Pool) SetMaxSize(n int) error {
+	return p.sizeCall("set max size", "max_size", n, func(pp *C.staunch_pool, v C.uint32_t, e **C.staunch_error) C.staunch_status {
+		return C.staunch_pool_set_max_size(pp, v, e)
+	})
+}
+
+// SetMinIdle changes the pool's min_idle while it runs (HikariCP's
+// setMinimumIdle): from 0 up to the current max_size, otherwise an *Error
+// with StatusInvalidConfig. Connections up to a raised min_idle are made in
+// the background; those above a lowered one retire after idle_timeout.
+// Never blocks.
+func (p *Pool) SetMinIdle(n int) error {
+	return p.sizeCall("set min idle", "min_idle", n, func(pp *C.staunch_pool, v C.uint32_t, e **C.staunch_error) C.staunch_status {
+		return C.staunch_pool_set_min_idle(pp, v, e)
+	})
+}
+
+func (p *Pool) sizeCall(op, knob string, n int, f func(*C.staunch_pool, C.uint32_t, **C.staunch_error) C.staunch_status) error {
+	if p == nil {
+		return invalid(op, "nil *Pool")
+	}
+	if n < 0 || uint64(n) > math.MaxUint32 {
+		return &Error{Status: StatusInvalidConfig, Op: op, Message: fmt.Sprintf("%s is out of range, got %d", knob, n)}
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.p == nil {
+		return closedError(op)
+	}
+	var cerr *C.staunch_error
+	if st := f(p.p, C.uint32_t(n), &cerr); st != C.STAUNCH_OK {
+		return takeError(op, st, cerr)
+	}
+	return nil
+}
+
+// Suspend stops the pool lending connections until Resume (HikariCP's
+// suspendPool): Acquire, and everything that borrows (a *sql.DB from
+// OpenDB too), waits within its context's deadline or the pool's
+// connection_timeout, and a cancelled context still ends the wait.
+// Borrowed connections are unaffected. Idempotent; never blocks.
+func (p *Pool) Suspend() error { return p.simpleCall("suspend", suspendFn) }
+
+// Resume ends a Suspend: waiting callers proceed. Idempotent.
+func (p *Pool) Resume() error { return p.simpleCall("resume", resumeFn) }
+
+func suspendFn(pp *C.staunch_pool, e **C.staunch_error) C.staunch_status {
+	return C.staunch_pool_suspend(pp, e)
+}
+
+func resumeFn(pp *C.staunch_pool, e **C.staunch_error) C.staunch_status {
+	return C.staunch_pool_resume(pp, e)
+}
+
+func (p *Pool) simpleCall(op string, f func(*C.staunch_pool, **C.staunch_error) C.staunch_status) error {
+	if p == nil {
+		return invalid(op, "nil *Pool")
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.p == nil {
+		return closedError(op)
+	}
+	var cerr *C.staunch_error
+	if st := f(p.p, &cerr); st != C.STAUNCH_OK {
+		return takeError(op, st, cerr)
+	}
+	return nil
+}

@@ -36,7 +36,7 @@ type Stat struct {
 	AcquiresCancelled int64 // counter: acquires cancelled through their context
 	Created           int64 // counter: connections created
 	ClosedBroken      int64 // counter: connections closed as broken
-	ClosedEvicted     int64 // counter: closed by SoftEvict
+	ClosedEvicted     int64 // counter: closed by SoftEvict, or above a lowered SetMaxSize
 	ClosedPoolClosed  int64 // counter: closed because the pool closed
 	ConnectFailures   int64 // counter: failed connect attempts
 	AbandonedConnects int64 // counter: connects cut off at connect_timeout

@@ -774,7 +774,7 @@ impl Ffi {
         let pool = pick(u, &self.pools);
         let pp = pool.map_or(ptr::null_mut(), |p| p.0);
         let want_null = pool.is_none();
-        match u.int_in_range(0..=3u8).unwrap_or(0) {
+        match u.int_in_range(0..=4u8).unwrap_or(0) {
             0 => {
                 let null_out = u.ratio(1, 8u8).unwrap_or(false);
                 let mut c = ptr::null_mut();
@@ -832,6 +832,41 @@ impl Ffi {
                     STAUNCH_OK
                 };
                 assert_eq!(s, want);
+            }
+            3 => {
+                // Any size, on an open or closed pool: applied, or refused
+                // naming the knob; a suspend is always undone (a suspended
+                // pool would make the next gets wait out their timeouts).
+                let n: u32 = match u.int_in_range(0..=2u8).unwrap_or(0) {
+                    0 => u.int_in_range(0..=8u32).unwrap_or(0),
+                    1 => u.int_in_range(0..=5000u32).unwrap_or(0),
+                    _ => u.arbitrary().unwrap_or(0),
+                };
+                let (s, knob) = if u.arbitrary().unwrap_or(false) {
+                    (call(u, |e| staunch_pool_set_max_size(pp, n, e)), "max_size")
+                } else {
+                    (call(u, |e| staunch_pool_set_min_idle(pp, n, e)), "min_idle")
+                };
+                if want_null {
+                    assert_eq!(s, STAUNCH_NULL_ARGUMENT);
+                } else {
+                    assert!(
+                        [STAUNCH_OK, STAUNCH_INVALID_CONFIG].contains(&s),
+                        "status {s}"
+                    );
+                    assert!(
+                        s == STAUNCH_INVALID_CONFIG || knob == "min_idle" || n > 0,
+                        "{knob}={n}"
+                    );
+                }
+                let s1 = call(u, |e| staunch_pool_suspend(pp, e));
+                let s2 = call(u, |e| staunch_pool_resume(pp, e));
+                let want = if want_null {
+                    STAUNCH_NULL_ARGUMENT
+                } else {
+                    STAUNCH_OK
+                };
+                assert_eq!((s1, s2), (want, want));
             }
             _ => {
                 let s = call(u, |e| staunch_pool_close(pp, e));

@@ -46,6 +46,7 @@ const NOT_A_VALUE: &[&str] = &[
     "on with several hosts",
     "the pool's",
     "the program's file name",
+    "twice `max_size`, at least 64",
 ];
 
 pub(crate) const SECTIONS: &[Section] = &[
@@ -53,8 +54,9 @@ pub(crate) const SECTIONS: &[Section] = &[
         heading: "The pool",
         intro: "",
         knobs: &[
-            k("max_size", "10", "1–4096", "most connections, idle and in use"),
-            k("min_idle", "0", "0–`max_size`", "idle connections kept open by the housekeeper"),
+            k("max_size", "10", "1–4096", "most connections, idle and in use; changeable while the pool runs (`set_max_size`, `staunch_pool_set_max_size`)"),
+            k("max_size_cap", "twice `max_size`, at least 64", "`max_size`–4096", "the largest `max_size` can be raised to while the pool runs (the slot array is this long, 256 bytes a slot)"),
+            k("min_idle", "0", "0–`max_size`", "idle connections kept open by the housekeeper; changeable while the pool runs (`set_min_idle`)"),
             k("connection_timeout", "10s", "1ms–1h", "longest `get()` waits"),
             k("connect_timeout", "3s", "1ms–1h", "hard deadline of one whole connect (TCP, greeting, auth, session set-up)"),
             k("validation_timeout", "1s", "1ms–1h", "bound on one `COM_PING`, and on the rollback/reset on return"),

@@ -88,7 +88,8 @@ pub struct staunch_stats {
     /// Counter: connections closed as broken (failed validation, keepalive,
     /// I/O error, failed rollback on return).
     pub closed_broken: u64,
-    /// Counter: connections closed by soft eviction.
+    /// Counter: connections closed by soft eviction, or as surplus above a
+    /// lowered max_size (`staunch_pool_set_max_size`).
     pub closed_evicted: u64,
     /// Counter: connections closed because the pool closed.
     pub closed_pool_closed: u64,
@@ -121,8 +122,8 @@ pub struct staunch_stats {
     pub connect_p50_us: u64,
     pub connect_p99_us: u64,
     pub connect_max_us: u64,
-    /// Gauge: the most connections the pool opens (max_size; summed over the
-    /// hosts of a topology pool).
+    /// Gauge: the most connections the pool opens (max_size in force, see
+    /// `staunch_pool_set_max_size`; summed over the hosts of a topology pool).
     pub max_size: u64,
     /// Counter: successful gets that found no idle connection and waited.
     pub acquires_waited: u64,
@@ -633,6 +634,84 @@ pub extern "C" fn staunch_pool_soft_evict(
         // SAFETY: NULL or a live pool (header contract).
         let p = unsafe { arg(pool, "pool") }?;
         p.pool.soft_evict();
+        Ok(())
+    })
+}
+
+/// Changes the pool's max_size while it runs (per host, as the knob), e.g.
+/// for HikariCP's `setMaximumPoolSize` or Go's `SetMaxOpenConns`. `size`
+/// must be between 1 and the pool's max_size_cap (a knob fixed at open;
+/// by default twice max_size, at least 64) and not below the current
+/// min_idle; otherwise STAUNCH_INVALID_CONFIG naming the knob, and nothing
+/// changes. Lowering it takes no borrowed connection away: connections above
+/// the new size are closed as they are released (idle ones at once, in the
+/// background), counted in `closed_evicted`; threads waiting in
+/// staunch_pool_get get the connections released after that. Raising it has
+/// connections made for threads waiting now. `staunch_stats.max_size` shows
+/// the size in force (summed over the hosts of a topology pool). Never
+/// blocks. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_set_max_size(
+    pool: *mut staunch_pool,
+    size: u32,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        p.pool.set_max_size(size as usize)?;
+        Ok(())
+    })
+}
+
+/// Changes the pool's min_idle while it runs (per host), e.g. for HikariCP's
+/// `setMinimumIdle`: between 0 and the current max_size, otherwise
+/// STAUNCH_INVALID_CONFIG naming the knob, and nothing changes. Connections
+/// up to a raised min_idle are made in the background; those above a lowered
+/// one retire after idle_timeout. Never blocks. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_set_min_idle(
+    pool: *mut staunch_pool,
+    min_idle: u32,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        p.pool.set_min_idle(min_idle as usize)?;
+        Ok(())
+    })
+}
+
+/// Suspends the pool (HikariCP's `suspendPool`): staunch_pool_get and the
+/// calls that borrow wait, each within its own timeout (and cancellable as
+/// it is), until `staunch_pool_resume`; staunch_pool_try_get finds nothing.
+/// Borrowed connections are unaffected, and no connection is made
+/// meanwhile. Idempotent. Never blocks. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_suspend(
+    pool: *mut staunch_pool,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        p.pool.suspend();
+        Ok(())
+    })
+}
+
+/// Ends a `staunch_pool_suspend`: waiting borrowers proceed. Idempotent (a
+/// pool not suspended is left as it is). Never blocks. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_resume(
+    pool: *mut staunch_pool,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        p.pool.resume();
         Ok(())
     })
 }

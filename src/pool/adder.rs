@@ -40,7 +40,7 @@ const BACKOFF_MIN: Duration = Duration::from_millis(50);
 const BACKOFF_MAX: Duration = Duration::from_secs(1);
 
 fn max_adders<C: Connector>(s: &Shared<C>) -> usize {
-    s.cfg.adder_threads + s.cfg.max_size.min(16)
+    s.cfg.adder_threads + s.max_size.load(Relaxed).min(16)
 }
 
 pub(crate) fn spawn<C: Connector>(s: &Arc<Shared<C>>) -> std::io::Result<()> {

@@ -3,7 +3,9 @@
 //!
 //! # Algorithm
 //!
-//! The pool has a fixed array of `max_size` slots. A slot's `state` says who
+//! The pool has a fixed array of `max_size_cap` slots (the live `max_size`,
+//! which may move below it, is the pool's business: see `mod.rs`, "Size at
+//! run time"; the bag never looks at it). A slot's `state` says who
 //! owns it: `EMPTY` (no connection), `IDLE` (in the idle set), `IN_USE` (a
 //! borrower holds it), `RESERVED` (a pool thread holds it: the housekeeper for
 //! keepalive or retirement, an adder filling it). Every transition is a

@@ -11,6 +11,9 @@ use crate::error::{Error, Result};
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolConfig {
     pub(crate) max_size: usize,
+    /// The hard cap `max_size` can be raised to while the pool runs (None:
+    /// the default, see [`max_size_cap`](PoolConfig::max_size_cap)).
+    pub(crate) max_size_cap: Option<usize>,
     pub(crate) min_idle: usize,
     pub(crate) connection_timeout: Duration,
     pub(crate) connect_timeout: Duration,
@@ -34,6 +37,7 @@ impl Default for PoolConfig {
     fn default() -> Self {
         PoolConfig {
             max_size: 10,
+            max_size_cap: None,
             min_idle: 0,
             connection_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(3),
@@ -55,6 +59,15 @@ impl PoolConfig {
     /// Most connections the pool holds (idle + in use).
     pub fn max_size(&self) -> usize {
         self.max_size
+    }
+    /// Most connections the pool can ever hold: the largest `max_size` it
+    /// can be raised to while it runs (its slot array is this long, one
+    /// 256-byte slot per connection). Set with the `max_size_cap` knob;
+    /// defaults to twice `max_size`, at least 64 and at most 4096.
+    pub fn max_size_cap(&self) -> usize {
+        self.max_size_cap
+            .unwrap_or_else(|| (self.max_size * 2).clamp(DEFAULT_CAP_MIN, MAX_POOL_SIZE))
+            .max(self.max_size)
     }
     /// Fewest idle connections the housekeeper keeps.
     pub fn min_idle(&self) -> usize {
@@ -97,6 +110,14 @@ impl PoolConfig {
                 "max_size must be between 1 and {MAX_POOL_SIZE}, got {}",
                 self.max_size
             )));
+        }
+        if let Some(cap) = self.max_size_cap {
+            if cap < self.max_size || cap > MAX_POOL_SIZE {
+                return Err(Error::config(format!(
+                    "max_size_cap must be between max_size ({}) and {MAX_POOL_SIZE}, got {cap}",
+                    self.max_size
+                )));
+            }
         }
         if self.min_idle > self.max_size {
             return Err(Error::config(format!(
@@ -149,3 +170,7 @@ impl PoolConfig {
 
 /// Largest `max_size` accepted.
 pub const MAX_POOL_SIZE: usize = 4096;
+
+/// The smallest default `max_size_cap` (when not set): room to grow a small
+/// pool at run time for a few kilobytes.
+const DEFAULT_CAP_MIN: usize = 64;

@@ -5,6 +5,7 @@
 //!   *reserved* (IDLE → RESERVED by CAS) so that no borrower can take it while
 //!   it is checked (incident C);
 //! - reports connections borrowed longer than `leak_detection_threshold`;
+//! - closes idle connections above a lowered `max_size`;
 //! - asks the adders to refill the pool up to `min_idle`;
 //! - has the library's allocator give back what is due (`src/alloc.rs`).
 //!
@@ -80,7 +81,9 @@ pub(crate) fn run_once<C: Connector>(s: &Shared<C>) {
                 let retire = s.retire_reason(idx, now).or_else(|| {
                     let idle_for = now.saturating_sub(slot.returned_at.load(Relaxed));
                     match idle_ns {
-                        Some(t) if idle_for >= t && s.total.load(SeqCst) > s.cfg.min_idle => {
+                        Some(t)
+                            if idle_for >= t && s.total.load(SeqCst) > s.min_idle.load(SeqCst) =>
+                        {
                             Some(CloseReason::IdleTimeout)
                         }
                         _ => None,
@@ -152,8 +155,10 @@ pub(crate) fn run_once<C: Connector>(s: &Shared<C>) {
             _ => {}
         }
     }
+    // After a lower max_size: close idle connections above it.
+    s.shed_idle_surplus();
     // Refill to min_idle.
-    while s.total.load(SeqCst) + s.pending.load(SeqCst) < s.cfg.min_idle {
+    while s.total.load(SeqCst) + s.pending.load(SeqCst) < s.min_idle.load(SeqCst) {
         if !s.request_create() {
             break;
         }

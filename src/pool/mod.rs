@@ -15,8 +15,24 @@
 //!
 //! # Locks
 //! The only pool-wide lock is the bag's waiter queue; besides it there are
-//! small mutexes for the in-flight connect list, the health record and the
-//! suspend flag. None is held across I/O or a listener call.
+//! small mutexes for the in-flight connect list, the health record, the
+//! suspend flag and the size limits. None is held across I/O or a listener
+//! call.
+//!
+//! # Size at run time
+//! The bag has `max_size_cap` slots, fixed at open; `max_size` and
+//! `min_idle` are atomics below it that [`CorePool::set_max_size`] and
+//! [`CorePool::set_min_idle`] move. Creating is gated by the live
+//! `max_size` (`request_create`, `create_needed`, `add`). Lowering it takes
+//! no borrowed connection away: it raises `over_limit`, and while that is
+//! set a connection coming back (or made, or found idle by the
+//! housekeeper) is closed instead of kept, as `Evicted`, as long as the
+//! pool holds more than `max_size`. Whether one is surplus is decided
+//! under `resize_lock` (count, then close outside it), so concurrent
+//! returns never close more than the surplus, and a waiter gets the next
+//! connection back once the pool is within the limit. The hot paths pay one
+//! `Relaxed` load of `over_limit` on return, nothing on borrow. Raising
+//! `max_size` asks the adders for one connection per waiter.
 
 mod adder;
 pub(crate) mod bag;
@@ -185,6 +201,21 @@ pub(crate) struct Shared<C: Connector> {
     suspend_lock: Mutex<()>,
     suspend_cv: Condvar,
 
+    // Size limits, movable while the pool runs (`SeqCst`, read with the
+    // gauges they are compared with; written under `resize_lock`).
+    /// Most connections the pool holds now (at most `bag.slots.len()`).
+    pub max_size: AtomicUsize,
+    /// Fewest connections the housekeeper keeps (at most `max_size`).
+    pub min_idle: AtomicUsize,
+    /// Set when the pool may hold more than `max_size` (it was lowered, or
+    /// a connect finished as it was): the return path then checks for
+    /// surplus. Read `Relaxed` on the hot path; set and cleared under
+    /// `resize_lock`, cleared only once `total <= max_size`.
+    pub over_limit: AtomicBool,
+    /// Serializes the setters and each surplus decision (the count and the
+    /// decrement of `total`; never I/O).
+    resize_lock: Mutex<()>,
+
     // Channels (internally synchronized).
     /// Create requests to the adders; `pending` counts what is in it.
     pub create_tx: Sender<()>,
@@ -250,7 +281,7 @@ impl<C: Connector> Shared<C> {
     pub fn request_create(&self) -> bool {
         let total = self.total.load(SeqCst);
         let pending = self.pending.load(SeqCst);
-        if total + pending >= self.cfg.max_size || self.is_closed() {
+        if total + pending >= self.max_size.load(SeqCst) || self.is_closed() {
             return false;
         }
         self.pending.fetch_add(1, SeqCst);
@@ -269,14 +300,73 @@ impl<C: Connector> Shared<C> {
             return false;
         }
         let total = self.total.load(SeqCst);
-        if total + self.connecting.load(SeqCst) >= self.cfg.max_size {
+        if total + self.connecting.load(SeqCst) >= self.max_size.load(SeqCst) {
             return false;
         }
         // Connects stuck past the grace do not count as on their way.
         let coming = self.fresh_connecting();
         let waiting = self.bag.waiting();
         let idle = self.bag.idle_count();
-        waiting > idle + coming || total + coming < self.cfg.min_idle
+        waiting > idle + coming || total + coming < self.min_idle.load(SeqCst)
+    }
+
+    /// Raises `over_limit` if the pool holds more than `max_size` now.
+    fn note_over_limit(&self) {
+        let _g = lock(&self.resize_lock);
+        if self.total.load(SeqCst) > self.max_size.load(SeqCst) {
+            self.over_limit.store(true, SeqCst);
+        }
+    }
+
+    /// Closes an entry the caller owns if the pool holds more than
+    /// `max_size` (counted as `Evicted`); else hands it back (and clears
+    /// `over_limit` once the pool is within the limit). The decision and
+    /// the decrement of `total` are made under `resize_lock`, so that
+    /// concurrent callers close no more than the surplus; the connection is
+    /// dropped after the lock.
+    fn close_if_surplus(&self, entry: Entry) -> Option<Entry> {
+        let g = lock(&self.resize_lock);
+        let max = self.max_size.load(SeqCst);
+        if self.total.load(SeqCst) <= max {
+            self.over_limit.store(false, SeqCst);
+            return Some(entry);
+        }
+        let id = self.bag.slot(&entry).id.load(Relaxed);
+        let conn = self.bag.remove(entry);
+        self.counters.closed(CloseReason::Evicted);
+        if self.total.fetch_sub(1, SeqCst) - 1 <= max {
+            self.over_limit.store(false, SeqCst);
+        }
+        drop(g);
+        drop(conn);
+        self.emit(Event::Closed {
+            id,
+            reason: CloseReason::Evicted,
+        });
+        None
+    }
+
+    /// The housekeeper's part of a shrink: closes idle connections, highest
+    /// slots first (borrowers prefer the lowest), while the pool holds more
+    /// than `max_size`.
+    pub(crate) fn shed_idle_surplus(&self) {
+        if self.total.load(SeqCst) > self.max_size.load(SeqCst) {
+            self.note_over_limit();
+        }
+        for idx in (0..self.bag.slots.len()).rev() {
+            if !self.over_limit.load(SeqCst) || self.is_closed() {
+                return;
+            }
+            if self.bag.slots[idx].state.load(Relaxed) != IDLE {
+                continue;
+            }
+            if let Some(entry) = self.bag.reserve(idx) {
+                if let Some(entry) = self.close_if_surplus(entry) {
+                    self.make_idle(entry);
+                    return;
+                }
+            }
+        }
     }
 
     /// Connects running that started less than `ADDER_GRACE` ago.
@@ -290,8 +380,8 @@ impl<C: Connector> Shared<C> {
     /// Puts a new connection into the pool (to a waiter first).
     pub fn add(&self, conn: C::Conn, took: Duration) -> bool {
         let Some(entry) = self.bag.reserve_empty() else {
-            // max_size reached meanwhile (can only happen through races on
-            // the counters): the connection is surplus.
+            // Every slot full (can only happen through races on the
+            // counters): the connection is surplus.
             drop(conn);
             return false;
         };
@@ -331,6 +421,8 @@ impl<C: Connector> Shared<C> {
         *lock(&slot.verdict) = None;
         self.bag.put(&entry, conn);
         self.total.fetch_add(1, SeqCst);
+        // `max_size` may have been lowered while this connected.
+        self.note_over_limit();
         self.counters.created.fetch_add(1, Relaxed);
         self.counters.connect_time.record(took);
         self.emit(Event::Connected {
@@ -340,6 +432,10 @@ impl<C: Connector> Shared<C> {
         });
         if self.is_closed() {
             self.close_entry(entry, CloseReason::PoolClosed);
+        } else if self.over_limit.load(SeqCst) {
+            if let Some(entry) = self.close_if_surplus(entry) {
+                self.make_idle(entry);
+            }
         } else {
             self.make_idle(entry);
         }
@@ -535,7 +631,14 @@ impl<C: Connector> Shared<C> {
                 slot.returned_at.store(now, Relaxed);
                 slot.alive_at.store(now, Relaxed);
                 slot.borrowed_at.store(NOT_BORROWED, Relaxed);
-                self.make_idle(entry);
+                // The hot path's one look at the size limit.
+                if self.over_limit.load(Relaxed) {
+                    if let Some(entry) = self.close_if_surplus(entry) {
+                        self.make_idle(entry);
+                    }
+                } else {
+                    self.make_idle(entry);
+                }
             }
             Err(reason) => self.close_entry(entry, reason),
         }
@@ -602,7 +705,15 @@ impl<C: Connector> Shared<C> {
         let last = h.last_error.as_ref().map(|(_, e)| e.clone());
         drop(h);
         let waited = fmt_duration(waited);
-        if failing && s.total < self.cfg.max_size {
+        let max_size = self.max_size.load(SeqCst);
+        if self.suspended.load(SeqCst) {
+            Error::new(
+                ErrorKind::PoolExhausted,
+                format!(
+                    "timed out after {waited} waiting for a connection: the pool is suspended until resumed ({state})"
+                ),
+            )
+        } else if failing && s.total < max_size {
             let msg = format!(
                 "timed out after {waited} waiting for a connection: the database is unreachable ({state}); last connect error"
             );
@@ -619,8 +730,7 @@ impl<C: Connector> Shared<C> {
             Error::new(
                 ErrorKind::PoolExhausted,
                 format!(
-                    "timed out after {waited} waiting for a connection: the pool is exhausted, every connection is in use ({state}, max_size={})",
-                    self.cfg.max_size
+                    "timed out after {waited} waiting for a connection: the pool is exhausted, every connection is in use ({state}, max_size={max_size})"
                 ),
             )
         }
@@ -654,7 +764,7 @@ impl<C: Connector> Shared<C> {
         s.pending_creates = self.pending.load(SeqCst);
         s.connecting = self.connecting.load(SeqCst);
         s.adder_threads = self.adders.load(SeqCst);
-        s.max_size = self.cfg.max_size;
+        s.max_size = self.max_size.load(SeqCst);
         s
     }
 
@@ -787,12 +897,17 @@ impl<C: Connector> CorePool<C> {
         ids: Arc<AtomicU64>,
     ) -> Result<CorePool<C>> {
         cfg.validate()?;
-        let (create_tx, create_rx) = crossbeam_channel::bounded(cfg.max_size * 2 + 16);
+        let cap = cfg.max_size_cap();
+        let (create_tx, create_rx) = crossbeam_channel::bounded(cap * 2 + 16);
         let (shutdown_tx, shutdown_rx) = crossbeam_channel::bounded(0);
         let (wake_watchdog, wake_watchdog_rx) = crossbeam_channel::bounded(1);
         let (wake_housekeeper, wake_housekeeper_rx) = crossbeam_channel::bounded(1);
         let shared = Arc::new(Shared {
-            bag: Bag::new(cfg.max_size),
+            bag: Bag::new(cap),
+            max_size: AtomicUsize::new(cfg.max_size),
+            min_idle: AtomicUsize::new(cfg.min_idle),
+            over_limit: AtomicBool::new(false),
+            resize_lock: Mutex::new(()),
             bypass_ns: cfg.alive_bypass_window.as_nanos() as u64,
             default_bound_ms: connector
                 .statement_bound()
@@ -1102,6 +1217,88 @@ impl<C: Connector> CorePool<C> {
         self.shared.suspended.store(true, SeqCst);
     }
 
+    /// Most connections the pool holds now: `max_size` as opened, or as
+    /// last set by [`set_max_size`](CorePool::set_max_size).
+    pub fn max_size(&self) -> usize {
+        self.shared.max_size.load(SeqCst)
+    }
+
+    /// Fewest connections the housekeeper keeps now (`min_idle`, or as last
+    /// set by [`set_min_idle`](CorePool::set_min_idle)).
+    pub fn min_idle(&self) -> usize {
+        self.shared.min_idle.load(SeqCst)
+    }
+
+    /// The largest `max_size` this pool can be given (`max_size_cap`, fixed
+    /// at open).
+    pub fn max_size_cap(&self) -> usize {
+        self.shared.bag.slots.len()
+    }
+
+    /// Changes `max_size` while the pool runs, between 1 and
+    /// [`max_size_cap`](CorePool::max_size_cap), and not below the current
+    /// `min_idle` (else a `Config` error naming the knob, and nothing
+    /// changes). Lowering it takes no borrowed connection away: connections
+    /// above the new limit are closed (counted as evicted) as they come back,
+    /// idle ones by the housekeeper now. Raising it lets callers waiting for
+    /// a connection have new ones made at once. Never blocks on I/O.
+    pub fn set_max_size(&self, n: usize) -> Result<()> {
+        let s = &self.shared;
+        let g = lock(&s.resize_lock);
+        let cap = s.bag.slots.len();
+        if n == 0 || n > cap {
+            return Err(Error::config(format!(
+                "max_size must be between 1 and max_size_cap ({cap}), got {n}"
+            )));
+        }
+        let min_idle = s.min_idle.load(SeqCst);
+        if n < min_idle {
+            return Err(Error::config(format!(
+                "max_size ({n}) must not be below min_idle ({min_idle}); lower min_idle first"
+            )));
+        }
+        let old = s.max_size.swap(n, SeqCst);
+        if n < old && s.total.load(SeqCst) > n {
+            s.over_limit.store(true, SeqCst);
+        }
+        drop(g);
+        if n > old {
+            // Room for more: one create per waiter not yet provided for.
+            let want = s.bag.waiting().saturating_sub(s.pending.load(SeqCst));
+            for _ in 0..want {
+                if !s.request_create() {
+                    break;
+                }
+            }
+        }
+        s.housekeeper_kick();
+        Ok(())
+    }
+
+    /// Changes `min_idle` while the pool runs, between 0 and the current
+    /// `max_size` (else a `Config` error naming the knob, and nothing
+    /// changes). The housekeeper fills up to it at once; connections above a
+    /// lowered one retire after `idle_timeout` as usual. Never blocks on I/O.
+    pub fn set_min_idle(&self, n: usize) -> Result<()> {
+        let s = &self.shared;
+        let g = lock(&s.resize_lock);
+        let max = s.max_size.load(SeqCst);
+        if n > max {
+            return Err(Error::config(format!(
+                "min_idle ({n}) must not exceed max_size ({max})"
+            )));
+        }
+        s.min_idle.store(n, SeqCst);
+        drop(g);
+        s.housekeeper_kick();
+        Ok(())
+    }
+
+    /// Whether [`suspend`](CorePool::suspend) is in force.
+    pub fn is_suspended(&self) -> bool {
+        self.shared.suspended.load(SeqCst)
+    }
+
     /// Ends a [`suspend`](CorePool::suspend).
     pub fn resume(&self) {
         let s = &self.shared;
@@ -1169,7 +1366,9 @@ impl<C: Connector> CorePool<C> {
             .count()
     }
 
-    /// The pool knobs in force.
+    /// The pool knobs as opened (`max_size` and `min_idle` may have been
+    /// changed since: see [`max_size`](CorePool::max_size) and
+    /// [`min_idle`](CorePool::min_idle)).
     pub fn config(&self) -> &PoolConfig {
         &self.shared.cfg
     }

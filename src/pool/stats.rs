@@ -204,7 +204,7 @@ stats! {
         /// ... broken (failed validation, keepalive, the reset on return, or
         /// an error that left the session out of step).
         closed_broken,
-        /// ... soft-evicted.
+        /// ... soft-evicted, or surplus above a lowered `max_size`.
         closed_evicted,
         /// ... because the pool closed.
         closed_pool_closed,

@@ -668,6 +668,7 @@ fn suspend_blocks_until_resume() {
     assert!(p.try_get().unwrap().is_none());
     let e = p.get_timeout(Duration::from_millis(30)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::PoolExhausted);
+    assert!(e.to_string().contains("the pool is suspended"), "{e}");
     let p2 = p.clone();
     let t = thread::spawn(move || p2.get_timeout(Duration::from_secs(5)).map(|c| c.n));
     thread::sleep(Duration::from_millis(30));
@@ -785,4 +786,174 @@ fn dropping_the_last_handle_closes_the_pool() {
     drop(c);
     assert!(shared.is_closed());
     assert_eq!(shared.total.load(SeqCst), 0);
+}
+
+#[test]
+fn a_slot_costs_what_max_size_cap_says() {
+    // The docs of max_size_cap price a slot at 256 bytes.
+    assert!(std::mem::size_of::<bag::Slot<FakeConn>>() <= 256);
+}
+
+#[test]
+fn bad_sizes_are_refused_naming_the_knob_and_change_nothing() {
+    let (p, _) = pool(PoolConfig {
+        max_size_cap: Some(8),
+        min_idle: 1,
+        ..cfg()
+    });
+    assert_eq!((p.max_size(), p.max_size_cap(), p.min_idle()), (4, 8, 1));
+    for (r, knob) in [
+        (
+            p.set_max_size(0),
+            "max_size must be between 1 and max_size_cap (8), got 0",
+        ),
+        (
+            p.set_max_size(9),
+            "max_size must be between 1 and max_size_cap (8), got 9",
+        ),
+        (
+            p.set_min_idle(5),
+            "min_idle (5) must not exceed max_size (4)",
+        ),
+    ] {
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Config, "{e}");
+        assert!(e.to_string().contains(knob), "{e}");
+    }
+    p.set_min_idle(3).unwrap();
+    let e = p.set_max_size(2).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("max_size (2) must not be below min_idle (3)"),
+        "{e}"
+    );
+    assert_eq!((p.max_size(), p.min_idle()), (4, 3));
+    // The cap itself is checked at open.
+    let e = CorePool::with_connector(
+        PoolConfig {
+            max_size_cap: Some(3),
+            ..cfg()
+        },
+        Fake {
+            s: Arc::new(Script::default()),
+        },
+    )
+    .err()
+    .unwrap();
+    assert!(
+        e.to_string()
+            .contains("max_size_cap must be between max_size (4)"),
+        "{e}"
+    );
+    // The default cap: twice max_size, at least 64.
+    assert_eq!(cfg().max_size_cap(), 64);
+    assert_eq!(
+        PoolConfig {
+            max_size: 100,
+            ..cfg()
+        }
+        .max_size_cap(),
+        200
+    );
+}
+
+#[test]
+fn shrinking_takes_nothing_borrowed_and_closes_the_surplus_as_it_returns() {
+    let (p, _) = pool(cfg());
+    let mut held: Vec<_> = (0..4).map(|_| p.get().unwrap()).collect();
+    // A waiter queued before the shrink is served once the pool is within
+    // the new limit, by a connection coming back.
+    let p2 = p.clone();
+    let waiter =
+        thread::spawn(move || p2.get_timeout(patient(Duration::from_secs(5))).map(|c| c.n));
+    eventually("the waiter queues", || p.stats().waiting == 1);
+    p.set_max_size(2).unwrap();
+    assert_eq!(p.stats().max_size, 2);
+    // Every borrowed connection still works, and stays the borrower's.
+    assert_eq!(p.stats().active, 4);
+    // The first two returns are surplus: closed, not handed to the waiter.
+    drop(held.pop());
+    drop(held.pop());
+    let st = p.stats();
+    assert_eq!(
+        (st.total, st.closed_evicted, st.waiting),
+        (2, 2, 1),
+        "{st:?}"
+    );
+    // The third goes to the waiter.
+    let n = held.pop().unwrap().n;
+    assert_eq!(waiter.join().unwrap().unwrap(), n);
+    drop(held);
+    let st = p.stats();
+    assert_eq!((st.total, st.closed_evicted), (2, 2), "{st:?}");
+    // Nothing is made above the new limit.
+    let a = p.get().unwrap();
+    let b = p.get().unwrap();
+    let e = p.get_timeout(Duration::from_millis(50)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::PoolExhausted, "{e}");
+    assert!(e.to_string().contains("max_size=2"), "{e}");
+    drop((a, b));
+    assert_eq!(p.stats().violations, 0);
+}
+
+#[test]
+fn shrinking_closes_idle_surplus_at_once() {
+    let (p, _) = pool(cfg());
+    let held: Vec<_> = (0..4).map(|_| p.get().unwrap()).collect();
+    drop(held);
+    assert_eq!(p.stats().idle, 4);
+    p.set_max_size(1).unwrap();
+    eventually("the housekeeper closes 3 idle", || p.stats().total == 1);
+    assert_eq!(p.stats().closed_evicted, 3);
+    drop(p.get().unwrap());
+}
+
+#[test]
+fn growing_serves_the_callers_waiting_now() {
+    let (p, _) = pool(PoolConfig {
+        max_size: 1,
+        ..cfg()
+    });
+    let _held = p.get().unwrap();
+    let served = Arc::new(AtomicUsize::new(0));
+    let waiters: Vec<_> = (0..3)
+        .map(|_| {
+            let (p2, served) = (p.clone(), served.clone());
+            thread::spawn(move || {
+                let c = p2.get_timeout(patient(Duration::from_secs(5)))?;
+                // Held until all three are served, so that each needs a
+                // connection of its own (one returned at once could serve
+                // the next waiter before its connect is needed).
+                served.fetch_add(1, SeqCst);
+                eventually("every waiter is served", || served.load(SeqCst) == 3);
+                Ok::<_, Error>(c.n)
+            })
+        })
+        .collect();
+    eventually("3 waiters queue", || p.stats().waiting == 3);
+    p.set_max_size(4).unwrap();
+    let mut got: Vec<usize> = waiters
+        .into_iter()
+        .map(|w| w.join().unwrap().unwrap())
+        .collect();
+    got.sort();
+    got.dedup();
+    assert_eq!(got.len(), 3, "each waiter got a connection of its own");
+    // Made and kept: 4 (attempts may be more under Miri, where a connect
+    // can overrun connect_timeout and be cut off).
+    let st = p.stats();
+    assert_eq!((st.created, st.total, st.max_size), (4, 4, 4), "{st:?}");
+}
+
+#[test]
+fn min_idle_follows_changes() {
+    let (p, _) = pool(PoolConfig {
+        idle_timeout: Some(Duration::from_millis(100)),
+        ..cfg()
+    });
+    p.set_min_idle(3).unwrap();
+    eventually("filled to 3", || p.stats().total == 3);
+    p.set_min_idle(1).unwrap();
+    eventually("retired down to 1", || p.stats().total == 1);
+    assert_eq!(p.stats().closed_idle_timeout, 2);
 }

@@ -156,6 +156,10 @@ pub(crate) struct Topo {
     pub wake_rx: crossbeam_channel::Receiver<usize>,
     /// The monitor thread, for `close_and_join` (taken once).
     pub monitor: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Serializes `set_max_size` and `set_min_idle` over the hosts, so that
+    /// every host ends with the same limits (held only for the setters,
+    /// which do no I/O).
+    pub resize: Mutex<()>,
 }
 
 impl Topo {
@@ -331,6 +335,7 @@ impl Pool {
             wake_rx,
             secondary_check,
             monitor: Mutex::new(None),
+            resize: Mutex::new(()),
         });
         if t.cfg.monitor_enabled() {
             match monitor::spawn(&t) {
@@ -638,6 +643,54 @@ impl Pool {
         }
     }
 
+    /// Changes `max_size` (per host, as the knob) while the pool runs:
+    /// between 1 and [`max_size_cap`](Pool::max_size_cap), not below the
+    /// current `min_idle`; a bad value is a `Config` error naming the knob,
+    /// and changes nothing. Lowering it takes no borrowed connection away:
+    /// connections above the new limit are closed as they come back (idle
+    /// ones at once, by the housekeeper), counted as evicted. Raising it has
+    /// connections made for callers waiting now. HikariCP's
+    /// `setMaximumPoolSize`. Never blocks on I/O.
+    pub fn set_max_size(&self, n: usize) -> Result<()> {
+        let _g = lock(&self.t.resize);
+        for h in &self.t.hosts {
+            h.pool.set_max_size(n)?;
+        }
+        Ok(())
+    }
+
+    /// Changes `min_idle` (per host) while the pool runs: between 0 and the
+    /// current `max_size`, else a `Config` error naming the knob. The
+    /// housekeeper fills up to a raised one at once. HikariCP's
+    /// `setMinimumIdle`. Never blocks on I/O.
+    pub fn set_min_idle(&self, n: usize) -> Result<()> {
+        let _g = lock(&self.t.resize);
+        for h in &self.t.hosts {
+            h.pool.set_min_idle(n)?;
+        }
+        Ok(())
+    }
+
+    /// `max_size` now (per host): as opened, or as last set.
+    pub fn max_size(&self) -> usize {
+        self.t.hosts[0].pool.max_size()
+    }
+
+    /// `min_idle` now (per host): as opened, or as last set.
+    pub fn min_idle(&self) -> usize {
+        self.t.hosts[0].pool.min_idle()
+    }
+
+    /// The largest `max_size` can be set to (the `max_size_cap` knob).
+    pub fn max_size_cap(&self) -> usize {
+        self.t.hosts[0].pool.max_size_cap()
+    }
+
+    /// Whether [`suspend`](Pool::suspend) is in force.
+    pub fn is_suspended(&self) -> bool {
+        self.t.hosts[0].pool.is_suspended()
+    }
+
     /// Closes the pool (every host, the monitor). Idempotent.
     pub fn close(&self) {
         close(&self.t);
@@ -668,7 +721,8 @@ impl Pool {
         self.t.closed.load(Relaxed)
     }
 
-    /// The pool knobs in force (per host).
+    /// The pool knobs as opened (per host); `max_size` and `min_idle` may
+    /// have changed since (see [`max_size`](Pool::max_size)).
     pub fn config(&self) -> &PoolConfig {
         &self.t.pool_cfg
     }

@@ -631,6 +631,50 @@ class Pool:
         """Retires every connection (idle ones now, borrowed ones on return)."""
         _check(lib.staunch_pool_soft_evict, self._pool())
 
+    def resize(self, max_size: int | None = None, min_idle: int | None = None) -> None:
+        """Changes ``max_size`` and/or ``min_idle`` while the pool runs (per
+        host, as the knobs). ``max_size`` goes up to the ``max_size_cap`` knob
+        (fixed at open; by default twice ``max_size``, at least 64);
+        ``min_idle`` never above ``max_size``. A bad value raises
+        ``ConfigError`` naming the knob and changes nothing. Lowering
+        ``max_size`` takes no borrowed connection away: connections above it
+        are closed as they come back (idle ones at once), counted in
+        ``stats().closed_evicted``. Raising it makes connections for the
+        callers waiting now. ``stats().max_size`` is the size in force.
+        Never blocks."""
+        pool = self._pool()
+        for name, v in (("max_size", max_size), ("min_idle", min_idle)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 0xFFFFFFFF):
+                raise E.ConfigError(0, f"{name} must be a non-negative int, got {v!r}")
+        if max_size is not None and min_idle is not None and min_idle > max_size:
+            raise E.ConfigError(0, f"min_idle ({min_idle}) must not exceed max_size ({max_size})")
+        if max_size is None:
+            if min_idle is not None:
+                _check(lib.staunch_pool_set_min_idle, pool, min_idle)
+            return
+        try:
+            _check(lib.staunch_pool_set_max_size, pool, max_size)
+        except E.ConfigError as e:
+            # Below the current min_idle: a min_idle given with it goes first.
+            if min_idle is None or "below min_idle" not in str(e):
+                raise
+            _check(lib.staunch_pool_set_min_idle, pool, min_idle)
+            _check(lib.staunch_pool_set_max_size, pool, max_size)
+            return
+        if min_idle is not None:
+            _check(lib.staunch_pool_set_min_idle, pool, min_idle)
+
+    def suspend(self) -> None:
+        """Stops lending connections until ``resume()``: ``connection()``
+        waits, within its timeout (and Ctrl-C or a CancelToken end it as
+        usual); ``try_connection()`` finds none. Borrowed connections are
+        unaffected. Idempotent; never blocks."""
+        _check(lib.staunch_pool_suspend, self._pool())
+
+    def resume(self) -> None:
+        """Ends ``suspend()``: waiting callers proceed. Idempotent."""
+        _check(lib.staunch_pool_resume, self._pool())
+
     @property
     def id(self) -> int:
         return lib.staunch_pool_id(self._pool())

@@ -150,6 +150,30 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1soft_1evict(JNIEnv *e
     return (jint)FN.staunch_pool_soft_evict(P(a0), P(a1));
 }
 
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1set_1max_1size(JNIEnv *env, jclass cls, jlong a0, jint a1, jlong a2) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_pool_set_max_size(P(a0), a1, P(a2));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1set_1min_1idle(JNIEnv *env, jclass cls, jlong a0, jint a1, jlong a2) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_pool_set_min_idle(P(a0), a1, P(a2));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1suspend(JNIEnv *env, jclass cls, jlong a0, jlong a1) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_pool_suspend(P(a0), P(a1));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1resume(JNIEnv *env, jclass cls, jlong a0, jlong a1) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_pool_resume(P(a0), P(a1));
+}
+
 JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1close(JNIEnv *env, jclass cls, jlong a0, jlong a1) {
     (void)env;
     (void)cls;

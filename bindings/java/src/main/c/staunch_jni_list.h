@@ -26,6 +26,10 @@
     X(staunch_pool_name) \
     X(staunch_pool_leak_threshold_ms) \
     X(staunch_pool_soft_evict) \
+    X(staunch_pool_set_max_size) \
+    X(staunch_pool_set_min_idle) \
+    X(staunch_pool_suspend) \
+    X(staunch_pool_resume) \
     X(staunch_pool_close) \
     X(staunch_pool_id) \
     X(staunch_pool_free) \

@@ -311,6 +311,70 @@ public final class Pool implements AutoCloseable {
         }
     }
 
+    /**
+     * Changes max_size while the pool runs (HikariCP's setMaximumPoolSize):
+     * from 1 up to the max_size_cap knob (fixed at open; by default twice
+     * max_size, at least 64), not below the current min_idle; otherwise a
+     * {@link Status#INVALID_CONFIG} exception naming the knob, and nothing
+     * changes. Lowering it takes no borrowed connection away: connections
+     * above it close as they are released (idle ones at once), counted in
+     * {@link Stats#closedEvicted()}; raising it makes connections for the
+     * callers waiting now. Never blocks.
+     */
+    public void setMaxSize(int n) {
+        sizeCall(n, "max_size", true);
+    }
+
+    /**
+     * Changes min_idle while the pool runs (HikariCP's setMinimumIdle): from
+     * 0 up to the current max_size, else a {@link Status#INVALID_CONFIG}
+     * exception. Never blocks.
+     */
+    public void setMinIdle(int n) {
+        sizeCall(n, "min_idle", false);
+    }
+
+    private void sizeCall(int n, String knob, boolean max) {
+        if (n < 0) {
+            throw new StaunchException(Status.INVALID_CONFIG, knob + " must not be negative, got " + n, 0, "");
+        }
+        enter();
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            int st = max ? Native.pool_set_max_size(handle, n, err.address())
+                    : Native.pool_set_min_idle(handle, n, err.address());
+            Call.check(st, err);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Stops lending connections until {@link #resume()} (HikariCP's
+     * suspendPool): borrows wait, within their timeout; borrowed connections
+     * are unaffected. Idempotent; never blocks.
+     */
+    public void suspend() {
+        enter();
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Call.check(Native.pool_suspend(handle, err.address()), err);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Ends a {@link #suspend()}: waiting borrows proceed. Idempotent. */
+    public void resume() {
+        enter();
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Call.check(Native.pool_resume(handle, err.address()), err);
+        } finally {
+            exit();
+        }
+    }
+
     public boolean isClosed() {
         return closed;
     }

@@ -158,6 +158,6 @@ class NativeLayoutTest {
                 n++;
             }
         }
-        assertEquals(64, n, "handles declared");
+        assertEquals(68, n, "handles declared");
     }
 }

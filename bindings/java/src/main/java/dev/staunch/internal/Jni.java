@@ -71,6 +71,10 @@ public final class Jni {
     public static native int pool_name(long a0, long a1, long a2, long a3, long a4);
     public static native long pool_leak_threshold_ms(long a0);
     public static native int pool_soft_evict(long a0, long a1);
+    public static native int pool_set_max_size(long a0, int a1, long a2);
+    public static native int pool_set_min_idle(long a0, int a1, long a2);
+    public static native int pool_suspend(long a0, long a1);
+    public static native int pool_resume(long a0, long a1);
     public static native int pool_close(long a0, long a1);
     public static native long pool_id(long a0);
     public static native void pool_free(long a0);

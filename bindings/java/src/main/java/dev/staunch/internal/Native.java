@@ -318,6 +318,22 @@ public final class Native {
         return Jni.pool_soft_evict(a0, a1);
     }
 
+    public static int pool_set_max_size(long a0, int a1, long a2) {
+        return Jni.pool_set_max_size(a0, a1, a2);
+    }
+
+    public static int pool_set_min_idle(long a0, int a1, long a2) {
+        return Jni.pool_set_min_idle(a0, a1, a2);
+    }
+
+    public static int pool_suspend(long a0, long a1) {
+        return Jni.pool_suspend(a0, a1);
+    }
+
+    public static int pool_resume(long a0, long a1) {
+        return Jni.pool_resume(a0, a1);
+    }
+
     public static int pool_close(long a0, long a1) {
         return Jni.pool_close(a0, a1);
     }

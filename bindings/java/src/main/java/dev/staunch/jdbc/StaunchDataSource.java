@@ -20,9 +20,6 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Logger;
 import javax.management.ObjectName;
 import javax.sql.DataSource;
@@ -55,7 +52,7 @@ import javax.sql.DataSource;
  * prepares them on the server instead; a statement the server refuses to
  * prepare is interpolated either way.
  */
-public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBean {
+public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBean, StaunchConfigMXBean {
     private String jdbcUrl;
     private String username;
     private String password;
@@ -81,9 +78,9 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
     /** useCatalogTerm=SCHEMA in the JDBC URL (read when the pool opens). */
     private volatile boolean schemaTerm;
     private ObjectName mbeanName;
-    private final ReentrantLock suspendLock = new ReentrantLock();
-    private final Condition resumed = suspendLock.newCondition();
-    private volatile boolean suspended;
+    private ObjectName configMbeanName;
+    /** suspendPool before the pool opened: it opens suspended. Guarded by this. */
+    private boolean suspended;
 
     public StaunchDataSource() {}
 
@@ -138,22 +135,55 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
     public void setPassword(String password) { configurable(); this.password = password; }
     public String getPassword() { return password; }
 
-    public void setMaximumPoolSize(int n) {
-        configurable();
+    /**
+     * HikariCP's maximumPoolSize (staunch's max_size). As in HikariCP it can
+     * be changed while the pool runs (here or through the config MXBean), up
+     * to the knob max_size_cap (fixed at open; by default twice max_size, at
+     * least 64): lowering it takes no borrowed connection away (connections
+     * above it close as they are returned), raising it serves the threads
+     * waiting now. A bad value is an IllegalArgumentException naming the knob.
+     */
+    @Override
+    public synchronized void setMaximumPoolSize(int n) {
         if (n < 1) {
             throw new IllegalArgumentException("maximumPoolSize must be at least 1, got " + n);
         }
-        knobs.put("max_size", Integer.toString(n));
+        resize(n, "max_size", p -> p.setMaxSize(n));
     }
 
-    public int getMaximumPoolSize() { return Integer.parseInt(knobs.getOrDefault("max_size", "10")); }
+    @Override
+    public synchronized int getMaximumPoolSize() { return Integer.parseInt(knobs.getOrDefault("max_size", "10")); }
 
-    public void setMinimumIdle(int n) {
-        configurable();
+    /** HikariCP's minimumIdle (staunch's min_idle): changeable while the pool runs, as maximumPoolSize. */
+    @Override
+    public synchronized void setMinimumIdle(int n) {
         if (n < 0) {
             throw new IllegalArgumentException("minimumIdle must not be negative, got " + n);
         }
-        knobs.put("min_idle", Integer.toString(n));
+        resize(n, "min_idle", p -> p.setMinIdle(n));
+    }
+
+    @Override
+    public synchronized int getMinimumIdle() { return Integer.parseInt(knobs.getOrDefault("min_idle", "0")); }
+
+    /** A size knob: recorded for the pool to open with, or applied to the open pool (caller holds this). */
+    private void resize(int n, String knob, java.util.function.Consumer<Pool> apply) {
+        Pool p = pool;
+        if (p == null) {
+            configurable();
+        } else if (closed) {
+            throw new IllegalStateException("the data source " + getPoolName() + " is closed");
+        } else {
+            try {
+                apply.accept(p);
+            } catch (StaunchException e) {
+                if (e.status() == Status.INVALID_CONFIG) {
+                    throw new IllegalArgumentException(e.getMessage(), e);
+                }
+                throw e;
+            }
+        }
+        knobs.put(knob, Integer.toString(n));
     }
 
     /**
@@ -306,13 +336,25 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
                 } catch (StaunchException e) {
                     // never fails on an open pool; getPoolName() keeps poolName
                 }
+                // suspendPool before the pool opened: suspended before anyone can borrow.
+                if (suspended) {
+                    opened.suspend();
+                }
                 pool = opened;
                 if (registerMbeans) {
                     try {
                         mbeanName = new ObjectName("dev.staunch:type=Pool (" + getPoolName() + ")");
-                        ManagementFactory.getPlatformMBeanServer().registerMBean(this, mbeanName);
+                        ManagementFactory.getPlatformMBeanServer().registerMBean(
+                                new javax.management.StandardMBean(this, StaunchPoolMXBean.class, true), mbeanName);
                     } catch (Exception e) {
                         mbeanName = null;
+                    }
+                    try {
+                        configMbeanName = new ObjectName("dev.staunch:type=PoolConfig (" + getPoolName() + ")");
+                        // An object is one MXBean: the config view is another object.
+                        ManagementFactory.getPlatformMBeanServer().registerMBean(new ConfigView(this), configMbeanName);
+                    } catch (Exception e) {
+                        configMbeanName = null;
                     }
                 }
             }
@@ -328,14 +370,7 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
     @Override
     public Connection getConnection() throws SQLException {
         Pool p = open();
-        long start = System.nanoTime();
         Duration timeout = connectionTimeoutMs < 0 ? null : Duration.ofMillis(Math.max(connectionTimeoutMs, 1));
-        if (suspended) {
-            long limit = connectionTimeoutMs < 0 ? 10_000 : connectionTimeoutMs;
-            awaitResume(limit);
-            long left = limit - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            timeout = Duration.ofMillis(Math.max(left, 0));
-        }
         Conn c;
         try {
             c = p.get(timeout);
@@ -348,25 +383,6 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
             throw SqlErrors.of(e);
         }
         return new StaunchConnection(this, c, autoCommit, readOnly, transactionIsolation, catalog);
-    }
-
-    private void awaitResume(long limitMs) throws SQLException {
-        suspendLock.lock();
-        try {
-            long nanos = TimeUnit.MILLISECONDS.toNanos(limitMs);
-            while (suspended) {
-                if (nanos <= 0) {
-                    throw new SQLTransientConnectionException(getPoolName()
-                            + " - the pool is suspended (suspendPool) and was not resumed within " + limitMs + " ms", "08001");
-                }
-                nanos = resumed.awaitNanos(nanos);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new SQLException(getPoolName() + " - Interrupted during connection acquisition", "08001", e);
-        } finally {
-            suspendLock.unlock();
-        }
     }
 
     @Override
@@ -389,16 +405,18 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
         synchronized (this) {
             closed = true;
             p = pool;
-            if (mbeanName != null) {
-                try {
-                    ManagementFactory.getPlatformMBeanServer().unregisterMBean(mbeanName);
-                } catch (Exception e) {
-                    // already gone
+            for (ObjectName n : new ObjectName[] {mbeanName, configMbeanName}) {
+                if (n != null) {
+                    try {
+                        ManagementFactory.getPlatformMBeanServer().unregisterMBean(n);
+                    } catch (Exception e) {
+                        // already gone
+                    }
                 }
-                mbeanName = null;
             }
+            mbeanName = null;
+            configMbeanName = null;
         }
-        resumePool();
         if (p != null) {
             p.close();
         }
@@ -406,6 +424,26 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
 
     /** HikariCP's getHikariPoolMXBean(): this data source's management view. */
     public StaunchPoolMXBean getPoolMXBean() {
+        return this;
+    }
+
+    /** The config MXBean as registered: the data source's own setters. */
+    private static final class ConfigView implements StaunchConfigMXBean {
+        private final StaunchDataSource ds;
+
+        ConfigView(StaunchDataSource ds) {
+            this.ds = ds;
+        }
+
+        @Override public int getMaximumPoolSize() { return ds.getMaximumPoolSize(); }
+        @Override public void setMaximumPoolSize(int n) { ds.setMaximumPoolSize(n); }
+        @Override public int getMinimumIdle() { return ds.getMinimumIdle(); }
+        @Override public void setMinimumIdle(int n) { ds.setMinimumIdle(n); }
+        @Override public String getPoolName() { return ds.getPoolName(); }
+    }
+
+    /** HikariCP's getHikariConfigMXBean(): the settings that can change while the pool runs. */
+    public StaunchConfigMXBean getConfigMXBean() {
         return this;
     }
 
@@ -443,19 +481,27 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
         }
     }
 
+    /**
+     * getConnection waits (within connectionTimeout, and an interrupt ends
+     * the wait) until {@link #resumePool()}: the pool's own suspend
+     * (staunch_pool_suspend), so the pool makes no connection meanwhile
+     * either. Before the pool opens, it opens suspended.
+     */
     @Override
-    public void suspendPool() {
+    public synchronized void suspendPool() {
         suspended = true;
+        Pool p = pool;
+        if (p != null && !closed) {
+            p.suspend();
+        }
     }
 
     @Override
-    public void resumePool() {
-        suspendLock.lock();
-        try {
-            suspended = false;
-            resumed.signalAll();
-        } finally {
-            suspendLock.unlock();
+    public synchronized void resumePool() {
+        suspended = false;
+        Pool p = pool;
+        if (p != null && !closed) {
+            p.resume();
         }
     }
 

@@ -332,6 +332,10 @@ public final class Native {
     public static final MethodHandle pool_leak_threshold_ms = h("staunch_pool_leak_threshold_ms",
             FunctionDescriptor.of(JAVA_LONG, PTR), CRITICAL);
     public static final MethodHandle pool_soft_evict = h("staunch_pool_soft_evict", st(PTR, PTR));
+    public static final MethodHandle pool_set_max_size = h("staunch_pool_set_max_size", st(PTR, JAVA_INT, PTR));
+    public static final MethodHandle pool_set_min_idle = h("staunch_pool_set_min_idle", st(PTR, JAVA_INT, PTR));
+    public static final MethodHandle pool_suspend = h("staunch_pool_suspend", st(PTR, PTR));
+    public static final MethodHandle pool_resume = h("staunch_pool_resume", st(PTR, PTR));
     public static final MethodHandle pool_close = h("staunch_pool_close", st(PTR, PTR));
     public static final MethodHandle pool_id = h("staunch_pool_id", FunctionDescriptor.of(JAVA_LONG, PTR), CRITICAL);
     public static final MethodHandle pool_free = h("staunch_pool_free", FunctionDescriptor.ofVoid(PTR));
@@ -692,6 +696,38 @@ public final class Native {
     public static int pool_soft_evict(long a0, long a1) {
         try {
             return (int) pool_soft_evict.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_set_max_size(long a0, int a1, long a2) {
+        try {
+            return (int) pool_set_max_size.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_set_min_idle(long a0, int a1, long a2) {
+        try {
+            return (int) pool_set_min_idle.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_suspend(long a0, long a1) {
+        try {
+            return (int) pool_suspend.invokeExact(a0, a1);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pool_resume(long a0, long a1) {
+        try {
+            return (int) pool_resume.invokeExact(a0, a1);
         } catch (Throwable t) {
             throw rethrow(t);
         }

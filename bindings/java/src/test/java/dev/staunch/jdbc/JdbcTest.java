@@ -528,7 +528,7 @@ class JdbcTest {
         wrongPassword.close();
         try (StaunchDataSource ds = ds(1)) {
             Connection c = ds.getConnection();
-            assertThrows(IllegalStateException.class, () -> ds.setMaximumPoolSize(3));
+            assertThrows(IllegalStateException.class, () -> ds.setConnectionTimeout(3000));
             // No procedure p, so no parameter of that name (as Connector/J: "parameter name by_name not found").
             assertThrows(java.sql.SQLSyntaxErrorException.class, () -> c.prepareCall("CALL p(?)").getString("by_name"));
             assertThrows(SQLFeatureNotSupportedException.class, () -> c.createStatement(ResultSet.TYPE_SCROLL_INSENSITIVE, ResultSet.CONCUR_READ_ONLY));
@@ -592,6 +592,80 @@ class JdbcTest {
             }
             Pool p = ds.unwrap(Pool.class);
             assertTrue(p.stats().closedEvicted() >= 1 || p.stats().idle() <= 2);
+        }
+    }
+
+    @Test
+    void config_mxbean_resizes_the_running_pool_and_suspend_holds_a_borrow() throws Exception {
+        try (StaunchDataSource ds = ds(4)) {
+            ds.setRegisterMbeans(true);
+            ds.setPoolName("mx-resize");
+            StaunchConfigMXBean cfg = ds.getConfigMXBean();
+            StaunchPoolMXBean mx = ds.getPoolMXBean();
+            Pool p = ds.pool();
+            // Shrink while all four are borrowed: none breaks, the total comes down on return.
+            List<Connection> held = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                held.add(ds.getConnection());
+            }
+            cfg.setMaximumPoolSize(2);
+            assertEquals(2, cfg.getMaximumPoolSize());
+            for (int i = 0; i < 4; i++) {
+                assertEquals(i, one(held.get(i), "SELECT " + i));
+                held.get(i).close();
+            }
+            assertEquals(2, mx.getTotalConnections());
+            assertEquals(2, p.stats().closedEvicted());
+            // Bad values name the knob and change nothing.
+            IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> cfg.setMaximumPoolSize(1000));
+            assertTrue(bad.getMessage().contains("max_size_cap (64)"), bad.getMessage());
+            bad = assertThrows(IllegalArgumentException.class, () -> cfg.setMinimumIdle(3));
+            assertTrue(bad.getMessage().contains("min_idle (3) must not exceed max_size (2)"), bad.getMessage());
+            assertEquals(2, p.stats().maxSize());
+
+            // Grow, through JMX, while two threads wait behind one borrowed connection.
+            cfg.setMaximumPoolSize(1);
+            long until = Env.now() + 5000;
+            while (mx.getTotalConnections() != 1) {
+                assertTrue(Env.now() < until, "the idle surplus was not closed");
+                Thread.sleep(5);
+            }
+            ExecutorService pool = Executors.newFixedThreadPool(2);
+            try (Connection blocker = ds.getConnection()) {
+                assertEquals(1, one(blocker, "SELECT 1"));
+                List<Future<Long>> waiting = new ArrayList<>();
+                for (int i = 0; i < 2; i++) {
+                    waiting.add(pool.submit(() -> {
+                        try (Connection c = ds.getConnection()) {
+                            return one(c, "SELECT 7");
+                        }
+                    }));
+                }
+                while (mx.getThreadsAwaitingConnection() != 2) {
+                    assertTrue(Env.now() < until + 5000, "the two threads did not queue");
+                    Thread.sleep(5);
+                }
+                javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+                server.setAttribute(new javax.management.ObjectName("dev.staunch:type=PoolConfig (mx-resize)"),
+                        new javax.management.Attribute("MaximumPoolSize", 3));
+                for (Future<Long> f : waiting) {
+                    assertEquals(7L, f.get(10, TimeUnit.SECONDS));
+                }
+                assertEquals(3, cfg.getMaximumPoolSize());
+            }
+
+            // Suspended: a borrow waits until resume (bounded by connectionTimeout, 10 s here).
+            mx.suspendPool();
+            Future<Long> later = pool.submit(() -> {
+                try (Connection c = ds.getConnection()) {
+                    return one(c, "SELECT 5");
+                }
+            });
+            Thread.sleep(100);
+            assertFalse(later.isDone());
+            mx.resumePool();
+            assertEquals(5L, later.get(5, TimeUnit.SECONDS));
+            pool.shutdown();
         }
     }
 
