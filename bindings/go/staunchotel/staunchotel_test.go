@@ -167,6 +167,13 @@ func TestSpansOfARequest(t *testing.T) {
 	req.End()
 
 	spans := children(t, sr, req, "staunch.acquire", "staunch.statement", "staunch.statement")
+	for _, s := range spans {
+		var kv []string
+		for _, a := range s.Attributes() {
+			kv = append(kv, string(a.Key)+"="+a.Value.Emit())
+		}
+		t.Logf("%s (%v, child of %v): %s; status %v %q", s.Name(), s.SpanKind(), s.Parent().SpanID(), strings.Join(kv, " "), s.Status().Code, s.Status().Description)
+	}
 	if p.Name() != "otel-orders" {
 		t.Fatalf("pool name %q", p.Name())
 	}
