@@ -114,9 +114,10 @@ func (c *Conn) ID() uint64 {
 
 // Server is the server this connection is to, as "host:port" ("[v6]:port",
 // or "unix:/path" for a socket): in a topology pool, the host it was
-// borrowed from. Empty once released. With a Tracer it is read as the
-// connection is borrowed (so that a tracer may ask at any time); else at
-// the first call, which waits for a statement running on c.
+// borrowed from. With a Tracer it is read as the connection is borrowed
+// (so that a tracer may ask at any time); else at the first call, which
+// waits for a statement running on c, and gives "" if c was released
+// before or is streaming an answer. Once read it is kept.
 func (c *Conn) Server() string {
 	if c == nil {
 		return ""
