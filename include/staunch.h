@@ -2094,6 +2094,20 @@ staunch_status staunch_conn_server_id(struct staunch_conn *conn,
                                       struct staunch_error **err);
 
 /**
+ * Writes the server this connection is to, as `host:port` (`[v6]:port`,
+ * or `unix:path`: the `server` of trace events, the `server_address` and
+ * `server_port` of metrics), into `buf` by `snprintf`'s rules (at most
+ * `cap - 1` bytes and a NUL; `*len` its whole length; `buf` may be NULL
+ * with `cap` 0). In a topology pool, the host the connection was borrowed
+ * from. Never blocks. Same rules as `staunch_conn_execute` otherwise.
+ */
+staunch_status staunch_conn_server(struct staunch_conn *conn,
+                                   char *buf,
+                                   size_t cap,
+                                   size_t *len,
+                                   struct staunch_error **err);
+
+/**
  * Returns the connection to its pool but keeps the handle: any further call
  * on it except this one and `staunch_conn_free` fails with
  * STAUNCH_USE_AFTER_RELEASE; the handle is still freed with

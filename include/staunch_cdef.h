@@ -596,6 +596,12 @@ staunch_status staunch_conn_server_id(struct staunch_conn *conn,
                                       uint64_t *out,
                                       struct staunch_error **err);
 
+staunch_status staunch_conn_server(struct staunch_conn *conn,
+                                   char *buf,
+                                   size_t cap,
+                                   size_t *len,
+                                   struct staunch_error **err);
+
 staunch_status staunch_conn_release(struct staunch_conn *conn, struct staunch_error **err);
 
 staunch_status staunch_conn_discard(struct staunch_conn *conn, struct staunch_error **err);

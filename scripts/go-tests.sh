@@ -3,9 +3,10 @@
 # kit, checks gofmt and go vet, runs `go test -race` (the conformance
 # scenarios against throwaway MariaDB servers from staunch-testkit), builds
 # and runs a few tests once more with the static library (-tags
-# staunch_static), runs the sqlx/GORM interop module's tests and the
-# Prometheus collector module's (staunchprom), and sqlx's own tests with
-# go-sql-driver and with staunch (scripts/go-suites.sh).
+# staunch_static), runs the sqlx/GORM interop module's tests, the
+# Prometheus collector module's (staunchprom) and the OpenTelemetry tracer
+# module's (staunchotel), and sqlx's own tests with go-sql-driver and with
+# staunch (scripts/go-suites.sh).
 #
 # Usage: scripts/go-tests.sh   (one command from a fresh checkout)
 # Env: STAUNCH_TEST_SLACK_MS (timing slack, default 500), GOFLAGS.
@@ -32,6 +33,7 @@ echo "== go vet"
 go vet ./...
 (cd interop && go vet ./...)
 (cd staunchprom && go vet ./...)
+(cd staunchotel && go vet ./...)
 (cd suites/mysqlshim && go vet ./...)
 "$ROOT/scripts/check-docs.sh" go run-go
 
@@ -56,6 +58,11 @@ echo "== interop: sqlx and GORM over staunch.OpenDB and by DSN, gormstaunch (go 
 # building client_golang for the race detector would add a minute cold.
 echo "== staunchprom: the Prometheus collector against a pool (go test)"
 (cd staunchprom && go test -count=1 -timeout 3m ./...)
+
+# Without -race too: the tracer keeps no state of its own (the SDK's span
+# recorder does, under its lock); one server, a few seconds.
+echo "== staunchotel: OpenTelemetry spans of a pool's acquires and statements (go test)"
+(cd staunchotel && go test -count=1 -timeout 3m ./...)
 
 echo "== outside suites: sqlx's own tests with go-sql-driver, then with staunch (scripts/go-suites.sh)"
 "$ROOT/scripts/go-suites.sh"

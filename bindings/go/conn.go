@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -34,6 +35,8 @@ type Conn struct {
 	// pool is never read: it keeps the Pool reachable while c is
 	// borrowed, so the Pool's finalizer cannot close it under a Conn in use.
 	pool *Pool
+	// server is Server's answer once read (at the borrow with a Tracer).
+	server atomic.Pointer[string]
 
 	// Streaming answers given up (Rows.giveUp) and still being ended in
 	// the background: the handle is freed only after the last (orphans
@@ -127,6 +130,16 @@ func (t sqlText) ptr() *C.char { return (*C.char)(unsafe.Pointer(&t.b[0])) }
 // ? placeholders; without, it is sent as text (several statements separated
 // by ; work then).
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (Result, error) {
+	if c.tracer() != nil && ctx != nil {
+		ctx, end := c.traceStart(ctx, "exec", sql, args)
+		r, err := c.exec(ctx, sql, args)
+		end(r, err)
+		return r, err
+	}
+	return c.exec(ctx, sql, args)
+}
+
+func (c *Conn) exec(ctx context.Context, sql string, args []any) (Result, error) {
 	var aff, lid C.uint64_t
 	err := c.statement("exec", ctx, sql, args, func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
 		if p.n == 0 {
@@ -151,6 +164,16 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (Result, error
 // prepare prepares sql on the server (into the connection's statement
 // cache) without running it and gives its count of placeholders.
 func (c *Conn) prepare(ctx context.Context, sql string) (int, error) {
+	if c.tracer() != nil && ctx != nil {
+		ctx, end := c.traceStart(ctx, "prepare", sql, nil)
+		n, err := c.prepareUntraced(ctx, sql)
+		end(Result{}, err)
+		return n, err
+	}
+	return c.prepareUntraced(ctx, sql)
+}
+
+func (c *Conn) prepareUntraced(ctx context.Context, sql string) (int, error) {
 	var n C.uint32_t
 	err := c.statement("prepare", ctx, sql, nil, func(csql *C.char, _ cparams, cerr **C.staunch_error) C.staunch_status {
 		return C.staunch_conn_prepare(c.c, csql, &n, cerr)
@@ -215,6 +238,20 @@ func (c *Conn) QueryStream(ctx context.Context, sql string, args ...any) (*Rows,
 }
 
 func (c *Conn) query(ctx context.Context, sql string, args []any, flags C.uint32_t) (*Rows, error) {
+	if c.tracer() != nil && ctx != nil {
+		ctx, end := c.traceStart(ctx, "query", sql, args)
+		rows, err := c.queryUntraced(ctx, sql, args, flags)
+		if err != nil || !rows.stream {
+			end(Result{}, err)
+		} else {
+			rows.traceEnd = end // when the answer is read or closed
+		}
+		return rows, err
+	}
+	return c.queryUntraced(ctx, sql, args, flags)
+}
+
+func (c *Conn) queryUntraced(ctx context.Context, sql string, args []any, flags C.uint32_t) (*Rows, error) {
 	var out *C.staunch_rows
 	err := c.statement("query", ctx, sql, args, func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
 		if p.n == 0 {
@@ -437,6 +474,20 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	if opts.Isolation > IsolationSerializable {
 		return nil, invalid("begin", "unknown isolation level %d", opts.Isolation)
 	}
+	if c.tracer() != nil && ctx != nil {
+		sql := "START TRANSACTION"
+		if opts.ReadOnly {
+			sql += " READ ONLY"
+		}
+		ctx, end := c.traceStart(ctx, "begin", sql, nil)
+		tx, err := c.beginTx(ctx, opts)
+		end(Result{}, err)
+		return tx, err
+	}
+	return c.beginTx(ctx, opts)
+}
+
+func (c *Conn) beginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	if err := c.begin("begin", ctx); err != nil {
 		return nil, err
 	}
@@ -490,7 +541,14 @@ func (tx *Tx) end(ctx context.Context, commit bool) error {
 		op = "commit"
 	}
 	c := tx.conn
+	var end func(Result, error)
+	if c.tracer() != nil && ctx != nil {
+		ctx, end = c.traceStart(ctx, op, strings.ToUpper(op), nil)
+	}
 	if err := c.begin(op, ctx); err != nil {
+		if end != nil {
+			end(Result{}, err)
+		}
 		return err
 	}
 	err := c.watch(op, ctx, func(cerr **C.staunch_error) C.staunch_status {
@@ -500,6 +558,9 @@ func (tx *Tx) end(ctx context.Context, commit bool) error {
 		return C.staunch_conn_rollback(c.c, cerr)
 	})
 	c.mu.Unlock()
+	if end != nil {
+		end(Result{}, err)
+	}
 	tx.done = true
 	if tx.release {
 		c.Release() // rolls back whatever a failed commit left open

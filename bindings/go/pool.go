@@ -63,6 +63,10 @@ type Config struct {
 	// counted in Stat().DroppedEvents). The last call has returned when
 	// Pool.Close returns; OnEvent must not call Close itself.
 	OnEvent func(Event)
+	// Tracer, if set, hears the start and end of each acquire and
+	// statement with the caller's context (see Tracer; the staunchotel
+	// module makes OpenTelemetry spans of them).
+	Tracer Tracer
 }
 
 // ParseConfig checks the URL's form and returns a Config holding it. Knobs
@@ -144,6 +148,9 @@ func (c Config) String() string {
 	if c.OnEvent != nil {
 		b.WriteString(", OnEvent: set")
 	}
+	if c.Tracer != nil {
+		b.WriteString(", Tracer: set")
+	}
 	b.WriteString("}")
 	return b.String()
 }
@@ -176,6 +183,7 @@ type Pool struct {
 	// leakStacks: leak_detection_threshold is set, so each borrow gives the
 	// library its goroutine's stack for the leak report (see giveStack).
 	leakStacks bool
+	tracer     Tracer // Config.Tracer
 	// metricsCap is the buffer size that last held MetricsText's text.
 	metricsCap atomic.Int64
 }
@@ -273,7 +281,7 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 			return nil, takeError("open", st, cerr)
 		}
 	}
-	pool := &Pool{}
+	pool := &Pool{tracer: cfg.Tracer}
 	if cfg.OnEvent != nil {
 		pool.sink = newEventSink(cfg.OnEvent)
 		h := cgo.NewHandle(pool.sink)
@@ -383,6 +391,20 @@ func (p *Pool) acquire(ctx context.Context, read bool) (*Conn, error) {
 	if ctx == nil {
 		return nil, invalid("acquire", "nil context")
 	}
+	if t := p.tracer; t != nil {
+		ctx = t.TraceAcquireStart(ctx, p, TraceAcquireStartData{Read: read})
+		c, err := p.get(ctx, read)
+		if c != nil {
+			c.loadServer() // before the Conn is shared: Server never waits
+		}
+		t.TraceAcquireEnd(ctx, p, TraceAcquireEndData{Conn: c, Err: err})
+		return c, err
+	}
+	return p.get(ctx, read)
+}
+
+// get is acquire's borrow (ctx not nil).
+func (p *Pool) get(ctx context.Context, read bool) (*Conn, error) {
 	if ctx.Err() != nil {
 		return nil, ctxError("acquire", ctx)
 	}
@@ -475,7 +497,7 @@ func giveStack(conn *C.staunch_conn) {
 
 // Exec acquires a connection, runs sql with args and releases it.
 func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (Result, error) {
-	if ctx != nil && ctx.Done() == nil {
+	if ctx != nil && ctx.Done() == nil && (p == nil || p.tracer == nil) {
 		r, err := p.once("exec", sql, args, 0)
 		if err != nil {
 			return Result{}, err
@@ -495,7 +517,7 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (Result, error
 // Query acquires a connection, runs sql with args and releases it; the rows
 // are read whole first (they stay valid after the release). Close the Rows.
 func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error) {
-	if ctx != nil && ctx.Done() == nil {
+	if ctx != nil && ctx.Done() == nil && (p == nil || p.tracer == nil) {
 		r, err := p.once("query", sql, args, 0)
 		if err != nil {
 			return nil, err
@@ -516,7 +538,7 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (*Rows, error
 // connection of the pool until they are read to the end or closed, as
 // database/sql's and pgx's rows do: close them.
 func (p *Pool) QueryStream(ctx context.Context, sql string, args ...any) (*Rows, error) {
-	if ctx != nil && ctx.Done() == nil {
+	if ctx != nil && ctx.Done() == nil && (p == nil || p.tracer == nil) {
 		// One call: the row set holds the connection, and the library
 		// gives it back when the rows end or are freed.
 		r, err := p.once("query", sql, args, C.STAUNCH_QUERY_STREAM)
@@ -543,7 +565,7 @@ func (p *Pool) QueryStream(ctx context.Context, sql string, args ...any) (*Rows,
 // QueryRow is Query for at most one row: errors wait for Row.Scan, which
 // returns ErrNoRows (sql.ErrNoRows) if there is none.
 func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) *Row {
-	if ctx != nil && ctx.Done() == nil {
+	if ctx != nil && ctx.Done() == nil && (p == nil || p.tracer == nil) {
 		rows, err := p.Query(ctx, sql, args...)
 		return &Row{rows: rows, err: err}
 	}

@@ -78,6 +78,8 @@ type Rows struct {
 	stream bool
 	// Pool.QueryStream's connection, released when the rows close.
 	owner *Conn
+	// A streamed answer's TraceQueryEnd, called as the rows close.
+	traceEnd func(Result, error)
 }
 
 func newRows(r *C.staunch_rows) *Rows {
@@ -103,6 +105,10 @@ func (rs *Rows) Close() {
 		rs.vals = nil
 		rs.n, rs.cur = 0, -1
 		runtime.SetFinalizer(rs, nil)
+	}
+	if end := rs.traceEnd; end != nil {
+		rs.traceEnd = nil
+		end(Result{}, rs.err)
 	}
 	if c := rs.owner; c != nil {
 		rs.owner = nil

@@ -219,7 +219,13 @@ func (sc *sqlConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.T
 	if err != nil {
 		return nil, err
 	}
-	return &sqlTx{tx: tx}, nil
+	st := &sqlTx{tx: tx, ctx: context.Background()}
+	if sc.c.tracer() != nil {
+		// The tracer sees Commit and Rollback under BeginTx's context (its
+		// values: the span the transaction began in), never its end.
+		st.ctx = context.WithoutCancel(ctx)
+	}
+	return st, nil
 }
 
 func (sc *sqlConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -355,13 +361,16 @@ type sqlResult struct{ r Result }
 func (r sqlResult) LastInsertId() (int64, error) { return int64(r.r.LastInsertID), nil }
 func (r sqlResult) RowsAffected() (int64, error) { return int64(r.r.RowsAffected), nil }
 
-type sqlTx struct{ tx *Tx }
+type sqlTx struct {
+	tx  *Tx
+	ctx context.Context // Background, or BeginTx's values without its end (with a Tracer)
+}
 
 // database/sql has no context for Commit and Rollback: they are bounded by
 // the connection's statement limit.
-func (t *sqlTx) Commit() error { return sqlTxErr(t.tx.Commit(context.Background())) }
+func (t *sqlTx) Commit() error { return sqlTxErr(t.tx.Commit(t.ctx)) }
 
-func (t *sqlTx) Rollback() error { return sqlTxErr(t.tx.Rollback(context.Background())) }
+func (t *sqlTx) Rollback() error { return sqlTxErr(t.tx.Rollback(t.ctx)) }
 
 // sqlTxErr gives database/sql's ErrTxDone for staunch's.
 func sqlTxErr(err error) error {

@@ -1,9 +1,10 @@
 /* lifecycle: pool and connection ids (also in events: a leak report names
- * the connection and the pool), broken handles and discard, begin_ex
- * (isolation for one transaction only, read only, bad options), session
- * knobs (init_sql on every borrow, found_rows), staunch_pool_free_nowait
- * while an event callback is blocked on a lock the caller holds, the
- * parameter builders, and bad input to the cancel functions. */
+ * the connection and the pool) and a connection's server, broken handles
+ * and discard, begin_ex (isolation for one transaction only, read only, bad
+ * options), session knobs (init_sql on every borrow, found_rows),
+ * staunch_pool_free_nowait while an event callback is blocked on a lock the
+ * caller holds, the parameter builders, and bad input to the cancel
+ * functions. */
 #include "util.h"
 
 #include <pthread.h>
@@ -77,6 +78,20 @@ static void ids_and_leak(void) {
     OK(staunch_pool_get, pool, 3000, &conn);
     uint64_t cid = staunch_conn_id(conn);
     CHECK(cid > 0);
+    /* The server it is to, by snprintf's rules (what a binding's tracer
+     * gives as server.address and server.port). */
+    size_t slen = 0;
+    OK(staunch_conn_server, conn, NULL, 0, &slen);
+    CHECK(slen > 0);
+    char srv[256], tiny[4];
+    size_t slen2 = 0;
+    OK(staunch_conn_server, conn, srv, sizeof srv, &slen2);
+    CHECKF(slen2 == slen && strlen(srv) == slen && strrchr(srv, ':') != NULL, "server %s (%zu)", srv, slen);
+    CHECKF(strstr(test_url(), srv) != NULL, "server %s is not in the test URL", srv);
+    OK(staunch_conn_server, conn, tiny, sizeof tiny, &slen2);
+    CHECK(slen2 == slen && strlen(tiny) == 3 && memcmp(tiny, srv, 3) == 0);
+    FAILS(STAUNCH_NULL_ARGUMENT, "len", staunch_conn_server, conn, srv, sizeof srv, NULL);
+    FAILS(STAUNCH_NULL_ARGUMENT, "conn", staunch_conn_server, NULL, srv, sizeof srv, &slen2);
     /* A binding gives its own language's stack for the report. */
     CHECK(staunch_pool_leak_threshold_ms(pool) == 50);
     static const char stack[] = "  at host_frame (app.c:12)\n  at main (app.c:40)";

@@ -363,6 +363,12 @@ impl PooledConn {
         self.lease.id()
     }
 
+    /// The server's `host:port` (`[v6]:port`, or `unix:path`), as events,
+    /// metrics and traces name it.
+    pub(crate) fn server(&self) -> String {
+        self.lease.connector().cfg.endpoint()
+    }
+
     /// The pool's tracer, with this connection's server, if one is set.
     pub(crate) fn traced(&self) -> Option<&crate::trace::Traced> {
         self.lease.connector().traced()

@@ -1196,6 +1196,30 @@ pub extern "C" fn staunch_conn_server_id(
     })
 }
 
+/// Writes the server this connection is to, as `host:port` (`[v6]:port`,
+/// or `unix:path`: the `server` of trace events, the `server_address` and
+/// `server_port` of metrics), into `buf` by `snprintf`'s rules (at most
+/// `cap - 1` bytes and a NUL; `*len` its whole length; `buf` may be NULL
+/// with `cap` 0). In a topology pool, the host the connection was borrowed
+/// from. Never blocks. Same rules as `staunch_conn_execute` otherwise.
+#[no_mangle]
+pub extern "C" fn staunch_conn_server(
+    conn: *mut staunch_conn,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live connection (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        let len = Out::new(len, "len")?;
+        let server = c.with(|pc| Ok(pc.server()))?;
+        // SAFETY: `buf` holds `cap` bytes (header contract).
+        unsafe { super::pool::copy_text(&server, buf, cap, len) }
+    })
+}
+
 /// Takes the connection out of the handle (for release or discard).
 fn take(c: &staunch_conn) -> Result<Option<PooledConn>, Failure> {
     let mut g = match c.home.slot.try_lock() {

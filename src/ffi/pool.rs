@@ -474,7 +474,7 @@ pub extern "C" fn staunch_pool_stats(
 ///
 /// # Safety
 /// `buf` is NULL (then `cap` must be 0) or holds `cap` writable bytes.
-unsafe fn copy_text(
+pub(super) unsafe fn copy_text(
     text: &str,
     buf: *mut c_char,
     cap: usize,
