@@ -2,6 +2,7 @@ package dev.staunch.otel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -210,6 +211,56 @@ class StaunchTracingTest {
                 .findFirst().orElseThrow(() -> new AssertionError(names(spans)));
         assertEquals(StatusCode.ERROR, bad.getStatus().getStatusCode());
         assertEquals("1064", bad.getAttributes().get(StaunchTracing.ERROR_TYPE));
+    }
+
+    /**
+     * A streamed answer's span stays current while the rows are read and closes at their end; one whose rows
+     * are closed on another thread ends there, and its scope closes at this thread's next call.
+     */
+    @Test
+    @SuppressWarnings("try")
+    void a_streamed_answer_spans_its_reading_even_when_another_thread_ends_it() throws Exception {
+        Span parent = otel.getTracer("test").spanBuilder("stream").startSpan();
+        try (Pool pool = Staunch.builder().url(Env.url("max_size=1"))
+                .tracer(StaunchTracing.builder(otel).statementText(true).build()).open();
+             Scope ignored = parent.makeCurrent();
+             Conn c = pool.get(Duration.ofSeconds(5))) {
+            try (Rows r = c.queryStream("SELECT seq FROM seq_1_to_100000")) {
+                assertTrue(r.next());
+                assertNotEquals(parent.getSpanContext(), Span.current().getSpanContext(),
+                        "the statement's span is current while its answer is read");
+                int n = 1;
+                while (r.next()) {
+                    n++;
+                }
+                assertEquals(100000, n);
+                assertEquals(parent.getSpanContext(), Span.current().getSpanContext(), "read to its end: closed");
+            }
+            Rows other = c.queryStream("SELECT seq FROM seq_1_to_100001");
+            assertTrue(other.next());
+            Thread t = new Thread(other::close, "closer");
+            t.start();
+            t.join();
+            assertTrue(exporter.getFinishedSpanItems().stream()
+                            .anyMatch(s -> "SELECT seq FROM seq_1_to_100001".equals(s.getAttributes().get(StaunchTracing.QUERY_TEXT))),
+                    "ended on the closer's thread: " + names(exporter.getFinishedSpanItems()));
+            try (Rows r = c.query("SELECT 4")) {
+                assertTrue(r.next());
+            }
+            assertEquals(parent.getSpanContext(), Span.current().getSpanContext(), "the stale scope closed here");
+        } finally {
+            parent.end();
+        }
+        List<SpanData> spans = exporter.getFinishedSpanItems();
+        SpanData job = one(spans, "stream");
+        for (SpanData s : spans) {
+            if (s != job) {
+                assertEquals(job.getSpanId(), s.getParentSpanId(), "a child of the job: " + s);
+            }
+        }
+        // The three statements with their text (the library may add its own, textless, at the return).
+        assertEquals(3L, spans.stream().filter(s -> s.getName().equals("staunch.statement")
+                && s.getAttributes().get(StaunchTracing.QUERY_TEXT) != null).count(), names(spans).toString());
     }
 
     @Test
