@@ -112,7 +112,7 @@ class StaunchTracingTest {
     private static List<String> names(List<SpanData> spans) {
         List<String> r = new ArrayList<>();
         for (SpanData s : spans) {
-            r.add(s.getName() + "(" + s.getStatus().getStatusCode() + " " + s.getAttributes() + ")");
+            r.add(s.getName() + "(" + s.getKind() + " " + s.getStatus() + " " + s.getAttributes().asMap() + ")");
         }
         return r;
     }
