@@ -265,7 +265,12 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
     public void setOpenTelemetry(Object openTelemetry) {
         configurable();
         if (openTelemetry != null) {
-            dev.staunch.otel.StaunchTracing.forOpenTelemetry(openTelemetry, false); // refuses what is not one, now
+            try {
+                dev.staunch.otel.StaunchTracing.forOpenTelemetry(openTelemetry, false); // refuses what is not one, now
+            } catch (LinkageError e) {
+                throw new IllegalArgumentException("not an io.opentelemetry.api.OpenTelemetry: OpenTelemetry's API "
+                        + "(io.opentelemetry:opentelemetry-api) is not on the class path", e);
+            }
         }
         this.openTelemetry = openTelemetry;
     }
