@@ -244,14 +244,14 @@ public final class StaunchTracing implements TraceListener {
             return null;
         }
         int colon = server.lastIndexOf(':');
-        if (colon > 0 && colon < server.length() - 1 && server.charAt(0) != '/'
-                && server.substring(colon + 1).chars().allMatch(c -> c >= '0' && c <= '9') && colon < server.length() - 1
-                && server.length() - colon - 1 <= 5) {
+        String port = colon > 0 ? server.substring(colon + 1) : "";
+        if (server.charAt(0) != '/' && !port.isEmpty() && port.length() <= 5
+                && port.chars().allMatch(c -> c >= '0' && c <= '9')) {
             String host = server.substring(0, colon);
             if (host.startsWith("[") && host.endsWith("]")) {
                 host = host.substring(1, host.length() - 1);
             }
-            return new String[] {host, server.substring(colon + 1)};
+            return new String[] {host, port};
         }
         return new String[] {server, null};
     }
