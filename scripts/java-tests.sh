@@ -8,7 +8,7 @@
 # (JUnit 5, spring-jdbc/spring-tx, MyBatis, HikariCP, MariaDB Connector/J for the
 # incident and metadata side-by-side tests; Flyway, Liquibase, Hibernate, jOOQ
 # and Spring Boot 4.1.2's starters for ToolsTest and SpringBootAppTest; Micrometer 1.17.2 and its
-# Prometheus registry for StaunchMetricsTest).
+# Prometheus registry for StaunchMetricsTest; OpenTelemetry 1.68.0's API and SDK test kit for StaunchTracingTest).
 #
 #   scripts/java-tests.sh [-Dtest=ConformanceTest ...]   (extra arguments go to the JDK 25 run)
 #
@@ -86,7 +86,7 @@ STAUNCH_LIBRARY=$lib STAUNCH_TESTKIT=$target/debug/staunch-testkit "$repo/script
 # the tests (surefire's -Dtest syntax; "all" for every test that can run on 17), default below.
 jdk17=${STAUNCH_JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
 if [ -x "$jdk17/bin/java" ]; then
-  jni_tests=${STAUNCH_JAVA_JNI_TESTS:-NativePathTest,LibraryLoadTest,ConformanceTest,ResultInfoTest,RowsBatchTest,ValuesConformanceTest,JdbcTest,ValuesTest,JdbcUrlTest,ConflictTest,StreamingTest,CallableTest,MetaDataTest,SecretTest,SpringTest,MyBatisTest,IncidentTest,ToolsTest,JooqTest,SpringBootAppTest,StaunchMetricsTest,LeakReportTest}
+  jni_tests=${STAUNCH_JAVA_JNI_TESTS:-NativePathTest,LibraryLoadTest,ConformanceTest,ResultInfoTest,RowsBatchTest,ValuesConformanceTest,JdbcTest,ValuesTest,JdbcUrlTest,ConflictTest,StreamingTest,CallableTest,MetaDataTest,SecretTest,SpringTest,MyBatisTest,IncidentTest,ToolsTest,JooqTest,SpringBootAppTest,StaunchMetricsTest,LeakReportTest,StaunchTracingTest}
   if [ "$jni_tests" = all ]; then jni_tests='!NativeLayoutTest'; fi
   t0=$SECONDS
   echo "== surefire on $("$jdk17/bin/java" -version 2>&1 | head -1) (JNI path): $jni_tests"

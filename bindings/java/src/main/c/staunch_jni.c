@@ -45,6 +45,7 @@ static JavaVM *jvm;
 static jclass events_class;      /* a global ref, taken once in JNI_OnLoad */
 static jmethodID on_event;       /* static void onEvent(long, int, int, long, long, long, byte[], long) */
 static jmethodID on_finalize;    /* static void onFinalize(long) */
+static jmethodID on_trace;       /* static void onTrace(long, int, int, byte[], byte[], long, byte[], long, byte[]) */
 static pthread_key_t detach_key;
 
 static void detach_thread(void *unused) {
@@ -68,7 +69,8 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
     (*env)->DeleteLocalRef(env, c);
     on_event = (*env)->GetStaticMethodID(env, events_class, "onEvent", "(JIIJJJ[BJ)V");
     on_finalize = (*env)->GetStaticMethodID(env, events_class, "onFinalize", "(J)V");
-    if (events_class == NULL || on_event == NULL || on_finalize == NULL) {
+    on_trace = (*env)->GetStaticMethodID(env, events_class, "onTrace", "(JII[B[BJ[BJ[B)V");
+    if (events_class == NULL || on_event == NULL || on_finalize == NULL || on_trace == NULL) {
         return JNI_ERR;
     }
     if (pthread_key_create(&detach_key, detach_thread) != 0) {
@@ -111,6 +113,47 @@ static void event_callback(const staunch_event *ev, void *user_data) {
         (*env)->CallStaticVoidMethod(env, events_class, on_event, (jlong)(intptr_t)user_data, (jint)ev->kind,
                                      (jint)ev->status, (jlong)ev->connection_id, (jlong)ev->count,
                                      (jlong)ev->duration_us, msg, (jlong)ev->pool_id);
+    }
+    /* Nothing thrown in Java may unwind into the library. */
+    (*env)->ExceptionClear(env);
+    (*env)->PopLocalFrame(env, NULL);
+}
+
+/* len bytes at p as a new byte[] (NULL p: NULL); NULL with an exception pending if out of memory. */
+static jbyteArray byte_array(JNIEnv *env, const char *p, size_t len) {
+    if (p == NULL || len > INT32_MAX) {
+        return NULL;
+    }
+    jbyteArray a = (*env)->NewByteArray(env, (jsize)len);
+    if (a != NULL && len > 0) {
+        (*env)->SetByteArrayRegion(env, a, 0, (jsize)len, (const jbyte *)p);
+    }
+    return a;
+}
+
+/*
+ * The tracer callback: called by the library on the borrowing thread during a
+ * downcall (staunch_pool_get, staunch_conn_query, ...), so the thread is a
+ * Java thread already attached; thread_env finds it. The statement's text is
+ * copied only when the registration's low bit asks for it (Events.wantsText).
+ */
+static void trace_callback(const staunch_trace_event *ev, void *user_data) {
+    JNIEnv *env = thread_env();
+    if (env == NULL || (*env)->PushLocalFrame(env, 8) != 0) {
+        if (env != NULL) {
+            (*env)->ExceptionClear(env);
+        }
+        return;
+    }
+    int text = ((intptr_t)user_data & 1) != 0;
+    jbyteArray pool = byte_array(env, ev->pool, ev->pool_len);
+    jbyteArray server = byte_array(env, ev->server, ev->server_len);
+    jbyteArray statement = text ? byte_array(env, ev->statement, ev->statement_len) : NULL;
+    jbyteArray error = byte_array(env, ev->error, ev->error_len);
+    if (!(*env)->ExceptionCheck(env)) {
+        (*env)->CallStaticVoidMethod(env, events_class, on_trace, (jlong)(intptr_t)user_data, (jint)ev->kind,
+                                     (jint)ev->error_code, pool, server, (jlong)ev->connection_id, statement,
+                                     (jlong)ev->duration_us, error);
     }
     /* Nothing thrown in Java may unwind into the library. */
     (*env)->ExceptionClear(env);
@@ -239,4 +282,10 @@ JNIEXPORT jlong JNICALL Java_dev_staunch_internal_Jni_eventFinalizer(JNIEnv *env
     (void)env;
     (void)cls;
     return (jlong)(intptr_t)&event_finalizer;
+}
+
+JNIEXPORT jlong JNICALL Java_dev_staunch_internal_Jni_traceCallback(JNIEnv *env, jclass cls) {
+    (void)env;
+    (void)cls;
+    return (jlong)(intptr_t)&trace_callback;
 }

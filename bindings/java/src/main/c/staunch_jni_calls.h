@@ -72,6 +72,12 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_options_1set_1event_1callba
     return (jint)FN.staunch_options_set_event_callback(P(a0), P(a1), P(a2), P(a3), P(a4));
 }
 
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_options_1set_1tracer(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3, jlong a4) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_options_set_tracer(P(a0), P(a1), P(a2), P(a3), P(a4));
+}
+
 JNIEXPORT void JNICALL Java_dev_staunch_internal_Jni_options_1free(JNIEnv *env, jclass cls, jlong a0) {
     (void)env;
     (void)cls;

@@ -13,6 +13,7 @@
     X(staunch_options_set) \
     X(staunch_options_set_url) \
     X(staunch_options_set_event_callback) \
+    X(staunch_options_set_tracer) \
     X(staunch_options_free) \
     X(staunch_pool_open) \
     X(staunch_pool_open_options) \

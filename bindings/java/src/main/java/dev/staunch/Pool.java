@@ -417,7 +417,7 @@ public final class Pool implements AutoCloseable {
         return "staunch.Pool#" + id + (closed ? " (closed)" : "");
     }
 
-    static Pool open(String url, java.util.Map<String, String> knobs, EventListener listener) {
+    static Pool open(String url, java.util.Map<String, String> knobs, EventListener listener, TraceListener tracer) {
         Native.check();
         if (url == null && knobs.isEmpty()) {
             throw new IllegalArgumentException("a URL is needed (mysql://user:pass@host:port/db?knob=value)");
@@ -441,6 +441,19 @@ public final class Pool implements AutoCloseable {
                 if (listener != null) {
                     long reg = Events.register(ev -> listener.onEvent(Staunch.event(ev)));
                     int st = Native.options_set_event_callback(opts, Events.callback(), reg, Events.finalizer(), err.address());
+                    if (st != 0) {
+                        Events.unregister(reg);
+                        Call.check(st, err);
+                    }
+                }
+                if (tracer != null) {
+                    long reg = Events.registerTracer(tracer.statementText(), (kind, code, pool, server, conn, sql, us, e) -> {
+                        TraceEvent ev = TraceEvent.of(kind, code, pool, server, conn, sql, us, e);
+                        if (ev != null) {
+                            tracer.onTrace(ev);
+                        }
+                    });
+                    int st = Native.options_set_tracer(opts, Events.traceCallback(), reg, Events.finalizer(), err.address());
                     if (st != 0) {
                         Events.unregister(reg);
                         Call.check(st, err);

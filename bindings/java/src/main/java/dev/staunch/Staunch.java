@@ -26,7 +26,7 @@ public final class Staunch {
     /** Opens a pool from a URL, {@code mysql://user:pass@host:port/db?knob=value&...}. Never connects. */
     public static Pool open(String url) {
         Objects.requireNonNull(url, "url");
-        return Pool.open(url, Map.of(), null);
+        return Pool.open(url, Map.of(), null, null);
     }
 
     public static Builder builder() {
@@ -54,11 +54,12 @@ public final class Staunch {
         return Native.version();
     }
 
-    /** Pool options: a URL and/or knobs by name (as in the URL), and an event listener. */
+    /** Pool options: a URL and/or knobs by name (as in the URL), an event listener, and a trace listener. */
     public static final class Builder {
         private String url;
         private final Map<String, String> knobs = new LinkedHashMap<>();
         private EventListener listener;
+        private TraceListener tracer;
 
         private Builder() {}
 
@@ -90,8 +91,18 @@ public final class Staunch {
             return this;
         }
 
+        /**
+         * Hears each borrow's and statement's start and end on the borrowing thread
+         * ({@link dev.staunch.otel.StaunchTracing} makes OpenTelemetry spans of them). Without one, the
+         * library calls nothing and measures nothing.
+         */
+        public Builder tracer(TraceListener tracer) {
+            this.tracer = Objects.requireNonNull(tracer, "tracer");
+            return this;
+        }
+
         public Pool open() {
-            return Pool.open(url, knobs, listener);
+            return Pool.open(url, knobs, listener, tracer);
         }
     }
 

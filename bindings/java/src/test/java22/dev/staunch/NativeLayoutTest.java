@@ -158,6 +158,6 @@ class NativeLayoutTest {
                 n++;
             }
         }
-        assertEquals(68, n, "handles declared");
+        assertEquals(69, n, "handles declared");
     }
 }

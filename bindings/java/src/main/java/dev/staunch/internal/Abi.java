@@ -20,7 +20,8 @@ public final class Abi {
     /**
      * The least minor version whose calls this binding uses (1.1: the decimal parameter, staunch_conn_count_params;
      * 1.6: staunch_pool_metrics, staunch_pool_name; 1.7: staunch_pool_leak_threshold_ms,
-     * staunch_conn_set_borrower_stack; the JNI shim resolves every one with the rest when it loads).
+     * staunch_conn_set_borrower_stack, staunch_options_set_tracer; the JNI shim resolves every function it
+     * declares when it loads).
      */
     public static final int ABI_MINOR = 7;
 
@@ -64,6 +65,12 @@ public final class Abi {
     public static final long EVENT_SIZE = 48;
     public static final long E_KIND = 0, E_STATUS = 4, E_CONNECTION_ID = 8, E_COUNT = 16, E_DURATION_US = 24,
             E_MESSAGE = 32, E_POOL_ID = 40;
+
+    /** staunch_trace_event (1.7: read by the FFM path's upcall; the JNI shim reads it in C). */
+    public static final long TRACE_EVENT_SIZE = 88;
+    public static final long T_KIND = 0, T_ERROR_CODE = 4, T_POOL = 8, T_POOL_LEN = 16, T_SERVER = 24, T_SERVER_LEN = 32,
+            T_CONNECTION_ID = 40, T_STATEMENT = 48, T_STATEMENT_LEN = 56, T_DURATION_US = 64, T_ERROR = 72,
+            T_ERROR_LEN = 80;
 
     /** Each struct's size and field offsets above, by the header's names (for the layout tests). */
     public static final Map<String, Long> LAYOUT = Map.ofEntries(
@@ -128,7 +135,20 @@ public final class Abi {
             Map.entry("staunch_event.count", E_COUNT),
             Map.entry("staunch_event.duration_us", E_DURATION_US),
             Map.entry("staunch_event.message", E_MESSAGE),
-            Map.entry("staunch_event.pool_id", E_POOL_ID));
+            Map.entry("staunch_event.pool_id", E_POOL_ID),
+            Map.entry("staunch_trace_event", TRACE_EVENT_SIZE),
+            Map.entry("staunch_trace_event.kind", T_KIND),
+            Map.entry("staunch_trace_event.error_code", T_ERROR_CODE),
+            Map.entry("staunch_trace_event.pool", T_POOL),
+            Map.entry("staunch_trace_event.pool_len", T_POOL_LEN),
+            Map.entry("staunch_trace_event.server", T_SERVER),
+            Map.entry("staunch_trace_event.server_len", T_SERVER_LEN),
+            Map.entry("staunch_trace_event.connection_id", T_CONNECTION_ID),
+            Map.entry("staunch_trace_event.statement", T_STATEMENT),
+            Map.entry("staunch_trace_event.statement_len", T_STATEMENT_LEN),
+            Map.entry("staunch_trace_event.duration_us", T_DURATION_US),
+            Map.entry("staunch_trace_event.error", T_ERROR),
+            Map.entry("staunch_trace_event.error_len", T_ERROR_LEN));
 
     /**
      * Null if a library of version {@code v} (major * 10000 + minor * 100 +

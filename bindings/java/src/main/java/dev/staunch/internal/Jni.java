@@ -45,6 +45,9 @@ public final class Jni {
 
     static native long eventFinalizer();
 
+    /** The shim's staunch_trace_callback (it calls {@link Events#onTrace}). */
+    static native long traceCallback();
+
     // GENERATED BEGIN (tools/gen_jni.py)
     public static native int version();
     public static native long version_string();
@@ -58,6 +61,7 @@ public final class Jni {
     public static native int options_set(long a0, long a1, long a2, long a3);
     public static native int options_set_url(long a0, long a1, long a2);
     public static native int options_set_event_callback(long a0, long a1, long a2, long a3, long a4);
+    public static native int options_set_tracer(long a0, long a1, long a2, long a3, long a4);
     public static native void options_free(long a0);
     public static native int pool_open(long a0, long a1, long a2);
     public static native int pool_open_options(long a0, long a1, long a2);

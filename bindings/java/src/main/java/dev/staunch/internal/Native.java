@@ -215,6 +215,11 @@ public final class Native {
         return Jni.eventFinalizer();
     }
 
+    /** The shim's staunch_trace_callback (it calls {@link Events}, on the borrowing thread). */
+    public static long traceCallback() {
+        return Jni.traceCallback();
+    }
+
     // ---- the C ABI (tools/gen_jni.py) -----------------------------------
 
     // GENERATED BEGIN (tools/gen_jni.py)
@@ -264,6 +269,10 @@ public final class Native {
 
     public static int options_set_event_callback(long a0, long a1, long a2, long a3, long a4) {
         return Jni.options_set_event_callback(a0, a1, a2, a3, a4);
+    }
+
+    public static int options_set_tracer(long a0, long a1, long a2, long a3, long a4) {
+        return Jni.options_set_tracer(a0, a1, a2, a3, a4);
     }
 
     public static void options_free(long a0) {

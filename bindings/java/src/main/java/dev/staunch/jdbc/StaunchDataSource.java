@@ -7,6 +7,7 @@ import dev.staunch.Staunch;
 import dev.staunch.StaunchException;
 import dev.staunch.Stats;
 import dev.staunch.Status;
+import dev.staunch.TraceListener;
 import java.io.Closeable;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
@@ -65,6 +66,10 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
     private boolean registerMbeans;
     private long connectionTimeoutMs = -1;
     private EventListener listener;
+    private TraceListener tracer;
+    /** An io.opentelemetry.api.OpenTelemetry, held as Object: see setOpenTelemetry. */
+    private Object openTelemetry;
+    private boolean traceStatementText;
 
     /** A knob interpolate_params in a staunch mysql:// URL. */
     private static final java.util.regex.Pattern URL_INTERPOLATE = java.util.regex.Pattern.compile("[?&]interpolate_params=");
@@ -279,6 +284,36 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
     /** Receives the pool's events (connects, failures, recoveries, leaks, ...). */
     public void setEventListener(EventListener listener) { configurable(); this.listener = listener; }
 
+    /**
+     * OpenTelemetry spans of the pool's borrows and statements ({@link dev.staunch.otel.StaunchTracing}),
+     * children of the span current where {@link #getConnection()} and the statements run. {@code openTelemetry}
+     * is an {@code io.opentelemetry.api.OpenTelemetry} (Spring Boot's bean, {@code GlobalOpenTelemetry.get()});
+     * the parameter is an {@code Object}, as HikariCP's {@code setMetricRegistry}, so that this class names no
+     * OpenTelemetry type and reflection over it (Spring's property binding) works without OpenTelemetry on the
+     * class path. Null: no spans (nothing is registered with the library).
+     */
+    public void setOpenTelemetry(Object openTelemetry) {
+        configurable();
+        if (openTelemetry != null) {
+            try {
+                dev.staunch.otel.StaunchTracing.forOpenTelemetry(openTelemetry, false); // refuses what is not one, now
+            } catch (LinkageError e) {
+                throw new IllegalArgumentException("not an io.opentelemetry.api.OpenTelemetry: OpenTelemetry's API "
+                        + "(io.opentelemetry:opentelemetry-api) is not on the class path", e);
+            }
+        }
+        this.openTelemetry = openTelemetry;
+    }
+
+    /**
+     * Whether statement spans carry the statement's text ({@code db.query.text}): false by default, as the
+     * text may hold what the application put in it.
+     */
+    public void setTraceStatementText(boolean on) { configurable(); this.traceStatementText = on; }
+
+    /** Hears each borrow's and statement's start and end (any tracer; it wins over {@link #setOpenTelemetry}). */
+    public void setTraceListener(TraceListener tracer) { configurable(); this.tracer = tracer; }
+
     // ---- the pool ------------------------------------------------------
 
     /** True when the URL says {@code useCatalogTerm=SCHEMA}: a database is then a JDBC schema. */
@@ -322,6 +357,11 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
                 }
                 if (listener != null) {
                     b.onEvent(listener);
+                }
+                if (tracer != null) {
+                    b.tracer(tracer);
+                } else if (openTelemetry != null) {
+                    b.tracer(dev.staunch.otel.StaunchTracing.forOpenTelemetry(openTelemetry, traceStatementText));
                 }
                 Pool opened;
                 try {

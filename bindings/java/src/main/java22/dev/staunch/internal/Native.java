@@ -124,6 +124,21 @@ public final class Native {
             C_POINTER.withName("message"),
             JAVA_LONG.withName("pool_id")).withName("staunch_event");
 
+    /** staunch_trace_event (1.7; read only, passed by pointer to the tracer upcall). */
+    public static final StructLayout TRACE_EVENT = MemoryLayout.structLayout(
+            JAVA_INT.withName("kind"),
+            JAVA_INT.withName("error_code"),
+            C_POINTER.withName("pool"),
+            SIZE_T.withName("pool_len"),
+            C_POINTER.withName("server"),
+            SIZE_T.withName("server_len"),
+            JAVA_LONG.withName("connection_id"),
+            C_POINTER.withName("statement"),
+            SIZE_T.withName("statement_len"),
+            JAVA_LONG.withName("duration_us"),
+            C_POINTER.withName("error"),
+            SIZE_T.withName("error_len")).withName("staunch_trace_event");
+
     /** staunch_result. */
     public static final StructLayout RESULT = MemoryLayout.structLayout(
             SIZE_T.withName("size"),
@@ -178,7 +193,7 @@ public final class Native {
 
     /** Every struct declared here, for the layout test. */
     public static final List<StructLayout> STRUCTS = List.of(
-            DATETIME, TIME, PARAM, VALUE, STATS, EVENT, RESULT, TXN_OPTIONS, COLUMN_INFO, BATCH);
+            DATETIME, TIME, PARAM, VALUE, STATS, EVENT, TRACE_EVENT, RESULT, TXN_OPTIONS, COLUMN_INFO, BATCH);
 
     public static long offset(StructLayout s, String field) {
         return s.byteOffset(MemoryLayout.PathElement.groupElement(field));
@@ -315,6 +330,8 @@ public final class Native {
     public static final MethodHandle options_set_url = h("staunch_options_set_url", st(PTR, PTR, PTR));
     public static final MethodHandle options_set_event_callback = h("staunch_options_set_event_callback",
             st(PTR, PTR, PTR, PTR, PTR));
+    public static final MethodHandle options_set_tracer = h("staunch_options_set_tracer",
+            st(PTR, PTR, PTR, PTR, PTR));
     public static final MethodHandle options_free = h("staunch_options_free", FunctionDescriptor.ofVoid(PTR));
 
     public static final MethodHandle pool_open = h("staunch_pool_open", st(PTR, PTR, PTR));
@@ -392,6 +409,7 @@ public final class Native {
     private static final class Upcalls {
         static final long CALLBACK;
         static final long FINALIZER;
+        static final long TRACE;
 
         static {
             try {
@@ -402,6 +420,9 @@ public final class Native {
                 FINALIZER = LINKER.upcallStub(
                         l.findStatic(Native.class, "onFinalize", MethodType.methodType(void.class, long.class)),
                         FunctionDescriptor.ofVoid(PTR), Arena.global()).address();
+                TRACE = LINKER.upcallStub(
+                        l.findStatic(Native.class, "onTrace", MethodType.methodType(void.class, long.class, long.class)),
+                        FunctionDescriptor.ofVoid(PTR, PTR), Arena.global()).address();
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -416,6 +437,37 @@ public final class Native {
     /** The upcall stub of staunch_finalizer: it calls {@link Events#onFinalize}. */
     public static long eventFinalizer() {
         return Upcalls.FINALIZER;
+    }
+
+    /** The upcall stub of staunch_trace_callback: it calls {@link Events#onTrace}. */
+    public static long traceCallback() {
+        return Upcalls.TRACE;
+    }
+
+    /**
+     * staunch_trace_callback(event, user_data), on the thread inside a downcall (so never a critical one).
+     * The statement's text is read only when the registration asked for it ({@link Events#wantsText}).
+     */
+    private static void onTrace(long event, long userData) {
+        try {
+            long statement = Events.wantsText(userData) ? Mem.ALL.get(JAVA_LONG, event + Abi.T_STATEMENT) : 0;
+            long error = Mem.ALL.get(JAVA_LONG, event + Abi.T_ERROR);
+            Events.onTrace(userData, Mem.ALL.get(JAVA_INT, event + Abi.T_KIND),
+                    Mem.ALL.get(JAVA_INT, event + Abi.T_ERROR_CODE),
+                    text(Mem.ALL.get(JAVA_LONG, event + Abi.T_POOL), Mem.ALL.get(JAVA_LONG, event + Abi.T_POOL_LEN)),
+                    text(Mem.ALL.get(JAVA_LONG, event + Abi.T_SERVER), Mem.ALL.get(JAVA_LONG, event + Abi.T_SERVER_LEN)),
+                    Mem.ALL.get(JAVA_LONG, event + Abi.T_CONNECTION_ID),
+                    statement == 0 ? null : string(statement, Mem.ALL.get(JAVA_LONG, event + Abi.T_STATEMENT_LEN)),
+                    Mem.ALL.get(JAVA_LONG, event + Abi.T_DURATION_US),
+                    error == 0 ? null : string(error, Mem.ALL.get(JAVA_LONG, event + Abi.T_ERROR_LEN)));
+        } catch (Throwable ignored) {
+            // nothing may cross into C
+        }
+    }
+
+    /** ptr+len UTF-8 text, "" for NULL. */
+    private static String text(long p, long len) {
+        return p == 0 ? "" : string(p, len);
     }
 
     /** staunch_event_callback(event, user_data). Nothing thrown may leave an upcall (the JVM would exit). */
@@ -592,6 +644,14 @@ public final class Native {
     public static int options_set_event_callback(long a0, long a1, long a2, long a3, long a4) {
         try {
             return (int) options_set_event_callback.invokeExact(a0, a1, a2, a3, a4);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int options_set_tracer(long a0, long a1, long a2, long a3, long a4) {
+        try {
+            return (int) options_set_tracer.invokeExact(a0, a1, a2, a3, a4);
         } catch (Throwable t) {
             throw rethrow(t);
         }
