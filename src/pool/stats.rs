@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use crate::events::CloseReason;
 
-/// Buckets of a [`Histogram`]: the last one, from 2^38 µs (3.2 days) up,
-/// has no upper edge.
+/// Buckets of the pool's histograms (see [`Buckets`]): the last one, from
+/// 2^38 µs (3.2 days) up, has no upper edge.
 pub const BUCKETS: usize = 40;
 
 /// A lock-free histogram with power-of-two microsecond buckets: bucket 0 holds
