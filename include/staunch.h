@@ -185,12 +185,6 @@
 #define STAUNCH_QUERY_PREPARE 8
 
 /**
- * Buckets of a [`Histogram`]: the last one, from 2^38 µs (3.2 days) up,
- * has no upper edge.
- */
-#define BUCKETS 40
-
-/**
  * A cancel token: `staunch_cancel_token_cancel` makes every
  * `staunch_pool_get_cancellable` / `_get_read_cancellable` waiting with it
  * return STAUNCH_CANCELLED promptly, and every later one at once (a token

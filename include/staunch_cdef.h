@@ -17,8 +17,6 @@
 
 #define STAUNCH_QUERY_PREPARE 8
 
-#define BUCKETS 40
-
 typedef struct staunch_cancel_token staunch_cancel_token;
 
 typedef struct staunch_conn staunch_conn;
