@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use crate::pool::stats::Buckets;
 use crate::topology::{HostHealth, HostStats, Pool};
+use crate::trace::split_server;
 
 /// Every `EDGE_STEP`-th bucket edge is written (2^0, 2^2, ... µs): a
 /// cumulative count at a subset of the edges is still exact.
@@ -246,14 +247,11 @@ struct Text {
 
 impl Text {
     fn host_labels(&self, h: &HostStats) -> String {
-        let (addr, port) = match h.endpoint.rsplit_once(':') {
-            Some((a, p)) if p.parse::<u16>().is_ok() => (a, Some(p)),
-            _ => (h.endpoint.as_str(), None),
-        };
+        let (addr, port) = split_server(&h.endpoint);
         let mut l = format!(
             "db_client_connection_pool_name=\"{}\",server_address=\"{}\"",
             self.pool,
-            escape(addr.trim_start_matches('[').trim_end_matches(']'))
+            escape(addr)
         );
         if let Some(p) = port {
             let _ = write!(l, ",server_port=\"{p}\"");
@@ -344,5 +342,15 @@ mod tests {
         assert_eq!(number(3.0), "3");
         assert_eq!(number(0.016384), "0.016384");
         assert_eq!(number(Duration::from_micros(1).as_secs_f64()), "0.000001");
+    }
+
+    #[test]
+    fn servers_split_into_address_and_port() {
+        assert_eq!(split_server("10.0.0.7:3307"), ("10.0.0.7", Some(3307)));
+        assert_eq!(split_server("[::1]:3306"), ("::1", Some(3306)));
+        assert_eq!(
+            split_server("unix:/run/mysqld.sock"),
+            ("unix:/run/mysqld.sock", None)
+        );
     }
 }

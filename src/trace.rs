@@ -110,10 +110,24 @@ impl Traced {
     }
 }
 
+/// A server's `host:port` as OpenTelemetry's `server.address` and
+/// `server.port` want it: an IPv6 host without its brackets; a socket path
+/// (`unix:/path`) whole, without a port.
+pub(crate) fn split_server(server: &str) -> (&str, Option<u16>) {
+    match server.rsplit_once(':') {
+        Some((host, port)) => match port.parse() {
+            Ok(p) => (host.trim_start_matches('[').trim_end_matches(']'), Some(p)),
+            Err(_) => (server, None),
+        },
+        None => (server, None),
+    }
+}
+
 /// A statement's start, kept by its connection until its end.
 #[derive(Debug)]
 pub(crate) struct Started {
     pub at: Instant,
+    pub connection_id: u64,
     pub statement: Option<Box<str>>,
 }
 
@@ -127,7 +141,7 @@ mod spans {
     use tracing::field::Empty;
     use tracing::span::EnteredSpan;
 
-    use super::{TraceEvent, TraceKind, Tracer};
+    use super::{split_server as address, TraceEvent, TraceKind, Tracer};
 
     thread_local! {
         /// The spans this thread opened and has not closed: a start pushes,
@@ -160,17 +174,6 @@ mod spans {
         pub fn with_statement_text(mut self, on: bool) -> TracingSpans {
             self.statement_text = on;
             self
-        }
-    }
-
-    /// `host:port` split as OpenTelemetry wants it (a socket path: no port).
-    fn address(server: &str) -> (&str, Option<u16>) {
-        match server.rsplit_once(':') {
-            Some((host, port)) => match port.parse() {
-                Ok(p) => (host, Some(p)),
-                Err(_) => (server, None),
-            },
-            None => (server, None),
         }
     }
 

@@ -90,16 +90,15 @@ fn a_scrape_counts_borrows_statements_and_their_times_per_host() {
     assert_eq!(n("db_client_connection_wait_time_seconds_count"), 6.0);
     assert_eq!(n("db_client_connection_use_time_seconds_count"), 3.0);
     assert_eq!(n("db_client_operation_duration_seconds_count"), 6.0);
-    // Three statements slept 50 ms: under 16 ms, only the three others.
-    let below = |le: &str| {
-        one(
-            &after,
-            "db_client_operation_duration_seconds_bucket",
-            &format!("{host},le=\"{le}\""),
-        )
-    };
-    assert_eq!(below("0.016384"), 3.0);
-    assert_eq!(below("0.065536"), 6.0);
+    // Three statements slept at least 50 ms: none of them is counted below
+    // 16.384 ms, whatever the machine's load (how fast the others ran is a
+    // benchmark's business, not this test's).
+    let below = one(
+        &after,
+        "db_client_operation_duration_seconds_bucket",
+        &format!("{host},le=\"0.016384\""),
+    );
+    assert!(below <= 3.0, "{below} statements below 16 ms");
     assert!(n("db_client_operation_duration_seconds_sum") >= 0.15);
     assert!(n("db_client_connection_use_time_seconds_sum") >= 0.15);
     assert_eq!(

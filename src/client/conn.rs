@@ -517,13 +517,12 @@ impl PooledConn {
             }
         }
         if std::mem::take(&mut self.open) {
-            let id = self.lease.id();
             let (session, mut marks, connector) = self.lease.parts();
             session.gate.end();
             marks.statement_ends();
             marks.note_answer_open(false);
             session.observe();
-            trace_end(&mut self.trace, connector, id, None);
+            trace_end(&mut self.trace, connector, None);
         }
     }
 
@@ -535,7 +534,6 @@ impl PooledConn {
         exec: impl FnOnce(&'a mut Conn) -> mysql::Result<QueryResult<'a, 'a, 'a, P>>,
     ) -> mysql::Result<QueryResult<'a, 'a, 'a, P>> {
         self.begin(partly)?;
-        let id = self.lease.id();
         let (session, mut marks, connector) = self.lease.parts();
         marks.note_settled(false);
         let Session {
@@ -558,7 +556,7 @@ impl PooledConn {
                 marks.statement_ends();
                 state.dirty = true;
                 let e = wire_error(WireError::LocalInfileRefused);
-                trace_end(&mut self.trace, connector, id, Some(&e));
+                trace_end(&mut self.trace, connector, Some(&e));
                 Err(e)
             }
             Ok(r) => {
@@ -576,7 +574,7 @@ impl PooledConn {
             Err(e) => {
                 gate.end();
                 marks.statement_ends();
-                trace_end(&mut self.trace, connector, id, Some(&e));
+                trace_end(&mut self.trace, connector, Some(&e));
                 Err(fail(state, &mut marks, connector, e))
             }
         }
@@ -630,6 +628,7 @@ impl PooledConn {
             tr.emit(&e);
             self.trace.get_or_insert_with(Default::default).started = Some(Started {
                 at: Instant::now(),
+                connection_id: id,
                 statement,
             });
         }
@@ -681,11 +680,10 @@ impl PooledConn {
     /// Steps 3 and 4 for a statement begun (`begin`) and read to its end:
     /// `r` is what reading it gave, and where its report is.
     fn settle_reported<T>(&mut self, r: mysql::Result<(T, Report)>) -> mysql::Result<T> {
-        let id = self.lease.id();
         let (session, mut marks, connector) = self.lease.parts();
         session.gate.end();
         marks.statement_ends();
-        trace_end(&mut self.trace, connector, id, r.as_ref().err());
+        trace_end(&mut self.trace, connector, r.as_ref().err());
         match r {
             Ok((v, report)) => {
                 match report {
@@ -839,12 +837,11 @@ impl PooledConn {
         }
         self.note_sql(sql);
         self.begin(partly)?;
-        let id = self.lease.id();
         let (session, mut marks, connector) = self.lease.parts();
         let Some(w) = session.wire() else {
             session.gate.end();
             marks.statement_ends();
-            trace_end(&mut self.trace, connector, id, None);
+            trace_end(&mut self.trace, connector, None);
             return Ok(None);
         };
         match w.framer.send_query(sql.as_bytes()) {
@@ -1076,7 +1073,6 @@ impl PooledConn {
 fn trace_end(
     slot: &mut Option<Box<TraceSlot>>,
     connector: &MysqlConnector,
-    id: u64,
     error: Option<&mysql::Error>,
 ) {
     let started = slot.as_mut().and_then(|t| t.started.take());
@@ -1085,7 +1081,7 @@ fn trace_end(
     };
     let mut e = tr.event(TraceKind::StatementEnd);
     e.server = &tr.server;
-    e.connection_id = id;
+    e.connection_id = s.connection_id;
     e.statement = s.statement.as_deref();
     e.duration = s.at.elapsed();
     let text = error.map(ToString::to_string);
