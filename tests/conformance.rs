@@ -549,3 +549,47 @@ fn conf_frozen_statement() {
     let (v, took) = long.join().unwrap();
     assert_eq!(v, Some(25), "after {took:?}");
 }
+
+/// conf_auth_plugins (MariaDB part): a `mysql_native_password` user and an
+/// `ed25519` user (MariaDB's recommended plugin) each connect; a user whose
+/// plugin staunch does not speak (PAM, which asks for `dialog`) gets an
+/// error naming the plugin at once, not "unreachable" at the acquire
+/// timeout, and no thread panics.
+#[test]
+fn conf_auth_plugins() {
+    let s = MariaDb::start();
+    s.sql("INSTALL PLUGIN IF NOT EXISTS ed25519 SONAME 'auth_ed25519'");
+    s.sql("INSTALL PLUGIN IF NOT EXISTS pam SONAME 'auth_pam'");
+    s.sql("CREATE USER native@'%' IDENTIFIED VIA mysql_native_password USING PASSWORD('n-secret')");
+    s.sql("CREATE USER ed@'%' IDENTIFIED VIA ed25519 USING PASSWORD('e-secret')");
+    s.sql("CREATE USER pamuser@'%' IDENTIFIED VIA pam");
+    s.sql("GRANT ALL ON staunch_test.* TO native@'%', ed@'%', pamuser@'%'");
+    let port = s.port();
+    for (user, pass) in [("native", "n-secret"), ("ed", "e-secret")] {
+        let pool = Pool::from_url(&format!(
+            "mysql://{user}:{pass}@127.0.0.1:{port}/staunch_test?min_idle=0"
+        ))
+        .unwrap();
+        let mut c = pool.get().unwrap_or_else(|e| panic!("{user}: {e}"));
+        let who: String = c.query_first("SELECT CURRENT_USER()").unwrap().unwrap();
+        assert_eq!(who, format!("{user}@%"));
+        drop(c);
+        pool.close();
+    }
+    let pool = Pool::from_url(&format!(
+        "mysql://pamuser:p-secret@127.0.0.1:{port}/staunch_test?min_idle=0&connection_timeout=20s"
+    ))
+    .unwrap();
+    let t = Instant::now();
+    let e = pool.get().unwrap_err();
+    let waited = t.elapsed();
+    let text = e.to_string();
+    assert_eq!(e.kind(), ErrorKind::ConnectRejected, "{text}");
+    assert!(text.contains("\"dialog\""), "{text}");
+    assert!(!text.contains("p-secret"), "{text}");
+    assert!(
+        waited < Duration::from_secs(5),
+        "the refusal took {waited:?}: {text}"
+    );
+    pool.close();
+}
