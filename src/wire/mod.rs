@@ -33,8 +33,10 @@
 //!
 //! Framing (with packets of 16 MiB and more); a session opened on a
 //! connected stream with `mysql_native_password` ([`Framer::connect`]:
-//! another plugin is refused by name), over TLS if asked (rustls, with the
-//! caller's configuration); commands; text-protocol answers: OK,
+//! another plugin is refused by name), over TLS if asked (rustls: a
+//! configuration of the caller's, or [`Tls::new`]'s, whose verifier gives
+//! MySQL's `ssl-mode` meanings and pins by certificate or fingerprint);
+//! commands; text-protocol answers: OK,
 //! ERR (with MariaDB's progress reports skipped), result sets with or
 //! without `CLIENT_DEPRECATE_EOF`, several results of one command, `LOCAL
 //! INFILE` requests refused without losing the connection. Not yet: the
@@ -60,6 +62,7 @@
 //! [`Framer::send_query`]: crate::wire::Framer::send_query
 //! [`Framer::read_response`]: crate::wire::Framer::read_response
 //! [`Framer::connect`]: crate::wire::Framer::connect
+//! [`Tls::new`]: crate::wire::Tls::new
 //! [`Framer::next_packet_buffered`]: crate::wire::Framer::next_packet_buffered
 //! [`Columns::get`]: crate::wire::Columns::get
 //! [`TextRow::cells`]: crate::wire::TextRow::cells
@@ -73,6 +76,7 @@ mod packet;
 mod parse;
 mod stream;
 mod text;
+mod tls;
 
 pub use error::{ServerError, WireError};
 pub use handshake::{Greeting, Login};
@@ -80,6 +84,7 @@ pub use packet::{Framer, ReadNow, MAX_CHUNK};
 pub use parse::{caps, status, EofInfo, OkInfo};
 pub use stream::{Stream, Tls};
 pub use text::{Cells, ColumnDef, Columns, Next, Response, TextRow};
+pub use tls::{Pem, TlsSettings, Verify};
 
 /// `COM_QUERY`: run the statement text in the payload.
 pub const COM_QUERY: u8 = 0x03;
