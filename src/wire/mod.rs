@@ -33,10 +33,8 @@
 //!
 //! Framing (with packets of 16 MiB and more); a session opened on a
 //! connected stream with `mysql_native_password` ([`Framer::connect`]:
-//! another plugin is refused by name), over TLS if asked (rustls: a
-//! configuration of the caller's, or [`Tls::new`]'s, whose verifier gives
-//! MySQL's `ssl-mode` meanings and pins by certificate or fingerprint);
-//! commands; text-protocol answers: OK,
+//! another plugin is refused by name), over TLS if asked (rustls, with the
+//! caller's configuration); commands; text-protocol answers: OK,
 //! ERR (with MariaDB's progress reports skipped), result sets with or
 //! without `CLIENT_DEPRECATE_EOF`, several results of one command, `LOCAL
 //! INFILE` requests refused without losing the connection. Not yet: the
@@ -55,14 +53,18 @@
 //! Rust API's statements), on the same socket: the two take turns, each
 //! reading every answer to its end.
 //!
+//! TLS policy (`tls.rs`): [`Tls::new`] builds the rustls configuration from
+//! the knobs, with a verifier of staunch's own that gives MySQL's
+//! `ssl-mode` meanings and pins by certificate or fingerprint.
+//!
 //! Reference: the MariaDB client/server protocol documentation
 //! (<https://mariadb.com/kb/en/clientserver-protocol/>) and MySQL's
 //! (`sql-common/client.cc`, `libmysql`), as read, not copied.
 //!
 //! [`Framer::send_query`]: crate::wire::Framer::send_query
+//! [`Tls::new`]: crate::wire::Tls::new
 //! [`Framer::read_response`]: crate::wire::Framer::read_response
 //! [`Framer::connect`]: crate::wire::Framer::connect
-//! [`Tls::new`]: crate::wire::Tls::new
 //! [`Framer::next_packet_buffered`]: crate::wire::Framer::next_packet_buffered
 //! [`Columns::get`]: crate::wire::Columns::get
 //! [`TextRow::cells`]: crate::wire::TextRow::cells
