@@ -428,3 +428,134 @@ fn a_client_certificate_for_a_user_that_requires_one() {
     println!("| none (REQUIRE X509) | server error 1045 |");
     println!("| unrelated self-signed | {e} |");
 }
+
+/// A server whose certificate (signed by the test CA) has expired (valid
+/// for the one second it was made in):
+/// refused with its end date under verify_ca, when pinned and when
+/// fingerprinted (Connector/C checks the dates of a fingerprinted
+/// certificate too); not checked under required.
+#[test]
+fn an_expired_server_certificate_is_refused_with_its_date() {
+    let c = test_certs();
+    let dir = c.dir.join("expired");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (key, csr, cert) = (
+        dir.join("expired.key"),
+        dir.join("expired.csr"),
+        dir.join("expired.pem"),
+    );
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .output()
+            .expect("openssl");
+        assert!(out.status.success(), "openssl {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let p = |p: &Path| p.to_str().unwrap().to_string();
+    openssl(&[
+        "req",
+        "-new",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        &p(&key),
+        "-out",
+        &p(&csr),
+        "-subj",
+        "/CN=expired",
+    ]);
+    std::fs::write(dir.join("ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        &p(&csr),
+        "-CA",
+        &p(&c.ca),
+        "-CAkey",
+        &p(&c.ca_key),
+        "-set_serial",
+        "77",
+        "-days",
+        "0",
+        "-extfile",
+        &p(&dir.join("ext")),
+        "-out",
+        &p(&cert),
+    ]);
+    // The server reads its key as the mysql user.
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    // "notAfter=2026-12-05 11:14:17Z" -> "2026-12-05 11:14:17 UTC".
+    let end = openssl(&[
+        "x509",
+        "-noout",
+        "-enddate",
+        "-dateopt",
+        "iso_8601",
+        "-in",
+        &p(&cert),
+    ]);
+    let end = end
+        .trim()
+        .trim_start_matches("notAfter=")
+        .replace('Z', " UTC");
+
+    // notAfter is the second it was made in: past it, the certificate has
+    // expired (webpki compares whole seconds).
+    std::thread::sleep(Duration::from_millis(2100));
+    let server = MariaDb::start_with(ServerOpts {
+        tls: Some(ServerCert::Localhost),
+        args: vec![
+            format!("--ssl-cert={}", p(&cert)),
+            format!("--ssl-key={}", p(&key)),
+        ],
+        ..Default::default()
+    });
+    let expired = format!(
+        "the server's certificate (CN=expired, issued by CN=staunch test CA) expired on {end}"
+    );
+    let cases = [
+        (
+            "required",
+            TlsSettings::new(Verify::None, "127.0.0.1"),
+            Want::Answers,
+        ),
+        (
+            "verify_ca, tls_ca the test CA",
+            TlsSettings {
+                ca: Some(pem("tls_ca", &c.ca)),
+                ..TlsSettings::new(Verify::Ca, "127.0.0.1")
+            },
+            Want::Refused(expired.clone()),
+        ),
+        (
+            "verify_ca, pinned",
+            TlsSettings {
+                ca: Some(pem("tls_ca", &cert)),
+                ..TlsSettings::new(Verify::Ca, "127.0.0.1")
+            },
+            Want::Refused(expired.clone()),
+        ),
+        (
+            "required, fingerprint",
+            TlsSettings {
+                fingerprints: Some(openssl_fingerprint(&cert)),
+                ..TlsSettings::new(Verify::None, "127.0.0.1")
+            },
+            Want::Refused(expired.clone()),
+        ),
+    ];
+    println!("| expired certificate | result |\n|---|---|");
+    for (name, s, want) in cases {
+        let got = match select_one(&server, "app", "app-secret", &s) {
+            Ok(()) => Want::Answers,
+            Err(e) => Want::Refused(e),
+        };
+        assert_eq!(got, want, "{name}");
+        println!("| {name} | {got:?} |");
+    }
+}

@@ -575,11 +575,18 @@ impl Verifier {
                      SHA-256 in tls_fingerprint"
                 )
             }
-            other => self.chain_failure(other, &who, &trusted),
+            other => self.chain_failure(other, cert, &who, &trusted),
         })
     }
 
-    fn chain_failure(&self, e: rustls::Error, who: &str, trusted: &str) -> String {
+    fn chain_failure(
+        &self,
+        e: rustls::Error,
+        cert: &CertificateDer<'_>,
+        who: &str,
+        trusted: &str,
+    ) -> String {
+        let dates = der::validity(cert);
         match e {
             rustls::Error::InvalidCertificate(CertificateError::ExpiredContext {
                 not_after,
@@ -596,9 +603,20 @@ impl Verifier {
                  is wrong)",
                 date(not_before.as_secs())
             ),
-            rustls::Error::InvalidCertificate(CertificateError::Expired) => {
-                format!("the server's certificate ({who}) or its chain has expired")
-            }
+            // webpki's InvalidCertValidity: a notAfter before the notBefore
+            // (webpki says which certificate of the chain only by this).
+            rustls::Error::InvalidCertificate(CertificateError::Expired) => match dates {
+                Some((from, until)) if until < from => format!(
+                    "the server's certificate ({who}) has a validity period that ends ({}) \
+                     before it begins ({})",
+                    date(until),
+                    date(from)
+                ),
+                _ => format!(
+                    "a certificate of the server's chain ({who}) has a validity period that \
+                     ends before it begins"
+                ),
+            },
             rustls::Error::InvalidCertificate(CertificateError::Other(o)) => {
                 match o.0.downcast_ref::<webpki::Error>() {
                     Some(w) => format!(
