@@ -717,8 +717,8 @@ impl ServerCertVerifier for Verifier {
 /// `"self-signed"`.
 fn describe(cert: &CertificateDer<'_>) -> String {
     match der::names(cert) {
-        Some((issuer, subject)) if issuer == subject => format!("{subject}, self-signed"),
-        Some((issuer, subject)) => format!("{subject}, issued by {issuer}"),
+        Some(n) if n.self_issued => format!("{}, self-signed", n.subject),
+        Some(n) => format!("{}, issued by {}", n.subject, n.issuer),
         None => "a certificate whose names cannot be read".to_string(),
     }
 }
@@ -816,10 +816,23 @@ mod der {
         Some((issuer, validity, subject))
     }
 
-    /// Issuer and subject as `CN=...` (or `"no common name"`).
-    pub(super) fn names(cert: &[u8]) -> Option<(String, String)> {
+    /// A certificate's names, as its common names.
+    pub(super) struct Names {
+        /// `CN=...` (or `"no common name"`).
+        pub(super) issuer: String,
+        pub(super) subject: String,
+        /// Issuer and subject are the same name (all of it, not only the
+        /// common name).
+        pub(super) self_issued: bool,
+    }
+
+    pub(super) fn names(cert: &[u8]) -> Option<Names> {
         let (issuer, _, subject) = fields(cert)?;
-        Some((common_name(issuer)?, common_name(subject)?))
+        Some(Names {
+            issuer: common_name(issuer)?,
+            subject: common_name(subject)?,
+            self_issued: issuer == subject,
+        })
     }
 
     /// The first common name of a Name (a SEQUENCE of SETs of
@@ -937,7 +950,7 @@ mod tests {
             &[0x30, 0x85, 1, 1, 1, 1, 1],
             &[0x30, 0x05, 0x30],
         ] {
-            assert_eq!(der::names(bad), None);
+            assert!(der::names(bad).is_none());
             assert_eq!(der::validity(bad), None);
         }
     }
