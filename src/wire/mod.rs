@@ -53,11 +53,16 @@
 //! Rust API's statements), on the same socket: the two take turns, each
 //! reading every answer to its end.
 //!
+//! TLS policy (`tls.rs`): [`Tls::new`] builds the rustls configuration from
+//! the knobs, with a verifier of staunch's own that gives MySQL's
+//! `ssl-mode` meanings and pins by certificate or fingerprint.
+//!
 //! Reference: the MariaDB client/server protocol documentation
 //! (<https://mariadb.com/kb/en/clientserver-protocol/>) and MySQL's
 //! (`sql-common/client.cc`, `libmysql`), as read, not copied.
 //!
 //! [`Framer::send_query`]: crate::wire::Framer::send_query
+//! [`Tls::new`]: crate::wire::Tls::new
 //! [`Framer::read_response`]: crate::wire::Framer::read_response
 //! [`Framer::connect`]: crate::wire::Framer::connect
 //! [`Framer::next_packet_buffered`]: crate::wire::Framer::next_packet_buffered
@@ -73,6 +78,7 @@ mod packet;
 mod parse;
 mod stream;
 mod text;
+mod tls;
 
 pub use error::{ServerError, WireError};
 pub use handshake::{Greeting, Login};
@@ -80,6 +86,7 @@ pub use packet::{Framer, ReadNow, MAX_CHUNK};
 pub use parse::{caps, status, EofInfo, OkInfo};
 pub use stream::{Stream, Tls};
 pub use text::{Cells, ColumnDef, Columns, Next, Response, TextRow};
+pub use tls::{Pem, TlsSettings, Verify};
 
 /// `COM_QUERY`: run the statement text in the payload.
 pub const COM_QUERY: u8 = 0x03;

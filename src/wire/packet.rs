@@ -315,7 +315,7 @@ impl<S: Read + Write> Framer<S> {
                 }
                 Ok(got) => self.got(got),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(WireError::Io(e)),
+                Err(e) => return Err(e.into()),
             }
         }
         Ok(())
@@ -409,7 +409,7 @@ impl<S: Read + Write + ReadNow> Framer<S> {
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
-                Err(e) => return Err(WireError::Io(e)),
+                Err(e) => return Err(e.into()),
             }
         }
     }
