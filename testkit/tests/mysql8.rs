@@ -409,13 +409,17 @@ fn command_line_serves_and_dies_with_a_killed_parent() {
     let stdout = kit.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
     });
+    // Long enough for a cold `go build` on two busy cores.
     let line = rx
-        .recv_timeout(Duration::from_secs(180))
-        .expect("a ready line within 180 s");
+        .recv_timeout(Duration::from_secs(300))
+        .expect("a ready line within 300 s");
     let ready: serde_json::Value = serde_json::from_str(&line).expect("JSON");
     assert_eq!(ready["ready"], true, "{line}");
     assert_eq!(ready["kind"], "mysql8", "{line}");
@@ -441,6 +445,15 @@ fn command_line_serves_and_dies_with_a_killed_parent() {
 
     let server_pid = ready["server_pid"].as_u64().expect("server_pid");
     assert!(!exited(server_pid));
+    let stdin = kit.stdin.as_mut().unwrap();
+    stdin.write_all(b"status\nfreeze\n").unwrap();
+    let status: serde_json::Value =
+        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(10)).unwrap()).unwrap();
+    assert_eq!(status["mysql8"]["pid"], server_pid, "{status}");
+    assert_eq!(status["mysql8"]["running"], true, "{status}");
+    let freeze: serde_json::Value =
+        serde_json::from_str(&rx.recv_timeout(Duration::from_secs(10)).unwrap()).unwrap();
+    assert_eq!(freeze["ok"], false, "{freeze}");
     kit.kill().expect("SIGKILL the command line");
     kit.wait().expect("reap it");
     let t0 = std::time::Instant::now();

@@ -615,7 +615,10 @@ impl Harness {
         };
         if n >= self.servers.len() {
             return Err(match self.servers.len() {
-                0 => "there are no MariaDB servers here".into(),
+                0 if self.kind == Kind::Mysql8 => {
+                    "there are no servers here to drive (mysql8: status, help, quit)".into()
+                }
+                0 => "there are no servers here (proxy only)".into(),
                 len => format!("no server {n} (indexes 0 to {})", len - 1),
             });
         }
