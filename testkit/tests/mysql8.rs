@@ -13,7 +13,7 @@ use mysql::mysql_common::scramble::scramble_sha256;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts};
 use staunch_testkit::mysql8::{NATIVE_PASS, NATIVE_USER, SHA2_PASS, SHA2_USER};
-use staunch_testkit::{Mysql8, Mysql8Opts, ServerCert};
+use staunch_testkit::{AuthPlugin, Mysql8, Mysql8Opts, ServerCert};
 
 const CLIENT_PROTOCOL_41: u32 = 0x200;
 const CLIENT_SSL: u32 = 0x800;
@@ -244,6 +244,32 @@ fn sha2_user_over_unix_socket() {
         assert_eq!(select_one(&mut c), 1);
         assert_eq!(current_user(&mut c), "sha2@%");
     }
+}
+
+#[test]
+fn sha2_user_through_an_auth_switch() {
+    // A greeting that names mysql_native_password: the server switches the
+    // sha2 account to caching_sha2_password (AuthSwitchRequest), as MySQL
+    // does for an account whose plugin differs from the default.
+    let server = Mysql8::start_with(Mysql8Opts {
+        tls: Some(ServerCert::Localhost),
+        greeting_plugin: AuthPlugin::MysqlNativePassword,
+        ..Mysql8Opts::default()
+    });
+    let mut s = TcpStream::connect(server.addr()).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let (_, greeting) = read_packet(&mut s);
+    assert_eq!(parse_greeting(&greeting).plugin, "mysql_native_password");
+    drop(s);
+    for opts in [
+        server.opts(SHA2_USER, SHA2_PASS),
+        server.socket_opts(SHA2_USER, SHA2_PASS),
+    ] {
+        let mut c = connect(opts).expect("sha2 after a switch");
+        assert_eq!(current_user(&mut c), "sha2@%");
+    }
+    let mut c = connect(server.opts(NATIVE_USER, NATIVE_PASS)).expect("native");
+    assert_eq!(current_user(&mut c), "native@%");
 }
 
 #[test]
