@@ -337,6 +337,12 @@ type handler struct {
 
 func (h *handler) Env() *vtenv.Environment { return h.env }
 
+// NewConnection sets the autocommit bit of the status flags, which the
+// greeting and every OK packet carry, as MySQL's do (Vitess leaves them 0).
+func (h *handler) NewConnection(c *mysql.Conn) {
+	c.StatusFlags |= mysql.ServerStatusAutocommit
+}
+
 func (h *handler) WarningCount(*mysql.Conn) uint16 { return 0 }
 
 func (h *handler) ComQuery(c *mysql.Conn, query string, callback func(*sqltypes.Result) error) error {

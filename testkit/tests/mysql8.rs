@@ -22,6 +22,7 @@ const CLIENT_PLUGIN_AUTH: u32 = 0x8_0000;
 const CLIENT_CONNECT_ATTRS: u32 = 0x10_0000;
 const CLIENT_PLUGIN_AUTH_LENENC: u32 = 0x20_0000;
 const CLIENT_DEPRECATE_EOF: u32 = 0x100_0000;
+const SERVER_STATUS_AUTOCOMMIT: u16 = 0x2;
 
 fn tls_server() -> Mysql8 {
     Mysql8::start_with(Mysql8Opts {
@@ -78,6 +79,7 @@ struct Greeting {
     protocol: u8,
     version: String,
     capabilities: u32,
+    status: u16,
     salt: Vec<u8>,
     plugin: String,
 }
@@ -99,7 +101,9 @@ fn parse_greeting(p: &[u8]) -> Greeting {
     let mut salt = p.get(i..i + 8).expect("salt part 1").to_vec();
     i += 8 + 1; // filler
     let low = u16::from_le_bytes([at(i), at(i + 1)]) as u32;
-    i += 2 + 1 + 2; // charset, status
+    i += 2 + 1; // charset
+    let status = u16::from_le_bytes([at(i), at(i + 1)]);
+    i += 2;
     let high = u16::from_le_bytes([at(i), at(i + 1)]) as u32;
     i += 2;
     let auth_len = at(i) as usize;
@@ -113,6 +117,7 @@ fn parse_greeting(p: &[u8]) -> Greeting {
         protocol: at(0),
         version,
         capabilities: low | high << 16,
+        status,
         salt,
         plugin: String::from_utf8_lossy(&p[i..plugin_end]).into_owned(),
     }
@@ -219,6 +224,7 @@ fn greeting_looks_like_mysql_8() {
             | CLIENT_DEPRECATE_EOF;
         assert_eq!(g.capabilities & wanted, wanted, "{:#x}", g.capabilities);
         assert_eq!(g.capabilities & CLIENT_SSL != 0, tls);
+        assert_eq!(g.status, SERVER_STATUS_AUTOCOMMIT, "status flags");
     }
 }
 
@@ -354,6 +360,9 @@ fn sha2_full_then_fast_path_then_full_after_flush() {
         );
         let (_, ok) = read_packet(&mut s);
         assert_eq!(ok.first(), Some(&0x00), "OK after the fast path: {ok:?}");
+        // 0x00, affected rows 0, insert id 0, then the status flags.
+        let status = ok.get(3..5).map(|b| u16::from_le_bytes([b[0], b[1]]));
+        assert_eq!(status, Some(SERVER_STATUS_AUTOCOMMIT), "{ok:?}");
     };
     full(&server);
     fast(&server);
