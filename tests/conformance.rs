@@ -593,3 +593,42 @@ fn conf_auth_plugins() {
     );
     pool.close();
 }
+
+/// conf_auth_plugins (the second server): a `caching_sha2_password` user of
+/// the test kit's Vitess server (MySQL 8's greeting) connects over TLS and
+/// over the unix socket (the two transports on which that server lets it
+/// log in), and a `mysql_native_password` user over plain TCP.
+#[test]
+fn conf_auth_plugins_caching_sha2() {
+    use support::{Mysql8, Mysql8Opts, ServerCert};
+    let tls = Mysql8::start_with(Mysql8Opts {
+        tls: Some(ServerCert::Localhost),
+        ..Mysql8Opts::default()
+    });
+    let plain = Mysql8::start();
+    let socket = plain.socket_path();
+    for (what, url, user) in [
+        ("sha2 over TLS", tls.url(), "sha2"),
+        (
+            "sha2 over the unix socket",
+            format!("{}?socket={}", plain.url(), socket.display()),
+            "sha2",
+        ),
+        (
+            "native over TCP",
+            plain.url_for("native", "native-secret"),
+            "native",
+        ),
+    ] {
+        let pool = Pool::from_url(&format!(
+            "{url}{}min_idle=0",
+            if url.contains('?') { "&" } else { "?" }
+        ))
+        .unwrap();
+        let mut c = pool.get().unwrap_or_else(|e| panic!("{what}: {e}"));
+        let who: String = c.query_first("SELECT CURRENT_USER()").unwrap().unwrap();
+        assert_eq!(who, format!("{user}@%"), "{what}");
+        drop(c);
+        pool.close();
+    }
+}

@@ -1342,3 +1342,26 @@ func Test_conf_auth_plugins(t *testing.T) {
 		t.Errorf("the refusal took %v: %v", waited, err)
 	}
 }
+
+// Test_conf_auth_plugins_caching_sha2: the test kit's second server
+// (Vitess's go/mysql, a MySQL 8 greeting): its caching_sha2_password user
+// connects over TLS and answers.
+func Test_conf_auth_plugins_caching_sha2(t *testing.T) {
+	k, err := testkit.Start("mysql8", "--tls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop()
+	p, err := staunch.New(bg, k.Ready.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var who string
+	if err := p.QueryRow(bg, "SELECT CURRENT_USER()").Scan(&who); err != nil {
+		t.Fatal(err)
+	}
+	if who != "sha2@%" {
+		t.Errorf("CURRENT_USER() is %s", who)
+	}
+}

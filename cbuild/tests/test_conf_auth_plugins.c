@@ -1,9 +1,11 @@
-/* conf_auth_plugins (MariaDB part): users IDENTIFIED VIA
+/* conf_auth_plugins. Without argument, the MariaDB part: users IDENTIFIED VIA
  * mysql_native_password and ed25519 each connect and answer; a user of a
  * plugin staunch does not speak (PAM, which asks for "dialog") gets
  * STAUNCH_CONNECT_REJECTED with a message naming the plugin at once (well before the
  * 20 s acquire timeout), never a crash or "unreachable". The server is the
- * test's own (util.c's tk_*): root creates the users. */
+ * test's own (util.c's tk_*): root creates the users. With "sha2": the
+ * test kit's second server (Vitess's go/mysql, a MySQL 8 greeting) over
+ * TLS, whose caching_sha2_password user connects and answers. */
 #include "util.h"
 
 static void connects(int port, const char *user, const char *pass) {
@@ -22,7 +24,29 @@ static void connects(int port, const char *user, const char *pass) {
     staunch_pool_free(pool);
 }
 
-int main(void) {
+static int sha2(void) {
+    static const char *const args[] = {"mysql8", "--tls", NULL};
+    const char *ready = tk_start_args(args);
+    char url[1024];
+    CHECK(json_str(ready, "url", url, sizeof url) != NULL);
+    /* That server runs no prepared statement: the text protocol. */
+    strncat(url, "&interpolate_params=true", sizeof url - strlen(url) - 1);
+    staunch_pool *pool = NULL;
+    OK(staunch_pool_open, url, &pool);
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &c);
+    char who[128];
+    query_text(c, "SELECT CURRENT_USER()", 0, who, sizeof who);
+    CHECKF(strcmp(who, "sha2@%") == 0, "CURRENT_USER() is %s", who);
+    staunch_conn_free(c);
+    staunch_pool_free(pool);
+    tk_quit();
+    printf("conf_auth_plugins sha2: ok\n");
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "sha2") == 0) return sha2();
     char url[512];
     tk_start(url, sizeof url);
     tk_cmd("sql 0 INSTALL PLUGIN IF NOT EXISTS ed25519 SONAME 'auth_ed25519'");

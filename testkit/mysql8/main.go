@@ -3,7 +3,8 @@
 // caching_sha2_password, which the test kit's MariaDB does not.
 //
 // It knows a handful of statements (SELECT of 1, @@variables,
-// CURRENT_USER(), CONNECTION_ID(); SET; FLUSH PRIVILEGES) and answers
+// CURRENT_USER(), CONNECTION_ID(); SET; USE; BEGIN, COMMIT, ROLLBACK;
+// FLUSH PRIVILEGES) and answers
 // anything else with MySQL's error 1235 (ER_NOT_SUPPORTED_YET). It listens on a TCP address and/or
 // a unix socket, prints one JSON line on stdout once it listens, and exits
 // when its standard input reaches end of file, so a test process that dies
@@ -363,7 +364,7 @@ func (h *handler) ComQueryMulti(c *mysql.Conn, sql string, callback func(qr sqlt
 
 func unsupported(what string) error {
 	return sqlerror.NewSQLErrorf(sqlerror.ERNotSupportedYet, sqlerror.SSClientError,
-		"This version of MySQL doesn't yet support '%s' (the test kit's mysql8 server knows only SELECT 1, @@variables, CURRENT_USER(), CONNECTION_ID(), SET and FLUSH PRIVILEGES)", what)
+		"This version of MySQL doesn't yet support '%s' (the test kit's mysql8 server knows only SELECT 1, @@variables, CURRENT_USER(), CONNECTION_ID(), SET, USE, a transaction's BEGIN, COMMIT and ROLLBACK, and FLUSH PRIVILEGES)", what)
 }
 
 func (h *handler) ComPrepare(*mysql.Conn, string) ([]*querypb.Field, uint16, error) {
@@ -394,7 +395,11 @@ func (h *handler) answer(c *mysql.Conn, query string) (*sqltypes.Result, error) 
 	q := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(query), ";"))
 	norm := strings.ToLower(strings.Join(strings.Fields(q), " "))
 	switch {
-	case strings.HasPrefix(norm, "set "), strings.HasPrefix(norm, "use "):
+	case strings.HasPrefix(norm, "set "), strings.HasPrefix(norm, "use "),
+		// A transaction's ends, as a PEP 249 or JDBC client sends them
+		// around every borrow (there is no data to keep or undo).
+		norm == "commit", norm == "rollback", norm == "begin",
+		strings.HasPrefix(norm, "start transaction"):
 		return &sqltypes.Result{}, nil
 	case norm == "flush privileges":
 		h.auth.flush()
@@ -447,6 +452,20 @@ func (h *handler) value(c *mysql.Conn, item string) (sqltypes.Value, error) {
 			return sqltypes.NewVarChar(h.socket), nil
 		case "autocommit":
 			return sqltypes.NewInt64(1), nil
+		// What a client asks of a new session (staunch asks these three when
+		// the server reports no session variables, as this one does not).
+		case "sql_mode":
+			return sqltypes.NewVarChar("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"), nil
+		case "character_set_client", "character_set_connection", "character_set_results":
+			return sqltypes.NewVarChar("utf8mb4"), nil
+		case "collation_connection":
+			return sqltypes.NewVarChar("utf8mb4_0900_ai_ci"), nil
+		case "transaction_isolation", "tx_isolation":
+			return sqltypes.NewVarChar("REPEATABLE-READ"), nil
+		case "time_zone":
+			return sqltypes.NewVarChar("SYSTEM"), nil
+		case "max_execution_time", "lower_case_table_names":
+			return sqltypes.NewInt64(0), nil
 		case "default_authentication_plugin":
 			return sqltypes.NewVarChar(string(h.auth.defaultAuth)), nil
 		}

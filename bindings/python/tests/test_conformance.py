@@ -849,3 +849,17 @@ def test_conf_auth_plugins(own_server):
     assert '"dialog"' in str(e.value)
     assert "p-secret" not in str(e.value)
     assert waited < 5 + SLACK, f"the refusal took {waited:.1f} s: {e.value}"
+
+
+def test_conf_auth_plugins_caching_sha2():
+    """The test kit's second server (Vitess's go/mysql, a MySQL 8 greeting):
+    its caching_sha2_password user connects over TLS and answers."""
+    from .conftest import Testkit
+
+    tk = Testkit("mysql8", "--tls")
+    try:
+        with staunch.Pool(tk.url) as pool:
+            with pool.connection() as conn:
+                assert one(conn, "SELECT CURRENT_USER()") == "sha2@%"
+    finally:
+        tk.close()

@@ -52,4 +52,17 @@ class AuthPluginsConformanceTest {
             }
         }
     }
+
+    /** The test kit's second server (Vitess's go/mysql, a MySQL 8 greeting): its caching_sha2_password user connects. */
+    @Test
+    void conf_auth_plugins_caching_sha2() {
+        try (Testkit tk = Testkit.start("mysql8", "--tls");
+                // That server runs no prepared statement: the text protocol.
+                Pool pool = Staunch.open(tk.url() + "&interpolate_params=true");
+                Conn c = pool.get(Duration.ofSeconds(10));
+                Rows r = c.query("SELECT CURRENT_USER()")) {
+            assertTrue(r.next());
+            assertEquals("sha2@%", r.getString(0));
+        }
+    }
 }
