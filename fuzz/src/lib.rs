@@ -1886,6 +1886,70 @@ pub fn sql_scanner(data: &[u8]) {
 }
 
 // ---------------------------------------------------------------------------
+// framer: the packet layer fed a server's byte stream
+
+/// A server's bytes, handed out a few at a time; what the client writes is
+/// dropped.
+struct ServerBytes {
+    input: std::io::Cursor<Vec<u8>>,
+    per_read: usize,
+}
+
+impl std::io::Read for ServerBytes {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.per_read);
+        self.input.read(&mut buf[..n])
+    }
+}
+
+impl std::io::Write for ServerBytes {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The first byte picks how many bytes each read returns (1 to 256), the
+/// second the packet size limit; the rest is what the server sent. Checks:
+/// the framer reads packets until the bytes end and then fails with a
+/// `WireError` that has words (never a panic, never a loop: each packet
+/// takes at least its 4-byte header), no packet is longer than what arrived
+/// or than the limit, and a stream that ended is reported as such, with
+/// `is_fatal`.
+pub fn framer(data: &[u8]) {
+    use staunch::wire::Framer;
+    let [per_read, limit, input @ ..] = data else {
+        return;
+    };
+    let max = 1usize << (*limit % 25);
+    let mut f = Framer::new(
+        ServerBytes {
+            input: std::io::Cursor::new(input.to_vec()),
+            per_read: usize::from(*per_read) + 1,
+        },
+        0,
+    );
+    f.set_max_packet(max);
+    let mut packets = 0usize;
+    let err = loop {
+        match f.read_packet() {
+            Ok(p) => {
+                assert!(p.len() <= input.len(), "a packet longer than the input");
+                assert!(p.len() <= max.max(0xFF_FFFF), "a packet over the limit");
+                packets += 1;
+                assert!(packets <= input.len() / 4 + 1, "more packets than headers");
+            }
+            Err(e) => break e,
+        }
+    };
+    let text = err.to_string();
+    assert!(!text.is_empty());
+    assert!(err.is_fatal(), "{text}: a broken stream must end the connection");
+}
+
+// ---------------------------------------------------------------------------
 // Replay of the committed corpus on stable
 
 #[cfg(test)]
@@ -1958,6 +2022,11 @@ mod tests {
     #[test]
     fn corpus_sql_scanner() {
         replay("sql_scanner", super::sql_scanner);
+    }
+
+    #[test]
+    fn corpus_framer() {
+        replay("framer", super::framer);
     }
 
     #[test]
