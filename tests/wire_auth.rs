@@ -147,12 +147,18 @@ fn native_users_with_and_without_a_password() {
     for via in [Via::Tcp, Via::Unix] {
         let (got, sent) = log_in(&s, via, "nat", "nat-hunter2", false);
         let (user, plugin) = got.unwrap_or_else(|e| panic!("{via:?}: {e}"));
-        assert_eq!((user.as_str(), plugin), ("nat@%", AuthPlugin::NativePassword));
+        assert_eq!(
+            (user.as_str(), plugin),
+            ("nat@%", AuthPlugin::NativePassword)
+        );
         assert!(!contains(&sent, "nat-hunter2"), "{via:?}");
 
         let (got, _) = log_in(&s, via, "nopw", "", false);
         let (user, plugin) = got.unwrap_or_else(|e| panic!("{via:?}: {e}"));
-        assert_eq!((user.as_str(), plugin), ("nopw@%", AuthPlugin::NativePassword));
+        assert_eq!(
+            (user.as_str(), plugin),
+            ("nopw@%", AuthPlugin::NativePassword)
+        );
 
         let (got, _) = log_in(&s, via, "nat", "not-nat-hunter2", false);
         match got {
@@ -221,7 +227,10 @@ fn pams_cleartext_only_over_a_unix_socket_and_only_when_allowed() {
     // A unix socket, not allowed: refused, nothing sent.
     let (got, sent) = log_in(&s, Via::Unix, "pam", PW, false);
     let e = got.unwrap_err().to_string();
-    assert!(e.contains("not allowed: set allow_cleartext_password=true"), "{e}");
+    assert!(
+        e.contains("not allowed: set allow_cleartext_password=true"),
+        "{e}"
+    );
     assert!(!contains(&sent, PW));
     // Allowed, over the unix socket: sent, and the verdict is the
     // server's (PAM has no such service, so no such user).
