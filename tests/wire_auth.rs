@@ -123,14 +123,9 @@ fn current_user<S: Read + Write>(f: &mut Framer<S>) -> String {
     let mut cols = Columns::new();
     assert_eq!(f.read_response(&mut cols).unwrap(), Response::ResultSet);
     let mut user = None;
-    loop {
-        match f.next_row().unwrap() {
-            Next::Row(r) => {
-                let cell = r.cells().next().flatten().unwrap();
-                user = Some(String::from_utf8(cell.to_vec()).unwrap());
-            }
-            Next::End(_) => break,
-        }
+    while let Next::Row(r) = f.next_row().unwrap() {
+        let cell = r.cells().next().flatten().unwrap();
+        user = Some(String::from_utf8(cell.to_vec()).unwrap());
     }
     user.expect("a row")
 }

@@ -195,7 +195,11 @@ impl<S: Read + Write> Framer<Stream<S>> {
     ) -> Result<(Framer<Stream<S>>, Greeting), WireError> {
         let mut f = Framer::new(Stream::Plain(stream), 0);
         f.advance()?;
-        let (mut greeting, scramble, offered) = parse_greeting(f.last_packet())?;
+        let Hello {
+            mut greeting,
+            scramble,
+            plugin: offered,
+        } = parse_greeting(f.last_packet())?;
         let mut want = WANTED | login.extra_caps;
         want &= !flag::SSL;
         if login.database.is_some() {
@@ -436,9 +440,18 @@ fn unsupported_plugin(name: &[u8]) -> WireError {
     ))
 }
 
-/// The greeting, the 20-byte scramble, and the plugin the greeting names
-/// (the server's default), if any.
-fn parse_greeting(p: &[u8]) -> Result<(Greeting, Vec<u8>, Option<Vec<u8>>), WireError> {
+/// What a greeting holds for the login.
+#[derive(Debug)]
+struct Hello {
+    greeting: Greeting,
+    /// The 20-byte scramble (nonce).
+    scramble: Vec<u8>,
+    /// The plugin the greeting names (the server's default), if any.
+    plugin: Option<Vec<u8>>,
+}
+
+/// The greeting, read.
+fn parse_greeting(p: &[u8]) -> Result<Hello, WireError> {
     if p.first() == Some(&0xff) {
         // Refused before any handshake (too many connections, a blocked
         // host): an ERR packet without a SQLSTATE.
@@ -483,8 +496,8 @@ fn parse_greeting(p: &[u8]) -> Result<(Greeting, Vec<u8>, Option<Vec<u8>>), Wire
         r.rest[..end].to_vec()
     });
     let version = text.strip_prefix("5.5.5-").unwrap_or(&text).to_string();
-    Ok((
-        Greeting {
+    Ok(Hello {
+        greeting: Greeting {
             version,
             connection_id,
             server_caps,
@@ -492,7 +505,7 @@ fn parse_greeting(p: &[u8]) -> Result<(Greeting, Vec<u8>, Option<Vec<u8>>), Wire
         },
         scramble,
         plugin,
-    ))
+    })
 }
 
 #[cfg(test)]
@@ -607,6 +620,9 @@ mod exchanges {
 
     const OK: &[u8] = &[0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00];
 
+    /// A packet the client sent: its sequence id and payload.
+    type Sent = (u8, Vec<u8>);
+
     /// Runs a login against a server that sends `greeting` and then
     /// `replies`, one per client packet: the outcome, and the client's
     /// packets (sequence id, payload).
@@ -614,7 +630,7 @@ mod exchanges {
         login: &Login<'_>,
         greeting: &[u8],
         replies: &[&[u8]],
-    ) -> (Result<AuthPlugin, WireError>, Vec<(u8, Vec<u8>)>) {
+    ) -> (Result<AuthPlugin, WireError>, Vec<Sent>) {
         let mut input = crate::wire::packet::testing::packet(0, greeting);
         // Each reply answers a client packet, but the OK that follows "fast
         // authentication succeeded" (0x01 0x03) follows it directly.
