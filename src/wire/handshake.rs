@@ -376,7 +376,8 @@ fn authenticate<S: Read + Write>(
                         }
                     }
                     (Sha2::KeyAsked, pem) => {
-                        let sealed = packets::rsa_password(pem, &nonce, login.password)?;
+                        let sealed = packets::rsa_password(pem, &nonce, login.password)
+                            .map_err(|e| in_knob(e, "fetched: get_server_public_key"))?;
                         sha2 = Sha2::Sent;
                         f.send_packet(&sealed)?;
                     }
