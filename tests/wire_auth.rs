@@ -18,10 +18,11 @@ use std::os::unix::net::UnixStream;
 use std::rc::Rc;
 use std::time::Duration;
 
-use staunch::wire::{AuthPlugin, Columns, Framer, Login, Next, Response, Stream, WireError};
-use staunch_testkit::{MariaDb, ServerOpts};
+use staunch::wire::{AuthPlugin, Columns, Framer, Login, Next, Response, Stream, Tls, WireError};
+use staunch_testkit::{test_certs, MariaDb, ServerCert, ServerOpts};
 
 /// A stream that keeps a copy of every byte the client writes.
+#[derive(Debug)]
 struct Recorded<S> {
     inner: S,
     written: Rc<RefCell<Vec<u8>>>,
@@ -58,12 +59,16 @@ type Outcome<S> = (
 );
 
 fn log_in_on<S: Read + Write>(stream: S, login: &Login<'_>) -> Outcome<S> {
+    log_in_tls(stream, login, None)
+}
+
+fn log_in_tls<S: Read + Write>(stream: S, login: &Login<'_>, tls: Option<&Tls>) -> Outcome<S> {
     let written = Rc::new(RefCell::new(Vec::new()));
     let rec = Recorded {
         inner: stream,
         written: written.clone(),
     };
-    let got = Framer::connect(rec, login, None).map(|(f, g)| (f, g.auth_plugin));
+    let got = Framer::connect(rec, login, tls).map(|(f, g)| (f, g.auth_plugin));
     if let Err(e) = &got {
         let text = format!("{e} {e:?}");
         assert!(!text.trim().is_empty());
@@ -193,14 +198,16 @@ fn an_ed25519_user_by_the_servers_switch() {
     }
 }
 
-/// MariaDB with PAM, asking for `mysql_clear_password` when `cleartext`.
-fn pam_server(cleartext: bool) -> MariaDb {
+/// MariaDB with PAM, asking for `mysql_clear_password` when `cleartext`,
+/// with TLS when `tls`.
+fn pam_server(cleartext: bool, tls: bool) -> MariaDb {
     let mut args = vec!["--plugin-load-add=auth_pam".to_string()];
     if cleartext {
         args.push("--pam-use-cleartext-plugin".into());
     }
     let s = MariaDb::start_with(ServerOpts {
         args,
+        tls: tls.then_some(ServerCert::Localhost),
         ..Default::default()
     });
     s.sql("CREATE USER pam@'%' IDENTIFIED VIA pam USING 'staunch-no-such-service'");
@@ -209,7 +216,7 @@ fn pam_server(cleartext: bool) -> MariaDb {
 
 #[test]
 fn pams_cleartext_only_over_a_unix_socket_and_only_when_allowed() {
-    let s = pam_server(true);
+    let s = pam_server(true, false);
     const PW: &str = "pam-hunter2";
     // Plain TCP: refused by name, allowed or not, before the password.
     for allow in [false, true] {
@@ -239,7 +246,7 @@ fn pams_cleartext_only_over_a_unix_socket_and_only_when_allowed() {
 
 #[test]
 fn pams_dialog_and_an_old_plugin_are_refused_by_name() {
-    let s = pam_server(false);
+    let s = pam_server(false, false);
     const PW: &str = "pam-hunter2";
     for via in [Via::Tcp, Via::Unix] {
         let (got, sent) = log_in(&s, via, "pam", PW, true);
@@ -260,4 +267,68 @@ fn pams_dialog_and_an_old_plugin_are_refused_by_name() {
     let (got, _) = log_in(&s, Via::Tcp, "old", "old-hunter2", false);
     let e = got.unwrap_err().to_string();
     assert!(e.contains("\"mysql_old_password\""), "{e}");
+}
+
+/// TLS trusting the test kit's CA, for the server name 127.0.0.1.
+fn tls() -> Tls {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(&test_certs().ca).expect("the CA file") {
+        roots.add(cert.expect("a certificate")).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Tls {
+        config: std::sync::Arc::new(config),
+        server_name: "127.0.0.1".try_into().unwrap(),
+    }
+}
+
+#[test]
+fn pams_cleartext_over_tls_when_allowed() {
+    let s = pam_server(true, true);
+    const PW: &str = "pam-hunter2";
+    let tls = tls();
+    let login = |allow_cleartext| Login {
+        user: "pam",
+        password: PW,
+        allow_cleartext,
+        ..Login::default()
+    };
+    // Not allowed: refused by name, over TLS too.
+    let (got, _) = log_in_tls(tcp(&s), &login(false), Some(&tls));
+    let e = got.unwrap_err().to_string();
+    assert!(
+        e.contains("not allowed: set allow_cleartext_password=true"),
+        "{e}"
+    );
+    // Allowed: sent inside TLS (the bytes on the socket never hold it),
+    // and the verdict is the server's.
+    let (got, sent) = log_in_tls(tcp(&s), &login(true), Some(&tls));
+    assert!(!contains(&sent, PW), "the password left outside TLS");
+    match got {
+        Err(WireError::Server(e)) => assert_eq!(e.code, 1045, "{e}"),
+        other => panic!("{other:?}"),
+    }
+    // The same server's native user over TLS, for the contrast: it logs
+    // in, with the plugin named.
+    let (got, _) = log_in_tls(
+        tcp(&s),
+        &Login {
+            user: "app",
+            password: "app-secret",
+            ..Login::default()
+        },
+        Some(&tls),
+    );
+    let (mut f, plugin) = got.unwrap();
+    assert!(f.stream().is_tls());
+    assert_eq!(plugin, AuthPlugin::NativePassword);
+    assert!(current_user(&mut f).starts_with("app@"));
 }
