@@ -35,6 +35,7 @@ fn select_one(server: &MariaDb, user: &str, password: &str, s: &TlsSettings) -> 
             password,
             database: None,
             extra_caps: caps::MULTI_STATEMENTS,
+            ..Login::default()
         },
         Some(&tls),
     )

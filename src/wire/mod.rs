@@ -32,15 +32,15 @@
 //! # Where it stands
 //!
 //! Framing (with packets of 16 MiB and more); a session opened on a
-//! connected stream with `mysql_native_password` ([`Framer::connect`]:
-//! another plugin is refused by name), over TLS if asked (rustls, with the
-//! caller's configuration); commands; text-protocol answers: OK,
+//! connected stream ([`Framer::connect`]) with `mysql_native_password`,
+//! `caching_sha2_password`, `client_ed25519` or, when the login allows it
+//! over a private connection, `mysql_clear_password` (another plugin is
+//! refused by name), over TLS if asked (rustls, with the caller's
+//! configuration); commands; text-protocol answers: OK,
 //! ERR (with MariaDB's progress reports skipped), result sets with or
 //! without `CLIENT_DEPRECATE_EOF`, several results of one command, `LOCAL
-//! INFILE` requests refused without losing the connection. Not yet: the
-//! other authentication plugins (`caching_sha2_password`,
-//! `client_ed25519`), compression, and the binary protocol of prepared
-//! statements.
+//! INFILE` requests refused without losing the connection. Not yet:
+//! compression, and the binary protocol of prepared statements.
 //!
 //! What staunch uses it for so far: every text statement of the C ABI (and
 //! so of every binding) on a plain session whose server reports its
@@ -75,13 +75,14 @@
 mod error;
 mod handshake;
 mod packet;
+mod packets;
 mod parse;
 mod stream;
 mod text;
 mod tls;
 
 pub use error::{ServerError, WireError};
-pub use handshake::{Greeting, Login};
+pub use handshake::{AuthPlugin, Greeting, Login};
 pub use packet::{Framer, ReadNow, MAX_CHUNK};
 pub use parse::{caps, status, EofInfo, OkInfo};
 pub use stream::{Stream, Tls};

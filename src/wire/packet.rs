@@ -221,6 +221,13 @@ impl<S: Read + Write> Framer<S> {
         self.flush_out()
     }
 
+    /// Overwrites the bytes last sent (a password, or what is made from
+    /// it), so that they do not stay in the buffer until the next command.
+    pub(crate) fn wipe_sent(&mut self) {
+        self.out.fill(0);
+        self.out.clear();
+    }
+
     fn push_header(&mut self, n: usize) {
         self.out
             .extend_from_slice(&[n as u8, (n >> 8) as u8, (n >> 16) as u8, self.seq]);
