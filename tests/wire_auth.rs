@@ -332,3 +332,108 @@ fn pams_cleartext_over_tls_when_allowed() {
     assert_eq!(plugin, AuthPlugin::NativePassword);
     assert!(current_user(&mut f).starts_with("app@"));
 }
+
+/// `caching_sha2_password` against a server no one here wrote: the test
+/// kit's Vitess server, which greets as MySQL 8 does and serves the plugin
+/// as MySQL 8 does (full authentication at a user's first login, the fast
+/// path once it is cached; no login at all over plain TCP). Over the unix
+/// socket the recorded bytes show which path ran: the password crosses only
+/// in the full one.
+#[test]
+fn caching_sha2_against_the_second_server() {
+    use staunch::wire::{Pem, TlsSettings, Verify};
+    use staunch_testkit::{Mysql8, Mysql8Opts};
+
+    let m = Mysql8::start_with(Mysql8Opts {
+        tls: Some(ServerCert::Localhost),
+        ..Mysql8Opts::default()
+    });
+    let (user, password) = ("sha2", "sha2-secret");
+    let login = Login {
+        user,
+        password,
+        unix_socket: true,
+        ..Login::default()
+    };
+    let pw = password.as_bytes();
+    let holds_password = |sent: &[u8]| sent.windows(pw.len()).any(|w| w == pw);
+    for (round, full) in [("first", true), ("second", false)] {
+        let sock = UnixStream::connect(m.socket_path()).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let (got, sent) = log_in_on(sock, &login);
+        let (mut f, plugin) = got.unwrap_or_else(|e| panic!("{round} login: {e}"));
+        assert_eq!(plugin, AuthPlugin::CachingSha2Password);
+        assert_eq!(current_user(&mut f), "sha2@%");
+        assert_eq!(
+            holds_password(&sent),
+            full,
+            "{round} login: full authentication?"
+        );
+    }
+
+    // Over TLS, verified against the test CA: the full exchange (after a
+    // FLUSH PRIVILEGES the cache is empty again) and then the fast path.
+    let sock = UnixStream::connect(m.socket_path()).unwrap();
+    let (mut f, _) = log_in_on(sock, &login).0.unwrap();
+    f.send_query(b"FLUSH PRIVILEGES").unwrap();
+    assert!(matches!(
+        f.read_response(&mut Columns::new()).unwrap(),
+        Response::Ok(_)
+    ));
+    let ca = std::fs::read(&test_certs().ca).unwrap();
+    let tls = Tls::new(&TlsSettings {
+        ca: Some(Pem::new(ca, test_certs().ca.display().to_string())),
+        ..TlsSettings::new(Verify::Identity, "127.0.0.1")
+    })
+    .unwrap();
+    for round in ["first", "second"] {
+        let tcp = TcpStream::connect(m.addr()).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let tcp_login = Login {
+            unix_socket: false,
+            ..login.clone()
+        };
+        let (got, sent) = log_in_tls(tcp, &tcp_login, Some(&tls));
+        let (mut f, plugin) = got.unwrap_or_else(|e| panic!("{round} TLS login: {e}"));
+        assert_eq!(plugin, AuthPlugin::CachingSha2Password);
+        assert_eq!(current_user(&mut f), "sha2@%");
+        assert!(
+            !holds_password(&sent),
+            "the password crossed TCP in the clear"
+        );
+    }
+
+    // Plain TCP: the server lets no caching_sha2_password user in; the
+    // refusal is the server's, and the password never left.
+    let tcp = TcpStream::connect(m.addr()).unwrap();
+    let (got, sent) = log_in_on(
+        tcp,
+        &Login {
+            unix_socket: false,
+            get_server_public_key: true,
+            ..login.clone()
+        },
+    );
+    match got {
+        Err(WireError::Server(e)) => assert!(e.code > 0, "{e}"),
+        Err(e) => panic!("not the server's refusal: {e}"),
+        Ok(_) => panic!("Vitess logged a sha2 user in over plain TCP"),
+    }
+    assert!(!holds_password(&sent));
+
+    // A mysql_native_password user over plain TCP: the greeting names
+    // caching_sha2_password, the server switches to the user's plugin.
+    let tcp = TcpStream::connect(m.addr()).unwrap();
+    let (got, _) = log_in_on(
+        tcp,
+        &Login {
+            user: "native",
+            password: "native-secret",
+            ..Login::default()
+        },
+    );
+    let (mut f, plugin) = got.unwrap_or_else(|e| panic!("native login: {e}"));
+    assert_eq!(plugin, AuthPlugin::NativePassword);
+    assert_eq!(current_user(&mut f), "native@%");
+}
