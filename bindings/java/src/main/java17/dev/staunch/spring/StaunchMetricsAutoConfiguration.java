@@ -164,8 +164,12 @@ public class StaunchMetricsAutoConfiguration {
      * Never opens the pool: before it opens, nothing is active or idle.
      */
     static final class StaunchDataSourcePoolMetadata extends AbstractDataSourcePoolMetadata<StaunchDataSource> {
+        /** The pool once it opened: its max_size is the one in force (a URL's, or changed since). */
+        private volatile Pool pool;
+
         StaunchDataSourcePoolMetadata(StaunchDataSource dataSource) {
             super(dataSource);
+            dataSource.whenOpen(p -> pool = p);
         }
 
         @Override
@@ -193,9 +197,18 @@ public class StaunchMetricsAutoConfiguration {
 
         @Override
         public Integer getMax() {
+            Pool p = pool;
+            if (p != null && !p.isClosed()) {
+                try {
+                    return (int) p.stats().maxSize();
+                } catch (RuntimeException e) {
+                    // closed meanwhile: the configured size
+                }
+            }
             return getDataSource().getMaximumPoolSize();
         }
 
+        /** minimumIdle as set on the data source (a URL's min_idle is not seen: the pool's stats lack it). */
         @Override
         public Integer getMin() {
             return getDataSource().getMinimumIdle();

@@ -68,7 +68,8 @@ class StaunchMetricsAutoConfigurationTest {
     @Test
     void binds_every_staunch_data_source_when_its_pool_opens_and_unbinds_at_close() {
         StaunchDataSource orders = dataSource("orders");
-        StaunchDataSource audit = dataSource("audit");
+        StaunchDataSource audit = new StaunchDataSource(URL + "?max_size=2");
+        audit.setPoolName("audit");
         MeterRegistry[] registry = new MeterRegistry[1];
         runner.withBean("ordersDataSource", DataSource.class, () -> orders)
                 .withBean("auditDataSource", DataSource.class, () -> wrapped(audit))
@@ -82,6 +83,7 @@ class StaunchMetricsAutoConfigurationTest {
                     assertEquals(List.of("audit", "orders"), names(r, "jdbc.connections.max"));
                     assertEquals(3.0, r.get("jdbc.connections.max").tag("name", "orders").gauge().value());
                     assertEquals(0.0, r.get("jdbc.connections.active").tag("name", "audit").gauge().value());
+                    assertEquals(10.0, r.get("jdbc.connections.max").tag("name", "audit").gauge().value());
                     assertTrue(orders.metricsText().isEmpty() && audit.metricsText().isEmpty(), "the pools stay unopened");
                     assertEquals(List.of(), names(r, "staunch.connections"));
 
@@ -94,6 +96,8 @@ class StaunchMetricsAutoConfigurationTest {
                     }
                     audit.open();
                     assertEquals(List.of("audit", "orders"), names(r, "staunch.connections.pending"));
+                    // Once open, max is the pool's own (the URL's max_size=2 over the data source's 3).
+                    assertEquals(2.0, r.get("jdbc.connections.max").tag("name", "audit").gauge().value());
                     // One jdbc.connections.* series per DataSource: Boot's, not StaunchMetrics' as well.
                     assertEquals(List.of("audit", "orders"), names(r, "jdbc.connections.max"));
                     assertEquals(3.0, r.get("jdbc.connections.max").tag("name", "orders").gauge().value());
