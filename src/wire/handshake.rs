@@ -808,6 +808,7 @@ mod exchanges {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "runs openssl: Miri does not spawn processes")]
     fn caching_sha2_full_over_tcp_with_a_configured_key_sends_an_rsa_blob() {
         let pem = &key_pair().1;
         let l = Login {
@@ -824,6 +825,7 @@ mod exchanges {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "runs openssl: Miri does not spawn processes")]
     fn caching_sha2_full_over_tcp_fetches_the_key_when_asked() {
         let pem = &key_pair().1;
         let mut key_packet = vec![0x01];
@@ -845,6 +847,7 @@ mod exchanges {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "runs openssl: Miri does not spawn processes")]
     fn a_bad_key_is_an_error_naming_it_never_a_panic() {
         let pem = key_pair().1.clone();
         let text = String::from_utf8(pem.clone()).unwrap();
@@ -894,6 +897,7 @@ mod exchanges {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "runs openssl: Miri does not spawn processes")]
     fn an_rsa_key_parses_as_openssl_wrote_it() {
         let (n, e) = packets::rsa_key_for_tests(&key_pair().1).unwrap();
         assert_eq!((n.len(), e), (256, vec![1, 0, 1]));
