@@ -1330,7 +1330,8 @@ staunch_status staunch_options_new(struct staunch_options **out, struct staunch_
 /**
  * Sets one knob by name from its text form, as in a URL parameter: e.g.
  * ("max_size", "8"), ("connect_timeout", "250ms"), ("idle_timeout", "off").
- * Knobs apply in call order with `staunch_options_set_url` (the later wins).
+ * Knobs apply in call order with `staunch_options_set_url` (the later wins);
+ * a default (`staunch_options_set_default`) never replaces them.
  *
  * An unknown knob fails at once with STAUNCH_INVALID_CONFIG naming it. A
  * value that does not parse or is out of range is reported, naming the knob,
@@ -1344,9 +1345,30 @@ staunch_status staunch_options_set(struct staunch_options *opts,
                                    struct staunch_error **err);
 
 /**
+ * Sets a knob's default, by name from its text form: `value` applies
+ * unless the user gives that knob, through the URL of
+ * `staunch_options_set_url` (its query, or its user, password, host, port
+ * or database) or through `staunch_options_set`, whether before or after
+ * this call. For a binding's own defaults, e.g. `("interpolate_params",
+ * "true")` where the language's drivers interpolate, which a URL saying
+ * `interpolate_params=false` overrides. A later default replaces an
+ * earlier one.
+ *
+ * An unknown knob, or a value that does not parse, fails at once with
+ * STAUNCH_INVALID_CONFIG naming the knob (even when the user's value wins);
+ * ranges are checked by `staunch_pool_open_options`. Both strings are
+ * copied. Never blocks; one thread at a time per options object. Since 1.8.
+ */
+staunch_status staunch_options_set_default(struct staunch_options *opts,
+                                           const char *knob,
+                                           const char *value,
+                                           struct staunch_error **err);
+
+/**
  * Applies a URL, `mysql://user:pass@host:port/db?knob=value&...`: host,
  * port, user, password, database and any knobs it names. Knobs apply in call
- * order with `staunch_options_set`. A malformed URL is reported by
+ * order with `staunch_options_set`; a default (`staunch_options_set_default`)
+ * never replaces what the URL gives. A malformed URL is reported by
  * `staunch_pool_open_options`. The string is copied. Never blocks; one thread
  * at a time per options object.
  */
@@ -1382,6 +1404,33 @@ staunch_status staunch_options_set_event_callback(struct staunch_options *opts,
                                                   void *user_data,
                                                   staunch_finalizer finalizer,
                                                   struct staunch_error **err);
+
+/**
+ * How many knobs there are: `staunch_knob_name` names them, for a binding
+ * that tells its own options from staunch's. Never blocks; any thread. Since 1.8.
+ */
+size_t staunch_knob_count(void);
+
+/**
+ * The name of knob `index` (0 to `staunch_knob_count() - 1`), as
+ * `staunch_options_set` and URLs take it: a static string. NULL for an
+ * index past the end. Never blocks; any thread. Since 1.8.
+ */
+const char *staunch_knob_name(size_t index);
+
+/**
+ * Writes `url` with every password replaced by `<redacted>` (the
+ * user-info's and any `*password=` parameter), as staunch's own messages
+ * quote URLs, into `buf` as `staunch_pool_metrics` writes its text
+ * (`snprintf`'s rules, `*len` the redacted URL's length). A malformed URL
+ * is redacted too (when its user-info cannot be told apart, all of it is
+ * replaced), never an error. Never blocks; any thread. Since 1.8.
+ */
+staunch_status staunch_url_redact(const char *url,
+                                  char *buf,
+                                  size_t cap,
+                                  size_t *len,
+                                  struct staunch_error **err);
 
 /**
  * Frees an options object. NULL is a no-op. Pools opened from it are not

@@ -366,6 +366,11 @@ staunch_status staunch_options_set(struct staunch_options *opts,
                                    const char *value,
                                    struct staunch_error **err);
 
+staunch_status staunch_options_set_default(struct staunch_options *opts,
+                                           const char *knob,
+                                           const char *value,
+                                           struct staunch_error **err);
+
 staunch_status staunch_options_set_url(struct staunch_options *opts,
                                        const char *url,
                                        struct staunch_error **err);
@@ -375,6 +380,16 @@ staunch_status staunch_options_set_event_callback(struct staunch_options *opts,
                                                   void *user_data,
                                                   staunch_finalizer finalizer,
                                                   struct staunch_error **err);
+
+size_t staunch_knob_count(void);
+
+const char *staunch_knob_name(size_t index);
+
+staunch_status staunch_url_redact(const char *url,
+                                  char *buf,
+                                  size_t cap,
+                                  size_t *len,
+                                  struct staunch_error **err);
 
 void staunch_options_free(struct staunch_options *opts);
 

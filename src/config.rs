@@ -51,6 +51,13 @@ impl Config {
         &rest[..rest.find(['/', '?']).unwrap_or(rest.len())]
     }
 
+    /// The name of every knob [`Builder::set`] and URLs accept, in the
+    /// order of docs/knobs.md's source: for a binding that tells its own
+    /// options from staunch's.
+    pub fn knob_names() -> impl ExactSizeIterator<Item = &'static str> {
+        KNOBS.iter().map(|k| k.name)
+    }
+
     /// Parses a URL: `mysql://user:pass@host:port/db?knob=value&…`.
     ///
     /// User, password and database are percent-decoded. `?socket=/path` connects
@@ -105,6 +112,9 @@ impl fmt::Display for Config {
 pub struct Builder {
     cfg: Config,
     error: Option<Error>,
+    /// The knobs the user gave (in a URL, by name or by their setter): a
+    /// default ([`Builder::default_knob`]) no longer applies to them.
+    user_set: Vec<&'static str>,
     pub(crate) listener: Option<Arc<dyn EventListener>>,
     pub(crate) secondary: Option<SecondaryCheck>,
     pub(crate) tracer: Option<Arc<dyn crate::trace::Tracer>>,
@@ -115,6 +125,7 @@ impl fmt::Debug for Builder {
         f.debug_struct("Builder")
             .field("config", &self.cfg)
             .field("error", &self.error)
+            .field("user_set", &self.user_set)
             .field("listener", &self.listener.is_some())
             .field("tracer", &self.tracer.is_some())
             .finish()
@@ -126,6 +137,7 @@ macro_rules! setter {
         $(#[$doc])*
         pub fn $name(mut self, v: $t) -> Self {
             self.cfg.$field.$sub = v.into();
+            self.mark(stringify!($name));
             self
         }
     };
@@ -154,6 +166,42 @@ impl Builder {
         self
     }
 
+    /// Sets a knob's default, by name from its text form: `value` applies
+    /// unless the user gives that knob (in a URL, by [`Builder::set`] or by
+    /// its setter), before or after this call. For a binding's own
+    /// defaults, e.g. Python's `interpolate_params=true` (PyMySQL's way),
+    /// which a URL saying `interpolate_params=false` overrides. A later
+    /// default replaces an earlier one. An unknown knob or a value that does
+    /// not parse is reported by `build()`, naming the knob, even when the
+    /// user's value wins; ranges are checked with the whole configuration.
+    pub fn default_knob(mut self, knob: &str, value: &str) -> Self {
+        if let Err(e) = self.set_default(knob, value) {
+            self.error.get_or_insert(e);
+        }
+        self
+    }
+
+    /// [`Builder::default_knob`], reporting an unknown knob or a value
+    /// that does not parse at once (for `staunch_options_set_default`).
+    pub(crate) fn set_default(&mut self, knob: &str, value: &str) -> Result<()> {
+        let k = find_knob(knob)?;
+        // Parsed whether or not it applies, so a bad default is never hidden
+        // by a URL that happens to name the knob.
+        (k.set)(&mut Config::default(), knob, value)?;
+        if !self.user_set.contains(&k.name) {
+            (k.set)(&mut self.cfg, knob, value)?;
+        }
+        Ok(())
+    }
+
+    /// Records that the user gave `knob`: defaults no longer touch it.
+    fn mark(&mut self, knob: &'static str) {
+        debug_assert!(find_knob(knob).is_ok(), "{knob} is not a knob");
+        if !self.user_set.contains(&knob) {
+            self.user_set.push(knob);
+        }
+    }
+
     setter!(
         /// Server host name or IP address. Defaults to `127.0.0.1`.
         host, connect.host, &str);
@@ -163,21 +211,25 @@ impl Builder {
     /// Connect through this unix socket instead of TCP. Off by default.
     pub fn socket(mut self, path: Option<&str>) -> Self {
         self.cfg.connect.socket = path.map(str::to_owned);
+        self.mark("socket");
         self
     }
     /// User name. Defaults to none (the server's anonymous user).
     pub fn user(mut self, user: &str) -> Self {
         self.cfg.connect.user = Some(user.to_owned());
+        self.mark("user");
         self
     }
     /// Password. Defaults to none. Never printed by staunch.
     pub fn password(mut self, password: &str) -> Self {
         self.cfg.connect.password = Some(password.to_owned());
+        self.mark("password");
         self
     }
     /// Default database. Defaults to none.
     pub fn database(mut self, db: &str) -> Self {
         self.cfg.connect.database = Some(db.to_owned());
+        self.mark("database");
         self
     }
     setter!(
@@ -223,6 +275,7 @@ impl Builder {
     /// none.
     pub fn init_sql(mut self, sql: Option<&str>) -> Self {
         self.cfg.connect.init_sql = sql.map(str::to_owned);
+        self.mark("init_sql");
         self
     }
     setter!(
@@ -252,6 +305,7 @@ impl Builder {
     /// [`TlsMode`].
     pub fn tls_mode(mut self, mode: TlsMode) -> Self {
         self.cfg.connect.tls_mode = mode;
+        self.mark("tls_mode");
         self
     }
     /// PEM file of the CA certificate(s) that server certificates must chain
@@ -259,18 +313,21 @@ impl Builder {
     /// built. Off by default.
     pub fn tls_ca(mut self, path: Option<&str>) -> Self {
         self.cfg.connect.tls_ca = path.map(PathBuf::from);
+        self.mark("tls_ca");
         self
     }
     /// PEM file of the client certificate (chain), for servers that require
     /// one (`REQUIRE X509`). Needs `tls_key`. Off by default.
     pub fn tls_cert(mut self, path: Option<&str>) -> Self {
         self.cfg.connect.tls_cert = path.map(PathBuf::from);
+        self.mark("tls_cert");
         self
     }
     /// PEM file of the client certificate's private key. Needs `tls_cert`.
     /// Only the path is ever printed. Off by default.
     pub fn tls_key(mut self, path: Option<&str>) -> Self {
         self.cfg.connect.tls_key = path.map(PathBuf::from);
+        self.mark("tls_key");
         self
     }
     /// Connection attributes sent with every connection, for the server's
@@ -296,6 +353,7 @@ impl Builder {
             .into_iter()
             .map(|(k, v)| (k.into(), v.into()))
             .collect();
+        self.mark("connect_attrs");
         self
     }
     /// The connection attribute `program_name` (as PyMySQL's argument and
@@ -303,6 +361,7 @@ impl Builder {
     /// name (the last part of `argv[0]`). Must not hold a password.
     pub fn program_name(mut self, name: &str) -> Self {
         self.cfg.connect.program_name = Some(name.to_owned());
+        self.mark("program_name");
         self
     }
     setter!(
@@ -316,6 +375,7 @@ impl Builder {
     /// `max_size` to 4096.
     pub fn max_size_cap(mut self, cap: usize) -> Self {
         self.cfg.pool.max_size_cap = Some(cap);
+        self.mark("max_size_cap");
         self
     }
     setter!(
@@ -359,6 +419,7 @@ impl Builder {
     /// process. 1 to 128 bytes, no control characters.
     pub fn pool_name(mut self, name: &str) -> Self {
         self.cfg.pool.name = Some(name.to_owned());
+        self.mark("pool_name");
         self
     }
     setter!(
@@ -461,13 +522,17 @@ impl Builder {
             }
             if !u.is_empty() {
                 c.user = Some(percent_decode(u, "user")?);
+                self.mark("user");
             }
             if let Some(p) = p {
-                c.password = Some(percent_decode(p, "password")?);
+                self.cfg.connect.password = Some(percent_decode(p, "password")?);
+                self.mark("password");
             }
         }
+        let c = &mut self.cfg.connect;
         if !hostport.is_empty() {
             let mut hosts = Vec::new();
+            let mut any_port = false;
             for hp in hostport.split(',') {
                 if hp.is_empty() {
                     return Err(Error::config(format!(
@@ -475,6 +540,7 @@ impl Builder {
                     )));
                 }
                 let (host, port) = split_host_port(hp)?;
+                any_port |= port.is_some();
                 hosts.push((host, port.unwrap_or(c.port)));
             }
             for (i, h) in hosts.iter().enumerate() {
@@ -489,6 +555,10 @@ impl Builder {
             c.host = host;
             c.port = port;
             self.cfg.topology.more_hosts = hosts;
+            self.mark("host");
+            if any_port {
+                self.mark("port");
+            }
         }
         if path.contains('@') {
             // Most likely a misplaced user:password@ (mysql:///u:pw@h/db):
@@ -500,7 +570,8 @@ impl Builder {
             ));
         }
         if !path.is_empty() {
-            c.database = Some(percent_decode(path, "database")?);
+            self.cfg.connect.database = Some(percent_decode(path, "database")?);
+            self.mark("database");
         }
         if let Some(q) = query {
             for pair in q.split('&').filter(|p| !p.is_empty()) {
@@ -517,7 +588,9 @@ impl Builder {
     }
 
     fn set_knob(&mut self, knob: &str, v: &str) -> Result<()> {
-        (find_knob(knob)?.set)(&mut self.cfg, knob, v)
+        let k = find_knob(knob)?;
+        self.mark(k.name);
+        (k.set)(&mut self.cfg, knob, v)
     }
 }
 
@@ -1379,5 +1452,87 @@ mod tests {
             .config()
             .unwrap();
         assert_eq!(ok.connect.connect_attrs().len(), 1);
+    }
+
+    /// A binding's default (Python's `interpolate_params=true`) applies
+    /// unless the user names the knob, whatever the order of the calls.
+    #[test]
+    fn a_default_yields_to_the_users_knob_in_any_order() {
+        let ip = |b: Builder| b.config().unwrap().connect.interpolate_params;
+        let d = |b: Builder| b.default_knob("interpolate_params", "true");
+        assert!(ip(d(Builder::new())));
+        assert!(ip(d(Builder::new().url("mysql://h/db"))));
+        assert!(ip(d(Builder::new()).url("mysql://h/db?max_size=2")));
+        // The user's URL wins, before or after the default.
+        assert!(!ip(d(
+            Builder::new().url("mysql://h/db?interpolate_params=false")
+        )));
+        assert!(!ip(
+            d(Builder::new()).url("mysql://h/db?interpolate_params=false")
+        ));
+        // So does `set`, and the typed setter.
+        assert!(!ip(d(Builder::new().set("interpolate_params", "false"))));
+        assert!(!ip(d(Builder::new()).set("interpolate_params", "false")));
+        assert!(!ip(d(Builder::new().interpolate_params(false))));
+        assert!(!ip(d(Builder::new()).interpolate_params(false)));
+        // A later default replaces an earlier one.
+        let b = d(Builder::new()).default_knob("interpolate_params", "false");
+        assert!(!ip(b));
+        // The URL's user, host, port and database are the user's too.
+        let c = Builder::new()
+            .url("mysql://app@h:3307/shop")
+            .default_knob("user", "nobody")
+            .default_knob("host", "elsewhere")
+            .default_knob("port", "1")
+            .default_knob("database", "other")
+            .default_knob("max_size", "3")
+            .config()
+            .unwrap();
+        assert_eq!(c.connect.user.as_deref(), Some("app"));
+        assert_eq!(c.connect.endpoint(), "h:3307");
+        assert_eq!(c.connect.database.as_deref(), Some("shop"));
+        assert_eq!(c.pool.max_size, 3);
+    }
+
+    #[test]
+    fn a_bad_default_names_the_knob_even_when_the_user_wins() {
+        let mut b = Builder::new().url("mysql://h/db?interpolate_params=false");
+        let e = b.set_default("interpolate_params", "maybe").unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Config);
+        assert!(
+            e.to_string()
+                .contains("interpolate_params must be true or false"),
+            "{e}"
+        );
+        let e = b.set_default("interpolate_parms", "true").unwrap_err();
+        assert!(
+            e.to_string().contains("unknown knob \"interpolate_parms\""),
+            "{e}"
+        );
+        // The builder form reports it when the configuration is finished.
+        let e = Builder::new()
+            .default_knob("connect_timeout", "5")
+            .config()
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("connect_timeout must be a duration"),
+            "{e}"
+        );
+        // A default out of range is found with the whole configuration.
+        let e = Builder::new()
+            .default_knob("max_size", "0")
+            .config()
+            .unwrap_err();
+        assert!(e.to_string().contains("max_size must be between"), "{e}");
+    }
+
+    #[test]
+    fn knob_names_are_the_knobs() {
+        let names: Vec<&str> = Config::knob_names().collect();
+        assert_eq!(names.len(), KNOBS.len());
+        assert!(names.contains(&"interpolate_params") && names.contains(&"max_size"));
+        for n in names {
+            find_knob(n).unwrap();
+        }
     }
 }

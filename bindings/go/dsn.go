@@ -1,10 +1,16 @@
 package staunch
 
+/*
+#include "staunch.h"
+*/
+import "C"
+
 import (
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -65,19 +71,16 @@ type sqlOptions struct {
 // defaultSQLOptions: OpenDB's (times as time.Time in UTC).
 var defaultSQLOptions = sqlOptions{parseTime: true, loc: time.UTC}
 
-// staunchKnobs are the knob names a go-sql-driver DSN may use as they are.
-var staunchKnobs = map[string]bool{
-	"max_size": true, "min_idle": true, "connection_timeout": true, "connect_timeout": true,
-	"validation_timeout": true, "idle_timeout": true, "max_lifetime": true, "keepalive_interval": true,
-	"leak_detection_threshold": true, "adder_threads": true, "alive_bypass_window": true,
-	"initialization_fail_timeout": true, "query_timeout": true, "reset_on_return": true, "init_sql": true,
-	"found_rows": true, "socket": true, "tls_mode": true, "tls_ca": true, "tls_cert": true, "tls_key": true,
-	"topology": true, "monitor": true, "ping_type": true, "ping_interval": true, "ping_timeout": true,
-	"failure_threshold": true, "alive_error_codes": true, "secondary_check": true, "max_replication_lag": true,
-	"read_fallback": true, "heartbeat_table": true, "min_failover_interval": true, "monitor_user": true,
-	"monitor_password": true, "interpolate_params": true, "connect_attrs": true,
-	"program_name": true,
-}
+// staunchKnobs are the knob names a go-sql-driver DSN may use as they are:
+// the library's (staunch_knob_name), read once.
+var staunchKnobs = sync.OnceValue(func() map[string]bool {
+	n := int(C.staunch_knob_count())
+	m := make(map[string]bool, n)
+	for i := 0; i < n; i++ {
+		m[C.GoString(C.staunch_knob_name(C.size_t(i)))] = true
+	}
+	return m
+})
 
 func dsnError(format string, args ...any) error {
 	return &Error{Status: StatusInvalidConfig, Op: "parse DSN", Message: fmt.Sprintf(format, args...)}
@@ -425,7 +428,7 @@ func driverOption(knobs map[string]string, name, value string, readTO, writeTO *
 	case "strict":
 		return refuse("removed from go-sql-driver too")
 	default:
-		if staunchKnobs[name] {
+		if staunchKnobs()[name] {
 			v, err := url.QueryUnescape(value)
 			if err != nil {
 				return dsnError("%s: %v", name, err)

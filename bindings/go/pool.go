@@ -81,30 +81,24 @@ func ParseConfig(url string) (*Config, error) {
 	return &Config{URL: url}, nil
 }
 
-// redactURL is url for printing: everything before the last '@' (the
-// user-info, wherever a password with an unencoded / ? @ may have moved it)
-// is replaced, as is the value of every parameter whose name holds
-// "password". It may hide more than the password, never less.
+// redactURL is url for printing, as the library's own messages quote it
+// (staunch_url_redact): the user-info's password and the value of every
+// parameter whose name holds "password" replaced. A URL the library cannot
+// read (a NUL byte, bad UTF-8) is not shown at all.
 func redactURL(url string) string {
-	out := url
-	if at := strings.LastIndexByte(url, '@'); at >= 0 {
-		scheme := ""
-		if strings.HasPrefix(url, "mysql://") {
-			scheme = "mysql://"
-		}
-		out = scheme + "<redacted>" + url[at:]
+	const hidden = "<redacted>"
+	if strings.IndexByte(url, 0) >= 0 {
+		return hidden
 	}
-	q := strings.IndexByte(out, '?')
-	if q < 0 {
-		return out
+	curl := C.CString(url)
+	defer C.free(unsafe.Pointer(curl))
+	s, _, err := cText("redact URL", len(url)+64, func(buf *C.char, cap C.size_t, n *C.size_t, cerr **C.staunch_error) C.staunch_status {
+		return C.staunch_url_redact(curl, buf, cap, n, cerr)
+	})
+	if err != nil {
+		return hidden
 	}
-	params := strings.Split(out[q+1:], "&")
-	for i, p := range params {
-		if k, _, ok := strings.Cut(p, "="); ok && strings.Contains(strings.ToLower(k), "password") {
-			params[i] = k + "=<redacted>"
-		}
-	}
-	return out[:q+1] + strings.Join(params, "&")
+	return s
 }
 
 // String shows the configuration with its URL's user-info and every

@@ -1,13 +1,14 @@
 //! `staunch_options`: a pool configuration built knob by knob.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::{c_char, c_void, CString};
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::error::{staunch_error, staunch_status, Failure};
 use super::events::{staunch_event_callback, staunch_finalizer, Callback};
+use super::pool::copy_text;
 use super::{arg_mut, arg_str, guard, guard_value, Out};
-use crate::config::{find_knob, Builder};
+use crate::config::{find_knob, Builder, Config};
 
 /// A pool configuration: a URL and/or knobs, and an optional event callback.
 /// Created by `staunch_options_new`, freed by `staunch_options_free`; one
@@ -48,7 +49,8 @@ pub extern "C" fn staunch_options_new(
 
 /// Sets one knob by name from its text form, as in a URL parameter: e.g.
 /// ("max_size", "8"), ("connect_timeout", "250ms"), ("idle_timeout", "off").
-/// Knobs apply in call order with `staunch_options_set_url` (the later wins).
+/// Knobs apply in call order with `staunch_options_set_url` (the later wins);
+/// a default (`staunch_options_set_default`) never replaces them.
 ///
 /// An unknown knob fails at once with STAUNCH_INVALID_CONFIG naming it. A
 /// value that does not parse or is out of range is reported, naming the knob,
@@ -75,9 +77,41 @@ pub extern "C" fn staunch_options_set(
     })
 }
 
+/// Sets a knob's default, by name from its text form: `value` applies
+/// unless the user gives that knob, through the URL of
+/// `staunch_options_set_url` (its query, or its user, password, host, port
+/// or database) or through `staunch_options_set`, whether before or after
+/// this call. For a binding's own defaults, e.g. `("interpolate_params",
+/// "true")` where the language's drivers interpolate, which a URL saying
+/// `interpolate_params=false` overrides. A later default replaces an
+/// earlier one.
+///
+/// An unknown knob, or a value that does not parse, fails at once with
+/// STAUNCH_INVALID_CONFIG naming the knob (even when the user's value wins);
+/// ranges are checked by `staunch_pool_open_options`. Both strings are
+/// copied. Never blocks; one thread at a time per options object. Since 1.8.
+#[no_mangle]
+pub extern "C" fn staunch_options_set_default(
+    opts: *mut staunch_options,
+    knob: *const c_char,
+    value: *const c_char,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live options object (header contract).
+        let o = unsafe { arg_mut(opts, "opts") }?;
+        // SAFETY: NULL or NUL-terminated strings (header contract).
+        let knob = unsafe { arg_str(knob, "knob") }?;
+        // SAFETY: as above.
+        let value = unsafe { arg_str(value, "value") }?;
+        o.builder.set_default(knob, value).map_err(Failure::from)
+    })
+}
+
 /// Applies a URL, `mysql://user:pass@host:port/db?knob=value&...`: host,
 /// port, user, password, database and any knobs it names. Knobs apply in call
-/// order with `staunch_options_set`. A malformed URL is reported by
+/// order with `staunch_options_set`; a default (`staunch_options_set_default`)
+/// never replaces what the URL gives. A malformed URL is reported by
 /// `staunch_pool_open_options`. The string is copied. Never blocks; one thread
 /// at a time per options object.
 #[no_mangle]
@@ -144,6 +178,58 @@ pub extern "C" fn staunch_options_set_event_callback(
     })
 }
 
+/// How many knobs there are: `staunch_knob_name` names them, for a binding
+/// that tells its own options from staunch's. Never blocks; any thread. Since 1.8.
+#[no_mangle]
+pub extern "C" fn staunch_knob_count() -> usize {
+    guard_value(0, || knob_names().len())
+}
+
+/// The name of knob `index` (0 to `staunch_knob_count() - 1`), as
+/// `staunch_options_set` and URLs take it: a static string. NULL for an
+/// index past the end. Never blocks; any thread. Since 1.8.
+#[no_mangle]
+pub extern "C" fn staunch_knob_name(index: usize) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        knob_names()
+            .get(index)
+            .map_or(std::ptr::null(), |n| n.as_ptr())
+    })
+}
+
+/// The knob names as C strings, made once and kept for the process.
+fn knob_names() -> &'static [CString] {
+    static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        Config::knob_names()
+            .map(|n| CString::new(n).expect("knob names hold no NUL"))
+            .collect()
+    })
+}
+
+/// Writes `url` with every password replaced by `<redacted>` (the
+/// user-info's and any `*password=` parameter), as staunch's own messages
+/// quote URLs, into `buf` as `staunch_pool_metrics` writes its text
+/// (`snprintf`'s rules, `*len` the redacted URL's length). A malformed URL
+/// is redacted too (when its user-info cannot be told apart, all of it is
+/// replaced), never an error. Never blocks; any thread. Since 1.8.
+#[no_mangle]
+pub extern "C" fn staunch_url_redact(
+    url: *const c_char,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a NUL-terminated string (header contract).
+        let url = unsafe { arg_str(url, "url") }?;
+        let len = Out::new(len, "len")?;
+        // SAFETY: `buf` holds `cap` bytes (header contract).
+        unsafe { copy_text(&Config::redact_url(url), buf, cap, len) }
+    })
+}
+
 /// Frees an options object. NULL is a no-op. Pools opened from it are not
 /// affected. Runs the event callback's finalizer if no pool uses it. Never
 /// blocks (beyond the finalizer). Must be the last call on the options.
@@ -200,5 +286,63 @@ mod tests {
         staunch_options_free(opts);
         assert_eq!(FINALIZED.load(Ordering::SeqCst), before + 2);
         staunch_options_free(ptr::null_mut());
+    }
+
+    #[test]
+    fn defaults_knob_names_and_redaction() {
+        let c = |s: &str| CString::new(s).unwrap();
+        let mut opts = ptr::null_mut();
+        assert_eq!(staunch_options_new(&mut opts, ptr::null_mut()), STAUNCH_OK);
+        let (ip, t) = (c("interpolate_params"), c("true"));
+        let url = c("mysql://h/db?interpolate_params=false");
+        assert_eq!(
+            staunch_options_set_url(opts, url.as_ptr(), ptr::null_mut()),
+            STAUNCH_OK
+        );
+        let st = staunch_options_set_default(opts, ip.as_ptr(), t.as_ptr(), ptr::null_mut());
+        assert_eq!(st, STAUNCH_OK);
+        // SAFETY: a live options object, used by this thread only.
+        let cfg = unsafe { &*opts }.builder.clone().config().unwrap();
+        assert!(!cfg.connect().interpolate_params);
+        let mut err = ptr::null_mut();
+        let bad = c("maybe");
+        let st = staunch_options_set_default(opts, ip.as_ptr(), bad.as_ptr(), &mut err);
+        assert_eq!(st, STAUNCH_INVALID_CONFIG);
+        // SAFETY: a live error object.
+        let msg = unsafe { CStr::from_ptr(staunch_error_message(err)) };
+        assert!(
+            msg.to_str().unwrap().starts_with("interpolate_params"),
+            "{msg:?}"
+        );
+        staunch_error_free(err);
+        staunch_options_free(opts);
+
+        let n = staunch_knob_count();
+        let names: Vec<&str> = (0..n)
+            // SAFETY: static NUL-terminated strings.
+            .map(|i| {
+                unsafe { CStr::from_ptr(staunch_knob_name(i)) }
+                    .to_str()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(names, Config::knob_names().collect::<Vec<_>>());
+        assert!(staunch_knob_name(n).is_null());
+
+        let url = c("mysql://app:hunter2@h/db?monitor_password=x2");
+        let (mut buf, mut len) = ([0 as c_char; 16], 0usize);
+        let st = staunch_url_redact(
+            url.as_ptr(),
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut len,
+            ptr::null_mut(),
+        );
+        assert_eq!(st, STAUNCH_OK);
+        let want = "mysql://app:<redacted>@h/db?monitor_password=<redacted>";
+        assert_eq!(len, want.len());
+        // SAFETY: NUL-terminated by staunch_url_redact.
+        let cut = unsafe { CStr::from_ptr(buf.as_ptr()) };
+        assert_eq!(cut.to_str().unwrap(), &want[..15]);
     }
 }

@@ -531,3 +531,31 @@ def test_answers_read_in_the_statements_call_and_beyond_it(conn):
     ss.execute("SELECT seq FROM seq_1_to_3")
     assert ss.fetchall() == [(1,), (2,), (3,)]
     ss.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "knobs", "prepared"),
+    [
+        ("", {}, False),  # Python's default, PyMySQL's: interpolated
+        ("interpolate_params=false", {}, True),  # the URL's knob wins
+        ("interpolate_params=true", {}, False),
+        ("", {"interpolate_params": False}, True),  # so does a keyword
+    ],
+)
+def test_interpolate_params_default_yields_to_the_user(pool_factory, query, knobs, prepared):
+    """The Python default (interpolate_params=true) is a default of the
+    core's (staunch_options_set_default): the URL's knob, or a keyword,
+    wins. Seen through the server: a statement with parameters prepares
+    server-side only when interpolation is off."""
+    pool = pool_factory(query, **knobs)
+    with pool.connection() as conn:
+        cur = conn.cursor()
+
+        def prepares():
+            cur.execute("SHOW SESSION STATUS LIKE 'Com_stmt_prepare'")
+            return int(cur.fetchone()[1])
+
+        before = prepares()
+        cur.execute("SELECT CONCAT(%s, 'x', %s)", ("it's", 7))
+        assert cur.fetchone() == ("it'sx7",)
+        assert (prepares() > before) == prepared, (query, knobs)

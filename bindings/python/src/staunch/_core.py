@@ -10,7 +10,6 @@ import itertools
 import math
 import os
 import queue
-import re
 import struct
 import threading
 import traceback
@@ -28,8 +27,6 @@ lib: ctypes.CDLL = None  # set by __init__ once the library is loaded
 
 _ERR = ctypes.POINTER(F.staunch_error)
 _CONN_P = ctypes.POINTER(F.staunch_conn)
-# A query knob interpolate_params in a URL (see Pool.__init__).
-_URL_INTERPOLATE = re.compile(r"[?&]interpolate_params=")
 
 
 def _raise(status: int, err) -> None:
@@ -491,12 +488,9 @@ class Pool:
                 _check(lib.staunch_options_set_url, opts, url.encode("utf-8", "surrogatepass"))
             # As PyMySQL and mysqlclient: parameters are written into the
             # statement by the library (escaped for the session's real
-            # sql_mode), one round trip, no server-side prepare. The URL is
-            # not parsed here (the core has accepted it above; a password may
-            # hold any of / ? # [ @, which urllib misreads): a knob of that
-            # name in it wins.
-            if url is None or not _URL_INTERPOLATE.search(url):
-                knobs.setdefault("interpolate_params", True)
+            # sql_mode), one round trip, no server-side prepare. A default:
+            # interpolate_params in the URL or as a keyword wins.
+            _check(lib.staunch_options_set_default, opts, b"interpolate_params", b"true")
             if "connect_attrs" in knobs:
                 a = knobs["connect_attrs"]
                 knobs["connect_attrs"] = "" if a is None else _connect_attrs_text(a)

@@ -257,6 +257,7 @@ SIGNATURES = {
     "staunch_options_new": (status_t, [P(P(staunch_options)), ERR]),
     "staunch_options_set": (status_t, [P(staunch_options), c_char_p, c_char_p, ERR]),
     "staunch_options_set_url": (status_t, [P(staunch_options), c_char_p, ERR]),
+    "staunch_options_set_default": (status_t, [P(staunch_options), c_char_p, c_char_p, ERR]),
     "staunch_options_set_event_callback": (
         status_t,
         [P(staunch_options), EVENT_CALLBACK, c_void_p, FINALIZER, ERR],
@@ -424,6 +425,7 @@ NEVER_BLOCK = {
     "staunch_options_new",
     "staunch_options_set",
     "staunch_options_set_url",
+    "staunch_options_set_default",
     "staunch_pool_stats",
     "staunch_pool_soft_evict",
     "staunch_pool_set_max_size",

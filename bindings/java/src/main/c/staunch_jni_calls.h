@@ -66,6 +66,12 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_options_1set_1url(JNIEnv *e
     return (jint)FN.staunch_options_set_url(P(a0), P(a1), P(a2));
 }
 
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_options_1set_1default(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_options_set_default(P(a0), P(a1), P(a2), P(a3));
+}
+
 JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_options_1set_1event_1callback(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3, jlong a4) {
     (void)env;
     (void)cls;

@@ -12,6 +12,7 @@
     X(staunch_options_new) \
     X(staunch_options_set) \
     X(staunch_options_set_url) \
+    X(staunch_options_set_default) \
     X(staunch_options_set_event_callback) \
     X(staunch_options_set_tracer) \
     X(staunch_options_free) \

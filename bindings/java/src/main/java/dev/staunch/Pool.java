@@ -417,7 +417,8 @@ public final class Pool implements AutoCloseable {
         return "staunch.Pool#" + id + (closed ? " (closed)" : "");
     }
 
-    static Pool open(String url, java.util.Map<String, String> knobs, EventListener listener, TraceListener tracer) {
+    static Pool open(String url, java.util.Map<String, String> knobs, java.util.Map<String, String> defaults,
+            EventListener listener, TraceListener tracer) {
         Native.check();
         if (url == null && knobs.isEmpty()) {
             throw new IllegalArgumentException("a URL is needed (mysql://user:pass@host:port/db?knob=value)");
@@ -436,6 +437,10 @@ public final class Pool implements AutoCloseable {
                         throw new IllegalArgumentException("knob names and values must not be null: " + e);
                     }
                     Call.check(Native.options_set(opts, a.allocateFrom(e.getKey()).address(),
+                            a.allocateFrom(e.getValue()).address(), err.address()), err);
+                }
+                for (java.util.Map.Entry<String, String> e : defaults.entrySet()) {
+                    Call.check(Native.options_set_default(opts, a.allocateFrom(e.getKey()).address(),
                             a.allocateFrom(e.getValue()).address(), err.address()), err);
                 }
                 if (listener != null) {

@@ -26,7 +26,7 @@ public final class Staunch {
     /** Opens a pool from a URL, {@code mysql://user:pass@host:port/db?knob=value&...}. Never connects. */
     public static Pool open(String url) {
         Objects.requireNonNull(url, "url");
-        return Pool.open(url, Map.of(), null, null);
+        return Pool.open(url, Map.of(), Map.of(), null, null);
     }
 
     public static Builder builder() {
@@ -58,6 +58,7 @@ public final class Staunch {
     public static final class Builder {
         private String url;
         private final Map<String, String> knobs = new LinkedHashMap<>();
+        private final Map<String, String> defaults = new LinkedHashMap<>();
         private EventListener listener;
         private TraceListener tracer;
 
@@ -86,6 +87,16 @@ public final class Staunch {
             return knob(name, Long.toString(value));
         }
 
+        /**
+         * A knob's default, in its text form: it applies unless the URL or {@link #knob} gives that knob,
+         * whichever is called first ({@code staunch_options_set_default}). For what a face decides on the
+         * user's behalf, e.g. the JDBC data source's {@code interpolate_params=true} (Connector/J's way).
+         */
+        public Builder defaultKnob(String name, String value) {
+            defaults.put(Objects.requireNonNull(name, "knob name"), Objects.requireNonNull(value, "value of knob " + name));
+            return this;
+        }
+
         public Builder onEvent(EventListener listener) {
             this.listener = Objects.requireNonNull(listener, "listener");
             return this;
@@ -102,7 +113,7 @@ public final class Staunch {
         }
 
         public Pool open() {
-            return Pool.open(url, knobs, listener, tracer);
+            return Pool.open(url, knobs, defaults, listener, tracer);
         }
     }
 

@@ -158,6 +158,6 @@ class NativeLayoutTest {
                 n++;
             }
         }
-        assertEquals(69, n, "handles declared");
+        assertEquals(70, n, "handles declared");
     }
 }

@@ -60,6 +60,7 @@ public final class Jni {
     public static native int options_new(long a0, long a1);
     public static native int options_set(long a0, long a1, long a2, long a3);
     public static native int options_set_url(long a0, long a1, long a2);
+    public static native int options_set_default(long a0, long a1, long a2, long a3);
     public static native int options_set_event_callback(long a0, long a1, long a2, long a3, long a4);
     public static native int options_set_tracer(long a0, long a1, long a2, long a3, long a4);
     public static native void options_free(long a0);

@@ -267,6 +267,10 @@ public final class Native {
         return Jni.options_set_url(a0, a1, a2);
     }
 
+    public static int options_set_default(long a0, long a1, long a2, long a3) {
+        return Jni.options_set_default(a0, a1, a2, a3);
+    }
+
     public static int options_set_event_callback(long a0, long a1, long a2, long a3, long a4) {
         return Jni.options_set_event_callback(a0, a1, a2, a3, a4);
     }

@@ -75,11 +75,6 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
     private Object openTelemetry;
     private boolean traceStatementText;
 
-    /** A knob interpolate_params in a staunch mysql:// URL. */
-    private static final java.util.regex.Pattern URL_INTERPOLATE = java.util.regex.Pattern.compile("[?&]interpolate_params=");
-    /** A knob pool_name in a staunch mysql:// URL. */
-    private static final java.util.regex.Pattern URL_POOL_NAME = java.util.regex.Pattern.compile("[?&]pool_name=");
-
     private volatile Pool pool;
     /** The open pool's name (the library's: what its metrics carry). */
     private volatile String openName;
@@ -353,17 +348,13 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
                 b.knob("password", password);
             }
             knobs.forEach(b::knob);
-            // Connector/J's default (useServerPrepStmts=false): client-side interpolation. A knob
-            // interpolate_params given by the user (a property, setKnob, or in a mysql:// URL,
-            // which is not parsed here: the library reads it) wins.
-            if (!t.knobs().containsKey("interpolate_params") && !knobs.containsKey("interpolate_params")
-                    && !URL_INTERPOLATE.matcher(t.url()).find()) {
-                b.knob("interpolate_params", "true");
-            }
-            // poolName names the library's pool too (its metrics), unless the URL or a knob names it.
-            if (poolName != null && !t.knobs().containsKey("pool_name") && !knobs.containsKey("pool_name")
-                    && !URL_POOL_NAME.matcher(t.url()).find()) {
-                b.knob("pool_name", poolName);
+            // Defaults the library applies only to knobs the user does not give (useServerPrepStmts,
+            // a property, setKnob, or the knob in a mysql:// URL): Connector/J's client-side
+            // interpolation (useServerPrepStmts=false), and poolName as the library pool's name (its
+            // metrics).
+            b.defaultKnob("interpolate_params", "true");
+            if (poolName != null) {
+                b.defaultKnob("pool_name", poolName);
             }
             if (listener != null) {
                 b.onEvent(listener);

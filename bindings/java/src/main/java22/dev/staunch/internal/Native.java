@@ -328,6 +328,7 @@ public final class Native {
     public static final MethodHandle options_new = h("staunch_options_new", st(PTR, PTR));
     public static final MethodHandle options_set = h("staunch_options_set", st(PTR, PTR, PTR, PTR));
     public static final MethodHandle options_set_url = h("staunch_options_set_url", st(PTR, PTR, PTR));
+    public static final MethodHandle options_set_default = h("staunch_options_set_default", st(PTR, PTR, PTR, PTR));
     public static final MethodHandle options_set_event_callback = h("staunch_options_set_event_callback",
             st(PTR, PTR, PTR, PTR, PTR));
     public static final MethodHandle options_set_tracer = h("staunch_options_set_tracer",
@@ -636,6 +637,14 @@ public final class Native {
     public static int options_set_url(long a0, long a1, long a2) {
         try {
             return (int) options_set_url.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int options_set_default(long a0, long a1, long a2, long a3) {
+        try {
+            return (int) options_set_default.invokeExact(a0, a1, a2, a3);
         } catch (Throwable t) {
             throw rethrow(t);
         }

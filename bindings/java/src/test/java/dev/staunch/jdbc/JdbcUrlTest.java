@@ -9,6 +9,30 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class JdbcUrlTest {
+    /**
+     * poolName names the library's pool as a default (staunch_options_set_default): pool_name in a
+     * staunch URL, in a JDBC URL or as a knob wins. The pools open without connecting.
+     */
+    @Test
+    void poolName_is_a_default_that_the_users_pool_name_overrides() throws SQLException {
+        String[][] cases = {
+            {"mysql://u@127.0.0.1:1/db", null, "ds-name"},
+            {"mysql://u@127.0.0.1:1/db?pool_name=from-url", null, "from-url"},
+            {"jdbc:mysql://127.0.0.1:1/db?pool_name=from-jdbc-url", null, "from-jdbc-url"},
+            {"jdbc:mysql://127.0.0.1:1/db", "from-knob", "from-knob"},
+        };
+        for (String[] c : cases) {
+            try (StaunchDataSource ds = new StaunchDataSource()) {
+                ds.setJdbcUrl(c[0]);
+                if (c[1] != null) {
+                    ds.setKnob("pool_name", c[1]);
+                }
+                ds.setPoolName("ds-name");
+                assertEquals(c[2], ds.open().name(), c[0]);
+            }
+        }
+    }
+
     @Test
     void mysql_and_mariadb_urls_translate_with_their_common_properties() throws SQLException {
         JdbcUrl.Translated t = JdbcUrl.translate("jdbc:mysql://10.0.71.13:33052/appdb?socketTimeout=60000&connectTimeout=30000&serverTimezone=UTC&useSSL=false");
@@ -28,7 +52,8 @@ class JdbcUrlTest {
 
     @Test
     void useServerPrepStmts_maps_to_interpolate_params_as_connector_j_treats_it() throws SQLException {
-        // Unset: no knob here; StaunchDataSource then sets interpolate_params=true (Connector/J's default).
+        // Unset: no knob here; StaunchDataSource then gives interpolate_params=true as a default (Connector/J's),
+        // which the library applies only when the user gives no interpolate_params (ValuesTest).
         assertEquals(null, JdbcUrl.translate("jdbc:mariadb://h/db").knobs().get("interpolate_params"));
         assertEquals("false", JdbcUrl.translate("jdbc:mariadb://h/db?useServerPrepStmts=true").knobs().get("interpolate_params"));
         assertEquals("false", JdbcUrl.translate("jdbc:mariadb://h/db?useServerPrepStmts").knobs().get("interpolate_params"));

@@ -291,6 +291,17 @@ class ValuesTest {
                 assertEquals(1, prepares(c));
             }
         }
+        // And in a staunch mysql:// URL, which the library reads: the data source's interpolation is
+        // only a default there (staunch_options_set_default).
+        String direct = "mysql://app:app-secret@127.0.0.1:" + Env.server().server(0).get("port") + "/staunch_test";
+        for (String query : new String[] {"", "?interpolate_params=false", "?interpolate_params=true"}) {
+            try (StaunchDataSource ds = new StaunchDataSource()) {
+                ds.setJdbcUrl(direct + query);
+                try (Connection c = ds.getConnection()) {
+                    assertEquals(query.endsWith("false") ? 1 : 0, prepares(c), query);
+                }
+            }
+        }
     }
 
     /** conf_sql_modes: the literal C:\ written as the mode reads it, bytes ff 00 41, and a text with ' \ " ?. */
