@@ -54,17 +54,22 @@ pub enum WireError {
     /// this layer refuses; it told the server so, and the connection is
     /// usable.
     LocalInfileRefused,
+    /// The caller asked for something this layer refused before sending a
+    /// byte (a prepared statement executed with the wrong number of
+    /// parameters); the text names what. The connection is unchanged.
+    Refused(String),
 }
 
 impl WireError {
     /// Whether the connection must be closed: true for a socket error, a
     /// protocol violation or a packet over the limit; false for an error
-    /// the server reported and a refused local file, after which the
+    /// the server reported, a refused local file and a request refused
+    /// before sending, after which the
     /// connection is idle and ready for the next command.
     pub fn is_fatal(&self) -> bool {
         match self {
             WireError::Io(_) | WireError::Protocol(_) | WireError::PacketTooLarge { .. } => true,
-            WireError::Server(_) | WireError::LocalInfileRefused => false,
+            WireError::Server(_) | WireError::LocalInfileRefused | WireError::Refused(_) => false,
         }
     }
 
@@ -85,6 +90,7 @@ impl fmt::Display for WireError {
             WireError::LocalInfileRefused => {
                 f.write_str("the server asked for a local file (LOAD DATA LOCAL INFILE), which is not supported")
             }
+            WireError::Refused(what) => write!(f, "refused before sending: {what}"),
         }
     }
 }

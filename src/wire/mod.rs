@@ -67,6 +67,7 @@
 
 #![forbid(unsafe_code)]
 
+mod binary;
 mod error;
 mod handshake;
 mod packet;
@@ -74,6 +75,11 @@ mod parse;
 mod stream;
 mod text;
 
+pub use binary::{
+    types, BinaryCells, BinaryColumns, BinaryNext, BinaryRow, Cell, Date, DateTime, Param,
+    Prepared, StmtCache, Time, COM_STMT_CLOSE, COM_STMT_EXECUTE, COM_STMT_PREPARE, COM_STMT_RESET,
+    COM_STMT_SEND_LONG_DATA, ER_UNKNOWN_STMT_HANDLER,
+};
 pub use error::{ServerError, WireError};
 pub use handshake::{Greeting, Login};
 pub use packet::{Framer, ReadNow, MAX_CHUNK};
