@@ -1035,10 +1035,16 @@ mod tests {
         p
     }
 
+    /// An answer read on a fresh framer (packets numbered from 0).
     fn answer(payloads: &[Vec<u8>]) -> Vec<u8> {
+        answer_from(0, payloads)
+    }
+
+    /// The answer to a command this side sends (numbered from 1).
+    fn answer_from(first: u8, payloads: &[Vec<u8>]) -> Vec<u8> {
         let mut out = Vec::new();
         for (i, p) in payloads.iter().enumerate() {
-            out.extend(packet(i as u8, p));
+            out.extend(packet(first + i as u8, p));
         }
         out
     }
@@ -1165,6 +1171,63 @@ mod tests {
             let e = f.next_binary_row(&columns).unwrap_err();
             assert!(e.to_string().contains(what), "{ty}: {e}");
             assert!(e.is_fatal());
+        }
+    }
+
+    #[test]
+    fn a_prepare_answer_with_and_without_eof_packets() {
+        let ok = vec![0, 9, 0, 0, 0, 2, 0, 1, 0, 0, 3, 0];
+        let eof = vec![0xfe, 0, 0, 2, 0];
+        for (caps, answer_) in [
+            (
+                caps::PROTOCOL_41,
+                answer_from(
+                    1,
+                    &[
+                        ok.clone(),
+                        def(types::VAR_STRING, 0),
+                        eof.clone(),
+                        def(types::LONG, 0),
+                        def(types::BLOB, 0),
+                        eof,
+                    ],
+                ),
+            ),
+            (
+                caps::PROTOCOL_41 | caps::DEPRECATE_EOF,
+                answer_from(
+                    1,
+                    &[
+                        ok,
+                        def(types::VAR_STRING, 0),
+                        def(types::LONG, 0),
+                        def(types::BLOB, 0),
+                    ],
+                ),
+            ),
+        ] {
+            let mut f = framer(answer_, 3);
+            f.caps = caps;
+            let stmt = f.prepare(b"SELECT ?, b FROM t").unwrap();
+            assert_eq!(
+                (stmt.id(), stmt.param_count(), stmt.columns().len()),
+                (9, 1, 2)
+            );
+            assert_eq!(stmt.warnings(), 3);
+            assert_eq!(
+                stmt.columns().get(1).unwrap().unwrap().column_type,
+                types::BLOB
+            );
+            assert!(!f.has_buffered_input());
+        }
+        // Refused: the server's error, nothing after it.
+        let mut err = vec![0xff, 0x28, 0x04, b'#'];
+        err.extend_from_slice(b"42000bad");
+        let mut f = framer(answer_from(1, &[err]), 64);
+        f.caps = caps::PROTOCOL_41;
+        match f.prepare(b"SELEC") {
+            Err(WireError::Server(e)) => assert_eq!(e.code, 1064),
+            other => panic!("{other:?}"),
         }
     }
 
