@@ -1886,6 +1886,166 @@ pub fn sql_scanner(data: &[u8]) {
 }
 
 // ---------------------------------------------------------------------------
+// binary_answer, text_answer
+
+/// A server's side of a connection held in memory: the answer to read,
+/// handed out a few bytes per read; what is written is dropped.
+struct Answer {
+    input: std::io::Cursor<Vec<u8>>,
+    per_read: usize,
+}
+
+impl std::io::Read for Answer {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.per_read);
+        std::io::Read::read(&mut self.input, &mut buf[..n])
+    }
+}
+
+impl std::io::Write for Answer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The fuzzer's bytes as a server's answer on a fresh session: a first
+/// byte of choices (bit 0: `CLIENT_DEPRECATE_EOF`; bit 1: the rest is the
+/// stream's bytes as they are, headers included; bit 2:
+/// `CLIENT_SESSION_TRACK`; bits 3-5: bytes per read, 1 to 128), then
+/// packets, each a 2-byte little-endian length and its payload, numbered
+/// from 0 as an answer is.
+fn answer_framer(data: &[u8]) -> staunch::wire::Framer<Answer> {
+    use staunch::wire::caps;
+    let (&choice, rest) = data.split_first().unwrap_or((&0, &[]));
+    let mut c = caps::PROTOCOL_41;
+    if choice & 1 != 0 {
+        c |= caps::DEPRECATE_EOF;
+    }
+    if choice & 4 != 0 {
+        c |= caps::SESSION_TRACK;
+    }
+    let input = if choice & 2 != 0 {
+        rest.to_vec()
+    } else {
+        let mut out = Vec::new();
+        let mut rest = rest;
+        let mut seq = 0u8;
+        while rest.len() >= 2 {
+            let len = usize::from(u16::from_le_bytes([rest[0], rest[1]])).min(rest.len() - 2);
+            out.extend_from_slice(&[len as u8, (len >> 8) as u8, 0, seq]);
+            out.extend_from_slice(&rest[2..2 + len]);
+            rest = &rest[2 + len..];
+            seq = seq.wrapping_add(1);
+        }
+        out
+    };
+    let mut f = staunch::wire::Framer::new(
+        Answer {
+            input: std::io::Cursor::new(input),
+            per_read: 1 << ((choice >> 3) & 7),
+        },
+        c,
+    );
+    // Far below the default: a length the fuzzer wrote never makes the
+    // framer wait for (or allocate) more than the input holds.
+    f.set_max_packet(1 << 20);
+    f
+}
+
+/// A failure of the wire layer: a `WireError` (the type says so) with a
+/// message.
+fn check_wire_error(e: &staunch::wire::WireError) {
+    assert!(!e.to_string().trim().is_empty(), "an empty message: {e:?}");
+}
+
+/// The binary protocol's answer to an execute (`Framer::read_binary_response`,
+/// `Framer::next_binary_row`) on the fuzzer's bytes: every result, every
+/// column definition, every row and every cell walked. Checks: no panic,
+/// no hang (each step consumes input, which ends), every row has one cell
+/// per column, every failure a `WireError` with a message.
+pub fn binary_answer(data: &[u8]) {
+    use staunch::wire::{status, BinaryColumns, BinaryNext, Cell, Response};
+    let mut f = answer_framer(data);
+    let mut columns = BinaryColumns::new();
+    loop {
+        let more = match f.read_binary_response(&mut columns) {
+            Ok(Response::Ok(ok)) => ok.status,
+            Ok(Response::ResultSet) => {
+                for def in columns.defs().iter() {
+                    if let Err(e) = def {
+                        check_wire_error(&e);
+                    }
+                }
+                let n = columns.len();
+                loop {
+                    match f.next_binary_row(&columns) {
+                        Ok(BinaryNext::Row(r)) => {
+                            assert_eq!(r.len(), n);
+                            let mut cells = 0;
+                            for c in r.cells() {
+                                if let Cell::Bytes(b) = c {
+                                    std::hint::black_box(b.len());
+                                }
+                                cells += 1;
+                            }
+                            assert_eq!(cells, n, "a row checked whole gave fewer cells");
+                        }
+                        Ok(BinaryNext::End(ok)) => break ok.status,
+                        Err(e) => return check_wire_error(&e),
+                    }
+                }
+            }
+            Err(e) => return check_wire_error(&e),
+        };
+        if more & status::MORE_RESULTS_EXISTS == 0 {
+            return;
+        }
+    }
+}
+
+/// The same for the text protocol's reader (`Framer::read_response`,
+/// `Framer::next_row`).
+pub fn text_answer(data: &[u8]) {
+    use staunch::wire::{status, Columns, Next, Response};
+    let mut f = answer_framer(data);
+    let mut columns = Columns::new();
+    loop {
+        let more = match f.read_response(&mut columns) {
+            Ok(Response::Ok(ok)) => ok.status,
+            Ok(Response::ResultSet) => {
+                for def in columns.iter() {
+                    if let Err(e) = def {
+                        check_wire_error(&e);
+                    }
+                }
+                let n = columns.len();
+                loop {
+                    match f.next_row() {
+                        Ok(Next::Row(r)) => {
+                            assert_eq!(r.len(), n);
+                            assert_eq!(
+                                r.cells().count(),
+                                n,
+                                "a row checked whole gave fewer cells"
+                            );
+                        }
+                        Ok(Next::End(ok)) => break ok.status,
+                        Err(e) => return check_wire_error(&e),
+                    }
+                }
+            }
+            Err(e) => return check_wire_error(&e),
+        };
+        if more & status::MORE_RESULTS_EXISTS == 0 {
+            return;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Replay of the committed corpus on stable
 
 #[cfg(test)]
@@ -1958,6 +2118,16 @@ mod tests {
     #[test]
     fn corpus_sql_scanner() {
         replay("sql_scanner", super::sql_scanner);
+    }
+
+    #[test]
+    fn corpus_binary_answer() {
+        replay("binary_answer", super::binary_answer);
+    }
+
+    #[test]
+    fn corpus_text_answer() {
+        replay("text_answer", super::text_answer);
     }
 
     #[test]
