@@ -1914,9 +1914,11 @@ impl std::io::Write for Answer {
 /// The fuzzer's bytes as a server's answer on a fresh session: a first
 /// byte of choices (bit 0: `CLIENT_DEPRECATE_EOF`; bit 1: the rest is the
 /// stream's bytes as they are, headers included; bit 2:
-/// `CLIENT_SESSION_TRACK`; bits 3-5: bytes per read, 1 to 128), then
+/// `CLIENT_SESSION_TRACK`; bits 3-5: bytes per read, 1 to 128; bit 6: the
+/// answers to commands this side sends, see `binary_answer`), then
 /// packets, each a 2-byte little-endian length and its payload, numbered
-/// from 0 as an answer is.
+/// from 0 as an answer is (from 1 with bit 6, and again from 1 after a
+/// length of 0xFFFF, which ends one command's answer).
 fn answer_framer(data: &[u8]) -> staunch::wire::Framer<Answer> {
     use staunch::wire::caps;
     let (&choice, rest) = data.split_first().unwrap_or((&0, &[]));
@@ -1932,9 +1934,16 @@ fn answer_framer(data: &[u8]) -> staunch::wire::Framer<Answer> {
     } else {
         let mut out = Vec::new();
         let mut rest = rest;
-        let mut seq = 0u8;
+        let first = u8::from(choice & 0x40 != 0);
+        let mut seq = first;
         while rest.len() >= 2 {
-            let len = usize::from(u16::from_le_bytes([rest[0], rest[1]])).min(rest.len() - 2);
+            let len = u16::from_le_bytes([rest[0], rest[1]]);
+            if len == 0xffff {
+                seq = first;
+                rest = &rest[2..];
+                continue;
+            }
+            let len = usize::from(len).min(rest.len() - 2);
             out.extend_from_slice(&[len as u8, (len >> 8) as u8, 0, seq]);
             out.extend_from_slice(&rest[2..2 + len]);
             rest = &rest[2 + len..];
@@ -1966,10 +1975,51 @@ fn check_wire_error(e: &staunch::wire::WireError) {
 /// column definition, every row and every cell walked. Checks: no panic,
 /// no hang (each step consumes input, which ends), every row has one cell
 /// per column, every failure a `WireError` with a message.
+///
+/// With bit 6 of the first byte, the bytes are the answers to a prepare
+/// (`Framer::prepare`: the statement, its definitions) and to an execute
+/// of it with parameters of every kind (written, then dropped), whose
+/// answer is then read as above.
 pub fn binary_answer(data: &[u8]) {
-    use staunch::wire::{status, BinaryColumns, BinaryNext, Cell, Response};
+    use staunch::wire::{
+        status, types, BinaryColumns, BinaryNext, Cell, Date, DateTime, Param, Response, Time,
+    };
     let mut f = answer_framer(data);
     let mut columns = BinaryColumns::new();
+    if data.first().is_some_and(|c| c & 0x40 != 0) {
+        let mut stmt = match f.prepare(b"SELECT ?") {
+            Ok(stmt) => stmt,
+            Err(e) => return check_wire_error(&e),
+        };
+        for def in stmt.params().iter().chain(stmt.columns().iter()) {
+            if let Err(e) = def {
+                check_wire_error(&e);
+            }
+        }
+        let kinds = [
+            Param::Null,
+            Param::Int(-1),
+            Param::UInt(u64::MAX),
+            Param::Float(0.5),
+            Param::Double(-0.5),
+            Param::Bytes(&data[..data.len().min(300)], types::BLOB),
+            Param::Date(Date::default()),
+            Param::DateTime(DateTime {
+                micros: 1,
+                ..DateTime::default()
+            }),
+            Param::Time(Time::default()),
+            Param::Long(types::STRING),
+        ];
+        let n = stmt.param_count().min(1000);
+        let params: Vec<Param> = (0..n).map(|i| kinds[i % kinds.len()]).collect();
+        if let Err(e) = f.send_execute(&mut stmt, &params) {
+            return check_wire_error(&e);
+        }
+        if n != stmt.param_count() {
+            return;
+        }
+    }
     loop {
         let more = match f.read_binary_response(&mut columns) {
             Ok(Response::Ok(ok)) => ok.status,

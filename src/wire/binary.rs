@@ -463,10 +463,30 @@ fn bad_cell(payload: &[u8], at: usize, kind: Kind, i: usize) -> WireError {
             ));
         }
     }
+    if temporal_sizes(kind.ty).is_none() && fixed_size(kind.ty).is_none() {
+        if let Some(h @ (0xfb | 0xff)) = payload.get(at) {
+            return WireError::protocol(format!(
+                "a binary row's cell {i} (column type {}) starts with 0x{h:02X}, not a length",
+                kind.ty
+            ));
+        }
+    }
     WireError::protocol(format!(
         "packet ends inside a binary row's cell {i} (column type {})",
         kind.ty
     ))
+}
+
+/// The size of a fixed-width type's cell.
+fn fixed_size(ty: u8) -> Option<usize> {
+    match ty {
+        types::TINY => Some(1),
+        types::SHORT | types::YEAR => Some(2),
+        types::LONG | types::INT24 | types::FLOAT => Some(4),
+        types::LONGLONG | types::DOUBLE => Some(8),
+        types::NULL => Some(0),
+        _ => None,
+    }
 }
 
 /// The lengths a temporal type's cell may have.
@@ -1160,6 +1180,11 @@ mod tests {
                 "temporal length of 4",
             ),
             (types::BLOB, vec![0, 0, 3, b'a'], "packet ends inside"),
+            (
+                types::BLOB,
+                vec![0, 0, 0xfb],
+                "starts with 0xFB, not a length",
+            ),
             (types::TINY, vec![0, 0, 1, 9], "1 bytes after its 1 cells"),
             (types::TINY, vec![0], "shorter than its NULL bitmap"),
             (types::TINY, vec![3, 0, 1], "starts with 0x03"),
