@@ -667,7 +667,9 @@ fn text_ok<S: Read + Write>(f: &mut Framer<S>) {
 }
 
 /// Allocations per row of a 5-column `SELECT ... WHERE id = ?`, executed
-/// and walked cell by cell on the layer once its buffers have grown: none.
+/// and walked cell by cell on the layer once its buffers have grown: none
+/// (`cargo test -p staunch --test wire_binary a_row_walked -- --nocapture`
+/// prints it, and the crate's figure for the same statement).
 #[test]
 fn a_row_walked_allocates_nothing() {
     let s = MariaDb::start();
@@ -716,6 +718,23 @@ fn a_row_walked_allocates_nothing() {
     let per_row = (allocations() - before) as f64 / rows as f64;
     eprintln!("allocations per row (execute + read + walk of 5 cells): {per_row}");
     assert_eq!(per_row, 0.0);
+    // For comparison (printed, not asserted): the crate's `exec` of the
+    // same statement, each row taken as its `Row`.
+    let mut conn = crate_conn(&s);
+    let stmt = conn
+        .prep("SELECT id, name, score, at, amount FROM five WHERE id = ?")
+        .unwrap();
+    for id in 1..=10 {
+        let _: Vec<mysql::Row> = conn.exec(&stmt, (id,)).unwrap();
+    }
+    let before = allocations();
+    for i in 0..rows {
+        for row in conn.exec_iter(&stmt, (1 + i % 100,)).unwrap() {
+            std::hint::black_box(row.unwrap());
+        }
+    }
+    let crate_per_row = (allocations() - before) as f64 / rows as f64;
+    eprintln!("the crate's exec_iter, same statement: {crate_per_row} allocations per row");
     // The counter does count this thread's allocations.
     let before = allocations();
     std::hint::black_box(vec![0u8; 10]);

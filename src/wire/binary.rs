@@ -719,7 +719,10 @@ impl<S: Read + Write> Framer<S> {
     /// Sends an execute of `stmt` with `params` (`COM_STMT_EXECUTE`, no
     /// cursor); the answer is read with [`Framer::read_binary_response`].
     /// A parameter count other than the statement's is refused before
-    /// anything is sent ([`WireError::Refused`]).
+    /// anything is sent ([`WireError::Refused`]). The parameters' types
+    /// go only when they differ from the last execute's; after an execute
+    /// the server refused, call [`Prepared::rebind`] so that the next one
+    /// sends them whatever the server kept ([`StmtCache::execute`] does).
     pub fn send_execute(
         &mut self,
         stmt: &mut Prepared,
