@@ -961,9 +961,9 @@ impl StmtCache {
     }
 
     /// The statement prepared for `sql`: the cached one, or one prepared
-    /// now (closing the one used longest ago when the cache is full). A
-    /// statement the server refuses is not cached, and the session is
-    /// ready for the next command.
+    /// now (after closing the one used longest ago when the cache is
+    /// full). A statement the server refuses is not cached, and the
+    /// session is ready for the next command.
     pub fn prepare<S: Read + Write>(
         &mut self,
         f: &mut Framer<S>,
@@ -972,7 +972,9 @@ impl StmtCache {
         self.clock += 1;
         let now = self.clock;
         if !self.entries.contains_key(sql) {
-            let stmt = f.prepare(sql)?;
+            // Room first: the server never holds more than `capacity` of
+            // this session's statements, even for a moment (its
+            // `max_prepared_stmt_count` is for all sessions together).
             if self.entries.len() >= self.capacity {
                 let oldest = self
                     .entries
@@ -983,6 +985,7 @@ impl StmtCache {
                     f.close_statement(e.stmt.id)?;
                 }
             }
+            let stmt = f.prepare(sql)?;
             self.entries.insert(sql.into(), Entry { stmt, used: now });
         }
         let e = self
