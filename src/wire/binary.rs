@@ -18,6 +18,12 @@
 //! kinds sends two bytes per parameter less each time, and the check is a
 //! comparison of a few bytes. After an execute the server refused they are
 //! sent again, whatever the server kept.
+//!
+//! Not here: cursors (`COM_STMT_FETCH`), MariaDB's bulk execute, and its
+//! cached metadata (`MARIADB_CLIENT_CACHE_METADATA`, which the session's
+//! handshake does not ask for: every execute's result set carries its
+//! column definitions, read into the caller's [`BinaryColumns`] without an
+//! allocation once it has grown).
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
