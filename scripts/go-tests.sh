@@ -61,7 +61,7 @@ echo "== staunchprom: the Prometheus collector against a pool (go test)"
 
 # Without -race too: the tracer keeps no state of its own (the SDK's span
 # recorder does, under its lock); one server, a few seconds.
-echo "== staunchotel: OpenTelemetry spans of a pool's acquires and statements (go test)"
+echo "== staunchotel: OpenTelemetry spans and metrics of a pool (go test)"
 (cd staunchotel && go test -count=1 -timeout 3m ./...)
 
 echo "== outside suites: sqlx's own tests with go-sql-driver, then with staunch (scripts/go-suites.sh)"

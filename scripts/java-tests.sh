@@ -86,7 +86,7 @@ STAUNCH_LIBRARY=$lib STAUNCH_TESTKIT=$target/debug/staunch-testkit "$repo/script
 # the tests (surefire's -Dtest syntax; "all" for every test that can run on 17), default below.
 jdk17=${STAUNCH_JDK17:-/usr/lib/jvm/java-17-openjdk-amd64}
 if [ -x "$jdk17/bin/java" ]; then
-  jni_tests=${STAUNCH_JAVA_JNI_TESTS:-NativePathTest,LibraryLoadTest,ConformanceTest,ResultInfoTest,RowsBatchTest,ValuesConformanceTest,JdbcTest,ValuesTest,JdbcUrlTest,ConflictTest,StreamingTest,CallableTest,MetaDataTest,SecretTest,SpringTest,MyBatisTest,IncidentTest,ToolsTest,JooqTest,SpringBootAppTest,StaunchMetricsTest,LeakReportTest,StaunchTracingTest}
+  jni_tests=${STAUNCH_JAVA_JNI_TESTS:-NativePathTest,LibraryLoadTest,ConformanceTest,ResultInfoTest,RowsBatchTest,ValuesConformanceTest,JdbcTest,ValuesTest,JdbcUrlTest,ConflictTest,StreamingTest,CallableTest,MetaDataTest,SecretTest,SpringTest,MyBatisTest,IncidentTest,ToolsTest,JooqTest,SpringBootAppTest,StaunchMetricsAutoConfigurationTest,StaunchMetricsTest,LeakReportTest,StaunchTracingTest}
   if [ "$jni_tests" = all ]; then jni_tests='!NativeLayoutTest'; fi
   t0=$SECONDS
   echo "== surefire on $("$jdk17/bin/java" -version 2>&1 | head -1) (JNI path): $jni_tests"

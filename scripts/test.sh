@@ -57,9 +57,9 @@ run_stage() {
       echo "== Rust: unit and integration tests (real MariaDB servers), every crate of the workspace"
       cargo test --workspace --no-fail-fast
       echo "== Rust: the shipped build's allocator (the mimalloc feature), and what it lets the return do;"
-      echo "   the tracing feature's spans (one build of the library for both)"
-      cargo test -p staunch --lib --features mimalloc,tracing -- alloc:: trace::
-      cargo test -p staunch --features mimalloc,tracing --test memory ;;
+      echo "   the tracing feature's spans, the metrics feature's facade (one build of the library for all)"
+      cargo test -p staunch --lib --features mimalloc,tracing,metrics -- alloc:: trace::
+      cargo test -p staunch --features mimalloc,tracing,metrics --test memory --test metrics_facade ;;
     fuzz)
       echo "== fuzz: the committed corpus replayed through the targets' bodies (stable)"
       # A target directory of its own: the library is a cdylib, whose rlib cargo

@@ -231,6 +231,13 @@ impl Builder {
         /// SQLAlchemy expect). Defaults to false.
         found_rows, connect.found_rows, bool);
     setter!(
+        /// Every session's `autocommit` (set with the pool's settings
+        /// statement, on a new session and after each reset, so a borrower
+        /// that changed it is put back). false: each borrow's first
+        /// statement opens a transaction, which the borrower ends (PEP 249's
+        /// default). Defaults to true.
+        autocommit, connect.autocommit, bool);
+    setter!(
         /// Send statements with parameters by client-side interpolation: the
         /// values written into the text as literals escaped for the
         /// session's real state (its `sql_mode`, utf8mb4), over the text
@@ -566,6 +573,7 @@ knobs! {
     "reset_on_return" => |c, k, v| c.connect.reset_on_return = parse_bool(k, v)?,
     "init_sql" => |c, _k, v| c.connect.init_sql = (!v.trim().is_empty()).then(|| v.to_owned()),
     "found_rows" => |c, k, v| c.connect.found_rows = parse_bool(k, v)?,
+    "autocommit" => |c, k, v| c.connect.autocommit = parse_bool(k, v)?,
     "interpolate_params" => |c, k, v| c.connect.interpolate_params = parse_bool(k, v)?,
     "socket" => |c, _k, v| c.connect.socket = (!v.is_empty()).then(|| v.to_owned()),
     "tls_mode" => |c, _k, v| c.connect.tls_mode = TlsMode::parse(v)?,

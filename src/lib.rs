@@ -62,6 +62,8 @@ mod events;
 #[doc(hidden)]
 pub mod ffi;
 mod metrics;
+#[cfg(feature = "metrics")]
+mod metrics_facade;
 pub mod pool;
 mod sync;
 mod sys;
@@ -94,6 +96,8 @@ pub use crate::client::{
 pub use crate::config::{Builder, Config};
 pub use crate::error::{Error, ErrorKind, Result};
 pub use crate::events::{CloseReason, Event, EventListener, LogListener};
+#[cfg(feature = "metrics")]
+pub use crate::metrics_facade::MetricsPublisher;
 pub use crate::pool::cancel::CancelToken;
 pub use crate::pool::config::PoolConfig;
 pub use crate::pool::stats::{Buckets, Histograms, Latency, Stats, BUCKETS};

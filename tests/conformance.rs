@@ -549,3 +549,86 @@ fn conf_frozen_statement() {
     let (v, took) = long.join().unwrap();
     assert_eq!(v, Some(25), "after {took:?}");
 }
+
+/// conf_auth_plugins (MariaDB part): a `mysql_native_password` user and an
+/// `ed25519` user (MariaDB's recommended plugin) each connect; a user whose
+/// plugin staunch does not speak (PAM, which asks for `dialog`) gets an
+/// error naming the plugin at once, not "unreachable" at the acquire
+/// timeout, and no thread panics.
+#[test]
+fn conf_auth_plugins() {
+    let s = MariaDb::start();
+    s.sql("INSTALL PLUGIN IF NOT EXISTS ed25519 SONAME 'auth_ed25519'");
+    s.sql("INSTALL PLUGIN IF NOT EXISTS pam SONAME 'auth_pam'");
+    s.sql("CREATE USER native@'%' IDENTIFIED VIA mysql_native_password USING PASSWORD('n-secret')");
+    s.sql("CREATE USER ed@'%' IDENTIFIED VIA ed25519 USING PASSWORD('e-secret')");
+    s.sql("CREATE USER pamuser@'%' IDENTIFIED VIA pam");
+    s.sql("GRANT ALL ON staunch_test.* TO native@'%', ed@'%', pamuser@'%'");
+    let port = s.port();
+    for (user, pass) in [("native", "n-secret"), ("ed", "e-secret")] {
+        let pool = Pool::from_url(&format!(
+            "mysql://{user}:{pass}@127.0.0.1:{port}/staunch_test?min_idle=0"
+        ))
+        .unwrap();
+        let mut c = pool.get().unwrap_or_else(|e| panic!("{user}: {e}"));
+        let who: String = c.query_first("SELECT CURRENT_USER()").unwrap().unwrap();
+        assert_eq!(who, format!("{user}@%"));
+        drop(c);
+        pool.close();
+    }
+    let pool = Pool::from_url(&format!(
+        "mysql://pamuser:p-secret@127.0.0.1:{port}/staunch_test?min_idle=0&connection_timeout=20s"
+    ))
+    .unwrap();
+    let t = Instant::now();
+    let e = pool.get().unwrap_err();
+    let waited = t.elapsed();
+    let text = e.to_string();
+    assert_eq!(e.kind(), ErrorKind::ConnectRejected, "{text}");
+    assert!(text.contains("\"dialog\""), "{text}");
+    assert!(!text.contains("p-secret"), "{text}");
+    assert!(
+        waited < Duration::from_secs(5),
+        "the refusal took {waited:?}: {text}"
+    );
+    pool.close();
+}
+
+/// conf_auth_plugins (the second server): a `caching_sha2_password` user of
+/// the test kit's Vitess server (MySQL 8's greeting) connects over TLS and
+/// over the unix socket (the two transports on which that server lets it
+/// log in), and a `mysql_native_password` user over plain TCP.
+#[test]
+fn conf_auth_plugins_caching_sha2() {
+    use support::{Mysql8, Mysql8Opts, ServerCert};
+    let tls = Mysql8::start_with(Mysql8Opts {
+        tls: Some(ServerCert::Localhost),
+        ..Mysql8Opts::default()
+    });
+    let plain = Mysql8::start();
+    let socket = plain.socket_path();
+    for (what, url, user) in [
+        ("sha2 over TLS", tls.url(), "sha2"),
+        (
+            "sha2 over the unix socket",
+            format!("{}?socket={}", plain.url(), socket.display()),
+            "sha2",
+        ),
+        (
+            "native over TCP",
+            plain.url_for("native", "native-secret"),
+            "native",
+        ),
+    ] {
+        let pool = Pool::from_url(&format!(
+            "{url}{}min_idle=0",
+            if url.contains('?') { "&" } else { "?" }
+        ))
+        .unwrap();
+        let mut c = pool.get().unwrap_or_else(|e| panic!("{what}: {e}"));
+        let who: String = c.query_first("SELECT CURRENT_USER()").unwrap().unwrap();
+        assert_eq!(who, format!("{user}@%"), "{what}");
+        drop(c);
+        pool.close();
+    }
+}

@@ -184,3 +184,44 @@ fn suspend_and_resume() {
     assert!((2..=3).contains(&total), "total={total}");
     drop(blocker);
 }
+
+#[test]
+fn autocommit_off_holds_on_every_session_and_after_init_sql() {
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.ac (v INT) ENGINE=InnoDB");
+    let p = Pool::from_url(&format!(
+        "{}?max_size=1&autocommit=false&init_sql=SET autocommit=1, time_zone='%2B03:00'",
+        s.url()
+    ))
+    .unwrap();
+    let mut c = p.get().unwrap();
+    // The knob wins over what init_sql set; the rest of init_sql holds.
+    let (auto, tz): (i64, String) = c
+        .query_first("SELECT @@session.autocommit, @@session.time_zone")
+        .unwrap()
+        .unwrap();
+    assert_eq!((auto, tz.as_str()), (0, "+03:00"));
+    assert!(!c.autocommit());
+    // A write is not committed until the borrower commits: returned
+    // without, it is rolled back.
+    c.query_drop("INSERT INTO ac VALUES (1)").unwrap();
+    assert!(c.in_transaction());
+    drop(c);
+    let mut c = p.get().unwrap();
+    assert_eq!(
+        c.query_first::<i64, _>("SELECT COUNT(*) FROM ac").unwrap(),
+        Some(0)
+    );
+    // The borrower turns autocommit on; the return puts it back.
+    c.query_drop("SET autocommit=1").unwrap();
+    assert!(c.autocommit());
+    drop(c);
+    let mut c = p.get().unwrap();
+    assert_eq!(
+        c.query_first::<i64, _>("SELECT @@session.autocommit")
+            .unwrap(),
+        Some(0)
+    );
+    drop(c);
+    assert_eq!(p.stats().created, 1);
+}

@@ -1284,3 +1284,84 @@ func Test_statements_wait_in_the_netpoller(t *testing.T) {
 		t.Fatalf("pool: %d connections still borrowed", st.InUse)
 	}
 }
+
+// Test_conf_auth_plugins: users of mysql_native_password and ed25519
+// connect; a user of a plugin staunch does not speak (PAM asks for
+// "dialog") gets ErrConnectRejected naming the plugin at once, not
+// "unreachable" at the acquire timeout.
+func Test_conf_auth_plugins(t *testing.T) {
+	k, err := testkit.Start("server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop()
+	for _, q := range []string{
+		"INSTALL PLUGIN IF NOT EXISTS ed25519 SONAME 'auth_ed25519'",
+		"INSTALL PLUGIN IF NOT EXISTS pam SONAME 'auth_pam'",
+		"CREATE USER native@'%' IDENTIFIED VIA mysql_native_password USING PASSWORD('n-secret')",
+		"CREATE USER ed@'%' IDENTIFIED VIA ed25519 USING PASSWORD('e-secret')",
+		"CREATE USER pamuser@'%' IDENTIFIED VIA pam",
+		"GRANT ALL ON staunch_test.* TO native@'%', ed@'%', pamuser@'%'",
+	} {
+		k.Must(t, "sql 0 "+q)
+	}
+	base := withKnobs(k.Ready.Servers[0].URL, "min_idle=0&connection_timeout=20s")
+	for _, u := range []testkit.User{{User: "native", Password: "n-secret"}, {User: "ed", Password: "e-secret"}} {
+		p, err := staunch.New(bg, testkit.AsUser(base, u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var who string
+		if err := p.QueryRow(bg, "SELECT CURRENT_USER()").Scan(&who); err != nil {
+			t.Fatalf("%s: %v", u.User, err)
+		}
+		if who != u.User+"@%" {
+			t.Errorf("%s: CURRENT_USER() is %s", u.User, who)
+		}
+		p.Close()
+	}
+	p, err := staunch.New(bg, testkit.AsUser(base, testkit.User{User: "pamuser", Password: "p-secret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	start := time.Now()
+	c, err := p.Acquire(bg)
+	waited := time.Since(start)
+	if err == nil {
+		c.Release()
+		t.Fatal("the PAM user connected")
+	}
+	if !errors.Is(err, staunch.ErrConnectRejected) {
+		t.Errorf("error is not ErrConnectRejected: %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, `"dialog"`) || strings.Contains(msg, "p-secret") {
+		t.Errorf("message: %s", msg)
+	}
+	if waited > 5*time.Second+slack() {
+		t.Errorf("the refusal took %v: %v", waited, err)
+	}
+}
+
+// Test_conf_auth_plugins_caching_sha2: the test kit's second server
+// (Vitess's go/mysql, a MySQL 8 greeting): its caching_sha2_password user
+// connects over TLS and answers.
+func Test_conf_auth_plugins_caching_sha2(t *testing.T) {
+	k, err := testkit.Start("mysql8", "--tls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop()
+	p, err := staunch.New(bg, k.Ready.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var who string
+	if err := p.QueryRow(bg, "SELECT CURRENT_USER()").Scan(&who); err != nil {
+		t.Fatal(err)
+	}
+	if who != "sha2@%" {
+		t.Errorf("CURRENT_USER() is %s", who)
+	}
+}

@@ -1886,23 +1886,182 @@ pub fn sql_scanner(data: &[u8]) {
 }
 
 // ---------------------------------------------------------------------------
-// binary_answer, text_answer
+// auth_exchange
 
-/// A server's side of a connection held in memory: the answer to read,
-/// handed out a few bytes per read; what is written is dropped.
-struct Answer {
+/// The password of every `auth_exchange` login: long enough that no
+/// scramble, signature or RSA block holds it by chance.
+const AUTH_PASSWORD: &str = "Zq9-auth-exchange-hunter2";
+
+/// A 2048-bit RSA public key (test only; its private half was thrown
+/// away): `Login::server_public_key` when the flags ask for one.
+const AUTH_TEST_KEY: &[u8] = include_bytes!("auth_test_key.pem");
+
+/// A server's side of a login, made of the fuzzer's packets, each framed
+/// when the client reads it with the sequence id the client expects (one
+/// more than the last packet either side sent), so that the exchange gets
+/// past the framing; or, in raw mode, the bytes as they are. Keeps what the
+/// client writes. The stream ends when the packets do: the client's next
+/// read is an end of file, never a wait.
+struct AuthScript {
+    packets: std::collections::VecDeque<Vec<u8>>,
+    raw: Option<std::io::Cursor<Vec<u8>>>,
+    pending: Vec<u8>,
+    at: usize,
+    /// The last sequence id sent by either side.
+    last_seq: Option<u8>,
+    written: std::rc::Rc<std::cell::RefCell<Vec<u8>>>,
+}
+
+impl std::io::Read for AuthScript {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(raw) = &mut self.raw {
+            return raw.read(buf);
+        }
+        if self.at == self.pending.len() {
+            let Some(p) = self.packets.pop_front() else {
+                return Ok(0);
+            };
+            let seq = self.last_seq.map_or(0, |s| s.wrapping_add(1));
+            self.last_seq = Some(seq);
+            let n = p.len();
+            self.pending = vec![n as u8, (n >> 8) as u8, (n >> 16) as u8, seq];
+            self.pending.extend_from_slice(&p);
+            self.at = 0;
+        }
+        let n = buf.len().min(self.pending.len() - self.at);
+        buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+impl std::io::Write for AuthScript {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // The client's packets: the last one's sequence id counts.
+        let mut w = self.written.borrow_mut();
+        let from = w.len();
+        w.extend_from_slice(buf);
+        let mut rest = &w[from..];
+        while rest.len() >= 4 {
+            let n = rest[0] as usize | (rest[1] as usize) << 8 | (rest[2] as usize) << 16;
+            self.last_seq = Some(rest[3]);
+            rest = rest.get(4 + n..).unwrap_or_default();
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `Framer::connect` against a server made of the fuzzer's bytes. The
+/// first byte holds the login's flags: bit 0 the stream is a unix socket,
+/// 1 `get_server_public_key`, 2 `allow_cleartext`, 3 a configured
+/// `server_public_key` (the committed test key), 4 an empty password, 5
+/// raw mode (the rest is the server's byte stream as it is), 6 a default
+/// database. Otherwise the rest is packets, each a 16-bit little-endian
+/// length and that many bytes (the greeting first).
+///
+/// Checks: no panic and no hang (the stream ends: an error); every failure
+/// a `WireError` with a non-empty message that never holds the password
+/// (unless the server's own bytes did);
+/// the password never sent as it is unless the stream is a unix socket;
+/// a session authenticated by `mysql_clear_password` only when allowed,
+/// on a unix socket.
+pub fn auth_exchange(data: &[u8]) {
+    use staunch::wire::{AuthPlugin, Framer, Login};
+    let (&flags, rest) = data.split_first().unwrap_or((&0, &[]));
+    let bit = |b: u8| flags & (1 << b) != 0;
+    let written = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let mut script = AuthScript {
+        packets: Default::default(),
+        raw: None,
+        pending: Vec::new(),
+        at: 0,
+        last_seq: None,
+        written: written.clone(),
+    };
+    if bit(5) {
+        script.raw = Some(std::io::Cursor::new(rest.to_vec()));
+    } else {
+        let mut rest = rest;
+        while rest.len() >= 2 {
+            let n = usize::from(u16::from_le_bytes([rest[0], rest[1]]));
+            let end = (2 + n).min(rest.len());
+            script.packets.push_back(rest[2..end].to_vec());
+            rest = &rest[end..];
+        }
+    }
+    let password = if bit(4) { "" } else { AUTH_PASSWORD };
+    let login = Login {
+        user: "fuzz",
+        password,
+        database: bit(6).then_some("staunch_test"),
+        unix_socket: bit(0),
+        get_server_public_key: bit(1),
+        allow_cleartext: bit(2),
+        server_public_key: bit(3).then_some(AUTH_TEST_KEY),
+        ..Login::default()
+    };
+    let got = Framer::connect(script, &login, None);
+    let sent = written.borrow();
+    let leaked = !password.is_empty()
+        && sent
+            .windows(password.len())
+            .any(|w| w == password.as_bytes());
+    match got {
+        Ok((_, greeting)) => {
+            if greeting.auth_plugin == AuthPlugin::ClearPassword {
+                assert!(login.unix_socket && login.allow_cleartext, "{login:?}");
+            }
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(!msg.trim().is_empty(), "an empty error: {e:?}");
+            // A server's ERR message is passed on as sent: one that quotes
+            // the password (the fuzzer learns it from the comparisons
+            // below) is the server's text, not a leak.
+            let quoted = !password.is_empty()
+                && data
+                    .windows(password.len())
+                    .any(|w| w == password.as_bytes());
+            if !password.is_empty() && !quoted {
+                assert!(
+                    !msg.contains(password),
+                    "the error shows the password: {msg}"
+                );
+                let dbg = format!("{e:?}");
+                assert!(
+                    !dbg.contains(password),
+                    "the error shows the password: {dbg}"
+                );
+            }
+        }
+    }
+    assert!(
+        !leaked || login.unix_socket,
+        "the password left as it is over a stream that is not a unix socket"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// framer: the packet layer fed a server's byte stream
+
+/// A server's bytes, handed out a few at a time; what the client writes is
+/// dropped.
+struct ServerBytes {
     input: std::io::Cursor<Vec<u8>>,
     per_read: usize,
 }
 
-impl std::io::Read for Answer {
+impl std::io::Read for ServerBytes {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = buf.len().min(self.per_read);
-        std::io::Read::read(&mut self.input, &mut buf[..n])
+        self.input.read(&mut buf[..n])
     }
 }
 
-impl std::io::Write for Answer {
+impl std::io::Write for ServerBytes {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         Ok(buf.len())
     }
@@ -1910,6 +2069,50 @@ impl std::io::Write for Answer {
         Ok(())
     }
 }
+
+/// The first byte picks how many bytes each read returns (1 to 256), the
+/// second the packet size limit; the rest is what the server sent. Checks:
+/// the framer reads packets until the bytes end and then fails with a
+/// `WireError` that has words (never a panic, never a loop: each packet
+/// takes at least its 4-byte header), no packet is longer than what arrived
+/// or than the limit, and a stream that ended is reported as such, with
+/// `is_fatal`.
+pub fn framer(data: &[u8]) {
+    use staunch::wire::Framer;
+    let [per_read, limit, input @ ..] = data else {
+        return;
+    };
+    let max = 1usize << (*limit % 25);
+    let mut f = Framer::new(
+        ServerBytes {
+            input: std::io::Cursor::new(input.to_vec()),
+            per_read: usize::from(*per_read) + 1,
+        },
+        0,
+    );
+    f.set_max_packet(max);
+    let mut packets = 0usize;
+    let err = loop {
+        match f.read_packet() {
+            Ok(p) => {
+                assert!(p.len() <= input.len(), "a packet longer than the input");
+                assert!(p.len() <= max.max(0xFF_FFFF), "a packet over the limit");
+                packets += 1;
+                assert!(packets <= input.len() / 4 + 1, "more packets than headers");
+            }
+            Err(e) => break e,
+        }
+    };
+    let text = err.to_string();
+    assert!(!text.is_empty());
+    assert!(
+        err.is_fatal(),
+        "{text}: a broken stream must end the connection"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// binary_answer, text_answer
 
 /// The fuzzer's bytes as a server's answer on a fresh session: a first
 /// byte of choices (bit 0: `CLIENT_DEPRECATE_EOF`; bit 1: the rest is the
@@ -1919,7 +2122,7 @@ impl std::io::Write for Answer {
 /// packets, each a 2-byte little-endian length and its payload, numbered
 /// from 0 as an answer is (from 1 with bit 6, and again from 1 after a
 /// length of 0xFFFF, which ends one command's answer).
-fn answer_framer(data: &[u8]) -> staunch::wire::Framer<Answer> {
+fn answer_framer(data: &[u8]) -> staunch::wire::Framer<ServerBytes> {
     use staunch::wire::caps;
     let (&choice, rest) = data.split_first().unwrap_or((&0, &[]));
     let mut c = caps::PROTOCOL_41;
@@ -1952,7 +2155,7 @@ fn answer_framer(data: &[u8]) -> staunch::wire::Framer<Answer> {
         out
     };
     let mut f = staunch::wire::Framer::new(
-        Answer {
+        ServerBytes {
             input: std::io::Cursor::new(input),
             per_read: 1 << ((choice >> 3) & 7),
         },
@@ -2168,6 +2371,16 @@ mod tests {
     #[test]
     fn corpus_sql_scanner() {
         replay("sql_scanner", super::sql_scanner);
+    }
+
+    #[test]
+    fn corpus_auth_exchange() {
+        replay("auth_exchange", super::auth_exchange);
+    }
+
+    #[test]
+    fn corpus_framer() {
+        replay("framer", super::framer);
     }
 
     #[test]

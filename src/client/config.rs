@@ -23,6 +23,10 @@ pub struct ConnectConfig {
     pub(crate) reset_on_return: bool,
     pub(crate) init_sql: Option<String>,
     pub(crate) found_rows: bool,
+    /// `autocommit` of every session, set with the pool's settings (on a
+    /// new session and after each reset): false turns it off, as PEP 249
+    /// and JDBC's `setAutoCommit(false)` pools want from the start.
+    pub(crate) autocommit: bool,
     pub(crate) interpolate_params: bool,
     pub(crate) tls_mode: TlsMode,
     pub(crate) tls_ca: Option<PathBuf>,
@@ -116,6 +120,7 @@ impl Default for ConnectConfig {
             reset_on_return: false,
             init_sql: None,
             found_rows: false,
+            autocommit: true,
             interpolate_params: false,
             tls_mode: TlsMode::Disabled,
             tls_ca: None,
@@ -488,6 +493,7 @@ impl fmt::Debug for ConnectConfig {
             .field("reset_on_return", &self.reset_on_return)
             .field("init_sql", &self.init_sql)
             .field("found_rows", &self.found_rows)
+            .field("autocommit", &self.autocommit)
             .field("interpolate_params", &self.interpolate_params)
             .field("tls_mode", &self.tls_mode)
             .field("tls_ca", &self.tls_ca)

@@ -359,6 +359,27 @@ impl MysqlConnector {
             return tls;
         }
         match e {
+            // A plugin staunch does not speak: no retry can change that, so
+            // the caller hears it at once, by name (conformance
+            // `conf_auth_plugins`), not "unreachable" at the acquire timeout.
+            mysql::Error::DriverError(mysql::DriverError::UnknownAuthPlugin(name)) => {
+                Error::permanent(
+                    ErrorKind::Connect,
+                    format!(
+                        "connect to {ep} failed: the server asks for the authentication plugin {name:?} for user {:?}; staunch speaks mysql_native_password, caching_sha2_password and client_ed25519",
+                        self.cfg.user
+                    ),
+                )
+            }
+            mysql::Error::DriverError(mysql::DriverError::CleartextPluginDisabled) => {
+                Error::permanent(
+                    ErrorKind::Connect,
+                    format!(
+                        "connect to {ep} failed: the server asks for the authentication plugin \"mysql_clear_password\" for user {:?}, which would send the password as it is; staunch does not send it",
+                        self.cfg.user
+                    ),
+                )
+            }
             mysql::Error::MySqlError(_) => Error::with_source(
                 ErrorKind::Connect,
                 format!("connect to {ep} failed"),

@@ -341,8 +341,15 @@ impl Session {
              NULLIF(@@session.session_track_system_variables, ''), 'autocommit', 'sql_mode', \
              'character_set_client'), sql_mode = @@session.sql_mode, \
              character_set_client = @@session.character_set_client, \
-             autocommit = @@session.autocommit",
+             autocommit = ",
         );
+        // The pool's autocommit, or the session's own (as `init_sql` left
+        // it) assigned again so that this statement reports it.
+        sql.push_str(if cfg.autocommit {
+            "@@session.autocommit"
+        } else {
+            "0"
+        });
         if let Some(t) = cfg.query_timeout {
             sql.push_str(", ");
             sql.push_str(&self.limit_assignment(Some(t)));
@@ -415,7 +422,7 @@ impl Session {
             self.schema_unsure = true;
         }
         self.state = State::default();
-        if cfg.init_sql.is_some() || cfg.query_timeout.is_some() {
+        if cfg.init_sql.is_some() || cfg.query_timeout.is_some() || !cfg.autocommit {
             self.init(cfg)?;
         }
         Ok(())

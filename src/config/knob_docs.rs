@@ -79,6 +79,7 @@ pub(crate) const SECTIONS: &[Section] = &[
             k("liveness_threshold", "5s", "100ms–1h, or `0`/`off`", "a statement that has waited this long for its answer, with nothing received, has its server checked on a side connection (answers? same server? still runs this connection?); cut off with `ServerUnresponsive` if not, never if so (see [Guarantees](guarantees.md)). Turn it off behind a proxy that gives clients connection ids of its own (ProxySQL, MaxScale)"),
             k("reset_on_return", "false", "", "`COM_RESET_CONNECTION` on every return, changed or not (a changed session is always reset, an open transaction always rolled back)"),
             k("init_sql", "—", "", "a statement run on every new session and after every reset (e.g. `SET SESSION sql_mode='ANSI'`), just before the pool's own settings statement, whose answer then reports the `sql_mode`, character set and `autocommit` it left"),
+            k("autocommit", "true", "", "every session's `autocommit`, set with the pool's settings statement on each new session and after each reset; `false` as PEP 249 wants (each borrow's first statement opens a transaction the borrower ends)"),
             k("found_rows", "false", "", "`CLIENT_FOUND_ROWS`: an UPDATE reports the rows it matched, not the rows it changed"),
             k("interpolate_params", "false", "", "send statements with parameters by client-side interpolation over the text protocol instead of server-side prepare (see [Values](statements.md#values-and-the-two-ways-to-send-a-statement))"),
         ],

@@ -207,6 +207,27 @@ pub struct Pool {
 
 struct Owner(Arc<Topo>);
 
+/// A pool that does not keep it open: for a thread of the pool's own that
+/// must end when the user's last clone is dropped.
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+pub(crate) struct WeakPool {
+    t: Arc<Topo>,
+    owner: std::sync::Weak<Owner>,
+}
+
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+impl WeakPool {
+    /// The pool, while some clone of it is alive and it is not closed.
+    pub(crate) fn upgrade(&self) -> Option<Pool> {
+        let owner = self.owner.upgrade()?;
+        let p = Pool {
+            t: self.t.clone(),
+            _owner: owner,
+        };
+        (!p.is_closed()).then_some(p)
+    }
+}
+
 impl Drop for Owner {
     fn drop(&mut self) {
         close(&self.0);
@@ -608,6 +629,15 @@ impl Pool {
     pub fn keep_timings(&self, on: bool) {
         for h in &self.t.hosts {
             h.pool.keep_timings(on);
+        }
+    }
+
+    /// A handle that does not keep the pool open (see [`WeakPool`]).
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn downgrade(&self) -> WeakPool {
+        WeakPool {
+            t: self.t.clone(),
+            owner: Arc::downgrade(&self._owner),
         }
     }
 

@@ -54,6 +54,12 @@ pub enum WireError {
     /// this layer refuses; it told the server so, and the connection is
     /// usable.
     LocalInfileRefused,
+    /// TLS could not be set up: a setting is wrong, the server's
+    /// certificate was refused, or the server refused the handshake or our
+    /// certificate. The text is a sentence naming the cause and the knob
+    /// (`tls_ca`, `tls_fingerprint`, ...; see [`crate::wire::Tls::new`]).
+    /// The connection, if there was one, is lost.
+    Tls(String),
     /// The caller asked for something this layer refused before sending a
     /// byte (a prepared statement executed with the wrong number of
     /// parameters); the text names what. The connection is unchanged.
@@ -62,13 +68,16 @@ pub enum WireError {
 
 impl WireError {
     /// Whether the connection must be closed: true for a socket error, a
-    /// protocol violation or a packet over the limit; false for an error
-    /// the server reported, a refused local file and a request refused
-    /// before sending, after which the
-    /// connection is idle and ready for the next command.
+    /// protocol violation, a packet over the limit or a TLS failure; false
+    /// for an error the server reported, a refused local file and a request
+    /// refused before sending, after which the connection is idle and ready
+    /// for the next command.
     pub fn is_fatal(&self) -> bool {
         match self {
-            WireError::Io(_) | WireError::Protocol(_) | WireError::PacketTooLarge { .. } => true,
+            WireError::Io(_)
+            | WireError::Protocol(_)
+            | WireError::PacketTooLarge { .. }
+            | WireError::Tls(_) => true,
             WireError::Server(_) | WireError::LocalInfileRefused | WireError::Refused(_) => false,
         }
     }
@@ -87,6 +96,7 @@ impl fmt::Display for WireError {
             WireError::PacketTooLarge { size, max } => {
                 write!(f, "packet of at least {size} bytes exceeds the limit of {max} bytes")
             }
+            WireError::Tls(what) => f.write_str(what),
             WireError::LocalInfileRefused => {
                 f.write_str("the server asked for a local file (LOAD DATA LOCAL INFILE), which is not supported")
             }
@@ -105,7 +115,14 @@ impl std::error::Error for WireError {
 }
 
 impl From<io::Error> for WireError {
+    /// A socket error, or, when rustls' error is inside it (the TLS
+    /// handshake, or the server's alert on a later read, which is where a
+    /// refused client certificate arrives with TLS 1.3), [`WireError::Tls`]
+    /// with the sentence for it.
     fn from(e: io::Error) -> WireError {
-        WireError::Io(e)
+        match e.get_ref().and_then(|r| r.downcast_ref::<rustls::Error>()) {
+            Some(t) => WireError::Tls(crate::wire::tls::failure_text(t)),
+            None => WireError::Io(e),
+        }
     }
 }

@@ -32,15 +32,15 @@
 //! # Where it stands
 //!
 //! Framing (with packets of 16 MiB and more); a session opened on a
-//! connected stream with `mysql_native_password` ([`Framer::connect`]:
-//! another plugin is refused by name), over TLS if asked (rustls, with the
-//! caller's configuration); commands; text-protocol answers: OK,
+//! connected stream ([`Framer::connect`]) with `mysql_native_password`,
+//! `caching_sha2_password`, `client_ed25519` or, when the login allows it
+//! over a private connection, `mysql_clear_password` (another plugin is
+//! refused by name), over TLS if asked (rustls, with the caller's
+//! configuration); commands; text-protocol answers: OK,
 //! ERR (with MariaDB's progress reports skipped), result sets with or
 //! without `CLIENT_DEPRECATE_EOF`, several results of one command, `LOCAL
-//! INFILE` requests refused without losing the connection. Not yet: the
-//! other authentication plugins (`caching_sha2_password`,
-//! `client_ed25519`), compression, and the binary protocol of prepared
-//! statements.
+//! INFILE` requests refused without losing the connection. Not yet:
+//! compression, and the binary protocol of prepared statements.
 //!
 //! What staunch uses it for so far: every text statement of the C ABI (and
 //! so of every binding) on a plain session whose server reports its
@@ -53,11 +53,16 @@
 //! Rust API's statements), on the same socket: the two take turns, each
 //! reading every answer to its end.
 //!
+//! TLS policy (`tls.rs`): [`Tls::new`] builds the rustls configuration from
+//! the knobs, with a verifier of staunch's own that gives MySQL's
+//! `ssl-mode` meanings and pins by certificate or fingerprint.
+//!
 //! Reference: the MariaDB client/server protocol documentation
 //! (<https://mariadb.com/kb/en/clientserver-protocol/>) and MySQL's
 //! (`sql-common/client.cc`, `libmysql`), as read, not copied.
 //!
 //! [`Framer::send_query`]: crate::wire::Framer::send_query
+//! [`Tls::new`]: crate::wire::Tls::new
 //! [`Framer::read_response`]: crate::wire::Framer::read_response
 //! [`Framer::connect`]: crate::wire::Framer::connect
 //! [`Framer::next_packet_buffered`]: crate::wire::Framer::next_packet_buffered
@@ -71,9 +76,11 @@ mod binary;
 mod error;
 mod handshake;
 mod packet;
+mod packets;
 mod parse;
 mod stream;
 mod text;
+mod tls;
 
 pub use binary::{
     types, BinaryCells, BinaryColumns, BinaryNext, BinaryRow, Cell, Date, DateTime, Param,
@@ -81,11 +88,12 @@ pub use binary::{
     COM_STMT_SEND_LONG_DATA, ER_UNKNOWN_STMT_HANDLER,
 };
 pub use error::{ServerError, WireError};
-pub use handshake::{Greeting, Login};
+pub use handshake::{AuthPlugin, Greeting, Login};
 pub use packet::{Framer, ReadNow, MAX_CHUNK};
 pub use parse::{caps, status, EofInfo, OkInfo};
 pub use stream::{Stream, Tls};
 pub use text::{Cells, ColumnDef, Columns, Next, Response, TextRow};
+pub use tls::{Pem, TlsSettings, Verify};
 
 /// `COM_QUERY`: run the statement text in the payload.
 pub const COM_QUERY: u8 = 0x03;

@@ -252,6 +252,13 @@ impl<S: Read + Write> Framer<S> {
         self.flush_out()
     }
 
+    /// Overwrites the bytes last sent (a password, or what is made from
+    /// it), so that they do not stay in the buffer until the next command.
+    pub(crate) fn wipe_sent(&mut self) {
+        self.out.fill(0);
+        self.out.clear();
+    }
+
     fn push_header(&mut self, n: usize) {
         self.out
             .extend_from_slice(&[n as u8, (n >> 8) as u8, (n >> 16) as u8, self.seq]);
@@ -346,7 +353,7 @@ impl<S: Read + Write> Framer<S> {
                 }
                 Ok(got) => self.got(got),
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(WireError::Io(e)),
+                Err(e) => return Err(e.into()),
             }
         }
         Ok(())
@@ -440,7 +447,7 @@ impl<S: Read + Write + ReadNow> Framer<S> {
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(false),
-                Err(e) => return Err(WireError::Io(e)),
+                Err(e) => return Err(e.into()),
             }
         }
     }

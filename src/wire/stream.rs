@@ -8,9 +8,10 @@ use std::sync::Arc;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 
-/// TLS for a session: the caller's rustls configuration (trust store,
-/// client certificate, verification) and the name the server's certificate
-/// must carry.
+/// TLS for a session: the rustls configuration (trust store, client
+/// certificate, verification) and the name the server's certificate must
+/// carry. [`Tls::new`] makes one with staunch's verifier and MySQL's
+/// `ssl-mode` meanings; a caller may also bring its own configuration.
 #[derive(Clone, Debug)]
 pub struct Tls {
     /// The client configuration.
@@ -46,7 +47,8 @@ impl<S: Read + Write> Stream<S> {
 impl<S: Read + Write> Stream<S> {
     /// TLS over this plain socket, its handshake completed (bounded by the
     /// socket's time limits). A certificate that does not verify is an
-    /// `InvalidData` error whose text is rustls' reason.
+    /// `InvalidData` error holding rustls' error, which becomes
+    /// [`WireError::Tls`](crate::wire::WireError::Tls) with its sentence.
     pub(crate) fn start_tls(self, tls: &Tls) -> io::Result<Stream<S>> {
         let Stream::Plain(mut sock) = self else {
             return Err(io::Error::other("TLS was already started"));

@@ -12,16 +12,21 @@
 //!   node (kill, freeze, isolate, desync, rejoin by SST).
 //! - [`Proxy`]: a TCP proxy whose [`Mode`] (pass, black hole, reset, latency,
 //!   drip, ...) and target change at run time.
+//! - [`Mysql8`]: a second server implementation, Vitess's `go/mysql` server
+//!   (built with `go` on first use), for what MariaDB does not speak: a
+//!   MySQL 8 greeting and `caching_sha2_password`.
 //! - [`ownership::Instrumented`]: a connector that counts two owners of one
 //!   connection at once (incident C).
 
 pub mod galera;
 pub mod mariadb;
+pub mod mysql8;
 pub mod ownership;
 pub mod proxy;
 pub mod topology;
 
 pub use galera::{Galera, GaleraOpts, WsrepState};
 pub use mariadb::{test_certs, MariaDb, ServerCert, ServerOpts, PERFORMANCE_SCHEMA_ARGS};
+pub use mysql8::{AuthPlugin, Mysql8, Mysql8Opts, Mysql8User};
 pub use proxy::{Mode, Proxy};
 pub use topology::{Topology, TopologyOpts};

@@ -363,19 +363,24 @@ struct Tracked {
 }
 
 static REGISTRY: Lazy<Mutex<HashMap<u64, Tracked>>> = Lazy::new(|| Mutex::new(HashMap::new()));
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+pub(crate) static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 static ATEXIT: Once = Once::new();
 
 fn registry() -> MutexGuard<'static, HashMap<u64, Tracked>> {
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn track_dir(id: u64, dir: &Path) {
+pub(crate) fn track_dir(id: u64, dir: &Path) {
     registry().entry(id).or_default().dir = Some(dir.to_path_buf());
 }
 
-fn track_pid(id: u64, pid: Option<u32>) {
+pub(crate) fn track_pid(id: u64, pid: Option<u32>) {
     registry().entry(id).or_default().pid = pid;
+}
+
+/// Forget `id` once its process is reaped and its directory removed.
+pub(crate) fn untrack(id: u64) {
+    registry().remove(&id);
 }
 
 extern "C" fn cleanup_at_exit() {
@@ -411,7 +416,7 @@ extern "C" fn cleanup_at_exit() {
     reg.clear();
 }
 
-fn install_atexit_cleanup() {
+pub(crate) fn install_atexit_cleanup() {
     ATEXIT.call_once(|| {
         // SAFETY: registering a plain extern "C" fn.
         unsafe {
@@ -541,7 +546,7 @@ pub fn free_port() -> u16 {
 
 static NEXT_DIR: AtomicU64 = AtomicU64::new(1);
 
-fn new_server_dir() -> Result<PathBuf, String> {
+pub(crate) fn new_server_dir() -> Result<PathBuf, String> {
     let n = NEXT_DIR.fetch_add(1, Ordering::SeqCst);
     let dir = PathBuf::from(format!("/tmp/stn-{}-{n}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);

@@ -577,6 +577,8 @@ fn bad_arguments_and_help() {
         &["proxy"],
         &["proxy", "--target", "nowhere"],
         &["proxy", "--target", "127.0.0.1:1", "--performance-schema"],
+        &["mysql8", "--proxy"],
+        &["server", "--warm-sha2-cache"],
     ] {
         let out = Command::new(BIN)
             .args(args)
@@ -597,4 +599,5 @@ fn bad_arguments_and_help() {
     assert!(help.contains("staunch-testkit topology"), "{help}");
     assert!(help.contains("kill-connections"), "{help}");
     assert!(help.contains("--performance-schema"), "{help}");
+    assert!(help.contains("staunch-testkit mysql8"), "{help}");
 }

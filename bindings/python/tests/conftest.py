@@ -45,8 +45,9 @@ class Testkit:
             self.close()
             raise RuntimeError(f"staunch-testkit did not start: {self.ready.get('error')}")
         self.url = self.ready["url"]
-        self.server = self.ready["servers"][0]
-        self.direct_url = self.server["url"]
+        # `mysql8` (the second server implementation) has no `servers`.
+        self.server = self.ready["servers"][0] if "servers" in self.ready else None
+        self.direct_url = self.server["url"] if self.server else self.url
 
     def cmd(self, line: str) -> dict:
         with self._lock:

@@ -822,3 +822,44 @@ def test_conf_least_privilege_galera(galera):
     )
     _check_told_once(told, everything)
     assert first <= stall_end + LP_DETECT + LP_SLACK, (first, stall_end)
+
+
+def test_conf_auth_plugins(own_server):
+    """Users of mysql_native_password and ed25519 connect; a user of a plugin
+    staunch does not speak (PAM asks for "dialog") gets ConnectRejected naming
+    the plugin at once, not "unreachable" at the acquire timeout."""
+    tk = own_server
+    tk.sql("INSTALL PLUGIN IF NOT EXISTS ed25519 SONAME 'auth_ed25519'")
+    tk.sql("INSTALL PLUGIN IF NOT EXISTS pam SONAME 'auth_pam'")
+    tk.sql("CREATE USER native@'%' IDENTIFIED VIA mysql_native_password USING PASSWORD('n-secret')")
+    tk.sql("CREATE USER ed@'%' IDENTIFIED VIA ed25519 USING PASSWORD('e-secret')")
+    tk.sql("CREATE USER pamuser@'%' IDENTIFIED VIA pam")
+    tk.sql("GRANT ALL ON staunch_test.* TO native@'%', ed@'%', pamuser@'%'")
+    port = tk.server["port"]
+    for user, password in [("native", "n-secret"), ("ed", "e-secret")]:
+        with staunch.Pool(f"mysql://{user}:{password}@127.0.0.1:{port}/staunch_test?min_idle=0") as pool:
+            with pool.connection() as conn:
+                assert one(conn, "SELECT CURRENT_USER()") == f"{user}@%"
+    pam = f"mysql://pamuser:p-secret@127.0.0.1:{port}/staunch_test?min_idle=0&connection_timeout=20s"
+    with staunch.Pool(pam) as pool:
+        t0 = time.monotonic()
+        with pytest.raises(staunch.ConnectRejected) as e:
+            pool.connection()
+        waited = time.monotonic() - t0
+    assert '"dialog"' in str(e.value)
+    assert "p-secret" not in str(e.value)
+    assert waited < 5 + SLACK, f"the refusal took {waited:.1f} s: {e.value}"
+
+
+def test_conf_auth_plugins_caching_sha2():
+    """The test kit's second server (Vitess's go/mysql, a MySQL 8 greeting):
+    its caching_sha2_password user connects over TLS and answers."""
+    from .conftest import Testkit
+
+    tk = Testkit("mysql8", "--tls")
+    try:
+        with staunch.Pool(tk.url) as pool:
+            with pool.connection() as conn:
+                assert one(conn, "SELECT CURRENT_USER()") == "sha2@%"
+    finally:
+        tk.close()

@@ -335,6 +335,22 @@ def test_autocommit_and_begin(pool_factory):
         assert conn.autocommit is True
 
 
+def test_init_sql_of_the_url_or_a_keyword_is_kept_with_autocommit_off(pool_factory):
+    # autocommit=False (PEP 249's default) once replaced the URL's init_sql
+    # with its own SET autocommit=0: both hold now, after a reset too.
+    for pool in (
+        pool_factory("init_sql=SET time_zone='%2B03:00'"),
+        pool_factory(init_sql="SET time_zone='+03:00'"),
+    ):
+        for _ in range(2):
+            with pool.connection() as conn:
+                cur = conn.cursor()
+                cur.execute("SELECT @@session.time_zone, @@session.autocommit")
+                assert cur.fetchone() == ("+03:00", 0)
+                assert conn.autocommit is False
+                cur.execute("SET @dirty = 1")  # the return resets the session
+
+
 def test_the_end_of_a_block_sends_commit_only_when_a_transaction_may_be_open(pool_factory):
     # Com_commit counts the COMMIT statements the session ran.
     def commits(cur) -> int:

@@ -7,6 +7,7 @@
 //! staunch-testkit topology [--replicas N] [--proxy] [--tls] [--performance-schema] [--arg ARG]... [--replica-arg ARG]...
 //! staunch-testkit galera [--nodes N] [--performance-schema] [--arg ARG]...
 //! staunch-testkit proxy --target HOST:PORT
+//! staunch-testkit mysql8 [--tls] [--warm-sha2-cache]
 //! staunch-testkit --help
 //! ```
 //!
@@ -29,6 +30,17 @@
 //! - `topology_url` (or `null`), `database`, `users` (`app`, `root`,
 //!   `monitor`, `repl`, each `{"user","password"}`), `tls` (`{"ca",
 //!   "client_cert","client_key","other_ca"}` or `null`).
+//!
+//! `mysql8` starts no MariaDB but the kit's second server implementation
+//! (`staunch_testkit::Mysql8`: Vitess's `go/mysql` server, built with `go` on
+//! first use), which greets like MySQL 8 and speaks `caching_sha2_password`;
+//! its ready line has `kind` `"mysql8"`, `pid`, `url` (the `sha2` user; with
+//! `--tls` verifying the test CA), `host`, `port`, `socket`, `server_pid`,
+//! `server_version`, `users` (`native`: mysql_native_password, `sha2`:
+//! caching_sha2_password, each `{"user","password","plugin"}`) and `tls`
+//! (as above). It answers `status`, `help` and `quit` only. Its server
+//! exits with this process, even a killed one (its stdin is a pipe from
+//! here).
 //!
 //! If it cannot start, it prints `{"ready":false,"error":"..."}` instead and
 //! exits non-zero (2 for bad arguments).
@@ -92,9 +104,11 @@ use staunch_testkit::mariadb::{
     APP_PASS, APP_USER, DB_NAME, LEAST_PASS, LEAST_USER, MONITOR_PASS, MONITOR_USER, REPL_PASS,
     REPL_USER,
 };
+use staunch_testkit::mysql8::{NATIVE_PASS, NATIVE_USER, SHA2_PASS, SHA2_USER};
 use staunch_testkit::{
     test_certs, MariaDb, Mode, Proxy, ServerCert, ServerOpts, PERFORMANCE_SCHEMA_ARGS,
 };
+use staunch_testkit::{AuthPlugin, Mysql8, Mysql8Opts};
 use staunch_testkit::{Galera, GaleraOpts, Topology, TopologyOpts};
 
 const USAGE: &str = "\
@@ -105,6 +119,7 @@ usage:
   staunch-testkit topology [--replicas N] [--proxy] [--tls] [--performance-schema] [--arg ARG]... [--replica-arg ARG]...
   staunch-testkit galera [--nodes N] [--performance-schema] [--arg ARG]...
   staunch-testkit proxy --target HOST:PORT
+  staunch-testkit mysql8 [--tls] [--warm-sha2-cache]
   staunch-testkit --help
 
   server     one server (and with --proxy a chaos proxy in front of it)
@@ -112,6 +127,9 @@ usage:
              (--proxy: a chaos proxy in front of the primary)
   galera     a Galera cluster of N nodes (default 3) on loopback, node 0 bootstrapping
   proxy      a chaos proxy alone, towards HOST:PORT
+  mysql8     not MariaDB: Vitess's go/mysql server (built with `go` on first use), which
+             greets like MySQL 8 and speaks caching_sha2_password; users native and sha2
+             (--warm-sha2-cache: sha2's first login takes the fast path)
   --arg A    extra mariadbd argument, every server (e.g. --arg --max-connections=5)
   --replica-arg A   extra mariadbd argument, replicas only (default: MariaDB's defaults)
   --tls      servers with TLS (test certificates; the URLs verify them)
@@ -200,6 +218,7 @@ enum Kind {
     Topology,
     Galera,
     Proxy,
+    Mysql8,
 }
 
 impl Kind {
@@ -209,6 +228,7 @@ impl Kind {
             Kind::Topology => "topology",
             Kind::Galera => "galera",
             Kind::Proxy => "proxy",
+            Kind::Mysql8 => "mysql8",
         }
     }
 }
@@ -223,6 +243,7 @@ struct Args {
     args: Vec<String>,
     replica_args: Vec<String>,
     target: Option<String>,
+    warm_sha2_cache: bool,
 }
 
 enum Parsed {
@@ -232,7 +253,7 @@ enum Parsed {
 
 fn parse_args(argv: &[String]) -> Result<Parsed, String> {
     let Some(first) = argv.first() else {
-        return Err("no command given (server, topology, galera or proxy)".into());
+        return Err("no command given (server, topology, galera, proxy or mysql8)".into());
     };
     let kind = match first.as_str() {
         "-h" | "--help" | "help" => return Ok(Parsed::Help),
@@ -240,9 +261,10 @@ fn parse_args(argv: &[String]) -> Result<Parsed, String> {
         "topology" => Kind::Topology,
         "galera" => Kind::Galera,
         "proxy" => Kind::Proxy,
+        "mysql8" => Kind::Mysql8,
         other => {
             return Err(format!(
-                "unknown command {other:?} (server, topology, galera or proxy)"
+                "unknown command {other:?} (server, topology, galera, proxy or mysql8)"
             ))
         }
     };
@@ -255,6 +277,7 @@ fn parse_args(argv: &[String]) -> Result<Parsed, String> {
         args: Vec::new(),
         replica_args: Vec::new(),
         target: None,
+        warm_sha2_cache: false,
     };
     let mut it = argv[1..].iter();
     while let Some(arg) = it.next() {
@@ -286,8 +309,12 @@ fn parse_args(argv: &[String]) -> Result<Parsed, String> {
                 a.proxy = true;
             }
             "--tls" => {
-                only(&[Kind::Server, Kind::Topology])?;
+                only(&[Kind::Server, Kind::Topology, Kind::Mysql8])?;
                 a.tls = true;
+            }
+            "--warm-sha2-cache" => {
+                only(&[Kind::Mysql8])?;
+                a.warm_sha2_cache = true;
             }
             "--performance-schema" => {
                 only(&[Kind::Server, Kind::Topology, Kind::Galera])?;
@@ -390,6 +417,8 @@ struct Harness {
     proxy: Option<Proxy>,
     servers: Servers,
     roles: Vec<&'static str>,
+    /// `mysql8`'s server (no MariaDB then).
+    mysql8: Option<Mysql8>,
 }
 
 type Answer = Result<Value, String>;
@@ -425,8 +454,15 @@ impl Harness {
                 });
                 (Servers::Galera(g), vec!["node"; a.nodes])
             }
-            Kind::Proxy => (Servers::None, Vec::new()),
+            Kind::Proxy | Kind::Mysql8 => (Servers::None, Vec::new()),
         };
+        let mysql8 = (a.kind == Kind::Mysql8).then(|| {
+            Mysql8::start_with(Mysql8Opts {
+                tls,
+                warm_sha2_cache: a.warm_sha2_cache,
+                ..Mysql8Opts::default()
+            })
+        });
         let proxy = if a.proxy {
             let target = match (&servers, &a.target) {
                 (_, Some(t)) => resolve(t).unwrap_or_else(|e| panic!("{e}")),
@@ -442,6 +478,7 @@ impl Harness {
             proxy,
             servers,
             roles,
+            mysql8,
         }
     }
 
@@ -476,6 +513,9 @@ impl Harness {
     }
 
     fn ready(&self) -> Value {
+        if let Some(m) = &self.mysql8 {
+            return self.mysql8_ready(m);
+        }
         let servers: Vec<Value> = (0..self.servers.len())
             .filter_map(|i| self.servers.get(i).map(|s| (i, s)))
             .map(|(i, s)| {
@@ -511,15 +551,7 @@ impl Harness {
             (None, None, Some(s)) => self.app_url(s.port()),
             (None, None, None) => String::new(),
         };
-        let tls = self.tls.then(|| {
-            let c = test_certs();
-            json!({
-                "ca": c.ca.display().to_string(),
-                "client_cert": c.client_cert.display().to_string(),
-                "client_key": c.client_key.display().to_string(),
-                "other_ca": c.other_ca.display().to_string(),
-            })
-        });
+        let tls = self.tls_paths();
         let user = |u: &str, p: &str| json!({"user": u, "password": p});
         json!({
             "ready": true,
@@ -541,6 +573,39 @@ impl Harness {
         })
     }
 
+    fn tls_paths(&self) -> Option<Value> {
+        self.tls.then(|| {
+            let c = test_certs();
+            json!({
+                "ca": c.ca.display().to_string(),
+                "client_cert": c.client_cert.display().to_string(),
+                "client_key": c.client_key.display().to_string(),
+                "other_ca": c.other_ca.display().to_string(),
+            })
+        })
+    }
+
+    fn mysql8_ready(&self, m: &Mysql8) -> Value {
+        let user = |u: &str, p: &str, plugin: AuthPlugin| json!({"user": u, "password": p, "plugin": plugin.name()});
+        json!({
+            "ready": true,
+            "kind": self.kind.name(),
+            "pid": std::process::id(),
+            "url": m.url(),
+            "host": "127.0.0.1",
+            "port": m.port(),
+            "socket": m.socket_path().display().to_string(),
+            "server_pid": m.pid(),
+            "server_version": m.server_version(),
+            "database": DB_NAME,
+            "users": {
+                "native": user(NATIVE_USER, NATIVE_PASS, AuthPlugin::MysqlNativePassword),
+                "sha2": user(SHA2_USER, SHA2_PASS, AuthPlugin::CachingSha2Password),
+            },
+            "tls": self.tls_paths(),
+        })
+    }
+
     fn server_index(&self, word: Option<&str>) -> Result<usize, String> {
         let n = match word {
             None => 0,
@@ -550,6 +615,9 @@ impl Harness {
         };
         if n >= self.servers.len() {
             return Err(match self.servers.len() {
+                0 if self.kind == Kind::Mysql8 => {
+                    "there are no servers here to drive (mysql8: status, help, quit)".into()
+                }
                 0 => "there are no servers here (proxy only)".into(),
                 len => format!("no server {n} (indexes 0 to {})", len - 1),
             });
@@ -596,7 +664,11 @@ impl Harness {
                 "accepted": p.accepted(),
             })
         });
-        json!({"ok": true, "servers": servers, "proxy": proxy})
+        let mysql8 = self
+            .mysql8
+            .as_ref()
+            .map(|m| json!({"port": m.port(), "pid": m.pid(), "running": m.is_running()}));
+        json!({"ok": true, "servers": servers, "proxy": proxy, "mysql8": mysql8})
     }
 
     /// One command line (not `quit`, handled by the caller).
@@ -786,8 +858,14 @@ impl Harness {
     /// them and removes their directories).
     fn shut_down(self) {
         let t0 = std::time::Instant::now();
-        let Harness { proxy, servers, .. } = self;
+        let Harness {
+            proxy,
+            servers,
+            mysql8,
+            ..
+        } = self;
         drop(proxy);
+        drop(mysql8);
         let servers = match servers {
             Servers::None => Vec::new(),
             Servers::One(s) => vec![s],

@@ -497,16 +497,16 @@ class Pool:
             # name in it wins.
             if url is None or not _URL_INTERPOLATE.search(url):
                 knobs.setdefault("interpolate_params", True)
-            init_sql = knobs.pop("init_sql", None)
             if "connect_attrs" in knobs:
                 a = knobs["connect_attrs"]
                 knobs["connect_attrs"] = "" if a is None else _connect_attrs_text(a)
             for name, value in knobs.items():
                 _check(lib.staunch_options_set, opts, name.encode(), _knob_text(name, value).encode())
-            if not self.autocommit:
-                init_sql = "SET autocommit=0" + (f"; {init_sql}" if init_sql else "")
-            if init_sql:
-                _check(lib.staunch_options_set, opts, b"init_sql", init_sql.encode())
+            # The sessions' autocommit is the core's knob (set with its
+            # settings statement, after init_sql, on each new session and
+            # after each reset), so an init_sql of the URL or of a keyword
+            # stays as given.
+            _check(lib.staunch_options_set, opts, b"autocommit", b"true" if self.autocommit else b"false")
             if on_event is not None:
                 q: queue.SimpleQueue = queue.SimpleQueue()
                 key = next(_sink_ids)

@@ -17,10 +17,14 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Properties;
+import java.util.function.Consumer;
 import java.util.logging.Logger;
 import javax.management.ObjectName;
 import javax.sql.DataSource;
@@ -86,6 +90,8 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
     private ObjectName configMbeanName;
     /** suspendPool before the pool opened: it opens suspended. Guarded by this. */
     private boolean suspended;
+    /** {@link #whenOpen} actions waiting for the pool to open. Guarded by this; emptied when it opens. */
+    private final List<Consumer<? super Pool>> openActions = new ArrayList<>();
 
     public StaunchDataSource() {}
 
@@ -327,78 +333,117 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
         if (p != null) {
             return p;
         }
+        Pool opened;
+        List<Consumer<? super Pool>> actions;
         synchronized (this) {
             if (closed) {
                 throw new SQLNonTransientConnectionException("the data source " + getPoolName() + " is closed", "08003");
             }
-            if (pool == null) {
-                JdbcUrl.Translated t = JdbcUrl.translate(jdbcUrl);
-                schemaTerm = t.schemaTerm();
-                Staunch.Builder b = Staunch.builder().url(t.url());
-                t.knobs().forEach(b::knob);
-                if (username != null) {
-                    b.knob("user", username);
-                }
-                if (password != null) {
-                    b.knob("password", password);
-                }
-                knobs.forEach(b::knob);
-                // Connector/J's default (useServerPrepStmts=false): client-side interpolation. A knob
-                // interpolate_params given by the user (a property, setKnob, or in a mysql:// URL,
-                // which is not parsed here: the library reads it) wins.
-                if (!t.knobs().containsKey("interpolate_params") && !knobs.containsKey("interpolate_params")
-                        && !URL_INTERPOLATE.matcher(t.url()).find()) {
-                    b.knob("interpolate_params", "true");
-                }
-                // poolName names the library's pool too (its metrics), unless the URL or a knob names it.
-                if (poolName != null && !t.knobs().containsKey("pool_name") && !knobs.containsKey("pool_name")
-                        && !URL_POOL_NAME.matcher(t.url()).find()) {
-                    b.knob("pool_name", poolName);
-                }
-                if (listener != null) {
-                    b.onEvent(listener);
-                }
-                if (tracer != null) {
-                    b.tracer(tracer);
-                } else if (openTelemetry != null) {
-                    b.tracer(dev.staunch.otel.StaunchTracing.forOpenTelemetry(openTelemetry, traceStatementText));
-                }
-                Pool opened;
+            if (pool != null) {
+                return pool;
+            }
+            JdbcUrl.Translated t = JdbcUrl.translate(jdbcUrl);
+            schemaTerm = t.schemaTerm();
+            Staunch.Builder b = Staunch.builder().url(t.url());
+            t.knobs().forEach(b::knob);
+            if (username != null) {
+                b.knob("user", username);
+            }
+            if (password != null) {
+                b.knob("password", password);
+            }
+            knobs.forEach(b::knob);
+            // Connector/J's default (useServerPrepStmts=false): client-side interpolation. A knob
+            // interpolate_params given by the user (a property, setKnob, or in a mysql:// URL,
+            // which is not parsed here: the library reads it) wins.
+            if (!t.knobs().containsKey("interpolate_params") && !knobs.containsKey("interpolate_params")
+                    && !URL_INTERPOLATE.matcher(t.url()).find()) {
+                b.knob("interpolate_params", "true");
+            }
+            // poolName names the library's pool too (its metrics), unless the URL or a knob names it.
+            if (poolName != null && !t.knobs().containsKey("pool_name") && !knobs.containsKey("pool_name")
+                    && !URL_POOL_NAME.matcher(t.url()).find()) {
+                b.knob("pool_name", poolName);
+            }
+            if (listener != null) {
+                b.onEvent(listener);
+            }
+            if (tracer != null) {
+                b.tracer(tracer);
+            } else if (openTelemetry != null) {
+                b.tracer(dev.staunch.otel.StaunchTracing.forOpenTelemetry(openTelemetry, traceStatementText));
+            }
+            try {
+                opened = b.open();
+            } catch (StaunchException e) {
+                throw SqlErrors.of(e);
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                throw SqlErrors.badArgument(e);
+            }
+            try {
+                openName = opened.name();
+            } catch (StaunchException e) {
+                // never fails on an open pool; getPoolName() keeps poolName
+            }
+            // suspendPool before the pool opened: suspended before anyone can borrow.
+            if (suspended) {
+                opened.suspend();
+            }
+            pool = opened;
+            if (registerMbeans) {
                 try {
-                    opened = b.open();
-                } catch (StaunchException e) {
-                    throw SqlErrors.of(e);
-                } catch (IllegalArgumentException | IllegalStateException e) {
-                    throw SqlErrors.badArgument(e);
+                    mbeanName = new ObjectName("dev.staunch:type=Pool (" + getPoolName() + ")");
+                    ManagementFactory.getPlatformMBeanServer().registerMBean(
+                            new javax.management.StandardMBean(this, StaunchPoolMXBean.class, true), mbeanName);
+                } catch (Exception e) {
+                    mbeanName = null;
                 }
                 try {
-                    openName = opened.name();
-                } catch (StaunchException e) {
-                    // never fails on an open pool; getPoolName() keeps poolName
-                }
-                // suspendPool before the pool opened: suspended before anyone can borrow.
-                if (suspended) {
-                    opened.suspend();
-                }
-                pool = opened;
-                if (registerMbeans) {
-                    try {
-                        mbeanName = new ObjectName("dev.staunch:type=Pool (" + getPoolName() + ")");
-                        ManagementFactory.getPlatformMBeanServer().registerMBean(
-                                new javax.management.StandardMBean(this, StaunchPoolMXBean.class, true), mbeanName);
-                    } catch (Exception e) {
-                        mbeanName = null;
-                    }
-                    try {
-                        configMbeanName = new ObjectName("dev.staunch:type=PoolConfig (" + getPoolName() + ")");
-                        // An object is one MXBean: the config view is another object.
-                        ManagementFactory.getPlatformMBeanServer().registerMBean(new ConfigView(this), configMbeanName);
-                    } catch (Exception e) {
-                        configMbeanName = null;
-                    }
+                    configMbeanName = new ObjectName("dev.staunch:type=PoolConfig (" + getPoolName() + ")");
+                    // An object is one MXBean: the config view is another object.
+                    ManagementFactory.getPlatformMBeanServer().registerMBean(new ConfigView(this), configMbeanName);
+                } catch (Exception e) {
+                    configMbeanName = null;
                 }
             }
-            return pool;
+            actions = new ArrayList<>(openActions);
+            openActions.clear();
+        }
+        // Outside the lock: an action (a metrics binder) may take its own locks.
+        for (Consumer<? super Pool> a : actions) {
+            runOpenAction(a, opened);
+        }
+        return opened;
+    }
+
+    /**
+     * Runs {@code action} with the pool once it is open: now, on this thread, if it already is; else on the thread
+     * that opens it (the first {@link #getConnection()} or {@link #open()}), after it opened and before that call
+     * returns. Never opens the pool itself, and never runs for a data source closed before its pool opened. An
+     * action that throws is logged (System.Logger {@code dev.staunch}) and does not fail the open. For code that
+     * wants the {@link Pool} without opening it early, as staunch's Spring Boot auto-configuration binds the pool's
+     * Micrometer meters when it opens.
+     */
+    public void whenOpen(Consumer<? super Pool> action) {
+        Objects.requireNonNull(action, "action");
+        Pool p;
+        synchronized (this) {
+            p = pool;
+            if (p == null) {
+                if (!closed) {
+                    openActions.add(action);
+                }
+                return;
+            }
+        }
+        runOpenAction(action, p);
+    }
+
+    private static void runOpenAction(Consumer<? super Pool> action, Pool p) {
+        try {
+            action.accept(p);
+        } catch (RuntimeException e) {
+            System.getLogger("dev.staunch").log(System.Logger.Level.WARNING, "staunch: a whenOpen action threw; ignored", e);
         }
     }
 
@@ -444,6 +489,7 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
         Pool p;
         synchronized (this) {
             closed = true;
+            openActions.clear();
             p = pool;
             for (ObjectName n : new ObjectName[] {mbeanName, configMbeanName}) {
                 if (n != null) {

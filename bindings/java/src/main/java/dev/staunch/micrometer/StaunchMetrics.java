@@ -47,12 +47,18 @@ import java.util.function.ToLongFunction;
  * new StaunchMetrics(dataSource.pool()).bindTo(registry);
  * }</pre>
  *
- * <p>Micrometer is an optional dependency of staunch: only this class (package {@code dev.staunch.micrometer})
- * uses it, and nothing else in staunch loads this class.
+ * <p>Spring Boot (3 and 4, with the actuator): staunch's auto-configuration
+ * ({@code dev.staunch.spring.StaunchMetricsAutoConfiguration}) binds one for every {@code StaunchDataSource} of the
+ * context when its pool opens; declare none yourself (a {@code StaunchMetrics} bean of yours makes it back off).
+ *
+ * <p>Micrometer is an optional dependency of staunch: only this package and the Spring Boot auto-configuration
+ * ({@code dev.staunch.spring}, Java 17+) use it, and nothing else in staunch loads them.
  */
 public final class StaunchMetrics implements MeterBinder, AutoCloseable {
     private final WeakReference<Pool> pool;
     private final Tags tags;
+    /** Whether to register the four jdbc.connections.* gauges (see {@link #withoutJdbcConnectionGauges()}). */
+    private final boolean jdbcGauges;
     private final List<Registered> registered = new ArrayList<>();
 
     private static final class Registered {
@@ -81,6 +87,23 @@ public final class StaunchMetrics implements MeterBinder, AutoCloseable {
         }
         this.pool = new WeakReference<>(pool);
         this.tags = Tags.of("name", pool.name()).and(tags);
+        this.jdbcGauges = true;
+    }
+
+    private StaunchMetrics(StaunchMetrics of, boolean jdbcGauges) {
+        this.pool = of.pool;
+        this.tags = of.tags;
+        this.jdbcGauges = jdbcGauges;
+    }
+
+    /**
+     * A binder for the same pool and tags without the four {@code jdbc.connections.*} gauges: for where something
+     * else registers those, as Spring Boot's {@code DataSourcePoolMetrics} does (tagged {@code name=} the
+     * DataSource's bean name) from the {@code DataSourcePoolMetadataProvider} that staunch's auto-configuration
+     * provides. The {@code staunch.connections.*} meters are the same.
+     */
+    public StaunchMetrics withoutJdbcConnectionGauges() {
+        return new StaunchMetrics(this, false);
     }
 
     @Override
@@ -97,13 +120,15 @@ public final class StaunchMetrics implements MeterBinder, AutoCloseable {
             return; // closed meanwhile
         }
 
-        gauge(registry, "jdbc.connections.active", p, "Current number of active connections that have been allocated from the data source.", Stats::active);
-        gauge(registry, "jdbc.connections.idle", p, "Number of established but idle connections.", Stats::idle);
-        gauge(registry, "jdbc.connections.max", p, "Maximum number of active connections that can be allocated at the same time.", Stats::maxSize);
-        add(registry, Gauge.builder("jdbc.connections.min", p, q -> q.isClosed() ? Double.NaN : min)
-                .description("Minimum number of idle connections in the pool.")
-                .tags(tags)
-                .register(registry));
+        if (jdbcGauges) {
+            gauge(registry, "jdbc.connections.active", p, "Current number of active connections that have been allocated from the data source.", Stats::active);
+            gauge(registry, "jdbc.connections.idle", p, "Number of established but idle connections.", Stats::idle);
+            gauge(registry, "jdbc.connections.max", p, "Maximum number of active connections that can be allocated at the same time.", Stats::maxSize);
+            add(registry, Gauge.builder("jdbc.connections.min", p, q -> q.isClosed() ? Double.NaN : min)
+                    .description("Minimum number of idle connections in the pool.")
+                    .tags(tags)
+                    .register(registry));
+        }
         gauge(registry, "staunch.connections", p, "Total connections (idle, borrowed, or held by a pool thread)", Stats::total);
         gauge(registry, "staunch.connections.pending", p, "Threads waiting for a connection", Stats::waiting);
         add(registry, FunctionCounter.builder("staunch.connections.timeout", p, q -> stat(q, Stats::acquireTimeouts))
@@ -206,6 +231,6 @@ public final class StaunchMetrics implements MeterBinder, AutoCloseable {
 
     @Override
     public String toString() {
-        return "StaunchMetrics" + tags;
+        return "StaunchMetrics" + tags + (jdbcGauges ? "" : " (without jdbc.connections.*)");
     }
 }

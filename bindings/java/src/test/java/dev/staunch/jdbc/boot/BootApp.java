@@ -1,19 +1,13 @@
 package dev.staunch.jdbc.boot;
 
-import dev.staunch.jdbc.StaunchDataSource;
-import dev.staunch.micrometer.StaunchMetrics;
-import io.micrometer.core.instrument.binder.MeterBinder;
 import jakarta.persistence.Entity;
 import jakarta.persistence.GeneratedValue;
 import jakarta.persistence.GenerationType;
 import jakarta.persistence.Id;
 import jakarta.persistence.Version;
 import java.math.BigDecimal;
-import java.sql.SQLException;
 import java.util.List;
-import javax.sql.DataSource;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
-import org.springframework.context.annotation.Bean;
 import org.springframework.data.jpa.repository.JpaRepository;
 import org.springframework.data.jpa.repository.config.EnableJpaRepositories;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -24,8 +18,9 @@ import org.springframework.web.bind.annotation.RestController;
 /**
  * A small Spring Boot service as the incident's was: a DataSource from
  * spring.datasource.*, Flyway at start-up, JPA (Hibernate), a REST endpoint,
- * the actuator's health and metrics (the pool's, through a StaunchMetrics bean,
- * as the README says to declare it). SpringBootAppTest starts it on StaunchDataSource.
+ * the actuator's health, metrics and Prometheus endpoint (the pool's meters with
+ * nothing declared: staunch's auto-configuration binds them). SpringBootAppTest
+ * starts it on StaunchDataSource.
  */
 @SpringBootApplication
 @EnableJpaRepositories(considerNestedRepositories = true)
@@ -44,12 +39,6 @@ public class BootApp {
     }
 
     public interface Notes extends JpaRepository<Note, Long> {}
-
-    /** The pool's meters (jdbc.connections.*, staunch.connections.*): Boot binds MeterBinder beans to its registry. */
-    @Bean
-    public MeterBinder staunchMetrics(DataSource dataSource) throws SQLException {
-        return new StaunchMetrics(dataSource.unwrap(StaunchDataSource.class).pool());
-    }
 
     public record NewNote(String text, BigDecimal amount) {}
 

@@ -28,9 +28,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * slow part) on StaunchDataSource chosen by {@code spring.datasource.type}:
  * it starts, Flyway migrates, JPA validates the migrated schema, the REST
  * endpoint serves and writes,
- * the actuator's health reports the DataSource up, its metrics the pool's
- * jdbc.connections.* (through a StaunchMetrics bean), and closing the context
- * closes the pool.
+ * the actuator's health reports the DataSource up, its metrics and Prometheus
+ * endpoint the pool's jdbc.connections.* and staunch.connections.* (bound by
+ * staunch's auto-configuration: BootApp declares no binder), and closing the
+ * context closes the pool.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class SpringBootAppTest {
@@ -68,7 +69,7 @@ class SpringBootAppTest {
                 "--spring.jpa.hibernate.ddl-auto=validate",
                 "--spring.jpa.open-in-view=false",
                 "--server.port=0",
-                "--management.endpoints.web.exposure.include=health,metrics",
+                "--management.endpoints.web.exposure.include=health,metrics,prometheus",
                 "--management.endpoint.health.show-details=always",
                 "--spring.main.banner-mode=off");
         StaunchDataSource ds;
@@ -91,12 +92,38 @@ class SpringBootAppTest {
                  ResultSet r = s.executeQuery("SELECT COUNT(*) FROM flyway_schema_history WHERE success = 1")) {
                 assertTrue(r.next());
                 assertEquals(1, r.getInt(1));
-                // /actuator/metrics as HikariCP's users read it: the borrowed connection, the pool's max, its name.
-                String tag = "?tag=name:" + java.net.URLEncoder.encode(ds.getPoolName(), java.nio.charset.StandardCharsets.UTF_8);
-                String active = get(http, url + "/actuator/metrics/jdbc.connections.active" + tag);
+                // /actuator/metrics as HikariCP's users read it: Boot's jdbc.connections.* from staunch's
+                // DataSourcePoolMetadataProvider, tagged with the bean's name (one series: not StaunchMetrics' too).
+                String active = get(http, url + "/actuator/metrics/jdbc.connections.active?tag=name:dataSource");
                 assertTrue(active.contains("\"measurements\":[{\"statistic\":\"VALUE\",\"value\":1.0}]"), active);
                 String max = get(http, url + "/actuator/metrics/jdbc.connections.max");
-                assertTrue(max.contains("\"value\":10.0") && max.contains("\"values\":[\"" + ds.getPoolName() + "\"]"), max);
+                assertTrue(max.contains("\"value\":10.0") && max.contains("\"values\":[\"dataSource\"]"), max);
+                // staunch's own meters, tagged with the pool's name (as HikariCP's hikaricp.connections.*).
+                String pool = ds.getPoolName();
+                String tag = "?tag=name:" + java.net.URLEncoder.encode(pool, java.nio.charset.StandardCharsets.UTF_8);
+                String total = get(http, url + "/actuator/metrics/staunch.connections" + tag);
+                assertTrue(total.contains("\"value\":1.0") || total.contains("\"value\":2.0"), total);
+
+                String prometheus = get(http, url + "/actuator/prometheus");
+                String label = "{name=\"" + pool + "\"}";
+                StringBuilder staunch = new StringBuilder();
+                for (String line : prometheus.split("\n")) {
+                    if (line.startsWith("staunch_") || line.startsWith("jdbc_connections_")) {
+                        staunch.append(line).append('\n');
+                    }
+                }
+                System.out.print("SpringBootAppTest: /actuator/prometheus, staunch's series:\n" + staunch);
+                for (String series : new String[] {"staunch_connections ", "staunch_connections_pending ",
+                        "staunch_connections_timeout_total ", "staunch_connections_acquire_seconds_count ",
+                        "staunch_connections_acquire_seconds_sum ", "staunch_connections_creation_seconds_count ",
+                        "staunch_connections_usage_seconds_count "}) {
+                    String name = series.trim();
+                    assertTrue(staunch.toString().contains(name + label + " "), name + label + " in\n" + staunch);
+                }
+                assertTrue(staunch.toString().contains("jdbc_connections_active{name=\"dataSource\"} 1.0"), staunch.toString());
+                assertFalse(staunch.toString().contains("jdbc_connections_active" + label), staunch.toString());
+                assertFalse(staunch.toString().contains("staunch_connections_creation_seconds_count" + label + " 0"),
+                        "the connects Flyway, JPA and this test made are timed:\n" + staunch);
             }
         } finally {
             ctx.close();
