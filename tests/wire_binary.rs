@@ -72,6 +72,7 @@ fn own(s: &MariaDb) -> Session {
             password: "app-secret",
             database: Some("staunch_test"),
             extra_caps: caps::MULTI_STATEMENTS,
+            ..Login::default()
         },
         None,
     )
