@@ -2105,7 +2105,197 @@ pub fn framer(data: &[u8]) {
     };
     let text = err.to_string();
     assert!(!text.is_empty());
-    assert!(err.is_fatal(), "{text}: a broken stream must end the connection");
+    assert!(
+        err.is_fatal(),
+        "{text}: a broken stream must end the connection"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// binary_answer, text_answer
+
+/// The fuzzer's bytes as a server's answer on a fresh session: a first
+/// byte of choices (bit 0: `CLIENT_DEPRECATE_EOF`; bit 1: the rest is the
+/// stream's bytes as they are, headers included; bit 2:
+/// `CLIENT_SESSION_TRACK`; bits 3-5: bytes per read, 1 to 128; bit 6: the
+/// answers to commands this side sends, see `binary_answer`), then
+/// packets, each a 2-byte little-endian length and its payload, numbered
+/// from 0 as an answer is (from 1 with bit 6, and again from 1 after a
+/// length of 0xFFFF, which ends one command's answer).
+fn answer_framer(data: &[u8]) -> staunch::wire::Framer<ServerBytes> {
+    use staunch::wire::caps;
+    let (&choice, rest) = data.split_first().unwrap_or((&0, &[]));
+    let mut c = caps::PROTOCOL_41;
+    if choice & 1 != 0 {
+        c |= caps::DEPRECATE_EOF;
+    }
+    if choice & 4 != 0 {
+        c |= caps::SESSION_TRACK;
+    }
+    let input = if choice & 2 != 0 {
+        rest.to_vec()
+    } else {
+        let mut out = Vec::new();
+        let mut rest = rest;
+        let first = u8::from(choice & 0x40 != 0);
+        let mut seq = first;
+        while rest.len() >= 2 {
+            let len = u16::from_le_bytes([rest[0], rest[1]]);
+            if len == 0xffff {
+                seq = first;
+                rest = &rest[2..];
+                continue;
+            }
+            let len = usize::from(len).min(rest.len() - 2);
+            out.extend_from_slice(&[len as u8, (len >> 8) as u8, 0, seq]);
+            out.extend_from_slice(&rest[2..2 + len]);
+            rest = &rest[2 + len..];
+            seq = seq.wrapping_add(1);
+        }
+        out
+    };
+    let mut f = staunch::wire::Framer::new(
+        ServerBytes {
+            input: std::io::Cursor::new(input),
+            per_read: 1 << ((choice >> 3) & 7),
+        },
+        c,
+    );
+    // Far below the default: a length the fuzzer wrote never makes the
+    // framer wait for (or allocate) more than the input holds.
+    f.set_max_packet(1 << 20);
+    f
+}
+
+/// A failure of the wire layer: a `WireError` (the type says so) with a
+/// message.
+fn check_wire_error(e: &staunch::wire::WireError) {
+    assert!(!e.to_string().trim().is_empty(), "an empty message: {e:?}");
+}
+
+/// The binary protocol's answer to an execute (`Framer::read_binary_response`,
+/// `Framer::next_binary_row`) on the fuzzer's bytes: every result, every
+/// column definition, every row and every cell walked. Checks: no panic,
+/// no hang (each step consumes input, which ends), every row has one cell
+/// per column, every failure a `WireError` with a message.
+///
+/// With bit 6 of the first byte, the bytes are the answers to a prepare
+/// (`Framer::prepare`: the statement, its definitions) and to an execute
+/// of it with parameters of every kind (written, then dropped), whose
+/// answer is then read as above.
+pub fn binary_answer(data: &[u8]) {
+    use staunch::wire::{
+        status, types, BinaryColumns, BinaryNext, Cell, Date, DateTime, Param, Response, Time,
+    };
+    let mut f = answer_framer(data);
+    let mut columns = BinaryColumns::new();
+    if data.first().is_some_and(|c| c & 0x40 != 0) {
+        let mut stmt = match f.prepare(b"SELECT ?") {
+            Ok(stmt) => stmt,
+            Err(e) => return check_wire_error(&e),
+        };
+        for def in stmt.params().iter().chain(stmt.columns().iter()) {
+            if let Err(e) = def {
+                check_wire_error(&e);
+            }
+        }
+        let kinds = [
+            Param::Null,
+            Param::Int(-1),
+            Param::UInt(u64::MAX),
+            Param::Float(0.5),
+            Param::Double(-0.5),
+            Param::Bytes(&data[..data.len().min(300)], types::BLOB),
+            Param::Date(Date::default()),
+            Param::DateTime(DateTime {
+                micros: 1,
+                ..DateTime::default()
+            }),
+            Param::Time(Time::default()),
+            Param::Long(types::STRING),
+        ];
+        let n = stmt.param_count().min(1000);
+        let params: Vec<Param> = (0..n).map(|i| kinds[i % kinds.len()]).collect();
+        if let Err(e) = f.send_execute(&mut stmt, &params) {
+            return check_wire_error(&e);
+        }
+        if n != stmt.param_count() {
+            return;
+        }
+    }
+    loop {
+        let more = match f.read_binary_response(&mut columns) {
+            Ok(Response::Ok(ok)) => ok.status,
+            Ok(Response::ResultSet) => {
+                for def in columns.defs().iter() {
+                    if let Err(e) = def {
+                        check_wire_error(&e);
+                    }
+                }
+                let n = columns.len();
+                loop {
+                    match f.next_binary_row(&columns) {
+                        Ok(BinaryNext::Row(r)) => {
+                            assert_eq!(r.len(), n);
+                            let mut cells = 0;
+                            for c in r.cells() {
+                                if let Cell::Bytes(b) = c {
+                                    std::hint::black_box(b.len());
+                                }
+                                cells += 1;
+                            }
+                            assert_eq!(cells, n, "a row checked whole gave fewer cells");
+                        }
+                        Ok(BinaryNext::End(ok)) => break ok.status,
+                        Err(e) => return check_wire_error(&e),
+                    }
+                }
+            }
+            Err(e) => return check_wire_error(&e),
+        };
+        if more & status::MORE_RESULTS_EXISTS == 0 {
+            return;
+        }
+    }
+}
+
+/// The same for the text protocol's reader (`Framer::read_response`,
+/// `Framer::next_row`).
+pub fn text_answer(data: &[u8]) {
+    use staunch::wire::{status, Columns, Next, Response};
+    let mut f = answer_framer(data);
+    let mut columns = Columns::new();
+    loop {
+        let more = match f.read_response(&mut columns) {
+            Ok(Response::Ok(ok)) => ok.status,
+            Ok(Response::ResultSet) => {
+                for def in columns.iter() {
+                    if let Err(e) = def {
+                        check_wire_error(&e);
+                    }
+                }
+                let n = columns.len();
+                loop {
+                    match f.next_row() {
+                        Ok(Next::Row(r)) => {
+                            assert_eq!(r.len(), n);
+                            assert_eq!(
+                                r.cells().count(),
+                                n,
+                                "a row checked whole gave fewer cells"
+                            );
+                        }
+                        Ok(Next::End(ok)) => break ok.status,
+                        Err(e) => return check_wire_error(&e),
+                    }
+                }
+            }
+            Err(e) => return check_wire_error(&e),
+        };
+        if more & status::MORE_RESULTS_EXISTS == 0 {
+            return;
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -2191,6 +2381,16 @@ mod tests {
     #[test]
     fn corpus_framer() {
         replay("framer", super::framer);
+    }
+
+    #[test]
+    fn corpus_binary_answer() {
+        replay("binary_answer", super::binary_answer);
+    }
+
+    #[test]
+    fn corpus_text_answer() {
+        replay("text_answer", super::text_answer);
     }
 
     #[test]

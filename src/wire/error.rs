@@ -60,20 +60,25 @@ pub enum WireError {
     /// (`tls_ca`, `tls_fingerprint`, ...; see [`crate::wire::Tls::new`]).
     /// The connection, if there was one, is lost.
     Tls(String),
+    /// The caller asked for something this layer refused before sending a
+    /// byte (a prepared statement executed with the wrong number of
+    /// parameters); the text names what. The connection is unchanged.
+    Refused(String),
 }
 
 impl WireError {
     /// Whether the connection must be closed: true for a socket error, a
-    /// protocol violation, a packet over the limit or a TLS failure; false for an error
-    /// the server reported and a refused local file, after which the
-    /// connection is idle and ready for the next command.
+    /// protocol violation, a packet over the limit or a TLS failure; false
+    /// for an error the server reported, a refused local file and a request
+    /// refused before sending, after which the connection is idle and ready
+    /// for the next command.
     pub fn is_fatal(&self) -> bool {
         match self {
             WireError::Io(_)
             | WireError::Protocol(_)
             | WireError::PacketTooLarge { .. }
             | WireError::Tls(_) => true,
-            WireError::Server(_) | WireError::LocalInfileRefused => false,
+            WireError::Server(_) | WireError::LocalInfileRefused | WireError::Refused(_) => false,
         }
     }
 
@@ -95,6 +100,7 @@ impl fmt::Display for WireError {
             WireError::LocalInfileRefused => {
                 f.write_str("the server asked for a local file (LOAD DATA LOCAL INFILE), which is not supported")
             }
+            WireError::Refused(what) => write!(f, "refused before sending: {what}"),
         }
     }
 }

@@ -72,6 +72,7 @@
 
 #![forbid(unsafe_code)]
 
+mod binary;
 mod error;
 mod handshake;
 mod packet;
@@ -82,6 +83,11 @@ mod stream;
 mod text;
 mod tls;
 
+pub use binary::{
+    types, BinaryCells, BinaryColumns, BinaryNext, BinaryRow, Cell, Date, DateTime, Param,
+    Prepared, StmtCache, Time, COM_STMT_CLOSE, COM_STMT_EXECUTE, COM_STMT_PREPARE, COM_STMT_RESET,
+    COM_STMT_SEND_LONG_DATA, ER_UNKNOWN_STMT_HANDLER,
+};
 pub use error::{ServerError, WireError};
 pub use handshake::{AuthPlugin, Greeting, Login};
 pub use packet::{Framer, ReadNow, MAX_CHUNK};

@@ -113,6 +113,12 @@ impl<S: Read + Write> Framer<S> {
         &self.stream
     }
 
+    /// The stream, for the tests to see what was written.
+    #[cfg(test)]
+    pub(crate) fn stream_mut(&mut self) -> &mut S {
+        &mut self.stream
+    }
+
     /// The same packet layer over the stream `m` makes of this one (TLS
     /// over the socket), the sequence and buffers carried over.
     pub(crate) fn map_stream<T>(
@@ -201,6 +207,31 @@ impl<S: Read + Write> Framer<S> {
                 break;
             }
         }
+        self.flush_out()
+    }
+
+    /// Sends one command whose payload `write` puts straight into the
+    /// write buffer after `cmd` (a prepared statement's parameters: no
+    /// buffer of their own). A payload that does not fit in one chunk is
+    /// split as [`Framer::send_command`] splits one, at the cost of a copy.
+    pub(crate) fn send_command_with(
+        &mut self,
+        cmd: u8,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<(), WireError> {
+        self.give_back();
+        self.seq = 0;
+        self.open_cells = None;
+        self.out.clear();
+        self.out.extend_from_slice(&[0, 0, 0, 0, cmd]);
+        write(&mut self.out);
+        let n = self.out.len() - 4;
+        if n >= MAX_CHUNK {
+            let payload = std::mem::take(&mut self.out);
+            return self.send_command(cmd, &payload[5..]);
+        }
+        self.out[..4].copy_from_slice(&[n as u8, (n >> 8) as u8, (n >> 16) as u8, 0]);
+        self.seq = 1;
         self.flush_out()
     }
 

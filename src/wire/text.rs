@@ -77,12 +77,12 @@ impl Columns {
         (0..self.len()).filter_map(|i| self.get(i))
     }
 
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.raw.clear();
         self.ends.clear();
     }
 
-    fn push(&mut self, def: &[u8]) {
+    pub(crate) fn push(&mut self, def: &[u8]) {
         self.raw.extend_from_slice(def);
         self.ends.push(self.raw.len());
     }
