@@ -124,7 +124,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 7
+#define STAUNCH_VERSION_MINOR 8
 
 /**
  * Patch version of the library.
@@ -137,7 +137,7 @@
  * time to detect a header/library mismatch. (Literal numbers, so that
  * cffi's `cdef` takes them; a test checks them against Cargo.toml.)
  */
-#define STAUNCH_VERSION 10700
+#define STAUNCH_VERSION 10800
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's

@@ -4,7 +4,9 @@
 //! long data, the several results of a `CALL`, errors, the statement cache,
 //! and the allocations of a row walked.
 
+#[cfg(not(feature = "mimalloc"))]
 use std::alloc::{GlobalAlloc, Layout, System};
+#[cfg(not(feature = "mimalloc"))]
 use std::cell::Cell as StdCell;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -20,15 +22,20 @@ use staunch::wire::{
 use staunch_testkit::{MariaDb, ServerOpts};
 
 /// Counts the allocations of the thread that makes them (tests run on
-/// threads of their own), to show a row walked allocates nothing.
+/// threads of their own), to show a row walked allocates nothing. Not
+/// with the `mimalloc` feature, which makes the library's allocator the
+/// program's.
+#[cfg(not(feature = "mimalloc"))]
 struct Counting;
 
+#[cfg(not(feature = "mimalloc"))]
 thread_local! {
     static ALLOCS: StdCell<u64> = const { StdCell::new(0) };
 }
 
 // SAFETY: every call goes to `System` unchanged; the count is a
 // thread-local `Cell` that needs no allocation.
+#[cfg(not(feature = "mimalloc"))]
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
@@ -46,9 +53,11 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
+#[cfg(not(feature = "mimalloc"))]
 #[global_allocator]
 static COUNTING: Counting = Counting;
 
+#[cfg(not(feature = "mimalloc"))]
 fn allocations() -> u64 {
     ALLOCS.with(StdCell::get)
 }
@@ -673,6 +682,7 @@ fn text_ok<S: Read + Write>(f: &mut Framer<S>) {
 /// (`cargo test -p staunch --test wire_binary a_row_walked -- --nocapture`
 /// prints it, and the crate's figure for the same statement).
 #[test]
+#[cfg(not(feature = "mimalloc"))]
 fn a_row_walked_allocates_nothing() {
     let s = MariaDb::start();
     let mut f = own(&s);

@@ -29,10 +29,11 @@ from ctypes import (
 
 #: The ABI major version this package speaks, and the least minor it needs.
 ABI_MAJOR = 1
-# 1.7: staunch_pool_metrics, _name, _leak_threshold_ms, staunch_conn_set_borrower_stack,
+# 1.8: staunch_options_set_default, the knob autocommit; 1.7: staunch_pool_metrics, _name,
+# _leak_threshold_ms, staunch_conn_set_borrower_stack,
 # staunch_options_set_tracer; 1.4: staunch_conn_query_batch, staunch_rows_column_infos
 # (1.1: staunch_param_decimal, staunch_rows_column_types)
-ABI_MINOR = 7
+ABI_MINOR = 8
 
 status_t = c_uint32
 
