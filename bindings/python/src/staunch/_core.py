@@ -308,6 +308,66 @@ _C_ON_TRACE_FINAL = F.FINALIZER(_on_trace_final)
 default_tracer = None
 
 
+# --- native handles --------------------------------------------------------------------
+
+
+class _Handle:
+    """A native handle's life, for every class holding one (as wasmtime-py's
+    ``Managed``): ``_ptr`` (None once closed), ``close()`` freeing it once
+    with ``_free``, ``with``, a finalizer freeing one dropped open with
+    ``_free_nowait`` (which must not block), and ``_live()``, the handle or
+    the error of a use after close. ``_take`` swaps the handle out under the
+    GIL alone; a class that threads share locks there (CancelToken)."""
+
+    _ptr = None
+    #: The message of the InterfaceError a use after close raises.
+    _closed_message = "the object is closed"
+
+    def _free(self, ptr) -> None:
+        raise NotImplementedError
+
+    def _free_nowait(self, ptr) -> None:
+        self._free(ptr)
+
+    def _closed_error(self) -> E.Error:
+        return E.InterfaceError(0, self._closed_message, status=F.USE_AFTER_RELEASE)
+
+    def _live(self):
+        p = self._ptr
+        if p is None:
+            raise self._closed_error()
+        return p
+
+    def _take(self):
+        """The handle, now this object's no longer (None: nothing to free)."""
+        p, self._ptr = self._ptr, None
+        return p
+
+    def _close_with(self, free) -> None:
+        p = self._take()
+        if p is not None:
+            free(p)
+
+    @property
+    def closed(self) -> bool:
+        return self._ptr is None
+
+    def close(self) -> None:
+        """Frees what this object holds; every later use raises. Idempotent."""
+        self._close_with(self._free)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # lib is None once the interpreter has torn the module down.
+        if self._ptr is not None and lib is not None:
+            self._close_with(self._free_nowait)
+
+
 # --- cancel tokens ---------------------------------------------------------------------
 
 
@@ -317,15 +377,19 @@ def _new_token():
     return tp
 
 
-class CancelToken:
+class CancelToken(_Handle):
     """Cancels the ``Pool.connection(cancel=token)`` calls waiting with it,
     from any thread; it stays cancelled (make one per request)."""
 
+    _closed_message = "the cancel token was closed"
+
     def __init__(self):
-        self._ptr = _new_token()
-        self._users = 0
+        # Protects the following fields: _ptr, the calls waiting with it
+        # (close() leaves the free to the last of them), close() asked.
         self._lock = threading.Lock()
+        self._users = 0
         self._closing = False
+        self._ptr = _new_token()
 
     def cancel(self) -> None:
         with self._lock:
@@ -340,35 +404,29 @@ class CancelToken:
     @contextlib.contextmanager
     def _use(self):
         with self._lock:
-            if not self._ptr:
-                raise E.InterfaceError(0, "the cancel token was closed")
+            ptr = self._live()
             self._users += 1
-            ptr = self._ptr
         try:
             yield ptr
         finally:
             with self._lock:
                 self._users -= 1
-                free = self._closing and self._users == 0
-            if free:
-                self._free()
+                last = self._closing and self._users == 0
+            if last:
+                self.close()
 
-    def _free(self):
-        with self._lock:
-            p, self._ptr = self._ptr, None
-        if p:
-            lib.staunch_cancel_token_free(p)
-
-    def close(self) -> None:
+    def _take(self):
+        # Under the lock, with the count of users: a token still waited
+        # with is freed by its last user (_use), never under it.
         with self._lock:
             self._closing = True
-            busy = self._users > 0
-        if not busy:
-            self._free()
+            if self._users:
+                return None
+            p, self._ptr = self._ptr, None
+        return p
 
-    def __del__(self):
-        if getattr(self, "_ptr", None) and lib is not None:
-            self.close()
+    def _free(self, ptr) -> None:
+        lib.staunch_cancel_token_free(ptr)
 
 
 _main_tokens: list = []  # the main thread's reusable cancel token (only it uses this)
