@@ -490,7 +490,7 @@ def _give_stack(conn) -> None:
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-class Pool:
+class Pool(_Handle):
     """A pool of MySQL/MariaDB connections.
 
     ``Pool("mysql://user:pw@host:3306/db?max_size=8", connect_timeout="1s")``:
@@ -511,7 +511,8 @@ class Pool:
     knob: ``{"service": "billing"}`` or ``"service:billing"``) and
     ``program_name`` (the knob, PyMySQL's name) are the connection attributes a server shows
     in ``performance_schema.session_connect_attrs``. Opening does not
-    connect.
+    connect. ``close()`` (idempotent; also ``with``): waiters fail with
+    PoolClosed, idle connections close now, borrowed ones when returned.
     """
 
     #: The class of the connections it lends (the MySQLdb API's has mysqlclient's methods).
@@ -527,7 +528,6 @@ class Pool:
         tracer=None,
         **knobs,
     ):
-        self._ptr = None
         self.autocommit = bool(autocommit)
         self.prepare_selects = bool(prepare_selects)
         if url is not None and not isinstance(url, str):
@@ -594,14 +594,11 @@ class Pool:
 
     # -- borrowing
 
-    def _pool(self):
-        p = self._ptr
-        if p is None:
-            raise E.PoolClosed(0, "the pool is closed", status=F.CLOSED)
-        return p
+    def _closed_error(self) -> E.Error:
+        return E.PoolClosed(0, "the pool is closed", status=F.CLOSED)
 
     def _get(self, timeout, read: bool, cancel: CancelToken | None) -> Connection:
-        pool = self._pool()
+        pool = self._live()
         ms = F.TIMEOUT_DEFAULT if timeout is None else _timeout_ms(timeout, "timeout")
         out = _CONN_P()
         fn = lib.staunch_pool_get_read_cancellable if read else lib.staunch_pool_get_cancellable
@@ -642,7 +639,7 @@ class Pool:
     def try_connection(self) -> Connection | None:
         """A connection if one is idle right now, else None; never waits."""
         out = _CONN_P()
-        _check(lib.staunch_pool_try_get, self._pool(), byref(out))
+        _check(lib.staunch_pool_try_get, self._live(), byref(out))
         if out and self._leak_stacks:
             _give_stack(out)
         return (self._conn_cls or Connection)(self, out) if out else None
@@ -652,7 +649,7 @@ class Pool:
     def stats(self) -> PoolStats:
         s = F.staunch_stats()
         s.size = ctypes.sizeof(s)
-        _check(lib.staunch_pool_stats, self._pool(), byref(s))
+        _check(lib.staunch_pool_stats, self._live(), byref(s))
         return PoolStats(s)
 
     def metrics_text(self) -> str:
@@ -674,14 +671,14 @@ class Pool:
         n = ctypes.c_size_t()
         while True:
             buf = ctypes.create_string_buffer(cap)
-            _check(fn, self._pool(), buf, cap, byref(n))
+            _check(fn, self._live(), buf, cap, byref(n))
             if n.value < cap:
                 return buf.raw[: n.value].decode()
             cap = n.value + 1024
 
     def soft_evict(self) -> None:
         """Retires every connection (idle ones now, borrowed ones on return)."""
-        _check(lib.staunch_pool_soft_evict, self._pool())
+        _check(lib.staunch_pool_soft_evict, self._live())
 
     def resize(self, max_size: int | None = None, min_idle: int | None = None) -> None:
         """Changes ``max_size`` and/or ``min_idle`` while the pool runs (per
@@ -694,7 +691,7 @@ class Pool:
         ``stats().closed_evicted``. Raising it makes connections for the
         callers waiting now. ``stats().max_size`` is the size in force.
         Never blocks."""
-        pool = self._pool()
+        pool = self._live()
         for name, v in (("max_size", max_size), ("min_idle", min_idle)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 0xFFFFFFFF):
                 raise E.ConfigError(0, f"{name} must be a non-negative int, got {v!r}")
@@ -721,39 +718,22 @@ class Pool:
         waits, within its timeout (and Ctrl-C or a CancelToken end it as
         usual); ``try_connection()`` finds none. Borrowed connections are
         unaffected. Idempotent; never blocks."""
-        _check(lib.staunch_pool_suspend, self._pool())
+        _check(lib.staunch_pool_suspend, self._live())
 
     def resume(self) -> None:
         """Ends ``suspend()``: waiting callers proceed. Idempotent."""
-        _check(lib.staunch_pool_resume, self._pool())
+        _check(lib.staunch_pool_resume, self._live())
 
     @property
     def id(self) -> int:
-        return lib.staunch_pool_id(self._pool())
+        return lib.staunch_pool_id(self._live())
 
-    @property
-    def closed(self) -> bool:
-        return self._ptr is None
+    def _free(self, ptr) -> None:
+        lib.staunch_pool_free(ptr)
+        _open_pools.discard(self)
 
-    def close(self) -> None:
-        """Closes the pool (idempotent): waiters fail with PoolClosed, idle
-        connections close now, borrowed ones when they are returned."""
-        p, self._ptr = self._ptr, None
-        if p is not None:
-            lib.staunch_pool_free(p)
-            _open_pools.discard(self)
-
-    def __enter__(self) -> Pool:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        p = getattr(self, "_ptr", None)
-        if p is not None and lib is not None:
-            self._ptr = None
-            lib.staunch_pool_free_nowait(p)
+    def _free_nowait(self, ptr) -> None:
+        lib.staunch_pool_free_nowait(ptr)
 
     def __repr__(self) -> str:
         return f"<staunch.Pool id={self.id if self._ptr else '-'}{' closed' if self._ptr is None else ''}>"
