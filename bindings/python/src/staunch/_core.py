@@ -742,7 +742,7 @@ class Pool(_Handle):
 # --- connection -------------------------------------------------------------------------
 
 
-class Connection:
+class Connection(_Handle):
     """A connection borrowed from a Pool (PEP 249 connection object).
 
     ``close()`` returns it to the pool (an open transaction is rolled back,
@@ -760,6 +760,8 @@ class Connection:
     InternalError = E.InternalError
     ProgrammingError = E.ProgrammingError
     NotSupportedError = E.NotSupportedError
+
+    _closed_message = "the connection was returned to its pool (closed)"
 
     def __init__(self, pool: Pool, ptr):
         self._ptr = ptr
@@ -779,15 +781,9 @@ class Connection:
         # For the statement path (see _query): made at the first statement.
         self._cells = None
 
-    def _c(self):
-        p = self._ptr
-        if p is None:
-            raise E.InterfaceError(0, "the connection was returned to its pool (closed)", status=F.USE_AFTER_RELEASE)
-        return p
-
     def _call(self, fn, *args):
         """A blocking statement call: interruptible by Ctrl-C on the main thread."""
-        c = self._c()
+        c = self._live()
         _blocking("stmt", c, fn, c, *args)
 
     def _new_cells(self) -> tuple:
@@ -795,7 +791,7 @@ class Connection:
         out-values (a row set, an error, a count) and the connection, as
         the ints lib.raw's functions take (see _ffi._address_typed)."""
         cells = (c_size_t * 3)()
-        self._cells = t = (cells, ctypes.addressof(cells), ctypes.cast(self._c(), ctypes.c_void_p).value)
+        self._cells = t = (cells, ctypes.addressof(cells), ctypes.cast(self._live(), ctypes.c_void_p).value)
         return t
 
     def _query(self, sql: bytes, params, n: int, flags: int, recycle: int = 0) -> tuple:
@@ -807,7 +803,7 @@ class Connection:
         if p is None:
             if recycle:
                 lib.raw.buffered.staunch_rows_free(recycle)
-            p = self._c()  # raises
+            p = self._live()  # raises
         if params is not None:
             params = ctypes.addressof(params)  # alive in the caller's frame
         flags = _FLAGS.get(flags) or _FLAGS.setdefault(flags, ctypes.c_uint32(flags))
@@ -845,7 +841,7 @@ class Connection:
         """The session state the core tracks (no round trip)."""
         r = F.staunch_result()
         r.size = ctypes.sizeof(r)
-        _check(lib.staunch_conn_last_result, self._c(), byref(r))
+        _check(lib.staunch_conn_last_result, self._live(), byref(r))
         return r
 
     def _in_transaction(self) -> bool:
@@ -864,7 +860,7 @@ class Connection:
     # -- PEP 249
 
     def cursor(self, cursorclass=None) -> Cursor:
-        self._c()
+        self._live()
         return (cursorclass or Cursor)(self)
 
     def commit(self) -> None:
@@ -879,14 +875,15 @@ class Connection:
             self._call(lib.staunch_conn_rollback)
         self._stmt_seen = False
 
-    def close(self) -> None:
-        """Returns the connection to its pool, rolling back what was not
-        committed. Idempotent."""
-        p = self._ptr
-        if p is None:
-            return
-        self._ptr = None
-        lib.staunch_conn_free(p)
+    def _free(self, ptr) -> None:
+        # Back to its pool: what was not committed is rolled back there.
+        lib.staunch_conn_free(ptr)
+
+    def _free_nowait(self, ptr) -> None:
+        # Closed, not returned: no rollback to wait for, and no borrower
+        # after it sees what it left.
+        lib.staunch_conn_discard(ptr, None)
+        lib.staunch_conn_free(ptr)
 
     # -- extensions
 
@@ -925,7 +922,7 @@ class Connection:
         """This borrow's statement time limit (None: the pool's query_timeout;
         0: none). A statement past it raises StatementTimeout."""
         ms = F.TIMEOUT_DEFAULT if seconds is None else _timeout_ms(seconds, "statement timeout")
-        _check(lib.staunch_conn_set_timeout, self._c(), ms)
+        _check(lib.staunch_conn_set_timeout, self._live(), ms)
 
     def cancel(self) -> bool:
         """Cancels the statement running on this connection, from any thread
@@ -940,7 +937,7 @@ class Connection:
     def thread_id(self) -> int:
         """The server's id of this session (CONNECTION_ID())."""
         out = c_uint64()
-        _check(lib.staunch_conn_server_id, self._c(), byref(out))
+        _check(lib.staunch_conn_server_id, self._live(), byref(out))
         return out.value
 
     @property
@@ -948,19 +945,9 @@ class Connection:
         p = self._ptr
         return p is not None and lib.staunch_conn_is_broken(p)
 
-    @property
-    def closed(self) -> bool:
-        return self._ptr is None
-
     def discard(self) -> None:
         """Closes the connection instead of returning it (it is replaced)."""
-        p, self._ptr = self._ptr, None
-        if p is not None:
-            lib.staunch_conn_discard(p, None)
-            lib.staunch_conn_free(p)
-
-    def __enter__(self) -> Connection:
-        return self
+        self._close_with(self._free_nowait)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._ptr is None:
@@ -975,11 +962,6 @@ class Connection:
                     pass
         finally:
             self.close()
-
-    def __del__(self) -> None:
-        if getattr(self, "_ptr", None) is not None and lib is not None:
-            # A finalizer must not block: close it rather than wait for a rollback.
-            self.discard()
 
 
 _ISOLATION = {
