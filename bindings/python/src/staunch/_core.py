@@ -1081,7 +1081,7 @@ def _fetch_buffer(ncols: int) -> tuple:
     return t
 
 
-class Cursor:
+class Cursor(_Handle):
     """A buffered cursor (PEP 249): each result set is read whole at execute.
 
     Parameters use %s or %(name)s (paramstyle 'format'/'pyformat', as
@@ -1092,6 +1092,7 @@ class Cursor:
     #: Whether rows stream from the server as they are read (SQLAlchemy's
     #: suite and aiomysql's adapters look for this name).
     server_side = False
+    _closed_message = "the cursor is closed"
 
     def __init__(self, connection: Connection):
         self.connection = connection
@@ -1108,7 +1109,9 @@ class Cursor:
         # The last statement as sent and its values (see _executed).
         self._sent_sql = None
         self._sent_values = None
-        self._closed = False
+        # Its handle is its hold on the connection: close() frees the row
+        # set it reads and lets go.
+        self._ptr = connection
 
     # -- executing
 
@@ -1129,11 +1132,6 @@ class Cursor:
     def _executed(self, value) -> None:
         self._sent_sql = value
         self._sent_values = None
-
-    def _conn(self) -> Connection:
-        if self._closed:
-            raise E.InterfaceError(0, "the cursor is closed")
-        return self.connection
 
     @property
     def lastrowid(self):
@@ -1158,7 +1156,7 @@ class Cursor:
 
     def execute(self, query, args=None) -> int:
         """Runs one statement; returns rowcount (affected or selected rows)."""
-        conn = self._conn()
+        conn = self._live()
         # The previous answer: a buffered one is freed by the statement's
         # own call (no call of its own), a streaming one here.
         recycle = self._rows or 0
@@ -1342,7 +1340,7 @@ class Cursor:
     def nextset(self) -> bool | None:
         """Moves to the next result set (a CALL returns several): True, or
         None after the last."""
-        self._conn()
+        self._live()
         self._nexted = True
         rows = self._rows
         if not rows:
@@ -1370,7 +1368,7 @@ class Cursor:
         on, a set without columns (the status that ends a CALL) or the end of
         the sets gives no rows instead, as mysqlclient and PyMySQL do (and
         mysqlclient's copy of PEP 249's suite asks in test_nextset)."""
-        self._conn()
+        self._live()
         if not self._types:
             if not self._has_run:
                 raise E.ProgrammingError(0, "no result set: execute a query first")
@@ -1421,25 +1419,12 @@ class Cursor:
     def mogrify(self, query, args=None) -> str:
         raise E.NotSupportedError(0, "mogrify: staunch binds values, it never quotes them into SQL")
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
+    def _free(self, connection) -> None:
+        self._free_rows()
+        self._data = []
 
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._free_rows()
-            self._data = []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        if getattr(self, "_rows", None) and lib is not None:
-            self._free_rows(keep_lastrowid=False)
+    def _free_nowait(self, connection) -> None:
+        self._free_rows(keep_lastrowid=False)
 
 
 class SSCursor(Cursor):
