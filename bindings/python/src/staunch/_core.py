@@ -316,8 +316,10 @@ class _Handle:
     ``Managed``): ``_ptr`` (None once closed), ``close()`` freeing it once
     with ``_free``, ``with``, a finalizer freeing one dropped open with
     ``_free_nowait`` (which must not block), and ``_live()``, the handle or
-    the error of a use after close. ``_take`` swaps the handle out under the
-    GIL alone; a class that threads share locks there (CancelToken)."""
+    the error of a use after close. ``close()`` swaps the handle out under
+    the GIL alone; a class that threads share locks in its own (CancelToken).
+    Kept to two Python calls a close: a checkout closes a cursor and a
+    connection (see the README's instructions per operation)."""
 
     _ptr = None
     #: The message of the InterfaceError a use after close raises.
@@ -338,23 +340,15 @@ class _Handle:
             raise self._closed_error()
         return p
 
-    def _take(self):
-        """The handle, now this object's no longer (None: nothing to free)."""
-        p, self._ptr = self._ptr, None
-        return p
-
-    def _close_with(self, free) -> None:
-        p = self._take()
-        if p is not None:
-            free(p)
-
     @property
     def closed(self) -> bool:
         return self._ptr is None
 
     def close(self) -> None:
         """Frees what this object holds; every later use raises. Idempotent."""
-        self._close_with(self._free)
+        p, self._ptr = self._ptr, None
+        if p is not None:
+            self._free(p)
 
     def __enter__(self):
         return self
@@ -364,8 +358,10 @@ class _Handle:
 
     def __del__(self) -> None:
         # lib is None once the interpreter has torn the module down.
-        if self._ptr is not None and lib is not None:
-            self._close_with(self._free_nowait)
+        p = self._ptr
+        if p is not None and lib is not None:
+            self._ptr = None
+            self._free_nowait(p)
 
 
 # --- cancel tokens ---------------------------------------------------------------------
@@ -415,15 +411,17 @@ class CancelToken(_Handle):
             if last:
                 self.close()
 
-    def _take(self):
+    def close(self) -> None:
         # Under the lock, with the count of users: a token still waited
-        # with is freed by its last user (_use), never under it.
+        # with is freed by its last user (_use), never under it. (Its
+        # finalizer needs no lock: no call can be using it then.)
         with self._lock:
             self._closing = True
             if self._users:
-                return None
+                return
             p, self._ptr = self._ptr, None
-        return p
+        if p is not None:
+            self._free(p)
 
     def _free(self, ptr) -> None:
         lib.staunch_cancel_token_free(ptr)
@@ -947,7 +945,9 @@ class Connection(_Handle):
 
     def discard(self) -> None:
         """Closes the connection instead of returning it (it is replaced)."""
-        self._close_with(self._free_nowait)
+        p, self._ptr = self._ptr, None
+        if p is not None:
+            self._free_nowait(p)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._ptr is None:
