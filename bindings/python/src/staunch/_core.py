@@ -308,6 +308,62 @@ _C_ON_TRACE_FINAL = F.FINALIZER(_on_trace_final)
 default_tracer = None
 
 
+# --- native handles --------------------------------------------------------------------
+
+
+class _Handle:
+    """A native handle's life, for every class holding one (as wasmtime-py's
+    ``Managed``): ``_ptr`` (None once closed), ``close()`` freeing it once
+    with ``_free``, ``with``, a finalizer freeing one dropped open with
+    ``_free_nowait`` (which must not block), and ``_live()``, the handle or
+    the error of a use after close. ``close()`` swaps the handle out under
+    the GIL alone; a class that threads share locks in its own (CancelToken).
+    Kept to two Python calls a close: a checkout closes a cursor and a
+    connection (see the README's instructions per operation)."""
+
+    _ptr = None
+    #: The message of the InterfaceError a use after close raises.
+    _closed_message = "the object is closed"
+
+    def _free(self, ptr) -> None:
+        raise NotImplementedError
+
+    def _free_nowait(self, ptr) -> None:
+        self._free(ptr)
+
+    def _closed_error(self) -> E.Error:
+        return E.InterfaceError(0, self._closed_message, status=F.USE_AFTER_RELEASE)
+
+    def _live(self):
+        p = self._ptr
+        if p is None:
+            raise self._closed_error()
+        return p
+
+    @property
+    def closed(self) -> bool:
+        return self._ptr is None
+
+    def close(self) -> None:
+        """Frees what this object holds; every later use raises. Idempotent."""
+        p, self._ptr = self._ptr, None
+        if p is not None:
+            self._free(p)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # lib is None once the interpreter has torn the module down.
+        p = self._ptr
+        if p is not None and lib is not None:
+            self._ptr = None
+            self._free_nowait(p)
+
+
 # --- cancel tokens ---------------------------------------------------------------------
 
 
@@ -317,15 +373,19 @@ def _new_token():
     return tp
 
 
-class CancelToken:
+class CancelToken(_Handle):
     """Cancels the ``Pool.connection(cancel=token)`` calls waiting with it,
     from any thread; it stays cancelled (make one per request)."""
 
+    _closed_message = "the cancel token was closed"
+
     def __init__(self):
-        self._ptr = _new_token()
-        self._users = 0
+        # Protects the following fields: _ptr, the calls waiting with it
+        # (close() leaves the free to the last of them), close() asked.
         self._lock = threading.Lock()
+        self._users = 0
         self._closing = False
+        self._ptr = _new_token()
 
     def cancel(self) -> None:
         with self._lock:
@@ -340,35 +400,31 @@ class CancelToken:
     @contextlib.contextmanager
     def _use(self):
         with self._lock:
-            if not self._ptr:
-                raise E.InterfaceError(0, "the cancel token was closed")
+            ptr = self._live()
             self._users += 1
-            ptr = self._ptr
         try:
             yield ptr
         finally:
             with self._lock:
                 self._users -= 1
-                free = self._closing and self._users == 0
-            if free:
-                self._free()
-
-    def _free(self):
-        with self._lock:
-            p, self._ptr = self._ptr, None
-        if p:
-            lib.staunch_cancel_token_free(p)
+                last = self._closing and self._users == 0
+            if last:
+                self.close()
 
     def close(self) -> None:
+        # Under the lock, with the count of users: a token still waited
+        # with is freed by its last user (_use), never under it. (Its
+        # finalizer needs no lock: no call can be using it then.)
         with self._lock:
             self._closing = True
-            busy = self._users > 0
-        if not busy:
-            self._free()
+            if self._users:
+                return
+            p, self._ptr = self._ptr, None
+        if p is not None:
+            self._free(p)
 
-    def __del__(self):
-        if getattr(self, "_ptr", None) and lib is not None:
-            self.close()
+    def _free(self, ptr) -> None:
+        lib.staunch_cancel_token_free(ptr)
 
 
 _main_tokens: list = []  # the main thread's reusable cancel token (only it uses this)
@@ -432,7 +488,7 @@ def _give_stack(conn) -> None:
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-class Pool:
+class Pool(_Handle):
     """A pool of MySQL/MariaDB connections.
 
     ``Pool("mysql://user:pw@host:3306/db?max_size=8", connect_timeout="1s")``:
@@ -453,7 +509,8 @@ class Pool:
     knob: ``{"service": "billing"}`` or ``"service:billing"``) and
     ``program_name`` (the knob, PyMySQL's name) are the connection attributes a server shows
     in ``performance_schema.session_connect_attrs``. Opening does not
-    connect.
+    connect. ``close()`` (idempotent; also ``with``): waiters fail with
+    PoolClosed, idle connections close now, borrowed ones when returned.
     """
 
     #: The class of the connections it lends (the MySQLdb API's has mysqlclient's methods).
@@ -469,7 +526,6 @@ class Pool:
         tracer=None,
         **knobs,
     ):
-        self._ptr = None
         self.autocommit = bool(autocommit)
         self.prepare_selects = bool(prepare_selects)
         if url is not None and not isinstance(url, str):
@@ -536,14 +592,11 @@ class Pool:
 
     # -- borrowing
 
-    def _pool(self):
-        p = self._ptr
-        if p is None:
-            raise E.PoolClosed(0, "the pool is closed", status=F.CLOSED)
-        return p
+    def _closed_error(self) -> E.Error:
+        return E.PoolClosed(0, "the pool is closed", status=F.CLOSED)
 
     def _get(self, timeout, read: bool, cancel: CancelToken | None) -> Connection:
-        pool = self._pool()
+        pool = self._live()
         ms = F.TIMEOUT_DEFAULT if timeout is None else _timeout_ms(timeout, "timeout")
         out = _CONN_P()
         fn = lib.staunch_pool_get_read_cancellable if read else lib.staunch_pool_get_cancellable
@@ -584,7 +637,7 @@ class Pool:
     def try_connection(self) -> Connection | None:
         """A connection if one is idle right now, else None; never waits."""
         out = _CONN_P()
-        _check(lib.staunch_pool_try_get, self._pool(), byref(out))
+        _check(lib.staunch_pool_try_get, self._live(), byref(out))
         if out and self._leak_stacks:
             _give_stack(out)
         return (self._conn_cls or Connection)(self, out) if out else None
@@ -594,7 +647,7 @@ class Pool:
     def stats(self) -> PoolStats:
         s = F.staunch_stats()
         s.size = ctypes.sizeof(s)
-        _check(lib.staunch_pool_stats, self._pool(), byref(s))
+        _check(lib.staunch_pool_stats, self._live(), byref(s))
         return PoolStats(s)
 
     def metrics_text(self) -> str:
@@ -616,14 +669,14 @@ class Pool:
         n = ctypes.c_size_t()
         while True:
             buf = ctypes.create_string_buffer(cap)
-            _check(fn, self._pool(), buf, cap, byref(n))
+            _check(fn, self._live(), buf, cap, byref(n))
             if n.value < cap:
                 return buf.raw[: n.value].decode()
             cap = n.value + 1024
 
     def soft_evict(self) -> None:
         """Retires every connection (idle ones now, borrowed ones on return)."""
-        _check(lib.staunch_pool_soft_evict, self._pool())
+        _check(lib.staunch_pool_soft_evict, self._live())
 
     def resize(self, max_size: int | None = None, min_idle: int | None = None) -> None:
         """Changes ``max_size`` and/or ``min_idle`` while the pool runs (per
@@ -636,7 +689,7 @@ class Pool:
         ``stats().closed_evicted``. Raising it makes connections for the
         callers waiting now. ``stats().max_size`` is the size in force.
         Never blocks."""
-        pool = self._pool()
+        pool = self._live()
         for name, v in (("max_size", max_size), ("min_idle", min_idle)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 0xFFFFFFFF):
                 raise E.ConfigError(0, f"{name} must be a non-negative int, got {v!r}")
@@ -663,39 +716,22 @@ class Pool:
         waits, within its timeout (and Ctrl-C or a CancelToken end it as
         usual); ``try_connection()`` finds none. Borrowed connections are
         unaffected. Idempotent; never blocks."""
-        _check(lib.staunch_pool_suspend, self._pool())
+        _check(lib.staunch_pool_suspend, self._live())
 
     def resume(self) -> None:
         """Ends ``suspend()``: waiting callers proceed. Idempotent."""
-        _check(lib.staunch_pool_resume, self._pool())
+        _check(lib.staunch_pool_resume, self._live())
 
     @property
     def id(self) -> int:
-        return lib.staunch_pool_id(self._pool())
+        return lib.staunch_pool_id(self._live())
 
-    @property
-    def closed(self) -> bool:
-        return self._ptr is None
+    def _free(self, ptr) -> None:
+        lib.staunch_pool_free(ptr)
+        _open_pools.discard(self)
 
-    def close(self) -> None:
-        """Closes the pool (idempotent): waiters fail with PoolClosed, idle
-        connections close now, borrowed ones when they are returned."""
-        p, self._ptr = self._ptr, None
-        if p is not None:
-            lib.staunch_pool_free(p)
-            _open_pools.discard(self)
-
-    def __enter__(self) -> Pool:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        p = getattr(self, "_ptr", None)
-        if p is not None and lib is not None:
-            self._ptr = None
-            lib.staunch_pool_free_nowait(p)
+    def _free_nowait(self, ptr) -> None:
+        lib.staunch_pool_free_nowait(ptr)
 
     def __repr__(self) -> str:
         return f"<staunch.Pool id={self.id if self._ptr else '-'}{' closed' if self._ptr is None else ''}>"
@@ -704,7 +740,7 @@ class Pool:
 # --- connection -------------------------------------------------------------------------
 
 
-class Connection:
+class Connection(_Handle):
     """A connection borrowed from a Pool (PEP 249 connection object).
 
     ``close()`` returns it to the pool (an open transaction is rolled back,
@@ -722,6 +758,8 @@ class Connection:
     InternalError = E.InternalError
     ProgrammingError = E.ProgrammingError
     NotSupportedError = E.NotSupportedError
+
+    _closed_message = "the connection was returned to its pool (closed)"
 
     def __init__(self, pool: Pool, ptr):
         self._ptr = ptr
@@ -741,15 +779,9 @@ class Connection:
         # For the statement path (see _query): made at the first statement.
         self._cells = None
 
-    def _c(self):
-        p = self._ptr
-        if p is None:
-            raise E.InterfaceError(0, "the connection was returned to its pool (closed)", status=F.USE_AFTER_RELEASE)
-        return p
-
     def _call(self, fn, *args):
         """A blocking statement call: interruptible by Ctrl-C on the main thread."""
-        c = self._c()
+        c = self._live()
         _blocking("stmt", c, fn, c, *args)
 
     def _new_cells(self) -> tuple:
@@ -757,7 +789,7 @@ class Connection:
         out-values (a row set, an error, a count) and the connection, as
         the ints lib.raw's functions take (see _ffi._address_typed)."""
         cells = (c_size_t * 3)()
-        self._cells = t = (cells, ctypes.addressof(cells), ctypes.cast(self._c(), ctypes.c_void_p).value)
+        self._cells = t = (cells, ctypes.addressof(cells), ctypes.cast(self._live(), ctypes.c_void_p).value)
         return t
 
     def _query(self, sql: bytes, params, n: int, flags: int, recycle: int = 0) -> tuple:
@@ -769,7 +801,7 @@ class Connection:
         if p is None:
             if recycle:
                 lib.raw.buffered.staunch_rows_free(recycle)
-            p = self._c()  # raises
+            p = self._live()  # raises
         if params is not None:
             params = ctypes.addressof(params)  # alive in the caller's frame
         flags = _FLAGS.get(flags) or _FLAGS.setdefault(flags, ctypes.c_uint32(flags))
@@ -807,7 +839,7 @@ class Connection:
         """The session state the core tracks (no round trip)."""
         r = F.staunch_result()
         r.size = ctypes.sizeof(r)
-        _check(lib.staunch_conn_last_result, self._c(), byref(r))
+        _check(lib.staunch_conn_last_result, self._live(), byref(r))
         return r
 
     def _in_transaction(self) -> bool:
@@ -826,7 +858,7 @@ class Connection:
     # -- PEP 249
 
     def cursor(self, cursorclass=None) -> Cursor:
-        self._c()
+        self._live()
         return (cursorclass or Cursor)(self)
 
     def commit(self) -> None:
@@ -841,14 +873,15 @@ class Connection:
             self._call(lib.staunch_conn_rollback)
         self._stmt_seen = False
 
-    def close(self) -> None:
-        """Returns the connection to its pool, rolling back what was not
-        committed. Idempotent."""
-        p = self._ptr
-        if p is None:
-            return
-        self._ptr = None
-        lib.staunch_conn_free(p)
+    def _free(self, ptr) -> None:
+        # Back to its pool: what was not committed is rolled back there.
+        lib.staunch_conn_free(ptr)
+
+    def _free_nowait(self, ptr) -> None:
+        # Closed, not returned: no rollback to wait for, and no borrower
+        # after it sees what it left.
+        lib.staunch_conn_discard(ptr, None)
+        lib.staunch_conn_free(ptr)
 
     # -- extensions
 
@@ -887,7 +920,7 @@ class Connection:
         """This borrow's statement time limit (None: the pool's query_timeout;
         0: none). A statement past it raises StatementTimeout."""
         ms = F.TIMEOUT_DEFAULT if seconds is None else _timeout_ms(seconds, "statement timeout")
-        _check(lib.staunch_conn_set_timeout, self._c(), ms)
+        _check(lib.staunch_conn_set_timeout, self._live(), ms)
 
     def cancel(self) -> bool:
         """Cancels the statement running on this connection, from any thread
@@ -902,7 +935,7 @@ class Connection:
     def thread_id(self) -> int:
         """The server's id of this session (CONNECTION_ID())."""
         out = c_uint64()
-        _check(lib.staunch_conn_server_id, self._c(), byref(out))
+        _check(lib.staunch_conn_server_id, self._live(), byref(out))
         return out.value
 
     @property
@@ -910,19 +943,11 @@ class Connection:
         p = self._ptr
         return p is not None and lib.staunch_conn_is_broken(p)
 
-    @property
-    def closed(self) -> bool:
-        return self._ptr is None
-
     def discard(self) -> None:
         """Closes the connection instead of returning it (it is replaced)."""
         p, self._ptr = self._ptr, None
         if p is not None:
-            lib.staunch_conn_discard(p, None)
-            lib.staunch_conn_free(p)
-
-    def __enter__(self) -> Connection:
-        return self
+            self._free_nowait(p)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._ptr is None:
@@ -937,11 +962,6 @@ class Connection:
                     pass
         finally:
             self.close()
-
-    def __del__(self) -> None:
-        if getattr(self, "_ptr", None) is not None and lib is not None:
-            # A finalizer must not block: close it rather than wait for a rollback.
-            self.discard()
 
 
 _ISOLATION = {
@@ -1061,7 +1081,7 @@ def _fetch_buffer(ncols: int) -> tuple:
     return t
 
 
-class Cursor:
+class Cursor(_Handle):
     """A buffered cursor (PEP 249): each result set is read whole at execute.
 
     Parameters use %s or %(name)s (paramstyle 'format'/'pyformat', as
@@ -1072,6 +1092,7 @@ class Cursor:
     #: Whether rows stream from the server as they are read (SQLAlchemy's
     #: suite and aiomysql's adapters look for this name).
     server_side = False
+    _closed_message = "the cursor is closed"
 
     def __init__(self, connection: Connection):
         self.connection = connection
@@ -1088,7 +1109,9 @@ class Cursor:
         # The last statement as sent and its values (see _executed).
         self._sent_sql = None
         self._sent_values = None
-        self._closed = False
+        # Its handle is its hold on the connection: close() frees the row
+        # set it reads and lets go.
+        self._ptr = connection
 
     # -- executing
 
@@ -1109,11 +1132,6 @@ class Cursor:
     def _executed(self, value) -> None:
         self._sent_sql = value
         self._sent_values = None
-
-    def _conn(self) -> Connection:
-        if self._closed:
-            raise E.InterfaceError(0, "the cursor is closed")
-        return self.connection
 
     @property
     def lastrowid(self):
@@ -1138,7 +1156,7 @@ class Cursor:
 
     def execute(self, query, args=None) -> int:
         """Runs one statement; returns rowcount (affected or selected rows)."""
-        conn = self._conn()
+        conn = self._live()
         # The previous answer: a buffered one is freed by the statement's
         # own call (no call of its own), a streaming one here.
         recycle = self._rows or 0
@@ -1322,7 +1340,7 @@ class Cursor:
     def nextset(self) -> bool | None:
         """Moves to the next result set (a CALL returns several): True, or
         None after the last."""
-        self._conn()
+        self._live()
         self._nexted = True
         rows = self._rows
         if not rows:
@@ -1350,7 +1368,7 @@ class Cursor:
         on, a set without columns (the status that ends a CALL) or the end of
         the sets gives no rows instead, as mysqlclient and PyMySQL do (and
         mysqlclient's copy of PEP 249's suite asks in test_nextset)."""
-        self._conn()
+        self._live()
         if not self._types:
             if not self._has_run:
                 raise E.ProgrammingError(0, "no result set: execute a query first")
@@ -1401,25 +1419,12 @@ class Cursor:
     def mogrify(self, query, args=None) -> str:
         raise E.NotSupportedError(0, "mogrify: staunch binds values, it never quotes them into SQL")
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
+    def _free(self, connection) -> None:
+        self._free_rows()
+        self._data = []
 
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._free_rows()
-            self._data = []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        if getattr(self, "_rows", None) and lib is not None:
-            self._free_rows(keep_lastrowid=False)
+    def _free_nowait(self, connection) -> None:
+        self._free_rows(keep_lastrowid=False)
 
 
 class SSCursor(Cursor):

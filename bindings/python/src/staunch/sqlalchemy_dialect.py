@@ -52,7 +52,7 @@ class SSCursor_staunch(_core.SSCursor):
 
     def _check_set(self) -> None:
         if self._has_run:
-            self._conn()
+            self._live()
         else:
             super()._check_set()
 
