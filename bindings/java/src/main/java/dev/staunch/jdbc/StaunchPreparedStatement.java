@@ -1,5 +1,6 @@
 package dev.staunch.jdbc;
 
+import dev.staunch.internal.Values;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Reader;
@@ -324,7 +325,7 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
             case Types.NVARCHAR:
             case Types.NCHAR:
             case Types.CLOB:
-                setObject(i, x instanceof String ? x : StaunchResultSet.text(x));
+                setObject(i, x instanceof String ? x : Values.sqlText(x));
                 break;
             case Types.BOOLEAN:
             case Types.BIT:
