@@ -139,6 +139,11 @@ public class StaunchResultSet extends UnsupportedResultSet {
         return v;
     }
 
+    /** Column {@code i}'s natural value (as {@link Rows#getObject(int)} gives it), before JDBC's type choice. */
+    Object natural(int columnIndex) throws SQLException {
+        return raw(columnIndex);
+    }
+
     private String name(int columnIndex) {
         try {
             return src.columns().get(columnIndex - 1).name();
