@@ -292,7 +292,7 @@ public final class Values {
         return v instanceof LocalDate ? (LocalDate) v : dateTime(v).toLocalDate();
     }
 
-    /** A TIME as a signed duration (the server's range, checked by the core: up to 838:59:59.999999). */
+    /** A TIME as a signed duration (the server sends up to 838:59:59.999999 either way). */
     public static Duration duration(Object v) {
         if (v instanceof Duration) {
             return (Duration) v;
