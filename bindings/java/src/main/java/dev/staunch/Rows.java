@@ -5,6 +5,7 @@ import dev.staunch.internal.Call;
 import dev.staunch.internal.Cleanup;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
+import dev.staunch.internal.Values;
 import java.lang.ref.Cleaner;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -18,6 +19,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * The answer of a query: one or more result sets, each a cursor over rows.
@@ -488,38 +490,22 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
                 + ") holds a " + (got == null ? "NULL" : got.getClass().getSimpleName()) + ", not " + want, 0, "");
     }
 
+    /** {@link Values}' answer, or its mismatch as this API's error: WRONG_TYPE or OUT_OF_RANGE. */
+    private <T> T convert(int idx, String want, Object v, Function<Object, T> to) {
+        try {
+            return to.apply(v);
+        } catch (Values.Mismatch m) {
+            if (m.kind() == Values.Kind.TYPE) {
+                throw wrong(idx, want, v);
+            }
+            throw new StaunchException(Status.OUT_OF_RANGE, "column " + idx + ": " + m.getMessage(), 0, "");
+        }
+    }
+
     /** An integer column (exact: a DECIMAL or DOUBLE with a fraction, or a value out of range, fails). NULL: 0, see {@link #wasNull()}. */
     public long getLong(int idx) {
         Object v = getObject(idx);
-        if (v == null) {
-            return 0L;
-        } else if (v instanceof Long) {
-            Long l = (Long) v;
-            return l;
-        } else if (v instanceof BigInteger) {
-            BigInteger b = (BigInteger) v;
-            throw new StaunchException(Status.OUT_OF_RANGE, "column " + idx + ": " + b
-                    + " does not fit in a long", 0, "");
-        } else if (v instanceof BigDecimal) {
-            BigDecimal d = (BigDecimal) v;
-            try {
-                return d.longValueExact();
-            } catch (ArithmeticException e) {
-                throw new StaunchException(Status.OUT_OF_RANGE, "column " + idx + ": " + d + " is not a long", 0, "");
-            }
-        } else if (v instanceof Double && ((Double) v) == Math.rint(((Double) v)) && Math.abs(((Double) v)) < 0x1p63) {
-            Double d = (Double) v;
-            return d.longValue();
-        } else if (v instanceof String) {
-            String s = (String) v;
-            try {
-                return Long.parseLong(s.trim());
-            } catch (NumberFormatException e) {
-                throw wrong(idx, "an integer", v);
-            }
-        } else {
-            throw wrong(idx, "an integer", v);
-        }
+        return v == null ? 0L : convert(idx, "an integer", v, Values::exactLong);
     }
 
     public long getLong(String name) {
@@ -528,24 +514,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     public double getDouble(int idx) {
         Object v = getObject(idx);
-        if (v == null) {
-            return 0.0;
-        } else if (v instanceof Double) {
-            Double d = (Double) v;
-            return d;
-        } else if (v instanceof Number) {
-            Number n = (Number) v;
-            return n.doubleValue();
-        } else if (v instanceof String) {
-            String s = (String) v;
-            try {
-                return Double.parseDouble(s.trim());
-            } catch (NumberFormatException e) {
-                throw wrong(idx, "a number", v);
-            }
-        } else {
-            throw wrong(idx, "a number", v);
-        }
+        return v == null ? 0.0 : convert(idx, "a number", v, Values::toDouble);
     }
 
     public double getDouble(String name) {
@@ -555,20 +524,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
     /** Text, or any value as text (bytes as UTF-8); null for NULL. */
     public String getString(int idx) {
         Object v = getObject(idx);
-        if (v == null) {
-            return null;
-        } else if (v instanceof String) {
-            String s = (String) v;
-            return s;
-        } else if (v instanceof byte[]) {
-            byte[] b = (byte[]) v;
-            return new String(b, StandardCharsets.UTF_8);
-        } else if (v instanceof BigDecimal) {
-            BigDecimal d = (BigDecimal) v;
-            return d.toPlainString();
-        } else {
-            return v.toString();
-        }
+        return v == null ? null : Values.string(v);
     }
 
     public String getString(String name) {
@@ -577,17 +533,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     public byte[] getBytes(int idx) {
         Object v = getObject(idx);
-        if (v == null) {
-            return null;
-        } else if (v instanceof byte[]) {
-            byte[] b = (byte[]) v;
-            return b;
-        } else if (v instanceof String) {
-            String s = (String) v;
-            return s.getBytes(StandardCharsets.UTF_8);
-        } else {
-            throw wrong(idx, "bytes", v);
-        }
+        return v == null ? null : convert(idx, "bytes", v, Values::bytes);
     }
 
     public byte[] getBytes(String name) {
@@ -596,30 +542,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     public BigDecimal getBigDecimal(int idx) {
         Object v = getObject(idx);
-        if (v == null) {
-            return null;
-        } else if (v instanceof BigDecimal) {
-            BigDecimal d = (BigDecimal) v;
-            return d;
-        } else if (v instanceof Long) {
-            Long l = (Long) v;
-            return BigDecimal.valueOf(l);
-        } else if (v instanceof BigInteger) {
-            BigInteger b = (BigInteger) v;
-            return new BigDecimal(b);
-        } else if (v instanceof Double) {
-            Double d = (Double) v;
-            return BigDecimal.valueOf(d);
-        } else if (v instanceof String) {
-            String s = (String) v;
-            try {
-                return new BigDecimal(s.trim());
-            } catch (NumberFormatException e) {
-                throw wrong(idx, "a decimal", v);
-            }
-        } else {
-            throw wrong(idx, "a decimal", v);
-        }
+        return v == null ? null : convert(idx, "a decimal", v, Values::decimal);
     }
 
     public BigDecimal getBigDecimal(String name) {
@@ -628,17 +551,7 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     public LocalDate getLocalDate(int idx) {
         Object v = getObject(idx);
-        if (v == null) {
-            return null;
-        } else if (v instanceof LocalDate) {
-            LocalDate d = (LocalDate) v;
-            return d;
-        } else if (v instanceof LocalDateTime) {
-            LocalDateTime t = (LocalDateTime) v;
-            return t.toLocalDate();
-        } else {
-            throw wrong(idx, "a date", v);
-        }
+        return v == null ? null : convert(idx, "a date", v, Values::date);
     }
 
     public LocalDate getLocalDate(String name) {
@@ -647,34 +560,17 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
 
     public LocalDateTime getLocalDateTime(int idx) {
         Object v = getObject(idx);
-        if (v == null) {
-            return null;
-        } else if (v instanceof LocalDateTime) {
-            LocalDateTime t = (LocalDateTime) v;
-            return t;
-        } else if (v instanceof LocalDate) {
-            LocalDate d = (LocalDate) v;
-            return d.atStartOfDay();
-        } else {
-            throw wrong(idx, "a date and time", v);
-        }
+        return v == null ? null : convert(idx, "a date and time", v, Values::dateTime);
     }
 
     public LocalDateTime getLocalDateTime(String name) {
         return getLocalDateTime(indexOf(name));
     }
 
-    /** A TIME column (a signed duration up to 838:59:59.999999). */
+    /** A TIME column (a signed duration, in the server's range: up to 838:59:59.999999 either way). */
     public Duration getDuration(int idx) {
         Object v = getObject(idx);
-        if (v == null) {
-            return null;
-        } else if (v instanceof Duration) {
-            Duration d = (Duration) v;
-            return d;
-        } else {
-            throw wrong(idx, "a TIME", v);
-        }
+        return v == null ? null : convert(idx, "a TIME", v, Values::duration);
     }
 
     public Duration getDuration(String name) {

@@ -48,6 +48,35 @@ class ValuesConformanceTest {
         }
     }
 
+    /**
+     * Who checks a date or time parameter's range: the library the year (above
+     * 9999: OUT_OF_RANGE naming the parameter), the binding the TIME's
+     * 838:59:59.999999, which the library does not check (it refuses only more
+     * than 34 days) and the server would clip to 838:59:59 without a warning.
+     */
+    @Test
+    void date_and_time_ranges() {
+        Duration most = Duration.ofHours(838).plusMinutes(59).plusSeconds(59).plusNanos(999_999_000);
+        for (String way : WAYS) {
+            try (Pool pool = Staunch.open(Env.url(way)); Conn c = pool.get(Duration.ofSeconds(5))) {
+                try (Rows r = c.query("SELECT ?, ?", most, most.negated())) {
+                    assertTrue(r.next());
+                    assertEquals(most, r.getDuration(0), way);
+                    assertEquals(most.negated(), r.getDuration(1), way);
+                }
+                for (Duration d : new Duration[] {Duration.ofHours(839), Duration.ofHours(-839), Duration.ofDays(40)}) {
+                    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.query("SELECT ?", d));
+                    assertTrue(e.getMessage().contains("838:59:59"), e.getMessage());
+                }
+                StaunchException year = assertThrows(StaunchException.class,
+                        () -> c.query("SELECT ?", java.time.LocalDate.of(10000, 1, 1)));
+                assertEquals(Status.OUT_OF_RANGE, year.status());
+                assertTrue(year.getMessage().contains("year 10000"), year.getMessage());
+                assertThrows(IllegalArgumentException.class, () -> c.query("SELECT ?", java.time.LocalDate.of(70000, 1, 1)));
+            }
+        }
+    }
+
     @Test
     void conf_unpreparable() {
         try (Pool pool = Staunch.open(Env.url("interpolate_params=true")); Conn c = pool.get(Duration.ofSeconds(5))) {

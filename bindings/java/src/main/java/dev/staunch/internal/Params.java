@@ -116,8 +116,13 @@ public final class Params {
         p.putLong(o + Abi.V_LEN, b.length);
     }
 
+    /**
+     * The fields as the C struct holds them. The library checks the range
+     * (year up to 9999) and fails with OUT_OF_RANGE naming the field; here
+     * only a year the struct's u16 cannot carry is refused.
+     */
     private static void datetime(Mem.Seg p, long o0, int y, int mo, int d, int h, int mi, int s, int us, int position) {
-        if (y < 0 || y > 9999) {
+        if (y < 0 || y > 0xFFFF) {
             throw new IllegalArgumentException("parameter " + position + ": year " + y + " is outside 0..9999");
         }
         long o = o0 + Abi.V_DATETIME;
@@ -130,6 +135,15 @@ public final class Params {
         p.putInt(o + Abi.DT_MICRO, us);
     }
 
+    /**
+     * A TIME as days, hours, minutes, seconds and microseconds, in the
+     * server's range (838:59:59.999999 either way). Not a copy of the
+     * library's check: the library refuses only what the protocol cannot
+     * carry (more than 34 days, 23:59:59.999999), and up to 839:59:59.999999
+     * the server clips a binary parameter to 838:59:59 without an error or a
+     * warning (a text one is error 1525), so this check stays until the
+     * library checks the server's range.
+     */
     private static void time(Mem.Seg p, long o0, Duration d, int position) {
         boolean neg = d.isNegative();
         Duration abs = d.abs();

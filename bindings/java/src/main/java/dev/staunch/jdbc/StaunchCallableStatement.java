@@ -367,7 +367,9 @@ public class StaunchCallableStatement extends UnsupportedCallableStatement {
             ResultSet r = getResultSet();
             List<Object[]> row = new ArrayList<>();
             if (rs && r.next()) {
-                row.add(new Object[] {r.getObject(1)});
+                // The natural value, as a procedure's OUT values are kept: getObject's JDBC type
+                // (an Integer, a java.sql.Date) is chosen again when read, and every getter reads it.
+                row.add(new Object[] {((StaunchResultSet) r).natural(1)});
             }
             List<Rows.Column> cols = List.of(((StaunchResultSet) r).column(1));
             r.close();

@@ -1,5 +1,6 @@
 package dev.staunch.jdbc;
 
+import dev.staunch.internal.Values;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.Reader;
@@ -324,7 +325,7 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
             case Types.NVARCHAR:
             case Types.NCHAR:
             case Types.CLOB:
-                setObject(i, x instanceof String ? x : StaunchResultSet.text(x));
+                setObject(i, x instanceof String ? x : Values.sqlText(x));
                 break;
             case Types.BOOLEAN:
             case Types.BIT:
@@ -341,48 +342,27 @@ public class StaunchPreparedStatement extends UnsupportedPreparedStatement {
         }
     }
 
-    /** A value given with target type DECIMAL/NUMERIC as an exact BigDecimal (as Connector/J converts it). */
+    /**
+     * A value given with target type DECIMAL/NUMERIC as an exact BigDecimal (as Connector/J converts it):
+     * what {@link Values#decimal} reads (a double as the shortest text that reads back as it), and
+     * the other integers, a Float by its shortest text, a Boolean as 1 or 0, any other Number by its text.
+     */
     private static BigDecimal decimal(int i, Object x) throws SQLException {
         try {
-            if (x instanceof BigDecimal) {
-                BigDecimal d = (BigDecimal) x;
-                return d;
-            } else if (x instanceof java.math.BigInteger) {
-                java.math.BigInteger b = (java.math.BigInteger) x;
-                return new BigDecimal(b);
-            } else if (x instanceof Long) {
-                Long l = (Long) x;
-                return BigDecimal.valueOf(l);
-            } else if (x instanceof Integer) {
-                Integer n = (Integer) x;
-                return BigDecimal.valueOf(n);
-            } else if (x instanceof Short) {
-                Short n = (Short) x;
-                return BigDecimal.valueOf(n);
-            } else if (x instanceof Byte) {
-                Byte n = (Byte) x;
-                return BigDecimal.valueOf(n);
-            } else if (x instanceof Boolean) {
-                Boolean b = (Boolean) x;
-                return b ? BigDecimal.ONE : BigDecimal.ZERO;
-                // The shortest text that reads back as the double, as Connector/J sends it.
-            } else if (x instanceof Double) {
-                Double d = (Double) x;
-                return new BigDecimal(Double.toString(d));
+            if (x instanceof Integer || x instanceof Short || x instanceof Byte) {
+                return BigDecimal.valueOf(((Number) x).longValue());
             } else if (x instanceof Float) {
-                Float f = (Float) x;
-                return new BigDecimal(Float.toString(f));
-            } else if (x instanceof String) {
-                String t = (String) x;
-                return new BigDecimal(t.trim());
+                return new BigDecimal(Float.toString((Float) x));
+            } else if (x instanceof Boolean) {
+                return (Boolean) x ? BigDecimal.ONE : BigDecimal.ZERO;
+            } else if (x instanceof BigDecimal || x instanceof java.math.BigInteger || x instanceof Long
+                    || x instanceof Double || x instanceof String) {
+                return Values.decimal(x);
             } else if (x instanceof Number) {
-                Number n = (Number) x;
-                return new BigDecimal(n.toString());
-            } else {
-                throw new SQLDataException("parameter " + i + ": a " + x.getClass().getName()
-                        + " is not a DECIMAL", "22018");
+                return new BigDecimal(x.toString());
             }
-        } catch (NumberFormatException e) {
+            throw new SQLDataException("parameter " + i + ": a " + x.getClass().getName() + " is not a DECIMAL", "22018");
+        } catch (NumberFormatException | Values.Mismatch e) {
             // The value is not quoted: it may be anything a user bound.
             throw new SQLDataException("parameter " + i + ": not a decimal number (setObject with Types.DECIMAL "
                     + "or NUMERIC takes digits with an optional sign, point and exponent)", "22018", e);

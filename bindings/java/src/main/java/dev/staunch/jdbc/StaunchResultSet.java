@@ -1,6 +1,7 @@
 package dev.staunch.jdbc;
 
 import dev.staunch.Rows;
+import dev.staunch.internal.Values;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.io.Reader;
@@ -8,7 +9,6 @@ import java.io.StringReader;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.math.RoundingMode;
-import java.nio.charset.StandardCharsets;
 import java.sql.Blob;
 import java.sql.Clob;
 import java.sql.Date;
@@ -30,10 +30,10 @@ import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneId;
 import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.Calendar;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Function;
 
 /**
  * A forward-only, read-only {@link ResultSet} over a staunch row set (read
@@ -139,6 +139,11 @@ public class StaunchResultSet extends UnsupportedResultSet {
         return v;
     }
 
+    /** Column {@code i}'s natural value (as {@link Rows#getObject(int)} gives it), before JDBC's type choice. */
+    Object natural(int columnIndex) throws SQLException {
+        return raw(columnIndex);
+    }
+
     private String name(int columnIndex) {
         try {
             return src.columns().get(columnIndex - 1).name();
@@ -172,42 +177,40 @@ public class StaunchResultSet extends UnsupportedResultSet {
 
     // ---- getters by index -----------------------------------------------
 
-    private static final DateTimeFormatter DATETIME_TEXT = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss[.SSSSSS]");
-    private static final DateTimeFormatter DATETIME_TEXT_WHOLE = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss");
-
-    static String text(Object v) {
-        if (v instanceof String) {
-            String s = (String) v;
-            return s;
-        } else if (v instanceof byte[]) {
-            byte[] b = (byte[]) v;
-            return new String(b, StandardCharsets.UTF_8);
-        } else if (v instanceof BigDecimal) {
-            BigDecimal d = (BigDecimal) v;
-            return d.toPlainString();
-        } else if (v instanceof LocalDateTime) {
-            LocalDateTime t = (LocalDateTime) v;
-            return t.getNano() == 0 ? t.format(DATETIME_TEXT_WHOLE)
-                    : t.format(DATETIME_TEXT);
-        } else if (v instanceof Duration) {
-            Duration d = (Duration) v;
-            return timeText(d);
-        } else {
-            return v.toString();
+    /**
+     * {@link Values}' answer, or its mismatch as JDBC's: a type that does not
+     * convert is 22018, a value out of range 22003, a TIME that is not a
+     * time of day 22008.
+     */
+    private <T> T convert(int i, Object v, String to, Function<Object, T> how) throws SQLDataException {
+        try {
+            return how.apply(v);
+        } catch (Values.Mismatch m) {
+            switch (m.kind()) {
+                case RANGE:
+                    throw new SQLDataException("column " + i + " (" + name(i) + "): " + m.getMessage(), "22003");
+                case NOT_A_TIME_OF_DAY:
+                    throw new SQLDataException("column " + i + " (" + name(i) + "): " + m.getMessage()
+                            + "; read it with getObject(i, Duration.class) or getString", "22008");
+                default:
+                    throw cannot(i, v, to);
+            }
         }
     }
 
-    private static String timeText(Duration d) {
-        Duration a = d.abs();
-        long s = a.getSeconds();
-        String base = String.format("%s%02d:%02d:%02d", d.isNegative() ? "-" : "", s / 3600, (s / 60) % 60, s % 60);
-        return a.getNano() == 0 ? base : base + String.format(".%06d", a.getNano() / 1000);
+    /** Column {@code i}'s value converted by {@code how}; {@code ifNull} for SQL NULL. */
+    private <T> T read(int i, T ifNull, String to, Function<Object, T> how) throws SQLException {
+        Object v = raw(i);
+        return v == null ? ifNull : convert(i, v, to, how);
+    }
+
+    private long integer(int i, long min, long max, String to) throws SQLException {
+        return read(i, 0L, to, v -> Values.integer(v, min, max, to));
     }
 
     @Override
     public String getString(int i) throws SQLException {
-        Object v = raw(i);
-        return v == null ? null : text(v);
+        return read(i, null, "String", Values::sqlText);
     }
 
     @Override
@@ -217,98 +220,7 @@ public class StaunchResultSet extends UnsupportedResultSet {
 
     @Override
     public boolean getBoolean(int i) throws SQLException {
-        Object v = raw(i);
-        if (v == null) {
-            return false;
-        } else if (v instanceof Long) {
-            Long l = (Long) v;
-            return l != 0;
-        } else if (v instanceof BigInteger) {
-            BigInteger b = (BigInteger) v;
-            return b.signum() != 0;
-        } else if (v instanceof Double) {
-            Double d = (Double) v;
-            return d != 0;
-        } else if (v instanceof BigDecimal) {
-            BigDecimal d = (BigDecimal) v;
-            return d.signum() != 0;
-        } else if (v instanceof Boolean) {
-            Boolean b = (Boolean) v;
-            return b;
-        } else if (v instanceof byte[] && ((byte[]) v).length == 1) {
-            byte[] b = (byte[]) v;
-            return b[0] != 0;
-        } else if (v instanceof String) {
-            String s = (String) v;
-            switch (s.trim().toLowerCase(java.util.Locale.ROOT)) {
-                case "1":
-                case "true":
-                case "y":
-                case "yes":
-                    return true;
-                case "0":
-                case "false":
-                case "n":
-                case "no":
-                case "":
-                    return false;
-                default:
-                    throw cannot(i, v, "boolean");
-            }
-        } else {
-            throw cannot(i, v, "boolean");
-        }
-    }
-
-    private long integer(int i, long min, long max, String to) throws SQLException {
-        Object v = raw(i);
-        long r;
-        if (v == null) {
-            return 0;
-        } else if (v instanceof Long) {
-            Long l = (Long) v;
-            r = l;
-        } else if (v instanceof BigInteger) {
-            BigInteger b = (BigInteger) v;
-            throw new SQLDataException("column " + i + ": " + b + " is out of range for " + to, "22003");
-        } else if (v instanceof Double) {
-            Double d = (Double) v;
-            if (d.isNaN() || d < min || d > max) {
-                throw new SQLDataException("column " + i + ": " + d + " is out of range for " + to, "22003");
-            }
-            r = d.longValue();
-        } else if (v instanceof BigDecimal) {
-            BigDecimal d = (BigDecimal) v;
-            BigDecimal t = d.setScale(0, RoundingMode.DOWN);
-            if (t.compareTo(BigDecimal.valueOf(min)) < 0 || t.compareTo(BigDecimal.valueOf(max)) > 0) {
-                throw new SQLDataException("column " + i + ": " + d + " is out of range for " + to, "22003");
-            }
-            r = t.longValue();
-        } else if (v instanceof Boolean) {
-            Boolean b = (Boolean) v;
-            r = b ? 1 : 0;
-        } else if (v instanceof String) {
-            String s = (String) v;
-            try {
-                r = new BigDecimal(s.trim()).setScale(0, RoundingMode.DOWN).longValueExact();
-            } catch (NumberFormatException | ArithmeticException e) {
-                throw cannot(i, v, to);
-            }
-        } else if (v instanceof byte[] && ((byte[]) v).length <= 8) {
-            byte[] b = (byte[]) v;
-            // BIT(n)
-            long x = 0;
-            for (byte y : b) {
-                x = (x << 8) | (y & 0xFF);
-            }
-            r = x;
-        } else {
-            throw cannot(i, v, to);
-        }
-        if (r < min || r > max) {
-            throw new SQLDataException("column " + i + " (" + name(i) + "): " + r + " is out of range for " + to, "22003");
-        }
-        return r;
+        return read(i, false, "boolean", Values::bool);
     }
 
     @Override
@@ -333,25 +245,7 @@ public class StaunchResultSet extends UnsupportedResultSet {
 
     @Override
     public double getDouble(int i) throws SQLException {
-        Object v = raw(i);
-        if (v == null) {
-            return 0;
-        } else if (v instanceof Number) {
-            Number n = (Number) v;
-            return n.doubleValue();
-        } else if (v instanceof Boolean) {
-            Boolean b = (Boolean) v;
-            return b ? 1 : 0;
-        } else if (v instanceof String) {
-            String s = (String) v;
-            try {
-                return Double.parseDouble(s.trim());
-            } catch (NumberFormatException e) {
-                throw cannot(i, v, "double");
-            }
-        } else {
-            throw cannot(i, v, "double");
-        }
+        return read(i, 0.0, "double", Values::toDouble);
     }
 
     @Override
@@ -361,31 +255,7 @@ public class StaunchResultSet extends UnsupportedResultSet {
 
     @Override
     public BigDecimal getBigDecimal(int i) throws SQLException {
-        Object v = raw(i);
-        if (v == null) {
-            return null;
-        } else if (v instanceof BigDecimal) {
-            BigDecimal d = (BigDecimal) v;
-            return d;
-        } else if (v instanceof Long) {
-            Long l = (Long) v;
-            return BigDecimal.valueOf(l);
-        } else if (v instanceof BigInteger) {
-            BigInteger b = (BigInteger) v;
-            return new BigDecimal(b);
-        } else if (v instanceof Double) {
-            Double d = (Double) v;
-            return BigDecimal.valueOf(d);
-        } else if (v instanceof String) {
-            String s = (String) v;
-            try {
-                return new BigDecimal(s.trim());
-            } catch (NumberFormatException e) {
-                throw cannot(i, v, "BigDecimal");
-            }
-        } else {
-            throw cannot(i, v, "BigDecimal");
-        }
+        return read(i, null, "BigDecimal", Values::decimal);
     }
 
     @Deprecated
@@ -395,78 +265,40 @@ public class StaunchResultSet extends UnsupportedResultSet {
         return d == null ? null : d.setScale(scale, RoundingMode.HALF_UP);
     }
 
+    /** Bytes as they are, any other value as its text in UTF-8. */
     @Override
     public byte[] getBytes(int i) throws SQLException {
-        Object v = raw(i);
-        if (v == null) {
-            return null;
-        } else if (v instanceof byte[]) {
-            byte[] b = (byte[]) v;
-            return b;
-        } else {
-            return text(v).getBytes(StandardCharsets.UTF_8);
-        }
+        return read(i, null, "bytes", v -> Values.bytes(v instanceof byte[] ? v : Values.sqlText(v)));
     }
 
-    private LocalDateTime dateTime(int i, Object v) throws SQLException {
-        if (v instanceof LocalDateTime) {
-            LocalDateTime t = (LocalDateTime) v;
-            return t;
-        } else if (v instanceof LocalDate) {
-            LocalDate d = (LocalDate) v;
-            return d.atStartOfDay();
-        } else if (v instanceof String) {
-            String s = (String) v;
-            try {
-                String t = s.trim();
-                return t.length() <= 10 ? LocalDate.parse(t).atStartOfDay() : LocalDateTime.parse(t.replace(' ', 'T'));
-            } catch (java.time.format.DateTimeParseException e) {
-                throw cannot(i, v, "a date/time");
-            }
-        } else {
-            throw cannot(i, v, "a date/time");
-        }
+    private LocalDateTime dateTime(int i, Object v) throws SQLDataException {
+        return convert(i, v, "a date/time", Values::dateTimeOrText);
     }
 
-    private LocalTime localTime(int i, Object v) throws SQLException {
-        if (v instanceof Duration) {
-            Duration d = (Duration) v;
-            if (d.isNegative() || d.compareTo(Duration.ofDays(1)) >= 0) {
-                throw new SQLDataException("column " + i + " (" + name(i) + "): TIME " + timeText(d)
-                        + " is not a time of day; read it with getObject(i, Duration.class) or getString", "22008");
-            }
-            return LocalTime.ofNanoOfDay(d.toNanos());
-        } else if (v instanceof LocalDateTime) {
-            LocalDateTime t = (LocalDateTime) v;
-            return t.toLocalTime();
-        } else if (v instanceof String) {
-            String s = (String) v;
-            try {
-                return LocalTime.parse(s.trim());
-            } catch (java.time.format.DateTimeParseException e) {
-                throw cannot(i, v, "a time");
-            }
-        } else {
-            throw cannot(i, v, "a time");
-        }
+    private LocalDateTime dateTime(int i) throws SQLException {
+        return read(i, null, "a date/time", Values::dateTimeOrText);
+    }
+
+    private LocalTime localTime(int i) throws SQLException {
+        return read(i, null, "a time", Values::timeOfDay);
     }
 
     @Override
     public Date getDate(int i) throws SQLException {
-        Object v = raw(i);
-        return v == null ? null : Date.valueOf(dateTime(i, v).toLocalDate());
+        LocalDateTime t = dateTime(i);
+        return t == null ? null : Date.valueOf(t.toLocalDate());
     }
 
     @Override
     public Time getTime(int i) throws SQLException {
-        Object v = raw(i);
-        return v == null ? null : Time.valueOf(localTime(i, v));
+        LocalTime t = localTime(i);
+        return t == null ? null : Time.valueOf(t);
     }
 
     @Override
     public Timestamp getTimestamp(int i) throws SQLException {
-        Object v = raw(i);
-        return v == null ? null : Timestamp.valueOf(dateTime(i, v));
+        LocalDateTime t = dateTime(i);
+        return t == null ? null : Timestamp.valueOf(t);
     }
 
     private static ZoneId zone(Calendar cal) {
@@ -475,20 +307,20 @@ public class StaunchResultSet extends UnsupportedResultSet {
 
     @Override
     public Date getDate(int i, Calendar cal) throws SQLException {
-        Object v = raw(i);
-        return v == null ? null : new Date(dateTime(i, v).toLocalDate().atStartOfDay(zone(cal)).toInstant().toEpochMilli());
+        LocalDateTime t = dateTime(i);
+        return t == null ? null : new Date(t.toLocalDate().atStartOfDay(zone(cal)).toInstant().toEpochMilli());
     }
 
     @Override
     public Time getTime(int i, Calendar cal) throws SQLException {
-        Object v = raw(i);
-        return v == null ? null : new Time(localTime(i, v).atDate(LocalDate.EPOCH).atZone(zone(cal)).toInstant().toEpochMilli());
+        LocalTime t = localTime(i);
+        return t == null ? null : new Time(t.atDate(LocalDate.EPOCH).atZone(zone(cal)).toInstant().toEpochMilli());
     }
 
     @Override
     public Timestamp getTimestamp(int i, Calendar cal) throws SQLException {
-        Object v = raw(i);
-        return v == null ? null : Timestamp.from(dateTime(i, v).atZone(zone(cal)).toInstant());
+        LocalDateTime t = dateTime(i);
+        return t == null ? null : Timestamp.from(t.atZone(zone(cal)).toInstant());
     }
 
     @Override
@@ -539,37 +371,32 @@ public class StaunchResultSet extends UnsupportedResultSet {
         }
         Rows.Column c = src.columns().get(i - 1);
         if (v instanceof Long) {
-            Long l = (Long) v;
+            long l = (Long) v;
             switch (c.typeCode()) {
-                case 1:
-                    return c.length() == 1 && !c.isUnsigned() ? (Object) (l != 0) : (Object) l.intValue();
-                case 2:
-                case 9:
-                case 13:
-                    return (Object) l.intValue();
-                case 3:
-                    return c.isUnsigned() ? l : (Object) l.intValue();
+                case 1: // TINYINT
+                    return c.length() == 1 && !c.isUnsigned() ? (Object) (l != 0) : (Object) (int) l;
+                case 2: // SMALLINT
+                case 9: // MEDIUMINT
+                case 13: // YEAR
+                    return (int) l;
+                case 3: // INT
+                    return c.isUnsigned() ? (Object) l : (Object) (int) l;
                 default:
                     return l;
             }
         } else if (v instanceof Double) {
-            Double d = (Double) v;
-            return c.typeCode() == 4 ? (Object) d.floatValue() : d;
+            return c.typeCode() == 4 ? (Object) ((Double) v).floatValue() : v; // 4: FLOAT
         } else if (v instanceof byte[] && c.typeCode() == 16 && c.length() == 1 && ((byte[]) v).length == 1) {
-            byte[] b = (byte[]) v;
-            return b[0] != 0;
+            return ((byte[]) v)[0] != 0; // BIT(1)
         } else if (v instanceof LocalDate) {
-            LocalDate d = (LocalDate) v;
-            return Date.valueOf(d);
+            return Date.valueOf((LocalDate) v);
         } else if (v instanceof LocalDateTime) {
-            LocalDateTime t = (LocalDateTime) v;
-            return Timestamp.valueOf(t);
+            return Timestamp.valueOf((LocalDateTime) v);
         } else if (v instanceof Duration) {
             Duration d = (Duration) v;
-            return d.isNegative() || d.compareTo(Duration.ofDays(1)) >= 0 ? d : Time.valueOf(LocalTime.ofNanoOfDay(d.toNanos()));
-        } else {
-            return v;
+            return Values.isTimeOfDay(d) ? Time.valueOf(LocalTime.ofNanoOfDay(d.toNanos())) : d;
         }
+        return v;
     }
 
     @Override
@@ -591,7 +418,7 @@ public class StaunchResultSet extends UnsupportedResultSet {
         }
         Object r;
         if (type == String.class) {
-            r = text(v);
+            r = Values.sqlText(v);
         } else if (type == Long.class || type == long.class) {
             r = getLong(i);
         } else if (type == Integer.class || type == int.class) {
@@ -609,7 +436,7 @@ public class StaunchResultSet extends UnsupportedResultSet {
         } else if (type == BigDecimal.class) {
             r = getBigDecimal(i);
         } else if (type == BigInteger.class) {
-            r = v instanceof BigInteger ? (BigInteger) v : getBigDecimal(i).toBigIntegerExact();
+            r = convert(i, v, "BigInteger", Values::bigInteger);
         } else if (type == byte[].class) {
             r = getBytes(i);
         } else if (type == LocalDate.class) {
@@ -617,9 +444,9 @@ public class StaunchResultSet extends UnsupportedResultSet {
         } else if (type == LocalDateTime.class) {
             r = dateTime(i, v);
         } else if (type == LocalTime.class) {
-            r = localTime(i, v);
+            r = convert(i, v, "a time", Values::timeOfDay);
         } else if (type == Duration.class) {
-            r = v instanceof Duration ? (Duration) v : Duration.ofNanos(localTime(i, v).toNanoOfDay());
+            r = v instanceof Duration ? (Duration) v : Duration.ofNanos(convert(i, v, "a time", Values::timeOfDay).toNanoOfDay());
         } else if (type == Instant.class) {
             r = dateTime(i, v).atZone(ZoneId.systemDefault()).toInstant();
         } else if (type == OffsetDateTime.class) {
@@ -634,7 +461,7 @@ public class StaunchResultSet extends UnsupportedResultSet {
             r = getTimestamp(i);
         } else if (type == UUID.class) {
             try {
-                r = UUID.fromString(text(v).trim());
+                r = UUID.fromString(Values.sqlText(v).trim());
             } catch (IllegalArgumentException e) {
                 throw cannot(i, v, "UUID");
             }

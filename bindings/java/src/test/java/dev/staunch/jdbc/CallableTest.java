@@ -40,6 +40,10 @@ class CallableTest {
             s.execute("CREATE PROCEDURE cs_null(OUT x INT) BEGIN SET x = NULL; END");
             s.execute("DROP FUNCTION IF EXISTS cs_hello");
             s.execute("CREATE FUNCTION cs_hello(who VARCHAR(40)) RETURNS VARCHAR(60) DETERMINISTIC RETURN CONCAT('hello ', who)");
+            s.execute("DROP FUNCTION IF EXISTS cs_half");
+            s.execute("CREATE FUNCTION cs_half(x INT) RETURNS INT DETERMINISTIC RETURN x DIV 2");
+            s.execute("DROP FUNCTION IF EXISTS cs_day");
+            s.execute("CREATE FUNCTION cs_day(x INT) RETURNS DATE DETERMINISTIC RETURN DATE('2024-02-28') + INTERVAL x DAY");
         }
     }
 
@@ -93,6 +97,30 @@ class CallableTest {
             cs.execute();
             assertEquals("hello " + evil, cs.getString(1));
             assertThrows(SQLException.class, () -> cs.setString(1, "x"), "the function's value takes no input");
+        }
+    }
+
+    /** A function's value reads as any other column's: getInt of an INT, getDate of a DATE, getObject in JDBC's type. */
+    @Test
+    void a_function_value_reads_with_every_getter() throws SQLException {
+        try (Connection c = ds.getConnection(); CallableStatement cs = c.prepareCall("{? = call cs_half(?)}")) {
+            cs.registerOutParameter(1, Types.INTEGER);
+            cs.setInt(2, 85);
+            cs.execute();
+            assertEquals(42, cs.getInt(1));
+            assertEquals(42L, cs.getLong(1));
+            assertEquals(new BigDecimal(42), cs.getBigDecimal(1));
+            assertEquals(Integer.valueOf(42), cs.getObject(1));
+            assertEquals("42", cs.getString(1));
+        }
+        try (Connection c = ds.getConnection(); CallableStatement cs = c.prepareCall("{? = call cs_day(?)}")) {
+            cs.registerOutParameter(1, Types.DATE);
+            cs.setInt(2, 1);
+            cs.execute();
+            assertEquals(java.sql.Date.valueOf("2024-02-29"), cs.getDate(1));
+            assertEquals(java.sql.Date.valueOf("2024-02-29"), cs.getObject(1));
+            assertEquals(java.time.LocalDate.of(2024, 2, 29), cs.getObject(1, java.time.LocalDate.class));
+            assertEquals("2024-02-29", cs.getString(1));
         }
     }
 
