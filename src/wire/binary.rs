@@ -847,6 +847,9 @@ impl<S: Read + Write> Framer<S> {
                 )),
             };
             self.open_cells = None;
+            if let Ok(ok) = &end {
+                self.status = ok.status;
+            }
             return end.map(BinaryNext::End);
         }
         if let Err(e) = BinaryRow::check(self.last_packet(), &columns.kinds) {

@@ -278,7 +278,7 @@ fn authenticate<S: Read + Write>(
         let reply = f.last_packet();
         match reply.first() {
             Some(0x00) => {
-                OkInfo::parse(reply, caps)?;
+                f.status = OkInfo::parse(reply, caps)?.status;
                 return Ok(plugin);
             }
             Some(0xff) => {

@@ -77,6 +77,7 @@
 #![forbid(unsafe_code)]
 
 mod binary;
+mod command;
 mod error;
 mod handshake;
 mod packet;

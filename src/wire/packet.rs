@@ -61,6 +61,9 @@ pub struct Framer<S> {
     pub(crate) open_cells: Option<usize>,
     max_packet: usize,
     pub(crate) caps: u32,
+    /// The server status flags of the last OK or EOF packet read (0 before
+    /// the first): see [`Framer::status`].
+    pub(crate) status: u16,
     /// Bytes read from the stream so far.
     received: u64,
     /// What the next read asks for at least: [`FIRST_READ`], doubled up to
@@ -85,6 +88,7 @@ impl<S: Read + Write> Framer<S> {
             open_cells: None,
             max_packet: DEFAULT_MAX_PACKET,
             caps,
+            status: 0,
             received: 0,
             read_size: FIRST_READ,
         }
@@ -94,6 +98,23 @@ impl<S: Read + Write> Framer<S> {
     /// its own reads from another reader's on the same socket).
     pub fn received(&self) -> u64 {
         self.received
+    }
+
+    /// The server status flags ([`crate::wire::status`]) of the last OK or
+    /// EOF packet this layer read: after a command's answer is read to its
+    /// end, the session's state as the server left it, without asking it.
+    /// `IN_TRANS` is how a return knows whether a transaction is open (the
+    /// server sets it from a transaction's first statement that touches a
+    /// transactional table, under autocommit=0 too, and clears it at its
+    /// end); `AUTOCOMMIT` is the session's autocommit.
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// Whether the server said a transaction is open ([`Framer::status`]'s
+    /// `IN_TRANS`).
+    pub fn in_transaction(&self) -> bool {
+        self.status & crate::wire::status::IN_TRANS != 0
     }
 
     /// The capability flags the connection agreed on.
@@ -137,6 +158,7 @@ impl<S: Read + Write> Framer<S> {
             open_cells: self.open_cells,
             max_packet: self.max_packet,
             caps: self.caps,
+            status: self.status,
             received: self.received,
             read_size: self.read_size,
         })

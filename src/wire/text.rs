@@ -362,7 +362,10 @@ impl<S: Read + Write> Framer<S> {
             };
             match kind {
                 Kind::Progress => continue,
-                Kind::Ok(ok) => return Ok(Response::Ok(ok)),
+                Kind::Ok(ok) => {
+                    self.status = ok.status;
+                    return Ok(Response::Ok(ok));
+                }
                 Kind::Err(e) => return Err(e),
                 Kind::LocalInfile => return self.refuse_local_infile(columns),
                 Kind::ResultSet(n) => {
@@ -378,7 +381,7 @@ impl<S: Read + Write> Framer<S> {
                     }
                     if caps & caps::DEPRECATE_EOF == 0 {
                         self.advance()?;
-                        EofInfo::parse(self.last_packet(), caps)?;
+                        self.status = EofInfo::parse(self.last_packet(), caps)?.status;
                     }
                     self.open_cells = Some(columns.len());
                     return Ok(Response::ResultSet);
@@ -454,6 +457,9 @@ impl<S: Read + Write> Framer<S> {
                 _ => break,
             };
             self.open_cells = None;
+            if let Ok(ok) = &end {
+                self.status = ok.status;
+            }
             return end.map(Next::End);
         }
         if let Err(e) = TextRow::check(self.last_packet(), cells) {
