@@ -133,6 +133,25 @@ check_go() { # check_go deb|tarball: against the C package the .debs installed, 
     [ "$from" = deb ] || export LD_LIBRARY_PATH=$W/prefix/lib
     loads_from ./check-go "$lib"
     ./check-go "$URL"
+    if [ "$from" = deb ]; then
+      # The optional modules nested in the binding resolve too: staunch's
+      # from the dist tree, their third-party requirements (client_golang,
+      # OpenTelemetry) from the module proxy this machine uses.
+      local sub
+      for sub in staunchprom staunchotel; do
+        (
+          export GOPROXY="file://$DIST/goproxy,$(GOPROXY= go env GOPROXY)" \
+            GONOSUMDB="$gomod" GOSUMDB=sum.golang.org
+          mkdir -p "$W/go-$sub" && cd "$W/go-$sub"
+          go mod init staunch.invalid/distcheck-$sub >/dev/null 2>&1
+          printf 'package main\n\nimport _ "%s"\n\nfunc main() {}\n' "$gomod/$sub" >main.go
+          go get "$gomod/$sub@v$VERSION" 2>&1 | grep -v '^go: downloading' || true
+          go build -o /dev/null .
+          test -d "$GOMODCACHE/$gomod/$sub@v$VERSION" || { echo "$sub is not in the fresh GOMODCACHE" >&2; exit 1; }
+          echo "go get $gomod/$sub@v$VERSION: built"
+        )
+      done
+    fi
   ) | tee "$W/go-$from.out"
   passed "go-$from" "$(tail -n1 "$W/go-$from.out")"
 }

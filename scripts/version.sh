@@ -29,6 +29,12 @@ pyproject() { sed -n '/^\[project\]/,/^\[/ s/^version *= *"\([^"]*\)".*/\1/p' bi
 # of <project>; dependencies' and plugins' are deeper).
 pom() { sed -n 's/^  <version>\(.*\)<\/version>$/\1/p' bindings/java/pom.xml; }
 gover() { sed -n 's/^const Version = "\(.*\)"$/\1/p' bindings/go/version.go 2>/dev/null; }
+# The Go modules nested in bindings/go (staunchprom, staunchotel) require the
+# binding's module at this version (their `replace ../` serves a checkout;
+# `go get` users, for whom a dependency's replace does not apply, get the
+# tagged release).
+GO_NESTED=(bindings/go/staunchprom bindings/go/staunchotel)
+goreq() { sed -n 's|^\s*github.com/staunch-db/staunch/bindings/go v\(.*\)$|\1|p' "$1/go.mod"; }
 
 case ${1:-} in
   "")
@@ -54,7 +60,10 @@ case ${1:-} in
     want "bindings/python/pyproject.toml [project] version" "$(pyproject)" "$crate"
     want "bindings/java/pom.xml <version>" "$(pom)" "$crate"
     want "bindings/go/version.go Version" "$(gover)" "$crate"
-    [ $bad = 0 ] && echo "version $crate: src/ffi, include/staunch.h, pyproject.toml, pom.xml and version.go agree"
+    for m in "${GO_NESTED[@]}"; do
+      want "$m/go.mod's require of bindings/go" "$(goreq "$m")" "$crate"
+    done
+    [ $bad = 0 ] && echo "version $crate: src/ffi, include/staunch.h, pyproject.toml, pom.xml, version.go and the nested Go modules' go.mod agree"
     exit $bad ;;
   --update)
     sed -i -e "s/^pub const STAUNCH_VERSION_MAJOR: u32 = [0-9]*;/pub const STAUNCH_VERSION_MAJOR: u32 = $major;/" \
@@ -64,6 +73,9 @@ case ${1:-} in
     sed -i '/^\[project\]/,/^\[/ s/^version *= *"[^"]*"/version = "'"$crate"'"/' bindings/python/pyproject.toml
     sed -i 's|^  <version>.*</version>$|  <version>'"$crate"'</version>|' bindings/java/pom.xml
     sed -i 's/^const Version = ".*"$/const Version = "'"$crate"'"/' bindings/go/version.go
+    for m in "${GO_NESTED[@]}"; do
+      sed -i 's|^\(\s*github.com/staunch-db/staunch/bindings/go\) v.*$|\1 v'"$crate"'|' "$m/go.mod"
+    done
     scripts/check-header.sh --update
     exec "$0" --check ;;
   *)
