@@ -144,3 +144,40 @@ fn ping_reset_init_db_and_quit() {
     let e = f.ping().unwrap_err();
     assert!(e.is_fatal(), "{e}");
 }
+
+/// Connection attributes reach `performance_schema.session_connect_attrs`
+/// as sent, `_client_name` included (the `mysql` crate drops every name
+/// starting with `_` and sends its own).
+#[test]
+fn connect_attributes_are_what_the_server_shows() {
+    use staunch_testkit::ServerOpts;
+    let s = MariaDb::start_with(ServerOpts::default().with_performance_schema());
+    let sock = Socket::connect(Target::Tcp(s.addr()), Duration::from_secs(10)).unwrap();
+    let attrs = [
+        ("_client_name", "staunch"),
+        ("_client_version", env!("CARGO_PKG_VERSION")),
+        ("program_name", "wire_session"),
+        ("team", "payments ünïcode"),
+    ];
+    let (mut f, _) = Framer::connect(
+        sock,
+        &Login {
+            user: "app",
+            password: "app-secret",
+            connect_attrs: &attrs,
+            ..Login::default()
+        },
+        None,
+    )
+    .unwrap();
+    for (name, value) in attrs {
+        let got = run(
+            &mut f,
+            &format!(
+                "SELECT ATTR_VALUE FROM performance_schema.session_connect_attrs \
+                 WHERE PROCESSLIST_ID = CONNECTION_ID() AND ATTR_NAME = '{name}'"
+            ),
+        );
+        assert_eq!(got.as_deref(), Some(value), "{name}");
+    }
+}

@@ -32,6 +32,7 @@ mod flag {
     pub const MULTI_RESULTS: u32 = 0x0002_0000;
     pub const PLUGIN_AUTH: u32 = 0x0008_0000;
     pub const PLUGIN_AUTH_LENENC_CLIENT_DATA: u32 = 0x0020_0000;
+    pub const CONNECT_ATTRS: u32 = 0x0010_0000;
 }
 
 /// An authentication plugin staunch speaks.
@@ -110,6 +111,12 @@ pub struct Login<'a> {
     /// a unix socket only (the client layer's `allow_cleartext_password`).
     /// Plain TCP is refused even so, before the password is sent.
     pub allow_cleartext: bool,
+    /// Connection attributes (`CLIENT_CONNECT_ATTRS`): name and value
+    /// pairs the server shows in `performance_schema.session_connect_attrs`
+    /// (`_client_name`, `_client_version`, `program_name`, the user's own).
+    /// Sent only when the server offers the capability; nothing checks
+    /// them here (the client layer refuses a password among them).
+    pub connect_attrs: &'a [(&'a str, &'a str)],
 }
 
 impl fmt::Debug for Login<'_> {
@@ -128,6 +135,7 @@ impl fmt::Debug for Login<'_> {
             )
             .field("get_server_public_key", &self.get_server_public_key)
             .field("allow_cleartext", &self.allow_cleartext)
+            .field("connect_attrs", &self.connect_attrs)
             .finish()
     }
 }
@@ -248,12 +256,18 @@ impl<S: Read + Write> Framer<Stream<S>> {
             AuthPlugin::CachingSha2Password => packets::sha256(&scramble, login.password),
             _ => packets::native(&scramble, login.password),
         };
+        // Attributes only to a server that reads them (the library would
+        // set the capability whatever the server offered).
+        let attrs = (greeting.server_caps & flag::CONNECT_ATTRS != 0
+            && !login.connect_attrs.is_empty())
+        .then_some(login.connect_attrs);
         let p = packets::handshake_response(
             agreed,
             login.user,
             &auth,
             login.database,
             plugin.name().as_bytes(),
+            attrs,
         );
         f.send_packet(&p)?;
         greeting.auth_plugin = authenticate(&mut f, login, plugin, scramble, private)?;

@@ -67,8 +67,14 @@ pub(crate) fn handshake_response(
     auth: &[u8],
     database: Option<&str>,
     plugin: &[u8],
+    attrs: Option<&[(&str, &str)]>,
 ) -> Vec<u8> {
     let mut p = Vec::with_capacity(64 + user.len() + auth.len());
+    let attrs = attrs.map(|a| {
+        a.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect::<std::collections::HashMap<_, _>>()
+    });
     HandshakeResponse::new(
         Some(auth),
         UTF8MB4_SINCE,
@@ -76,7 +82,7 @@ pub(crate) fn handshake_response(
         database.map(str::as_bytes),
         Some(LibPlugin::from_bytes(plugin)),
         CapabilityFlags::from_bits_truncate(caps),
-        None,
+        attrs,
         MAX_PACKET,
     )
     .serialize(&mut p);
