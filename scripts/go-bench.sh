@@ -10,7 +10,10 @@
 # interpolateParams=true: the "-interp" implementations). benchstat
 # summarizes; then the ratios to go-sql-driver at its defaults (> 1: staunch
 # is faster), from benchstat's medians, and for the statements with
-# parameters also to go-sql-driver with interpolateParams=true.
+# parameters also to go-sql-driver with interpolateParams=true. Last, what
+# observability costs: staunch-native-hooks (timings on, as an exporter's
+# first scrape leaves them, and a Tracer that does nothing) over
+# staunch-native at the defaults (issue 47).
 #
 #   scripts/go-bench.sh [COUNT] [BENCHTIME]     (default 8 runs of 1s each)
 #   GO_BENCH_CPU=2,8 scripts/go-bench.sh        (also at GOMAXPROCS=8: each
@@ -67,6 +70,15 @@ echo "== throughput ratios to go-sql-driver at its defaults (median sec/op of go
       line = line sprintf("  %s %.2fx", col[i], base / $i)
     print line
   }' | tee "$OUT/ratios.txt"
+echo
+echo "== what observability costs: staunch-native-hooks (timings on, a Tracer that does nothing) ÷ staunch-native at the defaults (throughput; 1.00 = free)"
+"$BENCHSTAT" -format csv -col /impl "$OUT/bench.txt" 2>/dev/null | awk -F, '
+  /^,/ && names == "" { for (i = 2; i <= NF; i++) if ($i != "") { col[$i] = i; names = 1 }; next }
+  /^,sec\/op/ { next }
+  names != "" && /^$/ { exit }
+  names != "" && $1 != "geomean" && ("staunch-native-hooks" in col) && $col["staunch-native-hooks"] != "" {
+    printf "%-20s  hooks/defaults %.3fx\n", $1, $col["staunch-native"] / $col["staunch-native-hooks"]
+  }' | tee -a "$OUT/ratios.txt"
 echo
 echo "== the statements with parameters: ratios to go-sql-driver with interpolateParams=true"
 "$BENCHSTAT" -format csv -col /impl "$OUT/bench.txt" 2>/dev/null | awk -F, '

@@ -43,7 +43,11 @@ var (
 	// blocked in the library instead of in the netpoller
 	// (STAUNCH_GO_NOPOLLER=1 when the pool opens): the "-blocking"
 	// implementations.
-	poolB     *staunch.Pool
+	poolB *staunch.Pool
+	// poolH: timings on (what an exporter's first scrape turns on) and a
+	// Tracer that does nothing: the cost of observability with a no-op
+	// exporter (issue 47), beside pool at the defaults.
+	poolH     *staunch.Pool
 	staunchDB *sql.DB
 )
 
@@ -74,6 +78,18 @@ func TestMain(m *testing.M) {
 		}
 		defer poolB.Close()
 		staunchDB = staunch.OpenDB(poolB)
+		cfgH, err := staunch.ParseConfig(server.URL + "?timings=on")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		cfgH.Tracer = noopTracer{}
+		poolH, err = staunch.NewWithConfig(bg, cfgH)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer poolH.Close()
 		defer staunchDB.Close()
 		cfg := mysql.NewConfig()
 		cfg.User, cfg.Passwd, cfg.Net = "app", "app-secret", "tcp"
@@ -210,6 +226,19 @@ func select1Pool() error {
 	return err
 }
 
+// noopTracer hears every acquire and statement and does nothing, as a
+// tracer whose SDK exports nowhere.
+type noopTracer struct{}
+
+func (noopTracer) TraceAcquireStart(ctx context.Context, _ *staunch.Pool, _ staunch.TraceAcquireStartData) context.Context {
+	return ctx
+}
+func (noopTracer) TraceAcquireEnd(context.Context, *staunch.Pool, staunch.TraceAcquireEndData) {}
+func (noopTracer) TraceQueryStart(ctx context.Context, _ *staunch.Conn, _ staunch.TraceQueryStartData) context.Context {
+	return ctx
+}
+func (noopTracer) TraceQueryEnd(context.Context, *staunch.Conn, staunch.TraceQueryEndData) {}
+
 // BenchmarkSelect1: acquire + SELECT 1 + release.
 func BenchmarkSelect1(b *testing.B) {
 	impls := []struct {
@@ -222,6 +251,7 @@ func BenchmarkSelect1(b *testing.B) {
 		{"staunch-pool", select1Pool},
 		{"staunch-OpenDB", select1DB(staunchD)},
 		{"staunch-native-blocking", func() error { return select1NativeOn(poolB) }},
+		{"staunch-native-hooks", func() error { return select1NativeOn(poolH) }},
 		{"staunch-OpenDB-blocking", select1DB(staunchDB)},
 		{"go-sql-driver-ctx", select1DBCtx(mysqlD)},
 		{"staunch-OpenDB-ctx", select1DBCtx(staunchD)},
