@@ -694,32 +694,9 @@ impl<S: Read + Write> Framer<S> {
             warnings,
             bound: Vec::new(),
         };
-        self.read_defs(nparams, &mut stmt.params)?;
-        self.read_defs(ncols, &mut stmt.columns)?;
+        self.read_definitions(u64::from(nparams), &mut stmt.params)?;
+        self.read_definitions(u64::from(ncols), &mut stmt.columns)?;
         Ok(stmt)
-    }
-
-    /// Reads `n` definitions into `into`, and the EOF packet after them
-    /// (without `CLIENT_DEPRECATE_EOF`).
-    fn read_defs(&mut self, n: u16, into: &mut Columns) -> Result<(), WireError> {
-        if n == 0 {
-            return Ok(());
-        }
-        for _ in 0..n {
-            self.advance()?;
-            let def = self.last_packet();
-            if def.first() == Some(&0xff) {
-                return Err(WireError::protocol(
-                    "an error packet among a prepared statement's definitions",
-                ));
-            }
-            into.push(def);
-        }
-        if self.caps() & caps::DEPRECATE_EOF == 0 {
-            self.advance()?;
-            EofInfo::parse(self.last_packet(), self.caps())?;
-        }
-        Ok(())
     }
 
     /// Sends an execute of `stmt` with `params` (`COM_STMT_EXECUTE`, no

@@ -369,25 +369,33 @@ impl<S: Read + Write> Framer<S> {
                 Kind::Err(e) => return Err(e),
                 Kind::LocalInfile => return self.refuse_local_infile(columns),
                 Kind::ResultSet(n) => {
-                    for _ in 0..n {
-                        self.advance()?;
-                        let def = self.last_packet();
-                        if def.first() == Some(&0xff) {
-                            return Err(WireError::protocol(
-                                "an error packet among column definitions",
-                            ));
-                        }
-                        columns.push(def);
-                    }
-                    if caps & caps::DEPRECATE_EOF == 0 {
-                        self.advance()?;
-                        self.status = EofInfo::parse(self.last_packet(), caps)?.status;
-                    }
+                    self.read_definitions(n, columns)?;
                     self.open_cells = Some(columns.len());
                     return Ok(Response::ResultSet);
                 }
             }
         }
+    }
+
+    /// Reads `n` column (or parameter) definitions into `into`, then,
+    /// without `CLIENT_DEPRECATE_EOF`, the EOF packet that ends them: a
+    /// result set's and a prepared statement's alike.
+    pub(crate) fn read_definitions(&mut self, n: u64, into: &mut Columns) -> Result<(), WireError> {
+        for _ in 0..n {
+            self.advance()?;
+            let def = self.last_packet();
+            if def.first() == Some(&0xff) {
+                return Err(WireError::protocol(
+                    "an error packet among column definitions",
+                ));
+            }
+            into.push(def);
+        }
+        if n > 0 && self.caps() & caps::DEPRECATE_EOF == 0 {
+            self.advance()?;
+            self.status = EofInfo::parse(self.last_packet(), self.caps())?.status;
+        }
+        Ok(())
     }
 
     /// The server asked for a local file: send none (an empty packet, which
