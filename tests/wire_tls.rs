@@ -14,10 +14,13 @@ use std::time::Duration;
 use staunch::wire::{
     caps, Columns, Framer, Login, Next, Pem, Response, Tls, TlsSettings, Verify, WireError,
 };
+use staunch_testkit::mariadb::{LEAST_PASS, LEAST_USER};
 use staunch_testkit::{test_certs, MariaDb, ServerCert, ServerOpts};
 
 /// Logs in as `user` over TLS made from `s`, and runs `SELECT 1`: the
-/// answer's one cell, or the error.
+/// answer's one cell, or the error. The matrices log in as the test kit's
+/// least-privilege user (`ALL ON staunch_test.*` only), as an application
+/// would.
 fn select_one(server: &MariaDb, user: &str, password: &str, s: &TlsSettings) -> Result<(), String> {
     let tls = Tls::new(s).map_err(|e| e.to_string())?;
     let stream =
@@ -228,7 +231,7 @@ fn matrix_for(cert: ServerCert) -> Vec<String> {
                 ca: ca_path(cert, ca).map(|p| pem("tls_ca", &p)),
                 ..TlsSettings::new(mode, "127.0.0.1")
             };
-            let got = match select_one(&server, "app", "app-secret", &s) {
+            let got = match select_one(&server, LEAST_USER, LEAST_PASS, &s) {
                 Ok(()) => Want::Answers,
                 Err(e) => Want::Refused(e),
             };
@@ -366,7 +369,7 @@ fn fingerprints_pin_the_servers_certificate() {
     ];
     println!("| case | tls_fingerprint | result |\n|---|---|---|");
     for (name, server, s, want) in cases {
-        let got = match select_one(server, "app", "app-secret", &s) {
+        let got = match select_one(server, LEAST_USER, LEAST_PASS, &s) {
             Ok(()) => Want::Answers,
             Err(e) => Want::Refused(e),
         };
@@ -552,7 +555,7 @@ fn an_expired_server_certificate_is_refused_with_its_date() {
     ];
     println!("| expired certificate | result |\n|---|---|");
     for (name, s, want) in cases {
-        let got = match select_one(&server, "app", "app-secret", &s) {
+        let got = match select_one(&server, LEAST_USER, LEAST_PASS, &s) {
             Ok(()) => Want::Answers,
             Err(e) => Want::Refused(e),
         };
