@@ -330,6 +330,39 @@ impl Builder {
         self.mark("tls_key");
         self
     }
+    /// SHA-256 fingerprints of the server's certificate (64 hex digits,
+    /// colons between bytes allowed; several separated by commas, any one
+    /// matching), as Connector/C's `tls-peer-fingerprint`: the certificate
+    /// is pinned, whoever signed it. With `verify_ca` it may stand instead
+    /// of `tls_ca`. Off by default.
+    pub fn tls_fingerprint(mut self, fingerprints: Option<&str>) -> Self {
+        self.cfg.connect.tls_fingerprint = fingerprints.map(str::to_owned);
+        self.mark("tls_fingerprint");
+        self
+    }
+    /// PEM file of the server's RSA public key, for a
+    /// `caching_sha2_password` user's full authentication over plain TCP
+    /// (the password leaves encrypted with it), as MySQL's
+    /// `server-public-key-path`. Off by default.
+    pub fn server_public_key(mut self, path: Option<&str>) -> Self {
+        self.cfg.connect.server_public_key = path.map(PathBuf::from);
+        self.mark("server_public_key");
+        self
+    }
+    setter!(
+        /// Over plain TCP without `server_public_key`, ask the server for
+        /// its RSA public key when a `caching_sha2_password` user needs a
+        /// full authentication, as MySQL's `get-server-public-key`. The key
+        /// comes over the same unprotected connection, where a man in the
+        /// middle can swap it and read the password: TLS, a unix socket or
+        /// `server_public_key` are better. Defaults to false.
+        get_server_public_key, connect.get_server_public_key, bool);
+    setter!(
+        /// Let a user of `mysql_clear_password` (PAM, LDAP) log in: the
+        /// password is sent as it is, so only over TLS or a unix socket,
+        /// never plain TCP, as MySQL's `enable-cleartext-plugin`. Defaults
+        /// to false.
+        allow_cleartext_password, connect.allow_cleartext_password, bool);
     /// Connection attributes sent with every connection, for the server's
     /// `performance_schema.session_connect_attrs` (URL: `connect_attrs=
     /// name:value,name:value`, as go-sql-driver's and Connector/J's
@@ -653,6 +686,12 @@ knobs! {
     "tls_ca" => |c, _k, v| c.connect.tls_ca = opt_path(v),
     "tls_cert" => |c, _k, v| c.connect.tls_cert = opt_path(v),
     "tls_key" => |c, _k, v| c.connect.tls_key = opt_path(v),
+    "tls_fingerprint" => |c, _k, v| {
+        c.connect.tls_fingerprint = (!v.trim().is_empty()).then(|| v.trim().to_owned())
+    },
+    "server_public_key" => |c, _k, v| c.connect.server_public_key = opt_path(v),
+    "get_server_public_key" => |c, k, v| c.connect.get_server_public_key = parse_bool(k, v)?,
+    "allow_cleartext_password" => |c, k, v| c.connect.allow_cleartext_password = parse_bool(k, v)?,
     "connect_attrs" => |c, _k, v| c.connect.connect_attrs = parse_connect_attrs(v)?,
     "program_name" => |c, _k, v| c.connect.program_name = Some(v.to_owned()),
     "host" => |c, _k, v| c.connect.host = v.to_owned(),

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::wire::{Pem, Tls, TlsSettings, Verify};
 
 /// `liveness_threshold`'s default.
 pub const DEFAULT_LIVENESS_THRESHOLD: Duration = Duration::from_secs(5);
@@ -32,6 +33,20 @@ pub struct ConnectConfig {
     pub(crate) tls_ca: Option<PathBuf>,
     pub(crate) tls_cert: Option<PathBuf>,
     pub(crate) tls_key: Option<PathBuf>,
+    /// `tls_fingerprint`: SHA-256 fingerprints of the server's certificate
+    /// (hex, colons allowed, several separated by commas), any one of
+    /// which must match.
+    pub(crate) tls_fingerprint: Option<String>,
+    /// `server_public_key`: a PEM file of the server's RSA public key, for
+    /// `caching_sha2_password`'s full authentication over plain TCP.
+    pub(crate) server_public_key: Option<PathBuf>,
+    /// `get_server_public_key`: over plain TCP without
+    /// `server_public_key`, ask the server for its RSA key (MySQL's
+    /// `get-server-public-key`; a man in the middle can swap it).
+    pub(crate) get_server_public_key: bool,
+    /// `allow_cleartext_password`: let `mysql_clear_password` send the
+    /// password as it is, over TLS or a unix socket only.
+    pub(crate) allow_cleartext_password: bool,
     /// The user's connection attributes (knob `connect_attrs`), in order.
     pub(crate) connect_attrs: Vec<(String, String)>,
     /// The attribute `program_name` (knob `program_name`); None: the
@@ -41,9 +56,12 @@ pub struct ConnectConfig {
 
 /// Whether and how connections are encrypted (knob `tls_mode`).
 ///
-/// The names and meanings follow MySQL's `--ssl-mode`. TLS is rustls (the
-/// `mysql` crate's `rustls-tls-ring`); the trust store for verification is
-/// `tls_ca` plus the Mozilla root certificates bundled by the `mysql` crate.
+/// The names and meanings follow MySQL's `--ssl-mode` exactly. TLS is
+/// rustls with staunch's own certificate verifier (`wire::Tls`):
+/// `verify_ca` trusts `tls_ca` only; `verify_identity` trusts `tls_ca`, or
+/// the bundled Mozilla roots when none is given; either pins the server's
+/// own certificate when it is the one in `tls_ca` (whatever its basic
+/// constraints), or by `tls_fingerprint`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TlsMode {
     /// Plain TCP, no TLS (the default).
@@ -126,6 +144,10 @@ impl Default for ConnectConfig {
             tls_ca: None,
             tls_cert: None,
             tls_key: None,
+            tls_fingerprint: None,
+            server_public_key: None,
+            get_server_public_key: false,
+            allow_cleartext_password: false,
             connect_attrs: Vec::new(),
             program_name: None,
         }
@@ -292,12 +314,21 @@ impl ConnectConfig {
     /// what it should (PEM). Key material is read but never printed.
     pub(crate) fn validate_tls(&self) -> Result<()> {
         let files = [
-            ("tls_ca", &self.tls_ca),
-            ("tls_cert", &self.tls_cert),
-            ("tls_key", &self.tls_key),
+            ("tls_ca", self.tls_ca.is_some()),
+            ("tls_cert", self.tls_cert.is_some()),
+            ("tls_key", self.tls_key.is_some()),
+            ("tls_fingerprint", self.tls_fingerprint.is_some()),
         ];
+        if let Some(p) = &self.server_public_key {
+            if !p.is_file() {
+                return Err(Error::config(format!(
+                    "server_public_key: {} is not a readable file",
+                    p.display()
+                )));
+            }
+        }
         if self.tls_mode == TlsMode::Disabled {
-            if let Some((knob, _)) = files.iter().find(|(_, v)| v.is_some()) {
+            if let Some((knob, _)) = files.iter().find(|(_, set)| *set) {
                 return Err(Error::config(format!(
                     "{knob} is set but tls_mode is disabled (the default): set tls_mode \
                      (e.g. verify_identity) to use TLS"
@@ -318,9 +349,12 @@ impl ConnectConfig {
             }
             _ => {}
         }
-        if self.tls_mode == TlsMode::VerifyCa && self.tls_ca.is_none() {
+        if self.tls_mode == TlsMode::VerifyCa
+            && self.tls_ca.is_none()
+            && self.tls_fingerprint.is_none()
+        {
             return Err(Error::config(
-                "tls_mode=verify_ca needs tls_ca (the PEM file of the CA that signed the server's certificate)",
+                "tls_mode=verify_ca needs tls_ca (the PEM file of the CA that signed the server's certificate, or the server's own certificate) or tls_fingerprint",
             ));
         }
         if let Some(sock) = &self.socket {
@@ -341,7 +375,55 @@ impl ConnectConfig {
         if let Some(key) = &self.tls_key {
             check_pem(key, "tls_key", PemWant::PrivateKey)?;
         }
+        // The rest (a fingerprint's form, a key that is not the
+        // certificate's, a host verify_identity cannot check) as the
+        // connections will find it.
+        self.tls()?;
         Ok(())
+    }
+
+    /// The TLS knobs, read: None when `tls_mode` is `disabled`. Files are
+    /// read now; the errors name the knob.
+    pub(crate) fn tls_settings(&self) -> Result<Option<TlsSettings>> {
+        let verify = match self.tls_mode {
+            TlsMode::Disabled => return Ok(None),
+            TlsMode::Preferred | TlsMode::Required => Verify::None,
+            TlsMode::VerifyCa => Verify::Ca,
+            TlsMode::VerifyIdentity => Verify::Identity,
+        };
+        let read = |knob: &str, p: &Option<PathBuf>| -> Result<Option<Pem>> {
+            p.as_deref()
+                .map(|p| Pem::read(knob, p))
+                .transpose()
+                .map_err(|e| Error::config(e.to_string()))
+        };
+        let mut s = TlsSettings::new(verify, self.host.clone());
+        s.ca = read("tls_ca", &self.tls_ca)?;
+        s.cert = read("tls_cert", &self.tls_cert)?;
+        s.key = read("tls_key", &self.tls_key)?;
+        s.fingerprints = self.tls_fingerprint.clone();
+        Ok(Some(s))
+    }
+
+    /// The TLS configuration every connection of this configuration uses
+    /// (None: `tls_mode=disabled`).
+    pub(crate) fn tls(&self) -> Result<Option<Tls>> {
+        match self.tls_settings()? {
+            None => Ok(None),
+            Some(s) => Tls::new(&s)
+                .map(Some)
+                .map_err(|e| Error::config(e.to_string())),
+        }
+    }
+
+    /// The server's RSA public key (`server_public_key`), read.
+    pub(crate) fn server_public_key_pem(&self) -> Result<Option<Vec<u8>>> {
+        match &self.server_public_key {
+            None => Ok(None),
+            Some(p) => std::fs::read(p).map(Some).map_err(|e| {
+                Error::config(format!("server_public_key: cannot read {}: {e}", p.display()))
+            }),
+        }
     }
 }
 
@@ -499,6 +581,10 @@ impl fmt::Debug for ConnectConfig {
             .field("tls_ca", &self.tls_ca)
             .field("tls_cert", &self.tls_cert)
             .field("tls_key", &self.tls_key)
+            .field("tls_fingerprint", &self.tls_fingerprint)
+            .field("server_public_key", &self.server_public_key)
+            .field("get_server_public_key", &self.get_server_public_key)
+            .field("allow_cleartext_password", &self.allow_cleartext_password)
             .field("connect_attrs", &self.connect_attrs)
             .field("program_name", &self.program_name)
             .finish()

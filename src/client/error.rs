@@ -10,6 +10,7 @@ use mysql::mysql_common::proto::codec::error::PacketCodecError;
 
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind};
+use crate::wire::{ServerError, WireError};
 
 /// MariaDB's ER_STATEMENT_TIMEOUT: `max_statement_time` exceeded.
 pub(crate) const ER_STATEMENT_TIMEOUT: u16 = 1969;
@@ -165,23 +166,7 @@ impl Error {
     pub fn from_mysql(context: &str, e: &mysql::Error) -> Error {
         match e {
             mysql::Error::MySqlError(me) => {
-                let (kind, what) = match me.code {
-                    ER_STATEMENT_TIMEOUT | ER_QUERY_TIMEOUT => (
-                        ErrorKind::StatementTimeout,
-                        "the statement ran past its time limit and the server ended it \
-                         (the connection is still usable): ",
-                    ),
-                    ER_QUERY_INTERRUPTED => (
-                        ErrorKind::Cancelled,
-                        "the statement was cancelled (KILL QUERY; the connection is still usable): ",
-                    ),
-                    ER_LOCK_DEADLOCK => (
-                        ErrorKind::Conflict,
-                        "the transaction lost a conflict and the server rolled it back \
-                         (run it again from its start; the connection is still usable): ",
-                    ),
-                    _ => (ErrorKind::Server, ""),
-                };
+                let (kind, what) = server_kind(me.code);
                 Error::from_server(
                     kind,
                     format!(
@@ -218,6 +203,72 @@ impl Error {
             ),
             other => Error::new(ErrorKind::Io, format!("{context}: {other}")),
         }
+    }
+}
+
+impl Error {
+    /// Wraps an error of staunch's own protocol layer, as
+    /// [`Error::from_mysql`] does the crate's: the same kinds for the same
+    /// server errors, `Io` for a lost connection.
+    pub(crate) fn from_wire(context: &str, e: &WireError) -> Error {
+        match e {
+            WireError::Server(se) => Error::from_server_error(context, se),
+            WireError::Io(io) => {
+                let what = match io.kind() {
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+                        "timed out waiting for the server".to_string()
+                    }
+                    _ => io.to_string(),
+                };
+                Error::new(ErrorKind::Io, format!("{context}: {what}"))
+            }
+            WireError::PacketTooLarge { .. } => Error::new(
+                ErrorKind::Io,
+                format!(
+                    "{context}: the server sent a packet larger than the client takes \
+                     (max_allowed_packet, the server's value when the connection was made)"
+                ),
+            ),
+            WireError::Refused(_) => Error::new(ErrorKind::InvalidArgument, format!("{context}: {e}")),
+            other => Error::new(ErrorKind::Io, format!("{context}: {other}")),
+        }
+    }
+
+    /// A server's ERR packet, with the kind its code gives (see
+    /// [`Error::from_mysql`]).
+    pub(crate) fn from_server_error(context: &str, se: &ServerError) -> Error {
+        let (kind, what) = server_kind(se.code);
+        let state = String::from_utf8_lossy(&se.state);
+        Error::from_server(
+            kind,
+            format!(
+                "{context}: {what}server error {} ({state}): {}",
+                se.code, se.message
+            ),
+            se.code,
+            &state,
+        )
+    }
+}
+
+/// The kind of a server error's code, and the words that explain it.
+fn server_kind(code: u16) -> (ErrorKind, &'static str) {
+    match code {
+        ER_STATEMENT_TIMEOUT | ER_QUERY_TIMEOUT => (
+            ErrorKind::StatementTimeout,
+            "the statement ran past its time limit and the server ended it \
+             (the connection is still usable): ",
+        ),
+        ER_QUERY_INTERRUPTED => (
+            ErrorKind::Cancelled,
+            "the statement was cancelled (KILL QUERY; the connection is still usable): ",
+        ),
+        ER_LOCK_DEADLOCK => (
+            ErrorKind::Conflict,
+            "the transaction lost a conflict and the server rolled it back \
+             (run it again from its start; the connection is still usable): ",
+        ),
+        _ => (ErrorKind::Server, ""),
     }
 }
 

@@ -55,6 +55,7 @@
 pub(crate) mod answer;
 mod cancel;
 mod config;
+mod connect;
 mod conn;
 mod error;
 mod liveness;

@@ -60,6 +60,12 @@ pub enum WireError {
     /// (`tls_ca`, `tls_fingerprint`, ...; see [`crate::wire::Tls::new`]).
     /// The connection, if there was one, is lost.
     Tls(String),
+    /// The login cannot go on the way the server asks: a plugin staunch
+    /// does not speak, the password in the clear where that is not
+    /// allowed, `caching_sha2_password`'s full exchange over plain TCP
+    /// without the server's key. The text names the plugin and the knob
+    /// that would change it. Retrying cannot help; the connection is lost.
+    AuthRefused(String),
     /// The caller asked for something this layer refused before sending a
     /// byte (a prepared statement executed with the wrong number of
     /// parameters); the text names what. The connection is unchanged.
@@ -77,7 +83,8 @@ impl WireError {
             WireError::Io(_)
             | WireError::Protocol(_)
             | WireError::PacketTooLarge { .. }
-            | WireError::Tls(_) => true,
+            | WireError::Tls(_)
+            | WireError::AuthRefused(_) => true,
             WireError::Server(_) | WireError::LocalInfileRefused | WireError::Refused(_) => false,
         }
     }
@@ -96,7 +103,7 @@ impl fmt::Display for WireError {
             WireError::PacketTooLarge { size, max } => {
                 write!(f, "packet of at least {size} bytes exceeds the limit of {max} bytes")
             }
-            WireError::Tls(what) => f.write_str(what),
+            WireError::Tls(what) | WireError::AuthRefused(what) => f.write_str(what),
             WireError::LocalInfileRefused => {
                 f.write_str("the server asked for a local file (LOAD DATA LOCAL INFILE), which is not supported")
             }

@@ -117,6 +117,10 @@ pub struct Login<'a> {
     /// Sent only when the server offers the capability; nothing checks
     /// them here (the client layer refuses a password among them).
     pub connect_attrs: &'a [(&'a str, &'a str)],
+    /// With TLS asked for, a server whose greeting offers none is logged
+    /// into in plaintext instead of refused (`tls_mode=preferred`, which
+    /// protects against eavesdropping only where the server can).
+    pub tls_optional: bool,
 }
 
 impl fmt::Debug for Login<'_> {
@@ -136,6 +140,7 @@ impl fmt::Debug for Login<'_> {
             .field("get_server_public_key", &self.get_server_public_key)
             .field("allow_cleartext", &self.allow_cleartext)
             .field("connect_attrs", &self.connect_attrs)
+            .field("tls_optional", &self.tls_optional)
             .finish()
     }
 }
@@ -213,12 +218,16 @@ impl<S: Read + Write> Framer<Stream<S>> {
         if login.database.is_some() {
             want |= flag::CONNECT_WITH_DB;
         }
-        if tls.is_some() {
-            if greeting.server_caps & flag::SSL == 0 {
-                return Err(WireError::protocol(
-                    "TLS was asked for, and the server offers none",
+        let tls = match tls {
+            Some(_) if greeting.server_caps & flag::SSL == 0 && login.tls_optional => None,
+            Some(_) if greeting.server_caps & flag::SSL == 0 => {
+                return Err(WireError::Tls(
+                    "the server does not offer TLS (its greeting lacks CLIENT_SSL; is it started with ssl_cert and ssl_key?)".into(),
                 ));
             }
+            other => other,
+        };
+        if tls.is_some() {
             want |= flag::SSL;
         }
         let agreed = want & greeting.server_caps;
@@ -345,18 +354,20 @@ fn authenticate<S: Read + Write>(
                     }
                     AuthPlugin::ClearPassword => {
                         if !login.allow_cleartext {
-                            return Err(WireError::protocol(
+                            return Err(WireError::AuthRefused(
                                 "the server asks for the password in the clear \
                                  (mysql_clear_password), which is not allowed: set \
-                                 allow_cleartext_password=true, over TLS or a unix socket",
+                                 allow_cleartext_password=true, over TLS or a unix socket"
+                                    .into(),
                             ));
                         }
                         if !private {
-                            return Err(WireError::protocol(
+                            return Err(WireError::AuthRefused(
                                 "the server asks for the password in the clear \
                                  (mysql_clear_password), and the connection is neither TLS \
                                  nor a unix socket: staunch sends it only over those, even \
-                                 with allow_cleartext_password=true",
+                                 with allow_cleartext_password=true"
+                                    .into(),
                             ));
                         }
                         login.password.bytes().chain([0]).collect()
@@ -381,11 +392,12 @@ fn authenticate<S: Read + Write>(
                             sha2 = Sha2::KeyAsked;
                             f.send_packet(&packets::public_key_request())?;
                         } else {
-                            return Err(WireError::protocol(
+                            return Err(WireError::AuthRefused(
                                 "caching_sha2_password needs the full exchange, and the \
                                  connection is neither TLS nor a unix socket: give the \
                                  server's RSA public key (server_public_key) or allow \
-                                 fetching it (get_server_public_key=true)",
+                                 fetching it (get_server_public_key=true)"
+                                    .into(),
                             ));
                         }
                     }
@@ -448,7 +460,7 @@ fn unsupported_plugin(name: &[u8]) -> WireError {
         "mysql_old_password" => " (the pre-4.1 hash)",
         _ => "",
     };
-    WireError::protocol(format!(
+    WireError::AuthRefused(format!(
         "the server asks for the authentication plugin {name:?}{what}; staunch speaks \
          mysql_native_password, caching_sha2_password, client_ed25519 and, when allowed, \
          mysql_clear_password"
