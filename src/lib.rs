@@ -81,6 +81,10 @@ mod trace;
 #[doc(hidden)]
 pub mod wire;
 
+/// cbindgen:ignore
+#[doc(hidden)]
+pub mod __link;
+
 // The crate-private items the fuzz targets (fuzz/) check. Not part of the API.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

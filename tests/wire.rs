@@ -647,7 +647,10 @@ fn tls_with_an_unknown_ca_or_no_tls_on_the_server_is_refused() {
         Some(&tls_trusting(&test_certs().ca)),
     )
     .unwrap_err();
-    assert!(e.to_string().contains("the server does not offer TLS"), "{e}");
+    assert!(
+        e.to_string().contains("the server does not offer TLS"),
+        "{e}"
+    );
 }
 
 /// The sockets this process holds open (fds of /proc/self/fd that are

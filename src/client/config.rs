@@ -421,7 +421,10 @@ impl ConnectConfig {
         match &self.server_public_key {
             None => Ok(None),
             Some(p) => std::fs::read(p).map(Some).map_err(|e| {
-                Error::config(format!("server_public_key: cannot read {}: {e}", p.display()))
+                Error::config(format!(
+                    "server_public_key: cannot read {}: {e}",
+                    p.display()
+                ))
             }),
         }
     }

@@ -95,16 +95,18 @@ fn connect_attrs(cfg: &ConnectConfig) -> Vec<(String, String)> {
 pub(crate) struct Opened {
     pub wire: Wire,
     pub greeting: Greeting,
-    /// Set by [`Opened::setting_up`]: what the watchdog reports if the
-    /// deadline passes from then on.
-    phase: Arc<AtomicU8>,
+    pub watch: Watch,
 }
 
-impl Opened {
+/// How far a connect got, for the watchdog's report.
+#[derive(Debug)]
+pub(crate) struct Watch(Arc<AtomicU8>);
+
+impl Watch {
     /// The login is done and the session's set-up statements start: a
     /// watchdog's cut from now on is reported as such.
     pub(crate) fn setting_up(&self) {
-        self.phase.store(SETTING_UP, Relaxed);
+        self.0.store(SETTING_UP, Relaxed);
     }
 }
 
@@ -159,7 +161,9 @@ pub(crate) fn open(cfg: &ConnectConfig, p: &Prepared, attempt: &ConnectAttempt) 
         user: cfg.user.as_deref().unwrap_or(""),
         password: cfg.password.as_deref().unwrap_or(""),
         database: cfg.database.as_deref(),
-        extra_caps: if cfg.found_rows { caps::FOUND_ROWS } else { 0 },
+        // Several statements in one text (`init_sql`, a user's script), as
+        // the `mysql` crate and libmysqlclient's users have them.
+        extra_caps: caps::MULTI_STATEMENTS | if cfg.found_rows { caps::FOUND_ROWS } else { 0 },
         unix_socket: unix,
         server_public_key: p.server_public_key.as_deref(),
         get_server_public_key: cfg.get_server_public_key,
@@ -176,7 +180,7 @@ pub(crate) fn open(cfg: &ConnectConfig, p: &Prepared, attempt: &ConnectAttempt) 
             Ok(Opened {
                 wire,
                 greeting,
-                phase,
+                watch: Watch(phase),
             })
         }
         Err(e) => Err(failure(cfg, attempt, &e, "handshake")),
@@ -241,7 +245,11 @@ pub(crate) fn failure(
             ErrorKind::Connect,
             format!(
                 "connect to {ep} timed out after {after} (connect_timeout={}): {found}",
-                fmt_duration(attempt.deadline().saturating_duration_since(attempt.started()))
+                fmt_duration(
+                    attempt
+                        .deadline()
+                        .saturating_duration_since(attempt.started())
+                )
             ),
         );
     }

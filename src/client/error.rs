@@ -229,7 +229,9 @@ impl Error {
                      (max_allowed_packet, the server's value when the connection was made)"
                 ),
             ),
-            WireError::Refused(_) => Error::new(ErrorKind::InvalidArgument, format!("{context}: {e}")),
+            WireError::Refused(_) => {
+                Error::new(ErrorKind::InvalidArgument, format!("{context}: {e}"))
+            }
             other => Error::new(ErrorKind::Io, format!("{context}: {other}")),
         }
     }

@@ -55,9 +55,10 @@
 pub(crate) mod answer;
 mod cancel;
 mod config;
-mod connect;
 mod conn;
+pub(crate) mod connect;
 mod error;
+pub(crate) mod link;
 mod liveness;
 mod session;
 pub(crate) mod sql;
