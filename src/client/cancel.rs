@@ -4,8 +4,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
-
 use super::session::Gate;
 use super::MysqlConnector;
 use crate::duration::fmt_duration;
@@ -91,8 +89,11 @@ fn kill_query(connector: &MysqlConnector, id: u32) -> Result<()> {
         .name("staunch-cancel".into())
         .spawn(move || {
             let r = c2.connect(&a2).and_then(|mut s| {
-                s.query_drop(format!("KILL QUERY {id}"))
-                    .map_err(|e| Error::from_mysql("KILL QUERY", &e))
+                s.link
+                    .run(format!("KILL QUERY {id}").as_bytes())
+                    .map_err(|e| Error::from_wire("KILL QUERY", &e))?;
+                s.link.quit();
+                Ok(())
             });
             let _ = tx.send(r);
         });

@@ -1,8 +1,9 @@
 //! [`PooledConn`]: a borrowed MySQL connection, and the life of each
 //! statement on it.
 //!
-//! `PooledConn` implements [`Queryable`] itself (method resolution picks this
-//! impl before `Deref`), so it sees every statement run through it. Each one:
+//! Every statement run through a `PooledConn` (the Rust face's
+//! [`Queryable`](crate::prelude::Queryable) methods, the C ABI) goes
+//! through the same steps:
 //! 1. is refused at once (`Broken`) if an earlier statement left the session
 //!    out of step; sets the session's server-side time limit first if this
 //!    borrow asked for another one; and enters the session's cancel gate;
@@ -18,43 +19,29 @@
 //!    (`Session::observe`), which lets the return path skip every round trip
 //!    a read-only borrow does not need.
 //!
-//! Through `&mut *guard` (the raw `mysql::Conn`) none of this is seen: the
-//! pool then treats the session as changed (a reset on return), and still
-//! bounds every statement: a borrowed socket that waits past the time limit
-//! plus grace for an answer is shut down by the watchdog, so no late answer
-//! can be read by the next statement.
+//! There is no raw connection to run statements around these steps: the
+//! session is staunch's own, from the socket up (`client::link`).
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::ops::{Deref, DerefMut, Range};
-use std::sync::atomic::Ordering::Relaxed;
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::{AsStatement, FromRow, Protocol, Queryable};
-use mysql::{
-    from_row, from_row_opt, Binary, Conn, FromRowError, Params, QueryResult, Statement, Text,
-};
-
-use super::answer::{
-    collect_sets, collect_wire, collect_wire_from, wire_columns, with_last_figures, Col, Set,
-};
+use super::answer::{collect_wire, collect_wire_from, wire_columns, Col, Set};
 use super::error::{not_ready, Refusal};
-use super::session::{Session, State, WireOpen, WireSide};
+use super::link::Link;
+use super::session::{Session, State, WireOpen};
 use super::{CancelHandle, MysqlConnector, STATEMENT_GRACE};
 use crate::pool::{Lease, Marks};
 use crate::trace::{Started, TraceKind};
 use crate::wire::{status, Next, OkInfo, Response, TextRow, WireError};
-use mysql::mysql_common::proto::codec::error::PacketCodecError;
 
-/// A borrowed MySQL connection: derefs to [`mysql::Conn`] and implements
-/// [`mysql::prelude::Queryable`]; dropping it returns it to the pool.
+/// A borrowed MySQL connection: run statements through its
+/// [`Queryable`](crate::prelude::Queryable) methods (the `mysql` crate's
+/// names); dropping it returns it to the pool.
 ///
-/// Run statements through its own methods (`conn.query_first(...)`, or code
-/// generic over `Queryable` given `&mut conn`): then a failed statement can
-/// never leave its answer for the next one, and a read-only borrow is
-/// returned without a round trip. `&mut *conn` gives the raw `mysql::Conn`
-/// for code that needs exactly that type; the session is then reset on
-/// return (see the module doc).
+/// A failed statement never leaves its answer for the next one, and a
+/// read-only borrow is returned without a round trip (see the module doc).
 pub struct PooledConn {
     lease: Lease<MysqlConnector>,
     /// A statement whose answer the borrower reads itself (`query_iter`,
@@ -77,43 +64,26 @@ struct TraceSlot {
 
 /// Whether a failed statement may have left part of an answer unread, so
 /// that the next command would read it as its own: any error but the
-/// server's own error packet (after which the session is still in step).
+/// server's own error packet, a refused local file, or a request refused
+/// before anything was sent (after which the session is still in step).
 /// The one place this rule is written; everything that runs statements on a
-/// borrowed connection (this module's `Queryable`, the C ABI) goes through
-/// [`PooledConn::run`].
-pub(crate) fn breaks_session(e: &mysql::Error) -> bool {
-    use mysql::DriverError::{
-        MismatchedStmtParams, MixedParams, Params, ReadOnlyTransNotSupported,
-    };
-    !matches!(
-        e,
-        mysql::Error::MySqlError(_)
-            // Refused by the driver before anything was sent.
-            | mysql::Error::DriverError(
-                MismatchedStmtParams(..) | Params(_) | MixedParams | ReadOnlyTransNotSupported
-            )
-    )
+/// borrowed connection (the Rust face, the C ABI) goes through
+/// [`PooledConn::run`] or [`PooledConn::settle`].
+pub(crate) fn breaks_session(e: &WireError) -> bool {
+    e.is_fatal()
 }
 
-/// Where a statement's report on the session is, for step 4
-/// ([`PooledConn::run_reported`]).
-enum Report {
-    /// In the crate's last OK packet.
-    Crate,
-    /// In this closing packet, read by the protocol layer.
-    Wire(OkInfo),
-    /// Nowhere: the command's answer is no OK packet.
-    Nothing,
-}
-
-/// What a command's answer is, for [`PooledConn::run_as`].
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Answer {
-    /// An OK packet (or a result set ending in one), with the session
-    /// tracker's report of this command.
+/// Whether a statement's closing packet reports on the session (step 4,
+/// [`PooledConn::settle`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Report {
+    /// An OK packet, or a result set's end: its status flags and the
+    /// session tracker's report are read.
     Ok,
-    /// No OK packet: a prepare's answer, or nothing (a close).
-    NotOk,
+    /// No OK packet: a prepare's answer, or nothing (a close); the last OK
+    /// packet is an earlier command's, whose report must not be read again
+    /// as this one's.
+    Nothing,
 }
 
 /// What [`PooledConn::next_wire_row`] found.
@@ -282,22 +252,6 @@ fn skip_space(b: &[u8], i: usize) -> usize {
     })
 }
 
-/// Whether a statement, having succeeded, leaves no transaction open:
-/// `COMMIT` or `ROLLBACK` alone (`WORK` allowed), not `ROLLBACK TO
-/// SAVEPOINT`, nor anything with `CHAIN` (`AND CHAIN` opens the next one;
-/// `AND NO CHAIN` is taken as the same, on the safe side), nor several
-/// statements.
-fn ends_transaction(sql: &str) -> bool {
-    let w = first_word(sql);
-    if !(w.eq_ignore_ascii_case("COMMIT") || w.eq_ignore_ascii_case("ROLLBACK"))
-        || reports_partly(sql)
-    {
-        return false;
-    }
-    let upper = sql.to_ascii_uppercase();
-    !upper.contains("CHAIN") && !upper.split_ascii_whitespace().any(|t| t == "TO")
-}
-
 /// The first word of a statement, leading comments and whitespace skipped.
 pub(super) fn first_word(sql: &str) -> &str {
     &sql[first_word_span(sql)]
@@ -346,7 +300,7 @@ impl PooledConn {
     }
 
     /// With a tracer, keeps `sql` for the next statement's trace events.
-    fn note_sql(&mut self, sql: &str) {
+    pub(crate) fn note_sql(&mut self, sql: &str) {
         if self.traced().is_some() {
             self.trace.get_or_insert_with(Default::default).sql = Some(sql.into());
         }
@@ -361,6 +315,17 @@ impl PooledConn {
     /// The pool-wide number of this connection (as in events).
     pub fn id(&self) -> u64 {
         self.lease.id()
+    }
+
+    /// The server's id of this session (`CONNECTION_ID()`, what `KILL`
+    /// takes).
+    pub fn connection_id(&self) -> u32 {
+        self.session().connection_id()
+    }
+
+    /// The server's version text, as its greeting gave it.
+    pub fn server_version(&self) -> &str {
+        self.session().server_version()
     }
 
     /// The server's `host:port` (`[v6]:port`, or `unix:path`), as events,
@@ -380,26 +345,23 @@ impl PooledConn {
     }
 
     /// When the pool's liveness check cut this borrow's statement off (the
-    /// server stopped answering during it: `ErrorKind::ServerUnresponsive`
-    /// through this guard's own methods): what it checked and saw. For
-    /// statements run on the raw `mysql::Conn` (`&mut *guard`), which fail
-    /// with the `mysql` crate's own I/O error, this says why; the
-    /// connection is closed on return either way.
+    /// server stopped answering during it: `ErrorKind::ServerUnresponsive`):
+    /// what it checked and saw.
     pub fn unresponsive(&self) -> Option<String> {
         self.lease
             .unresponsive()
             .map(|what| format!("the server stopped answering during this statement: {what}"))
     }
 
-    /// The staunch error for an error met on the raw `mysql::Conn`
-    /// (`&mut *guard`): `ServerUnresponsive` when the liveness check cut
-    /// the statement off, else as [`Error::from_mysql`](crate::Error::from_mysql).
-    pub fn error_of(&self, context: &str, e: &mysql::Error) -> crate::Error {
+    /// The staunch error for a statement's failure: `ServerUnresponsive`
+    /// when the liveness check cut the statement off, else as
+    /// `Error::from_wire`.
+    pub(crate) fn error(&self, context: &str, e: &WireError) -> crate::Error {
         match self.lease.unresponsive() {
-            Some(what) => {
-                crate::Error::from_mysql(context, &Refusal::Unresponsive(what).into_mysql())
+            Some(what) if Refusal::of(e).is_none() => {
+                crate::Error::from_wire(context, &Refusal::Unresponsive(what).into_wire())
             }
-            None => crate::Error::from_mysql(context, e),
+            _ => crate::Error::from_wire(context, e),
         }
     }
 
@@ -419,9 +381,11 @@ impl PooledConn {
         self.limit = Some(limit);
         self.lease
             .set_statement_bound(limit.map(|l| l + STATEMENT_GRACE));
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&self.session().conn);
         // The per-read bound behind the watchdog, for this borrow.
-        let _ = crate::sys::set_socket_timeouts(fd, super::per_read_bound(limit));
+        let _ = self
+            .session()
+            .link
+            .set_timeouts(super::per_read_bound(limit));
     }
 
     /// Goes back to the pool's `query_timeout` after
@@ -448,7 +412,7 @@ impl PooledConn {
     /// (breaks the session when it may have left part of it unread), and
     /// returns it as step 3 tells it (a statement the watchdog cut off, or
     /// whose server stopped answering, says so).
-    pub(crate) fn note_failure(&mut self, e: mysql::Error) -> mysql::Error {
+    pub(crate) fn note_failure(&mut self, e: WireError) -> WireError {
         let (session, mut marks, connector) = self.lease.parts();
         fail(&mut session.state, &mut marks, connector, e)
     }
@@ -462,8 +426,7 @@ impl PooledConn {
     }
 
     /// A handle that cancels, from any thread, the statement running on this
-    /// connection through its own methods (not one run on the raw
-    /// `mysql::Conn`). See [`CancelHandle`].
+    /// connection. See [`CancelHandle`].
     pub fn cancel_handle(&self) -> CancelHandle {
         let s = self.session();
         CancelHandle::new(
@@ -483,19 +446,16 @@ impl PooledConn {
         &self.lease
     }
 
-    pub(super) fn session_ref(&self) -> &Session {
+    pub(crate) fn session_ref(&self) -> &Session {
         &self.lease
     }
 
-    /// The session, seen by staunch (unlike `DerefMut`, which hands the raw
-    /// connection to the borrower).
-    pub(super) fn session_mut(&mut self) -> &mut Session {
+    /// The session, seen by staunch.
+    pub(crate) fn session_mut(&mut self) -> &mut Session {
         self.lease.split().0
     }
 
-    /// This borrow's statement clock, for a streamed answer the `mysql`
-    /// crate reads (it borrows the connection meanwhile), to run it while a
-    /// read waits: see `Lease::statement_clock`.
+    /// This borrow's statement clock: see `Lease::statement_clock`.
     pub(crate) fn statement_clock(&self) -> crate::pool::StatementClock<MysqlConnector> {
         self.lease.statement_clock()
     }
@@ -505,8 +465,11 @@ impl PooledConn {
         self.lease.connector().config()
     }
 
-    /// Finishes a statement whose answer the borrower read itself: its last
-    /// OK packet is read now.
+    /// Finishes a statement whose answer was left open: a text answer read
+    /// as it arrives (the C ABI's streamed rows) is read to its end; an
+    /// answer the borrower was reading itself and dropped without finishing
+    /// (only a `mem::forget` does that: a `QueryResult` reads off the rest
+    /// when dropped) leaves the session out of step, so it is broken.
     fn finish_open(&mut self) {
         if let Some(open) = self.wire_open() {
             // Its error, if any, is the session's now (broken or not).
@@ -517,79 +480,23 @@ impl PooledConn {
             }
         }
         if std::mem::take(&mut self.open) {
-            let (session, mut marks, connector) = self.lease.parts();
-            session.gate.end();
-            marks.statement_ends();
-            marks.note_answer_open(false);
-            session.observe();
-            trace_end(&mut self.trace, connector, None);
-        }
-    }
-
-    /// Steps 1 and 2 of a statement whose answer the borrower reads itself:
-    /// it is finished at the next call or on return.
-    fn start<'a, P: Protocol>(
-        &'a mut self,
-        partly: bool,
-        exec: impl FnOnce(&'a mut Conn) -> mysql::Result<QueryResult<'a, 'a, 'a, P>>,
-    ) -> mysql::Result<QueryResult<'a, 'a, 'a, P>> {
-        self.begin(partly)?;
-        let (session, mut marks, connector) = self.lease.parts();
-        marks.note_settled(false);
-        let Session {
-            conn,
-            state,
-            gate,
-            local_file_asked,
-            ..
-        } = session;
-        match exec(conn) {
-            Ok(r) if local_file_asked.load(Relaxed) => {
-                // The answer began with a request for a local file: refused
-                // as `run_reported` refuses. Dropping the answer reads the
-                // rest of it off (the crate's `QueryResult` does); what that
-                // rest changed is not seen, so the session is reset on
-                // return. (A request later in a text the borrower reads
-                // itself meets the crate's way: an empty file.)
-                drop(r);
-                gate.end();
-                marks.statement_ends();
-                state.dirty = true;
-                let e = wire_error(WireError::LocalInfileRefused);
-                trace_end(&mut self.trace, connector, Some(&e));
-                Err(e)
-            }
-            Ok(r) => {
-                // The borrower reads the rows through the crate's result,
-                // whose end is not seen here: past the bound the watchdog
-                // cuts the statement only while a thread waits reading its
-                // socket (a frozen or dripping server), not while the
-                // borrower takes its time or holds the connection after the
-                // answer ended (until the next statement or the return,
-                // `finish_open`).
-                marks.note_answer_open(true);
-                self.open = true;
-                Ok(r)
-            }
-            Err(e) => {
-                gate.end();
-                marks.statement_ends();
-                trace_end(&mut self.trace, connector, Some(&e));
-                Err(fail(state, &mut marks, connector, e))
-            }
+            let e = WireError::Io(std::io::Error::other(
+                "an answer was left unread (its QueryResult was forgotten)",
+            ));
+            let _ = self.settle::<()>(Err(e), Report::Nothing);
         }
     }
 
     /// Step 1 of a statement (see the module doc). `partly` says that its
     /// OK packet may not report all it changed.
-    fn begin(&mut self, partly: bool) -> mysql::Result<()> {
+    pub(crate) fn begin(&mut self, partly: bool) -> Result<(), WireError> {
         self.finish_open();
         let statement = self.trace.as_mut().and_then(|t| t.sql.take());
         let id = self.lease.id();
         let wanted = self.statement_timeout();
         let (session, mut marks, connector) = self.lease.parts();
         if let Some(why) = &session.state.broken {
-            return Err(Refusal::Broken(why.clone()).into_mysql());
+            return Err(Refusal::Broken(why.clone()).into_wire());
         }
         if !session.state.tracked {
             if let Err(e) = session.init(connector.config()) {
@@ -606,20 +513,9 @@ impl PooledConn {
             session.state.sql_mode = None;
             session.state.client_charset = None;
         }
-        if session.state.autocommit_off || session.state.settings_unseen {
-            // Under autocommit=0 any statement may open a transaction, and
-            // one that only reads says so in no packet (the last packet of
-            // a result set carries no transaction state): one is open until
-            // the server reports otherwise (COMMIT's, ROLLBACK's OK packet).
-            // Where autocommit may have changed unseen, it is taken as off.
-            session.state.txn_open = true;
-        }
-        // Each statement starts unmarked: a request for a local file met
-        // before (an earlier statement's, or one later in an answer the
-        // borrower read) is not this statement's.
-        session.local_file_asked.store(false, Relaxed);
         session.gate.begin();
         marks.statement_begins();
+        marks.note_settled(false);
         if let Some(tr) = connector.traced() {
             let mut e = tr.event(TraceKind::StatementStart);
             e.server = &tr.server;
@@ -635,65 +531,46 @@ impl PooledConn {
         Ok(())
     }
 
-    /// Steps 1 to 4 for a statement run by `exec` and read to its end by it.
+    /// Steps 1 to 4 for a statement run by `exec` on the session and read
+    /// to its end by it; `report` says whether its last packet reports on
+    /// the session (see [`Report`]).
     pub(crate) fn run<T>(
         &mut self,
         partly: bool,
-        exec: impl FnOnce(&mut Conn) -> mysql::Result<T>,
-    ) -> mysql::Result<T> {
-        self.run_as(partly, Answer::Ok, exec)
-    }
-
-    /// [`run`](PooledConn::run), for a command whose answer is an OK
-    /// packet (`Answer::Ok`: the session tracker's report is read from it)
-    /// or is not one (`Answer::NotOk`: a prepare's answer, a statement's
-    /// close, which has none; the last OK packet is then an earlier
-    /// command's, whose report must not be read again as this one's).
-    fn run_as<T>(
-        &mut self,
-        partly: bool,
-        answer: Answer,
-        exec: impl FnOnce(&mut Conn) -> mysql::Result<T>,
-    ) -> mysql::Result<T> {
-        self.run_reported(partly, |session| {
-            let report = match answer {
-                Answer::Ok => Report::Crate,
-                Answer::NotOk => Report::Nothing,
-            };
-            exec(&mut session.conn).map(|v| (v, report))
-        })
-    }
-
-    /// Steps 1 to 4 for a statement run by `exec` on the session and read
-    /// to its end by it, which says where the answer's report on the
-    /// session is (see [`Report`]).
-    fn run_reported<T>(
-        &mut self,
-        partly: bool,
-        exec: impl FnOnce(&mut Session) -> mysql::Result<(T, Report)>,
-    ) -> mysql::Result<T> {
+        report: Report,
+        exec: impl FnOnce(&mut Session) -> Result<T, WireError>,
+    ) -> Result<T, WireError> {
         self.begin(partly)?;
         let r = exec(self.lease.split().0);
-        self.settle_reported(r)
+        self.settle(r, report)
+    }
+
+    /// A text statement run for its effect, its answer read to the end and
+    /// dropped (every result set).
+    pub(crate) fn run_text_drop(&mut self, sql: &str) -> Result<(), WireError> {
+        self.note_sql(sql);
+        self.run(reports_partly(sql), Report::Ok, |s| s.link.run(sql.as_bytes()))
     }
 
     /// Steps 3 and 4 for a statement begun (`begin`) and read to its end:
-    /// `r` is what reading it gave, and where its report is.
-    fn settle_reported<T>(&mut self, r: mysql::Result<(T, Report)>) -> mysql::Result<T> {
+    /// `r` is what reading it gave.
+    pub(crate) fn settle<T>(
+        &mut self,
+        r: Result<T, WireError>,
+        report: Report,
+    ) -> Result<T, WireError> {
         let (session, mut marks, connector) = self.lease.parts();
         session.gate.end();
         marks.statement_ends();
+        marks.note_answer_open(false);
         trace_end(&mut self.trace, connector, r.as_ref().err());
         match r {
-            Ok((v, report)) => {
-                match report {
-                    Report::Crate => session.observe(),
-                    Report::Wire(end) => session.observe_wire(&end),
-                    Report::Nothing => {
-                        marks.note_settled(true);
-                        return Ok(v);
-                    }
+            Ok(v) => {
+                if report == Report::Nothing {
+                    marks.note_settled(true);
+                    return Ok(v);
                 }
+                session.observe();
                 if session.state.settings_unseen {
                     // The statement changed the session, and the server
                     // does not say how: ask now, so that what it reports
@@ -703,27 +580,22 @@ impl PooledConn {
                     }
                 }
                 marks.note_settled(true);
-                if session.asked_for_local_file() {
-                    // Read to its end, in step: refused as the protocol
-                    // layer refuses (see `Session::refuse_local_files`).
-                    return Err(wire_error(WireError::LocalInfileRefused));
-                }
                 Ok(v)
             }
-            Err(e) => Err(fail(&mut session.state, &mut marks, connector, e)),
+            Err(e) => {
+                if !e.is_fatal()
+                    && (session.state.autocommit_off || session.state.settings_unseen)
+                {
+                    // Under autocommit=0 a statement that failed may have
+                    // opened a transaction, and its error packet says
+                    // nothing of it: one is taken as open (rolled back on
+                    // return, or ended by the borrower). Where autocommit
+                    // may have changed unseen, it is taken as off.
+                    session.state.txn_open = true;
+                }
+                Err(fail(&mut session.state, &mut marks, connector, e))
+            }
         }
-    }
-
-    /// A text statement, whose answer `read` takes what it wants of; the
-    /// rest (every result set) is read off after it. A failure in that rest
-    /// does not take back what `read` got (as with `mysql::Conn`'s
-    /// `query_first`), but breaks the session.
-    pub(crate) fn run_text<T>(
-        &mut self,
-        sql: &str,
-        read: impl FnOnce(&mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<T>,
-    ) -> mysql::Result<T> {
-        self.run_text_as(sql, reports_partly(sql), read)
     }
 
     /// Counts the session as changed: it is reset on return.
@@ -731,136 +603,97 @@ impl PooledConn {
         self.lease.split().0.state.dirty = true;
     }
 
-    /// [`run_text`](PooledConn::run_text) where the caller knows whether the
-    /// text may hide changes its last OK packet does not report (`partly`,
-    /// see `reports_partly`): interpolated text, whose values may hold `;`.
-    pub(crate) fn run_text_as<T>(
+    /// A statement whose answer the borrower reads itself (a
+    /// `QueryResult`) begins reading: past the bound the watchdog cuts the
+    /// statement only while a thread waits reading its socket, not while
+    /// the borrower takes its time between rows. Ended by
+    /// [`PooledConn::settle`].
+    pub(crate) fn answer_opened(&mut self) {
+        let (_, mut marks, _) = self.lease.parts();
+        marks.note_answer_open(true);
+        self.open = true;
+    }
+
+    /// The borrower's answer was read to its end (or failed): steps 3 and
+    /// 4, as [`PooledConn::settle`].
+    pub(crate) fn answer_closed<T>(
+        &mut self,
+        r: Result<T, WireError>,
+        report: Report,
+    ) -> Result<T, WireError> {
+        self.open = false;
+        self.settle(r, report)
+    }
+
+    /// Whether a read of the borrower's answer may wait for the server now:
+    /// the statement's clock runs only then.
+    pub(crate) fn waiting(&mut self, waits: bool) {
+        let (_, mut marks, _) = self.lease.parts();
+        marks.note_statement(waits);
+    }
+
+    /// A text statement's whole answer, every result set, each set's
+    /// figures filled in.
+    pub(crate) fn collect_text(
         &mut self,
         sql: &str,
         partly: bool,
-        read: impl FnOnce(&mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<T>,
-    ) -> mysql::Result<T> {
+    ) -> Result<VecDeque<Set>, WireError> {
         self.note_sql(sql);
-        let (v, rest) = self.run(partly, |c| {
-            let mut r = c.query_iter(sql)?;
-            let v = read(&mut r)?;
-            Ok((v, settle(&mut r).err()))
-        })?;
-        if rest.is_none() && ends_transaction(sql) {
-            // Under autocommit=0 the server may report nothing (there was
-            // no transaction to end), and `begin` assumed one open. Locked
-            // tables stay locked.
-            let state = &mut self.lease.split().0.state;
-            state.txn_open = state.tables_locked;
-        }
-        self.break_if(rest);
-        Ok(v)
-    }
-
-    /// A text statement's whole answer, every result set, as `run_text_as`
-    /// with [`collect_sets`] would read it, each set's figures filled in:
-    /// through the protocol layer (`src/wire`) where the session allows it
-    /// (see `Session::wire`), else through the crate.
-    pub(crate) fn collect_text(&mut self, sql: &str, partly: bool) -> mysql::Result<VecDeque<Set>> {
-        self.note_sql(sql);
-        let sets = self.run_reported(partly, |session| match session.wire() {
-            Some(w) => {
-                let (f, defs) = (&mut w.framer, &mut w.columns);
-                let (sets, end) = f
-                    .send_query(sql.as_bytes())
-                    .and_then(|()| collect_wire(f, defs))
-                    .map_err(wire_error)?;
-                Ok((sets, Report::Wire(end)))
-            }
-            None => {
-                let conn = &mut session.conn;
-                let sets = conn
-                    .query_iter(sql)
-                    .and_then(|mut r| collect_sets(&mut r, true))?;
-                Ok((with_last_figures(sets, conn), Report::Crate))
-            }
-        })?;
-        if ends_transaction(sql) {
-            self.transaction_ended();
-        }
-        Ok(sets)
-    }
-
-    /// After a text statement that ends a transaction succeeded: as in
-    /// `run_text_as`.
-    fn transaction_ended(&mut self) {
-        let state = &mut self.lease.split().0.state;
-        state.txn_open = state.tables_locked;
+        self.run(partly, Report::Ok, |session| {
+            let link = &mut session.link;
+            link.wire.send_query(sql.as_bytes())?;
+            let (sets, end) = collect_wire(&mut link.wire, &mut link.columns)?;
+            link.last = end;
+            Ok(sets)
+        })
     }
 
     /// Steps 1 and 2 of a text statement whose answer is read as it
-    /// arrives, through the protocol layer: sends it and reads the start of
-    /// its answer. Where the session cannot use the layer (see
-    /// `Session::wire`): `None`, nothing sent (the crate's `query_iter_as`
-    /// is the way). After `WireStart::Rows` the statement stays open: its
-    /// rows come from [`next_wire_row`](PooledConn::next_wire_row), and
+    /// arrives: sends it and reads the start of its answer. After
+    /// `WireStart::Rows` the statement stays open: its rows come from
+    /// [`next_wire_row`](PooledConn::next_wire_row), and
     /// [`finish_wire`](PooledConn::finish_wire) ends it (as does the next
     /// statement, or the return, reading what is left off).
     pub(crate) fn open_text_wire(
         &mut self,
         sql: &str,
         partly: bool,
-    ) -> mysql::Result<Option<WireStart>> {
-        if self.send_text_wire(sql, partly)?.is_none() {
-            return Ok(None);
-        }
+    ) -> Result<WireStart, WireError> {
+        self.send_text_wire(sql, partly)?;
         match self.start_sent_wire() {
-            Some(start) => start.map(Some),
-            None => Err(mysql::Error::IoError(std::io::Error::other(
+            Some(start) => start,
+            None => Err(WireError::Io(std::io::Error::other(
                 "the statement just sent has no answer open",
             ))),
         }
     }
 
     /// Steps 1 and 2 of a text statement whose answer is awaited apart
-    /// (Go's netpoller, an event loop): sends it, through the protocol
-    /// layer, and returns what to wait on ([`Sent`]). The statement's clock
-    /// runs from here as for any statement: the watchdog's bound and the
-    /// liveness check cut the socket (which makes it readable), and a
-    /// cancel's `KILL QUERY` makes the server answer. The answer is then
-    /// read by [`recv_text_wire`](PooledConn::recv_text_wire) or
+    /// (Go's netpoller, an event loop): sends it and returns what to wait
+    /// on ([`Sent`]). The statement's clock runs from here as for any
+    /// statement: the watchdog's bound and the liveness check cut the
+    /// socket (which makes it readable), and a cancel's `KILL QUERY` makes
+    /// the server answer. The answer is then read by
+    /// [`recv_text_wire`](PooledConn::recv_text_wire) or
     /// [`start_sent_wire`](PooledConn::start_sent_wire), or read off by the
-    /// next statement or the return. `None` where the session cannot use
-    /// the layer (see `Session::wire`): nothing sent.
-    pub(crate) fn send_text_wire(
-        &mut self,
-        sql: &str,
-        partly: bool,
-    ) -> mysql::Result<Option<Sent>> {
-        if !self.session_ref().may_use_wire() {
-            return Ok(None);
-        }
+    /// next statement or the return.
+    pub(crate) fn send_text_wire(&mut self, sql: &str, partly: bool) -> Result<Sent, WireError> {
         self.note_sql(sql);
         self.begin(partly)?;
-        let (session, mut marks, connector) = self.lease.parts();
-        let Some(w) = session.wire() else {
-            session.gate.end();
-            marks.statement_ends();
-            trace_end(&mut self.trace, connector, None);
-            return Ok(None);
-        };
-        match w.framer.send_query(sql.as_bytes()) {
+        let session = self.lease.split().0;
+        match session.link.wire.send_query(sql.as_bytes()) {
             Ok(()) => {
-                marks.note_settled(false);
-                w.open = Some(WireOpen {
+                session.open = Some(WireOpen {
                     first_end: None,
-                    ends_txn: ends_transaction(sql),
                     sent_only: true,
                 });
-                Ok(Some(Sent {
-                    fd: std::os::fd::AsRawFd::as_raw_fd(w.framer.stream()),
-                    arrived: w.framer.has_buffered_input(),
-                }))
+                Ok(Sent {
+                    fd: session.link.raw_fd(),
+                    arrived: session.link.wire.has_buffered_input(),
+                })
             }
-            Err(e) => {
-                let r: mysql::Result<((), Report)> = Err(wire_error(e));
-                self.settle_reported(r).map(|()| None)
-            }
+            Err(e) => self.settle(Err(e), Report::Ok),
         }
     }
 
@@ -868,36 +701,32 @@ impl PooledConn {
     /// [`send_text_wire`](PooledConn::send_text_wire) sent, as
     /// [`collect_text`](PooledConn::collect_text) gives it; waits for it if
     /// it has not arrived. `None`: no statement was sent and awaits.
-    pub(crate) fn recv_text_wire(&mut self) -> Option<mysql::Result<VecDeque<Set>>> {
-        let w = self.lease.split().0.wire.as_deref_mut()?;
-        if !w.open.as_ref().is_some_and(|o| o.sent_only) {
+    pub(crate) fn recv_text_wire(&mut self) -> Option<Result<VecDeque<Set>, WireError>> {
+        let session = self.lease.split().0;
+        if !session.open.as_ref().is_some_and(|o| o.sent_only) {
             return None;
         }
-        let open = w.open.take()?;
-        let read = collect_wire(&mut w.framer, &mut w.columns);
-        let r = read.map(|(sets, end)| (sets, Report::Wire(end)));
-        let sets = match self.settle_reported(r.map_err(wire_error)) {
-            Ok(sets) => sets,
-            Err(e) => return Some(Err(e)),
-        };
-        if open.ends_txn {
-            self.transaction_ended();
-        }
-        Some(Ok(sets))
+        session.open = None;
+        let link = &mut session.link;
+        let read = collect_wire(&mut link.wire, &mut link.columns).map(|(sets, end)| {
+            link.last = end;
+            sets
+        });
+        Some(self.settle(read, Report::Ok))
     }
 
     /// [`open_text_wire`](PooledConn::open_text_wire)'s read of the start of
     /// the answer, for a statement
     /// [`send_text_wire`](PooledConn::send_text_wire) sent. `None`: no
     /// statement was sent and awaits.
-    pub(crate) fn start_sent_wire(&mut self) -> Option<mysql::Result<WireStart>> {
+    pub(crate) fn start_sent_wire(&mut self) -> Option<Result<WireStart, WireError>> {
         let (session, mut marks, _) = self.lease.parts();
-        let w = session.wire.as_deref_mut()?;
-        if !w.open.as_ref().is_some_and(|o| o.sent_only) {
+        if !session.open.as_ref().is_some_and(|o| o.sent_only) {
             return None;
         }
-        let open = w.open.take()?;
-        let (f, defs) = (&mut w.framer, &mut w.columns);
+        session.open = None;
+        let link = &mut session.link;
+        let (f, defs) = (&mut link.wire, &mut link.columns);
         let whole = match f.read_response(defs) {
             Ok(Response::ResultSet) => match wire_columns(defs) {
                 Ok(columns) => {
@@ -906,9 +735,9 @@ impl PooledConn {
                     // (`next_wire_row`), not while the caller takes its
                     // time between rows.
                     marks.note_statement(false);
-                    w.open = Some(WireOpen {
+                    session.open = Some(WireOpen {
+                        first_end: None,
                         sent_only: false,
-                        ..open
                     });
                     return Some(Ok(WireStart::Rows(columns)));
                 }
@@ -917,15 +746,11 @@ impl PooledConn {
             Ok(first @ Response::Ok(_)) => collect_wire_from(f, defs, first),
             Err(e) => Err(e),
         };
-        let r = whole.map(|(sets, end)| (sets, Report::Wire(end)));
-        let sets = match self.settle_reported(r.map_err(wire_error)) {
-            Ok(sets) => sets,
-            Err(e) => return Some(Err(e)),
-        };
-        if open.ends_txn {
-            self.transaction_ended();
-        }
-        Some(Ok(WireStart::Whole(sets)))
+        let whole = whole.map(|(sets, end)| {
+            link.last = end;
+            sets
+        });
+        Some(self.settle(whole, Report::Ok).map(WireStart::Whole))
     }
 
     /// The next row of the first result set of the statement
@@ -938,23 +763,21 @@ impl PooledConn {
         &mut self,
         wait: bool,
         make: impl FnOnce(TextRow<'_>) -> T,
-    ) -> mysql::Result<WireRow<T>> {
+    ) -> Result<WireRow<T>, WireError> {
         let (session, mut marks, _) = self.lease.parts();
-        let Some(w) = session.wire.as_deref_mut() else {
-            return Ok(WireRow::End);
-        };
-        let Some(open) = &mut w.open else {
+        let Some(open) = &mut session.open else {
             return Ok(WireRow::End);
         };
         if let Some(end) = &open.first_end {
             return Ok(after_first(end, wait));
         }
-        let next = if w.framer.next_packet_buffered() {
-            w.framer.next_row()
+        let w = &mut session.link.wire;
+        let next = if w.next_packet_buffered() {
+            w.next_row()
         } else if !wait {
             // What has reached the socket is read in without waiting.
-            match w.framer.read_arrived() {
-                Ok(_) if w.framer.next_packet_buffered() => w.framer.next_row(),
+            match w.read_arrived() {
+                Ok(_) if w.next_packet_buffered() => w.next_row(),
                 Ok(_) => return Ok(WireRow::Waits),
                 Err(e) => Err(e),
             }
@@ -962,7 +785,7 @@ impl PooledConn {
             // A wait for the server is bounded as a statement is (the
             // watchdog, the liveness check), from its start.
             marks.note_statement(true);
-            let next = w.framer.next_row();
+            let next = w.next_row();
             marks.note_statement(false);
             next
         };
@@ -974,16 +797,16 @@ impl PooledConn {
                 return Ok(then);
             }
             Err(e) => {
-                w.open = None;
+                session.open = None;
                 e
             }
         };
-        self.settle_reported::<()>(Err(wire_error(failed)))
+        self.settle::<()>(Err(failed), Report::Ok)
             .map(|()| WireRow::End)
     }
 
     /// The socket to wait on (poll, epoll) before reading the next row of
-    /// the text statement open on the protocol layer without waiting
+    /// the text statement open without waiting
     /// ([`next_wire_row`](PooledConn::next_wire_row)): while its first
     /// result set is read and the next row's bytes have not all arrived.
     /// None otherwise (no statement open, the first set ended and the rest
@@ -991,18 +814,20 @@ impl PooledConn {
     /// reading may wait though its first chunk is here): then only a read
     /// that waits can go on.
     pub(crate) fn wire_wait_fd(&mut self) -> Option<std::os::fd::RawFd> {
-        let w = self.lease.split().0.wire.as_deref_mut()?;
-        let open = w.open.as_ref()?;
-        if open.first_end.is_some() || !w.framer.needs_input() {
+        let session = self.lease.split().0;
+        let open = session.open.as_ref()?;
+        if open.first_end.is_some()
+            || !session.link.wire.needs_input()
+            || session.link.wire.stream_mut().holds_plaintext()
+        {
             return None;
         }
-        Some(std::os::fd::AsRawFd::as_raw_fd(w.framer.stream()))
+        Some(session.link.raw_fd())
     }
 
-    /// The text statement open on the protocol layer, if any.
+    /// The text statement open on the session, if any.
     fn wire_open(&mut self) -> Option<&mut WireOpen> {
-        let w = self.lease.split().0.wire.as_deref_mut()?;
-        w.open.as_mut()
+        self.lease.split().0.open.as_mut()
     }
 
     /// Ends the statement [`open_text_wire`](PooledConn::open_text_wire)
@@ -1010,61 +835,20 @@ impl PooledConn {
     /// the result sets after it whole (a `CALL`'s, a multi-statement's).
     /// Returns the packet that closed the first set and those sets (none
     /// with no statement open).
-    pub(crate) fn finish_wire(&mut self) -> mysql::Result<(OkInfo, VecDeque<Set>)> {
+    pub(crate) fn finish_wire(&mut self) -> Result<(OkInfo, VecDeque<Set>), WireError> {
         let (session, mut marks, _) = self.lease.parts();
-        let Some(w) = session.wire.as_deref_mut() else {
-            return Ok((OkInfo::default(), VecDeque::new()));
-        };
-        let Some(open) = w.open.take() else {
+        let Some(open) = session.open.take() else {
             return Ok((OkInfo::default(), VecDeque::new()));
         };
         // What is left may wait for the server (see `next_wire_row`);
-        // `settle_reported` stops the clock.
+        // `settle` stops the clock.
         marks.note_statement(true);
-        let read = read_after_first(w, open.first_end);
-        let r = read.map(|(first, rest, last)| ((first, rest), Report::Wire(last)));
-        let v = self.settle_reported(r.map_err(wire_error))?;
-        if open.ends_txn {
-            self.transaction_ended();
-        }
-        Ok(v)
-    }
-
-    /// A prepared statement executed, read as in
-    /// [`run_text`](PooledConn::run_text).
-    pub(crate) fn run_binary<T>(
-        &mut self,
-        stmt: &Statement,
-        params: Params,
-        read: impl FnOnce(&mut QueryResult<'_, '_, '_, Binary>) -> mysql::Result<T>,
-    ) -> mysql::Result<T> {
-        let (v, rest) = self.run(false, |c| {
-            let mut r = c.exec_iter(stmt, params)?;
-            let v = read(&mut r)?;
-            Ok((v, settle(&mut r).err()))
-        })?;
-        self.break_if(rest);
-        Ok(v)
-    }
-
-    /// Step 3 for an error met after the statement gave its caller what it
-    /// asked for.
-    fn break_if(&mut self, e: Option<mysql::Error>) {
-        if let Some(e) = e {
-            drop(self.note_failure(e));
-        }
-    }
-
-    /// Prepares `sql` (through the statement cache), as every statement
-    /// runs (refused when broken, bounded, cancellable).
-    pub(crate) fn prep_checked(&mut self, sql: &str) -> mysql::Result<Statement> {
-        self.prepare(sql)
-    }
-
-    /// Prepares `sql` (through the statement cache).
-    fn prepare(&mut self, sql: &str) -> mysql::Result<Statement> {
-        self.note_sql(sql);
-        self.run_as(reports_partly(sql), Answer::NotOk, |c| c.prep(sql))
+        let link = &mut session.link;
+        let read = read_after_first(link, open.first_end).map(|(first, rest, last)| {
+            link.last = last;
+            (first, rest)
+        });
+        self.settle(read, Report::Ok)
     }
 }
 
@@ -1073,7 +857,7 @@ impl PooledConn {
 fn trace_end(
     slot: &mut Option<Box<TraceSlot>>,
     connector: &MysqlConnector,
-    error: Option<&mysql::Error>,
+    error: Option<&WireError>,
 ) {
     let started = slot.as_mut().and_then(|t| t.started.take());
     let (Some(tr), Some(s)) = (connector.traced(), started) else {
@@ -1086,7 +870,7 @@ fn trace_end(
     e.duration = s.at.elapsed();
     let text = error.map(ToString::to_string);
     e.error = text.as_deref();
-    if let Some(mysql::Error::MySqlError(m)) = error {
+    if let Some(WireError::Server(m)) = error {
         e.error_code = m.code;
     }
     tr.emit(&e);
@@ -1104,8 +888,8 @@ fn fail(
     state: &mut State,
     marks: &mut Marks<'_>,
     connector: &MysqlConnector,
-    e: mysql::Error,
-) -> mysql::Error {
+    e: WireError,
+) -> WireError {
     if let Some(what) = not_ready(&e) {
         marks.mark_broken();
         connector.not_ready(&what);
@@ -1117,7 +901,7 @@ fn fail(
     if let Some(what) = marks.unresponsive() {
         let r = Refusal::Unresponsive(what);
         state.broken = Some(r.to_string());
-        return r.into_mysql();
+        return r.into_wire();
     }
     if marks.was_cut() {
         let r = Refusal::Cut {
@@ -1125,7 +909,7 @@ fn fail(
             grace: STATEMENT_GRACE,
         };
         state.broken = Some(r.to_string());
-        return r.into_mysql();
+        return r.into_wire();
     }
     state.broken = Some(e.to_string());
     e
@@ -1148,13 +932,13 @@ fn after_first<T>(end: &OkInfo, wait: bool) -> WireRow<T> {
 /// that first closing packet, those sets, and the answer's last closing
 /// packet.
 fn read_after_first(
-    w: &mut WireSide,
+    link: &mut Link,
     first_end: Option<OkInfo>,
 ) -> Result<(OkInfo, VecDeque<Set>, OkInfo), WireError> {
     let first = match first_end {
         Some(end) => end,
         None => loop {
-            if let Next::End(end) = w.framer.next_row()? {
+            if let Next::End(end) = link.wire.next_row()? {
                 break end;
             }
         },
@@ -1163,84 +947,8 @@ fn read_after_first(
         let last = first.clone();
         return Ok((first, VecDeque::new(), last));
     }
-    let (rest, last) = collect_wire(&mut w.framer, &mut w.columns)?;
+    let (rest, last) = collect_wire(&mut link.wire, &mut link.columns)?;
     Ok((first, rest, last))
-}
-
-/// A protocol-layer error as the crate would have reported it, so that the
-/// session's rules (`breaks_session`, `fail`) read it the same way: the
-/// server's errors as the server's, everything else as a broken connection.
-fn wire_error(e: WireError) -> mysql::Error {
-    let server = |code, state: &[u8], message| {
-        mysql::Error::MySqlError(mysql::MySqlError {
-            state: String::from_utf8_lossy(state).into_owned(),
-            message,
-            code,
-        })
-    };
-    match e {
-        WireError::Server(s) => server(s.code, &s.state, s.message),
-        // The client's own refusal, the connection still in step
-        // (CR_LOAD_DATA_LOCAL_INFILE_REJECTED).
-        WireError::LocalInfileRefused => server(2068, b"HY000", e.to_string()),
-        WireError::Io(io) => mysql::Error::IoError(io),
-        WireError::PacketTooLarge { .. } => {
-            mysql::Error::CodecError(PacketCodecError::PacketTooLarge)
-        }
-        other => mysql::Error::IoError(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            other.to_string(),
-        )),
-    }
-}
-
-/// Reads what is left of an answer, every result set to its end.
-fn settle<P: Protocol>(r: &mut QueryResult<'_, '_, '_, P>) -> mysql::Result<()> {
-    while let Some(set) = r.iter() {
-        for row in set {
-            row?;
-        }
-    }
-    Ok(())
-}
-
-/// The first row of the current result set.
-fn first<P: Protocol>(r: &mut QueryResult<'_, '_, '_, P>) -> mysql::Result<Option<mysql::Row>> {
-    r.next().transpose()
-}
-
-/// Folds the rows of the current result set.
-fn fold_set<P: Protocol, U>(
-    r: &mut QueryResult<'_, '_, '_, P>,
-    init: U,
-    mut f: impl FnMut(U, mysql::Row) -> U,
-) -> mysql::Result<U> {
-    let mut acc = init;
-    for row in r.by_ref() {
-        acc = f(acc, row?);
-    }
-    Ok(acc)
-}
-
-impl Deref for PooledConn {
-    type Target = Conn;
-    fn deref(&self) -> &Conn {
-        self.session()
-    }
-}
-
-impl DerefMut for PooledConn {
-    /// Raw mutable access: the pool no longer sees the statements, so the
-    /// session is reset on return (see the module doc).
-    fn deref_mut(&mut self) -> &mut Conn {
-        self.finish_open();
-        // What runs there is not seen: its `sql_mode` and character set are
-        // asked again.
-        let state = &mut self.lease.split().0.state;
-        state.sql_mode = None;
-        state.client_charset = None;
-        &mut self.lease
-    }
 }
 
 impl Drop for PooledConn {
@@ -1257,182 +965,6 @@ impl fmt::Debug for PooledConn {
         f.debug_struct("PooledConn")
             .field("id", &self.id())
             .finish()
-    }
-}
-
-impl PooledConn {
-    /// `query_iter` where the caller knows whether the text may hide
-    /// changes its last OK packet does not report (see `run_text_as`).
-    pub(crate) fn query_iter_as(
-        &mut self,
-        sql: &str,
-        partly: bool,
-    ) -> mysql::Result<QueryResult<'_, '_, '_, Text>> {
-        self.note_sql(sql);
-        self.start(partly, |c| c.query_iter(sql))
-    }
-}
-
-impl Queryable for PooledConn {
-    fn query_iter<Q: AsRef<str>>(
-        &mut self,
-        query: Q,
-    ) -> mysql::Result<QueryResult<'_, '_, '_, Text>> {
-        let q = query.as_ref();
-        self.note_sql(q);
-        self.start(reports_partly(q), |c| c.query_iter(q))
-    }
-
-    fn prep<Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<Statement> {
-        self.prepare(query.as_ref())
-    }
-
-    fn close(&mut self, stmt: Statement) -> mysql::Result<()> {
-        self.run_as(false, Answer::NotOk, |c| c.close(stmt))
-    }
-
-    fn exec_iter<S, P>(
-        &mut self,
-        stmt: S,
-        params: P,
-    ) -> mysql::Result<QueryResult<'_, '_, '_, Binary>>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-    {
-        // Text is prepared through our `prep`.
-        let stmt = stmt.as_statement(self)?.into_owned();
-        self.start(false, move |c| c.exec_iter(stmt, params))
-    }
-
-    fn exec_batch<S, P, I>(&mut self, stmt: S, params: I) -> mysql::Result<()>
-    where
-        Self: Sized,
-        S: AsStatement,
-        P: Into<Params>,
-        I: IntoIterator<Item = P>,
-    {
-        let stmt = stmt.as_statement(self)?.into_owned();
-        self.run(false, move |c| c.exec_batch(stmt, params))
-    }
-
-    // The methods below give what `mysql::Conn`'s give, and read the rest of
-    // the answer themselves: the trait's own versions leave it to
-    // `QueryResult`'s drop, which drops any error met there (a row over
-    // max_allowed_packet, a timeout), so the pool would take back a
-    // connection with half an answer still to come.
-
-    fn query_first<T: FromRow, Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<Option<T>> {
-        self.run_text(query.as_ref(), first)
-            .map(|row| row.map(from_row))
-    }
-
-    fn query_first_opt<T: FromRow, Q: AsRef<str>>(
-        &mut self,
-        query: Q,
-    ) -> mysql::Result<Option<Result<T, FromRowError>>> {
-        self.run_text(query.as_ref(), first)
-            .map(|row| row.map(from_row_opt))
-    }
-
-    fn query_fold<T, F, Q, U>(&mut self, query: Q, init: U, mut f: F) -> mysql::Result<U>
-    where
-        Q: AsRef<str>,
-        T: FromRow,
-        F: FnMut(U, T) -> U,
-    {
-        self.run_text(query.as_ref(), |r| {
-            fold_set(r, init, |acc, row| f(acc, from_row(row)))
-        })
-    }
-
-    fn query_fold_opt<T, F, Q, U>(&mut self, query: Q, init: U, mut f: F) -> mysql::Result<U>
-    where
-        Q: AsRef<str>,
-        T: FromRow,
-        F: FnMut(U, Result<T, FromRowError>) -> U,
-    {
-        self.run_text(query.as_ref(), |r| {
-            fold_set(r, init, |acc, row| f(acc, from_row_opt(row)))
-        })
-    }
-
-    fn query_drop<Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<()> {
-        // The whole answer is the statement's: its errors are returned.
-        self.run_text(query.as_ref(), settle)
-    }
-
-    fn exec_first<T, S, P>(&mut self, stmt: S, params: P) -> mysql::Result<Option<T>>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        T: FromRow,
-    {
-        let stmt = stmt.as_statement(self)?.into_owned();
-        self.run_binary(&stmt, params.into(), first)
-            .map(|row| row.map(from_row))
-    }
-
-    fn exec_first_opt<T, S, P>(
-        &mut self,
-        stmt: S,
-        params: P,
-    ) -> mysql::Result<Option<Result<T, FromRowError>>>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        T: FromRow,
-    {
-        let stmt = stmt.as_statement(self)?.into_owned();
-        self.run_binary(&stmt, params.into(), first)
-            .map(|row| row.map(from_row_opt))
-    }
-
-    fn exec_fold<T, S, P, U, F>(
-        &mut self,
-        stmt: S,
-        params: P,
-        init: U,
-        mut f: F,
-    ) -> mysql::Result<U>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        T: FromRow,
-        F: FnMut(U, T) -> U,
-    {
-        let stmt = stmt.as_statement(self)?.into_owned();
-        self.run_binary(&stmt, params.into(), |r| {
-            fold_set(r, init, |acc, row| f(acc, from_row(row)))
-        })
-    }
-
-    fn exec_fold_opt<T, S, P, U, F>(
-        &mut self,
-        stmt: S,
-        params: P,
-        init: U,
-        mut f: F,
-    ) -> mysql::Result<U>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        T: FromRow,
-        F: FnMut(U, Result<T, FromRowError>) -> U,
-    {
-        let stmt = stmt.as_statement(self)?.into_owned();
-        self.run_binary(&stmt, params.into(), |r| {
-            fold_set(r, init, |acc, row| f(acc, from_row_opt(row)))
-        })
-    }
-
-    fn exec_drop<S, P>(&mut self, stmt: S, params: P) -> mysql::Result<()>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-    {
-        let stmt = stmt.as_statement(self)?.into_owned();
-        self.run_binary(&stmt, params.into(), settle)
     }
 }
 
@@ -1560,19 +1092,5 @@ mod tests {
         assert_eq!(w("-- no end"), "");
         assert_eq!(w("é"), "");
         assert_eq!(w(""), "");
-    }
-
-    #[test]
-    fn statements_that_end_a_transaction() {
-        use super::ends_transaction as e;
-        assert!(e("COMMIT"));
-        assert!(e("commit work;"));
-        assert!(e("/* x */ ROLLBACK"));
-        assert!(!e("ROLLBACK TO SAVEPOINT s"));
-        assert!(!e("ROLLBACK TO s"));
-        assert!(!e("COMMIT AND CHAIN"));
-        assert!(!e("COMMIT; BEGIN"));
-        assert!(!e("SELECT 'COMMIT'"));
-        assert!(!e("BEGIN"));
     }
 }

@@ -1,12 +1,10 @@
-//! How the `mysql` crate's errors become staunch's, and the two errors of
-//! staunch's own that travel inside `mysql::Error` (through `Queryable`,
-//! whose methods must return the crate's error type).
+//! How the protocol layer's errors become staunch's, and the errors of
+//! staunch's own that travel inside a `WireError` through a statement's
+//! life (`PooledConn::run` and the answer readers).
 
 use std::fmt;
 use std::io;
 use std::time::Duration;
-
-use mysql::mysql_common::proto::codec::error::PacketCodecError;
 
 use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind};
@@ -36,8 +34,8 @@ pub(crate) const ER_ERROR_DURING_COMMIT: u16 = 1180;
 /// Whether a failed statement says that its *server* cannot serve
 /// statements now (rather than that this statement was wrong); see
 /// [`cannot_serve`] for the rule. Returns what the server said.
-pub(crate) fn not_ready(e: &mysql::Error) -> Option<String> {
-    let mysql::Error::MySqlError(me) = e else {
+pub(crate) fn not_ready(e: &WireError) -> Option<String> {
+    let WireError::Server(me) = e else {
         return None;
     };
     cannot_serve(me.code, &me.message).then(|| format!("server error {}: {}", me.code, me.message))
@@ -97,9 +95,8 @@ pub(crate) fn cannot_serve(code: u16, message: &str) -> bool {
     }
 }
 
-/// An error of staunch's own, carried in a `mysql::Error::IoError` so that
-/// `Queryable` methods can return it; [`Error::from_mysql`] gives it back its
-/// kind.
+/// An error of staunch's own, carried in a `WireError::Io` through a
+/// statement's life; [`Error::from_wire`] gives it back its kind.
 #[derive(Debug)]
 pub(crate) enum Refusal {
     /// The connection broke during an earlier statement (why).
@@ -139,80 +136,48 @@ impl fmt::Display for Refusal {
 impl std::error::Error for Refusal {}
 
 impl Refusal {
-    pub(crate) fn into_mysql(self) -> mysql::Error {
+    pub(crate) fn into_wire(self) -> WireError {
         let kind = match self {
             Refusal::Broken(_) => io::ErrorKind::NotConnected,
             Refusal::Cut { .. } | Refusal::Unresponsive(_) => io::ErrorKind::TimedOut,
         };
-        mysql::Error::IoError(io::Error::new(kind, self))
+        WireError::Io(io::Error::new(kind, self))
     }
 
     /// The refusal inside `e`, if it carries one.
-    pub(crate) fn of(e: &mysql::Error) -> Option<&Refusal> {
+    pub(crate) fn of(e: &WireError) -> Option<&Refusal> {
         match e {
-            mysql::Error::IoError(io) => io.get_ref()?.downcast_ref::<Refusal>(),
+            WireError::Io(io) => io.get_ref()?.downcast_ref::<Refusal>(),
             _ => None,
         }
     }
 }
 
 impl Error {
-    /// Wraps an error of the `mysql` crate. `context` says what was being
-    /// done. A statement time limit the server enforced is `StatementTimeout`,
-    /// a `KILL QUERY` is `Cancelled`, a deadlock or certification failure
-    /// (1213) is `Conflict`, staunch's own refusals keep their kind
-    /// (`Broken`, `StatementTimeout`, `ServerUnresponsive`), other server errors are `Server`, the
-    /// rest `Io`.
-    pub fn from_mysql(context: &str, e: &mysql::Error) -> Error {
-        match e {
-            mysql::Error::MySqlError(me) => {
-                let (kind, what) = server_kind(me.code);
-                Error::from_server(
-                    kind,
-                    format!(
-                        "{context}: {what}server error {} ({}): {}",
-                        me.code, me.state, me.message
-                    ),
-                    me.code,
-                    &me.state,
-                )
-            }
-            mysql::Error::IoError(io) => {
-                if let Some(r) = Refusal::of(e) {
-                    let kind = match r {
-                        Refusal::Broken(_) => ErrorKind::Broken,
-                        Refusal::Cut { .. } => ErrorKind::StatementTimeout,
-                        Refusal::Unresponsive(_) => ErrorKind::ServerUnresponsive,
-                    };
-                    return Error::new(kind, format!("{context}: {r}"));
-                }
-                let what = match io.kind() {
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
-                        "timed out waiting for the server".to_string()
-                    }
-                    _ => io.to_string(),
-                };
-                Error::new(ErrorKind::Io, format!("{context}: {what}"))
-            }
-            mysql::Error::CodecError(PacketCodecError::PacketTooLarge) => Error::new(
-                ErrorKind::Io,
-                format!(
-                    "{context}: the server sent a packet larger than the client takes \
-                     (max_allowed_packet, the server's value when the connection was made)"
-                ),
-            ),
-            other => Error::new(ErrorKind::Io, format!("{context}: {other}")),
-        }
-    }
-}
-
-impl Error {
-    /// Wraps an error of staunch's own protocol layer, as
-    /// [`Error::from_mysql`] does the crate's: the same kinds for the same
-    /// server errors, `Io` for a lost connection.
+    /// Wraps an error of staunch's protocol layer. `context` says what was
+    /// being done. A statement time limit the server enforced is
+    /// `StatementTimeout`, a `KILL QUERY` is `Cancelled`, a deadlock or
+    /// certification failure (1213) is `Conflict`, staunch's own refusals
+    /// keep their kind (`Broken`, `StatementTimeout`,
+    /// `ServerUnresponsive`), other server errors are `Server`, the rest
+    /// `Io`.
     pub(crate) fn from_wire(context: &str, e: &WireError) -> Error {
+        if let Some(r) = Refusal::of(e) {
+            let kind = match r {
+                Refusal::Broken(_) => ErrorKind::Broken,
+                Refusal::Cut { .. } => ErrorKind::StatementTimeout,
+                Refusal::Unresponsive(_) => ErrorKind::ServerUnresponsive,
+            };
+            return Error::new(kind, format!("{context}: {r}"));
+        }
         match e {
             WireError::Server(se) => Error::from_server_error(context, se),
+            WireError::LocalInfileRefused => Error::from_server(
+                ErrorKind::Server,
+                format!("{context}: {e}"),
+                2068,
+                "HY000",
+            ),
             WireError::Io(io) => {
                 let what = match io.kind() {
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
@@ -237,7 +202,7 @@ impl Error {
     }
 
     /// A server's ERR packet, with the kind its code gives (see
-    /// [`Error::from_mysql`]).
+    /// [`Error::from_wire`]).
     pub(crate) fn from_server_error(context: &str, se: &ServerError) -> Error {
         let (kind, what) = server_kind(se.code);
         let state = String::from_utf8_lossy(&se.state);

@@ -17,13 +17,22 @@ use super::config::ConnectConfig;
 use super::connect::{self, Opened, Prepared, Watch, Wire};
 use crate::error::Result;
 use crate::pool::ConnectAttempt;
-use crate::wire::{status, Columns, Greeting, Next, OkInfo, Response, StmtCache, WireError};
+use crate::wire::{
+    status, Columns, Greeting, Next, OkInfo, Response, ServerError, StmtCache, WireError,
+};
 
 /// How many prepared statements a connection keeps (the least recently
 /// used is closed on the server when one more is prepared): MySQL's
 /// `max_prepared_stmt_count` is 16,382 for the whole server, so a pool of
 /// 100 connections at this size uses at most 1/6 of it.
 pub(crate) const STMT_CACHE: usize = 256;
+
+/// One result of [`Link::sets`].
+#[derive(Debug, Default)]
+pub(crate) struct TextSet {
+    pub(crate) names: Vec<String>,
+    pub(crate) rows: Vec<Vec<Option<Vec<u8>>>>,
+}
 
 /// One connection, opened and run by staunch.
 pub(crate) struct Link {
@@ -182,6 +191,51 @@ impl Link {
             self.read_to_end()?;
         }
         Ok(out)
+    }
+
+    /// Runs `sql` (several statements, as the monitor's probe sends them)
+    /// and reads every result: each result set's column names and rows
+    /// (cells as in [`Link::first_row`]; an OK's result is an empty set).
+    /// An error the server sent ends the answer there: it comes back with
+    /// the sets before it, the session still in step. For the session's
+    /// and the monitor's own questions, not for a borrower's rows.
+    pub(crate) fn sets(
+        &mut self,
+        sql: &[u8],
+    ) -> std::result::Result<(Vec<TextSet>, Option<ServerError>), WireError> {
+        self.wire.send_query(sql)?;
+        let mut sets = Vec::new();
+        loop {
+            let mut set = TextSet::default();
+            match self.wire.read_response(&mut self.columns) {
+                Ok(Response::Ok(ok)) => self.last = ok,
+                Ok(Response::ResultSet) => {
+                    for c in self.columns.iter() {
+                        set.names
+                            .push(String::from_utf8_lossy(c?.name).into_owned());
+                    }
+                    loop {
+                        match self.wire.next_row() {
+                            Ok(Next::Row(r)) => set
+                                .rows
+                                .push(r.cells().map(|c| c.map(<[u8]>::to_vec)).collect()),
+                            Ok(Next::End(ok)) => {
+                                self.last = ok;
+                                break;
+                            }
+                            Err(WireError::Server(e)) => return Ok((sets, Some(e))),
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                Err(WireError::Server(e)) => return Ok((sets, Some(e))),
+                Err(e) => return Err(e),
+            }
+            sets.push(set);
+            if self.last.status & status::MORE_RESULTS_EXISTS == 0 {
+                return Ok((sets, None));
+            }
+        }
     }
 
     /// `COM_PING`.

@@ -35,14 +35,12 @@
 //! that happens to run a connection of the same user with the same id.
 
 use std::collections::HashMap;
-use std::os::fd::AsRawFd;
-
-use mysql::prelude::Queryable;
 
 use super::MysqlConnector;
 use crate::duration::fmt_duration;
 use crate::pool::{ConnectAttempt, Connector, Suspect};
 use crate::sys;
+use crate::wire::WireError;
 
 /// Slack on `Uptime` (whole seconds) against a connection's age.
 const UPTIME_SLACK_SECS: f64 = 1.5;
@@ -76,18 +74,18 @@ pub(crate) fn check(
     // From here the watchdog cuts the side connection's socket at the
     // deadline. The dup keeps the socket (and its number) until the attempt
     // is dropped, so the shutdown can only reach this socket.
-    if let Some(dup) = sys::DupFd::new(s.as_raw_fd()) {
+    if let Some(dup) = sys::DupFd::new(s.link.raw_fd()) {
         attempt.set_canceller(move || {
             sys::shutdown(dup.fd());
             Some("the server accepted the check's connection, then did not answer its query".into())
         });
     }
     let left = attempt.remaining();
-    if left.is_zero() || sys::set_socket_timeouts(s.as_raw_fd(), Some(left)).is_err() {
+    if left.is_zero() || sys::set_socket_timeouts(s.link.raw_fd(), Some(left)).is_err() {
         return Err(format!("a check of {ep} ran out of time after connecting"));
     }
-    let no_answer = |q: &str, e: &mysql::Error| -> Result<Vec<Option<String>>, String> {
-        if let mysql::Error::MySqlError(me) = e {
+    let no_answer = |q: &str, e: &WireError| -> Result<Vec<Option<String>>, String> {
+        if let WireError::Server(me) = e {
             log::info!(
                 target: "staunch",
                 "liveness check of {ep}: {q} failed with a server error, so the server is taken as alive: {me}"
@@ -98,20 +96,30 @@ pub(crate) fn check(
             "a check on a new connection to {ep} connected, then got no answer to {q}: {e}"
         ))
     };
-    let uptime: Option<(String, String)> = match s.query_first("SHOW GLOBAL STATUS LIKE 'Uptime'") {
+    let uptime = match s.link.first_row(b"SHOW GLOBAL STATUS LIKE 'Uptime'") {
         Ok(v) => v,
         Err(e) => return no_answer("SHOW GLOBAL STATUS", &e),
     };
-    let uptime = uptime.and_then(|(_, v)| v.trim().parse::<u64>().ok());
+    let uptime = uptime
+        .and_then(|r| r.get(1).cloned().flatten())
+        .and_then(|v| String::from_utf8_lossy(&v).trim().parse::<u64>().ok());
     let ids: Vec<String> = suspects.iter().map(|x| x.key.to_string()).collect();
     let sql = format!(
         "SELECT ID, COMMAND, TIME FROM information_schema.PROCESSLIST WHERE ID IN ({})",
         ids.join(",")
     );
-    let present: HashMap<u64, bool> = match s.query::<(u64, String, i64), _>(&sql) {
+    let present: HashMap<u64, bool> = match s.link.rows(sql.as_bytes(), usize::MAX) {
         Ok(v) => v
             .into_iter()
-            .map(|(id, command, secs)| (id, command.eq_ignore_ascii_case("Sleep") && secs >= 1))
+            .filter_map(|r| {
+                let text = |i: usize| -> Option<String> {
+                    Some(String::from_utf8_lossy(r.get(i)?.as_deref()?).into_owned())
+                };
+                let id = text(0)?.parse::<u64>().ok()?;
+                let command = text(1).unwrap_or_default();
+                let secs = text(2).and_then(|t| t.parse::<i64>().ok()).unwrap_or(0);
+                Some((id, command.eq_ignore_ascii_case("Sleep") && secs >= 1))
+            })
             .collect(),
         Err(e) => return no_answer("the process list query", &e),
     };

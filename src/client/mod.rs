@@ -67,16 +67,11 @@ mod txn;
 pub(crate) mod value;
 
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, ToSocketAddrs};
-use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use mysql::consts::CapabilityFlags;
-use mysql::mysql_common::proto::codec::error::PacketCodecError;
-use mysql::prelude::Queryable;
-use mysql::{ClientIdentity, Conn, OptsBuilder, SslOpts};
+use self::connect::Prepared;
+use self::link::Link;
 
 pub use self::cancel::CancelHandle;
 pub(crate) use self::config::parse_connect_attrs;
@@ -93,6 +88,7 @@ use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{ConnectAttempt, Connector, Recycled};
 use crate::sys;
+use crate::wire::WireError;
 
 /// How long after a statement's time limit the pool's watchdog waits for
 /// the server's own answer (its time-limit error, normally) before it cuts
@@ -142,6 +138,9 @@ pub struct MysqlConnector {
     side: OnceLock<Arc<MysqlConnector>>,
     /// The pool's tracer, with this connector's server, if one is set.
     traced: Option<crate::trace::Traced>,
+    /// What every connection is opened with (TLS, the server's key, the
+    /// attributes), read at the first connect and kept.
+    prepared: Arc<OnceLock<std::result::Result<Arc<Prepared>, Error>>>,
 }
 
 /// What a topology wants to hear when a statement on one of a connector's
@@ -159,11 +158,6 @@ impl std::fmt::Debug for NodeAlarm {
     }
 }
 
-/// How far a TCP connect got, for the watchdog's report: the handshake
-/// (greeting, TLS, authentication), then staunch's own session set-up.
-const PHASE_TCP: u8 = 0;
-const PHASE_INIT: u8 = 1;
-
 impl MysqlConnector {
     /// A connector for `cfg`. Each connect is bounded by the deadline of the
     /// attempt the pool passes in; the work done on return by
@@ -176,6 +170,7 @@ impl MysqlConnector {
             alarm: None,
             side: OnceLock::new(),
             traced: None,
+            prepared: Arc::default(),
         }
     }
 
@@ -223,382 +218,18 @@ impl MysqlConnector {
         &self.cfg
     }
 
-    fn base_opts(&self, per_read: Duration) -> OptsBuilder {
-        let c = &self.cfg;
-        OptsBuilder::new()
-            .user(c.user.clone())
-            .pass(c.password.clone())
-            .db_name(c.database.clone())
-            .prefer_socket(false)
-            .connect_attrs(Some(
-                c.sent_connect_attrs()
-                    .into_iter()
-                    .collect::<std::collections::HashMap<_, _>>(),
-            ))
-            .read_timeout(Some(per_read))
-            .write_timeout(Some(per_read))
-            .additional_capabilities(if c.found_rows {
-                CapabilityFlags::CLIENT_SESSION_TRACK | CapabilityFlags::CLIENT_FOUND_ROWS
-            } else {
-                CapabilityFlags::CLIENT_SESSION_TRACK
-            })
+    /// What every connection is opened with, read once (see
+    /// [`connect::Prepared`]); an error (a TLS file that cannot be read) is
+    /// kept and returned by every connect.
+    fn prepared(&self) -> Result<Arc<Prepared>> {
+        self.prepared
+            .get_or_init(|| Prepared::new(&self.cfg).map(Arc::new))
+            .clone()
     }
 
-    /// The `mysql` crate's TLS options for `tls_mode`, or None for plaintext.
-    fn ssl_opts(&self) -> Option<SslOpts> {
-        let c = &self.cfg;
-        let opts = match c.tls_mode {
-            TlsMode::Disabled => return None,
-            TlsMode::Preferred | TlsMode::Required => {
-                SslOpts::default().with_danger_accept_invalid_certs(true)
-            }
-            TlsMode::VerifyCa => SslOpts::default()
-                .with_root_cert_path(c.tls_ca.clone())
-                .with_danger_skip_domain_validation(true),
-            TlsMode::VerifyIdentity => SslOpts::default().with_root_cert_path(c.tls_ca.clone()),
-        };
-        let identity = match (&c.tls_cert, &c.tls_key) {
-            (Some(cert), Some(key)) => Some(ClientIdentity::new(cert.clone(), key.clone())),
-            _ => None,
-        };
-        // rustls needs a process-wide crypto provider; the `mysql` crate asks
-        // for the default one, which is ambiguous when some other crate in the
-        // program also enabled aws-lc-rs. Install ring (the one built here)
-        // unless the program already chose one.
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
-        Some(opts.with_client_identity(identity))
-    }
-
-    fn connect_tcp(&self, attempt: &ConnectAttempt) -> Result<Conn> {
-        let ep = self.cfg.endpoint();
-        let addr = (self.cfg.host.as_str(), self.cfg.port)
-            .to_socket_addrs()
-            .map_err(|e| Error::new(ErrorKind::Connect, format!("cannot resolve {ep}: {e}")))?
-            .next()
-            .ok_or_else(|| {
-                Error::new(ErrorKind::Connect, format!("{ep} resolves to no address"))
-            })?;
-        let phase = Arc::new(AtomicU8::new(PHASE_TCP));
-        let mut last_err = None;
-        let mut tls = self.ssl_opts();
-        // The crate checks the certificate against the name it connects to.
-        let target = if self.cfg.tls_mode == TlsMode::VerifyIdentity {
-            self.cfg.host.clone()
-        } else {
-            addr.ip().to_string()
-        };
-        // A port we picked may be taken by someone else before we bind it:
-        // then try another. `preferred` may take one more round, in plaintext.
-        for _ in 0..4 {
-            let local = pick_local_port(&addr).map_err(|e| {
-                Error::new(
-                    ErrorKind::Connect,
-                    format!("cannot pick a local port to reach {ep}: {}", os_error(&e)),
-                )
-            })?;
-            let p2 = phase.clone();
-            attempt.set_canceller(move || cancel_socket(local, addr, &p2));
-            let per_read = attempt.remaining() + Duration::from_millis(500);
-            let opts = self
-                .base_opts(per_read)
-                .ssl_opts(tls.clone())
-                .ip_or_hostname(Some(target.clone()))
-                .tcp_port(addr.port())
-                .tcp_connect_timeout(Some(attempt.remaining().max(Duration::from_millis(1))))
-                .bind_address(Some(SocketAddr::new(local.ip(), local.port())));
-            match Conn::new(opts) {
-                Ok(conn) => {
-                    // What the watchdog reports if the deadline passes now.
-                    phase.store(PHASE_INIT, Relaxed);
-                    return Ok(conn);
-                }
-                Err(mysql::Error::DriverError(mysql::DriverError::CouldNotConnect(Some((
-                    _,
-                    _,
-                    kind,
-                )))))
-                    if kind == io::ErrorKind::AddrInUse && attempt.cancelled().is_none() =>
-                {
-                    last_err = Some(Error::new(
-                        ErrorKind::Connect,
-                        format!("local port {local} in use"),
-                    ));
-                }
-                Err(mysql::Error::DriverError(mysql::DriverError::TlsNotSupported))
-                    if self.cfg.tls_mode == TlsMode::Preferred
-                        && tls.is_some()
-                        && attempt.cancelled().is_none() =>
-                {
-                    // The greeting offered no TLS: connect again in plaintext.
-                    tls = None;
-                    last_err = Some(Error::new(
-                        ErrorKind::Connect,
-                        format!("{ep} offers no TLS and the plaintext retry did not happen"),
-                    ));
-                }
-                Err(e) => return Err(self.connect_error(attempt, &e, "handshake")),
-            }
-        }
-        Err(last_err.expect("loop ran"))
-    }
-
-    /// Words for a failed connect: which phase, where, after how long.
-    fn connect_error(&self, attempt: &ConnectAttempt, e: &mysql::Error, phase: &str) -> Error {
-        let ep = self.cfg.endpoint();
-        let after = fmt_duration(attempt.started().elapsed());
-        if let Some(found) = attempt.cancelled() {
-            return Error::new(
-                ErrorKind::Connect,
-                format!(
-                    "connect to {ep} timed out after {after} (connect_timeout={}): {found}",
-                    fmt_duration(self.connect_timeout_hint(attempt))
-                ),
-            );
-        }
-        if let Some(tls) = self.tls_error(e) {
-            return tls;
-        }
-        match e {
-            // A plugin staunch does not speak: no retry can change that, so
-            // the caller hears it at once, by name (conformance
-            // `conf_auth_plugins`), not "unreachable" at the acquire timeout.
-            mysql::Error::DriverError(mysql::DriverError::UnknownAuthPlugin(name)) => {
-                Error::permanent(
-                    ErrorKind::Connect,
-                    format!(
-                        "connect to {ep} failed: the server asks for the authentication plugin {name:?} for user {:?}; staunch speaks mysql_native_password, caching_sha2_password and client_ed25519",
-                        self.cfg.user
-                    ),
-                )
-            }
-            mysql::Error::DriverError(mysql::DriverError::CleartextPluginDisabled) => {
-                Error::permanent(
-                    ErrorKind::Connect,
-                    format!(
-                        "connect to {ep} failed: the server asks for the authentication plugin \"mysql_clear_password\" for user {:?}, which would send the password as it is; staunch does not send it",
-                        self.cfg.user
-                    ),
-                )
-            }
-            mysql::Error::MySqlError(_) => Error::with_source(
-                ErrorKind::Connect,
-                format!("connect to {ep} failed"),
-                Error::from_mysql(&format!("{ep} answered"), e),
-            ),
-            mysql::Error::DriverError(mysql::DriverError::ConnectTimeout) => Error::new(
-                ErrorKind::Connect,
-                format!("TCP connect to {ep} timed out after {after}: no answer to SYN"),
-            ),
-            mysql::Error::DriverError(mysql::DriverError::CouldNotConnect(Some((
-                _,
-                desc,
-                io::ErrorKind::ConnectionReset,
-            )))) => Error::new(
-                ErrorKind::Connect,
-                format!(
-                    "connect to {ep} failed: the connection was reset as soon as it was accepted, before the handshake: {desc}"
-                ),
-            ),
-            mysql::Error::DriverError(mysql::DriverError::CouldNotConnect(Some((_, desc, _)))) => {
-                Error::new(
-                    ErrorKind::Connect,
-                    format!("TCP connect to {ep} failed: {}", os_error_text(desc)),
-                )
-            }
-            mysql::Error::IoError(io) | mysql::Error::CodecError(PacketCodecError::Io(io))
-                if hung_up(io) =>
-            {
-                let how = if io.kind() == io::ErrorKind::ConnectionReset {
-                    "the connection was reset"
-                } else {
-                    "the server closed the connection"
-                };
-                Error::new(
-                    ErrorKind::Connect,
-                    format!("connect to {ep} failed: {how} during the {phase} after {after} ({io})"),
-                )
-            }
-            mysql::Error::CodecError(PacketCodecError::PacketTooLarge) => Error::new(
-                ErrorKind::Connect,
-                format!(
-                    "connect to {ep} failed during the {phase} after {after}: the server sent a packet larger than the client accepts (max_allowed_packet; {} MiB until the handshake is done)",
-                    HANDSHAKE_MAX_PACKET >> 20
-                ),
-            ),
-            mysql::Error::IoError(io)
-                if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
-            {
-                Error::new(
-                    ErrorKind::Connect,
-                    format!("connect to {ep} timed out after {after} during the {phase}: a socket read got no data"),
-                )
-            }
-            mysql::Error::IoError(io) | mysql::Error::CodecError(PacketCodecError::Io(io)) => Error::new(
-                ErrorKind::Connect,
-                format!(
-                    "connect to {ep} failed during the {phase} after {after}: {}",
-                    os_error(io)
-                ),
-            ),
-            other => Error::new(
-                ErrorKind::Connect,
-                format!("connect to {ep} failed during the {phase} after {after}: {other}"),
-            ),
-        }
-    }
-
-    /// Words for a TLS failure (None when `e` is not one). Failures that a
-    /// retry cannot fix are marked permanent.
-    fn tls_error(&self, e: &mysql::Error) -> Option<Error> {
-        let mode = self.cfg.tls_mode;
-        if mode == TlsMode::Disabled {
-            return None;
-        }
-        let ep = self.cfg.endpoint();
-        let files = || {
-            let mut v = Vec::new();
-            for (knob, p) in [
-                ("tls_ca", &self.cfg.tls_ca),
-                ("tls_cert", &self.cfg.tls_cert),
-                ("tls_key", &self.cfg.tls_key),
-            ] {
-                if let Some(p) = p {
-                    v.push(format!("{knob}={}", p.display()));
-                }
-            }
-            v.join(", ")
-        };
-        let rejected = |what: String| {
-            Some(Error::permanent(
-                ErrorKind::Connect,
-                format!("TLS connect to {ep} failed (tls_mode={mode}): {what}"),
-            ))
-        };
-        let tls_err = match e {
-            mysql::Error::DriverError(mysql::DriverError::TlsNotSupported) => {
-                return rejected(
-                    "the server does not offer TLS (its greeting lacks CLIENT_SSL; \
-                     is it started with ssl_cert/ssl_key?)"
-                        .into(),
-                );
-            }
-            mysql::Error::TlsError(t) => {
-                return rejected(format!(
-                    "cannot set up TLS with {}: {t}",
-                    match files() {
-                        f if f.is_empty() => "these settings".to_string(),
-                        f => f,
-                    }
-                ));
-            }
-            mysql::Error::IoError(io) if io.kind() == io::ErrorKind::NotFound => {
-                return rejected(format!("cannot read a TLS file ({}): {io}", files()));
-            }
-            mysql::Error::IoError(io)
-            | mysql::Error::CodecError(
-                mysql::mysql_common::proto::codec::error::PacketCodecError::Io(io),
-            ) => io.get_ref()?.downcast_ref::<rustls::Error>()?,
-            _ => return None,
-        };
-        use rustls::{AlertDescription as A, CertificateError as C};
-        match tls_err {
-            rustls::Error::InvalidCertificate(ce) => {
-                let why = match ce {
-                    C::UnknownIssuer => format!(
-                        "it is not signed by a trusted CA ({})",
-                        match &self.cfg.tls_ca {
-                            Some(ca) => format!("tls_ca={}", ca.display()),
-                            None => "no tls_ca given, only the bundled public roots".into(),
-                        }
-                    ),
-                    C::NotValidForName | C::NotValidForNameContext { .. } => format!(
-                        "it is not valid for the host name {:?}: {ce}",
-                        self.cfg.host
-                    ),
-                    C::Expired | C::ExpiredContext { .. } => format!("it has expired: {ce}"),
-                    C::NotValidYet | C::NotValidYetContext { .. } => {
-                        format!("it is not valid yet: {ce}")
-                    }
-                    C::Other(o) => match o.0.downcast_ref::<webpki::Error>() {
-                        Some(webpki::Error::CaUsedAsEndEntity) => format!(
-                            "it is a CA certificate (basicConstraints CA:TRUE, as `openssl req -x509` \
-                             makes by default) used as the server's own certificate, which the TLS \
-                             library refuses even when it is the very certificate in tls_ca{}; give \
-                             the server (its ssl_cert) a certificate made with `-addext \
-                             basicConstraints=critical,CA:FALSE`, or one signed by a CA you put in \
-                             tls_ca, or set tls_mode=required (encrypted, certificate not checked)",
-                            match &self.cfg.tls_ca {
-                                Some(ca) => format!(" ({})", ca.display()),
-                                None => String::new(),
-                            }
-                        ),
-                        Some(webpki::Error::EndEntityUsedAsCa) => "a certificate that is not a \
-                             CA (basicConstraints CA:FALSE) signed another one in the server's chain; \
-                             fix the chain in the server's ssl_cert"
-                            .to_string(),
-                        Some(w) => format!(
-                            "the certificate check failed ({}); check the server's ssl_cert and \
-                             tls_ca, or set tls_mode=required (encrypted, certificate not checked)",
-                            words(&format!("{w:?}"))
-                        ),
-                        None => format!(
-                            "{o}; check the server's ssl_cert and tls_ca, or set \
-                             tls_mode=required (encrypted, certificate not checked)"
-                        ),
-                    },
-                    other => format!(
-                        "{other}; check the server's ssl_cert and tls_ca, or set \
-                         tls_mode=required (encrypted, certificate not checked)"
-                    ),
-                };
-                rejected(format!(
-                    "certificate verification failed: the server's certificate was rejected: {why}"
-                ))
-            }
-            rustls::Error::AlertReceived(
-                a @ (A::BadCertificate
-                | A::UnsupportedCertificate
-                | A::CertificateRevoked
-                | A::CertificateExpired
-                | A::CertificateUnknown
-                | A::UnknownCA
-                | A::AccessDenied
-                | A::CertificateRequired
-                | A::HandshakeFailure
-                | A::ProtocolVersion
-                | A::InsufficientSecurity),
-            ) => rejected(format!(
-                "the server refused the TLS handshake (TLS alert: {}): {}",
-                words(&format!("{a:?}")),
-                match files() {
-                    f if f.is_empty() =>
-                        "if its user requires X509, set tls_cert and tls_key".to_string(),
-                    f => format!("check the client settings {f} against what the server expects"),
-                }
-            )),
-            rustls::Error::PeerIncompatible(p) => rejected(format!(
-                "the server's TLS is incompatible with this client ({}): it needs TLS 1.2 or \
-                 1.3 with a modern cipher; upgrade the server's TLS settings, or set \
-                 tls_mode=disabled",
-                words(&format!("{p:?}"))
-            )),
-            other => Some(Error::new(
-                ErrorKind::Connect,
-                format!("TLS connect to {ep} failed (tls_mode={mode}): {other}"),
-            )),
-        }
-    }
-
-    fn connect_timeout_hint(&self, attempt: &ConnectAttempt) -> Duration {
-        attempt
-            .deadline()
-            .saturating_duration_since(attempt.started())
-    }
-
-    fn set_timeouts(&self, conn: &Conn, d: Option<Duration>) -> Result<()> {
-        sys::set_socket_timeouts(conn.as_raw_fd(), d)
+    fn set_timeouts(&self, s: &Session, d: Option<Duration>) -> Result<()> {
+        s.link
+            .set_timeouts(d)
             .map_err(|e| Error::new(ErrorKind::Io, format!("cannot set socket timeouts: {e}")))
     }
 
@@ -608,12 +239,12 @@ impl MysqlConnector {
         &self,
         s: &mut Session,
         bound: Duration,
-        f: impl FnOnce(&mut Session) -> mysql::Result<T>,
+        f: impl FnOnce(&mut Session) -> std::result::Result<T, WireError>,
         what: &str,
     ) -> Result<T> {
         self.set_timeouts(s, Some(bound))?;
         let r =
-            f(s).map_err(|e| Error::from_mysql(&format!("{what} on {}", self.cfg.endpoint()), &e));
+            f(s).map_err(|e| Error::from_wire(&format!("{what} on {}", self.cfg.endpoint()), &e));
         if r.is_ok() {
             self.set_timeouts(s, per_read_bound(self.cfg.query_timeout))?;
         }
@@ -649,15 +280,10 @@ impl Connector for MysqlConnector {
     type Conn = Session;
 
     fn connect(&self, attempt: &ConnectAttempt) -> Result<Session> {
-        let conn = match &self.cfg.socket {
-            Some(path) => {
-                let per_read = attempt.remaining() + Duration::from_millis(500);
-                let opts = self.base_opts(per_read).socket(Some(path.clone()));
-                Conn::new(opts).map_err(|e| self.connect_error(attempt, &e, "handshake"))?
-            }
-            None => self.connect_tcp(attempt)?,
-        };
-        // Session set-up, still within the connect's deadline.
+        let prepared = self.prepared()?;
+        let (link, watch) = Link::open(&self.cfg, &prepared, attempt)?;
+        // Session set-up, still within the connect's deadline (the socket's
+        // time limits are what is left of it; the watchdog cuts the rest).
         let left = attempt.remaining();
         if left.is_zero() {
             return Err(Error::new(
@@ -668,10 +294,12 @@ impl Connector for MysqlConnector {
                 ),
             ));
         }
-        self.set_timeouts(&conn, Some(left))?;
-        let session = match Session::start(conn, &self.cfg) {
+        link.set_timeouts(Some(left))
+            .map_err(|e| Error::new(ErrorKind::Io, format!("cannot set socket timeouts: {e}")))?;
+        watch.setting_up();
+        let mut session = match Session::start(link, &self.cfg) {
             Ok(s) => s,
-            Err(e) => return Err(self.connect_error(attempt, &e, "session set-up")),
+            Err(e) => return Err(connect::failure(&self.cfg, attempt, &e, "session set-up")),
         };
         if attempt.cancelled().is_some() {
             return Err(Error::new(
@@ -679,11 +307,17 @@ impl Connector for MysqlConnector {
                 "connect cut off at its deadline",
             ));
         }
+        // The most one packet may hold from now on: the server's
+        // max_allowed_packet, asked with the session's first statements.
+        let max = session.max_allowed_packet().map_err(|e| {
+            connect::failure(&self.cfg, attempt, &e, "session set-up")
+        })?;
+        session.link.wire.set_max_packet(max);
         self.set_timeouts(&session, per_read_bound(self.cfg.query_timeout))?;
         if self.cfg.socket.is_none() {
             // The kernel's watch for a dead peer, behind the liveness check.
             if let Err(e) = sys::set_tcp_keepalive(
-                session.as_raw_fd(),
+                session.link.raw_fd(),
                 KEEPALIVE_IDLE,
                 KEEPALIVE_INTERVAL,
                 KEEPALIVE_COUNT,
@@ -699,7 +333,7 @@ impl Connector for MysqlConnector {
         // A COM_PING only reads one packet and takes anything but an error
         // packet as its answer: on a connection with a stale answer waiting
         // it would pass. Look first.
-        if let Some(why) = sys::unexpected_input(conn.as_raw_fd()) {
+        if let Some(why) = unexpected_input(conn) {
             return Err(Error::new(
                 ErrorKind::Io,
                 format!(
@@ -708,7 +342,7 @@ impl Connector for MysqlConnector {
                 ),
             ));
         }
-        self.bounded(conn, timeout, |c| c.ping(), "validation (COM_PING)")
+        self.bounded(conn, timeout, |c| c.link.ping(), "validation (COM_PING)")
     }
 
     /// A returned connection on which the server has sent something is out
@@ -722,7 +356,7 @@ impl Connector for MysqlConnector {
     /// catches the rest only once it has arrived. One non-blocking peek, no
     /// round trip.
     fn is_broken(&self, conn: &Session) -> bool {
-        match sys::unexpected_input(conn.as_raw_fd()) {
+        match unexpected_input(conn) {
             Some(why) => {
                 log::warn!(
                     target: "staunch",
@@ -760,16 +394,11 @@ impl Connector for MysqlConnector {
             return Ok(Recycled::AsIs);
         }
         s.give_back_buffers();
-        if RETIRE_WORN && s.worn(CRATE_WALK_MAX, WEAR_CHECK_EVERY_NS) {
-            // Replaced rather than kept: see CRATE_WALK_MAX. The server
-            // rolls back whatever it had open when the connection closes.
-            return Ok(Recycled::Retire);
-        }
         if touched || s.state.dirty || self.cfg.reset_on_return {
             self.bounded(
                 s,
                 self.validation_timeout,
-                |s| s.reset(&self.cfg, touched),
+                |s| s.reset(&self.cfg),
                 "reset on return",
             )?;
             return Ok(Recycled::Reset);
@@ -788,7 +417,7 @@ impl Connector for MysqlConnector {
                 s,
                 self.validation_timeout,
                 |s| {
-                    s.query_drop("ROLLBACK")?;
+                    s.link.run(b"ROLLBACK")?;
                     // A ROLLBACK ends any transaction; the server reports
                     // that only when it had reported one open, so a report
                     // now can only say one is (still) open.
@@ -834,7 +463,7 @@ impl Connector for MysqlConnector {
     }
 
     fn socket_fd(&self, conn: &Session) -> Option<std::os::fd::RawFd> {
-        Some(conn.as_raw_fd())
+        Some(conn.link.raw_fd())
     }
 
     fn endpoint(&self) -> String {
@@ -842,39 +471,16 @@ impl Connector for MysqlConnector {
     }
 }
 
-/// How far the `mysql` crate's reads may have walked through its 4 MiB read
-/// buffer (mysql_common's `MySyncFramed`, allocated at connect) before the
-/// connection is replaced at its return. Each read fills the buffer a
-/// little further on and only wraps to its start at the end, so the pages
-/// behind it turn resident one by one: without this bound every connection
-/// that carries 4 MiB through the crate (prepared statements, TLS, the
-/// Rust API) keeps 4 MiB resident for good, and one large answer keeps its
-/// size. With it, a returned connection holds at most this much of the
-/// buffer plus what its borrows read since its last check (at most one a
-/// 100 ms: [`WEAR_CHECK_EVERY_NS`]). The cost: one new connection
-/// (~0.25 ms here) per MiB the crate reads, about every 5,000 prepared
-/// statements of one short row. Over a unix socket the kernel counts no
-/// bytes and nothing is replaced. src/wire's own buffers shrink back
-/// instead (wire/packet.rs). Goes with the crate (issue 45).
-const CRATE_WALK_MAX: u64 = 1024 * 1024;
-
-/// How often a connection's return may ask the kernel how far the crate
-/// has read (`Session::worn`): a connection that returns more often is
-/// checked at the first return 100 ms after the last check.
-const WEAR_CHECK_EVERY_NS: u64 = 100_000_000;
-
-/// Whether worn connections are replaced (see [`CRATE_WALK_MAX`]): only
-/// with the library's own allocator (the `mimalloc` feature: the C library
-/// and every package), which gives a freed 4 MiB block back to the kernel
-/// at once, so the replacement's buffers start with nothing resident. Under
-/// glibc's malloc (a Rust program's default) the first freed one raises
-/// its mmap threshold, the next come from a heap that keeps freed pages
-/// resident, and a replacement would cost a connect and save nothing.
-const RETIRE_WORN: bool = cfg!(all(feature = "mimalloc", not(miri)));
-
-/// The most the `mysql` crate accepts in one packet before it has asked the
-/// server for its max_allowed_packet (its DEFAULT_MAX_ALLOWED_PACKET).
-const HANDSHAKE_MAX_PACKET: usize = 4 * 1024 * 1024;
+/// Whether a session idle between statements has input waiting: a byte in
+/// the packet layer's buffer or on the socket. Nothing is sent between
+/// commands, so either means the session is out of step (the rest of an
+/// answer left unread), or the server closed it.
+fn unexpected_input(s: &Session) -> Option<&'static str> {
+    if s.link.wire.has_buffered_input() {
+        return Some("part of an earlier answer is still unread");
+    }
+    sys::unexpected_input(s.link.raw_fd())
+}
 
 /// Whether an I/O error means the peer hung up (EOF, reset, broken pipe);
 /// the `mysql` crate reports EOF as BrokenPipe "server disconnected", and a
@@ -908,87 +514,6 @@ fn os_error_text(text: &str) -> String {
     }
 }
 
-/// Asks the kernel for a free local port for a connection to `peer`.
-fn pick_local_port(peer: &SocketAddr) -> io::Result<SocketAddr> {
-    let any: IpAddr = match peer {
-        SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
-        SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
-    };
-    let l = TcpListener::bind(SocketAddr::new(any, 0))?;
-    l.local_addr()
-}
-
-/// The watchdog's canceller: finds the socket bound to `local` towards `peer`
-/// in this process, reports how far the connect got, and shuts it down.
-fn cancel_socket(local: SocketAddr, peer: SocketAddr, phase: &AtomicU8) -> Option<String> {
-    let (inode, state) = find_tcp_inode(local.port(), &peer)?;
-    let fd = find_fd_by_inode(inode)?;
-    let dup = sys::DupFd::new(fd)?;
-    if dup.inode() != Some(inode) {
-        return None;
-    }
-    let received = dup.tcp_bytes_received();
-    let what = if state == 0x02 {
-        format!("TCP connect to {peer} not answered (SYN sent, no SYN-ACK)")
-    } else if phase.load(Relaxed) == PHASE_INIT {
-        format!("{peer} stopped answering during session set-up")
-    } else {
-        match received {
-            Some(0) => format!("TCP connected to {peer}, but no greeting came from the server"),
-            Some(n) => format!("{peer} sent only {n} bytes of the handshake (greeting or authentication incomplete)"),
-            None => format!("TCP connected to {peer}, handshake not completed"),
-        }
-    };
-    sys::shutdown(dup.fd());
-    Some(what)
-}
-
-/// Finds (inode, tcp state) of the socket with local port `port` and remote
-/// address `peer` in /proc/net/tcp or tcp6.
-fn find_tcp_inode(port: u16, peer: &SocketAddr) -> Option<(u64, u8)> {
-    let file = match peer {
-        SocketAddr::V4(_) => "/proc/net/tcp",
-        SocketAddr::V6(_) => "/proc/net/tcp6",
-    };
-    let text = std::fs::read_to_string(file).ok()?;
-    for line in text.lines().skip(1) {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 10 {
-            continue;
-        }
-        let (Some(lp), Some(rp)) = (hex_port(f[1]), hex_port(f[2])) else {
-            continue;
-        };
-        if lp != port || rp != peer.port() {
-            continue;
-        }
-        let state = u8::from_str_radix(f[3], 16).ok()?;
-        let inode: u64 = f[9].parse().ok()?;
-        if inode != 0 {
-            return Some((inode, state));
-        }
-    }
-    None
-}
-
-fn hex_port(addr: &str) -> Option<u16> {
-    let (_, p) = addr.rsplit_once(':')?;
-    u16::from_str_radix(p, 16).ok()
-}
-
-fn find_fd_by_inode(inode: u64) -> Option<i32> {
-    let want = format!("socket:[{inode}]");
-    for entry in std::fs::read_dir("/proc/self/fd").ok()? {
-        let entry = entry.ok()?;
-        if let Ok(target) = std::fs::read_link(entry.path()) {
-            if target.as_os_str() == want.as_str() {
-                return entry.file_name().to_str()?.parse().ok();
-            }
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -1001,57 +526,4 @@ mod tests {
         let refused = "Connection refused (os error 111)";
         assert_eq!(super::os_error_text(refused), refused);
     }
-}
-
-#[cfg(test)]
-mod socket_finder_tests {
-    use super::*;
-    use std::io::Read;
-
-    /// The watchdog's finder locates a socket by its local port and peer,
-    /// reports that no greeting came, and shuts it down, which unblocks a
-    /// read in another thread. (The bind-before-connect itself is the
-    /// `mysql` crate's `bind_address`, exercised by every real connect.)
-    #[test]
-    #[cfg_attr(miri, ignore = "real sockets: Miri does not emulate connect")]
-    fn finds_and_shuts_down_a_blocked_socket() {
-        let server = TcpListener::bind("127.0.0.1:0").unwrap();
-        let peer = server.local_addr().unwrap();
-        let sock = std::net::TcpStream::connect(peer).unwrap();
-        let local = sock.local_addr().unwrap();
-        let mut s2 = sock.try_clone().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut b = [0u8; 1];
-            s2.read(&mut b)
-        });
-        std::thread::sleep(Duration::from_millis(50));
-        let phase = AtomicU8::new(PHASE_TCP);
-        let found = cancel_socket(local, peer, &phase).expect("socket must be found");
-        assert!(found.contains("no greeting"), "{found}");
-        // Once the handshake is done, a cut-off is reported as set-up.
-        let sock2 = std::net::TcpStream::connect(peer).unwrap();
-        let phase = AtomicU8::new(PHASE_INIT);
-        let found = cancel_socket(sock2.local_addr().unwrap(), peer, &phase)
-            .expect("second socket must be found");
-        assert!(found.contains("during session set-up"), "{found}");
-        assert_eq!(
-            reader.join().unwrap().unwrap(),
-            0,
-            "read returns EOF after shutdown"
-        );
-        drop(server);
-    }
-}
-
-/// A Debug name (`UnsupportedCertVersion`, `BadCertificate`...) as words.
-fn words(debug: &str) -> String {
-    let name = debug.split(['(', ' ', '{']).next().unwrap_or("");
-    let mut out = String::new();
-    for (i, ch) in name.chars().enumerate() {
-        if ch.is_ascii_uppercase() && i > 0 {
-            out.push(' ');
-        }
-        out.push(ch.to_ascii_lowercase());
-    }
-    out
 }

@@ -42,26 +42,20 @@
 //! error and the session stays in step. A borrow may set its own limit; the
 //! session variable changes (one statement) only when the limit does.
 
-use std::fs::File;
-use std::ops::{Deref, DerefMut};
-use std::os::fd::AsRawFd;
-use std::sync::atomic::{
-    AtomicBool, AtomicU64, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed,
-};
+use std::sync::atomic::{AtomicU64, Ordering::AcqRel, Ordering::Acquire};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use mysql::consts::SessionStateType;
-use mysql::mysql_common::io::ParseBuf;
-use mysql::prelude::Queryable;
-use mysql::session_state_change::SessionStateChange;
-use mysql::{Conn, LocalInfileHandler, SessionStateInfo};
+use mysql_common::constants::SessionStateType;
+use mysql_common::io::ParseBuf;
+use mysql_common::packets::session_state_change::SessionStateChange;
+use mysql_common::packets::SessionStateInfo;
 
-use super::sql::Lexing;
+use super::link::Link;
+use super::sql::{version_number, Lexing};
 use super::ConnectConfig;
-use super::TlsMode;
 use crate::sync::lock;
-use crate::wire::{caps, status, Columns, Framer, OkInfo};
+use crate::wire::{status, OkInfo, WireError};
 
 /// The server kind, for the statement time limit's variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,14 +65,19 @@ pub(crate) enum Flavor {
 }
 
 impl Flavor {
-    /// MariaDB sends "5.5.5-10.x.y-MariaDB" in its greeting (which the
-    /// `mysql` crate reads as 5.5.5), or a version from 10 up; MySQL is 5.x,
-    /// 8.x, 9.x.
-    fn of(conn: &Conn) -> Flavor {
-        match conn.server_version() {
-            (5, 5, 5) => Flavor::MariaDb,
-            (major, _, _) if major >= 10 => Flavor::MariaDb,
-            _ => Flavor::MySql,
+    /// MariaDB names itself in its version text ("10.11.9-MariaDB-...",
+    /// the greeting's "5.5.5-" prefix already removed), or has a version
+    /// from 10 up; MySQL is 5.x, 8.x, 9.x.
+    fn of(version: &str) -> Flavor {
+        let major: u32 = version
+            .split('.')
+            .next()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or(0);
+        if version.contains("MariaDB") || major >= 10 {
+            Flavor::MariaDb
+        } else {
+            Flavor::MySql
         }
     }
 }
@@ -162,74 +161,32 @@ pub(crate) struct SqlMode {
     pub ansi_quotes: bool,
 }
 
-/// One MySQL session: the connection, what staunch knows of its state, and
-/// the gate its cancel handles go through. Derefs to [`mysql::Conn`].
+/// One MySQL session: the connection staunch runs ([`Link`]), what staunch
+/// knows of its state, and the gate its cancel handles go through.
 ///
 /// Made by [`MysqlConnector`](crate::MysqlConnector); a pool hands it out
 /// inside a [`PooledConn`](crate::PooledConn).
 pub struct Session {
-    pub(crate) conn: Conn,
+    pub(crate) link: Link,
     pub(crate) state: State,
     pub(crate) gate: Arc<Gate>,
     pub(crate) flavor: Flavor,
-    /// The server's version for executable comments (see `sql::Lexing`),
-    /// once known.
+    /// The server's version for executable comments (see `sql::Lexing`).
     pub(crate) version: Option<u32>,
-    /// The current database may not be the configured one: a borrower used
-    /// the raw `mysql::Conn`, which may have run `USE`, and the reset that
-    /// followed keeps the database. Selected again with the pool's settings
-    /// (see `init`), before the next statement through the guard.
-    pub(crate) schema_unsure: bool,
     /// The server reports no system variable in this session: its global
     /// `session_track_system_variables` is empty, and MariaDB then reports
     /// none even after the session sets its own list, only that the state
     /// changed. Found by `init`.
     pub(crate) unreported: bool,
-    /// The session's socket is plain (`tls_mode=disabled`): the protocol
-    /// layer may read and write it (see [`Session::wire`]).
-    pub(crate) plain: bool,
-    /// The protocol layer on a duplicate of the socket, once a statement
-    /// has used it; dropped when the connection is reset.
-    /// (Boxed: the pool's slot holds a session inline.)
-    pub(crate) wire: Option<Box<WireSide>>,
-    /// Set when the server asked the crate for a local file (`LOAD DATA
-    /// LOCAL INFILE`) through the handler `refuse_local_files` installs;
-    /// read by [`Session::asked_for_local_file`].
-    pub(crate) local_file_asked: Arc<AtomicBool>,
-    /// Bytes read by the protocol layer's handles dropped so far (a reset
-    /// takes a new one), for [`Session::crate_received`].
-    pub(crate) wire_received: u64,
-    /// When [`Session::worn`] last asked the kernel (coarse clock, ns).
-    pub(crate) wear_checked_ns: u64,
-}
-
-/// The protocol layer's side of a session: its framer on the duplicate
-/// socket, and the buffer each result set's column definitions are read
-/// into (kept, so that after the first statements no answer allocates for
-/// them).
-pub(crate) struct WireSide {
-    pub(crate) framer: Framer<File>,
-    pub(crate) columns: Columns,
     /// A text statement whose answer is being read as it arrives
     /// (`PooledConn::open_text_wire`), not finished yet.
     pub(crate) open: Option<WireOpen>,
 }
 
-/// The protocol layer's socket (a duplicate of the session's) read
-/// without waiting: what has arrived of a streamed answer
-/// (`PooledConn::next_wire_row`).
-impl crate::wire::ReadNow for File {
-    fn read_now(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        crate::sys::recv_now(std::os::fd::AsRawFd::as_raw_fd(self), buf)
-    }
-}
-
-/// A text statement open on the protocol layer (see [`WireSide::open`]).
+/// A text statement open on the session (see [`Session::open`]).
 pub(crate) struct WireOpen {
     /// The packet that closed its first result set, once read.
     pub(crate) first_end: Option<OkInfo>,
-    /// The text ends a transaction (`conn::ends_transaction`).
-    pub(crate) ends_txn: bool,
     /// Sent only (`PooledConn::send_text_wire`): no byte of its answer
     /// read yet.
     pub(crate) sent_only: bool,
@@ -238,97 +195,50 @@ pub(crate) struct WireOpen {
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
-            .field("connection_id", &self.conn.connection_id())
+            .field("connection_id", &self.link.connection_id())
             .field("state", &self.state)
             .finish_non_exhaustive()
     }
 }
 
-impl Deref for Session {
-    type Target = Conn;
-    fn deref(&self) -> &Conn {
-        &self.conn
-    }
-}
-
-impl DerefMut for Session {
-    fn deref_mut(&mut self) -> &mut Conn {
-        &mut self.conn
-    }
-}
-
 impl Session {
-    /// The connection alone (staunch stops tracking it, and its refusal of
-    /// local files goes: the crate's own way applies).
-    pub fn into_conn(mut self) -> Conn {
-        self.conn.set_local_infile_handler(None);
-        self.conn
-    }
-
-    /// staunch reads no local files: when the server asks the crate for
-    /// one (`LOAD DATA LOCAL INFILE`), the crate sends none, which the
-    /// server takes as an empty file, and the statement "succeeds" with
-    /// nothing loaded. This handler sends none either, and notes the
-    /// request, so that the statement reports the refusal as the protocol
-    /// layer does (`src/wire`: error 2068, the session still in step).
-    fn refuse_local_files(&mut self) {
-        let asked = Arc::clone(&self.local_file_asked);
-        asked.store(false, Relaxed);
-        self.conn
-            .set_local_infile_handler(Some(LocalInfileHandler::new(move |_, _| {
-                asked.store(true, Relaxed);
-                Ok(())
-            })));
-    }
-
-    /// Whether the server asked for a local file during this statement
-    /// (`PooledConn::begin` clears the mark as each statement starts).
-    pub(crate) fn asked_for_local_file(&self) -> bool {
-        self.local_file_asked.load(Relaxed)
-    }
-
     /// Sets up a new connection as a session: `init_sql`, then tracking and
     /// the statement time limit (see `init`).
-    pub(crate) fn start(conn: Conn, cfg: &ConnectConfig) -> mysql::Result<Session> {
-        let version = match conn.server_version() {
-            // MariaDB's greeting: the real version is not exposed.
-            (5, 5, 5) => None,
-            (a, b, c) => Some(u32::from(a) * 10000 + u32::from(b) * 100 + u32::from(c)),
-        };
+    pub(crate) fn start(link: Link, cfg: &ConnectConfig) -> Result<Session, WireError> {
         let mut s = Session {
-            version,
-            flavor: Flavor::of(&conn),
-            conn,
+            version: version_number(&link.greeting.version),
+            flavor: Flavor::of(&link.greeting.version),
+            link,
             state: State::default(),
             gate: Arc::new(Gate::default()),
-            schema_unsure: false,
             unreported: false,
-            plain: cfg.tls_mode == TlsMode::Disabled,
-            wire: None,
-            local_file_asked: Arc::default(),
-            wire_received: 0,
-            wear_checked_ns: 0,
+            open: None,
         };
-        s.refuse_local_files();
         s.init(cfg)?;
         Ok(s)
     }
 
+    /// The server's id of this session (what `KILL` takes).
+    pub fn connection_id(&self) -> u32 {
+        self.link.connection_id()
+    }
+
+    /// The server's version text, as its greeting gave it
+    /// (`"10.11.9-MariaDB-0+deb12u1"`, MariaDB's old `"5.5.5-"` prefix
+    /// removed).
+    pub fn server_version(&self) -> &str {
+        &self.link.greeting.version
+    }
+
     /// The pool's settings, on a fresh (or just reset) session: one
-    /// statement, after `init_sql` if set, after the configured database
-    /// again if it is unsure. Leaves the state clean.
-    pub(crate) fn init(&mut self, cfg: &ConnectConfig) -> mysql::Result<()> {
-        if std::mem::take(&mut self.schema_unsure) {
-            if let Some(db) = &cfg.database {
-                self.conn.select_db(db)?;
-            }
-        }
+    /// statement, after `init_sql` if set. Leaves the state clean.
+    pub(crate) fn init(&mut self, cfg: &ConnectConfig) -> Result<(), WireError> {
         // `init_sql` first, so that the settings statement after it reports
         // what it left: its OK packet may not report all it changed (a
         // multi-statement, `SET NAMES`), and the settings statement assigns
         // each variable staunch reads its own value.
         if let Some(init) = cfg.init_sql.as_deref() {
-            self.conn.query_drop(init)?;
+            self.link.run(init.as_bytes())?;
             self.observe();
         }
         // `sql_mode`, `character_set_client` and `autocommit` join the
@@ -354,8 +264,8 @@ impl Session {
             sql.push_str(", ");
             sql.push_str(&self.limit_assignment(Some(t)));
         }
-        self.conn.query_drop(&sql)?;
-        let reported = self.conn.session_state_changes().is_ok_and(|cs| {
+        self.link.run(sql.as_bytes())?;
+        let reported = Session::reported_changes(&self.link.last).is_some_and(|cs| {
             cs.iter()
                 .any(|c| c.data_type() == SessionStateType::SESSION_TRACK_SYSTEM_VARIABLES)
         });
@@ -378,48 +288,37 @@ impl Session {
     /// Asks the session's `sql_mode`, `character_set_client` and
     /// `autocommit` (one statement), for a session whose variables go
     /// unreported.
-    pub(crate) fn ask_settings(&mut self) -> mysql::Result<()> {
-        let now: Option<Settings> = self.conn.query_first(SETTINGS_SQL)?;
-        self.take_settings(now.unwrap_or_default());
+    pub(crate) fn ask_settings(&mut self) -> Result<(), WireError> {
+        let row = self.link.first_row(SETTINGS_SQL.as_bytes())?;
+        let mut cells = row.unwrap_or_default().into_iter();
+        let mode = cells.next().flatten();
+        let charset = cells.next().flatten();
+        let auto = cells
+            .next()
+            .flatten()
+            .and_then(|v| std::str::from_utf8(&v).ok()?.parse::<i64>().ok());
+        self.take_settings((mode, charset, auto));
         Ok(())
     }
 
     /// What `SETTINGS_SQL` answered becomes what staunch knows.
     pub(crate) fn take_settings(&mut self, (mode, charset, auto): Settings) {
-        let autocommit_was_off = self.state.autocommit_off;
         self.state.sql_mode = Some(SqlMode::of(&mode.unwrap_or_default()));
         self.state.client_charset = Some(ClientCharset::of(&charset.unwrap_or_default()));
         self.state.autocommit_off = auto == Some(0);
-        if autocommit_was_off && !self.state.autocommit_off {
-            // Turning autocommit on committed what was open (see `observe`).
-            self.state.txn_open = self.state.tables_locked;
-        }
         self.state.settings_unseen = false;
     }
 
     /// `COM_RESET_CONNECTION` (rolls back, drops variables, temporary tables
     /// and prepared statements), then the pool's settings again, now or
     /// before the next statement (see `State::tracked`). The reset keeps the
-    /// current database: when a tracked `USE` changed it, the configured one
-    /// is selected again now; when it may have changed unseen (`unknown`: the
-    /// borrower used the raw `mysql::Conn`), with the pool's settings, so a
-    /// raw borrow costs one round trip on return, as with `mysql::Pool`.
-    pub(crate) fn reset(&mut self, cfg: &ConnectConfig, unknown: bool) -> mysql::Result<()> {
-        // The client side of the session: a `LOAD DATA LOCAL` handler set
-        // on the raw connection (a closure with the borrower's data) must
-        // not serve the next borrower's `LOAD DATA LOCAL`, as `mysql::Pool`
-        // clears it too; staunch's own refusal takes its place.
-        self.refuse_local_files();
-        // The crate may open a new connection where the server has no
-        // COM_RESET_CONNECTION: the layer's handle is taken anew.
-        if let Some(w) = self.wire.take() {
-            self.wire_received += w.framer.received();
-        }
-        self.conn.reset()?;
+    /// current database: when a `USE` changed it, the configured one is
+    /// selected again.
+    pub(crate) fn reset(&mut self, cfg: &ConnectConfig) -> Result<(), WireError> {
+        self.open = None;
+        self.link.reset()?;
         if let (true, Some(db)) = (self.state.schema_changed, &cfg.database) {
-            self.conn.select_db(db)?;
-        } else if unknown {
-            self.schema_unsure = true;
+            self.link.select_db(db)?;
         }
         self.state = State::default();
         if cfg.init_sql.is_some() || cfg.query_timeout.is_some() || !cfg.autocommit {
@@ -445,150 +344,83 @@ impl Session {
 
     /// Makes `limit` the session's server-side statement time limit, if it
     /// is not already (one statement when it changes).
-    pub(crate) fn set_limit(&mut self, limit: Option<Duration>) -> mysql::Result<()> {
+    pub(crate) fn set_limit(&mut self, limit: Option<Duration>) -> Result<(), WireError> {
         if self.state.limit == limit {
             return Ok(());
         }
         let sql = format!("SET SESSION {}", self.limit_assignment(limit));
-        self.conn.query_drop(sql)?;
+        self.link.run(sql.as_bytes())?;
         self.state.limit = limit;
         // Its own state-change report says nothing of the borrower's.
         Ok(())
     }
 
-    /// Reads what the last OK packet reports (see the module doc): the
-    /// transaction state if it changed, whether anything else did. Call it
-    /// after each statement, once its answer is read to the end.
+    /// The session's `max_allowed_packet` (asked once, kept until a
+    /// reset): the most one packet may hold, both ways.
+    pub(crate) fn max_allowed_packet(&mut self) -> Result<usize, WireError> {
+        if let Some(m) = self.state.max_allowed_packet {
+            return Ok(m);
+        }
+        let row = self
+            .link
+            .first_row(b"SELECT @@SESSION.max_allowed_packet")?;
+        let m = row
+            .and_then(|r| r.into_iter().next().flatten())
+            .and_then(|v| std::str::from_utf8(&v).ok()?.parse::<u64>().ok())
+            .ok_or_else(|| WireError::Protocol("no max_allowed_packet in its answer".into()))?;
+        let m = usize::try_from(m).unwrap_or(usize::MAX);
+        self.state.max_allowed_packet = Some(m);
+        Ok(m)
+    }
+
+    /// Between borrows: the packet layer's buffers back to their first
+    /// size (see `wire::packet`), so an idle connection holds a few KiB of
+    /// them whatever its last borrower read.
+    pub(crate) fn give_back_buffers(&mut self) {
+        if self.open.is_none() {
+            self.link.wire.give_back();
+        }
+    }
+
+    /// The session-state changes the last OK packet reported, parsed;
+    /// None when they cannot be.
+    fn reported_changes(last: &OkInfo) -> Option<Vec<SessionStateInfo<'_>>> {
+        let mut data = ParseBuf(&last.session_state);
+        let mut changes = Vec::new();
+        while !data.is_empty() {
+            changes.push(data.parse::<SessionStateInfo<'_>>(()).ok()?);
+        }
+        Some(changes)
+    }
+
+    /// Reads what the last command's closing packet says (see the module
+    /// doc): its status flags (a transaction open, autocommit,
+    /// `NO_BACKSLASH_ESCAPES`), and its session-state block (what else
+    /// changed). Call it after each statement, once its answer is read to
+    /// the end.
     pub(crate) fn observe(&mut self) {
         let Session {
-            conn,
+            link,
             state,
             unreported,
             ..
         } = self;
-        let no_backslash_escapes = conn.no_backslash_escape();
-        match conn.session_state_changes() {
-            Ok(changes) => {
-                Session::observe_report(state, *unreported, &changes, no_backslash_escapes)
-            }
+        let status = link.status();
+        match Session::reported_changes(&link.last) {
+            Some(changes) => Session::observe_report(state, *unreported, &changes, status),
             // A packet staunch cannot parse: assume the worst.
-            Err(_) => state.dirty = true,
+            None => state.dirty = true,
         }
     }
 
-    /// The protocol layer (`src/wire`) on this session's socket, for a text
-    /// statement, where it can read the session's answers as the `mysql`
-    /// crate would: on a plain socket (a TLS session's state is inside the
-    /// crate), in a session whose server reports its variables (its OK
-    /// packets then carry the session-state block the layer is told of,
-    /// `CLIENT_SESSION_TRACK`). The crate and the layer take turns on the
-    /// socket, each reading every answer to its end, so neither finds the
-    /// other's bytes. None where it cannot (the statement goes through the
-    /// crate).
-    pub(crate) fn wire(&mut self) -> Option<&mut WireSide> {
-        if !self.may_use_wire() {
-            return None;
-        }
-        if self.wire.is_none() {
-            // The most one packet may hold, as the crate takes it: the
-            // server's max_allowed_packet (asked once; `PooledConn::plan`
-            // asks and keeps it too).
-            let max = match self.state.max_allowed_packet {
-                Some(m) => m,
-                None => {
-                    let m: Option<u64> = self
-                        .conn
-                        .query_first("SELECT @@SESSION.max_allowed_packet")
-                        .ok()
-                        .flatten()?;
-                    let m = usize::try_from(m?).unwrap_or(usize::MAX);
-                    self.state.max_allowed_packet = Some(m);
-                    m
-                }
-            };
-            let socket = crate::sys::DupFd::new(self.conn.as_raw_fd())?.into_file();
-            let mut f = Framer::new(socket, caps::PROTOCOL_41 | caps::SESSION_TRACK);
-            f.set_max_packet(max);
-            self.wire = Some(Box::new(WireSide {
-                framer: f,
-                columns: Columns::new(),
-                open: None,
-            }));
-        }
-        self.wire.as_deref_mut()
-    }
-
-    /// Between borrows: the protocol layer's buffers back to their first
-    /// size (see `wire::packet`), so an idle connection holds a few KiB of
-    /// them whatever its last borrower read.
-    pub(crate) fn give_back_buffers(&mut self) {
-        if let Some(w) = self.wire.as_deref_mut() {
-            if w.open.is_none() {
-                w.framer.give_back();
-            }
-        }
-    }
-
-    /// Bytes the `mysql` crate has read from this session's socket since
-    /// it was opened: what the kernel received on it less what the
-    /// protocol layer read (None over a unix socket, where the kernel
-    /// counts nothing). The crate reads into a 4 MiB buffer that each read
-    /// fills a little further on until it wraps to its start, so about this
-    /// many bytes of that buffer (at most 4 MiB) are resident: what the
-    /// pool's return bounds (`MysqlConnector::recycle`).
-    pub(crate) fn crate_received(&self) -> Option<u64> {
-        let total = crate::sys::tcp_bytes_received(self.conn.as_raw_fd())?;
-        let wire = self.wire_received + self.wire.as_ref().map_or(0, |w| w.framer.received());
-        Some(total.saturating_sub(wire))
-    }
-
-    /// Whether the `mysql` crate has read more than `max` bytes on this
-    /// session ([`Session::crate_received`]), asked of the kernel at most
-    /// once per `every_ns` (a system call, ~0.9 µs on a VM, against a
-    /// checkout's few µs of CPU): false in between.
-    pub(crate) fn worn(&mut self, max: u64, every_ns: u64) -> bool {
-        let now = crate::sys::coarse_now_ns();
-        if now.saturating_sub(self.wear_checked_ns) < every_ns {
-            return false;
-        }
-        self.wear_checked_ns = now;
-        self.crate_received().is_some_and(|n| n > max)
-    }
-
-    /// Whether [`wire`](Session::wire) may answer (it may still not: the
-    /// first time it asks the server, and shares the socket).
-    pub(crate) fn may_use_wire(&self) -> bool {
-        self.plain && !self.unreported
-    }
-
-    /// [`observe`](Session::observe) for a statement the protocol layer
-    /// ran (`src/wire`): `end` is its last closing packet.
-    pub(crate) fn observe_wire(&mut self, end: &OkInfo) {
-        let mut data = ParseBuf(&end.session_state);
-        let mut changes = Vec::new();
-        while !data.is_empty() {
-            match data.parse::<SessionStateInfo<'_>>(()) {
-                Ok(c) => changes.push(c),
-                Err(_) => {
-                    self.state.dirty = true;
-                    return;
-                }
-            }
-        }
-        let nbe = end.status & status::NO_BACKSLASH_ESCAPES != 0;
-        Session::observe_report(&mut self.state, self.unreported, &changes, nbe);
-    }
-
-    /// What a statement's last OK packet reported: its session-state
-    /// changes and its `NO_BACKSLASH_ESCAPES` status flag.
+    /// What a statement's last closing packet reported: its session-state
+    /// changes and its status flags.
     fn observe_report(
         state: &mut State,
         unreported: bool,
         changes: &[SessionStateInfo<'_>],
-        no_backslash_escapes: bool,
+        server_status: u16,
     ) {
-        let autocommit_was_off = state.autocommit_off;
-        let mut txn_reported = false;
         for c in changes {
             match c.data_type() {
                 SessionStateType::SESSION_TRACK_TRANSACTION_STATE => {
@@ -598,8 +430,6 @@ impl Session {
                     // transaction to end.
                     let data = c.data_ref();
                     let txn = data.get(1..).unwrap_or(data);
-                    txn_reported = true;
-                    state.txn_open = txn.iter().any(|b| *b != b'_');
                     state.tables_locked = txn.last() == Some(&b'L');
                     if state.tables_locked {
                         state.dirty = true;
@@ -642,17 +472,16 @@ impl Session {
                 _ => {}
             }
         }
-        if autocommit_was_off && !state.autocommit_off && !txn_reported {
-            // Turning autocommit on commits what was open; the server
-            // reports a change of state only when its last report said a
-            // transaction was open, and `begin` assumed one under
-            // autocommit=0. What is left is what was last reported of the
-            // locks.
-            state.txn_open = state.tables_locked;
-        }
-        // The status flag of this OK packet is the server's own word.
+        // The status flags of every closing packet (an OK, or the EOF of a
+        // result set, which carries no session-state block) are the
+        // server's own word on the transaction and autocommit: a read-only
+        // borrow under autocommit=0 that opened none ends with no COMMIT
+        // or ROLLBACK. Locked tables (the tracker's `L`, which no status
+        // flag shows) count as a transaction to end.
+        state.txn_open = server_status & status::IN_TRANS != 0 || state.tables_locked;
+        state.autocommit_off = server_status & status::AUTOCOMMIT == 0;
         if let Some(m) = &mut state.sql_mode {
-            m.no_backslash_escapes = no_backslash_escapes;
+            m.no_backslash_escapes = server_status & status::NO_BACKSLASH_ESCAPES != 0;
         }
     }
 

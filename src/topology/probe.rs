@@ -4,11 +4,11 @@
 //! `monitor.rs` schedules the probes and applies the rules.
 
 use std::collections::BTreeMap;
-use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
-use mysql::Conn;
+use crate::client::link::{Link, TextSet};
+use crate::client::{PooledConn, Session};
+use crate::wire::WireError;
 
 use super::rules::{self, GaleraObs, Repl, Replica, Threads};
 use crate::client::MysqlConnector;
@@ -197,24 +197,38 @@ fn account(current_user: &str) -> String {
     }
 }
 
-/// What the monitor's probe would be refused on the server `c` is
+/// What the monitor's probe would be refused on the server `conn` is
 /// connected to, as the events the monitor reports at its first look
-/// (`staunch check` prints them). Bounded by `c`'s own timeouts.
-pub fn missing_privileges<Q: Queryable>(
-    c: &mut Q,
+/// (`staunch check` prints them). Bounded by the connection's own time
+/// limits.
+pub fn missing_privileges(
+    conn: &mut PooledConn,
     endpoint: &str,
 ) -> Result<Vec<crate::events::Event>> {
-    let (version, user): (String, String) = c
-        .query_first("SELECT @@version, CURRENT_USER()")
-        .map_err(|e| Error::from_mysql("SELECT @@version", &e))?
-        .unwrap_or_default();
+    missing_on(&mut conn.session_mut().link, endpoint)
+}
+
+/// The first cell of `sql`'s first row as text ("" for none or NULL).
+fn first_text(link: &mut Link, sql: &str) -> std::result::Result<Vec<String>, WireError> {
+    Ok(link
+        .first_row(sql.as_bytes())?
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.map(|v| String::from_utf8_lossy(&v).into_owned()).unwrap_or_default())
+        .collect())
+}
+
+fn missing_on(link: &mut Link, endpoint: &str) -> Result<Vec<crate::events::Event>> {
+    let row = first_text(link, "SELECT @@version, CURRENT_USER()")
+        .map_err(|e| Error::from_wire("SELECT @@version", &e))?;
+    let version = row.first().cloned().unwrap_or_default();
+    let user = row.get(1).cloned().unwrap_or_default();
     let f = flavour(&version);
     let statement = replica_statement(f);
-    match c.query_drop(statement) {
-        Err(mysql::Error::MySqlError(e)) if REFUSED.contains(&e.code) => {
+    match link.run(statement.as_bytes()) {
+        Err(WireError::Server(e)) if REFUSED.contains(&e.code) => {
             let stand_in = f == Flavour::MariaDb
-                && c.query_drop("SHOW GLOBAL STATUS LIKE 'Slaves_running'")
-                    .is_ok();
+                && link.run(b"SHOW GLOBAL STATUS LIKE 'Slaves_running'").is_ok();
             let r = Refusal {
                 user: account(&user),
                 statement,
@@ -224,13 +238,14 @@ pub fn missing_privileges<Q: Queryable>(
                 stand_in,
             };
             let galera = f == Flavour::MariaDb
-                && c.query_first::<i64, _>("SELECT @@global.wsrep_on")
+                && first_text(link, "SELECT @@global.wsrep_on")
                     .ok()
-                    .flatten()
-                    == Some(1);
+                    .and_then(|r| r.first().cloned())
+                    .as_deref()
+                    == Some("1");
             Ok(vec![r.event(endpoint, galera)])
         }
-        Err(e) => Err(Error::from_mysql(statement, &e)),
+        Err(e) => Err(Error::from_wire(statement, &e)),
         Ok(()) => Ok(Vec::new()),
     }
 }
@@ -264,7 +279,7 @@ impl Sample {
 
 /// A monitor connection and the server's flavour.
 pub(super) struct MonConn {
-    pub(super) conn: Conn,
+    pub(super) conn: Session,
     pub(super) flavour: Flavour,
     /// `CURRENT_USER()`, as an account name.
     pub(super) account: String,
@@ -298,7 +313,7 @@ pub(super) fn probe(
         }
     }
     let mc = MonConn {
-        conn: connector.connect(a)?.into_conn(),
+        conn: connector.connect(a)?,
         flavour: Flavour::MariaDb,
         account: String::new(),
         refused_replica: false,
@@ -314,34 +329,31 @@ fn probe_on(
     wsrep: bool,
     a: &ConnectAttempt,
 ) -> Result<(Sample, MonConn)> {
-    if let Some(dup) = crate::sys::DupFd::new(mc.conn.as_raw_fd()) {
+    if let Some(dup) = crate::sys::DupFd::new(mc.conn.link.raw_fd()) {
         a.set_canceller(move || {
             crate::sys::shutdown(dup.fd());
             Some("no answer to the probe".into())
         });
     }
     if fresh {
-        let (v, user): (String, String) = mc
-            .conn
-            .query_first("SELECT @@version, CURRENT_USER()")
-            .map_err(|e| Error::from_mysql("SELECT @@version", &e))?
-            .unwrap_or_default();
-        mc.flavour = flavour(&v);
-        mc.account = account(&user);
+        let row = first_text(&mut mc.conn.link, "SELECT @@version, CURRENT_USER()")
+            .map_err(|e| Error::from_wire("SELECT @@version", &e))?;
+        mc.flavour = flavour(row.first().map_or("", String::as_str));
+        mc.account = account(row.get(1).map_or("", String::as_str));
     }
     let sample = read_state(&mut mc, wsrep)?;
     if let (Some(table), false) = (heartbeat, sample.read_only) {
-        let q = |c: &mut Conn, sql: &str| c.query_drop(sql).map_err(|e| Error::from_mysql(sql, &e));
+        let q = |c: &mut Link, sql: &str| c.run(sql.as_bytes()).map_err(|e| Error::from_wire(sql, &e));
         if fresh {
             q(
-                &mut mc.conn,
+                &mut mc.conn.link,
                 &format!(
                     "CREATE TABLE IF NOT EXISTS {table} (id INT PRIMARY KEY, ts DATETIME(6) NOT NULL)"
                 ),
             )?;
         }
         q(
-            &mut mc.conn,
+            &mut mc.conn.link,
             &format!(
                 "INSERT INTO {table} (id, ts) VALUES (1, NOW(6)) ON DUPLICATE KEY UPDATE ts = VALUES(ts)"
             ),
@@ -367,123 +379,104 @@ fn read_state(mc: &mut MonConn, wsrep: bool) -> Result<Sample> {
     read_state_with(mc, &sql)
 }
 
-/// One statement's answer: its rows, or the server's refusal (the error
-/// number; no privilege), after which nothing more was run.
-type Set = std::result::Result<Vec<mysql::Row>, u16>;
-
-/// The next result set of the multi-statement (`None`: no more). Any
-/// error but a refusal fails the probe.
-fn next_set(r: &mut mysql::QueryResult<'_, '_, '_, mysql::Text>) -> Result<Option<Set>> {
-    let Some(set) = r.iter() else {
-        return Ok(None);
-    };
-    let mut rows = Vec::new();
-    for row in set {
-        match row {
-            Ok(row) => rows.push(row),
-            Err(mysql::Error::MySqlError(e)) if REFUSED.contains(&e.code) => {
-                return Ok(Some(Err(e.code)))
-            }
-            Err(e) => return Err(Error::from_mysql("host state", &e)),
-        }
-    }
-    Ok(Some(Ok(rows)))
-}
-
 fn read_state_with(mc: &mut MonConn, sql: &str) -> Result<Sample> {
     let flavour = mc.flavour;
     let mc_refused = mc.refused_replica;
     let mut first_refusal = false;
-    let err = |e: &mysql::Error| Error::from_mysql("host state", e);
-    let mut r = mc.conn.query_iter(sql).map_err(|e| err(&e))?;
+    let err = |e: &WireError| Error::from_wire("host state", e);
+    let (sets, refused) = mc.conn.link.sets(sql.as_bytes()).map_err(|e| err(&e))?;
+    // A server error other than a refusal fails the probe.
+    let refused = match refused {
+        Some(e) if REFUSED.contains(&e.code) => Some(e.code),
+        Some(e) => return Err(err(&WireError::Server(e))),
+        None => None,
+    };
+    let mut sets = sets.into_iter();
     let mut sample = Sample::default();
-    let bad = |e: mysql::FromValueError| Error::new(ErrorKind::Io, format!("host state: {e:?}"));
-    let num =
-        |v: &mysql::Value| -> Result<i64> { mysql::from_value_opt::<i64>(v.clone()).map_err(bad) };
     // 1: the variables (no privilege needed).
-    let vals = match next_set(&mut r)?
-        .ok_or_else(|| Error::new(ErrorKind::Io, "host state: no answer"))?
-    {
-        Ok(rows) => rows
+    let vals: Vec<Option<String>> = match sets.next() {
+        Some(TextSet { rows, .. }) => rows
             .into_iter()
             .next()
             .ok_or_else(|| Error::new(ErrorKind::Io, "host state: no row"))?
-            .unwrap(),
-        Err(code) => {
-            return Err(Error::new(
-                ErrorKind::Io,
-                format!("host state: the server refused to show its variables (error {code})"),
-            ))
+            .into_iter()
+            .map(|c| c.map(|v| String::from_utf8_lossy(&v).into_owned()))
+            .collect(),
+        None => {
+            return Err(match refused {
+                Some(code) => Error::new(
+                    ErrorKind::Io,
+                    format!("host state: the server refused to show its variables (error {code})"),
+                ),
+                None => Error::new(ErrorKind::Io, "host state: no answer"),
+            })
         }
     };
-    sample.read_only = num(vals.first().unwrap_or(&mysql::Value::NULL))? != 0;
-    sample.server_id = num(vals.get(1).unwrap_or(&mysql::Value::NULL))? as u64;
-    sample.binlog_pos = vals.get(2).cloned().map(text).unwrap_or_default();
-    sample.current_pos = vals.get(3).cloned().map(text).unwrap_or_default();
+    let num = |v: Option<&Option<String>>| -> Result<i64> {
+        match v {
+            None | Some(None) => Ok(0),
+            Some(Some(t)) => t.trim().parse::<i64>().map_err(|_| {
+                Error::new(ErrorKind::Io, format!("host state: {t:?} is not a number"))
+            }),
+        }
+    };
+    let text = |v: Option<&Option<String>>| v.cloned().flatten().unwrap_or_default();
+    sample.read_only = num(vals.first())? != 0;
+    sample.server_id = num(vals.get(1))? as u64;
+    sample.binlog_pos = text(vals.get(2));
+    sample.current_pos = text(vals.get(3));
     let mut wsrep_vars: Option<(bool, String)> = None;
     if vals.len() >= 7 {
-        sample.wsrep_on = num(&vals[4])? != 0;
-        wsrep_vars = Some((num(&vals[5])? != 0, text(vals[6].clone())));
+        sample.wsrep_on = num(vals.get(4))? != 0;
+        wsrep_vars = Some((num(vals.get(5))? != 0, text(vals.get(6))));
     }
     // 2 (MariaDB, if asked): the status variables (no privilege needed).
     let mut status = BTreeMap::new();
     if sql.contains("SHOW GLOBAL STATUS") {
-        if let Some(Ok(rows)) = next_set(&mut r)? {
-            for row in rows {
-                let (k, v): (String, String) = mysql::from_row_opt(row)
-                    .map_err(|e| Error::new(ErrorKind::Io, format!("host state: {e}")))?;
-                status.insert(k.to_ascii_lowercase(), v);
-            }
+        if let Some(set) = sets.next() {
+            status = name_values(&set.rows);
         }
     }
     // Last: the one statement that needs a privilege.
     let statement = replica_statement(flavour);
-    sample.replica = match next_set(&mut r)? {
-        // Nothing after a refused status statement (never seen): unknown.
-        None => Repl::Unknown,
-        Some(set) => match set {
-            Ok(rows) => match rows.into_iter().next() {
-                None => Repl::None,
-                Some(row) => Repl::Some(replica_of(&columns_of(row))),
-            },
-            Err(code) => {
-                if !mc_refused && flavour == Flavour::MariaDb {
-                    // The first refusal on this connection: the stand-in
-                    // was not asked for; it is read below, then with every
-                    // probe.
-                    first_refusal = true;
-                }
-                let threads = threads_of(&status);
-                sample.refused.push(Refusal {
-                    user: mc.account.clone(),
-                    statement,
-                    privilege: replica_privilege(flavour),
-                    code,
-                    flavour,
-                    stand_in: threads.is_some(),
-                });
-                threads.map_or(Repl::Unknown, Repl::Threads)
-            }
+    sample.replica = match (sets.next(), refused) {
+        (Some(set), _) => match set.rows.first() {
+            None => Repl::None,
+            Some(row) => Repl::Some(replica_of(&columns_of(&set.names, row))),
         },
+        // Nothing after a refused status statement (never seen): unknown.
+        (None, None) => Repl::Unknown,
+        (None, Some(code)) => {
+            if !mc_refused && flavour == Flavour::MariaDb {
+                // The first refusal on this connection: the stand-in was
+                // not asked for; it is read below, then with every probe.
+                first_refusal = true;
+            }
+            let threads = threads_of(&status);
+            sample.refused.push(Refusal {
+                user: mc.account.clone(),
+                statement,
+                privilege: replica_privilege(flavour),
+                code,
+                flavour,
+                stand_in: threads.is_some(),
+            });
+            threads.map_or(Repl::Unknown, Repl::Threads)
+        }
     };
     if let Some((desync, reject)) = wsrep_vars {
         if sample.wsrep_on && status.contains_key("wsrep_cluster_status") {
             sample.galera = Some(galera_obs(&status, desync, &reject));
         }
     }
-    drop(r);
     if first_refusal {
         mc.refused_replica = true;
         let q = format!(
             "SHOW GLOBAL STATUS WHERE Variable_name IN ({})",
             THREADS_STATUS.join(", ")
         );
-        let rows: Vec<(String, String)> = mc.conn.query(&q).map_err(|e| err(&e))?;
-        let status = rows
-            .into_iter()
-            .map(|(k, v)| (k.to_ascii_lowercase(), v))
-            .collect();
-        if let Some(t) = threads_of(&status) {
+        let rows = mc.conn.link.rows(q.as_bytes(), usize::MAX).map_err(|e| err(&e))?;
+        if let Some(t) = threads_of(&name_values(&rows)) {
             sample.replica = Repl::Threads(t);
             for r in &mut sample.refused {
                 r.stand_in = true;
@@ -493,12 +486,19 @@ fn read_state_with(mc: &mut MonConn, sql: &str) -> Result<Sample> {
     Ok(sample)
 }
 
-fn text(v: mysql::Value) -> String {
-    match v {
-        mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-        mysql::Value::NULL => String::new(),
-        other => other.as_sql(true).trim_matches('\'').to_owned(),
-    }
+/// `SHOW ... STATUS` rows (name, value) as lowercase name -> value.
+fn name_values(rows: &[Vec<Option<Vec<u8>>>]) -> BTreeMap<String, String> {
+    rows.iter()
+        .filter_map(|r| {
+            let k = String::from_utf8_lossy(r.first()?.as_deref()?).to_ascii_lowercase();
+            let v = r
+                .get(1)
+                .and_then(|v| v.as_deref())
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .unwrap_or_default();
+            Some((k, v))
+        })
+        .collect()
 }
 
 /// MariaDB's `Slave_running`/`Slaves_running`, readable by any user: what
@@ -531,21 +531,16 @@ fn galera_obs(status: &BTreeMap<String, String>, desync: bool, reject: &str) -> 
 }
 
 /// A row as column name -> text (NULL as empty).
-fn columns_of(row: mysql::Row) -> BTreeMap<String, String> {
-    let cols: Vec<String> = row
-        .columns_ref()
+fn columns_of(names: &[String], row: &[Option<Vec<u8>>]) -> BTreeMap<String, String> {
+    names
         .iter()
-        .map(|c| c.name_str().into_owned())
-        .collect();
-    cols.into_iter()
-        .zip(row.unwrap())
+        .zip(row)
         .map(|(k, v)| {
-            let v = match v {
-                mysql::Value::NULL => String::new(),
-                mysql::Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
-                other => other.as_sql(true),
-            };
-            (k, v)
+            let v = v
+                .as_deref()
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .unwrap_or_default();
+            (k.clone(), v)
         })
         .collect()
 }

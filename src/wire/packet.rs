@@ -134,9 +134,10 @@ impl<S: Read + Write> Framer<S> {
         &self.stream
     }
 
-    /// The stream, for the tests to see what was written.
-    #[cfg(test)]
-    pub(crate) fn stream_mut(&mut self) -> &mut S {
+    /// The stream, for what only it can tell (TLS plaintext held,
+    /// `Stream::holds_plaintext`) and for the tests to see what was
+    /// written.
+    pub fn stream_mut(&mut self) -> &mut S {
         &mut self.stream
     }
 

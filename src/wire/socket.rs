@@ -129,3 +129,10 @@ impl Write for Socket {
         }
     }
 }
+
+/// A read of what has arrived, without waiting (`MSG_DONTWAIT`).
+impl crate::wire::ReadNow for Socket {
+    fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        sys::recv_now(self.as_raw_fd(), buf)
+    }
+}

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 
+use crate::wire::packet::ReadNow;
+
 /// TLS for a session: the rustls configuration (trust store, client
 /// certificate, verification) and the name the server's certificate must
 /// carry. [`Tls::new`] makes one with staunch's verifier and MySQL's
@@ -83,6 +85,53 @@ impl<S: Read + Write> Write for Stream<S> {
         match self {
             Stream::Plain(s) => s.flush(),
             Stream::Tls(t) => t.flush(),
+        }
+    }
+}
+
+/// What has arrived, without waiting: on a plain socket, the socket's own
+/// non-blocking read; over TLS, plaintext rustls already holds, else the
+/// TLS records that have arrived, decrypted (`WouldBlock` while a record
+/// is still incomplete).
+impl<S: Read + Write + ReadNow> ReadNow for Stream<S> {
+    fn read_now(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let t = match self {
+            Stream::Plain(s) => return s.read_now(buf),
+            Stream::Tls(t) => t,
+        };
+        loop {
+            match t.conn.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            struct Now<'a, S>(&'a mut S);
+            impl<S: ReadNow> Read for Now<'_, S> {
+                fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                    self.0.read_now(buf)
+                }
+            }
+            if t.conn.read_tls(&mut Now(&mut t.sock))? == 0 {
+                return Ok(0);
+            }
+            t.conn
+                .process_new_packets()
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        }
+    }
+}
+
+impl<S: Read + Write> Stream<S> {
+    /// Whether decrypted bytes wait inside TLS, which no wait on the
+    /// socket would announce: read them before waiting. Always false on a
+    /// plain socket.
+    pub fn holds_plaintext(&mut self) -> bool {
+        match self {
+            Stream::Plain(_) => false,
+            Stream::Tls(t) => t
+                .conn
+                .process_new_packets()
+                .is_ok_and(|s| s.plaintext_bytes_to_read() > 0),
         }
     }
 }
