@@ -6,7 +6,8 @@
 use std::ffi::CStr;
 use std::time::Duration;
 
-use mysql::{Column, Value};
+use mysql_common::packets::Column;
+use mysql_common::value::Value;
 
 use crate::ffi::{staunch_column_type, staunch_param, staunch_rows, staunch_status};
 use crate::Config;

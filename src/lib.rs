@@ -93,6 +93,8 @@ pub mod __fuzz;
 use std::fmt;
 use std::sync::Arc;
 
+pub use crate::client::query::{AsStatement, QueryResult, Queryable, ResultSet, Statement};
+pub use crate::client::txn::{AccessMode, IsolationLevel, TxOpts};
 pub use crate::client::{
     CancelHandle, ConnectConfig, Decimal, DecimalError, Lexing, MysqlConnector, Param, PooledConn,
     Scan, Session, TlsMode, Transaction, Way, DEFAULT_LIVENESS_THRESHOLD,
@@ -112,9 +114,23 @@ pub use crate::topology::{
 #[cfg(feature = "tracing")]
 pub use crate::trace::TracingSpans;
 pub use crate::trace::{TraceEvent, TraceKind, Tracer};
-/// The `mysql` crate staunch is built on (`Queryable`, `Value`, ...), so that
-/// its version always matches.
-pub use ::mysql;
+/// `mysql_common`, the protocol library staunch builds on, whose values and
+/// row conversions the Rust face speaks (`Value`, `Row`, `FromRow`, ...),
+/// so that its version always matches.
+pub use ::mysql_common;
+pub use mysql_common::params;
+pub use mysql_common::params::Params;
+pub use mysql_common::row::convert::{from_row, from_row_opt, FromRowError};
+pub use mysql_common::row::Row;
+pub use mysql_common::value::convert::{from_value, from_value_opt, FromValueError};
+pub use mysql_common::value::Value;
+
+/// What code written for `mysql::PooledConn` imports: `use
+/// staunch::prelude::*;` where it had `use mysql::prelude::*;`.
+pub mod prelude {
+    pub use crate::client::query::{AsStatement, Queryable};
+    pub use mysql_common::prelude::{ColumnIndex, FromRow, FromValue, ToValue};
+}
 
 /// The README's Rust snippets, compiled as doctests (`cargo test --doc`), so
 /// that what a new user copies compiles.

@@ -244,18 +244,6 @@ impl DupFd {
     pub fn fd(&self) -> RawFd {
         self.0
     }
-    /// The duplicate as a `File` that reads and writes the socket (the
-    /// protocol layer's own handle on a session's socket; see
-    /// `Session::wire`). The socket's options (time limits,
-    /// `shutdown(2)`) are shared with the original fd.
-    pub fn into_file(self) -> std::fs::File {
-        use std::os::fd::FromRawFd;
-        let fd = self.0;
-        std::mem::forget(self);
-        // SAFETY: `fd` is our own duplicate, and `forget` gave up the only
-        // other owner (our `Drop`).
-        unsafe { std::fs::File::from_raw_fd(fd) }
-    }
     /// The inode of the file behind the fd (for a socket, the number in
     /// `/proc/net/tcp`).
     pub fn inode(&self) -> Option<u64> {
@@ -264,12 +252,6 @@ impl DupFd {
         let rc = unsafe { libc::fstat(self.0, &mut st) };
         (rc == 0).then_some(st.st_ino)
     }
-    /// Bytes the kernel has received on this TCP socket (see
-    /// [`tcp_bytes_received`]).
-    pub fn tcp_bytes_received(&self) -> Option<u64> {
-        tcp_bytes_received(self.0)
-    }
-
     /// How long ago data was last sent and last received on this TCP socket
     /// (TCP_INFO tcpi_last_data_sent / tcpi_last_data_recv, in ms, at offsets
     /// 44 and 52 since the first Linux with TCP_INFO), or None if unknown.

@@ -58,10 +58,7 @@ fn opens_over_tcp_and_unix_socket_and_runs_the_upkeep() {
             "the reset drops the table"
         );
         l.select_db("mysql").unwrap();
-        assert_eq!(
-            text(&l.first_row("SELECT DATABASE()").unwrap(), 0),
-            "mysql"
-        );
+        assert_eq!(text(&l.first_row("SELECT DATABASE()").unwrap(), 0), "mysql");
         // Several results: all read, the last one's packet kept.
         l.run("SELECT 1; INSERT INTO mysql.nope VALUES (1); DO 3")
             .unwrap_err();

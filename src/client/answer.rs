@@ -11,11 +11,14 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use mysql::consts::{ColumnFlags, ColumnType};
-use mysql::prelude::Protocol;
-use mysql::{Column, QueryResult, Value};
+use mysql_common::constants::{ColumnFlags, ColumnType};
+use mysql_common::packets::Column;
+use mysql_common::value::Value;
 
-use crate::wire::{status, ColumnDef, Columns, Framer, Next, OkInfo, Response, TextRow, WireError};
+use crate::wire::{
+    status, BinaryColumns, BinaryNext, ColumnDef, Columns, Framer, Next, OkInfo, Response, TextRow,
+    WireError,
+};
 
 /// The kind of value a result column holds, from the server's column
 /// metadata. The numbers are the C ABI's `STAUNCH_COLUMN_*`.
@@ -49,6 +52,7 @@ const BINARY_CHARSET: u16 = 63;
 
 impl Kind {
     /// The kind of column `c`.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn of(c: &Column) -> Kind {
         Kind::of_parts(c.column_type(), c.flags(), c.character_set())
     }
@@ -180,21 +184,20 @@ pub(crate) struct Col {
 }
 
 impl Col {
-    pub(crate) fn of(c: &Column) -> Col {
-        let mut col = Col::strings([
-            c.name_ref(),
-            c.org_name_ref(),
-            c.table_ref(),
-            c.org_table_ref(),
-            c.schema_ref(),
-        ]);
-        col.kind = Kind::of(c);
-        col.type_code = c.column_type() as u32;
-        col.flags = u32::from(c.flags().bits());
-        col.charset = u32::from(c.character_set());
-        col.length = c.column_length();
-        col.decimals = u32::from(c.decimals());
-        col
+    /// The column as `mysql_common` describes it.
+    pub(crate) fn to_column(&self) -> Column {
+        Column::new(
+            ColumnType::try_from(self.type_code as u8).unwrap_or(ColumnType::MYSQL_TYPE_STRING),
+        )
+        .with_name(self.name())
+        .with_org_name(self.org_name())
+        .with_table(self.table())
+        .with_org_table(self.org_table())
+        .with_schema(self.schema())
+        .with_flags(ColumnFlags::from_bits_truncate(self.flags as u16))
+        .with_character_set(self.charset as u16)
+        .with_column_length(self.length)
+        .with_decimals(self.decimals as u8)
     }
 
     /// A column as the protocol layer read it (`src/wire`).
@@ -315,7 +318,9 @@ pub(crate) enum Cell {
 }
 
 impl Cell {
-    /// A value of the binary protocol (typed by the server).
+    /// A value of the binary protocol (typed by the server), as
+    /// `mysql_common` holds it.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn from_value(v: Value) -> Cell {
         match v {
             Value::NULL => Cell::Null,
@@ -361,6 +366,7 @@ impl Cell {
     /// A value of the text protocol, where every value is text: typed by
     /// its column, so that it reads as from a prepared statement. Text that
     /// does not parse as the column's kind stays bytes.
+    #[cfg(test)]
     pub(crate) fn from_text(v: Value, kind: Kind) -> Cell {
         let Value::Bytes(b) = v else {
             return Cell::from_value(v);
@@ -598,61 +604,9 @@ impl Set {
     }
 }
 
-/// Reads every result set of `r` to its end, from the current one (at
-/// least one set, empty for an answer without any).
-/// `text`: the text protocol, whose values are typed by their columns here.
-pub(crate) fn collect_sets<P: Protocol>(
-    r: &mut QueryResult<'_, '_, '_, P>,
-    text: bool,
-) -> mysql::Result<VecDeque<Set>> {
-    let mut sets = collect_rest(r, text)?;
-    if sets.is_empty() {
-        sets.push_back(Set::empty());
-    }
-    Ok(sets)
-}
-
-/// The result sets of `r` from the current one (none if it is done).
-pub(crate) fn collect_rest<P: Protocol>(
-    r: &mut QueryResult<'_, '_, '_, P>,
-    text: bool,
-) -> mysql::Result<VecDeque<Set>> {
-    let mut sets = VecDeque::new();
-    while let Some(mut rs) = r.iter() {
-        let mut set = Set::empty();
-        set.columns = rs.columns().as_ref().iter().map(Col::of).collect();
-        // The figures of a set without rows are in its OK packet, which
-        // the crate lets go of once the set is stepped past: read them now
-        // (a set with rows has none here; the caller reads the last one's
-        // from the connection).
-        set.affected_rows = rs.affected_rows();
-        set.last_insert_id = rs.last_insert_id().unwrap_or(0);
-        set.warnings = rs.warnings();
-        set.info = info_of(rs.info_ref());
-        for row in rs.by_ref() {
-            let values = row?.unwrap();
-            push_cells(&mut set.cells, values, &set.columns, text);
-            set.count += 1;
-        }
-        sets.push_back(set);
-    }
-    Ok(sets)
-}
-
-/// `sets` as the crate read them, with the figures of the last one filled
-/// in: the crate gives none for a set with rows, and the connection's last
-/// packet ended the last set.
-pub(crate) fn with_last_figures(mut sets: VecDeque<Set>, conn: &mysql::Conn) -> VecDeque<Set> {
-    if let Some(last) = sets.back_mut().filter(|s| !s.columns.is_empty()) {
-        last.warnings = conn.warnings();
-        last.info = info_of(conn.info_ref());
-    }
-    sets
-}
-
 /// Reads the whole answer to the text statement just sent on `f` (every
-/// result set), as [`collect_sets`] does through the crate, with each set's
-/// figures from its own closing packet. Also returns the last closing
+/// result set, at least one), with each set's figures from its own
+/// closing packet. Also returns the last closing
 /// packet, whose status and session-state report the session observes.
 pub(crate) fn collect_wire<S: std::io::Read + std::io::Write>(
     f: &mut Framer<S>,
@@ -725,15 +679,115 @@ impl Set {
     }
 }
 
-/// Appends the cells of one row to `out`.
-pub(crate) fn push_cells(out: &mut Vec<Cell>, values: Vec<Value>, columns: &[Col], text: bool) {
-    out.extend(values.into_iter().zip(columns).map(|(v, c)| {
-        if text {
-            Cell::from_text(v, c.kind)
-        } else {
-            Cell::from_value(v)
+/// Reads the whole answer to the execute just sent on `f` (every result
+/// set: a `CALL`'s several), each cell straight from the binary row into
+/// the answer model. Also returns the last closing packet.
+pub(crate) fn collect_binary<S: std::io::Read + std::io::Write>(
+    f: &mut Framer<S>,
+    cols: &mut BinaryColumns,
+    first: Response,
+) -> Result<(VecDeque<Set>, OkInfo), WireError> {
+    let mut sets = VecDeque::new();
+    let mut response = first;
+    loop {
+        let mut set = Set::empty();
+        let end = match response {
+            Response::Ok(ok) => ok,
+            Response::ResultSet => {
+                set.columns = wire_columns(cols.defs())?;
+                loop {
+                    match f.next_binary_row(cols)? {
+                        BinaryNext::Row(row) => {
+                            set.cells.extend(row.cells().map(Cell::from_binary));
+                            set.count += 1;
+                        }
+                        BinaryNext::End(end) => break end,
+                    }
+                }
+            }
+        };
+        set.ended_by(&end);
+        sets.push_back(set);
+        if end.status & status::MORE_RESULTS_EXISTS == 0 {
+            return Ok((sets, end));
         }
-    }));
+        response = f.read_binary_response(cols)?;
+    }
+}
+
+impl Cell {
+    /// The value as `mysql_common` holds it (the Rust face's rows).
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            Cell::Null => Value::NULL,
+            Cell::Int(i) => Value::Int(i),
+            Cell::UInt(u) => Value::UInt(u),
+            Cell::Double(d) => Value::Double(d),
+            Cell::Bytes(mut b) => {
+                b.pop();
+                Value::Bytes(b)
+            }
+            Cell::Date(d) => Value::Date(
+                d.year,
+                d.month,
+                d.day,
+                d.hour,
+                d.minute,
+                d.second,
+                d.microsecond,
+            ),
+            Cell::Time(t) => Value::Time(
+                t.negative,
+                t.days,
+                t.hours,
+                t.minutes,
+                t.seconds,
+                t.microseconds,
+            ),
+        }
+    }
+
+    /// A binary-protocol cell, as the server typed it.
+    #[inline]
+    pub(crate) fn from_binary(c: crate::wire::Cell<'_>) -> Cell {
+        use crate::wire::Cell as W;
+        match c {
+            W::Null => Cell::Null,
+            W::Int(i) => Cell::Int(i),
+            W::UInt(u) => Cell::UInt(u),
+            W::Float(f) => Cell::Double(f64::from(f)),
+            W::Double(d) => Cell::Double(d),
+            W::Bytes(b) => {
+                let mut v = Vec::with_capacity(b.len() + 1);
+                v.extend_from_slice(b);
+                v.push(0);
+                Cell::Bytes(v)
+            }
+            W::Date(d) => Cell::Date(DateTime {
+                year: d.year,
+                month: d.month,
+                day: d.day,
+                ..DateTime::default()
+            }),
+            W::DateTime(t) => Cell::Date(DateTime {
+                year: t.date.year,
+                month: t.date.month,
+                day: t.date.day,
+                hour: t.hour,
+                minute: t.minute,
+                second: t.second,
+                microsecond: t.micros,
+            }),
+            W::Time(t) => Cell::Time(Time {
+                negative: t.negative,
+                days: t.days,
+                hours: t.hours,
+                minutes: t.minutes,
+                seconds: t.seconds,
+                microseconds: t.micros,
+            }),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -27,14 +27,16 @@ use std::fmt;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use super::answer::{collect_wire, collect_wire_from, wire_columns, Col, Set};
+use super::answer::{collect_binary, collect_wire, collect_wire_from, wire_columns, Col, Set};
 use super::error::{not_ready, Refusal};
 use super::link::Link;
 use super::session::{Session, State, WireOpen};
 use super::{CancelHandle, MysqlConnector, STATEMENT_GRACE};
 use crate::pool::{Lease, Marks};
 use crate::trace::{Started, TraceKind};
-use crate::wire::{status, Next, OkInfo, Response, TextRow, WireError};
+use crate::wire::{
+    status, BinaryColumns, BinaryNext, BinaryRow, Next, OkInfo, Response, TextRow, WireError,
+};
 
 /// A borrowed MySQL connection: run statements through its
 /// [`Queryable`](crate::prelude::Queryable) methods (the `mysql` crate's
@@ -253,7 +255,8 @@ fn skip_space(b: &[u8], i: usize) -> usize {
 }
 
 /// The first word of a statement, leading comments and whitespace skipped.
-pub(super) fn first_word(sql: &str) -> &str {
+#[cfg(test)]
+fn first_word(sql: &str) -> &str {
     &sql[first_word_span(sql)]
 }
 
@@ -408,15 +411,6 @@ impl PooledConn {
         !self.session().state.autocommit_off
     }
 
-    /// Records a failure met while the borrower read an answer itself
-    /// (breaks the session when it may have left part of it unread), and
-    /// returns it as step 3 tells it (a statement the watchdog cut off, or
-    /// whose server stopped answering, says so).
-    pub(crate) fn note_failure(&mut self, e: WireError) -> WireError {
-        let (session, mut marks, connector) = self.lease.parts();
-        fail(&mut session.state, &mut marks, connector, e)
-    }
-
     /// The statement time limit in force for this borrow.
     pub fn statement_timeout(&self) -> Option<Duration> {
         match self.limit {
@@ -453,11 +447,6 @@ impl PooledConn {
     /// The session, seen by staunch.
     pub(crate) fn session_mut(&mut self) -> &mut Session {
         self.lease.split().0
-    }
-
-    /// This borrow's statement clock: see `Lease::statement_clock`.
-    pub(crate) fn statement_clock(&self) -> crate::pool::StatementClock<MysqlConnector> {
-        self.lease.statement_clock()
     }
 
     /// The pool's connection settings.
@@ -549,7 +538,9 @@ impl PooledConn {
     /// dropped (every result set).
     pub(crate) fn run_text_drop(&mut self, sql: &str) -> Result<(), WireError> {
         self.note_sql(sql);
-        self.run(reports_partly(sql), Report::Ok, |s| s.link.run(sql.as_bytes()))
+        self.run(reports_partly(sql), Report::Ok, |s| {
+            s.link.run(sql.as_bytes())
+        })
     }
 
     /// Steps 3 and 4 for a statement begun (`begin`) and read to its end:
@@ -583,8 +574,7 @@ impl PooledConn {
                 Ok(v)
             }
             Err(e) => {
-                if !e.is_fatal()
-                    && (session.state.autocommit_off || session.state.settings_unseen)
+                if !e.is_fatal() && (session.state.autocommit_off || session.state.settings_unseen)
                 {
                     // Under autocommit=0 a statement that failed may have
                     // opened a transaction, and its error packet says
@@ -623,13 +613,6 @@ impl PooledConn {
     ) -> Result<T, WireError> {
         self.open = false;
         self.settle(r, report)
-    }
-
-    /// Whether a read of the borrower's answer may wait for the server now:
-    /// the statement's clock runs only then.
-    pub(crate) fn waiting(&mut self, waits: bool) {
-        let (_, mut marks, _) = self.lease.parts();
-        marks.note_statement(waits);
     }
 
     /// A text statement's whole answer, every result set, each set's
@@ -687,6 +670,7 @@ impl PooledConn {
                 session.open = Some(WireOpen {
                     first_end: None,
                     sent_only: true,
+                    binary: None,
                 });
                 Ok(Sent {
                     fd: session.link.raw_fd(),
@@ -738,6 +722,7 @@ impl PooledConn {
                     session.open = Some(WireOpen {
                         first_end: None,
                         sent_only: false,
+                        binary: None,
                     });
                     return Some(Ok(WireStart::Rows(columns)));
                 }
@@ -762,7 +747,7 @@ impl PooledConn {
     pub(crate) fn next_wire_row<T>(
         &mut self,
         wait: bool,
-        make: impl FnOnce(TextRow<'_>) -> T,
+        make: impl FnOnce(AnyRow<'_>) -> T,
     ) -> Result<WireRow<T>, WireError> {
         let (session, mut marks, _) = self.lease.parts();
         let Some(open) = &mut session.open else {
@@ -772,26 +757,39 @@ impl PooledConn {
             return Ok(after_first(end, wait));
         }
         let w = &mut session.link.wire;
-        let next = if w.next_packet_buffered() {
-            w.next_row()
+        let ready = if w.next_packet_buffered() {
+            Ok(())
         } else if !wait {
             // What has reached the socket is read in without waiting.
             match w.read_arrived() {
-                Ok(_) if w.next_packet_buffered() => w.next_row(),
+                Ok(_) if w.next_packet_buffered() => Ok(()),
                 Ok(_) => return Ok(WireRow::Waits),
                 Err(e) => Err(e),
             }
         } else {
-            // A wait for the server is bounded as a statement is (the
-            // watchdog, the liveness check), from its start.
-            marks.note_statement(true);
-            let next = w.next_row();
-            marks.note_statement(false);
-            next
+            Ok(())
         };
+        // A wait for the server is bounded as a statement is (the
+        // watchdog, the liveness check), from its start.
+        if wait {
+            marks.note_statement(true);
+        }
+        let next = ready.and_then(|()| match &open.binary {
+            Some(cols) => w.next_binary_row(cols).map(|n| match n {
+                BinaryNext::Row(row) => Ok(AnyRow::Binary(row)),
+                BinaryNext::End(end) => Err(end),
+            }),
+            None => w.next_row().map(|n| match n {
+                Next::Row(row) => Ok(AnyRow::Text(row)),
+                Next::End(end) => Err(end),
+            }),
+        });
+        if wait {
+            marks.note_statement(false);
+        }
         let failed = match next {
-            Ok(Next::Row(row)) => return Ok(WireRow::Row(make(row))),
-            Ok(Next::End(end)) => {
+            Ok(Ok(row)) => return Ok(WireRow::Row(make(row))),
+            Ok(Err(end)) => {
                 let then = after_first(&end, wait);
                 open.first_end = Some(end);
                 return Ok(then);
@@ -844,12 +842,57 @@ impl PooledConn {
         // `settle` stops the clock.
         marks.note_statement(true);
         let link = &mut session.link;
-        let read = read_after_first(link, open.first_end).map(|(first, rest, last)| {
+        let read = read_after_first(link, open).map(|(first, rest, last)| {
             link.last = last;
             (first, rest)
         });
         self.settle(read, Report::Ok)
     }
+
+    /// Steps 1 and 2 of a prepared statement whose answer is read as it
+    /// arrives (`sql` was planned: it is in the statement cache): executes
+    /// it and reads the start of its answer, as
+    /// [`open_text_wire`](PooledConn::open_text_wire) does for text.
+    pub(crate) fn open_binary_wire(
+        &mut self,
+        sql: &str,
+        params: &[crate::wire::Param<'_>],
+    ) -> Result<WireStart, WireError> {
+        self.note_sql(sql);
+        self.begin(false)?;
+        let (session, mut marks, _) = self.lease.parts();
+        let Link {
+            wire, stmts, last, ..
+        } = &mut session.link;
+        let mut cols = Box::new(BinaryColumns::new());
+        let whole = match stmts.execute(wire, sql.as_bytes(), params, &mut cols) {
+            Ok(Response::ResultSet) => match wire_columns(cols.defs()) {
+                Ok(columns) => {
+                    marks.note_statement(false);
+                    session.open = Some(WireOpen {
+                        first_end: None,
+                        sent_only: false,
+                        binary: Some(cols),
+                    });
+                    return Ok(WireStart::Rows(columns));
+                }
+                Err(e) => Err(e),
+            },
+            Ok(first) => collect_binary(wire, &mut cols, first),
+            Err(e) => Err(e),
+        };
+        let whole = whole.map(|(sets, end)| {
+            *last = end;
+            sets
+        });
+        self.settle(whole, Report::Ok).map(WireStart::Whole)
+    }
+}
+
+/// A row of a streamed answer: text or binary.
+pub(crate) enum AnyRow<'a> {
+    Text(TextRow<'a>),
+    Binary(BinaryRow<'a>),
 }
 
 /// Tells the tracer, if any, that the statement begun (`started`) ended,
@@ -933,11 +976,16 @@ fn after_first<T>(end: &OkInfo, wait: bool) -> WireRow<T> {
 /// packet.
 fn read_after_first(
     link: &mut Link,
-    first_end: Option<OkInfo>,
+    open: WireOpen,
 ) -> Result<(OkInfo, VecDeque<Set>, OkInfo), WireError> {
-    let first = match first_end {
-        Some(end) => end,
-        None => loop {
+    let first = match (open.first_end, &open.binary) {
+        (Some(end), _) => end,
+        (None, Some(cols)) => loop {
+            if let BinaryNext::End(end) = link.wire.next_binary_row(cols)? {
+                break end;
+            }
+        },
+        (None, None) => loop {
             if let Next::End(end) = link.wire.next_row()? {
                 break end;
             }
@@ -947,7 +995,13 @@ fn read_after_first(
         let last = first.clone();
         return Ok((first, VecDeque::new(), last));
     }
-    let (rest, last) = collect_wire(&mut link.wire, &mut link.columns)?;
+    let (rest, last) = match open.binary {
+        Some(mut cols) => {
+            let next = link.wire.read_binary_response(&mut cols)?;
+            collect_binary(&mut link.wire, &mut cols, next)?
+        }
+        None => collect_wire(&mut link.wire, &mut link.columns)?,
+    };
     Ok((first, rest, last))
 }
 

@@ -172,12 +172,9 @@ impl Error {
         }
         match e {
             WireError::Server(se) => Error::from_server_error(context, se),
-            WireError::LocalInfileRefused => Error::from_server(
-                ErrorKind::Server,
-                format!("{context}: {e}"),
-                2068,
-                "HY000",
-            ),
+            WireError::LocalInfileRefused => {
+                Error::from_server(ErrorKind::Server, format!("{context}: {e}"), 2068, "HY000")
+            }
             WireError::Io(io) => {
                 let what = match io.kind() {
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {

@@ -106,13 +106,6 @@ impl Link {
         self.status() & status::AUTOCOMMIT != 0
     }
 
-    /// Whether the session lexes `\` as an ordinary character
-    /// (`NO_BACKSLASH_ESCAPES` in its `sql_mode`), as the last closing
-    /// packet says.
-    pub(crate) fn no_backslash_escapes(&self) -> bool {
-        self.status() & status::NO_BACKSLASH_ESCAPES != 0
-    }
-
     /// The socket's descriptor (for `SO_RCVTIMEO`, keepalive, a peek).
     pub(crate) fn raw_fd(&self) -> RawFd {
         self.wire.stream().socket().as_raw_fd()

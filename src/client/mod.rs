@@ -60,10 +60,11 @@ pub(crate) mod connect;
 mod error;
 pub(crate) mod link;
 mod liveness;
+pub(crate) mod query;
 mod session;
 pub(crate) mod sql;
 mod statement;
-mod txn;
+pub(crate) mod txn;
 pub(crate) mod value;
 
 use std::io;
@@ -77,14 +78,13 @@ pub use self::cancel::CancelHandle;
 pub(crate) use self::config::parse_connect_attrs;
 pub use self::config::{ConnectConfig, TlsMode, DEFAULT_LIVENESS_THRESHOLD};
 pub use self::conn::PooledConn;
-pub(crate) use self::conn::{reports_partly, WireRow, WireStart};
+pub(crate) use self::conn::{reports_partly, AnyRow, Report, WireRow, WireStart};
 pub use self::session::Session;
 pub use self::sql::{Lexing, Scan};
 pub use self::statement::Way;
-pub(crate) use self::statement::{Plan, ReadAnswer, StatementError};
+pub(crate) use self::statement::{Plan, StatementError};
 pub use self::txn::Transaction;
 pub use self::value::{Decimal, DecimalError, Param};
-use crate::duration::fmt_duration;
 use crate::error::{Error, ErrorKind, Result};
 use crate::pool::{ConnectAttempt, Connector, Recycled};
 use crate::sys;
@@ -309,9 +309,9 @@ impl Connector for MysqlConnector {
         }
         // The most one packet may hold from now on: the server's
         // max_allowed_packet, asked with the session's first statements.
-        let max = session.max_allowed_packet().map_err(|e| {
-            connect::failure(&self.cfg, attempt, &e, "session set-up")
-        })?;
+        let max = session
+            .max_allowed_packet()
+            .map_err(|e| connect::failure(&self.cfg, attempt, &e, "session set-up"))?;
         session.link.wire.set_max_packet(max);
         self.set_timeouts(&session, per_read_bound(self.cfg.query_timeout))?;
         if self.cfg.socket.is_none() {

@@ -190,6 +190,9 @@ pub(crate) struct WireOpen {
     /// Sent only (`PooledConn::send_text_wire`): no byte of its answer
     /// read yet.
     pub(crate) sent_only: bool,
+    /// A prepared statement's answer: its binary columns (boxed: a
+    /// session holds this inline).
+    pub(crate) binary: Option<Box<crate::wire::BinaryColumns>>,
 }
 
 impl std::fmt::Debug for Session {

@@ -22,14 +22,20 @@
 //! that does not match the parameters fails without a round trip (the
 //! prepared way checks the server's own count too).
 
-use mysql::prelude::{FromRow, Protocol, Queryable};
-use mysql::{from_row, Binary, Params, QueryResult, Statement, Text};
+use std::collections::VecDeque;
 
-use super::conn::PooledConn;
-use super::session::{ClientCharset, Settings, SETTINGS_SQL};
+use mysql_common::row::convert::FromRow;
+use mysql_common::row::{new_row, Row};
+use mysql_common::value::Value;
+
+use super::answer::{collect_binary, Cell, Set};
+use super::conn::{PooledConn, Report};
+use super::link::Link;
+use super::session::ClientCharset;
 use super::sql::{self, Lexing, ParamFault, Scan};
 use super::value::Param;
 use crate::error::{Error, ErrorKind};
+use crate::wire::{types, WireError};
 
 /// MySQL's "This command is not supported in the prepared statement
 /// protocol yet".
@@ -65,13 +71,13 @@ pub(crate) enum StatementError {
         /// The session's `max_allowed_packet`.
         max: usize,
     },
-    /// The driver or the server refused it.
-    Mysql(mysql::Error),
+    /// The server refused it, or the connection failed.
+    Wire(WireError),
 }
 
-impl From<mysql::Error> for StatementError {
-    fn from(e: mysql::Error) -> StatementError {
-        StatementError::Mysql(e)
+impl From<WireError> for StatementError {
+    fn from(e: WireError) -> StatementError {
+        StatementError::Wire(e)
     }
 }
 
@@ -79,7 +85,7 @@ impl StatementError {
     /// As the Rust API reports it.
     pub(crate) fn into_error(self, context: &str) -> Error {
         match self {
-            StatementError::Mysql(e) => Error::from_mysql(context, &e),
+            StatementError::Wire(e) => Error::from_wire(context, &e),
             other => Error::new(ErrorKind::InvalidArgument, other.message()),
         }
     }
@@ -104,7 +110,7 @@ impl StatementError {
                      sent: raise max_allowed_packet on the server, or send less at once"
                 )
             }
-            StatementError::Mysql(e) => e.to_string(),
+            StatementError::Wire(e) => e.to_string(),
         }
     }
 }
@@ -125,8 +131,20 @@ pub(crate) enum Plan {
     /// last OK packet may not report all it changed (several statements, a
     /// `CALL`).
     Text { sql: String, partly: bool },
-    /// A prepared statement and its values.
-    Binary { stmt: Statement, params: Params },
+    /// A prepared statement (in the connection's statement cache), its
+    /// values given to [`PooledConn::run_plan`].
+    Binary { sql: String },
+}
+
+/// The bytes of a parameter sent in an execute (0 for the fixed-size
+/// kinds, whose few bytes the per-parameter allowance covers).
+fn value_len(p: &Param) -> usize {
+    match p {
+        Param::Text(t) => t.len(),
+        Param::Bytes(b) => b.len(),
+        Param::Decimal(d) => d.literal().len(),
+        _ => 0,
+    }
 }
 
 impl Plan {
@@ -134,25 +152,18 @@ impl Plan {
     /// holds, roughly from above: the server refuses a statement whose
     /// packet is over its `max_allowed_packet`, and a parameter whose long
     /// data is.
-    fn size(&self) -> (usize, Option<usize>) {
+    fn size(&self, params: &[Param]) -> (usize, Option<usize>) {
         match self {
             Plan::Text { sql, .. } => (sql.len() + 1, None),
-            Plan::Binary { params, .. } => {
-                let Params::Positional(values) = params else {
-                    return (0, None);
-                };
-                let len = |v: &mysql::Value| match v {
-                    mysql::Value::Bytes(b) => b.len(),
-                    _ => 0,
-                };
-                let total: usize = 11 + values.iter().map(|v| len(v) + 11).sum::<usize>();
+            Plan::Binary { .. } => {
+                let total: usize = 11 + params.iter().map(|v| value_len(v) + 11).sum::<usize>();
                 if total <= MAX_PAYLOAD_LEN {
                     return (total, None);
                 }
-                values
+                params
                     .iter()
                     .enumerate()
-                    .map(|(i, v)| (len(v), Some(i + 1)))
+                    .map(|(i, v)| (value_len(v), Some(i + 1)))
                     .max()
                     .unwrap_or((0, None))
             }
@@ -160,8 +171,43 @@ impl Plan {
     }
 }
 
-fn unpreparable(e: &mysql::Error) -> bool {
-    matches!(e, mysql::Error::MySqlError(me) if me.code == ER_UNSUPPORTED_PS || me.code == ER_PARSE_ERROR)
+fn unpreparable(e: &WireError) -> bool {
+    matches!(e, WireError::Server(se) if se.code == ER_UNSUPPORTED_PS || se.code == ER_PARSE_ERROR)
+}
+
+impl Param {
+    /// The value as an execute sends it: text as a string, bytes as a
+    /// blob, a decimal as its exact text typed DECIMAL.
+    pub(crate) fn to_wire(&self) -> crate::wire::Param<'_> {
+        use crate::wire::{Date, DateTime, Param as W, Time};
+        match self {
+            Param::Null => W::Null,
+            Param::Int(v) => W::Int(*v),
+            Param::UInt(v) => W::UInt(*v),
+            Param::Double(v) => W::Double(*v),
+            Param::Text(s) => W::Bytes(s.as_bytes(), types::STRING),
+            Param::Bytes(b) => W::Bytes(b, types::BLOB),
+            Param::Decimal(d) => W::Bytes(d.literal().as_bytes(), types::NEWDECIMAL),
+            &Param::Date(year, month, day) => W::Date(Date { year, month, day }),
+            &Param::DateTime(year, month, day, hour, minute, second, micros) => {
+                W::DateTime(DateTime {
+                    date: Date { year, month, day },
+                    hour,
+                    minute,
+                    second,
+                    micros,
+                })
+            }
+            &Param::Time(negative, days, hours, minutes, seconds, micros) => W::Time(Time {
+                negative,
+                days,
+                hours,
+                minutes,
+                seconds,
+                micros,
+            }),
+        }
+    }
 }
 
 impl PooledConn {
@@ -169,7 +215,11 @@ impl PooledConn {
     /// change it, as the server last reported them, and the server's kind
     /// and version. One round trip when they are not known (after a
     /// multi-statement or `CALL`, or use of the raw `mysql::Conn`).
-    pub fn lexing(&mut self) -> mysql::Result<Lexing> {
+    pub fn lexing(&mut self) -> crate::Result<Lexing> {
+        self.lexing_wire().map_err(|e| self.error("lexing", &e))
+    }
+
+    pub(crate) fn lexing_wire(&mut self) -> Result<Lexing, WireError> {
         let session = self.session_ref();
         if let (Some(l), Some(_)) = (session.lexing(), &session.state.client_charset) {
             return Ok(l);
@@ -179,16 +229,12 @@ impl PooledConn {
         // report variables (`State::settings_unseen`): this statement asks
         // it, so the statement itself need not be followed by another.
         let unseen = std::mem::take(&mut self.session_mut().state.settings_unseen);
-        let asked = self.run(false, |c| c.query_first::<Settings, _>(SETTINGS_SQL));
+        let asked = self.run(false, Report::Ok, |s| s.ask_settings());
         let session = self.session_mut();
-        match asked {
-            Ok(settings) => session.take_settings(settings.unwrap_or_default()),
-            Err(e) => {
-                session.state.settings_unseen |= unseen;
-                return Err(e);
-            }
+        if let Err(e) = asked {
+            session.state.settings_unseen |= unseen;
+            return Err(e);
         }
-        session.observe();
         Ok(session.lexing().unwrap_or_default())
     }
 
@@ -224,18 +270,19 @@ impl PooledConn {
     /// Where `sql`'s placeholders are in this session (see `sql::scan`); one
     /// round trip the first time a versioned executable comment (`/*!50100
     /// ... */`) needs the server's version, which a MariaDB greeting hides.
-    pub fn scan(&mut self, sql: &str) -> mysql::Result<Scan> {
-        let lex = self.lexing()?;
+    pub fn scan(&mut self, sql: &str) -> crate::Result<Scan> {
+        self.scan_wire(sql).map_err(|e| self.error("scan", &e))
+    }
+
+    pub(crate) fn scan_wire(&mut self, sql: &str) -> Result<Scan, WireError> {
+        let lex = self.lexing_wire()?;
         let s = sql::scan(sql, &lex);
         if !s.needs_version {
             return Ok(s);
         }
-        let v: Option<String> = self.run_text_as("SELECT VERSION()", false, |r| {
-            Ok(r.next()
-                .transpose()?
-                .and_then(|row| row.get::<Option<String>, _>(0).flatten()))
-        })?;
-        let version = v.as_deref().and_then(sql::version_number).unwrap_or(0);
+        // The greeting's version is known since staunch reads it itself;
+        // a server whose text it cannot read is taken as the oldest.
+        let version = 0;
         self.session_mut().version = Some(version);
         Ok(sql::scan(
             sql,
@@ -248,7 +295,7 @@ impl PooledConn {
 
     /// The number of `?` placeholders in `sql` as this session's server
     /// lexes it (see [`scan`](PooledConn::scan)).
-    pub fn count_params(&mut self, sql: &str) -> mysql::Result<usize> {
+    pub fn count_params(&mut self, sql: &str) -> crate::Result<usize> {
         Ok(self.scan(sql)?.placeholders.len())
     }
 
@@ -274,9 +321,9 @@ impl PooledConn {
         way: Option<Way>,
     ) -> Result<Plan, StatementError> {
         let plan = self.plan_unchecked(sql, params, way)?;
-        let (size, param) = plan.size();
+        let (size, param) = plan.size(params);
         if size >= CHECK_SIZE_FROM {
-            let max = self.max_allowed_packet()?;
+            let max = self.max_allowed_packet_wire()?;
             if size > max {
                 return Err(StatementError::TooLarge { size, param, max });
             }
@@ -284,20 +331,13 @@ impl PooledConn {
         Ok(plan)
     }
 
-    /// The session's `max_allowed_packet`: one round trip the first time.
-    fn max_allowed_packet(&mut self) -> mysql::Result<usize> {
+    /// The session's `max_allowed_packet`: one round trip the first time
+    /// after a reset.
+    fn max_allowed_packet_wire(&mut self) -> Result<usize, WireError> {
         if let Some(m) = self.session_ref().state.max_allowed_packet {
             return Ok(m);
         }
-        let m: Option<u64> =
-            self.run_text_as("SELECT @@SESSION.max_allowed_packet", false, |r| {
-                Ok(r.next()
-                    .transpose()?
-                    .and_then(|row| row.get::<Option<u64>, _>(0).flatten()))
-            })?;
-        let m = m.map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
-        self.session_mut().state.max_allowed_packet = Some(m);
-        Ok(m)
+        self.run(false, Report::Ok, |s| s.max_allowed_packet())
     }
 
     fn plan_unchecked(
@@ -307,7 +347,7 @@ impl PooledConn {
         way: Option<Way>,
     ) -> Result<Plan, StatementError> {
         let way = way.unwrap_or_else(|| self.default_way());
-        let scan = self.scan(sql)?;
+        let scan = self.scan_wire(sql)?;
         self.check_text(params)?;
         let n = params.len();
         if scan.placeholders.len() != n {
@@ -319,22 +359,9 @@ impl PooledConn {
         if way == Way::Interpolate {
             return self.interpolated(sql, &scan, params);
         }
-        let values = || Params::from(params.iter().map(Param::to_value).collect::<Vec<_>>());
-        let values = move || {
-            if n == 0 {
-                Params::Empty
-            } else {
-                values()
-            }
-        };
         if let Some(cast) = sql::cast_for_prepare(sql, &scan.placeholders, params) {
-            match self.prep_checked(&cast) {
-                Ok(stmt) if usize::from(stmt.num_params()) == n => {
-                    return Ok(Plan::Binary {
-                        stmt,
-                        params: values(),
-                    })
-                }
+            match self.prepare_counted(&cast) {
+                Ok(count) if count == n => return Ok(Plan::Binary { sql: cast }),
                 // Not preparable with the casts (a place where only a `?`
                 // may stand): exact values need the literals.
                 Err(e) if unpreparable(&e) => return self.interpolated(sql, &scan, params),
@@ -343,9 +370,8 @@ impl PooledConn {
                 Ok(_) => {}
             }
         }
-        match self.prep_checked(sql) {
-            Ok(stmt) => {
-                let want = usize::from(stmt.num_params());
+        match self.prepare_counted(sql) {
+            Ok(want) => {
                 if want != n {
                     return Err(StatementError::ParamCount {
                         placeholders: want,
@@ -353,8 +379,7 @@ impl PooledConn {
                     });
                 }
                 Ok(Plan::Binary {
-                    stmt,
-                    params: values(),
+                    sql: sql.to_owned(),
                 })
             }
             Err(e) if unpreparable(&e) => self.interpolated(sql, &scan, params),
@@ -368,7 +393,7 @@ impl PooledConn {
         scan: &Scan,
         params: &[Param],
     ) -> Result<Plan, StatementError> {
-        let lex = self.lexing()?;
+        let lex = self.lexing_wire()?;
         let text = if params.is_empty() {
             sql.to_owned()
         } else {
@@ -381,16 +406,66 @@ impl PooledConn {
         })
     }
 
-    /// Runs a planned statement, `read` taking what it wants of the answer
-    /// (the rest is read off after it, as in `run_text`).
-    pub(crate) fn run_plan<T>(
+    /// Prepares `sql` through the connection's statement cache, as every
+    /// statement runs; its parameter count.
+    fn prepare_counted(&mut self, sql: &str) -> Result<usize, WireError> {
+        self.note_sql(sql);
+        self.run(super::conn::reports_partly(sql), Report::Nothing, |s| {
+            let Link { wire, stmts, .. } = &mut s.link;
+            Ok(stmts.prepare(wire, sql.as_bytes())?.param_count())
+        })
+    }
+
+    /// Runs a planned statement and reads its whole answer (every result
+    /// set) into the answer model, each set's figures filled in.
+    pub(crate) fn run_plan(
         &mut self,
         plan: Plan,
-        read: impl ReadAnswer<Out = T>,
-    ) -> mysql::Result<T> {
+        params: &[Param],
+    ) -> Result<VecDeque<Set>, WireError> {
         match plan {
-            Plan::Text { sql, partly } => self.run_text_as(&sql, partly, |r| read.text(r)),
-            Plan::Binary { stmt, params } => self.run_binary(&stmt, params, |r| read.binary(r)),
+            Plan::Text { sql, partly } => self.collect_text(&sql, partly),
+            Plan::Binary { sql } => {
+                self.note_sql(&sql);
+                let mut values: Vec<crate::wire::Param<'_>> =
+                    params.iter().map(Param::to_wire).collect();
+                let (total, _) = Plan::Binary { sql: String::new() }.size(params);
+                self.run(false, Report::Ok, |s| {
+                    let max = s.state.max_allowed_packet.unwrap_or(MAX_PAYLOAD_LEN);
+                    let Link {
+                        wire,
+                        stmts,
+                        columns: _,
+                        last,
+                        ..
+                    } = &mut s.link;
+                    if total > MAX_PAYLOAD_LEN {
+                        // Too much for one packet: the large values go
+                        // ahead as long data, each in chunks the server
+                        // takes.
+                        let stmt = stmts.prepare(wire, sql.as_bytes())?;
+                        let id = stmt.id();
+                        let chunk = max.saturating_sub(64).clamp(1024, MAX_PAYLOAD_LEN - 16);
+                        for (i, (v, p)) in values.iter_mut().zip(params).enumerate() {
+                            let (data, ty) = match v {
+                                crate::wire::Param::Bytes(b, ty) if b.len() > 8192 => (*b, *ty),
+                                _ => continue,
+                            };
+                            let index = u16::try_from(i).unwrap_or(u16::MAX);
+                            for part in data.chunks(chunk) {
+                                wire.send_long_data(id, index, part)?;
+                            }
+                            let _ = p;
+                            *v = crate::wire::Param::Long(ty);
+                        }
+                    }
+                    let mut cols = crate::wire::BinaryColumns::new();
+                    let first = stmts.execute(wire, sql.as_bytes(), &values, &mut cols)?;
+                    let (sets, end) = collect_binary(wire, &mut cols, first)?;
+                    *last = end;
+                    Ok(sets)
+                })
+            }
         }
     }
 
@@ -437,10 +512,23 @@ impl PooledConn {
         let plan = self
             .plan(sql, params, way)
             .map_err(|e| e.into_error("query"))?;
-        let rows = self
-            .run_plan(plan, Rows)
-            .map_err(|e| Error::from_mysql("query", &e))?;
-        Ok(rows.into_iter().map(from_row).collect())
+        let sets = self
+            .run_plan(plan, params)
+            .map_err(|e| self.error("query", &e))?;
+        let Some(first) = sets.into_iter().next() else {
+            return Ok(Vec::new());
+        };
+        rows_of(first)
+            .into_iter()
+            .map(|row| {
+                mysql_common::row::convert::from_row_opt(row).map_err(|e| {
+                    Error::new(
+                        ErrorKind::InvalidArgument,
+                        format!("query: a row does not convert to the type asked for: {e}"),
+                    )
+                })
+            })
+            .collect()
     }
 
     /// Runs a statement that returns no rows with `params`, the pool's
@@ -469,58 +557,33 @@ impl PooledConn {
         let plan = self
             .plan(sql, params, way)
             .map_err(|e| e.into_error("execute"))?;
-        self.run_plan(plan, Affected)
-            .map_err(|e| Error::from_mysql("execute", &e))
+        let sets = self
+            .run_plan(plan, params)
+            .map_err(|e| self.error("execute", &e))?;
+        Ok(sets
+            .iter()
+            .fold(0u64, |n, s| n.saturating_add(s.affected_rows)))
     }
 }
 
-/// What a statement's reader takes from its answer, of either protocol.
-pub(crate) trait ReadAnswer {
-    type Out;
-    /// The answer of an interpolated (or unparameterized) text statement.
-    fn text(self, r: &mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<Self::Out>;
-    /// The answer of a prepared statement.
-    fn binary(self, r: &mut QueryResult<'_, '_, '_, Binary>) -> mysql::Result<Self::Out>;
-}
-
-/// The rows of the first result set.
-struct Rows;
-
-fn rows<P: Protocol>(r: &mut QueryResult<'_, '_, '_, P>) -> mysql::Result<Vec<mysql::Row>> {
-    r.by_ref().collect()
-}
-
-impl ReadAnswer for Rows {
-    type Out = Vec<mysql::Row>;
-    fn text(self, r: &mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<Self::Out> {
-        rows(r)
+/// A set of the answer model as `mysql_common` rows.
+fn rows_of(set: Set) -> Vec<Row> {
+    let n = set.columns.len().max(1);
+    let columns: std::sync::Arc<[mysql_common::packets::Column]> = set
+        .columns
+        .iter()
+        .map(|c| c.to_column())
+        .collect::<Vec<_>>()
+        .into();
+    let mut rows = Vec::with_capacity(set.cells.len() / n);
+    let mut cells = set.cells.into_iter();
+    for _ in 0..set.count {
+        let values: Vec<Value> = cells
+            .by_ref()
+            .take(set.columns.len())
+            .map(Cell::into_value)
+            .collect();
+        rows.push(new_row(values, columns.clone()));
     }
-    fn binary(self, r: &mut QueryResult<'_, '_, '_, Binary>) -> mysql::Result<Self::Out> {
-        rows(r)
-    }
-}
-
-/// The rows affected, summed over every result set.
-struct Affected;
-
-fn affected<P: Protocol>(r: &mut QueryResult<'_, '_, '_, P>) -> mysql::Result<u64> {
-    let mut n = 0u64;
-    while let Some(mut set) = r.iter() {
-        // Before the rows: stepping past the set lets its OK packet go.
-        n = n.saturating_add(set.affected_rows());
-        for row in set.by_ref() {
-            row?;
-        }
-    }
-    Ok(n)
-}
-
-impl ReadAnswer for Affected {
-    type Out = u64;
-    fn text(self, r: &mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<u64> {
-        affected(r)
-    }
-    fn binary(self, r: &mut QueryResult<'_, '_, '_, Binary>) -> mysql::Result<u64> {
-        affected(r)
-    }
+    rows
 }

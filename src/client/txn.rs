@@ -1,32 +1,103 @@
-//! [`Transaction`]: `PooledConn::start_transaction`, on the tracked path.
-//!
-//! `mysql::Conn::start_transaction` reached through the guard's `Deref`
-//! would run on the raw connection, unseen, and cost a session reset on
-//! return. This one runs every statement through the guard's own
-//! `Queryable`: a committed (or rolled back) transaction leaves nothing to
-//! do on return, and one left open is rolled back when the transaction is
-//! dropped, as `mysql::Transaction` does.
+//! [`Transaction`]: `PooledConn::start_transaction`, with the `mysql`
+//! crate's options ([`TxOpts`]) and methods. Every statement runs through
+//! the connection's own steps: a committed (or rolled back) transaction
+//! leaves nothing to do on return, and one left open is rolled back when
+//! the transaction is dropped, as `mysql::Transaction` does.
 
-use std::ops::Deref;
+use std::fmt;
 
-use mysql::prelude::{AsStatement, FromRow, Queryable};
-use mysql::{AccessMode, Binary, Conn, FromRowError, Params, QueryResult, Statement, Text, TxOpts};
-
+use super::query::Queryable;
 use super::PooledConn;
+use crate::error::Result;
+
+/// A transaction's isolation level (`SET TRANSACTION ISOLATION LEVEL`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IsolationLevel {
+    /// `READ UNCOMMITTED`.
+    ReadUncommitted,
+    /// `READ COMMITTED`.
+    ReadCommitted,
+    /// `REPEATABLE READ` (InnoDB's default).
+    RepeatableRead,
+    /// `SERIALIZABLE`.
+    Serializable,
+}
+
+impl fmt::Display for IsolationLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IsolationLevel::ReadUncommitted => "READ UNCOMMITTED",
+            IsolationLevel::ReadCommitted => "READ COMMITTED",
+            IsolationLevel::RepeatableRead => "REPEATABLE READ",
+            IsolationLevel::Serializable => "SERIALIZABLE",
+        })
+    }
+}
+
+/// A transaction's access mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessMode {
+    /// `READ ONLY`.
+    ReadOnly,
+    /// `READ WRITE`.
+    ReadWrite,
+}
+
+/// How a transaction starts, as `mysql::TxOpts`: the server's defaults
+/// unless set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TxOpts {
+    with_consistent_snapshot: bool,
+    isolation_level: Option<IsolationLevel>,
+    access_mode: Option<AccessMode>,
+}
+
+impl TxOpts {
+    /// `WITH CONSISTENT SNAPSHOT`.
+    pub fn with_consistent_snapshot(&self) -> bool {
+        self.with_consistent_snapshot
+    }
+
+    /// The isolation level, if set.
+    pub fn isolation_level(&self) -> Option<IsolationLevel> {
+        self.isolation_level
+    }
+
+    /// The access mode, if set.
+    pub fn access_mode(&self) -> Option<AccessMode> {
+        self.access_mode
+    }
+
+    /// Sets `WITH CONSISTENT SNAPSHOT`.
+    pub fn set_with_consistent_snapshot(mut self, v: bool) -> TxOpts {
+        self.with_consistent_snapshot = v;
+        self
+    }
+
+    /// Sets the isolation level (None: the session's).
+    pub fn set_isolation_level(mut self, level: Option<IsolationLevel>) -> TxOpts {
+        self.isolation_level = level;
+        self
+    }
+
+    /// Sets the access mode (None: the session's).
+    pub fn set_access_mode(mut self, mode: Option<AccessMode>) -> TxOpts {
+        self.access_mode = mode;
+        self
+    }
+}
 
 /// A transaction on a borrowed connection, from
-/// [`PooledConn::start_transaction`]. Implements [`Queryable`] as the guard
-/// does; [`commit`](Transaction::commit) or
-/// [`rollback`](Transaction::rollback) ends it, dropping it rolls back.
-/// Derefs to [`mysql::Conn`] (read-only) for `affected_rows`,
-/// `last_insert_id`, `warnings` and `info_str` of the last statement.
+/// [`PooledConn::start_transaction`]. Implements
+/// [`Queryable`] as the connection does; [`commit`](Transaction::commit)
+/// or [`rollback`](Transaction::rollback) ends it, dropping it rolls back.
 pub struct Transaction<'a> {
     conn: &'a mut PooledConn,
     done: bool,
 }
 
-impl std::fmt::Debug for Transaction<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for Transaction<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Transaction")
             .field("conn", &self.conn.id())
             .finish()
@@ -34,13 +105,13 @@ impl std::fmt::Debug for Transaction<'_> {
 }
 
 impl PooledConn {
-    /// Starts a transaction, as `mysql::Conn::start_transaction` does, but on
-    /// the tracked path: one round trip (`START TRANSACTION` with the access
-    /// mode and consistent snapshot folded in), plus one for an isolation
-    /// level (`SET TRANSACTION ISOLATION LEVEL ...`, for this transaction
-    /// only). Once it is committed or rolled back the connection goes back
-    /// to the pool with no round trip.
-    pub fn start_transaction(&mut self, opts: TxOpts) -> mysql::Result<Transaction<'_>> {
+    /// Starts a transaction, as `mysql::Conn::start_transaction` does: one
+    /// round trip (`START TRANSACTION` with the access mode and consistent
+    /// snapshot folded in), plus one for an isolation level (`SET
+    /// TRANSACTION ISOLATION LEVEL ...`, for this transaction only). Once it
+    /// is committed or rolled back the connection goes back to the pool with
+    /// no round trip.
+    pub fn start_transaction(&mut self, opts: TxOpts) -> Result<Transaction<'_>> {
         let level = opts.isolation_level().map(|l| l.to_string());
         let mut sql = String::from("START TRANSACTION");
         let mut props = Vec::new();
@@ -74,10 +145,15 @@ impl PooledConn {
         &mut self,
         level: Option<&str>,
         start: &str,
-    ) -> Result<(), (String, mysql::Error)> {
+    ) -> std::result::Result<(), (String, crate::Error)> {
         if let Some(level) = level {
             let sql = format!("SET TRANSACTION ISOLATION LEVEL {level}");
-            if let Err(e) = self.run_text_as(&sql, false, |_| Ok(())) {
+            self.note_sql(&sql);
+            let r = self.run(false, super::conn::Report::Ok, |s| {
+                s.link.run(sql.as_bytes())
+            });
+            if let Err(e) = r {
+                let e = self.error("query", &e);
                 return Err((sql, e));
             }
         }
@@ -92,15 +168,41 @@ impl PooledConn {
 
 impl Transaction<'_> {
     /// `COMMIT`.
-    pub fn commit(mut self) -> mysql::Result<()> {
+    pub fn commit(mut self) -> Result<()> {
         self.done = true;
         self.conn.query_drop("COMMIT")
     }
 
     /// `ROLLBACK`.
-    pub fn rollback(mut self) -> mysql::Result<()> {
+    pub fn rollback(mut self) -> Result<()> {
         self.done = true;
         self.conn.query_drop("ROLLBACK")
+    }
+
+    /// The rows the last statement affected.
+    pub fn affected_rows(&self) -> u64 {
+        self.conn.affected_rows()
+    }
+
+    /// The `AUTO_INCREMENT` id the last statement generated, or 0.
+    pub fn last_insert_id(&self) -> u64 {
+        self.conn.last_insert_id()
+    }
+
+    /// Warnings the last statement raised.
+    pub fn warnings(&self) -> u16 {
+        self.conn.warnings()
+    }
+
+    /// The server's info text for the last statement.
+    pub fn info_str(&self) -> std::borrow::Cow<'_, str> {
+        self.conn.info_str()
+    }
+}
+
+impl Queryable for Transaction<'_> {
+    fn conn(&mut self) -> &mut PooledConn {
+        self.conn
     }
 }
 
@@ -111,121 +213,5 @@ impl Drop for Transaction<'_> {
             // transaction still open is rolled back on return anyway.
             let _ = self.conn.query_drop("ROLLBACK");
         }
-    }
-}
-
-impl Deref for Transaction<'_> {
-    type Target = Conn;
-    fn deref(&self) -> &Conn {
-        self.conn
-    }
-}
-
-impl Queryable for Transaction<'_> {
-    fn query_iter<Q: AsRef<str>>(
-        &mut self,
-        query: Q,
-    ) -> mysql::Result<QueryResult<'_, '_, '_, Text>> {
-        self.conn.query_iter(query)
-    }
-    fn prep<Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<Statement> {
-        self.conn.prep(query)
-    }
-    fn close(&mut self, stmt: Statement) -> mysql::Result<()> {
-        self.conn.close(stmt)
-    }
-    fn exec_iter<S: AsStatement, P: Into<Params>>(
-        &mut self,
-        stmt: S,
-        params: P,
-    ) -> mysql::Result<QueryResult<'_, '_, '_, Binary>> {
-        self.conn.exec_iter(stmt, params)
-    }
-    fn exec_batch<S, P, I>(&mut self, stmt: S, params: I) -> mysql::Result<()>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        I: IntoIterator<Item = P>,
-    {
-        self.conn.exec_batch(stmt, params)
-    }
-    fn query_first<T: FromRow, Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<Option<T>> {
-        self.conn.query_first(query)
-    }
-    fn query_first_opt<T: FromRow, Q: AsRef<str>>(
-        &mut self,
-        query: Q,
-    ) -> mysql::Result<Option<Result<T, FromRowError>>> {
-        self.conn.query_first_opt(query)
-    }
-    fn query_fold<T, F, Q, U>(&mut self, query: Q, init: U, f: F) -> mysql::Result<U>
-    where
-        Q: AsRef<str>,
-        T: FromRow,
-        F: FnMut(U, T) -> U,
-    {
-        self.conn.query_fold(query, init, f)
-    }
-    fn query_fold_opt<T, F, Q, U>(&mut self, query: Q, init: U, f: F) -> mysql::Result<U>
-    where
-        Q: AsRef<str>,
-        T: FromRow,
-        F: FnMut(U, Result<T, FromRowError>) -> U,
-    {
-        self.conn.query_fold_opt(query, init, f)
-    }
-    fn query_drop<Q: AsRef<str>>(&mut self, query: Q) -> mysql::Result<()> {
-        self.conn.query_drop(query)
-    }
-    fn exec_first<T, S, P>(&mut self, stmt: S, params: P) -> mysql::Result<Option<T>>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        T: FromRow,
-    {
-        self.conn.exec_first(stmt, params)
-    }
-    fn exec_first_opt<T, S, P>(
-        &mut self,
-        stmt: S,
-        params: P,
-    ) -> mysql::Result<Option<Result<T, FromRowError>>>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        T: FromRow,
-    {
-        self.conn.exec_first_opt(stmt, params)
-    }
-    fn exec_fold<T, S, P, U, F>(&mut self, stmt: S, params: P, init: U, f: F) -> mysql::Result<U>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        T: FromRow,
-        F: FnMut(U, T) -> U,
-    {
-        self.conn.exec_fold(stmt, params, init, f)
-    }
-    fn exec_fold_opt<T, S, P, U, F>(
-        &mut self,
-        stmt: S,
-        params: P,
-        init: U,
-        f: F,
-    ) -> mysql::Result<U>
-    where
-        S: AsStatement,
-        P: Into<Params>,
-        T: FromRow,
-        F: FnMut(U, Result<T, FromRowError>) -> U,
-    {
-        self.conn.exec_fold_opt(stmt, params, init, f)
-    }
-    fn exec_drop<S: AsStatement, P: Into<Params>>(
-        &mut self,
-        stmt: S,
-        params: P,
-    ) -> mysql::Result<()> {
-        self.conn.exec_drop(stmt, params)
     }
 }

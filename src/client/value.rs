@@ -6,7 +6,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use mysql::Value;
+#[cfg(any(test, feature = "fuzzing"))]
+use mysql_common::value::Value;
 
 /// One statement parameter, bound to a `?` placeholder.
 ///
@@ -42,6 +43,7 @@ impl Param {
     /// The value the binary protocol sends for it (a prepared statement's
     /// placeholders are cast where the type needs it: see
     /// `sql::cast_for_prepare`).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn to_value(&self) -> Value {
         match self {
             Param::Null => Value::NULL,

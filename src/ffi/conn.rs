@@ -5,20 +5,19 @@ use std::ffi::{c_char, c_int};
 use std::sync::{Arc, Mutex, TryLockError};
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
-use mysql::{Binary, QueryResult, Text};
-
 use super::error::*;
 use super::rows::{staunch_batch, staunch_rows};
 use super::stream::{GiveBack, Stream};
 use super::values::{staunch_param, to_params};
 use super::{arg, arg_str, copy_sized, guard, guard_value, set_opt, Out, STAUNCH_TIMEOUT_DEFAULT};
-use crate::client::answer::{collect_sets, with_last_figures, Set};
+use crate::client::answer::Set;
+use crate::client::query::Queryable;
 use crate::client::{
-    reports_partly, CancelHandle, Param, Plan, PooledConn, ReadAnswer, StatementError, Way,
+    reports_partly, CancelHandle, Param, Plan, PooledConn, Report, StatementError, Way,
 };
 use crate::error::Error;
 use crate::sync::lock;
+use crate::wire::WireError;
 use crate::Pool;
 
 /// A connection borrowed from a pool by `staunch_pool_get`. Give it back with
@@ -194,14 +193,14 @@ fn released() -> Failure {
     )
 }
 
-fn mysql_failure(context: &str, e: &mysql::Error) -> Failure {
-    Failure::from(Error::from_mysql(context, e))
+fn wire_failure(context: &str, e: &WireError) -> Failure {
+    Failure::from(Error::from_wire(context, e))
 }
 
 /// A statement refused before or at its sending, as a C status.
 fn statement_failure(context: &str, e: StatementError) -> Failure {
     match e {
-        StatementError::Mysql(e) => mysql_failure(context, &e),
+        StatementError::Wire(e) => wire_failure(context, &e),
         e @ StatementError::ParamCount { .. } => Failure::new(STAUNCH_PARAM_COUNT, e.message()),
         e @ (StatementError::Param(_) | StatementError::TooLarge { .. }) => {
             Failure::new(STAUNCH_INVALID_ARGUMENT, e.message())
@@ -221,32 +220,6 @@ fn plan(
         .map_err(|e| statement_failure(context, e))
 }
 
-/// Reads a whole answer into its sets (`collect_sets`).
-struct Collect;
-
-impl ReadAnswer for Collect {
-    type Out = std::collections::VecDeque<Set>;
-    fn text(self, r: &mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<Self::Out> {
-        collect_sets(r, true)
-    }
-    fn binary(self, r: &mut QueryResult<'_, '_, '_, Binary>) -> mysql::Result<Self::Out> {
-        collect_sets(r, false)
-    }
-}
-
-/// Reads a whole answer off, summing it up (`drain`).
-struct Drain;
-
-impl ReadAnswer for Drain {
-    type Out = Done;
-    fn text(self, r: &mut QueryResult<'_, '_, '_, Text>) -> mysql::Result<Done> {
-        drain(r)
-    }
-    fn binary(self, r: &mut QueryResult<'_, '_, '_, Binary>) -> mysql::Result<Done> {
-        drain(r)
-    }
-}
-
 impl Done {
     /// Adds one result set's figures: affected rows and warnings summed, the
     /// last non-zero insert id and the last non-empty info string kept.
@@ -261,23 +234,6 @@ impl Done {
             self.info = Some(to_cstring_bytes(info.to_vec()));
         }
     }
-}
-
-/// Runs every result set of a statement to completion, summing up what
-/// they did (`Done::add`).
-fn drain<P: mysql::prelude::Protocol>(
-    r: &mut mysql::QueryResult<'_, '_, '_, P>,
-) -> mysql::Result<Done> {
-    let mut out = Done::default();
-    while let Some(mut set) = r.iter() {
-        // Before the rows: stepping past the set lets its OK packet go.
-        let id = set.last_insert_id().unwrap_or(0);
-        out.add(set.affected_rows(), id, set.warnings(), set.info_ref());
-        for row in set.by_ref() {
-            row?;
-        }
-    }
-    Ok(out)
 }
 
 /// What a statement run by `staunch_conn_execute` did, and the session's
@@ -366,14 +322,14 @@ pub extern "C" fn staunch_conn_execute(
         // SAFETY: header contract on params.
         let params = unsafe { to_params(params, n_params) }?;
         let done = c.with(|pc| {
-            let done = if n_params == 0 {
-                pc.run_text(sql, drain)
+            let sets = if n_params == 0 {
+                pc.collect_text(sql, reports_partly(sql))
             } else {
                 let p = plan(pc, "execute", sql, &params, None)?;
-                pc.run_plan(p, Drain)
+                pc.run_plan(p, &params)
             }
-            .map_err(|e| mysql_failure("execute", &e))?;
-            Ok(done)
+            .map_err(|e| wire_failure("execute", &e))?;
+            Ok(summary(&sets))
         })?;
         set_opt(affected_rows, done.affected_rows);
         set_opt(last_insert_id, done.last_insert_id);
@@ -557,19 +513,14 @@ pub extern "C" fn staunch_conn_query_send(
         }
         let mut pc = pc;
         match pc.send_text_wire(sql, reports_partly(sql)) {
-            Ok(Some(sent)) => {
+            Ok(sent) => {
                 *g = Held::Sent(pc, None);
                 wait_fd.set(if sent.arrived { -1 } else { sent.fd });
                 Ok(())
             }
-            Ok(None) => {
-                *g = Held::Sent(pc, Some(sql.to_owned()));
-                wait_fd.set(-1);
-                Ok(())
-            }
             Err(e) => {
                 *g = Held::Ready(pc);
-                Err(mysql_failure("query", &e))
+                Err(wire_failure("query", &e))
             }
         }
     })
@@ -627,6 +578,7 @@ pub extern "C" fn staunch_conn_query_recv(
                     pc,
                     Box::new(move |conn| home.give_back(conn)),
                     Plan::Text { sql, partly },
+                    &[],
                 )?;
                 out.set(Box::into_raw(Box::new(rows)));
                 return Ok(());
@@ -650,7 +602,7 @@ pub extern "C" fn staunch_conn_query_recv(
         let r = pc.recv_text_wire();
         *g = Held::Ready(pc);
         let sets = match r {
-            Some(r) => r.map_err(|e| mysql_failure("query", &e))?,
+            Some(r) => r.map_err(|e| wire_failure("query", &e))?,
             None => {
                 return Err(Failure::new(
                     STAUNCH_BROKEN,
@@ -737,7 +689,7 @@ unsafe fn run_query(
         let p = c.with(|pc| stream_plan(pc, sql, &params, way, text))?;
         let pc = c.take_for_stream()?;
         let home = c.home.clone();
-        query_stream(pc, Box::new(move |conn| home.give_back(conn)), p)
+        query_stream(pc, Box::new(move |conn| home.give_back(conn)), p, &params)
     } else {
         let sets = c.with(|pc| query_buffered(pc, sql, &params, way, text))?;
         *lock(&c.last) = summary(&sets);
@@ -752,10 +704,11 @@ pub(super) fn query_stream(
     pc: PooledConn,
     home: GiveBack,
     p: Plan,
+    params: &[Param],
 ) -> Result<staunch_rows, Failure> {
     let stream = match p {
         Plan::Text { sql, partly } => Stream::text(pc, home, &sql, partly),
-        Plan::Binary { stmt, params } => Stream::binary(pc, home, stmt, params),
+        Plan::Binary { sql } => Stream::binary(pc, home, &sql, params),
     }
     .map_err(Failure::from)?;
     Ok(staunch_rows::streaming(stream))
@@ -837,12 +790,10 @@ pub(super) fn query_buffered(
     } else {
         match plan(pc, "query", sql, params, way)? {
             Plan::Text { sql, partly } => pc.collect_text(&sql, partly),
-            binary => pc
-                .run_plan(binary, Collect)
-                .map(|sets| with_last_figures(sets, pc)),
+            binary => pc.run_plan(binary, params),
         }
     };
-    sets.map_err(|e| mysql_failure("query", &e))
+    sets.map_err(|e| wire_failure("query", &e))
 }
 
 /// Writes to `*out` the number of `?` placeholders in `sql` as this
@@ -870,10 +821,7 @@ pub extern "C" fn staunch_conn_count_params(
         // SAFETY: NULL or a NUL-terminated string (header contract).
         let sql = unsafe { arg_str(sql, "sql") }?;
         let out = Out::new(out, "out")?;
-        let n = c.with(|pc| {
-            pc.count_params(sql)
-                .map_err(|e| mysql_failure("count_params", &e))
-        })?;
+        let n = c.with(|pc| pc.count_params(sql).map_err(Failure::from))?;
         out.set(n);
         Ok(())
     })
@@ -897,7 +845,7 @@ fn simple(conn: *mut staunch_conn, err: *mut *mut staunch_error, sql: &str) -> s
     guard(err, || {
         // SAFETY: NULL or a live connection (header contract).
         let c = unsafe { arg(conn, "conn") }?;
-        c.with(|pc| pc.query_drop(sql).map_err(|e| mysql_failure(sql, &e)))
+        c.with(|pc| pc.run_text_drop(sql).map_err(|e| wire_failure(sql, &e)))
     })
 }
 
@@ -984,7 +932,7 @@ pub extern "C" fn staunch_conn_begin_ex(
                 "START TRANSACTION"
             };
             pc.begin_transaction(level, sql)
-                .map_err(|(sql, e)| mysql_failure(&sql, &e))
+                .map_err(|(_, e)| Failure::from(e))
         })
     })
 }
@@ -1034,7 +982,7 @@ pub extern "C" fn staunch_conn_prepare(
         let n = c.with(|pc| {
             pc.prep(sql)
                 .map(|stmt| stmt.num_params())
-                .map_err(|e| mysql_failure("prepare", &e))
+                .map_err(Failure::from)
         })?;
         set_opt(n_params, u32::from(n));
         Ok(())
@@ -1054,8 +1002,8 @@ pub extern "C" fn staunch_conn_ping(
         // SAFETY: NULL or a live connection (header contract).
         let c = unsafe { arg(conn, "conn") }?;
         c.with(|pc| {
-            pc.run(false, |c| c.ping())
-                .map_err(|e| mysql_failure("ping", &e))
+            pc.run(false, Report::Nothing, |s| s.link.ping())
+                .map_err(|e| wire_failure("ping", &e))
         })
     })
 }

@@ -411,7 +411,7 @@ pub extern "C" fn staunch_pool_query(
             // when the stream is done with it (the first set read, or the
             // row set freed).
             let plan = stream_plan(&mut conn, sql, &params, way, text)?;
-            let rows = query_stream(conn, Box::new(drop), plan)?;
+            let rows = query_stream(conn, Box::new(drop), plan, &params)?;
             out.set(Box::into_raw(Box::new(rows)));
             return Ok(());
         }

@@ -44,7 +44,7 @@ pub const STAUNCH_COLUMN_TIME: staunch_column_type = 9;
 
 /// The C column type of server metadata `c`.
 #[cfg(feature = "fuzzing")]
-pub(crate) fn column_type(c: &mysql::Column) -> staunch_column_type {
+pub(crate) fn column_type(c: &mysql_common::packets::Column) -> staunch_column_type {
     Kind::of(c) as staunch_column_type
 }
 
@@ -440,7 +440,7 @@ impl staunch_rows {
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn from_values(
         columns: Vec<(Vec<u8>, staunch_column_type)>,
-        rows: Vec<Vec<mysql::Value>>,
+        rows: Vec<Vec<mysql_common::value::Value>>,
     ) -> staunch_rows {
         let mut set = Set::empty();
         set.columns = columns
@@ -1269,7 +1269,7 @@ pub extern "C" fn staunch_rows_free(rows: *mut staunch_rows) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mysql::Value;
+    use mysql_common::value::Value;
     use std::ptr;
 
     /// One row: an INT, an UNSIGNED above INT64_MAX, a TEXT, a NULL, BYTES.

@@ -456,7 +456,7 @@ pub(crate) unsafe fn to_params(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mysql::Value;
+    use mysql_common::value::Value;
 
     fn param(t: staunch_param_type) -> staunch_param {
         staunch_param::of(t)

@@ -1592,18 +1592,6 @@ impl<C: Connector> Lease<C> {
         lock(&slot.verdict).clone()
     }
 
-    /// This borrow's statement clock, apart from the lease: for a borrower
-    /// whose answer keeps the connection itself borrowed while it is read
-    /// (the `mysql` crate's streamed result), to say when a read waits for
-    /// the server. Use it only while this lease is held: its slot may be
-    /// another borrow's after the return.
-    pub(crate) fn statement_clock(&self) -> StatementClock<C> {
-        StatementClock {
-            shared: Arc::clone(&self.shared),
-            idx: self.held().0.idx(),
-        }
-    }
-
     /// Whether leak reports want the borrower's stack
     /// (`leak_detection_threshold` is set).
     pub fn wants_borrower_stack(&self) -> bool {
@@ -1631,23 +1619,6 @@ impl<C: Connector> Lease<C> {
             .signals
             .cut
             .load(Relaxed)
-    }
-}
-
-/// A borrow's statement clock (see [`Lease::statement_clock`]): what
-/// [`Marks::note_statement`] says, for a holder that cannot reach the
-/// lease while its answer is being read.
-pub(crate) struct StatementClock<C: Connector> {
-    shared: Arc<Shared<C>>,
-    idx: usize,
-}
-
-impl<C: Connector> StatementClock<C> {
-    /// A wait for the server begins (`true`: bounded from now) or ends.
-    pub(crate) fn note_statement(&self, running: bool) {
-        self.shared.bag.slots[self.idx]
-            .signals
-            .note_statement(running);
     }
 }
 

@@ -456,7 +456,7 @@ impl Pool {
     pub fn retry_on_conflict<T>(
         &self,
         attempts: u32,
-        mut work: impl FnMut(&mut PooledConn) -> std::result::Result<T, mysql::Error>,
+        mut work: impl FnMut(&mut PooledConn) -> Result<T>,
     ) -> Result<T> {
         let attempts = attempts.clamp(1, 10);
         let mut run = 0;
@@ -465,7 +465,7 @@ impl Pool {
             let mut c = self.get()?;
             let e = match work(&mut c) {
                 Ok(v) => return Ok(v),
-                Err(e) => Error::from_mysql("retry_on_conflict", &e),
+                Err(e) => e,
             };
             drop(c);
             if !e.is_conflict() || run >= attempts {

@@ -214,7 +214,10 @@ fn first_text(link: &mut Link, sql: &str) -> std::result::Result<Vec<String>, Wi
         .first_row(sql.as_bytes())?
         .unwrap_or_default()
         .into_iter()
-        .map(|c| c.map(|v| String::from_utf8_lossy(&v).into_owned()).unwrap_or_default())
+        .map(|c| {
+            c.map(|v| String::from_utf8_lossy(&v).into_owned())
+                .unwrap_or_default()
+        })
         .collect())
 }
 
@@ -228,7 +231,9 @@ fn missing_on(link: &mut Link, endpoint: &str) -> Result<Vec<crate::events::Even
     match link.run(statement.as_bytes()) {
         Err(WireError::Server(e)) if REFUSED.contains(&e.code) => {
             let stand_in = f == Flavour::MariaDb
-                && link.run(b"SHOW GLOBAL STATUS LIKE 'Slaves_running'").is_ok();
+                && link
+                    .run(b"SHOW GLOBAL STATUS LIKE 'Slaves_running'")
+                    .is_ok();
             let r = Refusal {
                 user: account(&user),
                 statement,
@@ -343,7 +348,8 @@ fn probe_on(
     }
     let sample = read_state(&mut mc, wsrep)?;
     if let (Some(table), false) = (heartbeat, sample.read_only) {
-        let q = |c: &mut Link, sql: &str| c.run(sql.as_bytes()).map_err(|e| Error::from_wire(sql, &e));
+        let q =
+            |c: &mut Link, sql: &str| c.run(sql.as_bytes()).map_err(|e| Error::from_wire(sql, &e));
         if fresh {
             q(
                 &mut mc.conn.link,
@@ -475,7 +481,11 @@ fn read_state_with(mc: &mut MonConn, sql: &str) -> Result<Sample> {
             "SHOW GLOBAL STATUS WHERE Variable_name IN ({})",
             THREADS_STATUS.join(", ")
         );
-        let rows = mc.conn.link.rows(q.as_bytes(), usize::MAX).map_err(|e| err(&e))?;
+        let rows = mc
+            .conn
+            .link
+            .rows(q.as_bytes(), usize::MAX)
+            .map_err(|e| err(&e))?;
         if let Some(t) = threads_of(&name_values(&rows)) {
             sample.replica = Repl::Threads(t);
             for r in &mut sample.refused {

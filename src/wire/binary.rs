@@ -938,6 +938,19 @@ impl StmtCache {
         self.entries.clear();
     }
 
+    /// Closes the statement prepared for `sql`, if the cache holds one,
+    /// on the wire, and forgets it.
+    pub fn close<S: Read + Write>(
+        &mut self,
+        f: &mut Framer<S>,
+        sql: &[u8],
+    ) -> Result<(), WireError> {
+        match self.entries.remove(sql) {
+            Some(e) => f.close_statement(e.stmt.id),
+            None => Ok(()),
+        }
+    }
+
     /// Closes every statement on the wire and forgets them.
     pub fn close_all<S: Read + Write>(&mut self, f: &mut Framer<S>) -> Result<(), WireError> {
         for (_, e) in self.entries.drain() {
