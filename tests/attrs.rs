@@ -6,7 +6,7 @@ use staunch_testkit as support;
 
 use std::collections::BTreeMap;
 
-use mysql::prelude::Queryable;
+use staunch::prelude::*;
 use staunch::Pool;
 use support::{MariaDb, ServerOpts};
 
@@ -56,15 +56,16 @@ fn attrs_reach_session_connect_attrs() {
             Some(env!("CARGO_PKG_VERSION")),
             "{a:?}"
         );
-        // The `mysql` crate opens the connection and names itself: its
-        // `_client_name` and `_client_version` cannot be replaced.
+        // staunch opens the connection and names itself, as
+        // libmysqlclient does.
         assert_eq!(
             a.get("_client_name").map(String::as_str),
-            Some("rust-mysql-simple"),
+            Some("staunch"),
             "{a:?}"
         );
-        assert!(
-            a.get("_client_version").is_some_and(|v| !v.is_empty()),
+        assert_eq!(
+            a.get("_client_version").map(String::as_str),
+            Some(env!("CARGO_PKG_VERSION")),
             "{a:?}"
         );
         assert_eq!(

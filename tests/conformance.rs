@@ -8,9 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
-use mysql::Value;
-use staunch::{CancelToken, ErrorKind, Event, Pool};
+use staunch::prelude::*;
+use staunch::{CancelToken, ErrorKind, Event, Pool, Row, TxOpts, Value};
 use support::{MariaDb, Mode, Proxy};
 
 #[test]
@@ -59,7 +58,7 @@ fn conf_types() {
         )
         .unwrap();
     }
-    let rows: Vec<mysql::Row> = c.exec("SELECT * FROM ty ORDER BY i", ()).unwrap();
+    let rows: Vec<Row> = c.exec("SELECT * FROM ty ORDER BY i", ()).unwrap();
     assert_eq!(rows.len(), 2);
     for (row, (i, u)) in rows.iter().zip([(i64::MIN, 0u64), (i64::MAX, u64::MAX)]) {
         assert_eq!(row.get::<Option<i64>, _>("n").unwrap(), None);
@@ -119,10 +118,10 @@ fn conf_txn() {
     s.sql("CREATE TABLE staunch_test.x (v INT) ENGINE=InnoDB");
     let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
     let mut c = pool.get().unwrap();
-    let mut tx = c.start_transaction(mysql::TxOpts::default()).unwrap();
+    let mut tx = c.start_transaction(TxOpts::default()).unwrap();
     tx.query_drop("INSERT INTO x VALUES (1)").unwrap();
     tx.rollback().unwrap();
-    let mut tx = c.start_transaction(mysql::TxOpts::default()).unwrap();
+    let mut tx = c.start_transaction(TxOpts::default()).unwrap();
     tx.query_drop("INSERT INTO x VALUES (2)").unwrap();
     tx.commit().unwrap();
     c.query_drop("BEGIN").unwrap();
@@ -337,11 +336,6 @@ fn conf_events() {
     );
 }
 
-/// The kind of a `mysql::Error` from a `PooledConn` method.
-fn kind(e: &mysql::Error) -> ErrorKind {
-    staunch::Error::from_mysql("statement", e).kind()
-}
-
 /// Statements whose text contains `marker`, running on the server now.
 fn running(s: &MariaDb, marker: &str) -> i64 {
     s.query_i64(&format!(
@@ -414,7 +408,7 @@ fn conf_cancel_statement() {
     let ended = Instant::now();
     let (cancelled, asked) = canceller.join().unwrap();
     assert!(cancelled.unwrap(), "the cancel found the statement running");
-    assert_eq!(kind(&e), ErrorKind::Cancelled, "{e}");
+    assert_eq!(e.kind(), ErrorKind::Cancelled, "{e}");
     assert!(
         ended.duration_since(asked) < Duration::from_secs(1),
         "{:?}",
@@ -436,7 +430,7 @@ fn conf_no_crossed_answer() {
         .query_first::<i64, _>("SET STATEMENT max_statement_time=0 FOR SELECT 111 + SLEEP(3)")
         .unwrap_err();
     let took = t.elapsed();
-    assert_eq!(kind(&e), ErrorKind::StatementTimeout, "{e}");
+    assert_eq!(e.kind(), ErrorKind::StatementTimeout, "{e}");
     assert!(
         took >= Duration::from_millis(1250) && took < Duration::from_millis(2500),
         "cut after {took:?} (limit 300ms + 1s grace)"
@@ -444,7 +438,7 @@ fn conf_no_crossed_answer() {
     assert!(c.broken().is_some());
     thread::sleep(Duration::from_secs(2)); // the server's answer would be there by now
     let e = c.query_first::<i64, _>("SELECT 222").unwrap_err();
-    assert_eq!(kind(&e), ErrorKind::Broken, "{e}");
+    assert_eq!(e.kind(), ErrorKind::Broken, "{e}");
     assert!(e.to_string().contains("drop it and get another"), "{e}");
     drop(c);
     let mut c = pool.get().unwrap();
@@ -463,7 +457,7 @@ fn conf_statement_timeout() {
     c.set_statement_timeout(Some(Duration::from_millis(300)));
     let t = Instant::now();
     let e = c.query_drop("SELECT SLEEP(5)").unwrap_err();
-    assert_eq!(kind(&e), ErrorKind::StatementTimeout, "{e}");
+    assert_eq!(e.kind(), ErrorKind::StatementTimeout, "{e}");
     assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     assert_eq!(c.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
 }
@@ -530,7 +524,7 @@ fn conf_frozen_statement() {
     });
     let e = c.query_drop("SELECT SLEEP(3)").unwrap_err();
     let after = freezer.join().unwrap().elapsed();
-    assert_eq!(kind(&e), ErrorKind::ServerUnresponsive, "{e}");
+    assert_eq!(e.kind(), ErrorKind::ServerUnresponsive, "{e}");
     assert!(
         e.to_string()
             .contains("the server stopped answering during this statement"),

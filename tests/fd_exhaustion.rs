@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use staunch::prelude::*;
 use staunch::{ErrorKind, Event, Pool};
 use support::{MariaDb, Mode, Proxy};
 

@@ -23,7 +23,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use mysql::prelude::Queryable as _;
+use staunch::prelude::*;
 use staunch::{ErrorKind, Event, Pool};
 use support::{Galera, GaleraOpts};
 
@@ -87,7 +88,7 @@ impl Node {
 const WHERE: &str = "SELECT @@port, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS \
      WHERE VARIABLE_NAME = 'WSREP_LOCAL_STATE'), @@wsrep_desync";
 
-fn where_am_i(c: &mut staunch::PooledConn) -> Result<Node, mysql::Error> {
+fn where_am_i(c: &mut staunch::PooledConn) -> staunch::Result<Node> {
     let (port, state, desync): (u16, String, u8) = c.query_first(WHERE)?.expect("a row");
     Ok(Node {
         port,
@@ -138,7 +139,7 @@ impl Load {
                     let mut node = None;
                     let result = match pool.get() {
                         Err(e) => Err((Some(e.kind()), None, e.to_string())),
-                        Ok(mut c) => (|| -> Result<(), mysql::Error> {
+                        Ok(mut c) => (|| -> staunch::Result<()> {
                             c.query_drop("BEGIN")?;
                             let n = where_am_i(&mut c)?;
                             node = Some(n);
@@ -148,13 +149,7 @@ impl Load {
                             )?;
                             c.query_drop("COMMIT")
                         })()
-                        .map_err(|e| {
-                            let code = match &e {
-                                mysql::Error::MySqlError(m) => Some(m.code),
-                                _ => None,
-                            };
-                            (None, code, e.to_string())
-                        }),
+                        .map_err(|e| (None, e.server_code(), e.to_string())),
                     };
                     writes.lock().unwrap().push(Rec {
                         thread: t,
@@ -522,18 +517,19 @@ fn galera_at_the_defaults() {
     let conflict = |c: &mut staunch::PooledConn,
                     direct: &mut mysql::Conn,
                     clash: bool|
-     -> Result<(), mysql::Error> {
+     -> staunch::Result<()> {
         c.query_drop("BEGIN")?;
         c.query_drop("UPDATE c SET v = v + 1 WHERE id = 1")?;
         if clash {
-            direct.query_drop("UPDATE c SET v = v + 10 WHERE id = 1")?;
+            direct
+                .query_drop("UPDATE c SET v = v + 10 WHERE id = 1")
+                .expect("the clashing write on another node");
         }
         c.query_drop("COMMIT")
     };
     let mut c = pool.get().unwrap();
     let e = conflict(&mut c, &mut direct, true).expect_err("a certification conflict");
     drop(c);
-    let e = staunch::Error::from_mysql("the test's transaction", &e);
     assert!(e.is_conflict(), "{e}");
     assert_eq!(e.kind(), ErrorKind::Conflict);
     let mut runs = 0;

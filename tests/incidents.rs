@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use staunch::prelude::*;
 use staunch::{ErrorKind, MysqlConnector, Pool};
 use support::ownership::Instrumented;
 use support::{MariaDb, Mode, Proxy};
@@ -296,8 +296,8 @@ fn incident_c_keepalive_never_shares_a_connection() {
                     violations.fetch_add(1, SeqCst);
                 }
                 let tag = w * 1_000_000 + i;
-                let got: Option<u64> = c.conn.query_first(format!("SELECT {tag}")).unwrap();
-                if got != Some(tag) {
+                let got = c.conn.query_first_text(&format!("SELECT {tag}")).unwrap();
+                if got != Some(vec![Some(tag.to_string())]) {
                     crossed.fetch_add(1, SeqCst);
                 }
                 queries.fetch_add(1, SeqCst);

@@ -35,7 +35,7 @@ fn opens_over_tcp_and_unix_socket_and_runs_the_upkeep() {
         s.socket_path().display()
     );
     for url in [s.url(), by_socket] {
-        let mut l = open(&(&url)).unwrap();
+        let mut l = open(&url).unwrap();
         let row = l.first_row("SELECT CONNECTION_ID(), DATABASE()").unwrap();
         assert_eq!(text(&row, 0), l.connection_id().to_string());
         assert_eq!(text(&row, 1), "staunch_test");
@@ -80,7 +80,7 @@ fn opens_over_tcp_and_unix_socket_and_runs_the_upkeep() {
 #[test]
 fn sends_its_own_connection_attributes() {
     let s = MariaDb::start_with(ServerOpts::default().with_performance_schema());
-    let mut l = open(&(&format!("{}?connect_attrs=team:billing", s.url()))).unwrap();
+    let mut l = open(&format!("{}?connect_attrs=team:billing", s.url())).unwrap();
     let id = l.connection_id();
     let rows = s.query_rows(&format!(
         "SELECT ATTR_NAME, ATTR_VALUE FROM performance_schema.session_connect_attrs \
@@ -134,7 +134,7 @@ fn refusals_are_sentences() {
         "mysql://app:wrong-secret@127.0.0.1:{}/staunch_test",
         s.port()
     );
-    let e = open(&(&url)).unwrap_err().to_string();
+    let e = open(&url).unwrap_err().to_string();
     assert!(e.contains("1045"), "{e}");
     assert!(!e.contains("wrong-secret"), "{e}");
     let free = TcpListener::bind("127.0.0.1:0")
@@ -142,7 +142,7 @@ fn refusals_are_sentences() {
         .local_addr()
         .unwrap()
         .port();
-    let e = open(&(&format!("mysql://app:x@127.0.0.1:{free}/db")))
+    let e = open(&format!("mysql://app:x@127.0.0.1:{free}/db"))
         .unwrap_err()
         .to_string();
     assert!(e.contains("TCP connect to 127.0.0.1:"), "{e}");

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use mysql::prelude::Queryable as _;
+use staunch::prelude::*;
 use staunch::{Error, ErrorKind, Pool};
 use staunch_testkit::{MariaDb, Mode, Proxy};
 
@@ -23,10 +24,6 @@ const BOUND: Duration = Duration::from_secs(5 + 3 + 1);
 /// The liveness thread's tick (250 ms at the default threshold), the
 /// watchdog's (50 ms), and waking threads on a loaded 2-core machine.
 const SLACK: Duration = Duration::from_millis(1500);
-
-fn kind(e: &mysql::Error) -> ErrorKind {
-    Error::from_mysql("statement", e).kind()
-}
 
 /// staunch's warnings (the liveness check's verdicts) on stderr.
 struct Stderr;
@@ -52,17 +49,7 @@ fn logs() {
 /// Asserts a statement failed as cut off by the liveness check, within the
 /// bound after `stopped` (when the server stopped answering), and prints
 /// the timeline.
-fn assert_cut(name: &str, e: &mysql::Error, began: Instant, stopped: Instant, seen: &str) {
-    assert_cut_error(
-        name,
-        &Error::from_mysql("statement", e),
-        began,
-        stopped,
-        seen,
-    );
-}
-
-fn assert_cut_error(name: &str, err: &Error, began: Instant, stopped: Instant, seen: &str) {
+fn assert_cut(name: &str, err: &Error, began: Instant, stopped: Instant, seen: &str) {
     let returned = Instant::now();
     eprintln!(
         "[{name}] statement sent at 0s; server stopped answering at {:.2}s; call returned at {:.2}s ({:.2}s after the stop): {err}",
@@ -103,8 +90,10 @@ fn frozen_server_during_sleep_is_cut() {
     let stopped = freezer.join().unwrap();
     assert_cut("frozen during SLEEP(3)", &e, began, stopped, "no answer");
     assert!(c.broken().is_some());
+    let why = c.unresponsive().expect("the guard says why");
+    assert!(why.contains("no answer"), "{why}");
     let e = c.query_drop("SELECT 1").unwrap_err();
-    assert_eq!(kind(&e), ErrorKind::Broken, "{e}");
+    assert_eq!(e.kind(), ErrorKind::Broken, "{e}");
     drop(c);
     s.thaw();
     let mut c = pool.get().unwrap();
@@ -240,7 +229,7 @@ fn server_killed_and_restarted_is_not_mistaken_for_the_old() {
         .expect("the statement returned");
     let (r, c) = worker.join().unwrap();
     let e = r.unwrap_err();
-    let err = Error::from_mysql("statement", &e);
+    let err = e;
     let returned = Instant::now();
     eprintln!(
         "[kill -9 and restart] statement sent at 0s; server killed at {:.2}s; call returned at {:.2}s: {err}",
@@ -299,34 +288,6 @@ fn killed_connection_is_cut() {
         stopped,
         &format!("connection id {id} no longer in its process list"),
     );
-}
-
-/// The raw connection (`&mut *guard`) is watched too: its statement fails
-/// with the `mysql` crate's own error, and the guard says why.
-#[test]
-fn raw_connection_frozen_server_is_cut() {
-    logs();
-    let s = Arc::new(MariaDb::start());
-    let pool = Pool::from_url(&s.url()).unwrap();
-    let mut c = pool.get().unwrap();
-    let began = Instant::now();
-    let s2 = s.clone();
-    let freezer = thread::spawn(move || {
-        thread::sleep(Duration::from_secs(1));
-        s2.freeze();
-        Instant::now()
-    });
-    let e = (*c).query_drop("SELECT SLEEP(3)").unwrap_err();
-    let stopped = freezer.join().unwrap();
-    let err = c.error_of("statement", &e);
-    let why = c.unresponsive().expect("the guard says why");
-    assert!(why.contains("no answer"), "{why}");
-    eprintln!("[raw connection] the mysql crate's error: {e}");
-    assert_cut_error("raw connection, frozen", &err, began, stopped, "no answer");
-    assert_eq!(err.kind(), ErrorKind::ServerUnresponsive);
-    drop(c);
-    s.thaw();
-    assert_eq!(pool.stats().closed_broken, 1);
 }
 
 /// The three counter-cases, which must NOT be cut, at once (each on its

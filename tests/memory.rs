@@ -13,7 +13,7 @@
 
 use staunch_testkit as support;
 
-use mysql::prelude::Queryable;
+use staunch::prelude::*;
 use staunch::Pool;
 use support::MariaDb;
 

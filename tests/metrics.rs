@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use staunch_testkit as support;
 
-use mysql::prelude::Queryable;
+use staunch::prelude::*;
 use staunch::Pool;
 use support::MariaDb;
 

@@ -8,7 +8,7 @@ use staunch_testkit as support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mysql::prelude::Queryable;
+use staunch::prelude::*;
 use staunch::{Config, Event, Pool};
 use support::{MariaDb, Mode, Proxy};
 

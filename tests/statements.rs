@@ -11,14 +11,9 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
-use staunch::{Error, ErrorKind, Pool};
+use staunch::prelude::*;
+use staunch::{ErrorKind, Pool};
 use staunch_testkit::{MariaDb, Mode, Proxy, ServerOpts};
-
-/// The kind of a `mysql::Error` from a `PooledConn` method.
-fn kind(e: &mysql::Error) -> ErrorKind {
-    Error::from_mysql("statement", e).kind()
-}
 
 /// How many times the server ran a command, from performance_schema
 /// (`statement/sql/rollback`, `statement/com/Reset connection`, ...;
@@ -72,7 +67,7 @@ fn a_timed_out_statement_leaves_no_answer_for_the_next_one() {
     let e = c
         .query_first::<i64, _>("SELECT 111 + SLEEP(0.6)")
         .unwrap_err();
-    assert_eq!(kind(&e), ErrorKind::StatementTimeout, "{e}");
+    assert_eq!(e.kind(), ErrorKind::StatementTimeout, "{e}");
     assert!(
         t.elapsed() < Duration::from_millis(1200),
         "{:?}",
@@ -85,7 +80,7 @@ fn a_timed_out_statement_leaves_no_answer_for_the_next_one() {
 }
 
 /// A statement whose answer was read (to its end, or dropped before it)
-/// through the crate's result (`query_iter`, which `query_first` and the
+/// through its `QueryResult` (`query_iter`, which `query_first` and the
 /// other `Queryable` methods read through) is over: the connection, held
 /// idle after it for longer than the limit + grace, is not cut off.
 #[test]
@@ -98,42 +93,12 @@ fn a_connection_held_idle_after_a_statement_is_not_cut() {
     assert_eq!(c.query_first::<i64, _>("SELECT 2").unwrap(), Some(2));
     let mut r = c.query_iter("SELECT seq FROM seq_1_to_1000").unwrap();
     let first = r.iter().unwrap().next().unwrap().unwrap();
-    assert_eq!(mysql::from_row::<i64>(first), 1);
+    assert_eq!(staunch::from_row::<i64>(first), 1);
     drop(r);
     thread::sleep(Duration::from_millis(1_800));
     assert_eq!(c.query_first::<i64, _>("SELECT 3").unwrap(), Some(3));
     drop(c);
     assert_eq!(pool.stats().closed_broken, 0, "the session was kept");
-}
-
-/// The same through `&mut *guard`: the pool sees none of the statements,
-/// but the watchdog still shuts the socket, so the raw connection can
-/// never read the late answer either.
-#[test]
-fn through_the_raw_connection_a_cut_statement_is_never_read_later() {
-    let s = MariaDb::start();
-    let pool = Pool::from_url(&format!("{}?query_timeout=300ms&max_size=1", s.url())).unwrap();
-    let mut c = pool.get().unwrap();
-    let raw: &mut mysql::Conn = &mut c;
-    let t = Instant::now();
-    let r =
-        raw.query_first::<i64, _>("SET STATEMENT max_statement_time=0 FOR SELECT 111 + SLEEP(3)");
-    assert!(r.is_err(), "{r:?}");
-    assert!(
-        t.elapsed() < Duration::from_millis(3000),
-        "{:?}",
-        t.elapsed()
-    );
-    thread::sleep(Duration::from_secs(2));
-    let r = raw.query_first::<i64, _>("SELECT 222");
-    assert!(
-        r.is_err(),
-        "the raw connection read {r:?} after its statement was cut"
-    );
-    drop(c);
-    let mut c = pool.get().unwrap();
-    assert_eq!(c.query_first::<i64, _>("SELECT 222").unwrap(), Some(222));
-    assert_eq!(pool.stats().closed_broken, 1);
 }
 
 /// A frozen server answers nothing: the statement is bounded by limit +
@@ -149,7 +114,7 @@ fn a_statement_on_a_frozen_server_is_bounded_and_the_connection_discarded() {
     let e = c.query_first::<i64, _>("SELECT 1").unwrap_err();
     let took = t.elapsed();
     s.thaw();
-    assert_eq!(kind(&e), ErrorKind::StatementTimeout, "{e}");
+    assert_eq!(e.kind(), ErrorKind::StatementTimeout, "{e}");
     assert!(took < Duration::from_millis(2500), "took {took:?}");
     drop(c);
     assert_eq!(pool.stats().closed_broken, 1);
@@ -184,13 +149,13 @@ fn a_dripping_server_cannot_stretch_a_statement() {
         .query_first::<String, _>("SELECT REPEAT('x', 4000)")
         .unwrap_err();
     let took = t.elapsed();
-    assert_eq!(kind(&e), ErrorKind::StatementTimeout, "{e}");
+    assert_eq!(e.kind(), ErrorKind::StatementTimeout, "{e}");
     assert!(took < Duration::from_millis(2500), "took {took:?}");
     assert!(c.broken().is_some());
 }
 
-/// Rows read through the crate's result (`query_iter`), whose end the
-/// pool does not see: past limit + grace the watchdog cuts a read that
+/// Rows read through `query_iter`'s result, at the borrower's pace:
+/// past limit + grace the watchdog cuts a read that
 /// waits on a server dripping its answer, but not a borrower that takes its
 /// time between rows (nor one holding the connection after them: see
 /// `a_connection_held_idle_after_a_statement_is_not_cut`).
@@ -202,7 +167,7 @@ fn through_query_iter_a_slow_reader_is_not_cut_and_a_dripping_server_is() {
     let mut n = 0i64;
     for row in c.query_iter("SELECT seq FROM seq_1_to_5000").unwrap() {
         n += 1;
-        assert_eq!(mysql::from_row::<i64>(row.unwrap()), n);
+        assert_eq!(staunch::from_row::<i64>(row.unwrap()), n);
         if n == 10 {
             thread::sleep(Duration::from_millis(1_800));
         }
@@ -218,12 +183,12 @@ fn through_query_iter_a_slow_reader_is_not_cut_and_a_dripping_server_is() {
     let t = Instant::now();
     let r = c
         .query_iter("SELECT REPEAT('x', 4000)")
-        .and_then(|r| r.collect::<mysql::Result<Vec<mysql::Row>>>());
+        .and_then(|r| r.collect::<staunch::Result<Vec<staunch::Row>>>());
     let took = t.elapsed();
     assert!(r.is_err(), "read {r:?}");
     assert!(took < Duration::from_millis(2500), "took {took:?}");
     let e = c.query_drop("SELECT 1").unwrap_err();
-    assert_eq!(kind(&e), ErrorKind::StatementTimeout, "{e}");
+    assert_eq!(e.kind(), ErrorKind::StatementTimeout, "{e}");
     assert!(c.broken().is_some());
 }
 
@@ -237,7 +202,7 @@ fn a_borrow_can_set_its_own_statement_timeout() {
     c.set_statement_timeout(Some(Duration::from_millis(200)));
     let t = Instant::now();
     let e = c.query_drop("SELECT SLEEP(3)").unwrap_err();
-    assert_eq!(kind(&e), ErrorKind::StatementTimeout, "{e}");
+    assert_eq!(e.kind(), ErrorKind::StatementTimeout, "{e}");
     assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
     c.set_statement_timeout(None);
     assert_eq!(
@@ -280,7 +245,7 @@ fn a_late_cancel_never_reaches_the_next_statement() {
         (r, Instant::now())
     });
     let first: Option<i64> = c.query_first("SELECT SLEEP(0.1)").unwrap();
-    let second: mysql::Result<Option<i64>> = c.query_first("SELECT SLEEP(1)");
+    let second: staunch::Result<Option<i64>> = c.query_first("SELECT SLEEP(1)");
     let second_done = Instant::now();
     let (r, kill_done) = canceller.join().unwrap();
     assert!(r.unwrap(), "the cancel found the first statement running");
@@ -325,13 +290,10 @@ fn a_cancel_after_the_statement_ended_does_nothing() {
     assert!(!t.join().unwrap().unwrap());
 }
 
-/// A thousand read-only borrows through the guard's own methods: no
-/// rollback, no reset. Through the raw `mysql::Conn`, the pool cannot see
-/// what ran, so each is reset (`COM_RESET_CONNECTION`: one round trip, as
-/// `mysql::Pool` returns every connection), never rolled back. The reset
-/// keeps the session's database, which a raw borrower may have changed: the
-/// configured one is selected again (`COM_INIT_DB`) before the next
-/// statement through the guard, not on every raw return. `COM_CHANGE_USER`
+/// A thousand read-only borrows: no rollback, no reset. A borrower that
+/// changed its database and a variable is reset (`COM_RESET_CONNECTION`,
+/// which keeps the session's database): the configured one is selected
+/// again (`COM_INIT_DB`) before the next statement, once. `COM_CHANGE_USER`
 /// would do both at once but costs the server more than the two (`cargo
 /// bench --bench reset_cost`), and on MariaDB takes two round trips.
 #[test]
@@ -350,30 +312,13 @@ fn a_read_only_borrow_costs_no_round_trip_on_return() {
     let st = pool.stats();
     assert_eq!((st.rollbacks_on_return, st.resets_on_return), (0, 0));
 
-    let (rb, rs) = (com(&s, ROLLBACK), com(&s, RESET));
-    let (cu, db) = (com(&s, CHANGE_USER), com(&s, INIT_DB));
-    for _ in 0..1000 {
-        let mut c = pool.get().unwrap();
-        let raw: &mut mysql::Conn = &mut c;
-        assert_eq!(raw.query_first::<i64, _>("SELECT 1").unwrap(), Some(1));
-    }
-    assert_eq!(com(&s, ROLLBACK) - rb, 0);
-    assert_eq!(
-        (
-            com(&s, CHANGE_USER) - cu,
-            com(&s, RESET) - rs,
-            com(&s, INIT_DB) - db
-        ),
-        (0, 1000, 0)
-    );
-    assert_eq!(pool.stats().resets_on_return, 1000);
-    // ...and the guard's own statements run in the configured database: a
-    // raw `USE` is undone before them, once.
+    // A `USE` is undone before the next borrower's statements, once, by a
+    // reset and the configured database selected again.
+    let (rb, rs, cu) = (com(&s, ROLLBACK), com(&s, RESET), com(&s, CHANGE_USER));
     {
         let mut c = pool.get().unwrap();
-        let raw: &mut mysql::Conn = &mut c;
-        raw.select_db("mysql").unwrap();
-        raw.query_drop("SET @left = 1").unwrap();
+        c.query_drop("USE mysql").unwrap();
+        c.query_drop("SET @left = 1").unwrap();
     }
     let db0 = com(&s, INIT_DB);
     for _ in 0..2 {
@@ -386,6 +331,15 @@ fn a_read_only_borrow_costs_no_round_trip_on_return() {
         assert_eq!((db.as_str(), left), ("staunch_test", None));
     }
     assert_eq!(com(&s, INIT_DB) - db0, 1);
+    assert_eq!(
+        (
+            com(&s, ROLLBACK) - rb,
+            com(&s, RESET) - rs,
+            com(&s, CHANGE_USER) - cu
+        ),
+        (0, 1, 0)
+    );
+    assert_eq!(pool.stats().resets_on_return, 1);
 }
 
 /// A statement with parameters on a fresh connection, and on connections
@@ -427,10 +381,10 @@ fn a_prepared_statement_alone_leaves_nothing_to_reset() {
 }
 
 /// A transaction left open is always rolled back before the next borrower
-/// gets the connection: through the guard (a ROLLBACK, no reset) and
-/// through the raw connection (the reset).
+/// gets the connection: a ROLLBACK, no reset, whether its last statement
+/// wrote or read; under autocommit=0 (a changed session) the reset.
 #[test]
-fn a_transaction_left_open_is_rolled_back_on_either_path() {
+fn a_transaction_left_open_is_rolled_back_on_return() {
     let s = server_with_performance_schema();
     s.sql("CREATE TABLE staunch_test.t (v INT) ENGINE=InnoDB");
     let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
@@ -445,12 +399,13 @@ fn a_transaction_left_open_is_rolled_back_on_either_path() {
     assert_eq!((com(&s, ROLLBACK) - rb, com(&s, RESET) - rs), (1, 0));
     {
         let mut c = pool.get().unwrap();
-        let raw: &mut mysql::Conn = &mut c;
-        raw.query_drop("START TRANSACTION").unwrap();
-        raw.exec_drop("INSERT INTO t VALUES (?)", (2,)).unwrap();
-        raw.query_drop("SELECT 1").unwrap();
+        c.query_drop("START TRANSACTION").unwrap();
+        c.exec_drop("INSERT INTO t VALUES (?)", (2,)).unwrap();
+        c.query_drop("SELECT 1").unwrap();
     }
-    assert_eq!(pool.stats().resets_on_return, 1);
+    let st = pool.stats();
+    assert_eq!((st.rollbacks_on_return, st.resets_on_return), (2, 0));
+    assert_eq!((com(&s, ROLLBACK) - rb, com(&s, RESET) - rs), (2, 0));
     {
         // autocommit=0: an implicit transaction, and a changed session.
         let mut c = pool.get().unwrap();
@@ -721,35 +676,6 @@ fn changes_the_server_does_not_report_never_reach_the_next_borrower() {
     }
 }
 
-/// A `LOAD DATA LOCAL INFILE` handler is client-side state of the raw
-/// `mysql::Conn`: one a borrower set (a closure holding its data) must not
-/// answer the next borrower's `LOAD DATA LOCAL`. `mysql::Pool` clears it on
-/// return; so does staunch, with the reset that raw access costs anyway.
-#[test]
-fn a_local_infile_handler_never_serves_the_next_borrower() {
-    let s = MariaDb::start();
-    s.sql("CREATE TABLE staunch_test.t (v VARCHAR(20))");
-    let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
-    use std::io::Write;
-    let load = "LOAD DATA LOCAL INFILE 'borrowed.txt' INTO TABLE t";
-    let id = {
-        let mut c = pool.get().unwrap();
-        let raw: &mut mysql::Conn = &mut c;
-        raw.set_local_infile_handler(Some(mysql::LocalInfileHandler::new(|_, out| {
-            out.write_all(b"first borrower's row\n")?;
-            Ok(())
-        })));
-        raw.query_drop(load).unwrap();
-        c.connection_id()
-    };
-    let mut c = pool.get().unwrap();
-    assert_eq!(c.connection_id(), id, "the same session");
-    // With no handler of its own, the file arrives empty (or is refused).
-    let _ = c.query_drop(load);
-    let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM t").unwrap();
-    assert_eq!(n, Some(1), "only the first borrower's own load");
-}
-
 /// An XA transaction left open in any state (active, idle, prepared)
 /// never reaches the next borrower: the `ROLLBACK` on return fails in one,
 /// and the connection is closed (a prepared one stays on the server, for
@@ -911,9 +837,9 @@ fn found_rows_reports_matched_rows() {
 /// its own.
 #[test]
 fn under_cuts_and_cancels_no_answer_crosses() {
-    let expected = |e: &mysql::Error| {
+    let expected = |e: &staunch::Error| {
         matches!(
-            kind(e),
+            e.kind(),
             ErrorKind::StatementTimeout | ErrorKind::Cancelled | ErrorKind::Broken
         )
     };
@@ -973,10 +899,10 @@ fn under_cuts_and_cancels_no_answer_crosses() {
 /// stays on the tracked path: a committed, a rolled back and a read-only
 /// transaction cost no reset and no rollback on return; one dropped open is
 /// rolled back by the transaction itself (its writes gone), still without a
-/// reset. The same through the raw connection costs a reset each time.
+/// reset.
 #[test]
 fn start_transaction_on_the_guard_costs_no_reset() {
-    use mysql::{AccessMode, IsolationLevel, TxOpts};
+    use staunch::{AccessMode, IsolationLevel, TxOpts};
     let s = server_with_performance_schema();
     s.sql("CREATE TABLE staunch_test.tx (v INT) ENGINE=InnoDB");
     let pool = Pool::from_url(&format!("{}?max_size=1", s.url())).unwrap();
@@ -1029,17 +955,8 @@ fn start_transaction_on_the_guard_costs_no_reset() {
     }
     // SET TRANSACTION (no SESSION), taken by the START TRANSACTION right
     // after it, changes nothing that lasts: no reset.
-    let iso_resets = pool.stats().resets_on_return;
-    assert_eq!(iso_resets, 0);
-    // Through the raw connection the pool sees nothing: a reset each time.
-    for _ in 0..3 {
-        let mut c = pool.get().unwrap();
-        let raw: &mut mysql::Conn = &mut c;
-        let mut tx = raw.start_transaction(TxOpts::default()).unwrap();
-        tx.query_drop("SELECT 1").unwrap();
-        tx.commit().unwrap();
-    }
-    assert_eq!(pool.stats().resets_on_return, iso_resets + 3);
+    assert_eq!(pool.stats().resets_on_return, 0);
+    assert_eq!(com(&s, RESET) - rs, 0);
 }
 
 /// A deadlock (two transactions taking the same two row locks in opposite
@@ -1075,7 +992,7 @@ fn a_deadlock_is_a_conflict() {
         (Err(e), Ok(())) | (Ok(()), Err(e)) => e,
         _ => panic!("exactly one deadlock victim: {ra:?} {rb:?}"),
     };
-    let e = Error::from_mysql("statement", lost);
+    let e = lost;
     assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
     assert!(e.is_conflict());
     assert_eq!(e.server_code(), Some(1213));

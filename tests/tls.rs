@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use staunch::prelude::*;
 use staunch::{Error, ErrorKind, Pool};
 use support::{test_certs, MariaDb, ServerCert, ServerOpts};
 

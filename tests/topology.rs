@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use mysql::prelude::Queryable as _;
+use staunch::prelude::*;
 use staunch::{ErrorKind, Event, HostHealth, Pool};
 use support::{MariaDb, Mode, Proxy, Topology, TopologyOpts};
 
@@ -229,7 +230,7 @@ impl Load {
                     let mut sid = None;
                     let result = match pool.get() {
                         Err(e) => Err(WriteErr::Get(e.kind(), e.to_string())),
-                        Ok(mut c) => (|| -> Result<(), mysql::Error> {
+                        Ok(mut c) => (|| -> staunch::Result<()> {
                             c.query_drop("BEGIN")?;
                             sid = c.query_first::<u64, _>("SELECT @@server_id")?;
                             c.exec_drop(
@@ -238,13 +239,7 @@ impl Load {
                             )?;
                             c.query_drop("COMMIT")
                         })()
-                        .map_err(|e| {
-                            let code = match &e {
-                                mysql::Error::MySqlError(m) => Some(m.code),
-                                _ => None,
-                            };
-                            WriteErr::Stmt(code, e.to_string())
-                        }),
+                        .map_err(|e| WriteErr::Stmt(e.server_code(), e.to_string())),
                     };
                     writes.lock().unwrap().push(WriteRec {
                         seq,

@@ -7,10 +7,9 @@
 
 use staunch_testkit as support;
 
-use mysql::consts::ColumnType;
-use mysql::prelude::Queryable;
-use mysql::{Row, Value};
-use staunch::{Decimal, ErrorKind, Param, Pool, PooledConn, Way};
+use staunch::mysql_common::constants::ColumnType;
+use staunch::prelude::*;
+use staunch::{Decimal, ErrorKind, Param, Pool, PooledConn, Row, Value, Way};
 use support::MariaDb;
 
 const WAYS: [Way; 2] = [Way::Prepare, Way::Interpolate];
