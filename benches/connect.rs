@@ -37,6 +37,31 @@ const NAMES: [&str; 4] = [
     "mysql::Conn::new, prefer_socket(false) + staunch's session init",
 ];
 
+/// A connection each contender opened.
+enum Opened {
+    Staunch(Box<staunch::Session>),
+    Crate(Conn),
+}
+
+impl Opened {
+    /// The host the server sees it come from.
+    fn host(self) -> String {
+        const SQL: &str =
+            "SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()";
+        match self {
+            Opened::Staunch(mut s) => s
+                .query_first_text(SQL)
+                .expect("processlist")
+                .and_then(|r| r.into_iter().next().flatten())
+                .unwrap_or_default(),
+            Opened::Crate(mut c) => c
+                .query_first::<String, _>(SQL)
+                .expect("processlist")
+                .unwrap_or_default(),
+        }
+    }
+}
+
 fn main() {
     let quick = common::quick();
     let iters: usize = common::knob("iters", if quick { 50 } else { 200 });
@@ -55,19 +80,20 @@ fn main() {
         common::loadavg()
     );
 
-    let connect = |k: usize| -> Conn {
+    let connect = |k: usize| -> Opened {
         match k {
-            0 => connector
-                .connect(&ConnectAttempt::new(Duration::from_secs(3)))
-                .expect("staunch connect")
-                .into_conn(),
-            1 => Conn::new(default_opts.clone()).expect("mysql default connect"),
-            2 => Conn::new(tcp_opts.clone()).expect("mysql tcp connect"),
+            0 => Opened::Staunch(Box::new(
+                connector
+                    .connect(&ConnectAttempt::new(Duration::from_secs(3)))
+                    .expect("staunch connect"),
+            )),
+            1 => Opened::Crate(Conn::new(default_opts.clone()).expect("mysql default connect")),
+            2 => Opened::Crate(Conn::new(tcp_opts.clone()).expect("mysql tcp connect")),
             3 => {
                 let mut c = Conn::new(tcp_opts.clone()).expect("mysql tcp connect");
                 c.query_drop("SET SESSION session_track_transaction_info = 'STATE'")
                     .expect("session init");
-                c
+                Opened::Crate(c)
             }
             _ => unreachable!(),
         }
@@ -93,13 +119,7 @@ fn main() {
         let after = server_connections();
         // (The helper session that reads the counter is already open.)
         opened.push((after - before) as f64 / probe as f64);
-        let mut c = connect(k);
-        let host: String = c
-            .query_first(
-                "SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()",
-            )
-            .expect("processlist")
-            .unwrap_or_default();
+        let host = connect(k).host();
         via.push(if host.starts_with("localhost") {
             "unix socket".to_string()
         } else {

@@ -211,7 +211,6 @@ enum Who {
     /// `staunch` with `timings=on` (what an exporter turns on) and a
     /// scrape (`metrics_text`) every second.
     StaunchTimed,
-    StaunchRaw,
     MysqlPool,
     R2d2,
     Fifo,
@@ -235,7 +234,6 @@ impl Who {
             Who::Staunch => "staunch",
             Who::StaunchNoLiveness => "staunch, liveness off",
             Who::StaunchTimed => "staunch, timings on",
-            Who::StaunchRaw => "staunch &mut *guard",
             Who::MysqlPool => "mysql::Pool",
             Who::R2d2 => "r2d2_mysql",
             Who::Fifo => "fair FIFO",
@@ -275,6 +273,14 @@ fn select1<Q: Queryable>(c: &mut Q) {
     assert_eq!(one, Some(1));
 }
 
+/// The same through staunch's own `Queryable` (the `mysql` crate's method
+/// names, its own trait).
+fn select1_staunch(c: &mut staunch::PooledConn) {
+    use staunch::prelude::Queryable as _;
+    let one: Option<i64> = c.query_first("SELECT 1").expect("SELECT 1");
+    assert_eq!(one, Some(1));
+}
+
 impl Contenders {
     fn run(&self, who: Who, size: usize, threads: usize, dur: Duration) -> Run {
         let pid = self.server_pid;
@@ -287,29 +293,21 @@ impl Contenders {
                 let p = &self.staunch[&size];
                 run(threads, dur, pid, &|_| {
                     let mut c = p.get().expect("staunch get");
-                    select1(&mut c);
+                    select1_staunch(&mut c);
                 })
             }
             Who::StaunchNoLiveness => {
                 let p = &self.staunch_off[&size];
                 run(threads, dur, pid, &|_| {
                     let mut c = p.get().expect("staunch get");
-                    select1(&mut c);
+                    select1_staunch(&mut c);
                 })
             }
             Who::StaunchTimed => {
                 let p = &self.staunch_timed[&size];
                 run(threads, dur, pid, &|_| {
                     let mut c = p.get().expect("staunch get");
-                    select1(&mut c);
-                })
-            }
-            Who::StaunchRaw => {
-                let p = &self.staunch[&size];
-                run(threads, dur, pid, &|_| {
-                    let mut c = p.get().expect("staunch get");
-                    let raw: &mut Conn = &mut c;
-                    select1(raw);
+                    select1_staunch(&mut c);
                 })
             }
             Who::MysqlPool => {
@@ -338,9 +336,10 @@ impl Contenders {
                 run(threads, dur, pid, &|i| {
                     let mut c = p.get().expect("staunch get");
                     let mut tx = c
-                        .start_transaction(mysql::TxOpts::default())
+                        .start_transaction(staunch::TxOpts::default())
                         .expect("start");
-                    tx.exec_drop(TXN_UPDATE, (i,)).expect("update");
+                    staunch::prelude::Queryable::exec_drop(&mut tx, TXN_UPDATE, (i,))
+                        .expect("update");
                     tx.commit().expect("commit");
                 })
             }
@@ -504,7 +503,6 @@ fn main() {
             Who::Staunch,
             Who::StaunchNoLiveness,
             Who::StaunchTimed,
-            Who::StaunchRaw,
             Who::MysqlPool,
             Who::R2d2,
             Who::Fifo,
@@ -685,21 +683,6 @@ fn main() {
                 ratio(t, (Who::StaunchTxn, n), (Who::FifoTxn, n)),
             );
         }
-        println!("\n**Checkout + SELECT 1 through `&mut *guard`** (pool size {n}; target ≥ 1.0× r2d2_mysql and mysql::Pool)\n");
-        println!("| threads | &mut *guard (q/s) | r2d2_mysql (q/s) | mysql::Pool (q/s) | raw (q/s) | ÷ r2d2_mysql | ÷ mysql::Pool | ÷ raw |");
-        println!("|---|---|---|---|---|---|---|---|");
-        for &t in &threads_list {
-            println!(
-                "| {t} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} |",
-                q(t, Who::StaunchRaw, n),
-                q(t, Who::R2d2, n),
-                q(t, Who::MysqlPool, n),
-                q(t, Who::Raw, 0),
-                ratio(t, (Who::StaunchRaw, n), (Who::R2d2, n)),
-                ratio(t, (Who::StaunchRaw, n), (Who::MysqlPool, n)),
-                ratio(t, (Who::StaunchRaw, n), (Who::Raw, 0)),
-            );
-        }
         println!("\n**Guard's own methods ÷ raw and ÷ fair FIFO** (pool size {n})\n");
         println!("| threads | staunch (q/s) | raw (q/s) | fair FIFO (q/s) | ÷ raw | ÷ fair FIFO |");
         println!("|---|---|---|---|---|---|");
@@ -717,9 +700,9 @@ fn main() {
 
     // The issue-11 targets, at the smallest pool size, 1 and 4 threads.
     let n = sizes[0];
-    println!("**Targets** (pool size {n}; per-round ratios, median): both staunch paths ≥ 0.9× raw, ≥ 1.5× mysql::Pool\n");
-    println!("| threads | staunch ÷ raw | staunch ÷ mysql::Pool | &mut *guard ÷ raw | &mut *guard ÷ mysql::Pool |");
-    println!("|---:|---:|---:|---:|---:|");
+    println!("**Targets** (pool size {n}; per-round ratios, median): staunch ≥ 0.9× raw, ≥ 1.5× mysql::Pool\n");
+    println!("| threads | staunch ÷ raw | staunch ÷ mysql::Pool |");
+    println!("|---:|---:|---:|");
     let ratio = |t: usize, a: Who, an: usize, w: Who, wn: usize| -> f64 {
         let x: Vec<f64> = results[&(t, a, an)].iter().map(Run::qps).collect();
         let y: Vec<f64> = results[&(t, w, wn)].iter().map(Run::qps).collect();
@@ -727,11 +710,9 @@ fn main() {
     };
     for &t in threads_list.iter().filter(|t| [1, 4].contains(*t)) {
         println!(
-            "| {t} | {:.2}× | {:.2}× | {:.2}× | {:.2}× |",
+            "| {t} | {:.2}× | {:.2}× |",
             ratio(t, Who::Staunch, n, Who::Raw, 0),
             ratio(t, Who::Staunch, n, Who::MysqlPool, n),
-            ratio(t, Who::StaunchRaw, n, Who::Raw, 0),
-            ratio(t, Who::StaunchRaw, n, Who::MysqlPool, n),
         );
     }
     println!();
@@ -787,7 +768,6 @@ fn main() {
     for (w, wn) in [
         (Who::Raw, 0),
         (Who::Staunch, n),
-        (Who::StaunchRaw, n),
         (Who::MysqlPool, n),
         (Who::R2d2, n),
     ] {
@@ -795,11 +775,7 @@ fn main() {
             for _ in 0..1000 {
                 match w {
                     Who::Raw => select1(&mut *c.raw[0].lock().unwrap()),
-                    Who::Staunch => select1(&mut c.staunch[&wn].get().unwrap()),
-                    Who::StaunchRaw => {
-                        let mut g = c.staunch[&wn].get().unwrap();
-                        select1::<Conn>(&mut g)
-                    }
+                    Who::Staunch => select1_staunch(&mut c.staunch[&wn].get().unwrap()),
                     Who::MysqlPool => select1(&mut c.mysql[&wn].get_conn().unwrap()),
                     Who::R2d2 => select1(&mut *c.r2d2[&wn].get().unwrap()),
                     _ => unreachable!(),

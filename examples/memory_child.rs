@@ -45,6 +45,17 @@ fn rows_of(c: &mut impl Queryable, sql: &str) -> u64 {
     n
 }
 
+/// [`rows_of`] through staunch's own `Queryable` (the same method names).
+fn rows_of_staunch(c: &mut staunch::PooledConn, sql: &str) -> u64 {
+    use staunch::prelude::Queryable as _;
+    let mut n = 0u64;
+    for row in c.query_iter(sql).expect(sql) {
+        row.expect("row");
+        n += 1;
+    }
+    n
+}
+
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);
     while !done() {
@@ -98,7 +109,7 @@ fn staunch(url: &str, n: usize, rows: u64) {
         pool
     };
     let get = |p: &staunch::Pool| p.get().expect("get");
-    phases(n, rows, open, get, rows_of);
+    phases(n, rows, open, get, rows_of_staunch);
 }
 
 fn mysql_pool(url: &str, n: usize, rows: u64) {

@@ -8,8 +8,8 @@
 
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
-use mysql::{Row, Value};
+use staunch::prelude::*;
+use staunch::{Row, Value};
 
 use crate::workload::fmt_d;
 use crate::{EXIT_FAILED, EXIT_OK};
@@ -62,7 +62,7 @@ pub fn run(url: &str) -> u8 {
         cfg.connect().endpoint(),
         fmt_d(took)
     );
-    let row: Result<Option<Row>, mysql::Error> = c.query_first(
+    let row: staunch::Result<Option<Row>> = c.query_first(
         "SELECT VERSION(), @@version_comment, @@hostname, @@port, @@read_only, \
          @@log_bin, CURRENT_USER(), DATABASE(), CONNECTION_ID()",
     );
@@ -100,7 +100,7 @@ pub fn run(url: &str) -> u8 {
     );
     print_field("replication", &replication(&mut c));
     print_field("monitor", &monitor(&mut c, &cfg));
-    let uptime: Result<Option<(String, String)>, _> =
+    let uptime: staunch::Result<Option<(String, String)>> =
         c.query_first("SHOW GLOBAL STATUS LIKE 'Uptime'");
     let uptime = match uptime {
         Ok(Some((_, secs))) => secs.parse::<u64>().map(fmt_uptime).unwrap_or_else(|_| secs),
@@ -120,20 +120,19 @@ fn print_field(name: &str, value: &str) {
 /// `SHOW SLAVE STATUS` (or `SHOW REPLICA STATUS` where the former is gone),
 /// summed up in one line.
 fn replication(c: &mut staunch::PooledConn) -> String {
-    let mut status: Result<Option<Row>, mysql::Error> = c.query_first("SHOW SLAVE STATUS");
-    if let Err(mysql::Error::MySqlError(e)) = &status {
+    let mut status: staunch::Result<Option<Row>> = c.query_first("SHOW SLAVE STATUS");
+    if let Err(e) = &status {
         // 1064: syntax error (MySQL 8.4 removed SHOW SLAVE STATUS).
-        if e.code == 1064 {
+        if e.server_code() == Some(1064) {
             status = c.query_first("SHOW REPLICA STATUS");
         }
     }
     let row = match status {
         Ok(Some(r)) => r,
         Ok(None) => return "not a replica".into(),
-        Err(mysql::Error::MySqlError(e)) if e.code == 1227 => {
+        Err(e) if e.server_code() == Some(1227) => {
             return format!(
-                "unknown: the user may not run SHOW SLAVE STATUS (needs REPLICATION CLIENT or SLAVE MONITOR): {}",
-                e.message
+                "unknown: the user may not run SHOW SLAVE STATUS (needs REPLICATION CLIENT or SLAVE MONITOR): {e}"
             )
         }
         Err(e) => return format!("unknown: SHOW SLAVE STATUS failed: {e}"),

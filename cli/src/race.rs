@@ -11,7 +11,6 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
 use staunch::MysqlConnector;
 
 use crate::signals;
@@ -102,7 +101,10 @@ pub fn run(url: &str, duration: Duration) -> Result<RaceResult, String> {
                         violations.fetch_add(1, SeqCst);
                     }
                     let tag = (b + 1) * 1_000_000_000 + i;
-                    match c.conn.query_first::<u64, _>(format!("SELECT {tag}")) {
+                    let got = c.conn.query_first_text(&format!("SELECT {tag}"));
+                    match got.map(|r| {
+                        r.and_then(|r| r.into_iter().next().flatten()?.parse::<u64>().ok())
+                    }) {
                         Ok(got) => {
                             if got != Some(tag) {
                                 crossed.fetch_add(1, SeqCst);

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use staunch::prelude::*;
 use staunch::{Pool, PoolConfig, Stats};
 
 /// The bounds a fault must stay within to count as survived.
@@ -881,19 +881,10 @@ pub fn worker(sh: Arc<Shared>, worker_no: u32) -> AckLog {
 }
 
 /// A short class of a query error, for counting errors by kind.
-fn error_class(e: &mysql::Error) -> String {
-    // The variant's name from its Debug form, without the data.
-    fn variant(d: String) -> String {
-        d.split(|c: char| !c.is_alphanumeric() && c != '_')
-            .next()
-            .unwrap_or("")
-            .to_string()
-    }
-    match e {
-        mysql::Error::MySqlError(m) => format!("server error {}", m.code),
-        mysql::Error::IoError(io) => format!("i/o {:?}", io.kind()),
-        mysql::Error::DriverError(d) => format!("driver {}", variant(format!("{d:?}"))),
-        other => variant(format!("{other:?}")),
+fn error_class(e: &staunch::Error) -> String {
+    match e.server_code() {
+        Some(code) => format!("server error {code}"),
+        None => e.kind().as_str().to_string(),
     }
 }
 

@@ -19,8 +19,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use arbitrary::{Arbitrary, Unstructured};
-use staunch::mysql::consts::{ColumnFlags, ColumnType};
-use staunch::mysql::{Column, Value};
+use staunch::mysql_common::constants::{ColumnFlags, ColumnType};
+use staunch::mysql_common::packets::Column;
+use staunch::mysql_common::value::Value;
 
 use staunch::__fuzz::{
     bind_bytes_as_binary, column_type, knob_names, param_to_value as to_value,
@@ -1772,20 +1773,20 @@ fn generated_sql(u: &mut Unstructured) -> String {
 
 /// A server to compare with: `STAUNCH_FUZZ_SERVER_URL` (a throwaway server
 /// of the test kit: `staunch-testkit server`), or none.
-fn compare_server() -> Option<&'static std::sync::Mutex<(staunch::mysql::Conn, u32)>> {
-    static SERVER: OnceLock<Option<std::sync::Mutex<(staunch::mysql::Conn, u32)>>> =
+fn compare_server() -> Option<&'static std::sync::Mutex<(mysql::Conn, u32)>> {
+    static SERVER: OnceLock<Option<std::sync::Mutex<(mysql::Conn, u32)>>> =
         OnceLock::new();
     SERVER
         .get_or_init(|| {
-            use staunch::mysql::prelude::Queryable;
+            use mysql::prelude::Queryable;
             let url = std::env::var("STAUNCH_FUZZ_SERVER_URL").ok()?;
-            let opts = staunch::mysql::OptsBuilder::from_opts(
-                staunch::mysql::Opts::from_url(&url).expect("STAUNCH_FUZZ_SERVER_URL"),
+            let opts = mysql::OptsBuilder::from_opts(
+                mysql::Opts::from_url(&url).expect("STAUNCH_FUZZ_SERVER_URL"),
             )
             .prefer_socket(false)
             .stmt_cache_size(0);
             let mut c =
-                staunch::mysql::Conn::new(opts).expect("connect to STAUNCH_FUZZ_SERVER_URL");
+                mysql::Conn::new(opts).expect("connect to STAUNCH_FUZZ_SERVER_URL");
             let v: String = c.query_first("SELECT VERSION()").unwrap().unwrap();
             let version = staunch::__fuzz::version_number(&v).unwrap();
             Some(std::sync::Mutex::new((c, version)))
@@ -1851,7 +1852,7 @@ pub fn sql_scanner(data: &[u8]) {
     let Some(server) = server else {
         return;
     };
-    use staunch::mysql::prelude::Queryable;
+    use mysql::prelude::Queryable;
     let mut g = server.lock().unwrap();
     let c = &mut g.0;
     let mode = match (nbe, ansi) {
@@ -1878,7 +1879,7 @@ pub fn sql_scanner(data: &[u8]) {
                 );
             }
         }
-        Err(staunch::mysql::Error::MySqlError(_)) => {
+        Err(mysql::Error::MySqlError(_)) => {
             REFUSED.fetch_add(1, Ordering::Relaxed);
         }
         Err(e) => panic!("server connection failed: {e}"),

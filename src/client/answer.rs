@@ -52,7 +52,7 @@ const BINARY_CHARSET: u16 = 63;
 
 impl Kind {
     /// The kind of column `c`.
-    #[cfg(any(test, feature = "fuzzing"))]
+    #[cfg(feature = "fuzzing")]
     pub(crate) fn of(c: &Column) -> Kind {
         Kind::of_parts(c.column_type(), c.flags(), c.character_set())
     }

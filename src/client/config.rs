@@ -376,9 +376,9 @@ impl ConnectConfig {
             check_pem(key, "tls_key", PemWant::PrivateKey)?;
         }
         // The rest (a fingerprint's form, a key that is not the
-        // certificate's, a host verify_identity cannot check) as the
-        // connections will find it.
-        self.tls()?;
+        // certificate's, a host verify_identity cannot check) is found
+        // when the first connection is made (`connect::Prepared`), a
+        // permanent error naming the knob.
         Ok(())
     }
 

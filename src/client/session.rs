@@ -233,6 +233,23 @@ impl Session {
         &self.link.greeting.version
     }
 
+    /// Runs a text statement on the bare session, outside any pool's
+    /// bookkeeping (for drills and tests of the pool core, which hold
+    /// sessions without a `PooledConn`), and returns the first row of its
+    /// first result set as text (NULL as None); the rest of the answer is
+    /// read and dropped.
+    pub fn query_first_text(&mut self, sql: &str) -> crate::Result<Option<Vec<Option<String>>>> {
+        let row = self
+            .link
+            .first_row(sql.as_bytes())
+            .map_err(|e| crate::Error::from_wire("query", &e))?;
+        Ok(row.map(|r| {
+            r.into_iter()
+                .map(|c| c.map(|v| String::from_utf8_lossy(&v).into_owned()))
+                .collect()
+        }))
+    }
+
     /// The pool's settings, on a fresh (or just reset) session: one
     /// statement, after `init_sql` if set. Leaves the state clean.
     pub(crate) fn init(&mut self, cfg: &ConnectConfig) -> Result<(), WireError> {

@@ -748,7 +748,7 @@ mod exchanges {
         let e = got.unwrap_err();
         assert_eq!(
             e.to_string(),
-            "protocol error: caching_sha2_password needs the full exchange, and the connection \
+            "caching_sha2_password needs the full exchange, and the connection \
              is neither TLS nor a unix socket: give the server's RSA public key \
              (server_public_key) or allow fetching it (get_server_public_key=true)"
         );

@@ -39,7 +39,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use mysql::prelude::Queryable as _;
+use staunch::prelude::*;
 use staunch::{Event, Pool};
 use staunch_testkit::mariadb::{LEAST_PASS, LEAST_USER};
 use staunch_testkit::{Galera, GaleraOpts};
@@ -69,7 +70,7 @@ struct Node {
     primary: bool,
 }
 
-fn where_am_i(c: &mut staunch::PooledConn) -> Result<Node, mysql::Error> {
+fn where_am_i(c: &mut staunch::PooledConn) -> staunch::Result<Node> {
     let (port, state, desync, status): (u16, String, u8, String) =
         c.query_first(WHERE)?.unwrap_or_default();
     Ok(Node {
@@ -139,7 +140,7 @@ impl Load {
                     let start = Instant::now();
                     let mut node = None;
                     let ok = pool.get().is_ok_and(|mut c| {
-                        (|| -> Result<(), mysql::Error> {
+                        (|| -> staunch::Result<()> {
                             c.query_drop("BEGIN")?;
                             let n = where_am_i(&mut c)?;
                             node = Some(n);

@@ -11,7 +11,8 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mysql::prelude::Queryable;
+use mysql::prelude::Queryable as _;
+use staunch::prelude::*;
 use staunch::{Event, Pool};
 
 use crate::report::{NotRun, Report, Verification};
@@ -330,7 +331,7 @@ impl Env {
                     match c.query_drop(format!("KILL CONNECTION {id}")) {
                         Ok(()) => n += 1,
                         // 1094: unknown thread id (the pool closed it already).
-                        Err(mysql::Error::MySqlError(e)) if e.code == 1094 => {}
+                        Err(e) if e.server_code() == Some(1094) => {}
                         Err(e) => return Err(format!("KILL CONNECTION {id}: {e}")),
                     }
                 }
@@ -458,10 +459,7 @@ impl Env {
             let tx = tx.clone();
             thread::spawn(move || {
                 let r = conn.query_drop("SELECT SLEEP(60)");
-                let _ = tx.send((
-                    Instant::now(),
-                    r.map_err(|e| staunch::Error::from_mysql("SELECT SLEEP(60)", &e)),
-                ));
+                let _ = tx.send((Instant::now(), r));
             });
         }
         drop(tx);
