@@ -10,7 +10,7 @@
 //! (C), and how a good master monitor decides a server is dead (D).
 //!
 //! ```no_run
-//! use staunch::mysql::prelude::Queryable;
+//! use staunch::prelude::*;
 //!
 //! let pool = staunch::Pool::from_url("mysql://app:secret@127.0.0.1:3306/shop?max_size=8")?;
 //! let mut conn = pool.get()?;
@@ -26,8 +26,8 @@
 //!   [`pool::Connector`]); knows nothing of MySQL;
 //! - `client/`: the MySQL side ([`MysqlConnector`], [`PooledConn`]);
 //! - `wire/`: the client protocol on a socket staunch owns (packets,
-//!   text-protocol answers as borrowed slices, the handshake, TLS): the layer
-//!   that is to replace the `mysql` crate under `client/`; knows nothing of
+//!   text and binary answers as borrowed slices, the handshake and
+//!   authentication, TLS): what runs every connection; knows nothing of
 //!   pools or sessions. Not part of the Rust API;
 //! - `topology/`: one core per host, routing, the monitor and its rules ([`Pool`]);
 //! - `config.rs`: the URL and [`Builder`] over the three layers' knobs;
