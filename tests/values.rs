@@ -175,7 +175,12 @@ fn conf_sql_modes() {
                 Some("x\"?"),
                 "{mode} {way:?}"
             );
-            assert_eq!(row.columns_ref()[0].name_str(), "a?");
+            assert_eq!(
+                row.columns_ref()[0].name_str(),
+                "a?",
+                "{mode} {way:?}: {:?}",
+                row.columns_ref()
+            );
         }
         drop(c);
     }
