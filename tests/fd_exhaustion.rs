@@ -167,9 +167,12 @@ fn fd_exhaustion_fails_new_connects_clearly_serves_idle_ones_and_recovers() {
         );
         thread::sleep(Duration::from_millis(5));
     }
-    // The connecting thread duplicates its socket for the watchdog as soon
-    // as the TCP connect returns: let it, before the descriptors run out.
-    thread::sleep(Duration::from_millis(100));
+    // A connect duplicates its socket for the watchdog as soon as the TCP
+    // connect returns: let the stuck one do so before the descriptors run
+    // out. (And a finished connect's duplicate lives until the watchdog
+    // next wakes, within 50 ms: let the first pool's go, or the third get()
+    // below would be served with it.)
+    thread::sleep(Duration::from_millis(300));
 
     let hog = FdHog::exhaust();
     let held = hog.files.len();
