@@ -257,8 +257,15 @@ pub(crate) fn failure(
         WireError::Tls(what) => Error::permanent(
             ErrorKind::Connect,
             format!(
-                "TLS connect to {ep} failed (tls_mode={}): {what}",
-                cfg.tls_mode
+                "TLS connect to {ep} failed (tls_mode={}): {}{what}",
+                cfg.tls_mode,
+                // The words every face's callers match on for a refused
+                // certificate (as the `mysql` crate's rustls error said).
+                if what.starts_with("the server's certificate") {
+                    "certificate verification failed: "
+                } else {
+                    ""
+                }
             ),
         ),
         // A plugin staunch does not speak, or a password it will not
