@@ -171,11 +171,7 @@ fn server_hanging_up_mid_handshake_fails_clearly_and_recovers() {
     // Right after accepting; in the middle of the greeting; after the whole
     // greeting, when the client has sent its authentication. A pool for
     // each, so that no backoff carries over from one to the next.
-    for (n, exact) in [
-        (0, "server disconnected"),
-        (20, "bytes remaining on stream"),
-        (greeting, "server disconnected"),
-    ] {
+    for n in [0, 20, greeting] {
         proxy.set_mode(Mode::CloseAfter(n));
         let (p, failures) = pool_at(proxy.addr(), params);
         let t = Instant::now();
@@ -187,9 +183,8 @@ fn server_hanging_up_mid_handshake_fails_clearly_and_recovers() {
         let (at, first) = f.first().expect("a ConnectFailed event");
         assert!(
             first.contains(&ep)
-                && first.contains("the server closed the connection during the handshake")
-                && first.contains(exact),
-            "CloseAfter({n}): must say {ep} closed the connection during the handshake ({exact}): {first}"
+                && first.contains("the server closed the connection during the handshake"),
+            "CloseAfter({n}): must say {ep} closed the connection during the handshake: {first}"
         );
         assert!(
             e.to_string()
@@ -500,10 +495,14 @@ fn a_row_larger_than_the_client_takes_fails_clearly_and_is_not_returned_broken()
     }
     check("query_first", &p);
     {
-        // As `mysql::Conn`'s: the first row, and no word of the rest.
+        // The rest of the answer is read after the first row, and its
+        // failure is the call's (the `mysql` crate returned the first row and
+        // said nothing of the rest).
         let mut c = p.get().unwrap();
-        let first = c.query_first::<Pair, _>(second).unwrap();
-        assert_eq!(first, Some((b"a".to_vec(), b"b".to_vec())));
+        let e = c
+            .query_first::<Pair, _>(second)
+            .expect_err("the second row is too large");
+        assert!(e.to_string().contains("max_allowed_packet"), "{e}");
     }
     check("query_first, second row too large", &p);
     {
