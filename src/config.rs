@@ -368,9 +368,9 @@ impl Builder {
     /// name:value,name:value`, as go-sql-driver's and Connector/J's
     /// `connectionAttributes`). Replaces those set before. staunch adds
     /// `program_name` (the program's file name; a `program_name` given
-    /// here wins) and `staunch_version`; the `mysql` crate, which opens
-    /// the connections, adds `_client_name`, `_client_version`, `_os`,
-    /// `_pid` and `_platform`. Names must not start with `_` (reserved for
+    /// here wins) and `staunch_version`, after the client's own
+    /// `_client_name` (`staunch`), `_client_version`, `_os`, `_platform`
+    /// and `_pid`. Names must not start with `_` (reserved for
     /// the client library) nor hold `,` or `:`, values must not hold `,`
     /// nor a password of the configuration, and everything together must
     /// fit in the 64 KiB a server accepts; checked when the configuration

@@ -199,11 +199,11 @@ impl ConnectConfig {
         &self.connect_attrs
     }
 
-    /// The connection attributes staunch asks the `mysql` crate to send
-    /// (`program_name`: the knob's or the program's file name, then
-    /// `staunch_version`, then the user's, whose own `program_name` wins);
-    /// the crate adds its own `_client_name`, `_client_version`, `_os`,
-    /// `_pid` and `_platform`.
+    /// The connection attributes staunch sends after the client's own
+    /// (`connect::connect_attrs`: `_client_name`, `_client_version`,
+    /// `_os`, `_platform`, `_pid`): `program_name` (the knob's or the
+    /// program's file name), `staunch_version`, then the user's, whose own
+    /// `program_name` wins.
     pub fn sent_connect_attrs(&self) -> Vec<(String, String)> {
         let mut v = vec![
             (
@@ -303,8 +303,8 @@ impl ConnectConfig {
         if size > MAX_CONNECT_ATTRS_SIZE {
             return Err(Error::config(format!(
                 "connect_attrs: the connection attributes take {size} bytes, more than the \
-                 {MAX_CONNECT_ATTRS_SIZE} a server accepts (64 KiB in all, staunch's and the \
-                 `mysql` crate's own included)"
+                 {MAX_CONNECT_ATTRS_SIZE} a server accepts (64 KiB in all, the client's own \
+                 included)"
             )));
         }
         Ok(())
@@ -430,20 +430,19 @@ impl ConnectConfig {
     }
 }
 
-/// The attribute staunch sends its version under. `_client_version` is
-/// the `mysql` crate's, which opens the connections and sends its own
-/// `_client_name` and `_client_version` whatever it is given.
+/// The attribute staunch sends its version under (kept beside
+/// `_client_version`, which says the same, for dashboards that read it
+/// from staunch 1.x).
 pub const STAUNCH_VERSION: &str = "staunch_version";
 
-/// The attribute naming the program, as libmysqlclient and the `mysql`
-/// crate name it.
+/// The attribute naming the program, as libmysqlclient names it.
 const PROGRAM_NAME: &str = "program_name";
 
 /// The most a server accepts of connection attributes in all (MariaDB and
 /// MySQL refuse a handshake whose attributes are longer).
 pub(crate) const MAX_CONNECT_ATTRS_SIZE: usize = 65535;
 
-/// Room kept for the `mysql` crate's own attributes (`_client_name`,
+/// Room kept for the client's own attributes (`_client_name`,
 /// `_client_version`, `_os`, `_pid`, `_platform`: about 100 bytes).
 const CRATE_ATTRS_SIZE: usize = 256;
 

@@ -108,7 +108,7 @@ pub(crate) const SECTIONS: &[Section] = &[
             k("server_public_key", "—", "PEM file", "the server's RSA public key, for a `caching_sha2_password` user's full authentication over plain TCP"),
             k("get_server_public_key", "false", "", "over plain TCP without `server_public_key`, ask the server for its RSA key (MySQL's `get-server-public-key`; a man in the middle can swap it)"),
             k("allow_cleartext_password", "false", "", "let `mysql_clear_password` (PAM, LDAP) send the password as it is: over TLS or a unix socket only"),
-            k("connect_attrs", "—", "`name:value,name:value`", "connection attributes for the server's `performance_schema.session_connect_attrs` (go-sql-driver's and Connector/J's `connectionAttributes` syntax; a value ends at the next `,`). Sent with `program_name` and `staunch_version`; the `mysql` crate that opens the connection adds its own `_client_name` (`rust-mysql-simple`), `_client_version`, `_os`, `_pid`, `_platform`. Names starting with `_`, duplicates, a password among the values, or more than 64 KiB in all are `Config` errors"),
+            k("connect_attrs", "—", "`name:value,name:value`", "connection attributes for the server's `performance_schema.session_connect_attrs` (go-sql-driver's and Connector/J's `connectionAttributes` syntax; a value ends at the next `,`). Sent after staunch's own `_client_name` (`staunch`), `_client_version`, `_os`, `_platform`, `_pid`, `program_name` and `staunch_version`. Names starting with `_`, duplicates, a password among the values, or more than 64 KiB in all are `Config` errors"),
             k("program_name", "the program's file name", "", "the attribute `program_name` (a `program_name` in `connect_attrs` wins)"),
         ],
     },
