@@ -3,7 +3,7 @@
 //! (the same code the Rust tests use, not a second harness).
 //!
 //! ```text
-//! staunch-testkit server [--proxy] [--tls] [--performance-schema] [--arg MARIADBD_ARG]...
+//! staunch-testkit server [--proxy] [--tls | --tls-self-signed] [--performance-schema] [--arg MARIADBD_ARG]...
 //! staunch-testkit topology [--replicas N] [--proxy] [--tls] [--performance-schema] [--arg ARG]... [--replica-arg ARG]...
 //! staunch-testkit galera [--nodes N] [--performance-schema] [--arg ARG]...
 //! staunch-testkit proxy --target HOST:PORT
@@ -22,7 +22,9 @@
 //!   `server --proxy` and `proxy`, the multi-host URL (`topology_url`) for
 //!   `topology`, the multi-host URL with no `topology` knob for `galera`
 //!   (staunch finds Galera out), the server's own otherwise; with `--tls` it ends in
-//!   `?tls_mode=verify_identity&tls_ca=PATH`;
+//!   `?tls_mode=verify_identity&tls_ca=PATH`, with `--tls-self-signed` in
+//!   `?tls_mode=verify_ca&tls_ca=PATH` (the test CA's certificate, which is
+//!   the server's own);
 //! - `servers`: `[{"index","role","host","port","pid","socket","dir",
 //!   "server_id","url","root_url"}]`, index 0 first (the primary);
 //! - `proxy`: `{"host","port","url","target"}` or `null` (the proxy starts
@@ -115,7 +117,7 @@ const USAGE: &str = "\
 staunch-testkit: throwaway MariaDB servers and a chaos proxy, driven over stdin/stdout
 
 usage:
-  staunch-testkit server [--proxy] [--tls] [--performance-schema] [--arg MARIADBD_ARG]...
+  staunch-testkit server [--proxy] [--tls | --tls-self-signed] [--performance-schema] [--arg MARIADBD_ARG]...
   staunch-testkit topology [--replicas N] [--proxy] [--tls] [--performance-schema] [--arg ARG]... [--replica-arg ARG]...
   staunch-testkit galera [--nodes N] [--performance-schema] [--arg ARG]...
   staunch-testkit proxy --target HOST:PORT
@@ -133,6 +135,8 @@ usage:
   --arg A    extra mariadbd argument, every server (e.g. --arg --max-connections=5)
   --replica-arg A   extra mariadbd argument, replicas only (default: MariaDB's defaults)
   --tls      servers with TLS (test certificates; the URLs verify them)
+  --tls-self-signed  the server presents the test CA's own certificate
+             (self-signed, CA:TRUE); the URL pins it (tls_mode=verify_ca)
   --performance-schema   servers with performance_schema=ON, sized small (connection
              attributes and threads only; MariaDB's default is OFF)
 
@@ -238,6 +242,10 @@ struct Args {
     kind: Kind,
     proxy: bool,
     tls: bool,
+    /// `--tls-self-signed`: the server presents the test CA's own
+    /// certificate (self-signed, `CA:TRUE`), for conformance
+    /// `conf_tls_exact`.
+    self_signed: bool,
     replicas: usize,
     nodes: usize,
     args: Vec<String>,
@@ -278,6 +286,7 @@ fn parse_args(argv: &[String]) -> Result<Parsed, String> {
         replica_args: Vec::new(),
         target: None,
         warm_sha2_cache: false,
+        self_signed: false,
     };
     let mut it = argv[1..].iter();
     while let Some(arg) = it.next() {
@@ -311,6 +320,11 @@ fn parse_args(argv: &[String]) -> Result<Parsed, String> {
             "--tls" => {
                 only(&[Kind::Server, Kind::Topology, Kind::Mysql8])?;
                 a.tls = true;
+            }
+            "--tls-self-signed" => {
+                only(&[Kind::Server])?;
+                a.tls = true;
+                a.self_signed = true;
             }
             "--warm-sha2-cache" => {
                 only(&[Kind::Mysql8])?;
@@ -413,6 +427,7 @@ impl Servers {
 struct Harness {
     kind: Kind,
     tls: bool,
+    self_signed: bool,
     /// Dropped before the servers (see `shut_down`).
     proxy: Option<Proxy>,
     servers: Servers,
@@ -425,7 +440,11 @@ type Answer = Result<Value, String>;
 
 impl Harness {
     fn start(a: &Args) -> Harness {
-        let tls = a.tls.then_some(ServerCert::Localhost);
+        let tls = match (a.tls, a.self_signed) {
+            (false, _) => None,
+            (true, false) => Some(ServerCert::Localhost),
+            (true, true) => Some(ServerCert::SelfSignedCa),
+        };
         let (servers, roles) = match a.kind {
             Kind::Server => {
                 let s = MariaDb::start_with(ServerOpts {
@@ -475,6 +494,7 @@ impl Harness {
         Harness {
             kind: a.kind,
             tls: a.tls,
+            self_signed: a.self_signed,
             proxy,
             servers,
             roles,
@@ -484,7 +504,13 @@ impl Harness {
 
     /// Query parameters every app URL carries (`?...` or empty).
     fn url_params(&self) -> String {
-        if self.tls {
+        if self.self_signed {
+            // The server's own certificate is the CA's: pinned by it.
+            format!(
+                "?tls_mode=verify_ca&tls_ca={}",
+                test_certs().ca.display()
+            )
+        } else if self.tls {
             format!(
                 "?tls_mode=verify_identity&tls_ca={}",
                 test_certs().ca.display()
