@@ -144,7 +144,7 @@ fn ca_path(cert: ServerCert, ca: CaColumn) -> Option<PathBuf> {
 fn expected(cert: ServerCert, mode: Verify, ca: CaColumn) -> Want {
     let c = test_certs();
     let other = format!(
-        "tls_ca ({}: CN=staunch unrelated CA, self-signed)",
+        "tls_ca={}: CN=staunch unrelated CA, self-signed",
         c.other_ca.display()
     );
     let needs_ca = Want::Refused(

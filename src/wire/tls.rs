@@ -546,7 +546,7 @@ impl Verifier {
         // What was trusted: tls_ca, or (verify_identity without it) the
         // bundled roots.
         let trusted = match &self.ca_named {
-            Some(ca) => format!("tls_ca ({ca})"),
+            Some(ca) => format!("tls_ca={ca}"),
             None => "the bundled Mozilla roots".to_string(),
         };
         refuse(match e {
@@ -1056,7 +1056,7 @@ mod tests {
             assert_eq!(
                 failure_text(&e),
                 "the server's certificate (CN=localhost, issued by CN=staunch fixture CA) is \
-                 not signed by tls_ca (ca.pem: CN=staunch fixture other CA, self-signed); \
+                 not signed by tls_ca=ca.pem: CN=staunch fixture other CA, self-signed; \
                  tls_mode=verify_ca trusts tls_ca only"
             );
         }
