@@ -1938,8 +1938,7 @@ staunch_status staunch_conn_query_ex(struct staunch_conn *conn,
  * (its time limit, the liveness check, `staunch_conn_cancel`: each of
  * these cuts or answers on it, so a wait on it is bounded as a statement
  * is); -1 when there is nothing to wait for (the answer is read in
- * already, or the session cannot send apart and the statement runs at
- * `staunch_conn_query_recv`). The fd is only to wait on: never read,
+ * already). Over TLS too: the socket under it is what turns readable. The fd is only to wait on: never read,
  * write, close it or change its flags; it stays open until the answer is
  * received. Watch it level- or edge-triggered: no byte is read from it
  * before `staunch_conn_query_recv`. Then call `staunch_conn_query_recv`

@@ -61,9 +61,8 @@ pub(crate) struct Home {
 enum Held {
     Ready(PooledConn),
     /// A statement was sent by `staunch_conn_query_send` and awaits
-    /// `staunch_conn_query_recv`: on the wire (None), or, where the session
-    /// cannot send apart, held to run then (its text).
-    Sent(PooledConn, Option<String>),
+    /// `staunch_conn_query_recv`.
+    Sent(PooledConn),
     /// A streaming row set has it.
     Streaming,
     Released,
@@ -115,7 +114,7 @@ impl staunch_conn {
             Ok(g) => Ok(g),
             Err(TryLockError::Poisoned(p)) => {
                 let mut g = p.into_inner();
-                if let Held::Ready(c) | Held::Sent(c, _) = &mut *g {
+                if let Held::Ready(c) | Held::Sent(c) = &mut *g {
                     c.marks().mark_broken();
                 }
                 Ok(g)
@@ -462,8 +461,7 @@ pub extern "C" fn staunch_conn_query_ex(
 /// (its time limit, the liveness check, `staunch_conn_cancel`: each of
 /// these cuts or answers on it, so a wait on it is bounded as a statement
 /// is); -1 when there is nothing to wait for (the answer is read in
-/// already, or the session cannot send apart and the statement runs at
-/// `staunch_conn_query_recv`). The fd is only to wait on: never read,
+/// already). Over TLS too: the socket under it is what turns readable. The fd is only to wait on: never read,
 /// write, close it or change its flags; it stays open until the answer is
 /// received. Watch it level- or edge-triggered: no byte is read from it
 /// before `staunch_conn_query_recv`. Then call `staunch_conn_query_recv`
@@ -514,7 +512,7 @@ pub extern "C" fn staunch_conn_query_send(
         let mut pc = pc;
         match pc.send_text_wire(sql, reports_partly(sql)) {
             Ok(sent) => {
-                *g = Held::Sent(pc, None);
+                *g = Held::Sent(pc);
                 wait_fd.set(if sent.arrived { -1 } else { sent.fd });
                 Ok(())
             }
@@ -551,8 +549,8 @@ pub extern "C" fn staunch_conn_query_recv(
             ));
         }
         let mut g = c.lock()?;
-        let (mut pc, text) = match std::mem::replace(&mut *g, Held::Released) {
-            Held::Sent(pc, text) => (pc, text),
+        let mut pc = match std::mem::replace(&mut *g, Held::Released) {
+            Held::Sent(pc) => pc,
             other => {
                 let e = match &other {
                     Held::Streaming => streaming(),
@@ -567,29 +565,6 @@ pub extern "C" fn staunch_conn_query_recv(
             }
         };
         let stream = flags & STAUNCH_QUERY_STREAM != 0;
-        if let Some(sql) = text {
-            // Not sent apart: run now, the usual way.
-            let partly = reports_partly(&sql);
-            if stream {
-                *g = Held::Streaming;
-                drop(g);
-                let home = c.home.clone();
-                let rows = query_stream(
-                    pc,
-                    Box::new(move |conn| home.give_back(conn)),
-                    Plan::Text { sql, partly },
-                    &[],
-                )?;
-                out.set(Box::into_raw(Box::new(rows)));
-                return Ok(());
-            }
-            let r = query_buffered(&mut pc, &sql, &[], None, true);
-            *g = Held::Ready(pc);
-            let sets = r?;
-            *lock(&c.last) = summary(&sets);
-            out.set(Box::into_raw(Box::new(staunch_rows::buffered(sets))));
-            return Ok(());
-        }
         if stream {
             *g = Held::Streaming;
             drop(g);
@@ -1109,7 +1084,7 @@ pub extern "C" fn staunch_conn_is_broken(conn: *const staunch_conn) -> bool {
             return false;
         };
         match c.home.slot.try_lock() {
-            Ok(g) => matches!(&*g, Held::Ready(pc) | Held::Sent(pc, _) if pc.broken().is_some()),
+            Ok(g) => matches!(&*g, Held::Ready(pc) | Held::Sent(pc) if pc.broken().is_some()),
             Err(_) => false,
         }
     })
@@ -1183,7 +1158,7 @@ fn take(c: &staunch_conn) -> Result<Option<PooledConn>, Failure> {
     // A streaming row set keeps it: it goes to the pool when the row set
     // is done with it.
     Ok(match std::mem::replace(&mut *g, Held::Released) {
-        Held::Ready(pc) | Held::Sent(pc, _) => Some(pc),
+        Held::Ready(pc) | Held::Sent(pc) => Some(pc),
         _ => None,
     })
 }
