@@ -863,3 +863,43 @@ def test_conf_auth_plugins_caching_sha2():
                 assert one(conn, "SELECT CURRENT_USER()") == "sha2@%"
     finally:
         tk.close()
+
+
+def _with_tls_ca(url: str, ca: str) -> str:
+    """`url` with its `tls_ca` (the test kit's last parameter) naming `ca`."""
+    head, sep, tail = url.partition("tls_ca=")
+    assert sep and "&" not in tail, url
+    return f"{head}tls_ca={ca}"
+
+
+def test_conf_tls_exact():
+    """A server presenting a self-signed CA:TRUE certificate, pinned by
+    tls_mode=verify_ca&tls_ca=<that certificate>: connects, answers, and the
+    session is encrypted. The same URL with tls_ca naming an unrelated CA is
+    refused at once (ConnectRejected, well within connection_timeout) with a
+    message naming tls_ca: under verify_ca only the given CA is trusted."""
+    from .conftest import Testkit
+
+    tk = Testkit("server", "--tls-self-signed")
+    try:
+        assert "tls_mode=verify_ca" in tk.url, tk.url
+        with staunch.Pool(tk.url) as pool:
+            with pool.connection() as conn:
+                assert one(conn, "SELECT 1") == 1
+                cur = conn.cursor()
+                cur.execute("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+                (name, cipher) = cur.fetchone()
+                cur.close()
+                assert name == "Ssl_cipher" and cipher, f"Ssl_cipher is {cipher!r}: not encrypted"
+        bad = _with_tls_ca(tk.url, tk.ready["tls"]["other_ca"]) + "&connection_timeout=5s&min_idle=0"
+        with staunch.Pool(bad) as pool:
+            t0 = time.monotonic()
+            with pytest.raises(staunch.ConnectRejected) as e:
+                pool.connection()
+            took = time.monotonic() - t0
+        message = str(e.value)
+        assert "tls_ca" in message, message
+        assert "app-secret" not in message, message
+        assert took < 3 + SLACK, f"the refusal took {took:.1f} s: {message}"
+    finally:
+        tk.close()
