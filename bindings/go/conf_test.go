@@ -1365,3 +1365,65 @@ func Test_conf_auth_plugins_caching_sha2(t *testing.T) {
 		t.Errorf("CURRENT_USER() is %s", who)
 	}
 }
+
+// Test_conf_tls_exact: a server presenting a self-signed CA:TRUE
+// certificate, pinned by tls_mode=verify_ca&tls_ca=<that certificate>,
+// connects, answers and encrypts; the same URL with tls_ca naming an
+// unrelated CA gets ErrConnectRejected at once (well within its 5 s
+// connection_timeout) with a message naming tls_ca: under verify_ca only
+// the given CA is trusted.
+func Test_conf_tls_exact(t *testing.T) {
+	k, err := testkit.Start("server", "--tls-self-signed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop()
+	url := k.Ready.URL
+	if !strings.Contains(url, "tls_mode=verify_ca") || k.Ready.TLS == nil {
+		t.Fatalf("not a verify_ca server: url %s, tls %v", url, k.Ready.TLS)
+	}
+	p, err := staunch.New(bg, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := queryInt(t, p, "SELECT 1"); n != 1 {
+		t.Errorf("SELECT 1 is %d", n)
+	}
+	var name, cipher string
+	if err := p.QueryRow(bg, "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher); err != nil {
+		t.Fatal(err)
+	}
+	if cipher == "" {
+		t.Error("Ssl_cipher is empty: the session is not encrypted")
+	}
+	p.Close()
+
+	// tls_ca is the ready line's last parameter.
+	head, tail, found := strings.Cut(url, "tls_ca=")
+	if !found || strings.Contains(tail, "&") {
+		t.Fatalf("tls_ca is not the last parameter of %s", url)
+	}
+	bad := withKnobs(head+"tls_ca="+k.Ready.TLS.OtherCA, "connection_timeout=5s&min_idle=0")
+	p, err = staunch.New(bg, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	start := time.Now()
+	c, err := p.Acquire(bg)
+	took := time.Since(start)
+	if err == nil {
+		c.Release()
+		t.Fatal("connected with an unrelated CA")
+	}
+	if !errors.Is(err, staunch.ErrConnectRejected) {
+		t.Errorf("error is not ErrConnectRejected: %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "tls_ca") || strings.Contains(msg, "app-secret") {
+		t.Errorf("message: %s", msg)
+	}
+	if took > 3*time.Second+slack() {
+		t.Errorf("the refusal took %v: %v", took, err)
+	}
+	t.Logf("refused in %v: %v", took, err)
+}

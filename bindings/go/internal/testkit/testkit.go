@@ -48,6 +48,18 @@ type Ready struct {
 	// Users are the accounts every server has, by role: app, least,
 	// root, monitor, repl.
 	Users map[string]User `json:"users"`
+	// TLS is the test certificates' files with `--tls` or
+	// `--tls-self-signed`, nil otherwise.
+	TLS *TLS `json:"tls"`
+}
+
+// TLS is the ready line's `tls`: the test CA, a client certificate it
+// signed, and an unrelated CA that signed nothing the server presents.
+type TLS struct {
+	CA         string `json:"ca"`
+	ClientCert string `json:"client_cert"`
+	ClientKey  string `json:"client_key"`
+	OtherCA    string `json:"other_ca"`
 }
 
 // User is one account of the ready line's users.
