@@ -128,6 +128,16 @@ public final class Testkit implements AutoCloseable {
         return (Map<String, Object>) ready.get("proxy");
     }
 
+    /**
+     * The ready line's {@code tls} (with {@code --tls} or {@code --tls-self-signed}): the files {@code ca},
+     * {@code client_cert}, {@code client_key} and {@code other_ca} (a CA that signed nothing the server presents);
+     * null otherwise.
+     */
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> tls() {
+        return (Map<String, Object>) ready.get("tls");
+    }
+
     /** The multi-host URL of {@code topology} and {@code galera} (as {@code app}), null otherwise. */
     public String topologyUrl() {
         return (String) ready.get("topology_url");
