@@ -47,11 +47,12 @@ if [ "${1:-}" = "--run-passes" ]; then
         # follows as uninitialised data (it reports a conditional jump in
         # ring's open_within and uninitialised bytes in rustls's writev), the
         # false positive OpenSSL's GCM assembly is known for; the plain and
-        # ASan+UBSan passes run it (and conf_auth_plugins_sha2, over TLS too).
+        # ASan+UBSan passes run it (and conf_auth_plugins_sha2 and
+        # conf_tls_exact, over TLS too).
         sep='?'; case $STAUNCH_TEST_URL in *\?*) sep='&' ;; esac
         STAUNCH_TEST_URL="$STAUNCH_TEST_URL${sep}connect_timeout=30s&connection_timeout=60s" \
         STAUNCH_TEST_SLACK_MS=3000 STAUNCH_TEST_THREAD_ROUNDS=50 \
-          ctest --test-dir cbuild/build-valgrind --output-on-failure -E '^(tls_connect|conf_auth_plugins_sha2)$' \
+          ctest --test-dir cbuild/build-valgrind --output-on-failure -E '^(tls_connect|conf_auth_plugins_sha2|conf_tls_exact)$' \
           || failed+=("$pass") ;;
       install)
         "$ROOT/scripts/c-install-check.sh" || failed+=("$pass") ;;
