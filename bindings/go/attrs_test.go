@@ -53,8 +53,8 @@ func Test_dsn_connectionAttributes_reach_performance_schema(t *testing.T) {
 		"shard":           "7",
 		"program_name":    filepath.Base(os.Args[0]),
 		"staunch_version": staunch.Version,
-		// The Rust core's mysql crate opens the connection and names itself.
-		"_client_name": "rust-mysql-simple",
+		// staunch's own engine opens the connection and names itself.
+		"_client_name": "staunch",
 	}
 	for n, v := range want {
 		if attrs[n] != v {

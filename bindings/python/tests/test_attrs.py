@@ -33,8 +33,8 @@ def test_connect_attrs_reach_performance_schema(ps_server):
     assert a["staunch_version"] == staunch.library_version(), a
     # The interpreter's own argv[0], as libmysqlclient's clients name themselves.
     assert a["program_name"] == os.path.basename(sys.orig_argv[0]), a
-    # The core's mysql crate opens the connection and names itself.
-    assert a["_client_name"] == "rust-mysql-simple", a
+    # staunch's own engine opens the connection and names itself.
+    assert a["_client_name"] == "staunch", a
     assert a["_client_version"], a
     assert a["_pid"] == str(os.getpid()), a
     assert "app-secret" not in a.values(), a

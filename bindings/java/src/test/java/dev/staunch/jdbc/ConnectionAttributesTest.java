@@ -49,8 +49,8 @@ class ConnectionAttributesTest {
                 assertEquals("billing api", a.get("service"), a.toString());
                 assertEquals("7", a.get("shard"), a.toString());
                 assertEquals(Staunch.version(), a.get("staunch_version"), a.toString());
-                // The Rust core's mysql crate opens the connection and names itself.
-                assertEquals("rust-mysql-simple", a.get("_client_name"), a.toString());
+                // staunch's own engine opens the connection and names itself.
+                assertEquals("staunch", a.get("_client_name"), a.toString());
                 assertFalse(a.getOrDefault("_client_version", "").isEmpty(), a.toString());
                 String program = a.getOrDefault("program_name", "");
                 assertTrue(!program.isEmpty() && !program.contains("/"), a.toString());
