@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use metrics_util::MetricKind;
-use mysql::prelude::Queryable;
+use staunch::prelude::*;
 use staunch::{MetricsPublisher, Pool};
 use support::MariaDb;
 
