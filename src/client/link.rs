@@ -18,7 +18,8 @@ use super::connect::{self, Opened, Prepared, Watch, Wire};
 use crate::error::Result;
 use crate::pool::ConnectAttempt;
 use crate::wire::{
-    status, Columns, Greeting, Next, OkInfo, Response, ServerError, StmtCache, WireError,
+    status, BinaryColumns, Columns, Greeting, Next, OkInfo, Response, ServerError, StmtCache,
+    WireError,
 };
 
 /// How many prepared statements a connection keeps (the least recently
@@ -46,6 +47,9 @@ pub(crate) struct Link {
     /// session-state block.
     pub(crate) last: OkInfo,
     pub(crate) stmts: StmtCache,
+    /// The binary columns of the prepared statement's answer being read
+    /// whole (kept, as `columns` is).
+    pub(crate) bincols: BinaryColumns,
 }
 
 impl std::fmt::Debug for Link {
@@ -78,6 +82,7 @@ impl Link {
                 columns: Columns::new(),
                 last: OkInfo::default(),
                 stmts: StmtCache::new(STMT_CACHE),
+                bincols: BinaryColumns::new(),
             },
             watch,
         ))

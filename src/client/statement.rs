@@ -28,7 +28,7 @@ use mysql_common::row::convert::FromRow;
 use mysql_common::row::{new_row, Row};
 use mysql_common::value::Value;
 
-use super::answer::{collect_binary, Cell, Set};
+use super::answer::{collect_binary, Set};
 use super::conn::{PooledConn, Report};
 use super::link::Link;
 use super::session::ClientCharset;
@@ -435,7 +435,7 @@ impl PooledConn {
                     let Link {
                         wire,
                         stmts,
-                        columns: _,
+                        bincols,
                         last,
                         ..
                     } = &mut s.link;
@@ -459,9 +459,8 @@ impl PooledConn {
                             *v = crate::wire::Param::Long(ty);
                         }
                     }
-                    let mut cols = crate::wire::BinaryColumns::new();
-                    let first = stmts.execute(wire, sql.as_bytes(), &values, &mut cols)?;
-                    let (sets, end) = collect_binary(wire, &mut cols, first)?;
+                    let first = stmts.execute(wire, sql.as_bytes(), &values, bincols)?;
+                    let (sets, end) = collect_binary(wire, bincols, first)?;
                     *last = end;
                     Ok(sets)
                 })
@@ -577,11 +576,12 @@ fn rows_of(set: Set) -> Vec<Row> {
         .into();
     let mut rows = Vec::with_capacity(set.cells.len() / n);
     let mut cells = set.cells.into_iter();
+    let arena = &set.bytes;
     for _ in 0..set.count {
         let values: Vec<Value> = cells
             .by_ref()
             .take(set.columns.len())
-            .map(Cell::into_value)
+            .map(|c| c.into_value(arena))
             .collect();
         rows.push(new_row(values, columns.clone()));
     }

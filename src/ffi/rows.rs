@@ -15,7 +15,7 @@ use super::error::*;
 use super::stream::{Fetched, Stream};
 use super::values::{staunch_datetime, staunch_time, staunch_value};
 use super::{arg, arg_mut, copy_sized, guard, guard_value, Out};
-use crate::client::answer::{Cell, Col, DateTime, Kind, Set, Time};
+use crate::client::answer::{bytes_of, Cell, Col, DateTime, Kind, Set, Time};
 
 /// The type of a result column, from the server's column metadata. It tells
 /// which getter reads the column's values.
@@ -178,7 +178,7 @@ fn column_info(c: &Col) -> staunch_column_info {
 /// pointers into the cell. In place: a value built apart and then copied
 /// (96 bytes, written field by field, read back whole) stalled on every
 /// value (perf: half of the bulk getter's time).
-fn tag_into(v: &mut staunch_value, cell: &Cell, kind: Kind) {
+fn tag_into(v: &mut staunch_value, cell: &Cell, kind: Kind, arena: &[u8]) {
     let ctype = kind as staunch_column_type;
     *v = staunch_value::null();
     match cell {
@@ -205,14 +205,15 @@ fn tag_into(v: &mut staunch_value, cell: &Cell, kind: Kind) {
             v.r#type = STAUNCH_COLUMN_DOUBLE;
             v.f64 = *d;
         }
-        Cell::Bytes(b) => {
+        Cell::Bytes { .. } => {
             // Text, DECIMAL or bytes: the column says which.
             v.r#type = match ctype {
                 STAUNCH_COLUMN_TEXT | STAUNCH_COLUMN_DECIMAL => ctype,
                 _ => STAUNCH_COLUMN_BYTES,
             };
+            let b = bytes_of(arena, cell);
             v.ptr = b.as_ptr().cast();
-            v.len = b.len() - 1;
+            v.len = b.len();
         }
         Cell::Date(d) => {
             v.r#type = if ctype == STAUNCH_COLUMN_DATE {
@@ -448,7 +449,12 @@ impl staunch_rows {
             .map(|(name, ctype)| Col::named(name, Kind::from_number(*ctype).unwrap_or(Kind::Bytes)))
             .collect();
         set.count = rows.len() as u64;
-        set.cells = rows.into_iter().flatten().map(Cell::from_value).collect();
+        let arena = &mut set.bytes;
+        set.cells = rows
+            .into_iter()
+            .flatten()
+            .map(|v| Cell::from_value(v, arena))
+            .collect();
         staunch_rows::buffered([set].into())
     }
 
@@ -469,6 +475,7 @@ impl staunch_rows {
         self.current = None;
         if let Source::Streaming(_) = self.source {
             self.set.cells.clear();
+            self.set.bytes.clear();
             self.next = 0;
         }
     }
@@ -489,7 +496,12 @@ impl staunch_rows {
             }
             Source::Streaming(s) => {
                 let at = self.set.cells.len();
-                let got = s.fetch(&self.set.columns, wait, &mut self.set.cells)?;
+                let got = s.fetch(
+                    &self.set.columns,
+                    wait,
+                    &mut self.set.cells,
+                    &mut self.set.bytes,
+                )?;
                 if let Some((warnings, info)) = s.take_end() {
                     self.set.warnings = warnings;
                     self.set.info = info;
@@ -916,7 +928,7 @@ unsafe fn fetch(
     let cells = &r.set.cells[first..first + n * ncols];
     for (row_out, row) in out.chunks_exact_mut(ncols).zip(cells.chunks_exact(ncols)) {
         for ((v, cell), col) in row_out.iter_mut().zip(row).zip(&r.set.columns) {
-            tag_into(v, cell, col.kind);
+            tag_into(v, cell, col.kind, &r.set.bytes);
         }
     }
     Ok((n, waits))
@@ -1105,8 +1117,8 @@ pub extern "C" fn staunch_rows_get_text(
         let ptr = Out::new(ptr, "ptr")?;
         let (col, cell) = r.value(idx, G)?;
         match cell {
-            Cell::Bytes(b) if col.kind != Kind::Bytes => {
-                let text = &b[..b.len() - 1];
+            Cell::Bytes { .. } if col.kind != Kind::Bytes => {
+                let text = bytes_of(&r.set.bytes, cell);
                 if let Err(e) = std::str::from_utf8(text) {
                     return Err(Failure::new(
                         STAUNCH_INVALID_UTF8,
@@ -1117,7 +1129,7 @@ pub extern "C" fn staunch_rows_get_text(
                         ),
                     ));
                 }
-                ptr.set(b.as_ptr().cast());
+                ptr.set(text.as_ptr().cast());
                 super::set_opt(len, text.len());
             }
             _ => return Err(wrong_type(G, idx, col, cell)),
@@ -1147,9 +1159,10 @@ pub extern "C" fn staunch_rows_get_bytes(
         let ptr = Out::new(ptr, "ptr")?;
         let (col, cell) = r.value(idx, G)?;
         match cell {
-            Cell::Bytes(b) => {
+            Cell::Bytes { .. } => {
+                let b = bytes_of(&r.set.bytes, cell);
                 ptr.set(b.as_ptr());
-                super::set_opt(len, b.len() - 1);
+                super::set_opt(len, b.len());
             }
             _ => return Err(wrong_type(G, idx, col, cell)),
         }

@@ -97,8 +97,9 @@ impl Stream {
         columns: &[Col],
         wait: bool,
         out: &mut Vec<Cell>,
+        arena: &mut Vec<u8>,
     ) -> Result<Fetched, Error> {
-        self.0.fetch(columns, wait, out)
+        self.0.fetch(columns, wait, out, arena)
     }
 
     /// The socket to wait on before the next read that may not wait, and
@@ -188,6 +189,7 @@ impl WireStream {
         columns: &[Col],
         wait: bool,
         out: &mut Vec<Cell>,
+        arena: &mut Vec<u8>,
     ) -> Result<Fetched, Error> {
         if self.first_done {
             return Ok(Fetched::End);
@@ -196,8 +198,8 @@ impl WireStream {
             return Ok(Fetched::End);
         };
         let pushed = conn.next_wire_row(wait, |row| match row {
-            AnyRow::Text(row) => push_wire_cells(out, row, columns),
-            AnyRow::Binary(row) => out.extend(row.cells().map(Cell::from_binary)),
+            AnyRow::Text(row) => push_wire_cells(out, arena, row, columns),
+            AnyRow::Binary(row) => out.extend(row.cells().map(|c| Cell::from_binary(c, arena))),
         });
         match pushed {
             Ok(WireRow::Row(())) => Ok(Fetched::Row),

@@ -1,0 +1,179 @@
+//! What a prepared `SELECT` of 5 columns by id costs the client: through
+//! staunch's C ABI (`staunch_conn_query_ex` with one parameter, prepared on
+//! the server, the row read with `staunch_rows_fetch`) and through the
+//! `mysql` crate's raw `Conn::exec_first` (its statement cache on), side by
+//! side in one process, interleaved in rounds so that the machine's load
+//! falls on both alike. For each: statements per second, the client's CPU
+//! per statement (user + system time of this process, `getrusage`), and
+//! heap allocations per statement (counted by this program's allocator).
+//!
+//!   cargo run --release --example prepared_cost -- URL [SECONDS_PER_ROUND] [ROUNDS]
+//!
+//! A loopback round trip is most of a statement here: the line "a client
+//! costing no CPU" gives the throughput the server and the network alone
+//! allow (the statement's wall time less the client's CPU time).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ffi::CString;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use staunch::ffi::*;
+
+/// The system allocator, counting.
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator, only counting.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+const SETUP: &str = "CREATE OR REPLACE TABLE prepared_cost (id INT PRIMARY KEY, a INT, s VARCHAR(40), d DECIMAL(12,2), t DATETIME);
+    INSERT INTO prepared_cost VALUES (1, 2, 'hello world', 12.50, '2026-12-01 18:00:00')";
+const SQL: &str = "SELECT id, a, s, d, t FROM prepared_cost WHERE id = ?";
+
+/// User + system CPU time of this process.
+fn cpu() -> Duration {
+    // SAFETY: a zeroed rusage is a valid out-value for getrusage.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid out-pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    n: u64,
+    wall: Duration,
+    cpu: Duration,
+    allocs: u64,
+}
+
+fn measure(t: &mut Tally, for_: Duration, mut one: impl FnMut()) {
+    let (w0, c0, a0) = (Instant::now(), cpu(), ALLOCS.load(Relaxed));
+    let mut n = 0;
+    while w0.elapsed() < for_ {
+        for _ in 0..100 {
+            one();
+        }
+        n += 100;
+    }
+    t.n += n;
+    t.wall += w0.elapsed();
+    t.cpu += cpu() - c0;
+    t.allocs += ALLOCS.load(Relaxed) - a0;
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(url) = args.get(1) else {
+        eprintln!("usage: prepared_cost URL [SECONDS_PER_ROUND] [ROUNDS]");
+        return ExitCode::from(2);
+    };
+    let secs: f64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let rounds: u32 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(5);
+    let per = Duration::from_secs_f64(secs);
+
+    let opts = mysql::OptsBuilder::from_opts(mysql::Opts::from_url(url).expect("a mysql:// URL"))
+        .prefer_socket(false);
+    let mut raw = mysql::Conn::new(opts).expect("connect (mysql crate)");
+    raw.query_drop(SETUP).expect("set-up");
+    let stmt = raw.prep(SQL).expect("prepare");
+
+    let curl = CString::new(format!("{url}?max_size=1&min_idle=1")).unwrap();
+    let csql = CString::new(SQL).unwrap();
+    let mut pool = std::ptr::null_mut();
+    let mut conn = std::ptr::null_mut();
+    let mut err = std::ptr::null_mut();
+    assert_eq!(
+        staunch_pool_open(curl.as_ptr(), &mut pool, &mut err),
+        STAUNCH_OK
+    );
+    assert_eq!(
+        staunch_pool_get(pool, STAUNCH_TIMEOUT_DEFAULT, &mut conn, &mut err),
+        STAUNCH_OK
+    );
+    let param = [staunch_param_i64(1)];
+    let mut values: [staunch_value; 5] = unsafe { std::mem::zeroed() };
+
+    let mut via_c = || {
+        let mut rows = std::ptr::null_mut();
+        let st = staunch_conn_query_ex(
+            conn,
+            csql.as_ptr(),
+            param.as_ptr(),
+            1,
+            0,
+            &mut rows,
+            &mut err,
+        );
+        assert_eq!(st, STAUNCH_OK);
+        let mut got = 0usize;
+        let st = staunch_rows_fetch(rows, values.as_mut_ptr(), 5, &mut got, &mut err);
+        assert_eq!((st, got), (STAUNCH_OK, 1));
+        staunch_rows_free(rows);
+    };
+    let mut via_crate = || {
+        let row: Option<(i32, i32, String, String, mysql::Value)> =
+            raw.exec_first(&stmt, (1,)).expect("exec_first");
+        assert!(row.is_some());
+    };
+    // Warm-up.
+    for _ in 0..1000 {
+        via_c();
+        via_crate();
+    }
+    let (mut c, mut m) = (Tally::default(), Tally::default());
+    for _ in 0..rounds {
+        measure(&mut c, per, &mut via_c);
+        measure(&mut m, per, &mut via_crate);
+    }
+    let line = |name: &str, t: &Tally| {
+        let qps = t.n as f64 / t.wall.as_secs_f64();
+        let cpu_us = t.cpu.as_secs_f64() * 1e6 / t.n as f64;
+        let wall_us = t.wall.as_secs_f64() * 1e6 / t.n as f64;
+        let free_qps = 1e6 / (wall_us - cpu_us).max(1e-3);
+        println!(
+            "| {name} | {qps:.0} | {cpu_us:.1} | {:.2} | {free_qps:.0} |",
+            t.allocs as f64 / t.n as f64
+        );
+        (qps, cpu_us)
+    };
+    println!("| prepared SELECT of 5 columns by id | statements/s | client CPU µs/statement | allocations/statement (1 row) | a client costing no CPU: statements/s |");
+    println!("|---|---:|---:|---:|---:|");
+    let (cq, cc) = line(
+        "staunch C ABI (staunch_conn_query_ex + staunch_rows_fetch)",
+        &c,
+    );
+    let (mq, mc) = line("mysql crate, raw Conn::exec_first", &m);
+    println!();
+    println!(
+        "staunch ÷ mysql crate: throughput {:.2}x, client CPU per statement {:.2}x",
+        cq / mq,
+        cc / mc
+    );
+    staunch_conn_free(conn);
+    staunch_pool_free(pool);
+    ExitCode::SUCCESS
+}
