@@ -243,7 +243,14 @@ impl ConnectAttempt {
             .state
             .compare_exchange(RUNNING, FINISHED, AcqRel, Acquire)
         {
-            Ok(_) => true,
+            Ok(_) => {
+                // The canceller holds a duplicate of the connection's
+                // socket (see `client::connect`): let it go now, not when
+                // the last clone of the attempt is dropped, so a finished
+                // connect holds no second descriptor.
+                drop(crate::sync::lock(&self.inner.canceller).take());
+                true
+            }
             Err(_) => {
                 // The canceller holds this lock while it runs.
                 drop(crate::sync::lock(&self.inner.canceller));
