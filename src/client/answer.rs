@@ -186,14 +186,16 @@ pub(crate) struct Col {
 impl Col {
     /// The column as `mysql_common` describes it.
     pub(crate) fn to_column(&self) -> Column {
+        // Without the NUL each of them carries here.
+        let bare = |b: &[u8]| b.strip_suffix(&[0]).unwrap_or(b).to_vec();
         Column::new(
             ColumnType::try_from(self.type_code as u8).unwrap_or(ColumnType::MYSQL_TYPE_STRING),
         )
-        .with_name(self.name())
-        .with_org_name(self.org_name())
-        .with_table(self.table())
-        .with_org_table(self.org_table())
-        .with_schema(self.schema())
+        .with_name(&bare(self.name()))
+        .with_org_name(&bare(self.org_name()))
+        .with_table(&bare(self.table()))
+        .with_org_table(&bare(self.org_table()))
+        .with_schema(&bare(self.schema()))
         .with_flags(ColumnFlags::from_bits_truncate(self.flags as u16))
         .with_character_set(self.charset as u16)
         .with_column_length(self.length)

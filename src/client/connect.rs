@@ -29,7 +29,7 @@ pub(crate) type Wire = Framer<Stream<Socket>>;
 /// The most a server may send in one packet until the session is set up
 /// (the greeting and the authentication exchange are small; a hostile or
 /// confused peer's 16 MiB "packet" is refused before it is buffered).
-pub(crate) const HANDSHAKE_MAX_PACKET: usize = 4 * 1024 * 1024;
+pub(crate) const HANDSHAKE_MAX_PACKET: usize = crate::wire::HANDSHAKE_MAX_PACKET;
 
 /// The `_client_name` connection attribute: a DBA reading
 /// `performance_schema.session_connect_attrs` sees which library holds the
@@ -290,9 +290,15 @@ pub(crate) fn failure(
             } else {
                 "the server closed the connection"
             };
+            let io = io.to_string();
+            let detail = if io == how {
+                String::new()
+            } else {
+                format!(" ({io})")
+            };
             Error::new(
                 ErrorKind::Connect,
-                format!("connect to {ep} failed: {how} during the {phase} after {after} ({io})"),
+                format!("connect to {ep} failed: {how} during the {phase} after {after}{detail}"),
             )
         }
         WireError::Io(io) if matches!(io.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {

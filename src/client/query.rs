@@ -330,6 +330,9 @@ pub struct QueryResult<'a> {
     /// The first row of the current set was handed out (`iter` moves on
     /// only past a set that was started).
     started: bool,
+    /// An error met while `iter` moved to the next result set, which it
+    /// cannot return: given by the next row read, or by `finish`.
+    error: Option<Error>,
 }
 
 impl std::fmt::Debug for QueryResult<'_> {
@@ -356,6 +359,14 @@ impl<'a> QueryResult<'a> {
         params: Params,
     ) -> Result<QueryResult<'a>> {
         let values = stmt.positional(params)?;
+        super::statement::check_execute_size(
+            conn,
+            values.iter().map(|v| match v {
+                Value::Bytes(b) => b.len(),
+                _ => 0,
+            }),
+        )
+        .map_err(|e| e.into_error("execute"))?;
         let params: Vec<Param<'_>> = values.iter().map(wire_param).collect();
         conn.note_sql(&stmt.sql);
         conn.begin(false).map_err(|e| conn.error("execute", &e))?;
@@ -377,6 +388,7 @@ impl<'a> QueryResult<'a> {
             at: At::Done,
             last: OkInfo::default(),
             started: false,
+            error: None,
         };
         match first {
             Ok(resp) => {
@@ -407,6 +419,7 @@ impl<'a> QueryResult<'a> {
             at: At::Done,
             last: OkInfo::default(),
             started: false,
+            error: None,
         };
         match sent.and_then(|()| q.read_response()) {
             Ok(resp) => {
@@ -524,7 +537,7 @@ impl<'a> QueryResult<'a> {
                     Ok(Some(_)) => {}
                     Ok(None) => break,
                     Err(e) => {
-                        drop(self.failed(e, "query"));
+                        self.error = Some(self.failed(e, "reading the answer"));
                         return None;
                     }
                 }
@@ -533,7 +546,7 @@ impl<'a> QueryResult<'a> {
                 Ok(true) => {}
                 Ok(false) => return None,
                 Err(e) => {
-                    drop(self.failed(e, "query"));
+                    self.error = Some(self.failed(e, "reading the answer"));
                     return None;
                 }
             }
@@ -586,6 +599,9 @@ impl<'a> QueryResult<'a> {
     }
 
     fn drain(&mut self) -> Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
         loop {
             match self.at {
                 At::Done => return Ok(()),
@@ -609,6 +625,9 @@ impl Iterator for QueryResult<'_> {
     /// The next row of the current result set; None at its end (then
     /// [`QueryResult::iter`] moves to the next set).
     fn next(&mut self) -> Option<Result<Row>> {
+        if let Some(e) = self.error.take() {
+            return Some(Err(e));
+        }
         self.started = true;
         match self.next_row() {
             Ok(Some(row)) => Some(Ok(row)),

@@ -363,7 +363,7 @@ pub(crate) fn cast_for_prepare(sql: &str, at: &[usize], params: &[Param]) -> Opt
     .ok()
 }
 
-fn needs_cast(p: &Param) -> bool {
+pub(crate) fn needs_cast(p: &Param) -> bool {
     matches!(p, Param::Bytes(_) | Param::Decimal(_) | Param::Date(..))
 }
 

@@ -147,6 +147,32 @@ fn value_len(p: &Param) -> usize {
     }
 }
 
+/// Refuses a prepared statement's values that the server would not take
+/// (over its `max_allowed_packet`), before anything is sent: `lens` are the
+/// values' byte lengths (0 for the fixed-size kinds).
+pub(crate) fn check_execute_size(
+    conn: &mut PooledConn,
+    lens: impl Iterator<Item = usize> + Clone,
+) -> Result<(), StatementError> {
+    let total: usize = 11 + lens.clone().map(|l| l + 11).sum::<usize>();
+    if total < CHECK_SIZE_FROM {
+        return Ok(());
+    }
+    let max = conn.max_allowed_packet_wire()?;
+    if total <= max {
+        return Ok(());
+    }
+    let (size, param) = if total <= MAX_PAYLOAD_LEN {
+        (total, None)
+    } else {
+        lens.enumerate()
+            .map(|(i, l)| (l, Some(i + 1)))
+            .max()
+            .unwrap_or((0, None))
+    };
+    Err(StatementError::TooLarge { size, param, max })
+}
+
 impl Plan {
     /// What the largest packet (or long-data parameter, from 1) it sends
     /// holds, roughly from above: the server refuses a statement whose
@@ -333,7 +359,7 @@ impl PooledConn {
 
     /// The session's `max_allowed_packet`: one round trip the first time
     /// after a reset.
-    fn max_allowed_packet_wire(&mut self) -> Result<usize, WireError> {
+    pub(crate) fn max_allowed_packet_wire(&mut self) -> Result<usize, WireError> {
         if let Some(m) = self.session_ref().state.max_allowed_packet {
             return Ok(m);
         }
@@ -347,6 +373,38 @@ impl PooledConn {
         way: Option<Way>,
     ) -> Result<Plan, StatementError> {
         let way = way.unwrap_or_else(|| self.default_way());
+        if way == Way::Prepare && !params.iter().any(sql::needs_cast) {
+            // Prepared as written: the server counts the placeholders (for
+            // a statement in the connection's cache, with no round trip),
+            // so the text need not be scanned; only a statement it cannot
+            // prepare is scanned, to be interpolated.
+            self.lexing_wire()?;
+            self.check_text(params)?;
+            match self.prepare_counted(sql) {
+                Ok(want) if want == params.len() => {
+                    return Ok(Plan::Binary {
+                        sql: sql.to_owned(),
+                    })
+                }
+                Ok(want) => {
+                    return Err(StatementError::ParamCount {
+                        placeholders: want,
+                        given: params.len(),
+                    })
+                }
+                Err(e) if unpreparable(&e) => {
+                    let scan = self.scan_wire(sql)?;
+                    if scan.placeholders.len() != params.len() {
+                        return Err(StatementError::ParamCount {
+                            placeholders: scan.placeholders.len(),
+                            given: params.len(),
+                        });
+                    }
+                    return self.interpolated(sql, &scan, params);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
         let scan = self.scan_wire(sql)?;
         self.check_text(params)?;
         let n = params.len();

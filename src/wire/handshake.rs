@@ -161,6 +161,9 @@ pub struct Greeting {
     pub auth_plugin: AuthPlugin,
 }
 
+/// The most one packet may hold until the login is done.
+pub const HANDSHAKE_MAX_PACKET: usize = 4 * 1024 * 1024;
+
 /// The capability flags this layer always asks for (those the server has).
 const WANTED: u32 = flag::LONG_PASSWORD
     | flag::LONG_FLAG
@@ -207,6 +210,10 @@ impl<S: Read + Write> Framer<Stream<S>> {
         tls: Option<&Tls>,
     ) -> Result<(Framer<Stream<S>>, Greeting), WireError> {
         let mut f = Framer::new(Stream::Plain(stream), 0);
+        // The greeting and the authentication exchange are small: a peer
+        // that sends more is refused before it is buffered (the caller sets
+        // the session's own limit once it is logged in).
+        f.set_max_packet(HANDSHAKE_MAX_PACKET);
         f.advance()?;
         let Hello {
             mut greeting,

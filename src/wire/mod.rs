@@ -94,7 +94,7 @@ pub use binary::{
     COM_STMT_SEND_LONG_DATA, ER_UNKNOWN_STMT_HANDLER,
 };
 pub use error::{ServerError, WireError};
-pub use handshake::{AuthPlugin, Greeting, Login};
+pub use handshake::{AuthPlugin, Greeting, Login, HANDSHAKE_MAX_PACKET};
 pub use packet::{Framer, ReadNow, MAX_CHUNK};
 pub use parse::{caps, status, EofInfo, OkInfo};
 pub use socket::{Socket, Target};
