@@ -161,7 +161,7 @@ pub(crate) struct SqlMode {
     pub ansi_quotes: bool,
 }
 
-/// One MySQL session: the connection staunch runs ([`Link`]), what staunch
+/// One MySQL session: the connection staunch runs (`Link`), what staunch
 /// knows of its state, and the gate its cancel handles go through.
 ///
 /// Made by [`MysqlConnector`](crate::MysqlConnector); a pool hands it out

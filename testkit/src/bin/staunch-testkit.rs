@@ -506,10 +506,7 @@ impl Harness {
     fn url_params(&self) -> String {
         if self.self_signed {
             // The server's own certificate is the CA's: pinned by it.
-            format!(
-                "?tls_mode=verify_ca&tls_ca={}",
-                test_certs().ca.display()
-            )
+            format!("?tls_mode=verify_ca&tls_ca={}", test_certs().ca.display())
         } else if self.tls {
             format!(
                 "?tls_mode=verify_identity&tls_ca={}",
