@@ -32,6 +32,7 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 DIST=$REPO/dist
 VERSION=$("$REPO/scripts/version.sh")
 MAJOR=${VERSION%%.*}
+CRATE_VERSION=$("$REPO/scripts/version.sh" --crate)
 CARGO_TARGET=${CARGO_TARGET_DIR:-$REPO/target}
 case $CARGO_TARGET in /*) ;; *) CARGO_TARGET=$REPO/$CARGO_TARGET ;; esac
 export CARGO_TERM_COLOR=never
@@ -281,7 +282,7 @@ for c in "${checks[@]}"; do
     crate)
       section "the packaged .crate, [patch]ed into a scratch project"
       mkdir -p "$W/crate/src" "$W/staunch-crate"
-      tar -xzf "$DIST/staunch-$VERSION.crate" -C "$W/staunch-crate" --strip-components=1
+      tar -xzf "$DIST/staunch-$CRATE_VERSION.crate" -C "$W/staunch-crate" --strip-components=1
       cp "$W/src/rust/main.rs" "$W/crate/src/main.rs"
       cat > "$W/crate/Cargo.toml" <<EOF
 [package]
@@ -291,7 +292,7 @@ edition = "2021"
 publish = false
 
 [dependencies]
-staunch = "=$VERSION"
+staunch = "=$CRATE_VERSION"
 
 [patch.crates-io]
 staunch = { path = "$W/staunch-crate" }

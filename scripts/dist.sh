@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds every release artifact of staunch into dist/ (git-ignored), from one
-# version number (the crate's; scripts/version.sh --check first):
+# Builds every release artifact of staunch into dist/ (git-ignored), from the
+# library's version (scripts/version.sh --check first), the Rust crate's own
+# for the .crate:
 #
 #   libstaunch.so linked for glibc 2.17 (manylinux2014) by zig (PyPI's ziglang,
 #   through cargo-zigbuild, as maturin does); every GLIBC_ symbol version it
@@ -35,6 +36,8 @@ export CARGO_TERM_COLOR=never
 scripts/version.sh --check
 VERSION=$(scripts/version.sh)
 MAJOR=${VERSION%%.*}
+# The Rust crate's own version (its API's; see scripts/version.sh).
+CRATE_VERSION=$(scripts/version.sh --crate)
 GLIBC_TARGET=2.17
 TRIPLE=x86_64-unknown-linux-gnu
 CARGO_TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
@@ -188,7 +191,7 @@ Build-Ids: $BUILD_ID"
 # --- the Rust crate ------------------------------------------------------------
 step "Rust crate: cargo package"
 cargo package -q -p staunch --allow-dirty --no-verify
-cp "$CARGO_TARGET/package/staunch-$VERSION.crate" "$DIST/"
+cp "$CARGO_TARGET/package/staunch-$CRATE_VERSION.crate" "$DIST/"
 if [ "${DIST_SKIP_PUBLISH_CHECK:-}" != 1 ]; then
   step "Rust crate: cargo publish --dry-run (builds the packaged crate)"
   cargo publish -q -p staunch --dry-run --allow-dirty
@@ -203,7 +206,7 @@ mkdir -p "$sd"
 git ls-files -z bindings/python | grep -zv '^bindings/python/\(bench\|tests\)/' \
   | tar --null -cf - -T - | tar -xf - -C "$sd" --strip-components=2
 mkdir -p "$sd/crate"
-tar -xzf "$DIST/staunch-$VERSION.crate" -C "$sd/crate" --strip-components=1
+tar -xzf "$DIST/staunch-$CRATE_VERSION.crate" -C "$sd/crate" --strip-components=1
 printf 'graft crate\n' > "$sd/MANIFEST.in"
 "$TOOLS/bin/python" -m build -q --sdist --outdir "$DIST" "$sd" >/dev/null 2>&1 \
   || "$TOOLS/bin/python" -m build --sdist --outdir "$DIST" "$sd"

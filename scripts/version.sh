@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# One version number: the crate's ([workspace.package] version in Cargo.toml).
-# Everything else that states a version follows it:
+# Two version numbers, both in Cargo.toml: the Rust crate's ([workspace.package]
+# version: the Rust API's semver, 2.x since the Rust face stopped being the
+# `mysql` crate's), and the C library's ([package.metadata.staunch]
+# library-version: the C ABI's, 1.x, additions only within a major; the
+# SONAME's major). Everything else that states a version follows the
+# library's:
 #
 #   src/ffi/mod.rs              STAUNCH_VERSION_MAJOR/_MINOR/_PATCH, STAUNCH_VERSION
 #   include/staunch.h (+ _cdef)  the same macros (cbindgen, scripts/check-header.sh)
@@ -9,16 +13,20 @@
 #   bindings/java/pom.xml       the project's <version>
 #   bindings/go/version.go      const Version
 #
-#   scripts/version.sh            print the crate's version
+#   scripts/version.sh            print the library's version
+#   scripts/version.sh --crate    print the Rust crate's version
 #   scripts/version.sh --check    fail (exit 1, naming each file) on any drift
 #   scripts/version.sh --update   rewrite them all from Cargo.toml (and regenerate
-#                                 the header), after a bump of the crate's version
+#                                 the header), after a bump of library-version
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-crate=$(sed -n '/^\[workspace.package\]/,/^\[/ s/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n1)
+rust_crate=$(sed -n '/^\[workspace.package\]/,/^\[/ s/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n1)
+crate=$(sed -n '/^\[package.metadata.staunch\]/,/^\[/ s/^library-version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n1)
+[[ $rust_crate =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] \
+  || { echo "version.sh: no X.Y.Z version in Cargo.toml's [workspace.package] (got '$rust_crate')" >&2; exit 1; }
 [[ $crate =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)$ ]] \
-  || { echo "version.sh: no X.Y.Z version in Cargo.toml's [workspace.package] (got '$crate')" >&2; exit 1; }
+  || { echo "version.sh: no X.Y.Z library-version in Cargo.toml's [package.metadata.staunch] (got '$crate')" >&2; exit 1; }
 major=${BASH_REMATCH[1]} minor=$((10#${BASH_REMATCH[2]})) patch=$((10#${BASH_REMATCH[3]}))
 number=$((major * 10000 + minor * 100 + patch))
 
@@ -39,11 +47,13 @@ goreq() { sed -n 's|^\s*github.com/staunch-db/staunch/bindings/go v\(.*\)$|\1|p'
 case ${1:-} in
   "")
     echo "$crate" ;;
+  --crate)
+    echo "$rust_crate" ;;
   --check)
     bad=0
     want() { # want WHAT FOUND EXPECTED
       if [ "$2" != "$3" ]; then
-        echo "version drift: $1 is '${2}', the crate's Cargo.toml says '${3}' (run scripts/version.sh --update)" >&2
+        echo "version drift: $1 is '${2}', Cargo.toml's library-version says '${3}' (run scripts/version.sh --update)" >&2
         bad=1
       fi
     }
@@ -63,7 +73,7 @@ case ${1:-} in
     for m in "${GO_NESTED[@]}"; do
       want "$m/go.mod's require of bindings/go" "$(goreq "$m")" "$crate"
     done
-    [ $bad = 0 ] && echo "version $crate: src/ffi, include/staunch.h, pyproject.toml, pom.xml, version.go and the nested Go modules' go.mod agree"
+    [ $bad = 0 ] && echo "library version $crate (the Rust crate: $rust_crate): src/ffi, include/staunch.h, pyproject.toml, pom.xml, version.go and the nested Go modules' go.mod agree"
     exit $bad ;;
   --update)
     sed -i -e "s/^pub const STAUNCH_VERSION_MAJOR: u32 = [0-9]*;/pub const STAUNCH_VERSION_MAJOR: u32 = $major;/" \
@@ -79,6 +89,6 @@ case ${1:-} in
     scripts/check-header.sh --update
     exec "$0" --check ;;
   *)
-    echo "usage: scripts/version.sh [--check | --update]" >&2
+    echo "usage: scripts/version.sh [--crate | --check | --update]" >&2
     exit 2 ;;
 esac

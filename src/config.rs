@@ -1413,7 +1413,7 @@ mod tests {
         assert_eq!(sent[0], ("program_name".into(), "bill".into()));
         assert_eq!(
             sent[1],
-            ("staunch_version".into(), env!("CARGO_PKG_VERSION").into())
+            ("staunch_version".into(), env!("STAUNCH_LIBRARY_VERSION").into())
         );
         assert_eq!(sent.len(), 4);
         // The default program name: this test binary's file name, no path

@@ -214,7 +214,7 @@ impl ConnectConfig {
             ),
             (
                 STAUNCH_VERSION.to_string(),
-                env!("CARGO_PKG_VERSION").to_string(),
+                env!("STAUNCH_LIBRARY_VERSION").to_string(),
             ),
         ];
         for (k, val) in &self.connect_attrs {

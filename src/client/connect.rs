@@ -81,7 +81,7 @@ fn connect_attrs(cfg: &ConnectConfig) -> Vec<(String, String)> {
         ("_client_name".to_string(), CLIENT_NAME.to_string()),
         (
             "_client_version".to_string(),
-            env!("CARGO_PKG_VERSION").to_string(),
+            env!("STAUNCH_LIBRARY_VERSION").to_string(),
         ),
         ("_os".to_string(), std::env::consts::OS.to_string()),
         ("_platform".to_string(), std::env::consts::ARCH.to_string()),

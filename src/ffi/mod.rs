@@ -98,7 +98,8 @@ pub const STAUNCH_VERSION_PATCH: u32 = 0;
 /// The version as one number, `major * 10000 + minor * 100 + patch`, for
 /// `#if STAUNCH_VERSION >= 10203`. Compare with `staunch_version()` at run
 /// time to detect a header/library mismatch. (Literal numbers, so that
-/// cffi's `cdef` takes them; a test checks them against Cargo.toml.)
+/// cffi's `cdef` takes them; a test checks them against Cargo.toml's
+/// `library-version`.)
 pub const STAUNCH_VERSION: u32 = 10800;
 
 /// Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
@@ -117,7 +118,7 @@ pub extern "C" fn staunch_version() -> u32 {
 /// Never blocks; any thread.
 #[no_mangle]
 pub extern "C" fn staunch_version_string() -> *const c_char {
-    cstr!(env!("CARGO_PKG_VERSION")).as_ptr()
+    cstr!(env!("STAUNCH_LIBRARY_VERSION")).as_ptr()
 }
 
 pub(crate) const fn nul_only_at_end(b: &[u8]) -> bool {
@@ -331,9 +332,11 @@ mod tests {
 
     #[test]
     fn version_macros_match_cargo() {
-        let major: u32 = env!("CARGO_PKG_VERSION_MAJOR").parse().unwrap();
-        let minor: u32 = env!("CARGO_PKG_VERSION_MINOR").parse().unwrap();
-        let patch: u32 = env!("CARGO_PKG_VERSION_PATCH").parse().unwrap();
+        let v: Vec<u32> = env!("STAUNCH_LIBRARY_VERSION")
+            .split('.')
+            .map(|n| n.parse().unwrap())
+            .collect();
+        let (major, minor, patch) = (v[0], v[1], v[2]);
         assert_eq!(STAUNCH_VERSION_MAJOR, major);
         assert_eq!(STAUNCH_VERSION_MINOR, minor);
         assert_eq!(STAUNCH_VERSION_PATCH, patch);
@@ -342,7 +345,7 @@ mod tests {
         assert_eq!(STAUNCH_TIMEOUT_DEFAULT, u32::MAX);
         // SAFETY: a static NUL-terminated string.
         let s = unsafe { CStr::from_ptr(staunch_version_string()) };
-        assert_eq!(s.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+        assert_eq!(s.to_str().unwrap(), env!("STAUNCH_LIBRARY_VERSION"));
     }
 
     #[test]
