@@ -53,7 +53,7 @@ fn attrs_reach_session_connect_attrs() {
         );
         assert_eq!(
             a.get("staunch_version").map(String::as_str),
-            Some(env!("CARGO_PKG_VERSION")),
+            Some(env!("STAUNCH_LIBRARY_VERSION")),
             "{a:?}"
         );
         // staunch opens the connection and names itself, as
@@ -65,7 +65,7 @@ fn attrs_reach_session_connect_attrs() {
         );
         assert_eq!(
             a.get("_client_version").map(String::as_str),
-            Some(env!("CARGO_PKG_VERSION")),
+            Some(env!("STAUNCH_LIBRARY_VERSION")),
             "{a:?}"
         );
         assert_eq!(
