@@ -577,6 +577,14 @@ impl Session {
         }
         let nbe = end.status & status::NO_BACKSLASH_ESCAPES != 0;
         Session::observe_report(&mut self.state, self.unreported, &changes, nbe);
+        // The packet's status flags are the server's own word on the
+        // transaction and on autocommit, after every statement, reads
+        // included: under autocommit=0 a read of a transactional table
+        // opens a transaction (`IN_TRANS`), a `SELECT 1` does not. They
+        // replace the assumption `begin` made. Locked tables are not a
+        // transaction to the server but are to a return (see `txn_open`).
+        self.state.txn_open = end.status & status::IN_TRANS != 0 || self.state.tables_locked;
+        self.state.autocommit_off = end.status & status::AUTOCOMMIT == 0;
     }
 
     /// What a statement's last OK packet reported: its session-state
