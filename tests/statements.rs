@@ -594,11 +594,13 @@ fn settings_a_borrower_changes_are_seen_even_where_unreported() {
 }
 
 /// Under autocommit=0 (here from `init_sql`, as a DB-API binding sets it)
-/// a statement that only reads opens a transaction too, and the server
-/// reports it in no packet (a result set's last packet carries no
-/// transaction state): a borrow that read rows is rolled back on return,
-/// through text and prepared statements alike, and the next borrower is in
-/// no transaction. A borrow that committed last costs nothing.
+/// a statement that only reads an InnoDB table opens a transaction too,
+/// which the server reports only in the status flags of the answer's last
+/// packet, and the `mysql` crate (the Rust API's engine) keeps those
+/// private: a borrow that read rows is rolled back on return, through text
+/// and prepared statements alike, and the next borrower is in no
+/// transaction. A borrow that committed last costs nothing. (The C ABI's
+/// text path reads the flags: `conf_readonly_return_c_abi`.)
 #[test]
 fn under_autocommit_off_a_read_is_rolled_back_on_return() {
     let s = server_with_performance_schema();

@@ -1365,3 +1365,64 @@ func Test_conf_auth_plugins_caching_sha2(t *testing.T) {
 		t.Errorf("CURRENT_USER() is %s", who)
 	}
 }
+
+// commitsAndRollbacks reads the server's Com_commit and Com_rollback (every
+// session's: the asking session's own statements are none of them).
+func commitsAndRollbacks(t *testing.T, admin *sql.DB) (commits, rollbacks int64) {
+	t.Helper()
+	rows, err := admin.Query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var v int64
+		if err := rows.Scan(&name, &v); err != nil {
+			t.Fatal(err)
+		}
+		switch name {
+		case "Com_commit":
+			commits = v
+		case "Com_rollback":
+			rollbacks = v
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return commits, rollbacks
+}
+
+// The usual blocks, database/sql's QueryRow and the pool's own, send no
+// COMMIT and no ROLLBACK for a read, of SELECT 1 or of an InnoDB table.
+func Test_conf_readonly_return(t *testing.T) {
+	_, admin := openDB(t, "max_size=1")
+	for _, q := range []string{
+		"CREATE TABLE IF NOT EXISTS t_readonly (v INT) ENGINE=InnoDB",
+		"DELETE FROM t_readonly",
+		"INSERT INTO t_readonly VALUES (1)",
+	} {
+		if _, err := admin.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { admin.Exec("DROP TABLE t_readonly") })
+	p, db := openDB(t, "max_size=2")
+	for _, q := range []string{"SELECT 1", "SELECT v FROM t_readonly"} {
+		commits, rollbacks := commitsAndRollbacks(t, admin)
+		for range 200 {
+			var n int64
+			if err := db.QueryRow(q).Scan(&n); err != nil || n != 1 {
+				t.Fatalf("database/sql %s: %d %v", q, n, err)
+			}
+			if n := queryInt(t, p, q); n != 1 {
+				t.Fatalf("pool %s: %d", q, n)
+			}
+		}
+		c, r := commitsAndRollbacks(t, admin)
+		if c != commits || r != rollbacks {
+			t.Fatalf("%s: %d COMMIT, %d ROLLBACK sent for 400 reads", q, c-commits, r-rollbacks)
+		}
+	}
+}

@@ -608,9 +608,13 @@ impl PooledConn {
         }
         if session.state.autocommit_off || session.state.settings_unseen {
             // Under autocommit=0 any statement may open a transaction, and
-            // one that only reads says so in no packet (the last packet of
-            // a result set carries no transaction state): one is open until
-            // the server reports otherwise (COMMIT's, ROLLBACK's OK packet).
+            // one that only reads says so only in the status flags of its
+            // last packet, which the `mysql` crate keeps private: where the
+            // crate reads the answer (TLS sessions, prepared statements),
+            // one is open until the server reports otherwise (COMMIT's,
+            // ROLLBACK's OK packet). Where the protocol layer reads it
+            // (`Session::observe_wire`), its flags replace this assumption;
+            // once every statement runs on the layer, the assumption goes.
             // Where autocommit may have changed unseen, it is taken as off.
             session.state.txn_open = true;
         }

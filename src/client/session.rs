@@ -12,6 +12,12 @@
 //! keeps the packet's status flags private but gives these
 //! (`Conn::session_state_changes`, from the last OK packet).
 //!
+//! Where the protocol layer reads a statement's answer (`src/wire`: text
+//! statements of the C ABI on plain sessions), the status flags of its last
+//! packet say besides whether a transaction is open and whether autocommit
+//! is on, after reads too ([`Session::observe_wire`]); where the crate reads
+//! it, a statement under autocommit=0 is taken to open a transaction.
+//!
 //! They come only in the packet of the statement that made the change, so
 //! staunch must look after every statement: [`Session::observe`] does, for
 //! everything run through `PooledConn`'s own methods and the C ABI. Then the
@@ -577,6 +583,14 @@ impl Session {
         }
         let nbe = end.status & status::NO_BACKSLASH_ESCAPES != 0;
         Session::observe_report(&mut self.state, self.unreported, &changes, nbe);
+        // The packet's status flags are the server's own word on the
+        // transaction and on autocommit, after every statement, reads
+        // included: under autocommit=0 a read of a transactional table
+        // opens a transaction (`IN_TRANS`), a `SELECT 1` does not. They
+        // replace the assumption `begin` made. Locked tables are not a
+        // transaction to the server but are to a return (see `txn_open`).
+        self.state.txn_open = end.status & status::IN_TRANS != 0 || self.state.tables_locked;
+        self.state.autocommit_off = end.status & status::AUTOCOMMIT == 0;
     }
 
     /// What a statement's last OK packet reported: its session-state

@@ -26,9 +26,10 @@ the escaped values into the text, one round trip), "staunch server-prepared"
 and mysqlclient (each at its default: client-side interpolation). #20's
 target: interpolation not slower than the usual driver's default (>= 1.0x).
 
-Every contender does the same round trips: staunch's `with pool.connection()`
-commits on exit when a transaction may be open (after a SELECT under
-autocommit=0), QueuePool's reset-on-return rolls back. Reports operations per
+staunch's `with pool.connection()` commits on exit only when the core says a
+transaction is open (not after SELECT 1: the server's status flags say none
+is), QueuePool's reset-on-return always rolls back: one round trip where the
+peers make two (issue 45). Reports operations per
 second and staunch's ratio to each peer, against the targets of issue #24
 (>= 1.5x PyMySQL + QueuePool, >= 1.0x mysqlclient + QueuePool, every point).
 

@@ -351,7 +351,7 @@ def test_init_sql_of_the_url_or_a_keyword_is_kept_with_autocommit_off(pool_facto
                 cur.execute("SET @dirty = 1")  # the return resets the session
 
 
-def test_the_end_of_a_block_sends_commit_only_when_a_transaction_may_be_open(pool_factory):
+def test_the_end_of_a_block_sends_commit_only_when_the_server_says_a_transaction_is_open(pool_factory):
     # Com_commit counts the COMMIT statements the session ran.
     def commits(cur) -> int:
         cur.execute("SHOW SESSION STATUS LIKE 'Com_commit'")
@@ -363,15 +363,17 @@ def test_the_end_of_a_block_sends_commit_only_when_a_transaction_may_be_open(poo
     with pool.connection() as conn:
         cur = conn.cursor()
         c0 = commits(cur)
-        conn.commit()  # the SHOW ran under autocommit=0: COMMIT
-        conn.commit()  # nothing ran since: nothing sent
+        conn.commit()  # the SHOW opened no transaction (the server's status flags): nothing sent
         conn.rollback()
+        assert commits(cur) == c0
+        cur.execute("SELECT v FROM ec")  # a read of an InnoDB table under autocommit=0 opens one
+        conn.commit()
+        conn.commit()  # nothing ran since: nothing sent
         assert commits(cur) == c0 + 1
+        cur.execute("INSERT INTO ec VALUES (%s)", (1,))  # DML: COMMIT, and it holds
         conn.commit()
-        cur.execute("INSERT INTO ec VALUES (%s)", (1,))  # DML only: COMMIT, and it holds
-        conn.commit()
-        assert commits(cur) == c0 + 3
-        cur.execute("SELECT 1")  # under autocommit=0: a transaction the server reports in no packet
+        assert commits(cur) == c0 + 2
+        cur.execute("SELECT v FROM ec")  # a transaction open again
         conn.autocommit = True  # set through the property; the server commits, and the core knows
         c1 = commits(cur)
         conn.commit()  # nothing open: nothing sent

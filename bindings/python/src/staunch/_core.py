@@ -765,19 +765,10 @@ class Connection(_Handle):
         self._ptr = ptr
         self._pool_ref = pool
         self.messages: list = []
-        # A statement ran through a cursor since the last commit/rollback:
-        # under autocommit=0 a transaction is open (the core assumes the same
-        # from any statement there), so the end sends COMMIT without asking
-        # the core. Asking costs a C call of ~12k instructions even with the
-        # result struct reused: a with-block of DML is 140k with this flag,
-        # 152k asking (callgrind).
-        self._stmt_seen = False
-        # The session's autocommit as set through the property (None: the
-        # pool's); a SET autocommit in SQL is not seen (at worst a COMMIT is
-        # then sent for nothing).
-        self._autocommit = None
         # For the statement path (see _query): made at the first statement.
         self._cells = None
+        # For _txn_open: made at its first call.
+        self._state = None
 
     def _call(self, fn, *args):
         """A blocking statement call: interruptible by Ctrl-C on the main thread."""
@@ -842,18 +833,26 @@ class Connection(_Handle):
         _check(lib.staunch_conn_last_result, self._live(), byref(r))
         return r
 
-    def _in_transaction(self) -> bool:
-        """Whether a transaction may be open (no round trip), as the core
-        tracks it (under autocommit=0, any statement since the last end)."""
-        return bool(self._last_result().in_transaction)
-
-    def _may_end(self) -> bool:
-        # A statement ran without autocommit: a transaction is open (see
-        # _stmt_seen); otherwise the core's word.
-        auto = self._pool_ref.autocommit if self._autocommit is None else self._autocommit
-        if self._stmt_seen and not auto:
+    def _txn_open(self) -> bool:
+        """Whether a transaction is open, as the core knows it (no round
+        trip): from the server's status flags after each statement, so a
+        read that opened none (SELECT 1 under autocommit=0) leaves nothing
+        to end. The call goes through lib.raw with addresses kept from the
+        first one (a staunch_result buffer, the handle), which spares the
+        struct, byref and argument checks of a typed call. True when the
+        core cannot say (a streamed answer still holds the connection): the
+        COMMIT or ROLLBACK then reports what is wrong."""
+        t = self._state
+        if t is None:
+            r = F.staunch_result()
+            r.size = ctypes.sizeof(r)
+            flag = (ctypes.c_bool * ctypes.sizeof(r)).from_buffer(r)
+            t = self._state = (r, flag, ctypes.addressof(r), ctypes.cast(self._live(), ctypes.c_void_p).value)
+        if self._ptr is None:
+            self._live()  # raises
+        if lib.raw.staunch_conn_last_result(t[3], t[2], None):
             return True
-        return self._in_transaction()
+        return t[1][_IN_TRANSACTION]
 
     # -- PEP 249
 
@@ -863,15 +862,13 @@ class Connection(_Handle):
 
     def commit(self) -> None:
         """Commits the transaction (nothing is sent when none is open)."""
-        if self._may_end():
+        if self._txn_open():
             self._call(lib.staunch_conn_commit)
-        self._stmt_seen = False
 
     def rollback(self) -> None:
         """Rolls the transaction back (nothing is sent when none is open)."""
-        if self._may_end():
+        if self._txn_open():
             self._call(lib.staunch_conn_rollback)
-        self._stmt_seen = False
 
     def _free(self, ptr) -> None:
         # Back to its pool: what was not committed is rolled back there.
@@ -905,7 +902,6 @@ class Connection(_Handle):
             self._call(
                 lib.staunch_conn_execute, b"SET autocommit=1" if value else b"SET autocommit=0", None, 0, None, None
             )
-        self._autocommit = value
 
     def get_autocommit(self) -> bool:
         return self.autocommit
@@ -963,6 +959,9 @@ class Connection(_Handle):
         finally:
             self.close()
 
+
+#: The byte offset of staunch_result's in_transaction (see Connection._txn_open).
+_IN_TRANSACTION = F.staunch_result.in_transaction.offset
 
 _ISOLATION = {
     "READ UNCOMMITTED": F.ISOLATION_READ_UNCOMMITTED,
@@ -1200,7 +1199,6 @@ class Cursor(_Handle):
         # read as text; cached by the connection). Text otherwise.
         if not values and not (conn._pool_ref.prepare_selects and _prepared_select(sql)):
             flags |= F.QUERY_TEXT
-        conn._stmt_seen = True
         try:
             out, batch = conn._query(raw, params, len(values), flags, recycle)
         except E.Error as e:

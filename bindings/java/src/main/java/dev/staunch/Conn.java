@@ -289,6 +289,36 @@ public final class Conn implements AutoCloseable {
         simple(Native::conn_commit);
     }
 
+    /**
+     * Whether a transaction is open in the session, as the library last saw
+     * it (no round trip): from the server's status flags after each text
+     * statement on a plain connection, so a read that opened none (
+     * {@code SELECT 1} under autocommit=0) leaves nothing to commit; taken as
+     * open after any statement under autocommit=0 where the library cannot
+     * see the flags (TLS, prepared statements).
+     */
+    public boolean transactionOpen() {
+        return sessionFlag(Abi.R_IN_TXN);
+    }
+
+    /** Whether {@code autocommit} is on in the session, as the library last saw it (no round trip). */
+    public boolean sessionAutocommit() {
+        return sessionFlag(Abi.R_AUTOCOMMIT);
+    }
+
+    private boolean sessionFlag(long offset) {
+        enter();
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Mem.Seg r = a.allocate(Abi.RESULT_SIZE);
+            r.putLong(0, Abi.RESULT_SIZE);
+            Call.check(Native.conn_last_result(handle, r.address(), err.address()), err);
+            return r.getBoolean(offset);
+        } finally {
+            exit();
+        }
+    }
+
     public void rollback() {
         simple(Native::conn_rollback);
     }
