@@ -214,7 +214,7 @@ _TRACE_KINDS = {
 
 
 def _text_at(ptr, n: int):
-    return ctypes.string_at(ptr, n).decode("utf-8", "replace") if ptr else None
+    return ptr[:n].decode("utf-8", "replace") if ptr else None
 
 
 class TraceEvent:
@@ -258,9 +258,13 @@ class TraceEvent:
 # As the event sink: one C callback and one finalizer for every pool with a
 # tracer, alive as long as the module; user_data is a key into _tracers, whose
 # entry is [the tracer, the pool's id (set once it is open), whether a failure
-# of the tracer was logged]. Pools without a tracer register nothing (and so
-# cost nothing).
+# of the tracer was logged, the pool's name (once decoded), {connection id:
+# its server}]. Pools without a tracer register nothing (and so cost nothing).
 _tracers: dict = {}
+
+#: How many connections' servers an entry of _tracers keeps (then it starts
+#: again): a pool's connections come and go, each with a new id.
+_SERVERS_KEPT = 1024
 
 
 def _on_trace(ev_p, user_data):
@@ -270,13 +274,30 @@ def _on_trace(ev_p, user_data):
         if entry is None:
             return
         ev = ev_p.contents
+        # This runs four times a checkout: the pool's name and a connection's
+        # server never change, so each is decoded once, not at every event.
+        pool = entry[3]
+        if pool is None:
+            pool = entry[3] = _text_at(ev.pool, ev.pool_len)
+        server = ""
+        n = ev.server_len
+        if n:
+            servers = entry[4]
+            cid = ev.connection_id
+            server = servers.get(cid)
+            if server is None:
+                if len(servers) >= _SERVERS_KEPT:
+                    servers.clear()
+                server = servers[cid] = _text_at(ev.server, n) or ""
+        else:
+            cid = ev.connection_id
         entry[0](
             TraceEvent(
                 _TRACE_KINDS.get(ev.kind, "other"),
-                _text_at(ev.pool, ev.pool_len),
+                pool,
                 entry[1],
-                _text_at(ev.server, ev.server_len) or "",
-                ev.connection_id,
+                server,
+                cid,
                 _text_at(ev.statement, ev.statement_len),
                 ev.duration_us,
                 _text_at(ev.error, ev.error_len),
@@ -570,7 +591,7 @@ class Pool(_Handle):
                     raise
             if tracer is not None:
                 trace_key = next(_sink_ids)
-                _tracers[trace_key] = [tracer, 0, False]
+                _tracers[trace_key] = [tracer, 0, False, None, {}]
                 try:
                     _check(lib.staunch_options_set_tracer, opts, _C_ON_TRACE, trace_key, _C_ON_TRACE_FINAL)
                 except E.Error:

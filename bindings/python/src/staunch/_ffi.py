@@ -16,6 +16,7 @@ from ctypes import (
     POINTER,
     Structure,
     c_bool,
+    c_char,
     c_char_p,
     c_double,
     c_int64,
@@ -146,18 +147,21 @@ class staunch_event(Structure):
 
 class staunch_trace_event(Structure):
     # Strings are pointer and length (no NUL), valid only during the callback.
+    # Pointers to char, not c_void_p: slicing one (ptr[:n]) copies the bytes
+    # in C, where ctypes.string_at is a foreign call of its own (several
+    # times dearer, and this runs four times a checkout).
     _fields_ = [
         ("kind", c_uint32),
         ("error_code", c_uint32),
-        ("pool", c_void_p),
+        ("pool", POINTER(c_char)),
         ("pool_len", c_size_t),
-        ("server", c_void_p),
+        ("server", POINTER(c_char)),
         ("server_len", c_size_t),
         ("connection_id", c_uint64),
-        ("statement", c_void_p),
+        ("statement", POINTER(c_char)),
         ("statement_len", c_size_t),
         ("duration_us", c_uint64),
-        ("error", c_void_p),
+        ("error", POINTER(c_char)),
         ("error_len", c_size_t),
     ]
 
