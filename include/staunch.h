@@ -124,7 +124,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 8
+#define STAUNCH_VERSION_MINOR 9
 
 /**
  * Patch version of the library.
@@ -137,7 +137,7 @@
  * time to detect a header/library mismatch. (Literal numbers, so that
  * cffi's `cdef` takes them; a test checks them against Cargo.toml.)
  */
-#define STAUNCH_VERSION 10800
+#define STAUNCH_VERSION 10900
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
@@ -244,6 +244,16 @@ typedef struct staunch_rows staunch_rows;
  * never reused; new ones may be added within the ranges.
  */
 typedef uint32_t staunch_status;
+
+/**
+ * What kind of failure a server error is (`STAUNCH_CATEGORY_*`): one table
+ * in the library, keyed by the server's error number with the SQLSTATE's
+ * class for numbers it does not name, so that every binding raises the same
+ * exception class for the same error. Numbers are stable and never reused;
+ * new categories may be added, and a binding should treat one it does not
+ * know as `STAUNCH_CATEGORY_OPERATIONAL`.
+ */
+typedef uint32_t staunch_category;
 
 /**
  * What happened, in a `staunch_event`.
@@ -1048,6 +1058,76 @@ typedef void (*staunch_trace_callback)(const struct staunch_trace_event *event, 
 #define STAUNCH_PANIC 901
 
 /**
+ * The error did not come from the server (see its status instead).
+ */
+#define STAUNCH_CATEGORY_NONE 0
+
+/**
+ * A constraint refused the change: duplicate key, foreign key, NOT NULL,
+ * CHECK (PEP 249 IntegrityError, SQLSTATE class 23).
+ */
+#define STAUNCH_CATEGORY_INTEGRITY 1
+
+/**
+ * The statement is wrong: syntax, unknown table or column (PEP 249
+ * ProgrammingError, class 42).
+ */
+#define STAUNCH_CATEGORY_PROGRAMMING 2
+
+/**
+ * A value does not fit: too long, out of range (PEP 249 DataError, class 22).
+ */
+#define STAUNCH_CATEGORY_DATA 3
+
+/**
+ * The server does not support what was asked (PEP 249 NotSupportedError,
+ * class 0A).
+ */
+#define STAUNCH_CATEGORY_NOT_SUPPORTED 4
+
+/**
+ * The database failed for a reason outside the statement's text (PEP 249
+ * OperationalError): every error nothing else names.
+ */
+#define STAUNCH_CATEGORY_OPERATIONAL 5
+
+/**
+ * The server's own internal failure, an error number below 1000 (PEP 249
+ * InternalError).
+ */
+#define STAUNCH_CATEGORY_INTERNAL 6
+
+/**
+ * A missing privilege or wrong credentials (operational in PEP 249; JDBC
+ * SQLInvalidAuthorizationSpecException, class 28).
+ */
+#define STAUNCH_CATEGORY_ACCESS 7
+
+/**
+ * The connection was refused or lost (operational; JDBC
+ * SQLNonTransientConnectionException, class 08).
+ */
+#define STAUNCH_CATEGORY_CONNECTION 8
+
+/**
+ * The server rolled the transaction back: deadlock, certification failure
+ * (operational; JDBC SQLTransactionRollbackException, class 40).
+ */
+#define STAUNCH_CATEGORY_ROLLBACK 9
+
+/**
+ * The server ended the statement at its time limit (operational; JDBC
+ * SQLTimeoutException).
+ */
+#define STAUNCH_CATEGORY_TIMEOUT 10
+
+/**
+ * A lock wait timed out; the statement may succeed when tried again
+ * (operational; JDBC SQLTransientException).
+ */
+#define STAUNCH_CATEGORY_TRANSIENT 11
+
+/**
  * SQL NULL (no field is read).
  */
 #define STAUNCH_PARAM_NULL 0
@@ -1304,6 +1384,13 @@ uint32_t staunch_error_server_code(const struct staunch_error *err);
  * `staunch_error_free(err)`. Never blocks; any thread.
  */
 const char *staunch_error_sqlstate(const struct staunch_error *err);
+
+/**
+ * The category of the server error in `err` (`STAUNCH_CATEGORY_*`), from
+ * its error number and SQLSTATE; STAUNCH_CATEGORY_NONE when the error did
+ * not come from the server or `err` is NULL. Never blocks; any thread.
+ */
+staunch_category staunch_error_category(const struct staunch_error *err);
 
 /**
  * Frees an error object. NULL is a no-op. Strings obtained from it become
