@@ -36,6 +36,12 @@ JNIEXPORT jlong JNICALL Java_dev_staunch_internal_Jni_error_1sqlstate(JNIEnv *en
     return (jlong)(intptr_t)FN.staunch_error_sqlstate(P(a0));
 }
 
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_error_1category(JNIEnv *env, jclass cls, jlong a0) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_error_category(P(a0));
+}
+
 JNIEXPORT void JNICALL Java_dev_staunch_internal_Jni_error_1free(JNIEnv *env, jclass cls, jlong a0) {
     (void)env;
     (void)cls;

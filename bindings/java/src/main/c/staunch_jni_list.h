@@ -7,6 +7,7 @@
     X(staunch_error_status) \
     X(staunch_error_server_code) \
     X(staunch_error_sqlstate) \
+    X(staunch_error_category) \
     X(staunch_error_free) \
     X(staunch_status_name) \
     X(staunch_options_new) \

@@ -55,6 +55,7 @@ public final class Jni {
     public static native int error_status(long a0);
     public static native int error_server_code(long a0);
     public static native long error_sqlstate(long a0);
+    public static native int error_category(long a0);
     public static native void error_free(long a0);
     public static native long status_name(int a0);
     public static native int options_new(long a0, long a1);

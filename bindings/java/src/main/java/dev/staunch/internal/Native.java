@@ -247,6 +247,10 @@ public final class Native {
         return Jni.error_sqlstate(a0);
     }
 
+    public static int error_category(long a0) {
+        return Jni.error_category(a0);
+    }
+
     public static void error_free(long a0) {
         Jni.error_free(a0);
     }

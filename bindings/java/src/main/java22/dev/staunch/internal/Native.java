@@ -322,6 +322,7 @@ public final class Native {
     public static final MethodHandle error_status = h("staunch_error_status", FunctionDescriptor.of(JAVA_INT, PTR), CRITICAL);
     public static final MethodHandle error_server_code = h("staunch_error_server_code", FunctionDescriptor.of(JAVA_INT, PTR), CRITICAL);
     public static final MethodHandle error_sqlstate = h("staunch_error_sqlstate", FunctionDescriptor.of(PTR, PTR), CRITICAL);
+    public static final MethodHandle error_category = h("staunch_error_category", FunctionDescriptor.of(JAVA_INT, PTR), CRITICAL);
     public static final MethodHandle error_free = h("staunch_error_free", FunctionDescriptor.ofVoid(PTR), CRITICAL);
     public static final MethodHandle status_name = h("staunch_status_name", FunctionDescriptor.of(PTR, JAVA_INT), CRITICAL);
 
@@ -597,6 +598,14 @@ public final class Native {
     public static long error_sqlstate(long a0) {
         try {
             return (long) error_sqlstate.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int error_category(long a0) {
+        try {
+            return (int) error_category.invokeExact(a0);
         } catch (Throwable t) {
             throw rethrow(t);
         }
