@@ -2102,6 +2102,23 @@ staunch_status staunch_conn_count_params(struct staunch_conn *conn,
                                          struct staunch_error **err);
 
 /**
+ * Where the `?` placeholders of `sql` are: the byte offset in `sql` of each,
+ * in order, by the same scanner and rules as `staunch_conn_count_params`,
+ * so that a binding that rewrites placeholders (JDBC's named and `{call}`
+ * parameters) needs one call instead of counting every prefix. Writes the
+ * first `min(*count, cap)` offsets into `offsets` (NULL is fine when `cap`
+ * is 0) and the number of placeholders into `*count`; when `*count` is
+ * above `cap`, call again with room for `*count`. Round trips, blocking and
+ * threads as for `staunch_conn_count_params`.
+ */
+staunch_status staunch_conn_param_offsets(struct staunch_conn *conn,
+                                          const char *sql,
+                                          size_t *offsets,
+                                          size_t cap,
+                                          size_t *count,
+                                          struct staunch_error **err);
+
+/**
  * Starts a transaction (`START TRANSACTION`). Errors, blocking and threads
  * as for `staunch_conn_execute`.
  */

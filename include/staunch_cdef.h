@@ -599,6 +599,13 @@ staunch_status staunch_conn_count_params(struct staunch_conn *conn,
                                          size_t *out,
                                          struct staunch_error **err);
 
+staunch_status staunch_conn_param_offsets(struct staunch_conn *conn,
+                                          const char *sql,
+                                          size_t *offsets,
+                                          size_t cap,
+                                          size_t *count,
+                                          struct staunch_error **err);
+
 staunch_status staunch_conn_begin(struct staunch_conn *conn, struct staunch_error **err);
 
 staunch_status staunch_conn_begin_ex(struct staunch_conn *conn,
