@@ -270,6 +270,12 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1count_1params(JNIEnv 
     return (jint)FN.staunch_conn_count_params(P(a0), P(a1), P(a2), P(a3));
 }
 
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1param_1offsets(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3, jlong a4, jlong a5) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_conn_param_offsets(P(a0), P(a1), P(a2), a3, P(a4), P(a5));
+}
+
 JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1begin(JNIEnv *env, jclass cls, jlong a0, jlong a1) {
     (void)env;
     (void)cls;

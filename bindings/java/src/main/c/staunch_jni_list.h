@@ -46,6 +46,7 @@
     X(staunch_conn_query) \
     X(staunch_conn_query_ex) \
     X(staunch_conn_count_params) \
+    X(staunch_conn_param_offsets) \
     X(staunch_conn_begin) \
     X(staunch_conn_begin_ex) \
     X(staunch_conn_commit) \

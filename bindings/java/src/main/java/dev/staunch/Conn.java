@@ -247,6 +247,68 @@ public final class Conn implements AutoCloseable {
         }
     }
 
+    /**
+     * Where the {@code ?} placeholders of {@code sql} are (char indexes into {@code sql}, in order), by the scanner
+     * and rules of {@link #countParams}, in one native call. Round trips as for {@link #countParams}.
+     */
+    public int[] placeholders(String sql) {
+        Objects.requireNonNull(sql, "sql");
+        int cap = 0;
+        for (int i = sql.indexOf('?'); i >= 0; i = sql.indexOf('?', i + 1)) {
+            cap++;
+        }
+        enter();
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Mem.Seg text = a.allocateFrom(sql);
+            Mem.Seg count = a.allocate(8);
+            while (true) {
+                Mem.Seg at = a.allocate(8L * Math.max(1, cap));
+                Call.check(Native.conn_param_offsets(handle, text.address(), at.address(), cap, count.address(),
+                        err.address()), err);
+                int n = Math.toIntExact(count.getLong(0));
+                if (n <= cap) {
+                    long[] bytes = new long[n];
+                    for (int i = 0; i < n; i++) {
+                        bytes[i] = at.getLong(8L * i);
+                    }
+                    return charIndexes(sql, bytes);
+                }
+                cap = n; // more than the '?' chars: only if UTF-8 made a '?' of an unpaired surrogate
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * The char indexes of byte offsets into {@code sql}'s UTF-8 form (as Mem.Scope.allocateFrom
+     * writes it: an unpaired surrogate is one byte, '?'), each checked to be a {@code ?}.
+     */
+    static int[] charIndexes(String sql, long[] bytes) {
+        int[] out = new int[bytes.length];
+        long b = 0;
+        int i = 0;
+        for (int k = 0; k < bytes.length; k++) {
+            while (b < bytes[k] && i < sql.length()) {
+                char c = sql.charAt(i);
+                if (Character.isHighSurrogate(c) && i + 1 < sql.length() && Character.isLowSurrogate(sql.charAt(i + 1))) {
+                    b += 4;
+                    i += 2;
+                } else {
+                    b += c < 0x80 || Character.isSurrogate(c) ? 1 : c < 0x800 ? 2 : 3;
+                    i++;
+                }
+            }
+            if (b != bytes[k] || i >= sql.length() || sql.charAt(i) != '?') {
+                throw new StaunchException(Status.INTERNAL, "placeholder offset " + bytes[k]
+                        + " is not a ? of the statement", 0, "");
+            }
+            out[k] = i;
+        }
+        return out;
+    }
+
     private interface Simple {
         int call(long handle, long err);
     }

@@ -161,6 +161,6 @@ class NativeLayoutTest {
                 n++;
             }
         }
-        assertEquals(71, n, "handles declared");
+        assertEquals(72, n, "handles declared");
     }
 }

@@ -403,6 +403,10 @@ public final class Native {
         return Jni.conn_count_params(a0, a1, a2, a3);
     }
 
+    public static int conn_param_offsets(long a0, long a1, long a2, long a3, long a4, long a5) {
+        return Jni.conn_param_offsets(a0, a1, a2, a3, a4, a5);
+    }
+
     public static int conn_begin(long a0, long a1) {
         return Jni.conn_begin(a0, a1);
     }

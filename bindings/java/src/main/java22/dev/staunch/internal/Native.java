@@ -375,6 +375,8 @@ public final class Native {
             st(PTR, PTR, PTR, SIZE_T, JAVA_INT, PTR, PTR));
     public static final MethodHandle conn_count_params = h("staunch_conn_count_params",
             st(PTR, PTR, PTR, PTR));
+    public static final MethodHandle conn_param_offsets = h("staunch_conn_param_offsets",
+            st(PTR, PTR, PTR, SIZE_T, PTR, PTR));
     public static final MethodHandle conn_begin = h("staunch_conn_begin", st(PTR, PTR));
     public static final MethodHandle conn_begin_ex = h("staunch_conn_begin_ex", st(PTR, PTR, PTR));
     public static final MethodHandle conn_commit = h("staunch_conn_commit", st(PTR, PTR));
@@ -910,6 +912,14 @@ public final class Native {
     public static int conn_count_params(long a0, long a1, long a2, long a3) {
         try {
             return (int) conn_count_params.invokeExact(a0, a1, a2, a3);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_param_offsets(long a0, long a1, long a2, long a3, long a4, long a5) {
+        try {
+            return (int) conn_param_offsets.invokeExact(a0, a1, a2, a3, a4, a5);
         } catch (Throwable t) {
             throw rethrow(t);
         }
