@@ -1464,6 +1464,20 @@ staunch_status staunch_options_set_url(struct staunch_options *opts,
                                        struct staunch_error **err);
 
 /**
+ * Declares `name` a URL parameter of the binding, not of staunch (a
+ * database/sql or JDBC option, e.g. Go's `parseTime`): a URL applied after
+ * this call (`staunch_options_set_url`) neither applies nor refuses a
+ * parameter of that name, so a binding hands its user's whole URL to the
+ * library and reads its own parameters from `staunch_url_query`. A knob's
+ * name (see `staunch_knob_name`), an empty name or one holding `= & ? # /
+ * @` is STAUNCH_INVALID_CONFIG. The string is copied. Never blocks; one
+ * thread at a time per options object. Since 1.9.
+ */
+staunch_status staunch_options_claim_param(struct staunch_options *opts,
+                                           const char *name,
+                                           struct staunch_error **err);
+
+/**
  * Sets the event callback of the pools opened from these options (replacing
  * any previous one, whose finalizer then runs if nothing else uses it).
  *
@@ -1518,6 +1532,21 @@ staunch_status staunch_url_redact(const char *url,
                                   size_t cap,
                                   size_t *len,
                                   struct staunch_error **err);
+
+/**
+ * Writes the `knob=value&...` part of `url` (after its `?`, percent-encoded
+ * as written; "" when there is none) into `buf` as `staunch_pool_metrics`
+ * writes its text (`snprintf`'s rules, `*len` the query's length), found as
+ * `staunch_options_set_url` finds it: after the user-info, whatever the
+ * password holds (a `?` or `@` in it included). For a binding that reads
+ * its own parameters (`staunch_options_claim_param`) from the URL the
+ * library parses. Never blocks; any thread. Since 1.9.
+ */
+staunch_status staunch_url_query(const char *url,
+                                 char *buf,
+                                 size_t cap,
+                                 size_t *len,
+                                 struct staunch_error **err);
 
 /**
  * Frees an options object. NULL is a no-op. Pools opened from it are not

@@ -403,6 +403,10 @@ staunch_status staunch_options_set_url(struct staunch_options *opts,
                                        const char *url,
                                        struct staunch_error **err);
 
+staunch_status staunch_options_claim_param(struct staunch_options *opts,
+                                           const char *name,
+                                           struct staunch_error **err);
+
 staunch_status staunch_options_set_event_callback(struct staunch_options *opts,
                                                   staunch_event_callback callback,
                                                   void *user_data,
@@ -418,6 +422,12 @@ staunch_status staunch_url_redact(const char *url,
                                   size_t cap,
                                   size_t *len,
                                   struct staunch_error **err);
+
+staunch_status staunch_url_query(const char *url,
+                                 char *buf,
+                                 size_t cap,
+                                 size_t *len,
+                                 struct staunch_error **err);
 
 void staunch_options_free(struct staunch_options *opts);
 
