@@ -1549,6 +1549,17 @@ staunch_status staunch_url_query(const char *url,
                                  struct staunch_error **err);
 
 /**
+ * Writes to `*at` the byte offset of the `@` that ends `url`'s user-info,
+ * found as `staunch_options_set_url` finds it (the first `@` after which the
+ * URL reads as hosts, database and parameters, whatever the password holds),
+ * or SIZE_MAX when there is no user-info. `url` may lack a scheme: a
+ * binding that translates its own URL form (`jdbc:mysql://`) passes what
+ * follows its prefix, and sets the password aside before reading the rest.
+ * Never blocks; any thread. Since 1.9.
+ */
+staunch_status staunch_url_userinfo_end(const char *url, size_t *at, struct staunch_error **err);
+
+/**
  * Frees an options object. NULL is a no-op. Pools opened from it are not
  * affected. Runs the event callback's finalizer if no pool uses it. Never
  * blocks (beyond the finalizer). Must be the last call on the options.

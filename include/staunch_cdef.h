@@ -429,6 +429,8 @@ staunch_status staunch_url_query(const char *url,
                                  size_t *len,
                                  struct staunch_error **err);
 
+staunch_status staunch_url_userinfo_end(const char *url, size_t *at, struct staunch_error **err);
+
 void staunch_options_free(struct staunch_options *opts);
 
 staunch_status staunch_pool_open(const char *url,

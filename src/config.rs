@@ -45,6 +45,16 @@ impl Config {
         split_url(url).rest.split_once('?').map(|(_, q)| q)
     }
 
+    /// The byte offset of the `@` that ends `url`'s user-info, found as
+    /// [`Config::from_url`] finds it (whatever the password holds), or
+    /// `None` when there is no user-info: for a binding that reads a URL of
+    /// its own form (JDBC's `jdbc:mysql://user:pass@host/db?prop=value`) and
+    /// must set the password aside before anything else.
+    pub fn url_userinfo_end(url: &str) -> Option<usize> {
+        let parts = split_url(url);
+        parts.userinfo.map(|_| url.len() - parts.rest.len() - 1)
+    }
+
     /// The `host:port,…` part of `url`, found as [`Config::from_url`] finds it.
     pub fn url_hosts(url: &str) -> &str {
         let rest = split_url(url).rest;
@@ -1596,6 +1606,17 @@ mod tests {
             .unwrap();
         assert_eq!(c.pool().max_size, 3);
         assert_eq!(c.connect().password.as_deref(), Some("p?w@d"));
+        assert_eq!(
+            Config::url_userinfo_end(url),
+            Some("mysql://app:p?w@d".len())
+        );
+        assert_eq!(Config::url_userinfo_end("mysql://h/db?max_size=2"), None);
+        // Without a scheme (a binding's own form, after its prefix), and
+        // with parameters that are no knobs.
+        assert_eq!(
+            Config::url_userinfo_end("u:p/@?@h:1/db?connectTimeout=5"),
+            Some(6)
+        );
         // Unclaimed, the same names are unknown knobs.
         let e = Config::from_url(url).unwrap_err();
         assert!(e.to_string().contains("unknown knob \"parseTime\""), "{e}");

@@ -277,6 +277,28 @@ pub extern "C" fn staunch_url_query(
     })
 }
 
+/// Writes to `*at` the byte offset of the `@` that ends `url`'s user-info,
+/// found as `staunch_options_set_url` finds it (the first `@` after which the
+/// URL reads as hosts, database and parameters, whatever the password holds),
+/// or SIZE_MAX when there is no user-info. `url` may lack a scheme: a
+/// binding that translates its own URL form (`jdbc:mysql://`) passes what
+/// follows its prefix, and sets the password aside before reading the rest.
+/// Never blocks; any thread. Since 1.9.
+#[no_mangle]
+pub extern "C" fn staunch_url_userinfo_end(
+    url: *const c_char,
+    at: *mut usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a NUL-terminated string (header contract).
+        let url = unsafe { arg_str(url, "url") }?;
+        let at = Out::new(at, "at")?;
+        at.set(Config::url_userinfo_end(url).unwrap_or(usize::MAX));
+        Ok(())
+    })
+}
+
 /// Frees an options object. NULL is a no-op. Pools opened from it are not
 /// affected. Runs the event callback's finalizer if no pool uses it. Never
 /// blocks (beyond the finalizer). Must be the last call on the options.
