@@ -276,6 +276,12 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1param_1offsets(JNIEnv
     return (jint)FN.staunch_conn_param_offsets(P(a0), P(a1), P(a2), a3, P(a4), P(a5));
 }
 
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_url_1userinfo_1end(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_url_userinfo_end(P(a0), P(a1), P(a2));
+}
+
 JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1begin(JNIEnv *env, jclass cls, jlong a0, jlong a1) {
     (void)env;
     (void)cls;

@@ -47,6 +47,7 @@
     X(staunch_conn_query_ex) \
     X(staunch_conn_count_params) \
     X(staunch_conn_param_offsets) \
+    X(staunch_url_userinfo_end) \
     X(staunch_conn_begin) \
     X(staunch_conn_begin_ex) \
     X(staunch_conn_commit) \

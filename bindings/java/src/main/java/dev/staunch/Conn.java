@@ -6,6 +6,7 @@ import dev.staunch.internal.Cleanup;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
 import dev.staunch.internal.Params;
+import dev.staunch.internal.Utf8;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.Objects;
@@ -263,50 +264,29 @@ public final class Conn implements AutoCloseable {
             Mem.Seg text = a.allocateFrom(sql);
             Mem.Seg count = a.allocate(8);
             while (true) {
-                Mem.Seg at = a.allocate(8L * Math.max(1, cap));
-                Call.check(Native.conn_param_offsets(handle, text.address(), at.address(), cap, count.address(),
-                        err.address()), err);
+                Mem.Seg offsets = a.allocate(8L * Math.max(1, cap));
+                Call.check(Native.conn_param_offsets(handle, text.address(), offsets.address(), cap,
+                        count.address(), err.address()), err);
                 int n = Math.toIntExact(count.getLong(0));
                 if (n <= cap) {
                     long[] bytes = new long[n];
                     for (int i = 0; i < n; i++) {
-                        bytes[i] = at.getLong(8L * i);
+                        bytes[i] = offsets.getLong(8L * i);
                     }
-                    return charIndexes(sql, bytes);
+                    int[] at = Utf8.charIndexes(sql, bytes);
+                    for (int i = 0; i < n; i++) {
+                        if (at[i] < 0 || sql.charAt(at[i]) != '?') {
+                            throw new StaunchException(Status.INTERNAL, "placeholder offset " + bytes[i]
+                                    + " is not a ? of the statement", 0, "");
+                        }
+                    }
+                    return at;
                 }
                 cap = n; // more than the '?' chars: only if UTF-8 made a '?' of an unpaired surrogate
             }
         } finally {
             exit();
         }
-    }
-
-    /**
-     * The char indexes of byte offsets into {@code sql}'s UTF-8 form (as Mem.Scope.allocateFrom
-     * writes it: an unpaired surrogate is one byte, '?'), each checked to be a {@code ?}.
-     */
-    static int[] charIndexes(String sql, long[] bytes) {
-        int[] out = new int[bytes.length];
-        long b = 0;
-        int i = 0;
-        for (int k = 0; k < bytes.length; k++) {
-            while (b < bytes[k] && i < sql.length()) {
-                char c = sql.charAt(i);
-                if (Character.isHighSurrogate(c) && i + 1 < sql.length() && Character.isLowSurrogate(sql.charAt(i + 1))) {
-                    b += 4;
-                    i += 2;
-                } else {
-                    b += c < 0x80 || Character.isSurrogate(c) ? 1 : c < 0x800 ? 2 : 3;
-                    i++;
-                }
-            }
-            if (b != bytes[k] || i >= sql.length() || sql.charAt(i) != '?') {
-                throw new StaunchException(Status.INTERNAL, "placeholder offset " + bytes[k]
-                        + " is not a ? of the statement", 0, "");
-            }
-            out[k] = i;
-        }
-        return out;
     }
 
     private interface Simple {

@@ -161,6 +161,6 @@ class NativeLayoutTest {
                 n++;
             }
         }
-        assertEquals(72, n, "handles declared");
+        assertEquals(73, n, "handles declared");
     }
 }

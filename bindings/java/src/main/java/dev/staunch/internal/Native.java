@@ -407,6 +407,10 @@ public final class Native {
         return Jni.conn_param_offsets(a0, a1, a2, a3, a4, a5);
     }
 
+    public static int url_userinfo_end(long a0, long a1, long a2) {
+        return Jni.url_userinfo_end(a0, a1, a2);
+    }
+
     public static int conn_begin(long a0, long a1) {
         return Jni.conn_begin(a0, a1);
     }

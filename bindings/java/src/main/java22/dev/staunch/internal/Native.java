@@ -377,6 +377,7 @@ public final class Native {
             st(PTR, PTR, PTR, PTR));
     public static final MethodHandle conn_param_offsets = h("staunch_conn_param_offsets",
             st(PTR, PTR, PTR, SIZE_T, PTR, PTR));
+    public static final MethodHandle url_userinfo_end = h("staunch_url_userinfo_end", st(PTR, PTR, PTR), CRITICAL);
     public static final MethodHandle conn_begin = h("staunch_conn_begin", st(PTR, PTR));
     public static final MethodHandle conn_begin_ex = h("staunch_conn_begin_ex", st(PTR, PTR, PTR));
     public static final MethodHandle conn_commit = h("staunch_conn_commit", st(PTR, PTR));
@@ -920,6 +921,14 @@ public final class Native {
     public static int conn_param_offsets(long a0, long a1, long a2, long a3, long a4, long a5) {
         try {
             return (int) conn_param_offsets.invokeExact(a0, a1, a2, a3, a4, a5);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int url_userinfo_end(long a0, long a1, long a2) {
+        try {
+            return (int) url_userinfo_end.invokeExact(a0, a1, a2);
         } catch (Throwable t) {
             throw rethrow(t);
         }
