@@ -330,6 +330,7 @@ public final class JdbcUrl {
      * the password holds.
      */
     static int userinfoEnd(String rest) {
+        Native.check(); // loads the library before Mem touches it (JNI path)
         try (Mem.Scope a = new Mem.Scope()) {
             Mem.Seg err = a.errSlot();
             Mem.Seg at = a.allocate(8);
