@@ -244,12 +244,25 @@ pub extern "C" fn staunch_url_redact(
     len: *mut usize,
     err: *mut *mut staunch_error,
 ) -> staunch_status {
+    url_text(url, buf, cap, len, err, Config::redact_url)
+}
+
+/// The body of the exports that write a text made from a URL: the checks,
+/// then `snprintf`'s rules.
+fn url_text(
+    url: *const c_char,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+    err: *mut *mut staunch_error,
+    text: impl FnOnce(&str) -> String,
+) -> staunch_status {
     guard(err, || {
         // SAFETY: NULL or a NUL-terminated string (header contract).
         let url = unsafe { arg_str(url, "url") }?;
         let len = Out::new(len, "len")?;
         // SAFETY: `buf` holds `cap` bytes (header contract).
-        unsafe { copy_text(&Config::redact_url(url), buf, cap, len) }
+        unsafe { copy_text(&text(url), buf, cap, len) }
     })
 }
 
@@ -268,12 +281,8 @@ pub extern "C" fn staunch_url_query(
     len: *mut usize,
     err: *mut *mut staunch_error,
 ) -> staunch_status {
-    guard(err, || {
-        // SAFETY: NULL or a NUL-terminated string (header contract).
-        let url = unsafe { arg_str(url, "url") }?;
-        let len = Out::new(len, "len")?;
-        // SAFETY: `buf` holds `cap` bytes (header contract).
-        unsafe { copy_text(Config::url_query(url).unwrap_or(""), buf, cap, len) }
+    url_text(url, buf, cap, len, err, |u| {
+        Config::url_query(u).unwrap_or("").to_owned()
     })
 }
 
