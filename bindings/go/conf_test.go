@@ -1426,3 +1426,52 @@ func Test_conf_readonly_return(t *testing.T) {
 		}
 	}
 }
+
+// Each server error carries the library's category for it
+// (staunch_error_category, one table for every binding) and matches the
+// sentinel of that category: a duplicate key ErrIntegrity, a syntax error
+// ErrProgramming, a value too long under strict mode ErrData, and a number
+// the table does not name its SQLSTATE's class (SIGNAL sets both).
+func TestServerErrorCategories(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	c := acquire(t, p)
+	for _, s := range []string{
+		"SET SESSION sql_mode = 'STRICT_ALL_TABLES'",
+		"CREATE TEMPORARY TABLE cat (id INT PRIMARY KEY, s VARCHAR(3))",
+		"INSERT INTO cat VALUES (1, 'a')",
+	} {
+		if _, err := c.Exec(bg, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	cases := []struct {
+		sql    string
+		number uint16
+		cat    staunch.Category
+		is     error
+	}{
+		{"INSERT INTO cat VALUES (1, 'b')", 1062, staunch.CategoryIntegrity, staunch.ErrIntegrity},
+		{"SELEKT 1", 1064, staunch.CategoryProgramming, staunch.ErrProgramming},
+		{"INSERT INTO cat VALUES (2, 'abcd')", 1406, staunch.CategoryData, staunch.ErrData},
+		{"SIGNAL SQLSTATE '23001' SET MYSQL_ERRNO = 30001", 30001, staunch.CategoryIntegrity, staunch.ErrIntegrity},
+		{"SIGNAL SQLSTATE '0A001' SET MYSQL_ERRNO = 30002", 30002, staunch.CategoryNotSupported, staunch.ErrNotSupported},
+		{"SIGNAL SQLSTATE '45000'", 1644, staunch.CategoryOperational, nil},
+	}
+	sentinels := []error{staunch.ErrIntegrity, staunch.ErrProgramming, staunch.ErrData, staunch.ErrNotSupported}
+	for _, k := range cases {
+		_, err := c.Exec(bg, k.sql)
+		var me *staunch.MySQLError
+		if !errors.As(err, &me) || me.Number != k.number || me.Category != k.cat {
+			t.Errorf("%s: got %v (%#v), want number %d category %v", k.sql, err, me, k.number, k.cat)
+			continue
+		}
+		for _, s := range sentinels {
+			if errors.Is(err, s) != (s == k.is) {
+				t.Errorf("%s: errors.Is(err, %v) = %v", k.sql, s, errors.Is(err, s))
+			}
+		}
+	}
+	if got := staunch.CategoryNotSupported.String(); got != "not_supported" {
+		t.Errorf("CategoryNotSupported.String() = %q", got)
+	}
+}

@@ -71,6 +71,10 @@ type Config struct {
 	// statement with the caller's context (see Tracer; the staunchotel
 	// module makes OpenTelemetry spans of them).
 	Tracer Tracer
+
+	// claimed are URL parameters the database/sql face reads itself
+	// (parseTime, loc, ...): the library skips them in URL.
+	claimed []string
 }
 
 // ParseConfig checks the URL's form and returns a Config holding it. Knobs
@@ -267,6 +271,14 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 		return nil, takeError("open", st, cerr)
 	}
 	defer C.staunch_options_free(opts)
+	for _, name := range cfg.claimed {
+		cname := C.CString(name)
+		st := C.staunch_options_claim_param(opts, cname, &cerr)
+		C.free(unsafe.Pointer(cname))
+		if st != C.STAUNCH_OK {
+			return nil, takeError("open", st, cerr)
+		}
+	}
 	curl := C.CString(cfg.URL)
 	st := C.staunch_options_set_url(opts, curl, &cerr)
 	C.free(unsafe.Pointer(curl))

@@ -47,10 +47,20 @@ def conn(pool_factory):
         (None, "SELECT * FROM no_such_table", "ProgrammingError", 1146),
         (None, "SELECT no_such_column", "ProgrammingError", 1054),
         ("CREATE TEMPORARY TABLE e3 (n TINYINT)", "INSERT INTO e3 VALUES (1000)", "DataError", 1264),
+        ("CREATE TEMPORARY TABLE e4 (s VARCHAR(3))", "INSERT INTO e4 VALUES ('abcd')", "DataError", 1406),
+        # Numbers the library's table does not name: the SQLSTATE's class
+        # decides, then PyMySQL's rule (below 1000 internal, else operational).
+        (None, "SIGNAL SQLSTATE '23001' SET MYSQL_ERRNO = 30001", "IntegrityError", 30001),
+        (None, "SIGNAL SQLSTATE '0A001' SET MYSQL_ERRNO = 30002", "NotSupportedError", 30002),
+        (None, "SIGNAL SQLSTATE '45000'", "OperationalError", 1644),
+        (None, "SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 999", "InternalError", 999),
     ],
 )
 def test_error_mapping(conn, setup, sql, cls, errno):
+    """Each server error lands in the class of the library's category for it
+    (staunch_error_category): one table for every face."""
     cur = conn.cursor()
+    cur.execute("SET SESSION sql_mode = 'STRICT_ALL_TABLES'")
     if setup:
         cur.execute(setup)
     with pytest.raises(getattr(staunch, cls)) as ei:

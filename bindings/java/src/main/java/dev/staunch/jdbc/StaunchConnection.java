@@ -114,26 +114,22 @@ public class StaunchConnection extends UnsupportedConnection {
     }
 
     /**
-     * Where the {@code ?} placeholders of {@code sql} are (char indexes), by
-     * the same scanner as {@link #countParams}: a {@code ?} is a placeholder
-     * when the text up to and including it counts one more than the
-     * placeholders before it (the scanner reads left to right, and a cut
-     * after a {@code ?} changes nothing before it). No round trip but the one
-     * {@link #countParams} may make.
+     * Where the {@code ?} placeholders of {@code sql} are (char indexes), by the same scanner as
+     * {@link #countParams}, in one native call.
      */
     List<Integer> placeholders(String sql) throws SQLException {
-        int total = countParams(sql);
-        List<Integer> at = new ArrayList<>(total);
-        for (int i = sql.indexOf('?'); i >= 0 && at.size() < total; i = sql.indexOf('?', i + 1)) {
-            if (countParams(sql.substring(0, i + 1)) > at.size()) {
-                at.add(i);
+        open();
+        notStreaming();
+        try {
+            int[] at = conn.placeholders(sql);
+            List<Integer> out = new ArrayList<>(at.length);
+            for (int i : at) {
+                out.add(i);
             }
+            return out;
+        } catch (StaunchException e) {
+            throw SqlErrors.of(e);
         }
-        if (at.size() != total) {
-            throw new SQLNonTransientException("cannot place the " + total + " placeholders of the statement (found "
-                    + at.size() + ")", "HY000");
-        }
-        return at;
     }
 
     /**

@@ -522,6 +522,35 @@ class JdbcTest {
         }
     }
 
+    /**
+     * Each server error lands in the JDBC class of the library's category for it (staunch_error_category, one
+     * table for every binding): a value too long under strict mode is a SQLDataException, and a number the table
+     * does not name falls back to its SQLSTATE's class (SIGNAL sets both), then to a plain SQLException.
+     */
+    @Test
+    void server_errors_take_the_class_of_their_category() throws Exception {
+        try (StaunchDataSource ds = ds(1); Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            s.execute("SET SESSION sql_mode = 'STRICT_ALL_TABLES'");
+            s.execute("CREATE TEMPORARY TABLE tl (s VARCHAR(3))");
+            Object[][] cases = {
+                {"INSERT INTO tl VALUES ('abcd')", java.sql.SQLDataException.class, 1406},
+                {"SIGNAL SQLSTATE '23001' SET MYSQL_ERRNO = 30001", SQLIntegrityConstraintViolationException.class,
+                    30001},
+                {"SIGNAL SQLSTATE '0A001' SET MYSQL_ERRNO = 30002", java.sql.SQLFeatureNotSupportedException.class,
+                    30002},
+                {"SIGNAL SQLSTATE '42001' SET MYSQL_ERRNO = 30003", java.sql.SQLSyntaxErrorException.class, 30003},
+                {"SIGNAL SQLSTATE '45000'", SQLException.class, 1644},
+            };
+            for (Object[] k : cases) {
+                String sql = (String) k[0];
+                SQLException e = assertThrows(SQLException.class, () -> s.execute(sql), sql);
+                assertEquals(k[1], e.getClass(), sql + ": " + e);
+                assertEquals((int) k[2], e.getErrorCode(), sql);
+            }
+            assertEquals(1L, one(c, "SELECT 1"), "the connection stays usable");
+        }
+    }
+
     @Test
     void batches_generated_keys_and_multiple_results() throws Exception {
         try (StaunchDataSource ds = ds(1); Connection c = ds.getConnection()) {
