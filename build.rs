@@ -14,8 +14,9 @@ fn main() {
     println!("cargo:rerun-if-changed=Cargo.toml");
     let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
     let manifest = std::fs::read_to_string(format!("{dir}/Cargo.toml")).unwrap_or_default();
-    let version = library_version(&manifest)
-        .unwrap_or_else(|| panic!("no library-version under [package.metadata.staunch] in {dir}/Cargo.toml"));
+    let version = library_version(&manifest).unwrap_or_else(|| {
+        panic!("no library-version under [package.metadata.staunch] in {dir}/Cargo.toml")
+    });
     println!("cargo:rustc-env=STAUNCH_LIBRARY_VERSION={version}");
     let major = version.split('.').next().unwrap_or_default();
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
@@ -35,7 +36,11 @@ fn library_version(manifest: &str) -> Option<String> {
             continue;
         }
         if let (true, Some(rest)) = (inside, line.strip_prefix("library-version")) {
-            let v = rest.trim_start().strip_prefix('=')?.trim().trim_matches('"');
+            let v = rest
+                .trim_start()
+                .strip_prefix('=')?
+                .trim()
+                .trim_matches('"');
             return Some(v.to_string());
         }
     }

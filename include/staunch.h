@@ -124,7 +124,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 8
+#define STAUNCH_VERSION_MINOR 9
 
 /**
  * Patch version of the library.
@@ -135,9 +135,10 @@
  * The version as one number, `major * 10000 + minor * 100 + patch`, for
  * `#if STAUNCH_VERSION >= 10203`. Compare with `staunch_version()` at run
  * time to detect a header/library mismatch. (Literal numbers, so that
- * cffi's `cdef` takes them; a test checks them against Cargo.toml.)
+ * cffi's `cdef` takes them; a test checks them against Cargo.toml's
+ * `library-version`.)
  */
-#define STAUNCH_VERSION 10800
+#define STAUNCH_VERSION 10900
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
@@ -244,6 +245,16 @@ typedef struct staunch_rows staunch_rows;
  * never reused; new ones may be added within the ranges.
  */
 typedef uint32_t staunch_status;
+
+/**
+ * What kind of failure a server error is (`STAUNCH_CATEGORY_*`): one table
+ * in the library, keyed by the server's error number with the SQLSTATE's
+ * class for numbers it does not name, so that every binding raises the same
+ * exception class for the same error. Numbers are stable and never reused;
+ * new categories may be added, and a binding should treat one it does not
+ * know as `STAUNCH_CATEGORY_OPERATIONAL`.
+ */
+typedef uint32_t staunch_category;
 
 /**
  * What happened, in a `staunch_event`.
@@ -1048,6 +1059,76 @@ typedef void (*staunch_trace_callback)(const struct staunch_trace_event *event, 
 #define STAUNCH_PANIC 901
 
 /**
+ * The error did not come from the server (see its status instead).
+ */
+#define STAUNCH_CATEGORY_NONE 0
+
+/**
+ * A constraint refused the change: duplicate key, foreign key, NOT NULL,
+ * CHECK (PEP 249 IntegrityError, SQLSTATE class 23).
+ */
+#define STAUNCH_CATEGORY_INTEGRITY 1
+
+/**
+ * The statement is wrong: syntax, unknown table or column (PEP 249
+ * ProgrammingError, class 42).
+ */
+#define STAUNCH_CATEGORY_PROGRAMMING 2
+
+/**
+ * A value does not fit: too long, out of range (PEP 249 DataError, class 22).
+ */
+#define STAUNCH_CATEGORY_DATA 3
+
+/**
+ * The server does not support what was asked (PEP 249 NotSupportedError,
+ * class 0A).
+ */
+#define STAUNCH_CATEGORY_NOT_SUPPORTED 4
+
+/**
+ * The database failed for a reason outside the statement's text (PEP 249
+ * OperationalError): every error nothing else names.
+ */
+#define STAUNCH_CATEGORY_OPERATIONAL 5
+
+/**
+ * The server's own internal failure, an error number below 1000 (PEP 249
+ * InternalError).
+ */
+#define STAUNCH_CATEGORY_INTERNAL 6
+
+/**
+ * A missing privilege or wrong credentials (operational in PEP 249; JDBC
+ * SQLInvalidAuthorizationSpecException, class 28).
+ */
+#define STAUNCH_CATEGORY_ACCESS 7
+
+/**
+ * The connection was refused or lost (operational; JDBC
+ * SQLNonTransientConnectionException, class 08).
+ */
+#define STAUNCH_CATEGORY_CONNECTION 8
+
+/**
+ * The server rolled the transaction back: deadlock, certification failure
+ * (operational; JDBC SQLTransactionRollbackException, class 40).
+ */
+#define STAUNCH_CATEGORY_ROLLBACK 9
+
+/**
+ * The server ended the statement at its time limit (operational; JDBC
+ * SQLTimeoutException).
+ */
+#define STAUNCH_CATEGORY_TIMEOUT 10
+
+/**
+ * A lock wait timed out; the statement may succeed when tried again
+ * (operational; JDBC SQLTransientException).
+ */
+#define STAUNCH_CATEGORY_TRANSIENT 11
+
+/**
  * SQL NULL (no field is read).
  */
 #define STAUNCH_PARAM_NULL 0
@@ -1306,6 +1387,13 @@ uint32_t staunch_error_server_code(const struct staunch_error *err);
 const char *staunch_error_sqlstate(const struct staunch_error *err);
 
 /**
+ * The category of the server error in `err` (`STAUNCH_CATEGORY_*`), from
+ * its error number and SQLSTATE; STAUNCH_CATEGORY_NONE when the error did
+ * not come from the server or `err` is NULL. Never blocks; any thread.
+ */
+staunch_category staunch_error_category(const struct staunch_error *err);
+
+/**
  * Frees an error object. NULL is a no-op. Strings obtained from it become
  * invalid. Must not be called twice on the same error, nor while another
  * thread reads it. Never blocks; any thread.
@@ -1377,6 +1465,20 @@ staunch_status staunch_options_set_url(struct staunch_options *opts,
                                        struct staunch_error **err);
 
 /**
+ * Declares `name` a URL parameter of the binding, not of staunch (a
+ * database/sql or JDBC option, e.g. Go's `parseTime`): a URL applied after
+ * this call (`staunch_options_set_url`) neither applies nor refuses a
+ * parameter of that name, so a binding hands its user's whole URL to the
+ * library and reads its own parameters from `staunch_url_query`. A knob's
+ * name (see `staunch_knob_name`), an empty name or one holding `= & ? # /
+ * @` is STAUNCH_INVALID_CONFIG. The string is copied. Never blocks; one
+ * thread at a time per options object. Since 1.9.
+ */
+staunch_status staunch_options_claim_param(struct staunch_options *opts,
+                                           const char *name,
+                                           struct staunch_error **err);
+
+/**
  * Sets the event callback of the pools opened from these options (replacing
  * any previous one, whose finalizer then runs if nothing else uses it).
  *
@@ -1431,6 +1533,32 @@ staunch_status staunch_url_redact(const char *url,
                                   size_t cap,
                                   size_t *len,
                                   struct staunch_error **err);
+
+/**
+ * Writes the `knob=value&...` part of `url` (after its `?`, percent-encoded
+ * as written; "" when there is none) into `buf` as `staunch_pool_metrics`
+ * writes its text (`snprintf`'s rules, `*len` the query's length), found as
+ * `staunch_options_set_url` finds it: after the user-info, whatever the
+ * password holds (a `?` or `@` in it included). For a binding that reads
+ * its own parameters (`staunch_options_claim_param`) from the URL the
+ * library parses. Never blocks; any thread. Since 1.9.
+ */
+staunch_status staunch_url_query(const char *url,
+                                 char *buf,
+                                 size_t cap,
+                                 size_t *len,
+                                 struct staunch_error **err);
+
+/**
+ * Writes to `*at` the byte offset of the `@` that ends `url`'s user-info,
+ * found as `staunch_options_set_url` finds it (the first `@` after which the
+ * URL reads as hosts, database and parameters, whatever the password holds),
+ * or SIZE_MAX when there is no user-info. `url` may lack a scheme: a
+ * binding that translates its own URL form (`jdbc:mysql://`) passes what
+ * follows its prefix, and sets the password aside before reading the rest.
+ * Never blocks; any thread. Since 1.9.
+ */
+staunch_status staunch_url_userinfo_end(const char *url, size_t *at, struct staunch_error **err);
 
 /**
  * Frees an options object. NULL is a no-op. Pools opened from it are not
@@ -2012,6 +2140,23 @@ staunch_status staunch_conn_count_params(struct staunch_conn *conn,
                                          const char *sql,
                                          size_t *out,
                                          struct staunch_error **err);
+
+/**
+ * Where the `?` placeholders of `sql` are: the byte offset in `sql` of each,
+ * in order, by the same scanner and rules as `staunch_conn_count_params`,
+ * so that a binding that rewrites placeholders (JDBC's named and `{call}`
+ * parameters) needs one call instead of counting every prefix. Writes the
+ * first `min(*count, cap)` offsets into `offsets` (NULL is fine when `cap`
+ * is 0) and the number of placeholders into `*count`; when `*count` is
+ * above `cap`, call again with room for `*count`. Round trips, blocking and
+ * threads as for `staunch_conn_count_params`.
+ */
+staunch_status staunch_conn_param_offsets(struct staunch_conn *conn,
+                                          const char *sql,
+                                          size_t *offsets,
+                                          size_t cap,
+                                          size_t *count,
+                                          struct staunch_error **err);
 
 /**
  * Starts a transaction (`START TRANSACTION`). Errors, blocking and threads

@@ -13,7 +13,8 @@
 # parameters also to go-sql-driver with interpolateParams=true. Last, what
 # observability costs: staunch-native-hooks (timings on, as an exporter's
 # first scrape leaves them, and a Tracer that does nothing) over
-# staunch-native at the defaults (issue 47).
+# staunch-native at the defaults (issue 47), and the same measured in one
+# loop that alternates the two pools (Select1Overhead: steadier).
 #
 #   scripts/go-bench.sh [COUNT] [BENCHTIME]     (default 8 runs of 1s each)
 #   GO_BENCH_CPU=2,8 scripts/go-bench.sh        (also at GOMAXPROCS=8: each
@@ -64,7 +65,7 @@ echo "== throughput ratios to go-sql-driver at its defaults (median sec/op of go
   /^,/ && names == "" { for (i = 2; i <= NF; i++) if ($i != "") { col[i] = $i; names = names " " $i }; next }
   /^,sec\/op/ { next }
   names != "" && /^$/ { exit }
-  names != "" && $1 != "geomean" {
+  names != "" && $1 != "geomean" && $2 != "" {
     base = $2; line = sprintf("%-20s", $1)
     for (i = 2; i <= NF; i++) if (i in col && col[i] != "go-sql-driver" && $i != "")
       line = line sprintf("  %s %.2fx", col[i], base / $i)
@@ -79,6 +80,29 @@ echo "== what observability costs: staunch-native-hooks (timings on, a Tracer th
   names != "" && $1 != "geomean" && ("staunch-native-hooks" in col) && $col["staunch-native-hooks"] != "" {
     printf "%-20s  hooks/defaults %.3fx\n", $1, $col["staunch-native"] / $col["staunch-native-hooks"]
   }' | tee -a "$OUT/ratios.txt"
+echo
+echo "== the same in one loop (Select1Overhead: the two pools take turns in phases of 32 operations per goroutine): the hooks pool's time ÷ the defaults', wall and CPU (1.00 = free; issue 47's target <= 1.03)"
+awk '
+  # A line of Select1Overhead: its name, then value-unit pairs.
+  /^BenchmarkSelect1Overhead\// {
+    wv = cv = ""
+    for (i = 3; i < NF; i++) {
+      if ($(i + 1) == "hooks-over-defaults") wv = $i
+      if ($(i + 1) == "cpu-hooks-over-defaults") cv = $i
+    }
+    if (wv != "" && cv != "") { k = $1; n[k]++; w[k, n[k]] = wv; c[k, n[k]] = cv }
+  }
+  function median(a, m,   i, j, t) {
+    for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+  }
+  END {
+    for (k in n) {
+      m = n[k]; line = ""
+      for (i = 1; i <= m; i++) { a[i] = w[k, i]; b[i] = c[k, i]; line = line sprintf(" %.3f/%.3f", w[k, i], c[k, i]) }
+      printf "%-32s  hooks/defaults wall %.3fx, cpu %.3fx (medians of %d runs, wall/cpu:%s)\n", k, median(a, m), median(b, m), m, line
+    }
+  }' "$OUT/bench.txt" | sort | tee -a "$OUT/ratios.txt"
 echo
 echo "== the statements with parameters: ratios to go-sql-driver with interpolateParams=true"
 "$BENCHSTAT" -format csv -col /impl "$OUT/bench.txt" 2>/dev/null | awk -F, '

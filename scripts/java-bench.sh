@@ -29,6 +29,10 @@
 #                                     profiler; scripts/jvm_cpu_per_op.py says how)
 #   STAUNCH_BENCH_JDKS="/usr/lib/jvm/temurin-25-jdk-amd64" scripts/java-bench.sh
 #   STAUNCH_BENCHES=Statements scripts/java-bench.sh quick
+#   STAUNCH_BENCH_HOOKS=1 STAUNCH_BENCHES=GetSelectClose scripts/java-bench.sh
+#                        (also staunchNative with a Micrometer binder and a tracer:
+#                        OpenTelemetry's SDK with no exporter, or a no-op one; issue 47;
+#                        then the same in one loop, bench's Overhead class, steadier)
 #
 # STAUNCH_BENCH_PROF passes a JMH profiler to every run, whose per-op figures
 # print under each contender's throughput line (not in the ratio table), e.g.
@@ -63,7 +67,9 @@ cc -shared -fPIC -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$repo/inclu
 
 echo "== building the binding and the benchmarks"
 (cd bindings/java && mvn -B -q install -Dmaven.test.skip=true ${STAUNCH_MAVEN_ARGS:-})
-(cd bindings/java/bench && mvn -B -q ${STAUNCH_MAVEN_ARGS:-} package dependency:build-classpath -Dmdep.outputFile=target/cp.txt)
+# The binding just installed: its version, not one the bench's pom.xml may lag behind.
+(cd bindings/java/bench && mvn -B -q ${STAUNCH_MAVEN_ARGS:-} package dependency:build-classpath -Dmdep.outputFile=target/cp.txt \
+  -Dstaunch.version="$("$repo/scripts/version.sh")")
 cp="$repo/bindings/java/bench/target/classes:$(cat bindings/java/bench/target/cp.txt)"
 
 echo "== starting a throwaway MariaDB (staunch-testkit server)"
@@ -89,6 +95,14 @@ runs() { # $1 = java home: prints "label method extra-jvm-flag" lines
   fi
   echo "staunchJdbc-jni staunchJdbc -Djdk.util.jar.enableMultiRelease=false"
   echo "staunchNative-jni staunchNative -Djdk.util.jar.enableMultiRelease=false"
+  if [ "${STAUNCH_BENCH_HOOKS:-}" = 1 ]; then
+    if [ "$v" -ge 22 ]; then
+      echo "staunchNativeHooks-ffm staunchNativeHooks -"
+      echo "staunchNativeHooksNoop-ffm staunchNativeHooksNoop -"
+    fi
+    echo "staunchNativeHooks-jni staunchNativeHooks -Djdk.util.jar.enableMultiRelease=false"
+    echo "staunchNativeHooksNoop-jni staunchNativeHooksNoop -Djdk.util.jar.enableMultiRelease=false"
+  fi
 }
 threads() { # $1 = benchmark class: the thread counts it runs at
   if [ "$1" = Statements ]; then echo 1; else echo 1 8; fi
@@ -122,7 +136,9 @@ for jdk in $jdks; do
       for r in $(seq "$rounds"); do
         while read -r label method flag; do
           # Statements has JDBC methods only (method_insert5, method_selectById).
-          case "$k:$method" in Statements:staunchNative) continue ;; esac
+          case "$k:$method" in Statements:staunchNative*) continue ;; esac
+          # The hooks contenders are GetSelectClose's alone.
+          case "$k:$method" in GetSelectClose:*) ;; *:staunchNativeHooks*) continue ;; esac
           extra=""; [ "$flag" = - ] || extra="$flag"
           prof=(); [ -z "${STAUNCH_BENCH_PROF:-}" ] || prof=(-prof "$STAUNCH_BENCH_PROF")
           "$jdk/bin/java" -cp "$cp" org.openjdk.jmh.Main "$k\.$method(_[A-Za-z0-9]+)?\$" -f 1 -t "$t" "${iters[@]}" "${prof[@]}" \
@@ -134,6 +150,22 @@ for jdk in $jdks; do
     done
   done
 done
+# STAUNCH_BENCH_HOOKS=1: the same costs measured in one loop (Overhead: the pools
+# take turns in phases of 32 operations), steadier than JMH's runs one after the other.
+overhead=""
+if [ "${STAUNCH_BENCH_HOOKS:-}" = 1 ]; then
+  for jdk in $jdks; do
+    jv=$("$jdk/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+    paths=("-Dstaunch.bench.path=jni -Djdk.util.jar.enableMultiRelease=false")
+    [ "$jv" -ge 22 ] && paths=("-Dstaunch.bench.path=ffm" "${paths[@]}")
+    for flags in "${paths[@]}"; do
+      # shellcheck disable=SC2086 # flags: JVM flags, split on purpose
+      overhead+=$("$jdk/bin/java" --enable-native-access=ALL-UNNAMED -Dstaunch.library="$lib" -Dstaunch.jni.library="$shim" \
+        -Dstaunch.bench.port="$port" $flags -cp "$cp" dev.staunch.bench.Overhead "${STAUNCH_BENCH_OVERHEAD_SECONDS:-20}" </dev/null |
+        sed "s/^/jdk=$jv /")$'\n'
+    done
+  done
+fi
 summary=$(cat <<'PY'
 import glob, json, os, re, statistics, sys
 d = sys.argv[1]
@@ -196,6 +228,41 @@ echo
 echo "== median throughput over every measurement iteration, and ratios to HikariCP + Connector/J on the same JDK"
 echo "   (higher is better; #23: JDBC >= 1.0x, native >= 1.1x; #27: the JNI path >= 1.0x on 17 and 25)"
 python3 -c "$summary" "$out" $benches
+if [ -n "$overhead" ]; then
+  echo
+  echo "== what observability costs, in one loop (Overhead; 1.00 = free, issue 47: <= 1.03):"
+  printf '%s' "$overhead"
+fi
+if [ "${STAUNCH_BENCH_HOOKS:-}" = 1 ] && [[ " $benches " == *" GetSelectClose "* ]]; then
+  echo
+  echo "== what observability costs (issue 47: <= 3%): staunchNative's median throughput ÷ each hooks contender's"
+  echo "   (Hooks: Micrometer binder + StaunchTracing over OpenTelemetry's SDK, no exporter; HooksNoop: the binder"
+  echo "   and a tracer that does nothing; 1.00 = free)"
+  python3 - "$out" <<'PY'
+import glob, json, os, statistics, sys
+d = sys.argv[1]
+def med(jv, t, b):
+    xs = []
+    for f in glob.glob(os.path.join(d, f"{jv}@GetSelectClose-{t}-*-{b}.json")):
+        for res in json.load(open(f)):
+            xs += [x for fork in res["primaryMetric"]["rawData"] for x in fork]
+    return statistics.median(xs) if xs else None
+jdks = sorted({os.path.basename(f).split("@")[0] for f in glob.glob(os.path.join(d, "*@GetSelectClose-*.json"))}, key=int, reverse=True)
+print("| JDK | threads | path | native ops/ms | Hooks ops/ms (cost) | HooksNoop ops/ms (cost) |")
+print("|---|---|---|---|---|---|")
+for jv in jdks:
+    for t in (1, 8):
+        for path in ("ffm", "jni"):
+            base = med(jv, t, f"staunchNative-{path}")
+            if base is None:
+                continue
+            cells = []
+            for h in ("staunchNativeHooks", "staunchNativeHooksNoop"):
+                m = med(jv, t, f"{h}-{path}")
+                cells.append(f"{m:.2f} ({base / m:.3f}x)" if m else "n/a")
+            print(f"| {jv} | {t} | {path} | {base:.2f} | " + " | ".join(cells) + " |")
+PY
+fi
 echo
 echo "== the same from each contender's best round (the median of its best round's iterations). This VM runs"
 echo "   a round trip at one of two speeds (about 10 or 20 us at one thread) and keeps one for seconds, whichever"

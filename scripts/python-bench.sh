@@ -5,8 +5,9 @@
 # PyMySQL, mysqlclient and SQLAlchemy from PyPI into the test venv, and the
 # package with `pip install ./bindings/python`.
 #
-# Usage: scripts/python-bench.sh [--baseline REV] [--seconds S] [--rounds N] [--only pool|statements]
+# Usage: scripts/python-bench.sh [--hooks] [--baseline REV] [--seconds S] [--rounds N] [--only pool|statements]
 #                                [--where] [--json FILE]
+#   --hooks         also staunch with metrics and a tracer (a no-op one, OpenTelemetry's SDK), issue 47
 #   --baseline REV  also runs the Python package of git revision REV (e.g. main) over the
 #                   same library, as "staunch (baseline)": before and after in one run
 #   --only statements  only #20's insert5 and select_by_id (staunch interpolated and
@@ -24,7 +25,10 @@ if [[ " $* " == *" --instructions "* ]] && ! command -v valgrind >/dev/null; the
 fi
 # shellcheck source=scripts/python-peers.sh
 . scripts/python-peers.sh
-python_peers_venv 'pytest>=7' 'SQLAlchemy==2.1.9'
+HOOKS=()
+# --hooks: the exporters its contenders register, as the tests pin them.
+[[ " $* " == *" --hooks "* ]] && HOOKS=('prometheus-client==0.26.0' 'opentelemetry-api==1.45.2' 'opentelemetry-sdk==1.45.2')
+python_peers_venv 'pytest>=7' 'SQLAlchemy==2.1.9' ${HOOKS[@]+"${HOOKS[@]}"}
 ARGS=()
 while [ $# -gt 0 ]; do
   if [ "$1" = --baseline ]; then

@@ -45,6 +45,16 @@ impl Config {
         split_url(url).rest.split_once('?').map(|(_, q)| q)
     }
 
+    /// The byte offset of the `@` that ends `url`'s user-info, found as
+    /// [`Config::from_url`] finds it (whatever the password holds), or
+    /// `None` when there is no user-info: for a binding that reads a URL of
+    /// its own form (JDBC's `jdbc:mysql://user:pass@host/db?prop=value`) and
+    /// must set the password aside before anything else.
+    pub fn url_userinfo_end(url: &str) -> Option<usize> {
+        let parts = split_url(url);
+        parts.userinfo.map(|_| url.len() - parts.rest.len() - 1)
+    }
+
     /// The `host:port,…` part of `url`, found as [`Config::from_url`] finds it.
     pub fn url_hosts(url: &str) -> &str {
         let rest = split_url(url).rest;
@@ -115,6 +125,9 @@ pub struct Builder {
     /// The knobs the user gave (in a URL, by name or by their setter): a
     /// default ([`Builder::default_knob`]) no longer applies to them.
     user_set: Vec<&'static str>,
+    /// URL parameters that belong to the binding, not to staunch
+    /// ([`Builder::binding_param`]): a URL applied later skips them.
+    binding_params: Vec<String>,
     pub(crate) listener: Option<Arc<dyn EventListener>>,
     pub(crate) secondary: Option<SecondaryCheck>,
     pub(crate) tracer: Option<Arc<dyn crate::trace::Tracer>>,
@@ -126,6 +139,7 @@ impl fmt::Debug for Builder {
             .field("config", &self.cfg)
             .field("error", &self.error)
             .field("user_set", &self.user_set)
+            .field("binding_params", &self.binding_params)
             .field("listener", &self.listener.is_some())
             .field("tracer", &self.tracer.is_some())
             .finish()
@@ -190,6 +204,39 @@ impl Builder {
         (k.set)(&mut Config::default(), knob, value)?;
         if !self.user_set.contains(&k.name) {
             (k.set)(&mut self.cfg, knob, value)?;
+        }
+        Ok(())
+    }
+
+    /// Declares `name` a URL parameter of the binding (a database/sql or
+    /// JDBC option such as Go's `parseTime`), so that the binding can hand
+    /// its user's whole URL to [`Builder::url`] and read its own parameters
+    /// from [`Config::url_query`]: a URL applied after this call neither
+    /// applies nor refuses a parameter of that name. A knob's name cannot be
+    /// a binding's (a URL that names it means the knob): that, or a name
+    /// that could not be a parameter's, is reported by `build()`.
+    pub fn binding_param(mut self, name: &str) -> Self {
+        if let Err(e) = self.claim(name) {
+            self.error.get_or_insert(e);
+        }
+        self
+    }
+
+    /// [`Builder::binding_param`], reporting a bad name at once (for
+    /// `staunch_options_claim_param`).
+    pub(crate) fn claim(&mut self, name: &str) -> Result<()> {
+        if find_knob(name).is_ok() {
+            return Err(Error::config(format!(
+                "{name:?} is one of staunch's knobs: a binding cannot claim it as its own URL parameter"
+            )));
+        }
+        if name.is_empty() || name.contains(['=', '&', '?', '#', '/', '@']) {
+            return Err(Error::config(format!(
+                "{name:?} cannot be a URL parameter's name"
+            )));
+        }
+        if !self.binding_params.iter().any(|n| n == name) {
+            self.binding_params.push(name.to_owned());
         }
         Ok(())
     }
@@ -608,6 +655,10 @@ impl Builder {
         }
         if let Some(q) = query {
             for pair in q.split('&').filter(|p| !p.is_empty()) {
+                let name = pair.split_once('=').map_or(pair, |(k, _)| k);
+                if self.binding_params.iter().any(|n| n == name) {
+                    continue; // the binding reads it (Config::url_query)
+                }
                 let (k, v) = pair.split_once('=').ok_or_else(|| {
                     Error::config(format!(
                         "url parameter {pair:?} has no value (write {pair}=VALUE)"
@@ -1413,7 +1464,10 @@ mod tests {
         assert_eq!(sent[0], ("program_name".into(), "bill".into()));
         assert_eq!(
             sent[1],
-            ("staunch_version".into(), env!("STAUNCH_LIBRARY_VERSION").into())
+            (
+                "staunch_version".into(),
+                env!("STAUNCH_LIBRARY_VERSION").into()
+            )
         );
         assert_eq!(sent.len(), 4);
         // The default program name: this test binary's file name, no path
@@ -1572,6 +1626,46 @@ mod tests {
         assert!(names.contains(&"interpolate_params") && names.contains(&"max_size"));
         for n in names {
             find_knob(n).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_bindings_params_are_skipped_and_found_where_the_parser_finds_them() {
+        // A password holding '?' and '@': the query is where the parser
+        // finds it, not after the first '?'.
+        let url =
+            "mysql://app:p?w@d@h:3306/db?parseTime=true&max_size=3&loc=Local&columnsWithAlias";
+        assert_eq!(
+            Config::url_query(url),
+            Some("parseTime=true&max_size=3&loc=Local&columnsWithAlias")
+        );
+        let c = Builder::new()
+            .binding_param("parseTime")
+            .binding_param("loc")
+            .binding_param("columnsWithAlias")
+            .url(url)
+            .config()
+            .unwrap();
+        assert_eq!(c.pool().max_size, 3);
+        assert_eq!(c.connect().password.as_deref(), Some("p?w@d"));
+        assert_eq!(
+            Config::url_userinfo_end(url),
+            Some("mysql://app:p?w@d".len())
+        );
+        assert_eq!(Config::url_userinfo_end("mysql://h/db?max_size=2"), None);
+        // Without a scheme (a binding's own form, after its prefix), and
+        // with parameters that are no knobs.
+        assert_eq!(
+            Config::url_userinfo_end("u:p/@?@h:1/db?connectTimeout=5"),
+            Some(6)
+        );
+        // Unclaimed, the same names are unknown knobs.
+        let e = Config::from_url(url).unwrap_err();
+        assert!(e.to_string().contains("unknown knob \"parseTime\""), "{e}");
+        // A knob stays a knob; a name that cannot be a parameter's is refused.
+        for name in ["max_size", "", "a=b", "a&b"] {
+            let e = Builder::new().binding_param(name).config().unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::Config, "{name:?}");
         }
     }
 }

@@ -4,6 +4,9 @@
 use std::fmt;
 use std::sync::Arc;
 
+mod category;
+pub use category::ErrorCategory;
+
 /// What went wrong, for callers that branch on it. New kinds may be added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -196,6 +199,17 @@ impl Error {
     /// The SQLSTATE the server sent with its error, if any.
     pub fn sql_state(&self) -> Option<&str> {
         self.inner.sql_state.as_deref()
+    }
+
+    /// What kind of failure the server's error is, for a face choosing its
+    /// exception class (see [`ErrorCategory`]); `None` when the server sent
+    /// no error (here or in the cause).
+    pub fn category(&self) -> Option<ErrorCategory> {
+        let code = self.server_code()?;
+        Some(ErrorCategory::of_server(
+            code,
+            self.sql_state().unwrap_or(""),
+        ))
     }
 
     /// The error this one wraps (e.g. the last connect error of a timeout).

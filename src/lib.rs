@@ -100,7 +100,7 @@ pub use crate::client::{
     Scan, Session, TlsMode, Transaction, Way, DEFAULT_LIVENESS_THRESHOLD,
 };
 pub use crate::config::{Builder, Config};
-pub use crate::error::{Error, ErrorKind, Result};
+pub use crate::error::{Error, ErrorCategory, ErrorKind, Result};
 pub use crate::events::{CloseReason, Event, EventListener, LogListener};
 #[cfg(feature = "metrics")]
 pub use crate::metrics_facade::MetricsPublisher;

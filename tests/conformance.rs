@@ -626,3 +626,105 @@ fn conf_auth_plugins_caching_sha2() {
         pool.close();
     }
 }
+
+/// `Com_commit` and `Com_rollback` of the whole server (`SHOW GLOBAL
+/// STATUS`, which counts every session's, so the asking session's own
+/// statements do not hide it).
+fn commits_and_rollbacks(s: &MariaDb) -> (i64, i64) {
+    let rows =
+        s.query_rows("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')");
+    let count = |name: &str| -> i64 {
+        let row = rows
+            .iter()
+            .find(|r| r.first().and_then(|v| v.as_deref()) == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in {rows:?}"));
+        row[1].as_deref().unwrap().parse().unwrap()
+    };
+    (count("Com_commit"), count("Com_rollback"))
+}
+
+/// The Rust face's usual block (borrow, read, drop) sends no `COMMIT` and
+/// no `ROLLBACK` for a read, of `SELECT 1` or of an InnoDB table.
+#[test]
+fn conf_readonly_return() {
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.r (v INT) ENGINE=InnoDB");
+    s.sql("INSERT INTO staunch_test.r VALUES (1)");
+    let pool = Pool::from_url(&format!("{}?max_size=2", s.url())).unwrap();
+    for sql in ["SELECT 1", "SELECT v FROM r"] {
+        let before = commits_and_rollbacks(&s);
+        for _ in 0..200 {
+            let mut c = pool.get().unwrap();
+            assert_eq!(c.query_first::<i64, _>(sql).unwrap(), Some(1));
+        }
+        assert_eq!(
+            commits_and_rollbacks(&s),
+            before,
+            "{sql}: COMMIT, ROLLBACK sent"
+        );
+    }
+}
+
+/// The C ABI's block (get, query as text, as the bindings send a statement
+/// without parameters, free) under `autocommit=false` (as PEP 249's faces
+/// run it): the return ends a transaction only where the
+/// server's status flags say one is open. `SELECT 1` opens none: nothing
+/// is sent. A read of an InnoDB table opens one: the return rolls it back,
+/// once per checkout.
+#[test]
+fn conf_readonly_return_c_abi() {
+    use staunch::ffi::*;
+    use std::ffi::CString;
+    use std::ptr::null_mut;
+
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.r (v INT) ENGINE=InnoDB");
+    s.sql("INSERT INTO staunch_test.r VALUES (1)");
+    let url = CString::new(format!("{}?max_size=2&autocommit=false", s.url())).unwrap();
+    let mut pool = null_mut();
+    assert_eq!(
+        staunch_pool_open(url.as_ptr(), &mut pool, null_mut()),
+        STAUNCH_OK
+    );
+    for (sql, opens) in [("SELECT 1", false), ("SELECT v FROM r", true)] {
+        let text = CString::new(sql).unwrap();
+        let before = commits_and_rollbacks(&s);
+        for _ in 0..200 {
+            let mut conn = null_mut();
+            assert_eq!(
+                staunch_pool_get(pool, 5000, &mut conn, null_mut()),
+                STAUNCH_OK
+            );
+            let mut rows = null_mut();
+            assert_eq!(
+                staunch_conn_query_ex(
+                    conn,
+                    text.as_ptr(),
+                    std::ptr::null(),
+                    0,
+                    STAUNCH_QUERY_TEXT,
+                    &mut rows,
+                    null_mut()
+                ),
+                STAUNCH_OK
+            );
+            staunch_rows_free(rows);
+            let mut r = staunch_result {
+                size: std::mem::size_of::<staunch_result>(),
+                ..Default::default()
+            };
+            assert_eq!(
+                staunch_conn_last_result(conn, &mut r, null_mut()),
+                STAUNCH_OK
+            );
+            assert!(!r.autocommit, "{sql}: autocommit on");
+            assert_eq!(r.in_transaction, opens, "{sql}: in a transaction");
+            staunch_conn_free(conn);
+        }
+        let (commits, rollbacks) = commits_and_rollbacks(&s);
+        assert_eq!(commits - before.0, 0, "{sql}: COMMITs");
+        let want = if opens { 200 } else { 0 };
+        assert_eq!(rollbacks - before.1, want, "{sql}: ROLLBACKs");
+    }
+    staunch_pool_free(pool);
+}

@@ -92,7 +92,10 @@ fn sends_its_own_connection_attributes() {
         .collect();
     let get = |k: &str| attrs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     assert_eq!(get("_client_name"), Some("staunch"), "{attrs:?}");
-    assert_eq!(get("_client_version"), Some(env!("STAUNCH_LIBRARY_VERSION")));
+    assert_eq!(
+        get("_client_version"),
+        Some(env!("STAUNCH_LIBRARY_VERSION"))
+    );
     assert_eq!(get("team"), Some("billing"));
     assert_eq!(get("_pid"), Some(std::process::id().to_string().as_str()));
     l.ping().unwrap();

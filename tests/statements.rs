@@ -551,11 +551,13 @@ fn settings_a_borrower_changes_are_seen_even_where_unreported() {
 }
 
 /// Under autocommit=0 (here from `init_sql`, as a DB-API binding sets it)
-/// a statement that only reads opens a transaction too, and the server
-/// reports it in no packet (a result set's last packet carries no
-/// transaction state): a borrow that read rows is rolled back on return,
-/// through text and prepared statements alike, and the next borrower is in
-/// no transaction. A borrow that committed last costs nothing.
+/// a statement that only reads an InnoDB table opens a transaction too,
+/// which the server reports only in the status flags of the answer's last
+/// packet, and the `mysql` crate (the Rust API's engine) keeps those
+/// private: a borrow that read rows is rolled back on return, through text
+/// and prepared statements alike, and the next borrower is in no
+/// transaction. A borrow that committed last costs nothing. (The C ABI's
+/// text path reads the flags: `conf_readonly_return_c_abi`.)
 #[test]
 fn under_autocommit_off_a_read_is_rolled_back_on_return() {
     let s = server_with_performance_schema();
@@ -1009,4 +1011,53 @@ fn a_deadlock_is_a_conflict() {
     }
     drop((a, b));
     assert_eq!(pool.stats().closed_broken, 0);
+}
+
+/// Every face raises its exception class from the one category table in
+/// the core: a duplicate key is an integrity error, a syntax error a
+/// programming error, a value too long for its column under strict mode a
+/// data error, and a code the table does not name falls back to its
+/// SQLSTATE's class (SIGNAL sets both).
+#[test]
+fn server_errors_carry_their_category() {
+    use staunch::ErrorCategory;
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.cat (id INT PRIMARY KEY, name VARCHAR(3))");
+    let p = Pool::from_url(&s.url()).unwrap();
+    let mut c = p.get().unwrap();
+    c.query_drop("SET SESSION sql_mode = 'STRICT_ALL_TABLES'")
+        .unwrap();
+    c.query_drop("INSERT INTO cat VALUES (1, 'a')").unwrap();
+    let cases = [
+        (
+            "INSERT INTO cat VALUES (1, 'b')",
+            1062,
+            ErrorCategory::Integrity,
+        ),
+        ("SELEKT 1", 1064, ErrorCategory::Programming),
+        (
+            "INSERT INTO cat VALUES (2, 'abcd')",
+            1406,
+            ErrorCategory::Data,
+        ),
+        (
+            "SIGNAL SQLSTATE '23001' SET MYSQL_ERRNO = 30001, MESSAGE_TEXT = 'x'",
+            30001,
+            ErrorCategory::Integrity,
+        ),
+        (
+            "SIGNAL SQLSTATE '0A001' SET MYSQL_ERRNO = 30002, MESSAGE_TEXT = 'x'",
+            30002,
+            ErrorCategory::NotSupported,
+        ),
+        ("SIGNAL SQLSTATE '45000'", 1644, ErrorCategory::Operational),
+    ];
+    for (sql, code, want) in cases {
+        let e = c.query_drop(sql).unwrap_err();
+        assert_eq!(e.server_code(), Some(code), "{sql}: {e}");
+        assert_eq!(e.category(), Some(want), "{sql}: {e}");
+    }
+    // An error without a server's code has no category.
+    let e = staunch::Config::from_url("not a url").unwrap_err();
+    assert_eq!(e.category(), None, "no server error, no category: {e}");
 }

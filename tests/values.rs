@@ -334,3 +334,103 @@ fn non_utf8_session_refuses_non_ascii_text_and_nothing_is_injected() {
         assert_eq!(n, vec![(0,)], "{way:?}");
     }
 }
+
+/// `staunch_conn_param_offsets` gives every placeholder's byte offset in one
+/// call, by the scanner that sends the statement: a `?` inside a string, a
+/// comment or backticks is no placeholder, NO_BACKSLASH_ESCAPES ends a
+/// string at a backslash-quote, ANSI_QUOTES makes `"..."` an identifier; and
+/// a buffer too small gets the first offsets and the full count.
+#[test]
+fn param_offsets_through_the_c_abi() {
+    use staunch::ffi::*;
+    use std::ffi::CString;
+    use std::ptr::{null, null_mut};
+
+    let s = MariaDb::start();
+    let url = CString::new(format!("{}?max_size=1", s.url())).unwrap();
+    let mut pool = null_mut();
+    assert_eq!(
+        staunch_pool_open(url.as_ptr(), &mut pool, null_mut()),
+        STAUNCH_OK
+    );
+    let mut conn = null_mut();
+    assert_eq!(
+        staunch_pool_get(pool, 5000, &mut conn, null_mut()),
+        STAUNCH_OK
+    );
+    let offsets = |conn, sql: &str| -> Vec<usize> {
+        let c = CString::new(sql).unwrap();
+        let mut n = 0;
+        assert_eq!(
+            staunch_conn_param_offsets(conn, c.as_ptr(), null_mut(), 0, &mut n, null_mut()),
+            STAUNCH_OK
+        );
+        let mut at = vec![usize::MAX; n];
+        let mut again = 0;
+        assert_eq!(
+            staunch_conn_param_offsets(
+                conn,
+                c.as_ptr(),
+                at.as_mut_ptr(),
+                n,
+                &mut again,
+                null_mut()
+            ),
+            STAUNCH_OK
+        );
+        assert_eq!(again, n, "{sql}");
+        for &i in &at {
+            assert_eq!(sql.as_bytes()[i], b'?', "{sql}: offset {i}");
+        }
+        at
+    };
+    let set_mode = |conn, mode: &str| {
+        let c = CString::new(format!("SET SESSION sql_mode = '{mode}'")).unwrap();
+        let status = staunch_conn_execute(
+            conn,
+            c.as_ptr(),
+            null(),
+            0,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+        );
+        assert_eq!(status, STAUNCH_OK, "{mode}");
+    };
+    let plain = "SELECT ?, '?', `a?`, \"b?\" /* ? */, ? # ?\n, ? -- ?\n";
+    let backslash = "SELECT 'C:\\', ?, 'why?'";
+    let double = "SELECT ? AS \"a?\", 'x\"?', ?";
+    set_mode(conn, "");
+    assert_eq!(offsets(conn, plain), [7, 35, 43]);
+    // A backslash escapes the quote: the first string runs to the quote
+    // before "why", so the `?` after it is outside any string and the one
+    // between them inside.
+    assert_eq!(offsets(conn, backslash), [21]);
+    assert_eq!(offsets(conn, double), [7, 25]);
+    set_mode(conn, "NO_BACKSLASH_ESCAPES");
+    assert_eq!(offsets(conn, backslash), [14]);
+    assert_eq!(offsets(conn, plain), [7, 35, 43]);
+    set_mode(conn, "ANSI_QUOTES");
+    assert_eq!(offsets(conn, double), [7, 25]);
+    // Without ANSI_QUOTES a backslash escapes inside "..." too; with it the
+    // identifier ends at its quote.
+    assert_eq!(offsets(conn, "SELECT \"a\\\" ?"), [12]);
+    set_mode(conn, "");
+    assert_eq!(offsets(conn, "SELECT \"a\\\" ?"), [] as [usize; 0]);
+
+    // Room for one of three: the first, and the count.
+    let c = CString::new(plain).unwrap();
+    let (mut one, mut n) = (usize::MAX, 0);
+    assert_eq!(
+        staunch_conn_param_offsets(conn, c.as_ptr(), &mut one, 1, &mut n, null_mut()),
+        STAUNCH_OK
+    );
+    assert_eq!((one, n), (7, 3));
+    // A buffer promised but not given is an error, not a write to NULL.
+    assert_eq!(
+        staunch_conn_param_offsets(conn, c.as_ptr(), null_mut(), 1, &mut n, null_mut()),
+        STAUNCH_NULL_ARGUMENT
+    );
+    staunch_conn_free(conn);
+    staunch_pool_free(pool);
+}

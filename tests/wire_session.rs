@@ -181,3 +181,26 @@ fn connect_attributes_are_what_the_server_shows() {
         assert_eq!(got.as_deref(), Some(value), "{name}");
     }
 }
+
+/// An XA transaction is a transaction to the status flags in each of its
+/// states (active, idle, prepared), until `XA COMMIT` or `XA ROLLBACK`
+/// ends it: a return that follows the flags still sends its `ROLLBACK`,
+/// which fails in one and closes the connection (see the core's
+/// `an_xa_transaction_left_open_closes_its_connection`).
+#[test]
+fn the_status_flags_hold_an_xa_transaction_open_in_every_state() {
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.xs (v INT) ENGINE=InnoDB");
+    let mut f = open(&s);
+    for sql in [
+        "XA START 'x'",
+        "INSERT INTO xs VALUES (1)",
+        "XA END 'x'",
+        "XA PREPARE 'x'",
+    ] {
+        run(&mut f, sql);
+        assert!(f.in_transaction(), "after {sql}");
+    }
+    run(&mut f, "XA ROLLBACK 'x'");
+    assert!(!f.in_transaction());
+}

@@ -1366,6 +1366,116 @@ func Test_conf_auth_plugins_caching_sha2(t *testing.T) {
 	}
 }
 
+// commitsAndRollbacks reads the server's Com_commit and Com_rollback (every
+// session's: the asking session's own statements are none of them).
+func commitsAndRollbacks(t *testing.T, admin *sql.DB) (commits, rollbacks int64) {
+	t.Helper()
+	rows, err := admin.Query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var v int64
+		if err := rows.Scan(&name, &v); err != nil {
+			t.Fatal(err)
+		}
+		switch name {
+		case "Com_commit":
+			commits = v
+		case "Com_rollback":
+			rollbacks = v
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return commits, rollbacks
+}
+
+// The usual blocks, database/sql's QueryRow and the pool's own, send no
+// COMMIT and no ROLLBACK for a read, of SELECT 1 or of an InnoDB table.
+func Test_conf_readonly_return(t *testing.T) {
+	_, admin := openDB(t, "max_size=1")
+	for _, q := range []string{
+		"CREATE TABLE IF NOT EXISTS t_readonly (v INT) ENGINE=InnoDB",
+		"DELETE FROM t_readonly",
+		"INSERT INTO t_readonly VALUES (1)",
+	} {
+		if _, err := admin.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { admin.Exec("DROP TABLE t_readonly") })
+	p, db := openDB(t, "max_size=2")
+	for _, q := range []string{"SELECT 1", "SELECT v FROM t_readonly"} {
+		commits, rollbacks := commitsAndRollbacks(t, admin)
+		for range 200 {
+			var n int64
+			if err := db.QueryRow(q).Scan(&n); err != nil || n != 1 {
+				t.Fatalf("database/sql %s: %d %v", q, n, err)
+			}
+			if n := queryInt(t, p, q); n != 1 {
+				t.Fatalf("pool %s: %d", q, n)
+			}
+		}
+		c, r := commitsAndRollbacks(t, admin)
+		if c != commits || r != rollbacks {
+			t.Fatalf("%s: %d COMMIT, %d ROLLBACK sent for 400 reads", q, c-commits, r-rollbacks)
+		}
+	}
+}
+
+// Each server error carries the library's category for it
+// (staunch_error_category, one table for every binding) and matches the
+// sentinel of that category: a duplicate key ErrIntegrity, a syntax error
+// ErrProgramming, a value too long under strict mode ErrData, and a number
+// the table does not name its SQLSTATE's class (SIGNAL sets both).
+func TestServerErrorCategories(t *testing.T) {
+	p := openPool(t, "max_size=1")
+	c := acquire(t, p)
+	for _, s := range []string{
+		"SET SESSION sql_mode = 'STRICT_ALL_TABLES'",
+		"CREATE TEMPORARY TABLE cat (id INT PRIMARY KEY, s VARCHAR(3))",
+		"INSERT INTO cat VALUES (1, 'a')",
+	} {
+		if _, err := c.Exec(bg, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	cases := []struct {
+		sql    string
+		number uint16
+		cat    staunch.Category
+		is     error
+	}{
+		{"INSERT INTO cat VALUES (1, 'b')", 1062, staunch.CategoryIntegrity, staunch.ErrIntegrity},
+		{"SELEKT 1", 1064, staunch.CategoryProgramming, staunch.ErrProgramming},
+		{"INSERT INTO cat VALUES (2, 'abcd')", 1406, staunch.CategoryData, staunch.ErrData},
+		{"SIGNAL SQLSTATE '23001' SET MYSQL_ERRNO = 30001", 30001, staunch.CategoryIntegrity, staunch.ErrIntegrity},
+		{"SIGNAL SQLSTATE '0A001' SET MYSQL_ERRNO = 30002", 30002, staunch.CategoryNotSupported, staunch.ErrNotSupported},
+		{"SIGNAL SQLSTATE '45000'", 1644, staunch.CategoryOperational, nil},
+	}
+	sentinels := []error{staunch.ErrIntegrity, staunch.ErrProgramming, staunch.ErrData, staunch.ErrNotSupported}
+	for _, k := range cases {
+		_, err := c.Exec(bg, k.sql)
+		var me *staunch.MySQLError
+		if !errors.As(err, &me) || me.Number != k.number || me.Category != k.cat {
+			t.Errorf("%s: got %v (%#v), want number %d category %v", k.sql, err, me, k.number, k.cat)
+			continue
+		}
+		for _, s := range sentinels {
+			if errors.Is(err, s) != (s == k.is) {
+				t.Errorf("%s: errors.Is(err, %v) = %v", k.sql, s, errors.Is(err, s))
+			}
+		}
+	}
+	if got := staunch.CategoryNotSupported.String(); got != "not_supported" {
+		t.Errorf("CategoryNotSupported.String() = %q", got)
+	}
+}
+
 // Test_conf_tls_exact: a server presenting a self-signed CA:TRUE
 // certificate, pinned by tls_mode=verify_ca&tls_ca=<that certificate>,
 // connects, answers and encrypts; the same URL with tls_ca naming an

@@ -131,9 +131,9 @@ func (t sqlText) ptr() *C.char { return (*C.char)(unsafe.Pointer(&t.b[0])) }
 // by ; work then).
 func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (Result, error) {
 	if c.tracer() != nil && ctx != nil {
-		ctx, end := c.traceStart(ctx, "exec", sql, args)
+		ctx, tr := c.traceStart(ctx, "exec", sql, args)
 		r, err := c.exec(ctx, sql, args)
-		end(r, err)
+		tr.end(r, err)
 		return r, err
 	}
 	return c.exec(ctx, sql, args)
@@ -165,9 +165,9 @@ func (c *Conn) exec(ctx context.Context, sql string, args []any) (Result, error)
 // cache) without running it and gives its count of placeholders.
 func (c *Conn) prepare(ctx context.Context, sql string) (int, error) {
 	if c.tracer() != nil && ctx != nil {
-		ctx, end := c.traceStart(ctx, "prepare", sql, nil)
+		ctx, tr := c.traceStart(ctx, "prepare", sql, nil)
 		n, err := c.prepareUntraced(ctx, sql)
-		end(Result{}, err)
+		tr.end(Result{}, err)
 		return n, err
 	}
 	return c.prepareUntraced(ctx, sql)
@@ -239,12 +239,12 @@ func (c *Conn) QueryStream(ctx context.Context, sql string, args ...any) (*Rows,
 
 func (c *Conn) query(ctx context.Context, sql string, args []any, flags C.uint32_t) (*Rows, error) {
 	if c.tracer() != nil && ctx != nil {
-		ctx, end := c.traceStart(ctx, "query", sql, args)
+		ctx, tr := c.traceStart(ctx, "query", sql, args)
 		rows, err := c.queryUntraced(ctx, sql, args, flags)
 		if err != nil || !rows.stream {
-			end(Result{}, err)
+			tr.end(Result{}, err)
 		} else {
-			rows.traceEnd = end // when the answer is read or closed
+			rows.trace = tr.onHeap() // ended when the answer is read or closed
 		}
 		return rows, err
 	}
@@ -477,11 +477,11 @@ func (c *Conn) BeginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	if c.tracer() != nil && ctx != nil {
 		sql := "START TRANSACTION"
 		if opts.ReadOnly {
-			sql += " READ ONLY"
+			sql = "START TRANSACTION READ ONLY"
 		}
-		ctx, end := c.traceStart(ctx, "begin", sql, nil)
+		ctx, tr := c.traceStart(ctx, "begin", sql, nil)
 		tx, err := c.beginTx(ctx, opts)
-		end(Result{}, err)
+		tr.end(Result{}, err)
 		return tx, err
 	}
 	return c.beginTx(ctx, opts)
@@ -536,19 +536,17 @@ func (tx *Tx) end(ctx context.Context, commit bool) error {
 	if tx.done {
 		return ErrTxDone
 	}
-	op := "rollback"
+	op, sql := "rollback", "ROLLBACK"
 	if commit {
-		op = "commit"
+		op, sql = "commit", "COMMIT"
 	}
 	c := tx.conn
-	var end func(Result, error)
+	var tr queryTrace
 	if c.tracer() != nil && ctx != nil {
-		ctx, end = c.traceStart(ctx, op, strings.ToUpper(op), nil)
+		ctx, tr = c.traceStart(ctx, op, sql, nil)
 	}
 	if err := c.begin(op, ctx); err != nil {
-		if end != nil {
-			end(Result{}, err)
-		}
+		tr.end(Result{}, err)
 		return err
 	}
 	err := c.watch(op, ctx, func(cerr **C.staunch_error) C.staunch_status {
@@ -558,9 +556,7 @@ func (tx *Tx) end(ctx context.Context, commit bool) error {
 		return C.staunch_conn_rollback(c.c, cerr)
 	})
 	c.mu.Unlock()
-	if end != nil {
-		end(Result{}, err)
-	}
+	tr.end(Result{}, err)
 	tx.done = true
 	if tx.release {
 		c.Release() // rolls back whatever a failed commit left open

@@ -1,6 +1,7 @@
 package staunch
 
 /*
+#include <stdlib.h>
 #include "staunch.h"
 */
 import "C"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // The data source names sql.Open("staunch", dsn) takes
@@ -97,6 +99,10 @@ func parseDSN(dsn string) (*Config, sqlOptions, error) {
 	return parseDriverDSN(dsn)
 }
 
+// goSideNames are the options the database/sql face handles (goSideOption):
+// in a staunch URL they are its own parameters, claimed from the library.
+var goSideNames = []string{"parseTime", "columnsWithAlias", "rejectReadOnly", "loc", "timeTruncate"}
+
 // goSideOption applies one of the options the database/sql face handles;
 // false if name is not one.
 func goSideOption(o *sqlOptions, name, value string) (bool, error) {
@@ -147,28 +153,40 @@ func dsnBool(name, v string) (bool, error) {
 	return false, dsnError("%s: %q is not a boolean (true or false)", name, v)
 }
 
+// parseURLDSN hands the whole URL to the library, which skips the
+// database/sql options (claimed), and reads those from the query where the
+// library's parser finds it (staunch_url_query): one split of the URL, so a
+// password holding '?' or '@' is never cut.
 func parseURLDSN(dsn string) (*Config, sqlOptions, error) {
 	o := defaultSQLOptions
-	base, query, _ := strings.Cut(dsn, "?")
-	var kept []string
+	cfg, err := ParseConfig(dsn)
+	if err != nil {
+		return nil, o, err
+	}
+	query, err := urlQuery(dsn)
+	if err != nil {
+		return nil, o, err
+	}
 	if query != "" {
 		for _, kv := range strings.Split(query, "&") {
 			name, value, _ := strings.Cut(kv, "=")
-			ok, err := goSideOption(&o, name, value)
-			if err != nil {
+			if _, err := goSideOption(&o, name, value); err != nil {
 				return nil, o, err
-			}
-			if !ok {
-				kept = append(kept, kv)
 			}
 		}
 	}
-	u := base
-	if len(kept) > 0 {
-		u += "?" + strings.Join(kept, "&")
-	}
-	cfg, err := ParseConfig(u)
-	return cfg, o, err
+	cfg.claimed = goSideNames
+	return cfg, o, nil
+}
+
+// urlQuery is the knob=value&... part of url as the library finds it.
+func urlQuery(url string) (string, error) {
+	curl := C.CString(url)
+	defer C.free(unsafe.Pointer(curl))
+	q, _, err := cText("parse DSN", len(url)+1, func(buf *C.char, cap C.size_t, n *C.size_t, cerr **C.staunch_error) C.staunch_status {
+		return C.staunch_url_query(curl, buf, cap, n, cerr)
+	})
+	return q, err
 }
 
 func parseDriverDSN(dsn string) (*Config, sqlOptions, error) {

@@ -330,3 +330,41 @@ func Test_dsn_interpolate_params_sends_no_prepare(t *testing.T) {
 		c.Close()
 	}
 }
+
+// A staunch URL reaches the library whole: the library skips the
+// database/sql options (claimed) and the face reads them from the query the
+// library's own split finds, so a password holding '?' and '@' is neither
+// cut at its '?' nor quoted, and parseTime still takes effect.
+func Test_dsn_url_form_is_split_once_by_the_library(t *testing.T) {
+	kit.Must(t, "sql 0 CREATE USER IF NOT EXISTS qm@'%' IDENTIFIED BY 'p?w@d'")
+	kit.Must(t, "sql 0 GRANT ALL ON staunch_test.* TO qm@'%'")
+	u, err := url.Parse(directURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "mysql://qm:p?w@d@" + u.Host + "/staunch_test"
+	for _, parseTime := range []bool{true, false} {
+		db := sqlOpen(t, fmt.Sprintf("%s?parseTime=%v&max_size=2&loc=UTC", base, parseTime))
+		var who string
+		if err := db.QueryRow("SELECT CURRENT_USER()").Scan(&who); err != nil || who != "qm@%" {
+			t.Fatalf("parseTime=%v: %q %v", parseTime, who, err)
+		}
+		var v any
+		if err := db.QueryRow("SELECT TIMESTAMP'2024-01-02 03:04:05'").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		if _, isTime := v.(time.Time); isTime != parseTime {
+			t.Errorf("parseTime=%v: scanned a %T", parseTime, v)
+		}
+	}
+	// Claimed names are the face's only: an unknown parameter is still the
+	// library's error, naming it and never the password.
+	_, err = sql.Open("staunch", base+"?parseTime=true&max_sise=2")
+	if err == nil {
+		db := sqlOpen(t, base+"?parseTime=true&max_sise=2")
+		err = db.Ping()
+	}
+	if err == nil || !strings.Contains(err.Error(), "max_sise") || strings.Contains(err.Error(), "p?w") {
+		t.Errorf("unknown knob: %v", err)
+	}
+}

@@ -98,7 +98,55 @@ var (
 	ErrNoWriter = errors.New("staunch: no writer")
 	// ErrTxDone: Commit or Rollback on a transaction already ended.
 	ErrTxDone = errors.New("staunch: transaction already committed or rolled back")
+
+	// The kinds of server error (a *MySQLError) most callers branch on, from
+	// its Category: errors.Is(err, ErrIntegrity) for a duplicate key.
+
+	// ErrIntegrity: a constraint refused the change (duplicate key, foreign
+	// key, NOT NULL, CHECK; SQLSTATE class 23).
+	ErrIntegrity = errors.New("staunch: integrity constraint violated")
+	// ErrProgramming: the statement is wrong (syntax, unknown table or column;
+	// class 42).
+	ErrProgramming = errors.New("staunch: bad statement")
+	// ErrData: a value does not fit its column (too long, out of range; class 22).
+	ErrData = errors.New("staunch: bad value")
+	// ErrNotSupported: the server does not support what was asked (class 0A).
+	ErrNotSupported = errors.New("staunch: not supported by the server")
 )
+
+// Category is what kind of failure a server error is (include/staunch.h,
+// STAUNCH_CATEGORY_*): the library keeps one table, keyed by the error number
+// with the SQLSTATE's class for numbers it does not name, so that every
+// binding reports the same kind for the same error. A value without a
+// constant here (a newer one) is operational.
+type Category uint32
+
+// The categories of the C ABI.
+const (
+	CategoryNone         Category = C.STAUNCH_CATEGORY_NONE
+	CategoryIntegrity    Category = C.STAUNCH_CATEGORY_INTEGRITY
+	CategoryProgramming  Category = C.STAUNCH_CATEGORY_PROGRAMMING
+	CategoryData         Category = C.STAUNCH_CATEGORY_DATA
+	CategoryNotSupported Category = C.STAUNCH_CATEGORY_NOT_SUPPORTED
+	CategoryOperational  Category = C.STAUNCH_CATEGORY_OPERATIONAL
+	CategoryInternal     Category = C.STAUNCH_CATEGORY_INTERNAL
+	CategoryAccess       Category = C.STAUNCH_CATEGORY_ACCESS
+	CategoryConnection   Category = C.STAUNCH_CATEGORY_CONNECTION
+	CategoryRollback     Category = C.STAUNCH_CATEGORY_ROLLBACK
+	CategoryTimeout      Category = C.STAUNCH_CATEGORY_TIMEOUT
+	CategoryTransient    Category = C.STAUNCH_CATEGORY_TRANSIENT
+)
+
+var categoryNames = [...]string{"none", "integrity", "programming", "data", "not_supported",
+	"operational", "internal", "access", "connection", "rollback", "timeout", "transient"}
+
+// String gives the category's lowercase name, e.g. "integrity".
+func (c Category) String() string {
+	if int(c) < len(categoryNames) {
+		return categoryNames[c]
+	}
+	return "operational"
+}
 
 // Error is a failed staunch call.
 type Error struct {
@@ -159,8 +207,9 @@ func (e *Error) Is(target error) bool {
 // MySQLError is an error the server sent for a statement (a syntax error, a
 // duplicate key, ...). The connection stays usable.
 type MySQLError struct {
-	Number   uint16 // the MySQL/MariaDB error number, e.g. 1146
-	SQLState string // the five-character SQLSTATE, e.g. "42S02"
+	Number   uint16   // the MySQL/MariaDB error number, e.g. 1146
+	SQLState string   // the five-character SQLSTATE, e.g. "42S02"
+	Category Category // what kind of failure it is, from the library's table
 	Message  string
 }
 
@@ -171,9 +220,23 @@ func (e *MySQLError) Error() string {
 // erLockDeadlock is a deadlock or a Galera certification failure.
 const erLockDeadlock = 1213
 
-// Is matches ErrConflict for a deadlock or certification failure (1213).
+// Is matches ErrConflict for a deadlock or certification failure (1213), and
+// ErrIntegrity, ErrProgramming, ErrData and ErrNotSupported by the error's
+// Category.
 func (e *MySQLError) Is(target error) bool {
-	return target == ErrConflict && e.Number == erLockDeadlock
+	switch target {
+	case ErrConflict:
+		return e.Number == erLockDeadlock
+	case ErrIntegrity:
+		return e.Category == CategoryIntegrity
+	case ErrProgramming:
+		return e.Category == CategoryProgramming
+	case ErrData:
+		return e.Category == CategoryData
+	case ErrNotSupported:
+		return e.Category == CategoryNotSupported
+	}
+	return false
 }
 
 // takeError turns a failed status and its error object into a Go error and
@@ -185,6 +248,7 @@ func takeError(op string, st C.staunch_status, cerr *C.staunch_error) error {
 		e := &MySQLError{
 			Number:   uint16(C.staunch_error_server_code(cerr)),
 			SQLState: C.GoString(C.staunch_error_sqlstate(cerr)),
+			Category: Category(C.staunch_error_category(cerr)),
 		}
 		// The library's message is "<op>: server error N (STATE): text";
 		// Error() says the number and state itself, so only the server's

@@ -12,6 +12,10 @@ staunch_status go_recv_free(staunch_conn *conn, staunch_rows **out,
                             staunch_error **err);
 staunch_status go_set_event_callback(staunch_options *opts, uintptr_t handle,
                                      staunch_error **err);
+staunch_status go_pool_get_server(staunch_pool *pool, uint32_t timeout_ms,
+                                  bool read, staunch_conn **conn, char *buf,
+                                  size_t cap, size_t *n, bool *got,
+                                  staunch_error **err);
 */
 import "C"
 
@@ -67,6 +71,10 @@ type Config struct {
 	// statement with the caller's context (see Tracer; the staunchotel
 	// module makes OpenTelemetry spans of them).
 	Tracer Tracer
+
+	// claimed are URL parameters the database/sql face reads itself
+	// (parseTime, loc, ...): the library skips them in URL.
+	claimed []string
 }
 
 // ParseConfig checks the URL's form and returns a Config holding it. Knobs
@@ -178,6 +186,12 @@ type Pool struct {
 	// library its goroutine's stack for the leak report (see giveStack).
 	leakStacks bool
 	tracer     Tracer // Config.Tracer
+	// server is the server of every connection of a pool of one host with
+	// a Tracer (see onlyServer), else nil.
+	server *string
+	// lastServer is the server text a borrow last read (Conn.keepServer),
+	// shared by the Conns that have the same (see internServer).
+	lastServer atomic.Pointer[string]
 	// metricsCap is the buffer size that last held MetricsText's text.
 	metricsCap atomic.Int64
 }
@@ -257,6 +271,14 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 		return nil, takeError("open", st, cerr)
 	}
 	defer C.staunch_options_free(opts)
+	for _, name := range cfg.claimed {
+		cname := C.CString(name)
+		st := C.staunch_options_claim_param(opts, cname, &cerr)
+		C.free(unsafe.Pointer(cname))
+		if st != C.STAUNCH_OK {
+			return nil, takeError("open", st, cerr)
+		}
+	}
 	curl := C.CString(cfg.URL)
 	st := C.staunch_options_set_url(opts, curl, &cerr)
 	C.free(unsafe.Pointer(curl))
@@ -292,6 +314,9 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 	}
 	pool.name = poolName(pool.p)
 	pool.leakStacks = C.staunch_pool_leak_threshold_ms(pool.p) > 0
+	if pool.tracer != nil {
+		pool.server = onlyServer(pool.p)
+	}
 	if !noPoller() {
 		pool.pl = newPoller(cfg.MaxConns)
 	}
@@ -387,18 +412,33 @@ func (p *Pool) acquire(ctx context.Context, read bool) (*Conn, error) {
 	}
 	if t := p.tracer; t != nil {
 		ctx = t.TraceAcquireStart(ctx, p, TraceAcquireStartData{Read: read})
-		c, err := p.get(ctx, read)
+		// The server is known before the Conn is shared, so that Server
+		// never waits: the pool's one, or read by the borrow's own call.
+		var sc *serverScratch
+		if p.server == nil {
+			sc = serverScratches.Get().(*serverScratch)
+		}
+		c, err := p.get(ctx, read, sc)
 		if c != nil {
-			c.loadServer() // before the Conn is shared: Server never waits
+			if p.server != nil {
+				c.server.Store(p.server)
+			} else {
+				c.keepServer(sc)
+			}
+		}
+		if sc != nil {
+			serverScratches.Put(sc)
 		}
 		t.TraceAcquireEnd(ctx, p, TraceAcquireEndData{Conn: c, Err: err})
 		return c, err
 	}
-	return p.get(ctx, read)
+	return p.get(ctx, read, nil)
 }
 
-// get is acquire's borrow (ctx not nil).
-func (p *Pool) get(ctx context.Context, read bool) (*Conn, error) {
+// get is acquire's borrow (ctx not nil). With sc (a Tracer's borrow), the
+// connection's server is read into it by the same call where it can be
+// (sc.got; see Conn.keepServer).
+func (p *Pool) get(ctx context.Context, read bool, sc *serverScratch) (*Conn, error) {
 	if ctx.Err() != nil {
 		return nil, ctxError("acquire", ctx)
 	}
@@ -411,10 +451,16 @@ func (p *Pool) get(ctx context.Context, read bool) (*Conn, error) {
 	var cerr *C.staunch_error
 	var st C.staunch_status
 	timeout := timeoutMs(ctx)
+	if sc != nil {
+		sc.got = false
+	}
 	if ctx.Done() == nil {
-		if read {
+		switch {
+		case sc != nil:
+			st = C.go_pool_get_server(p.p, timeout, C.bool(read), &out, &sc.buf[0], C.size_t(len(sc.buf)), &sc.n, &sc.got, &cerr)
+		case read:
 			st = C.staunch_pool_get_read(p.p, timeout, &out, &cerr)
-		} else {
+		default:
 			st = C.staunch_pool_get(p.p, timeout, &out, &cerr)
 		}
 	} else {

@@ -78,8 +78,9 @@ type Rows struct {
 	stream bool
 	// Pool.QueryStream's connection, released when the rows close.
 	owner *Conn
-	// A streamed answer's TraceQueryEnd, called as the rows close.
-	traceEnd func(Result, error)
+	// A streamed answer's trace, ended as the rows close (nil: none). A
+	// pointer, so that the Rows of every other answer stay small.
+	trace *queryTrace
 }
 
 func newRows(r *C.staunch_rows) *Rows {
@@ -106,9 +107,9 @@ func (rs *Rows) Close() {
 		rs.n, rs.cur = 0, -1
 		runtime.SetFinalizer(rs, nil)
 	}
-	if end := rs.traceEnd; end != nil {
-		rs.traceEnd = nil
-		end(Result{}, rs.err)
+	if tr := rs.trace; tr != nil {
+		rs.trace = nil
+		tr.end(Result{}, rs.err)
 	}
 	if c := rs.owner; c != nil {
 		rs.owner = nil

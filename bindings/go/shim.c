@@ -61,6 +61,22 @@ staunch_status go_pool_send(staunch_pool *pool, uint32_t timeout_ms,
     return st;
 }
 
+// Borrows a connection of pool (staunch_pool_get, or staunch_pool_get_read
+// when read) and writes its server into buf as staunch_conn_server does
+// (*got: it did), in one cgo call where a Tracer's borrow made two.
+staunch_status go_pool_get_server(staunch_pool *pool, uint32_t timeout_ms,
+                                  bool read, staunch_conn **conn, char *buf,
+                                  size_t cap, size_t *n, bool *got,
+                                  staunch_error **err) {
+    *got = false;
+    staunch_status st = read ? staunch_pool_get_read(pool, timeout_ms, conn, err)
+                             : staunch_pool_get(pool, timeout_ms, conn, err);
+    if (st == STAUNCH_OK) {
+        *got = staunch_conn_server(*conn, buf, cap, n, NULL) == STAUNCH_OK;
+    }
+    return st;
+}
+
 // Receives the answer to what go_pool_send sent and gives the connection
 // back (staunch_conn_free), in one cgo call.
 staunch_status go_recv_free(staunch_conn *conn, staunch_rows **out,

@@ -9,6 +9,8 @@ import "C"
 import (
 	"context"
 	"runtime"
+	"sync"
+	"unsafe"
 )
 
 // Tracer hears the start and the end of each acquire and each statement of
@@ -71,15 +73,36 @@ type TraceQueryEndData struct {
 }
 
 // traceStart tells the pool's tracer that a statement on c begins; it
-// returns the context to run it with and the end to call (nil without a
-// tracer).
-func (c *Conn) traceStart(ctx context.Context, op, sql string, args []any) (context.Context, func(Result, error)) {
+// returns the context to run it with and the trace whose end to call (a
+// zero queryTrace without a tracer: its end does nothing).
+func (c *Conn) traceStart(ctx context.Context, op, sql string, args []any) (context.Context, queryTrace) {
 	t := c.tracer()
 	if t == nil || ctx == nil {
-		return ctx, nil
+		return ctx, queryTrace{}
 	}
 	ctx = t.TraceQueryStart(ctx, c, TraceQueryStartData{Op: op, SQL: sql, Args: args})
-	return ctx, func(r Result, err error) { t.TraceQueryEnd(ctx, c, TraceQueryEndData{Result: r, Err: err}) }
+	return ctx, queryTrace{t: t, ctx: ctx, c: c}
+}
+
+// queryTrace is what a statement's TraceQueryEnd needs, kept by value (in a
+// frame or in Rows) where a closure would cost an allocation per statement.
+// The zero value is no trace.
+type queryTrace struct {
+	t   Tracer
+	ctx context.Context
+	c   *Conn
+}
+
+// onHeap is a copy of q for Rows to keep: made here, so that only a
+// streamed answer's trace is allocated (taking &q in the caller would move
+// every statement's q to the heap).
+func (q queryTrace) onHeap() *queryTrace { return &q }
+
+// end tells the tracer the statement ended (nothing for the zero value).
+func (q queryTrace) end(r Result, err error) {
+	if q.t != nil {
+		q.t.TraceQueryEnd(q.ctx, q.c, TraceQueryEndData{Result: r, Err: err})
+	}
 }
 
 // tracer is the tracer of c's pool, nil if none (or for a nil c).
@@ -135,22 +158,86 @@ func (c *Conn) loadServer() string {
 	if c.c == nil {
 		return ""
 	}
-	var buf [128]C.char
-	var n C.size_t
-	if C.staunch_conn_server(c.c, &buf[0], C.size_t(len(buf)), &n, nil) != C.STAUNCH_OK {
+	sc := serverScratches.Get().(*serverScratch)
+	defer serverScratches.Put(sc)
+	sc.got = C.staunch_conn_server(c.c, &sc.buf[0], C.size_t(len(sc.buf)), &sc.n, nil) == C.STAUNCH_OK
+	if !sc.got {
 		return "" // busy streaming an answer: no server to give now
 	}
-	var s string
-	if int(n) < len(buf) {
-		s = C.GoStringN(&buf[0], C.int(n))
+	return c.keepServer(sc)
+}
+
+// keepServer keeps the server that staunch_conn_server wrote into sc as c's
+// (c.mu held, or c not yet shared), reading it again if it was not written
+// or did not fit. With a Tracer it runs at every borrow, so it allocates
+// nothing in the common case: the text is the pool's last one
+// (Pool.internServer) when it is the same.
+func (c *Conn) keepServer(sc *serverScratch) string {
+	if !sc.got {
+		return c.loadServer()
+	}
+	var s *string
+	if n := int(sc.n); n < len(sc.buf) {
+		s = c.pool.internServer(unsafe.Slice((*byte)(unsafe.Pointer(&sc.buf[0])), n))
 	} else {
-		big := make([]C.char, int(n)+1)
-		if C.staunch_conn_server(c.c, &big[0], C.size_t(len(big)), &n, nil) != C.STAUNCH_OK {
+		big := make([]C.char, n+1)
+		if C.staunch_conn_server(c.c, &big[0], C.size_t(len(big)), &sc.n, nil) != C.STAUNCH_OK {
 			return ""
 		}
-		s = C.GoStringN(&big[0], C.int(n))
+		text := C.GoStringN(&big[0], C.int(sc.n))
 		runtime.KeepAlive(big)
+		s = &text
 	}
-	c.server.Store(&s)
-	return s
+	c.server.Store(s)
+	return *s
+}
+
+// onlyServer gives, for a pool of one host (staunch_pool_host_count 1),
+// the server text every connection of it has: the host's endpoint, which
+// staunch_conn_server writes for each. A Tracer's borrow then keeps it
+// without asking the library, whose answer (a call of some 0.4 µs here)
+// was about 5% of a borrow and a SELECT 1. nil for a topology pool of
+// several hosts (each borrow reads its own: see keepServer), or if the
+// library did not answer.
+func onlyServer(pool *C.staunch_pool) *string {
+	if C.staunch_pool_host_count(pool) != 1 {
+		return nil
+	}
+	var st C.staunch_stats
+	st.size = C.size_t(unsafe.Sizeof(st))
+	s, _, err := cText("server", 128, func(buf *C.char, cap C.size_t, n *C.size_t, cerr **C.staunch_error) C.staunch_status {
+		return C.staunch_pool_host_stats(pool, 0, &st, buf, cap, n, nil, cerr)
+	})
+	if err != nil {
+		return nil
+	}
+	return &s
+}
+
+// serverScratch is the room for the C call that reads a connection's
+// server (loadServer, or a Tracer's borrow: Pool.get). Go memory whose
+// address C is given escapes to the heap, so a local buffer would be an
+// allocation per borrow; these are reused instead.
+type serverScratch struct {
+	buf [128]C.char
+	n   C.size_t
+	got C.bool // the server was written (n its whole length)
+}
+
+var serverScratches = sync.Pool{New: func() any { return new(serverScratch) }}
+
+// internServer gives the text of b as the pool's last server text when it
+// is the same (no allocation: a pool with one server always is), else as a
+// new one that becomes the last. p may be nil.
+func (p *Pool) internServer(b []byte) *string {
+	if p != nil {
+		if last := p.lastServer.Load(); last != nil && *last == string(b) {
+			return last
+		}
+	}
+	s := string(b)
+	if p != nil {
+		p.lastServer.Store(&s)
+	}
+	return &s
 }

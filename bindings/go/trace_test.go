@@ -13,8 +13,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	staunch "github.com/staunch-db/staunch/bindings/go"
+	"github.com/staunch-db/staunch/bindings/go/internal/testkit"
 )
 
 type ctxKey string
@@ -202,5 +204,90 @@ func Test_tracer_hears_each_call_in_order_with_the_callers_context(t *testing.T)
 	got := rec.take()
 	if len(got) != 2 || got[0] != "acquire-start req=r1 read=false" || !strings.HasPrefix(got[1], "acquire-end req=r1 span=acquire conn=false err=staunch: acquire: ") {
 		t.Fatalf("failed acquire: the tracer heard %q", got)
+	}
+}
+
+// serverTracer keeps the Server of each Conn as TraceAcquireEnd sees it.
+type serverTracer struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (s *serverTracer) TraceAcquireStart(ctx context.Context, _ *staunch.Pool, _ staunch.TraceAcquireStartData) context.Context {
+	return ctx
+}
+
+func (s *serverTracer) TraceAcquireEnd(_ context.Context, _ *staunch.Pool, d staunch.TraceAcquireEndData) {
+	if d.Conn != nil {
+		s.mu.Lock()
+		s.seen = append(s.seen, d.Conn.Server())
+		s.mu.Unlock()
+	}
+}
+
+func (s *serverTracer) TraceQueryStart(ctx context.Context, _ *staunch.Conn, _ staunch.TraceQueryStartData) context.Context {
+	return ctx
+}
+
+func (s *serverTracer) TraceQueryEnd(context.Context, *staunch.Conn, staunch.TraceQueryEndData) {}
+
+// In a topology pool each borrow reads its own connection's server (in the
+// borrow's call; a pool of one host reads its one server at open): with
+// borrows alternating between the primary and a replica, each Conn's
+// Server, at TraceAcquireEnd and after, names the server its session is on
+// (@@port).
+func Test_tracer_server_of_each_borrow_in_a_topology_pool(t *testing.T) {
+	k, err := testkit.Start("topology", "--replicas", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Stop)
+	// AcquireRead goes to the replica once the monitor knows its lag (the
+	// writer takes the reads before): both hosts serve borrows.
+	cfg, err := staunch.ParseConfig(k.Ready.TopologyURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &serverTracer{}
+	cfg.Tracer = st
+	p, err := staunch.NewWithConfig(bg, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ports := map[int]bool{}
+	for i := 0; i < 40; i++ {
+		acquire := p.Acquire
+		if i%2 == 1 {
+			acquire = p.AcquireRead
+		}
+		c, err := acquire(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var port int
+		err = c.QueryRow(bg, "SELECT @@port").Scan(&port)
+		server := c.Server()
+		c.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[port] = true
+		_, sp, err := net.SplitHostPort(server)
+		if err != nil || sp != fmt.Sprint(port) {
+			t.Fatalf("borrow %d: Conn.Server() = %q, but the session is on port %d (%v)", i, server, port, err)
+		}
+		st.mu.Lock()
+		last := st.seen[len(st.seen)-1]
+		st.mu.Unlock()
+		if last != server {
+			t.Fatalf("borrow %d: TraceAcquireEnd saw Server() %q, later %q", i, last, server)
+		}
+		if i == 19 && len(ports) < 2 {
+			time.Sleep(2 * time.Second) // the monitor's first look at the replica's lag
+		}
+	}
+	if len(ports) < 2 {
+		t.Logf("every borrow went to one server (%v): the replica never took reads", ports)
 	}
 }

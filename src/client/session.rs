@@ -12,6 +12,12 @@
 //! keeps the packet's status flags private but gives these
 //! (`Conn::session_state_changes`, from the last OK packet).
 //!
+//! Where the protocol layer reads a statement's answer (`src/wire`: text
+//! statements of the C ABI on plain sessions), the status flags of its last
+//! packet say besides whether a transaction is open and whether autocommit
+//! is on, after reads too ([`Session::observe_wire`]); where the crate reads
+//! it, a statement under autocommit=0 is taken to open a transaction.
+//!
 //! They come only in the packet of the statement that made the change, so
 //! staunch must look after every statement: [`Session::observe`] does, for
 //! everything run through `PooledConn`'s own methods and the C ABI. Then the

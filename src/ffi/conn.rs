@@ -802,6 +802,44 @@ pub extern "C" fn staunch_conn_count_params(
     })
 }
 
+/// Where the `?` placeholders of `sql` are: the byte offset in `sql` of each,
+/// in order, by the same scanner and rules as `staunch_conn_count_params`,
+/// so that a binding that rewrites placeholders (JDBC's named and `{call}`
+/// parameters) needs one call instead of counting every prefix. Writes the
+/// first `min(*count, cap)` offsets into `offsets` (NULL is fine when `cap`
+/// is 0) and the number of placeholders into `*count`; when `*count` is
+/// above `cap`, call again with room for `*count`. Round trips, blocking and
+/// threads as for `staunch_conn_count_params`.
+#[no_mangle]
+pub extern "C" fn staunch_conn_param_offsets(
+    conn: *mut staunch_conn,
+    sql: *const c_char,
+    offsets: *mut usize,
+    cap: usize,
+    count: *mut usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live connection (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        // SAFETY: NULL or a NUL-terminated string (header contract).
+        let sql = unsafe { arg_str(sql, "sql") }?;
+        let count = Out::new(count, "count")?;
+        if offsets.is_null() && cap > 0 {
+            return Err(Failure::null("offsets (with cap > 0)"));
+        }
+        let at = c.with(|pc| pc.scan(sql).map(|s| s.placeholders).map_err(Failure::from))?;
+        let n = at.len().min(cap);
+        if n > 0 {
+            // SAFETY: non-NULL (checked) and holds `cap` >= n elements
+            // (header contract); `at` is our own vector, no overlap.
+            unsafe { std::ptr::copy_nonoverlapping(at.as_ptr(), offsets, n) };
+        }
+        count.set(at.len());
+        Ok(())
+    })
+}
+
 /// What a buffered answer did, as `drain` sums it up.
 fn summary(sets: &std::collections::VecDeque<Set>) -> Done {
     let mut out = Done::default();

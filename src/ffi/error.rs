@@ -8,7 +8,7 @@
 
 use std::ffi::{c_char, CStr, CString};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorCategory, ErrorKind};
 
 /// A status code returned by every fallible function. 0 (`STAUNCH_OK`) is
 /// success; see the `STAUNCH_*` constants for the others. Codes are stable and
@@ -307,6 +307,87 @@ pub extern "C" fn staunch_error_sqlstate(err: *const staunch_error) -> *const c_
     })
 }
 
+/// What kind of failure a server error is (`STAUNCH_CATEGORY_*`): one table
+/// in the library, keyed by the server's error number with the SQLSTATE's
+/// class for numbers it does not name, so that every binding raises the same
+/// exception class for the same error. Numbers are stable and never reused;
+/// new categories may be added, and a binding should treat one it does not
+/// know as `STAUNCH_CATEGORY_OPERATIONAL`.
+pub type staunch_category = u32;
+
+/// The error did not come from the server (see its status instead).
+pub const STAUNCH_CATEGORY_NONE: staunch_category = 0;
+/// A constraint refused the change: duplicate key, foreign key, NOT NULL,
+/// CHECK (PEP 249 IntegrityError, SQLSTATE class 23).
+pub const STAUNCH_CATEGORY_INTEGRITY: staunch_category = 1;
+/// The statement is wrong: syntax, unknown table or column (PEP 249
+/// ProgrammingError, class 42).
+pub const STAUNCH_CATEGORY_PROGRAMMING: staunch_category = 2;
+/// A value does not fit: too long, out of range (PEP 249 DataError, class 22).
+pub const STAUNCH_CATEGORY_DATA: staunch_category = 3;
+/// The server does not support what was asked (PEP 249 NotSupportedError,
+/// class 0A).
+pub const STAUNCH_CATEGORY_NOT_SUPPORTED: staunch_category = 4;
+/// The database failed for a reason outside the statement's text (PEP 249
+/// OperationalError): every error nothing else names.
+pub const STAUNCH_CATEGORY_OPERATIONAL: staunch_category = 5;
+/// The server's own internal failure, an error number below 1000 (PEP 249
+/// InternalError).
+pub const STAUNCH_CATEGORY_INTERNAL: staunch_category = 6;
+/// A missing privilege or wrong credentials (operational in PEP 249; JDBC
+/// SQLInvalidAuthorizationSpecException, class 28).
+pub const STAUNCH_CATEGORY_ACCESS: staunch_category = 7;
+/// The connection was refused or lost (operational; JDBC
+/// SQLNonTransientConnectionException, class 08).
+pub const STAUNCH_CATEGORY_CONNECTION: staunch_category = 8;
+/// The server rolled the transaction back: deadlock, certification failure
+/// (operational; JDBC SQLTransactionRollbackException, class 40).
+pub const STAUNCH_CATEGORY_ROLLBACK: staunch_category = 9;
+/// The server ended the statement at its time limit (operational; JDBC
+/// SQLTimeoutException).
+pub const STAUNCH_CATEGORY_TIMEOUT: staunch_category = 10;
+/// A lock wait timed out; the statement may succeed when tried again
+/// (operational; JDBC SQLTransientException).
+pub const STAUNCH_CATEGORY_TRANSIENT: staunch_category = 11;
+
+/// The C number of a category.
+pub(crate) fn category_number(c: ErrorCategory) -> staunch_category {
+    match c {
+        ErrorCategory::Integrity => STAUNCH_CATEGORY_INTEGRITY,
+        ErrorCategory::Programming => STAUNCH_CATEGORY_PROGRAMMING,
+        ErrorCategory::Data => STAUNCH_CATEGORY_DATA,
+        ErrorCategory::NotSupported => STAUNCH_CATEGORY_NOT_SUPPORTED,
+        ErrorCategory::Operational => STAUNCH_CATEGORY_OPERATIONAL,
+        ErrorCategory::Internal => STAUNCH_CATEGORY_INTERNAL,
+        ErrorCategory::Access => STAUNCH_CATEGORY_ACCESS,
+        ErrorCategory::Connection => STAUNCH_CATEGORY_CONNECTION,
+        ErrorCategory::Rollback => STAUNCH_CATEGORY_ROLLBACK,
+        ErrorCategory::Timeout => STAUNCH_CATEGORY_TIMEOUT,
+        ErrorCategory::Transient => STAUNCH_CATEGORY_TRANSIENT,
+    }
+}
+
+/// The category of the server error in `err` (`STAUNCH_CATEGORY_*`), from
+/// its error number and SQLSTATE; STAUNCH_CATEGORY_NONE when the error did
+/// not come from the server or `err` is NULL. Never blocks; any thread.
+#[no_mangle]
+pub extern "C" fn staunch_error_category(err: *const staunch_error) -> staunch_category {
+    super::guard_value(STAUNCH_CATEGORY_NONE, || {
+        // SAFETY: as in staunch_error_message.
+        let Some(e) = (unsafe { err.as_ref() }) else {
+            return STAUNCH_CATEGORY_NONE;
+        };
+        // server_code came from a u16; 0 means the server sent none.
+        match u16::try_from(e.server_code) {
+            Ok(code) if code != 0 => category_number(ErrorCategory::of_server(
+                code,
+                e.sqlstate.to_str().unwrap_or(""),
+            )),
+            _ => STAUNCH_CATEGORY_NONE,
+        }
+    })
+}
+
 /// Frees an error object. NULL is a no-op. Strings obtained from it become
 /// invalid. Must not be called twice on the same error, nor while another
 /// thread reads it. Never blocks; any thread.
@@ -334,4 +415,34 @@ pub extern "C" fn staunch_status_name(status: staunch_status) -> *const c_char {
                 n.as_ptr()
             })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(code: u32, state: &str) -> staunch_error {
+        let mut f = Failure::new(STAUNCH_SERVER_ERROR, "x");
+        f.server_code = code;
+        f.sqlstate = state.to_owned();
+        f.into_error()
+    }
+
+    #[test]
+    fn the_category_comes_from_the_cores_table() {
+        let e = server(1062, "23000");
+        assert_eq!(staunch_error_category(&e), STAUNCH_CATEGORY_INTEGRITY);
+        let e = server(30001, "0A000");
+        assert_eq!(staunch_error_category(&e), STAUNCH_CATEGORY_NOT_SUPPORTED);
+        // No server error: no category, whatever the status.
+        let e = Failure::new(STAUNCH_IO_ERROR, "reset").into_error();
+        assert_eq!(staunch_error_category(&e), STAUNCH_CATEGORY_NONE);
+        assert_eq!(
+            staunch_error_category(std::ptr::null()),
+            STAUNCH_CATEGORY_NONE
+        );
+        // A number no u16 holds never came from a server.
+        let e = server(70000, "23000");
+        assert_eq!(staunch_error_category(&e), STAUNCH_CATEGORY_NONE);
+    }
 }

@@ -130,6 +130,29 @@ pub extern "C" fn staunch_options_set_url(
     })
 }
 
+/// Declares `name` a URL parameter of the binding, not of staunch (a
+/// database/sql or JDBC option, e.g. Go's `parseTime`): a URL applied after
+/// this call (`staunch_options_set_url`) neither applies nor refuses a
+/// parameter of that name, so a binding hands its user's whole URL to the
+/// library and reads its own parameters from `staunch_url_query`. A knob's
+/// name (see `staunch_knob_name`), an empty name or one holding `= & ? # /
+/// @` is STAUNCH_INVALID_CONFIG. The string is copied. Never blocks; one
+/// thread at a time per options object. Since 1.9.
+#[no_mangle]
+pub extern "C" fn staunch_options_claim_param(
+    opts: *mut staunch_options,
+    name: *const c_char,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live options object (header contract).
+        let o = unsafe { arg_mut(opts, "opts") }?;
+        // SAFETY: NULL or a NUL-terminated string (header contract).
+        let name = unsafe { arg_str(name, "name") }?;
+        o.builder.claim(name).map_err(Failure::from)
+    })
+}
+
 /// Sets the event callback of the pools opened from these options (replacing
 /// any previous one, whose finalizer then runs if nothing else uses it).
 ///
@@ -221,12 +244,67 @@ pub extern "C" fn staunch_url_redact(
     len: *mut usize,
     err: *mut *mut staunch_error,
 ) -> staunch_status {
+    url_text(url, buf, cap, len, err, Config::redact_url)
+}
+
+/// The body of the exports that write a text made from a URL: the checks,
+/// then `snprintf`'s rules.
+fn url_text(
+    url: *const c_char,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+    err: *mut *mut staunch_error,
+    text: impl FnOnce(&str) -> String,
+) -> staunch_status {
     guard(err, || {
         // SAFETY: NULL or a NUL-terminated string (header contract).
         let url = unsafe { arg_str(url, "url") }?;
         let len = Out::new(len, "len")?;
         // SAFETY: `buf` holds `cap` bytes (header contract).
-        unsafe { copy_text(&Config::redact_url(url), buf, cap, len) }
+        unsafe { copy_text(&text(url), buf, cap, len) }
+    })
+}
+
+/// Writes the `knob=value&...` part of `url` (after its `?`, percent-encoded
+/// as written; "" when there is none) into `buf` as `staunch_pool_metrics`
+/// writes its text (`snprintf`'s rules, `*len` the query's length), found as
+/// `staunch_options_set_url` finds it: after the user-info, whatever the
+/// password holds (a `?` or `@` in it included). For a binding that reads
+/// its own parameters (`staunch_options_claim_param`) from the URL the
+/// library parses. Never blocks; any thread. Since 1.9.
+#[no_mangle]
+pub extern "C" fn staunch_url_query(
+    url: *const c_char,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    url_text(url, buf, cap, len, err, |u| {
+        Config::url_query(u).unwrap_or("").to_owned()
+    })
+}
+
+/// Writes to `*at` the byte offset of the `@` that ends `url`'s user-info,
+/// found as `staunch_options_set_url` finds it (the first `@` after which the
+/// URL reads as hosts, database and parameters, whatever the password holds),
+/// or SIZE_MAX when there is no user-info. `url` may lack a scheme: a
+/// binding that translates its own URL form (`jdbc:mysql://`) passes what
+/// follows its prefix, and sets the password aside before reading the rest.
+/// Never blocks; any thread. Since 1.9.
+#[no_mangle]
+pub extern "C" fn staunch_url_userinfo_end(
+    url: *const c_char,
+    at: *mut usize,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a NUL-terminated string (header contract).
+        let url = unsafe { arg_str(url, "url") }?;
+        let at = Out::new(at, "at")?;
+        at.set(Config::url_userinfo_end(url).unwrap_or(usize::MAX));
+        Ok(())
     })
 }
 
@@ -258,6 +336,46 @@ mod tests {
     unsafe extern "C" fn cb(_: *const super::super::events::staunch_event, _: *mut c_void) {}
     unsafe extern "C" fn fin(_: *mut c_void) {
         FINALIZED.fetch_add(1, Ordering::SeqCst);
+    }
+
+    #[test]
+    fn a_claimed_param_is_the_bindings_and_its_query_is_found_by_the_parser() {
+        let url = CString::new("mysql://u:p?w@h:1/db?parseTime=true&max_size=2").unwrap();
+        let mut buf = [0 as c_char; 64];
+        let mut len = 0;
+        let st = staunch_url_query(
+            url.as_ptr(),
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut len,
+            ptr::null_mut(),
+        );
+        assert_eq!(st, STAUNCH_OK);
+        // SAFETY: NUL-terminated by copy_text.
+        let q = unsafe { CStr::from_ptr(buf.as_ptr()) };
+        assert_eq!(
+            (q.to_str().unwrap(), len),
+            ("parseTime=true&max_size=2", 25)
+        );
+
+        let mut opts = ptr::null_mut();
+        assert_eq!(staunch_options_new(&mut opts, ptr::null_mut()), STAUNCH_OK);
+        let name = CString::new("parseTime").unwrap();
+        assert_eq!(
+            staunch_options_claim_param(opts, name.as_ptr(), ptr::null_mut()),
+            STAUNCH_OK
+        );
+        assert_eq!(
+            staunch_options_set_url(opts, url.as_ptr(), ptr::null_mut()),
+            STAUNCH_OK
+        );
+        // SAFETY: a live options object.
+        let b = unsafe { &*opts }.builder.clone();
+        assert_eq!(b.config().unwrap().pool().max_size, 2);
+        let knob = CString::new("max_size").unwrap();
+        let st = staunch_options_claim_param(opts, knob.as_ptr(), ptr::null_mut());
+        assert_eq!(st, STAUNCH_INVALID_CONFIG);
+        staunch_options_free(opts);
     }
 
     #[test]

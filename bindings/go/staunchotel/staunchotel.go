@@ -37,6 +37,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	staunch "github.com/staunch-db/staunch/bindings/go"
 	"go.opentelemetry.io/otel"
@@ -97,6 +99,63 @@ type Tracer struct {
 	tracer    trace.Tracer
 	queryText bool
 	attrs     []attribute.KeyValue
+
+	// spans: the attributes and start options of each kind of span met,
+	// made once, so that a span costs no allocation of this package's
+	// (see startOf). Copied on write: read without a lock.
+	spans   atomic.Pointer[map[spanKey]*spanStart]
+	spansMu sync.Mutex
+}
+
+// spanKey names what a span's attributes depend on: the pool, the server
+// (of a statement; "" for an acquire) and which span.
+type spanKey struct {
+	pool    *staunch.Pool
+	server  string
+	acquire bool
+}
+
+// spanStart is a kind of span's attributes, ready: opts for Start, server
+// the server.address (and server.port) alone.
+type spanStart struct {
+	attrs  []attribute.KeyValue
+	opts   []trace.SpanStartOption
+	server []attribute.KeyValue
+}
+
+// maxSpanStarts bounds the cache (each entry keeps its pool reachable): past
+// it, it starts again empty.
+const maxSpanStarts = 64
+
+// startOf gives the attributes of an acquire span (server "") or of a
+// statement span on server, for pool.
+func (t *Tracer) startOf(pool *staunch.Pool, server string, acquire bool) *spanStart {
+	k := spanKey{pool, server, acquire}
+	if m := t.spans.Load(); m != nil {
+		if s, ok := (*m)[k]; ok {
+			return s
+		}
+	}
+	s := &spanStart{server: serverAttrs(server)}
+	kind := trace.SpanKindClient
+	if acquire {
+		kind = trace.SpanKindInternal
+		s.attrs = t.base(pool, 0)
+	} else {
+		s.attrs = append(t.base(pool, len(s.server)), s.server...)
+	}
+	s.opts = []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithAttributes(s.attrs...)}
+	t.spansMu.Lock()
+	defer t.spansMu.Unlock()
+	m := map[spanKey]*spanStart{}
+	if old := t.spans.Load(); old != nil && len(*old) < maxSpanStarts {
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	m[k] = s
+	t.spans.Store(&m)
+	return s
 }
 
 var _ staunch.Tracer = (*Tracer)(nil)
@@ -125,9 +184,7 @@ func (t *Tracer) base(pool *staunch.Pool, extra int) []attribute.KeyValue {
 
 // TraceAcquireStart opens the acquire span.
 func (t *Tracer) TraceAcquireStart(ctx context.Context, pool *staunch.Pool, _ staunch.TraceAcquireStartData) context.Context {
-	ctx, _ = t.tracer.Start(ctx, AcquireSpanName,
-		trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(t.base(pool, 0)...))
+	ctx, _ = t.tracer.Start(ctx, AcquireSpanName, t.startOf(pool, "", true).opts...)
 	return ctx
 }
 
@@ -137,18 +194,31 @@ func (t *Tracer) TraceAcquireEnd(ctx context.Context, _ *staunch.Pool, data stau
 	if data.Err != nil {
 		fail(span, data.Err)
 	} else if data.Conn != nil {
-		span.SetAttributes(serverAttrs(data.Conn.Server())...)
+		span.SetAttributes(t.startOf(data.Conn.Pool(), data.Conn.Server(), false).server...)
 	}
 	span.End()
 }
 
 // TraceQueryStart opens the statement span.
 func (t *Tracer) TraceQueryStart(ctx context.Context, conn *staunch.Conn, data staunch.TraceQueryStartData) context.Context {
-	a := t.base(conn.Pool(), 4)
-	a = append(a, serverAttrs(conn.Server())...)
+	s := t.startOf(conn.Pool(), conn.Server(), false)
+	var op string
 	switch data.Op {
-	case "begin", "commit", "rollback":
-		a = append(a, keyOperation.String(strings.ToUpper(data.Op)))
+	case "begin":
+		op = "BEGIN"
+	case "commit":
+		op = "COMMIT"
+	case "rollback":
+		op = "ROLLBACK"
+	}
+	if op == "" && !t.queryText {
+		ctx, _ = t.tracer.Start(ctx, StatementSpanName, s.opts...)
+		return ctx
+	}
+	a := make([]attribute.KeyValue, len(s.attrs), len(s.attrs)+2)
+	copy(a, s.attrs)
+	if op != "" {
+		a = append(a, keyOperation.String(op))
 	}
 	if t.queryText {
 		a = append(a, keyQueryText.String(data.SQL))

@@ -26,9 +26,10 @@ the escaped values into the text, one round trip), "staunch server-prepared"
 and mysqlclient (each at its default: client-side interpolation). #20's
 target: interpolation not slower than the usual driver's default (>= 1.0x).
 
-Every contender does the same round trips: staunch's `with pool.connection()`
-commits on exit when a transaction may be open (after a SELECT under
-autocommit=0), QueuePool's reset-on-return rolls back. Reports operations per
+staunch's `with pool.connection()` commits on exit only when the core says a
+transaction is open (not after SELECT 1: the server's status flags say none
+is), QueuePool's reset-on-return always rolls back: one round trip where the
+peers make two (issue 45). Reports operations per
 second and staunch's ratio to each peer, against the targets of issue #24
 (>= 1.5x PyMySQL + QueuePool, >= 1.0x mysqlclient + QueuePool, every point).
 
@@ -50,9 +51,16 @@ select_by_id, every contender. Neither the machine's load nor the server
 moves these figures; they leave out the kernel's time (the same system calls
 for everyone: one send and one receive per statement) and the waits.
 
+--hooks adds two contenders, the "staunch" pool with a prometheus_client
+collector registered (scraped once: the library's timings on) and a tracer:
+"staunch hooks no-op" (a tracer that does nothing: the library's callbacks
+into Python) and "staunch hooks otel-sdk" (staunch.otel.Spans over
+OpenTelemetry's SDK with no exporter). Their "staunch x" is what
+observability costs (issue 47's target: at most 1.03x).
+
 Usage: python bench/bench.py [--seconds S] [--rounds N] [--url mysql://...]
                              [--only pool|statements] [--baseline DIR] [--where]
-                             [--instructions] [--json FILE]
+                             [--instructions] [--hooks] [--json FILE]
   --only pool        select1 and fetch only
   --only statements  insert5 and select_by_id only
 """
@@ -104,7 +112,23 @@ def load_baseline(path: str):
     return mod
 
 
-def contenders(url: str, size: int, baseline: str | None = None) -> dict:
+def hooked_pool(url: str, size: int, tracer):
+    """A pool as the "staunch" contender's, with `tracer` and a prometheus_client
+    collector registered and scraped once (which turns the library's timings on,
+    as an exporter's first scrape does): what observability costs (issue 47)."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    import staunch
+    from staunch.prometheus import StaunchCollector
+
+    pool = staunch.Pool(url, max_size=size, min_idle=size, tracer=tracer)
+    registry = CollectorRegistry()
+    registry.register(StaunchCollector(pool))
+    generate_latest(registry)
+    return pool
+
+
+def contenders(url: str, size: int, baseline: str | None = None, hooks: bool = False) -> dict:
     import staunch
 
     out = {}
@@ -112,6 +136,19 @@ def contenders(url: str, size: int, baseline: str | None = None) -> dict:
     out["staunch"] = ("pool", pool)
     if baseline:
         out["staunch (baseline)"] = ("pool", load_baseline(baseline).Pool(url, max_size=size, min_idle=size))
+    if hooks:
+        from opentelemetry.sdk.trace import TracerProvider
+
+        import staunch.otel
+
+        # A tracer that does nothing: the cost of the library's callbacks
+        # into Python; then OpenTelemetry's SDK with no exporter (no span
+        # processor), the spans made and dropped: what an application pays.
+        out["staunch hooks no-op"] = ("pool", hooked_pool(url, size, lambda ev: None))
+        out["staunch hooks otel-sdk"] = (
+            "pool",
+            hooked_pool(url, size, staunch.otel.Spans(tracer_provider=TracerProvider())),
+        )
     c = parse(url)
     from sqlalchemy.pool import QueuePool
 
@@ -588,6 +625,11 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=6, help="alternating rounds; the best is kept (default 6)")
     ap.add_argument("--json", help="write the results here too")
     ap.add_argument("--baseline", help="also run the staunch package source in this directory")
+    ap.add_argument(
+        "--hooks",
+        action="store_true",
+        help="also staunch with metrics (prometheus_client) and a tracer: a no-op one, OpenTelemetry's SDK",
+    )
     ap.add_argument("--where", action="store_true", help="then where the time of a checkout goes, per phase")
     ap.add_argument(
         "--only",
@@ -619,7 +661,7 @@ def main() -> int:
         if args.instructions:
             instructions(url)
             return 0
-        cs = contenders(url, 8, args.baseline) if args.only != "statements" else {}
+        cs = contenders(url, 8, args.baseline, args.hooks) if args.only != "statements" else {}
         ss = stmt_contenders(url) if args.only != "pool" else {}
         for conn, _ in ss.values():
             check_insert5(conn)
@@ -699,6 +741,10 @@ def report(results: dict, cpu: dict, groups: list) -> None:
         print(" connection each, best round. staunch: its default, interpolation; staunch server-prepared:")
         print(" interpolate_params=false; PyMySQL and mysqlclient: their defaults, interpolation; #20's target:")
         print(" staunch's default >= 1.0x the usual driver's.)")
+    if any(name.startswith("staunch hooks") for _, names in groups for name in names):
+        print("(staunch hooks no-op: a tracer that does nothing and a prometheus_client collector, scraped once;")
+        print(" staunch hooks otel-sdk: the same with staunch.otel.Spans over OpenTelemetry's SDK, no exporter.")
+        print(" Their staunch x - 1 is what observability costs; issue 47's target: <= 1.03x.)")
     print("(staunch x: staunch's rate / the contender's. CPU/op: this process's CPU time (every thread, not the")
     print(" server's) per operation, least over the rounds; CPU ratio: the contender's / staunch's, so above 1")
     print(" means staunch spends less. CPU is the steadier figure on a busy machine.)")

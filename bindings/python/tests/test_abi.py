@@ -55,7 +55,10 @@ def matches(ctype: str, pytype) -> bool:
         return pytype is detail
     if kind == "fnptr":
         return pytype in (F.EVENT_CALLBACK, F.TRACE_CALLBACK, F.FINALIZER)
-    # pointers: char* as c_char_p, void* as c_void_p / c_char_p, T* as POINTER(T)
+    # pointers: char* as c_char_p or POINTER(c_char) (text with a length, sliced),
+    # void* as c_void_p / c_char_p, T* as POINTER(T)
+    if detail == "char" and pytype is ctypes.POINTER(ctypes.c_char):
+        return True
     if detail in ("char", "void", "uint8_t"):
         return pytype in (ctypes.c_void_p, ctypes.c_char_p)
     inner = detail

@@ -154,6 +154,39 @@ def test_conf_txn(pool_factory):
         conn.cursor().execute("DROP TABLE t_txn")
 
 
+def _commits_and_rollbacks(admin) -> tuple:
+    """The server's Com_commit and Com_rollback (every session's: the
+    asking session's own statements are none of them)."""
+    cur = admin.cursor()
+    cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')")
+    got = {name: int(v) for name, v in cur.fetchall()}
+    return got["Com_commit"], got["Com_rollback"]
+
+
+def test_conf_readonly_return(pool_factory):
+    """The PEP 249 block (autocommit off) ends a transaction only where the
+    server says one is open: nothing for SELECT 1; a COMMIT per block for a
+    read of an InnoDB table, which opens one."""
+    admin = pool_factory(autocommit=True).connection()
+    admin.cursor().execute("CREATE TABLE IF NOT EXISTS t_readonly (v INT) ENGINE=InnoDB")
+    admin.cursor().execute("DELETE FROM t_readonly")
+    admin.cursor().execute("INSERT INTO t_readonly VALUES (1)")
+    pool = pool_factory("max_size=2")
+    try:
+        for sql, commits in (("SELECT 1", 0), ("SELECT v FROM t_readonly", 200)):
+            before = _commits_and_rollbacks(admin)
+            for _ in range(200):
+                with pool.connection() as conn:
+                    cur = conn.cursor()
+                    cur.execute(sql)
+                    assert cur.fetchall() == [(1,)]
+            after = _commits_and_rollbacks(admin)
+            assert (after[0] - before[0], after[1] - before[1]) == (commits, 0), sql
+    finally:
+        admin.cursor().execute("DROP TABLE t_readonly")
+        admin.close()
+
+
 def test_conf_threads(pool_factory):
     pool = pool_factory("max_size=4")
     errors = []

@@ -47,10 +47,20 @@ def conn(pool_factory):
         (None, "SELECT * FROM no_such_table", "ProgrammingError", 1146),
         (None, "SELECT no_such_column", "ProgrammingError", 1054),
         ("CREATE TEMPORARY TABLE e3 (n TINYINT)", "INSERT INTO e3 VALUES (1000)", "DataError", 1264),
+        ("CREATE TEMPORARY TABLE e4 (s VARCHAR(3))", "INSERT INTO e4 VALUES ('abcd')", "DataError", 1406),
+        # Numbers the library's table does not name: the SQLSTATE's class
+        # decides, then PyMySQL's rule (below 1000 internal, else operational).
+        (None, "SIGNAL SQLSTATE '23001' SET MYSQL_ERRNO = 30001", "IntegrityError", 30001),
+        (None, "SIGNAL SQLSTATE '0A001' SET MYSQL_ERRNO = 30002", "NotSupportedError", 30002),
+        (None, "SIGNAL SQLSTATE '45000'", "OperationalError", 1644),
+        (None, "SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 999", "InternalError", 999),
     ],
 )
 def test_error_mapping(conn, setup, sql, cls, errno):
+    """Each server error lands in the class of the library's category for it
+    (staunch_error_category): one table for every face."""
     cur = conn.cursor()
+    cur.execute("SET SESSION sql_mode = 'STRICT_ALL_TABLES'")
     if setup:
         cur.execute(setup)
     with pytest.raises(getattr(staunch, cls)) as ei:
@@ -351,7 +361,7 @@ def test_init_sql_of_the_url_or_a_keyword_is_kept_with_autocommit_off(pool_facto
                 cur.execute("SET @dirty = 1")  # the return resets the session
 
 
-def test_the_end_of_a_block_sends_commit_only_when_a_transaction_may_be_open(pool_factory):
+def test_the_end_of_a_block_sends_commit_only_when_the_server_says_a_transaction_is_open(pool_factory):
     # Com_commit counts the COMMIT statements the session ran.
     def commits(cur) -> int:
         cur.execute("SHOW SESSION STATUS LIKE 'Com_commit'")
@@ -363,15 +373,17 @@ def test_the_end_of_a_block_sends_commit_only_when_a_transaction_may_be_open(poo
     with pool.connection() as conn:
         cur = conn.cursor()
         c0 = commits(cur)
-        conn.commit()  # the SHOW ran under autocommit=0: COMMIT
-        conn.commit()  # nothing ran since: nothing sent
+        conn.commit()  # the SHOW opened no transaction (the server's status flags): nothing sent
         conn.rollback()
+        assert commits(cur) == c0
+        cur.execute("SELECT v FROM ec")  # a read of an InnoDB table under autocommit=0 opens one
+        conn.commit()
+        conn.commit()  # nothing ran since: nothing sent
         assert commits(cur) == c0 + 1
+        cur.execute("INSERT INTO ec VALUES (%s)", (1,))  # DML: COMMIT, and it holds
         conn.commit()
-        cur.execute("INSERT INTO ec VALUES (%s)", (1,))  # DML only: COMMIT, and it holds
-        conn.commit()
-        assert commits(cur) == c0 + 3
-        cur.execute("SELECT 1")  # under autocommit=0: a transaction the server reports in no packet
+        assert commits(cur) == c0 + 2
+        cur.execute("SELECT v FROM ec")  # a transaction open again
         conn.autocommit = True  # set through the property; the server commits, and the core knows
         c1 = commits(cur)
         conn.commit()  # nothing open: nothing sent

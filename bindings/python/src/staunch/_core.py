@@ -214,7 +214,7 @@ _TRACE_KINDS = {
 
 
 def _text_at(ptr, n: int):
-    return ctypes.string_at(ptr, n).decode("utf-8", "replace") if ptr else None
+    return ptr[:n].decode("utf-8", "replace") if ptr else None
 
 
 class TraceEvent:
@@ -258,9 +258,13 @@ class TraceEvent:
 # As the event sink: one C callback and one finalizer for every pool with a
 # tracer, alive as long as the module; user_data is a key into _tracers, whose
 # entry is [the tracer, the pool's id (set once it is open), whether a failure
-# of the tracer was logged]. Pools without a tracer register nothing (and so
-# cost nothing).
+# of the tracer was logged, the pool's name (once decoded), {connection id:
+# its server}]. Pools without a tracer register nothing (and so cost nothing).
 _tracers: dict = {}
+
+#: How many connections' servers an entry of _tracers keeps (then it starts
+#: again): a pool's connections come and go, each with a new id.
+_SERVERS_KEPT = 1024
 
 
 def _on_trace(ev_p, user_data):
@@ -270,13 +274,30 @@ def _on_trace(ev_p, user_data):
         if entry is None:
             return
         ev = ev_p.contents
+        # This runs four times a checkout: the pool's name and a connection's
+        # server never change, so each is decoded once, not at every event.
+        pool = entry[3]
+        if pool is None:
+            pool = entry[3] = _text_at(ev.pool, ev.pool_len)
+        server = ""
+        n = ev.server_len
+        if n:
+            servers = entry[4]
+            cid = ev.connection_id
+            server = servers.get(cid)
+            if server is None:
+                if len(servers) >= _SERVERS_KEPT:
+                    servers.clear()
+                server = servers[cid] = _text_at(ev.server, n) or ""
+        else:
+            cid = ev.connection_id
         entry[0](
             TraceEvent(
                 _TRACE_KINDS.get(ev.kind, "other"),
-                _text_at(ev.pool, ev.pool_len),
+                pool,
                 entry[1],
-                _text_at(ev.server, ev.server_len) or "",
-                ev.connection_id,
+                server,
+                cid,
                 _text_at(ev.statement, ev.statement_len),
                 ev.duration_us,
                 _text_at(ev.error, ev.error_len),
@@ -570,7 +591,7 @@ class Pool(_Handle):
                     raise
             if tracer is not None:
                 trace_key = next(_sink_ids)
-                _tracers[trace_key] = [tracer, 0, False]
+                _tracers[trace_key] = [tracer, 0, False, None, {}]
                 try:
                     _check(lib.staunch_options_set_tracer, opts, _C_ON_TRACE, trace_key, _C_ON_TRACE_FINAL)
                 except E.Error:
@@ -765,19 +786,10 @@ class Connection(_Handle):
         self._ptr = ptr
         self._pool_ref = pool
         self.messages: list = []
-        # A statement ran through a cursor since the last commit/rollback:
-        # under autocommit=0 a transaction is open (the core assumes the same
-        # from any statement there), so the end sends COMMIT without asking
-        # the core. Asking costs a C call of ~12k instructions even with the
-        # result struct reused: a with-block of DML is 140k with this flag,
-        # 152k asking (callgrind).
-        self._stmt_seen = False
-        # The session's autocommit as set through the property (None: the
-        # pool's); a SET autocommit in SQL is not seen (at worst a COMMIT is
-        # then sent for nothing).
-        self._autocommit = None
         # For the statement path (see _query): made at the first statement.
         self._cells = None
+        # For _txn_open: made at its first call.
+        self._state = None
 
     def _call(self, fn, *args):
         """A blocking statement call: interruptible by Ctrl-C on the main thread."""
@@ -842,18 +854,26 @@ class Connection(_Handle):
         _check(lib.staunch_conn_last_result, self._live(), byref(r))
         return r
 
-    def _in_transaction(self) -> bool:
-        """Whether a transaction may be open (no round trip), as the core
-        tracks it (under autocommit=0, any statement since the last end)."""
-        return bool(self._last_result().in_transaction)
-
-    def _may_end(self) -> bool:
-        # A statement ran without autocommit: a transaction is open (see
-        # _stmt_seen); otherwise the core's word.
-        auto = self._pool_ref.autocommit if self._autocommit is None else self._autocommit
-        if self._stmt_seen and not auto:
+    def _txn_open(self) -> bool:
+        """Whether a transaction is open, as the core knows it (no round
+        trip): from the server's status flags after each statement, so a
+        read that opened none (SELECT 1 under autocommit=0) leaves nothing
+        to end. The call goes through lib.raw with addresses kept from the
+        first one (a staunch_result buffer, the handle), which spares the
+        struct, byref and argument checks of a typed call. True when the
+        core cannot say (a streamed answer still holds the connection): the
+        COMMIT or ROLLBACK then reports what is wrong."""
+        t = self._state
+        if t is None:
+            r = F.staunch_result()
+            r.size = ctypes.sizeof(r)
+            flag = (ctypes.c_bool * ctypes.sizeof(r)).from_buffer(r)
+            t = self._state = (r, flag, ctypes.addressof(r), ctypes.cast(self._live(), ctypes.c_void_p).value)
+        if self._ptr is None:
+            self._live()  # raises
+        if lib.raw.staunch_conn_last_result(t[3], t[2], None):
             return True
-        return self._in_transaction()
+        return t[1][_IN_TRANSACTION]
 
     # -- PEP 249
 
@@ -863,15 +883,13 @@ class Connection(_Handle):
 
     def commit(self) -> None:
         """Commits the transaction (nothing is sent when none is open)."""
-        if self._may_end():
+        if self._txn_open():
             self._call(lib.staunch_conn_commit)
-        self._stmt_seen = False
 
     def rollback(self) -> None:
         """Rolls the transaction back (nothing is sent when none is open)."""
-        if self._may_end():
+        if self._txn_open():
             self._call(lib.staunch_conn_rollback)
-        self._stmt_seen = False
 
     def _free(self, ptr) -> None:
         # Back to its pool: what was not committed is rolled back there.
@@ -905,7 +923,6 @@ class Connection(_Handle):
             self._call(
                 lib.staunch_conn_execute, b"SET autocommit=1" if value else b"SET autocommit=0", None, 0, None, None
             )
-        self._autocommit = value
 
     def get_autocommit(self) -> bool:
         return self.autocommit
@@ -963,6 +980,9 @@ class Connection(_Handle):
         finally:
             self.close()
 
+
+#: The byte offset of staunch_result's in_transaction (see Connection._txn_open).
+_IN_TRANSACTION = F.staunch_result.in_transaction.offset
 
 _ISOLATION = {
     "READ UNCOMMITTED": F.ISOLATION_READ_UNCOMMITTED,
@@ -1200,7 +1220,6 @@ class Cursor(_Handle):
         # read as text; cached by the connection). Text otherwise.
         if not values and not (conn._pool_ref.prepare_selects and _prepared_select(sql)):
             flags |= F.QUERY_TEXT
-        conn._stmt_seen = True
         try:
             out, batch = conn._query(raw, params, len(values), flags, recycle)
         except E.Error as e:

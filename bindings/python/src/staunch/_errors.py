@@ -127,40 +127,17 @@ class BrokenConnection(OperationalError):
     """The connection broke during an earlier statement: get another one."""
 
 
-_INTEGRITY = {1022, 1048, 1062, 1169, 1216, 1217, 1364, 1451, 1452, 1557, 1586, 3819, 4025}
-_PROGRAMMING = {
-    1049,
-    1052,
-    1054,
-    1064,
-    1102,
-    1103,
-    1110,
-    1113,
-    1117,
-    1146,
-    1149,
-    1166,
-    1171,
-    1222,
-    1247,
-    1248,
-    1295,
-    1305,
-    1318,
-    1327,
-    1353,
-    1630,
-    1065,
-    1109,
-    1060,
-    1061,
-    1050,
-    1051,
-    1091,
+# The library's category of a server error (one table in the core, the union
+# of PyMySQL's and Connector/J's choices) as PEP 249's classes. Categories
+# PEP 249 does not tell apart (access, connection, rollback, timeout,
+# transient) and any added later are OperationalError, as in PyMySQL.
+_CATEGORY = {
+    F.CATEGORY_INTEGRITY: IntegrityError,
+    F.CATEGORY_PROGRAMMING: ProgrammingError,
+    F.CATEGORY_DATA: DataError,
+    F.CATEGORY_NOT_SUPPORTED: NotSupportedError,
+    F.CATEGORY_INTERNAL: InternalError,
 }
-_DATA = {1264, 1265, 1292, 1366, 1367, 1406, 1411, 1416, 1441, 1690, 1365, 4078}
-_NOT_SUPPORTED = {1235, 1289, 1178}
 
 _STATUS = {
     F.NULL_ARGUMENT: InterfaceError,
@@ -201,18 +178,11 @@ def _status_name(status: int) -> str:
     return _lib.staunch_status_name(status).decode()
 
 
-def class_for(status: int, errno: int) -> type:
-    """The exception class for a C status and a MySQL error number."""
+def class_for(status: int, category: int = F.CATEGORY_NONE) -> type:
+    """The exception class for a C status and the library's category of the
+    server's error (``staunch_error_category``)."""
     if status == F.SERVER_ERROR:
-        if errno in _INTEGRITY:
-            return IntegrityError
-        if errno in _PROGRAMMING:
-            return ProgrammingError
-        if errno in _DATA:
-            return DataError
-        if errno in _NOT_SUPPORTED:
-            return NotSupportedError
-        return OperationalError  # as PyMySQL: lock waits, deadlocks, unknown numbers
+        return _CATEGORY.get(category, OperationalError)
     cls = _STATUS.get(status)
     if cls is not None:
         return cls
@@ -233,8 +203,9 @@ def from_error(status: int, err) -> Error:
             msg = lib.staunch_error_message(err).decode("utf-8", "replace")
             errno = lib.staunch_error_server_code(err)
             sqlstate = (lib.staunch_error_sqlstate(err) or b"").decode("ascii", "replace")
+            category = lib.staunch_error_category(err)
         finally:
             lib.staunch_error_free(err)
     else:
-        msg, errno, sqlstate = _status_name(status), 0, ""
-    return class_for(status, errno)(errno, msg, sqlstate=sqlstate, status=status)
+        msg, errno, sqlstate, category = _status_name(status), 0, "", F.CATEGORY_NONE
+    return class_for(status, category)(errno, msg, sqlstate=sqlstate, status=status)

@@ -16,6 +16,7 @@ from ctypes import (
     POINTER,
     Structure,
     c_bool,
+    c_char,
     c_char_p,
     c_double,
     c_int64,
@@ -29,11 +30,11 @@ from ctypes import (
 
 #: The ABI major version this package speaks, and the least minor it needs.
 ABI_MAJOR = 1
-# 1.8: staunch_options_set_default, the knob autocommit; 1.7: staunch_pool_metrics, _name,
+# 1.9: staunch_error_category; 1.8: staunch_options_set_default, the knob autocommit; 1.7: staunch_pool_metrics, _name,
 # _leak_threshold_ms, staunch_conn_set_borrower_stack,
 # staunch_options_set_tracer; 1.4: staunch_conn_query_batch, staunch_rows_column_infos
 # (1.1: staunch_param_decimal, staunch_rows_column_types)
-ABI_MINOR = 8
+ABI_MINOR = 9
 
 status_t = c_uint32
 
@@ -146,18 +147,21 @@ class staunch_event(Structure):
 
 class staunch_trace_event(Structure):
     # Strings are pointer and length (no NUL), valid only during the callback.
+    # Pointers to char, not c_void_p: slicing one (ptr[:n]) copies the bytes
+    # in C, where ctypes.string_at is a foreign call of its own (several
+    # times dearer, and this runs four times a checkout).
     _fields_ = [
         ("kind", c_uint32),
         ("error_code", c_uint32),
-        ("pool", c_void_p),
+        ("pool", POINTER(c_char)),
         ("pool_len", c_size_t),
-        ("server", c_void_p),
+        ("server", POINTER(c_char)),
         ("server_len", c_size_t),
         ("connection_id", c_uint64),
-        ("statement", c_void_p),
+        ("statement", POINTER(c_char)),
         ("statement_len", c_size_t),
         ("duration_us", c_uint64),
-        ("error", c_void_p),
+        ("error", POINTER(c_char)),
         ("error_len", c_size_t),
     ]
 
@@ -253,6 +257,7 @@ SIGNATURES = {
     "staunch_error_message": (c_char_p, [P(staunch_error)]),
     "staunch_error_server_code": (c_uint32, [P(staunch_error)]),
     "staunch_error_sqlstate": (c_char_p, [P(staunch_error)]),
+    "staunch_error_category": (c_uint32, [P(staunch_error)]),
     "staunch_error_free": (None, [P(staunch_error)]),
     "staunch_status_name": (c_char_p, [status_t]),
     "staunch_options_new": (status_t, [P(P(staunch_options)), ERR]),
@@ -369,6 +374,20 @@ CONFLICT = 306
 INTERNAL = 900
 PANIC = 901
 
+# What kind of failure a server error is (staunch_error_category).
+CATEGORY_NONE = 0
+CATEGORY_INTEGRITY = 1
+CATEGORY_PROGRAMMING = 2
+CATEGORY_DATA = 3
+CATEGORY_NOT_SUPPORTED = 4
+CATEGORY_OPERATIONAL = 5
+CATEGORY_INTERNAL = 6
+CATEGORY_ACCESS = 7
+CATEGORY_CONNECTION = 8
+CATEGORY_ROLLBACK = 9
+CATEGORY_TIMEOUT = 10
+CATEGORY_TRANSIENT = 11
+
 PARAM_NULL = 0
 PARAM_INT64 = 1
 PARAM_UINT64 = 2
@@ -421,6 +440,7 @@ NEVER_BLOCK = {
     "staunch_error_message",
     "staunch_error_server_code",
     "staunch_error_sqlstate",
+    "staunch_error_category",
     "staunch_error_free",
     "staunch_status_name",
     "staunch_options_new",

@@ -36,6 +36,12 @@ JNIEXPORT jlong JNICALL Java_dev_staunch_internal_Jni_error_1sqlstate(JNIEnv *en
     return (jlong)(intptr_t)FN.staunch_error_sqlstate(P(a0));
 }
 
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_error_1category(JNIEnv *env, jclass cls, jlong a0) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_error_category(P(a0));
+}
+
 JNIEXPORT void JNICALL Java_dev_staunch_internal_Jni_error_1free(JNIEnv *env, jclass cls, jlong a0) {
     (void)env;
     (void)cls;
@@ -262,6 +268,18 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1count_1params(JNIEnv 
     (void)env;
     (void)cls;
     return (jint)FN.staunch_conn_count_params(P(a0), P(a1), P(a2), P(a3));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1param_1offsets(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3, jlong a4, jlong a5) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_conn_param_offsets(P(a0), P(a1), P(a2), a3, P(a4), P(a5));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_url_1userinfo_1end(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_url_userinfo_end(P(a0), P(a1), P(a2));
 }
 
 JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1begin(JNIEnv *env, jclass cls, jlong a0, jlong a1) {

@@ -7,6 +7,7 @@
     X(staunch_error_status) \
     X(staunch_error_server_code) \
     X(staunch_error_sqlstate) \
+    X(staunch_error_category) \
     X(staunch_error_free) \
     X(staunch_status_name) \
     X(staunch_options_new) \
@@ -45,6 +46,8 @@
     X(staunch_conn_query) \
     X(staunch_conn_query_ex) \
     X(staunch_conn_count_params) \
+    X(staunch_conn_param_offsets) \
+    X(staunch_url_userinfo_end) \
     X(staunch_conn_begin) \
     X(staunch_conn_begin_ex) \
     X(staunch_conn_commit) \

@@ -6,6 +6,7 @@ import dev.staunch.internal.Cleanup;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
 import dev.staunch.internal.Params;
+import dev.staunch.internal.Utf8;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.Objects;
@@ -247,6 +248,47 @@ public final class Conn implements AutoCloseable {
         }
     }
 
+    /**
+     * Where the {@code ?} placeholders of {@code sql} are (char indexes into {@code sql}, in order), by the scanner
+     * and rules of {@link #countParams}, in one native call. Round trips as for {@link #countParams}.
+     */
+    public int[] placeholders(String sql) {
+        Objects.requireNonNull(sql, "sql");
+        int cap = 0;
+        for (int i = sql.indexOf('?'); i >= 0; i = sql.indexOf('?', i + 1)) {
+            cap++;
+        }
+        enter();
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Mem.Seg text = a.allocateFrom(sql);
+            Mem.Seg count = a.allocate(8);
+            while (true) {
+                Mem.Seg offsets = a.allocate(8L * Math.max(1, cap));
+                Call.check(Native.conn_param_offsets(handle, text.address(), offsets.address(), cap,
+                        count.address(), err.address()), err);
+                int n = Math.toIntExact(count.getLong(0));
+                if (n <= cap) {
+                    long[] bytes = new long[n];
+                    for (int i = 0; i < n; i++) {
+                        bytes[i] = offsets.getLong(8L * i);
+                    }
+                    int[] at = Utf8.charIndexes(sql, bytes);
+                    for (int i = 0; i < n; i++) {
+                        if (at[i] < 0 || sql.charAt(at[i]) != '?') {
+                            throw new StaunchException(Status.INTERNAL, "placeholder offset " + bytes[i]
+                                    + " is not a ? of the statement", 0, "");
+                        }
+                    }
+                    return at;
+                }
+                cap = n; // more than the '?' chars: only if UTF-8 made a '?' of an unpaired surrogate
+            }
+        } finally {
+            exit();
+        }
+    }
+
     private interface Simple {
         int call(long handle, long err);
     }
@@ -287,6 +329,36 @@ public final class Conn implements AutoCloseable {
 
     public void commit() {
         simple(Native::conn_commit);
+    }
+
+    /**
+     * Whether a transaction is open in the session, as the library last saw
+     * it (no round trip): from the server's status flags after each text
+     * statement on a plain connection, so a read that opened none (
+     * {@code SELECT 1} under autocommit=0) leaves nothing to commit; taken as
+     * open after any statement under autocommit=0 where the library cannot
+     * see the flags (TLS, prepared statements).
+     */
+    public boolean transactionOpen() {
+        return sessionFlag(Abi.R_IN_TXN);
+    }
+
+    /** Whether {@code autocommit} is on in the session, as the library last saw it (no round trip). */
+    public boolean sessionAutocommit() {
+        return sessionFlag(Abi.R_AUTOCOMMIT);
+    }
+
+    private boolean sessionFlag(long offset) {
+        enter();
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Mem.Seg r = a.allocate(Abi.RESULT_SIZE);
+            r.putLong(0, Abi.RESULT_SIZE);
+            Call.check(Native.conn_last_result(handle, r.address(), err.address()), err);
+            return r.getBoolean(offset);
+        } finally {
+            exit();
+        }
     }
 
     public void rollback() {

@@ -12,12 +12,19 @@ public class StaunchException extends RuntimeException {
     private final int status;
     private final int serverCode;
     private final String sqlState;
+    private final int category;
 
     public StaunchException(int status, String message, int serverCode, String sqlState) {
+        this(status, message, serverCode, sqlState, Category.NONE);
+    }
+
+    /** With the library's {@link Category} of the server's error. */
+    public StaunchException(int status, String message, int serverCode, String sqlState, int category) {
         super(message);
         this.status = status;
         this.serverCode = serverCode;
         this.sqlState = sqlState == null ? "" : sqlState;
+        this.category = category;
     }
 
     /** The status code, one of the {@link Status} constants (or a newer one in the same range). */
@@ -38,6 +45,14 @@ public class StaunchException extends RuntimeException {
     /** The server's SQLSTATE ("23000", ...), "" if none. */
     public String sqlState() {
         return sqlState;
+    }
+
+    /**
+     * What kind of failure the server's error is, one of the {@link Category} constants (or a newer one, which
+     * is operational); {@link Category#NONE} when the error did not come from the server.
+     */
+    public int category() {
+        return category;
     }
 
     /** True for a get that timed out (exhausted or unreachable). */

@@ -124,4 +124,32 @@ class ValuesConformanceTest {
             }
         }
     }
+
+    /**
+     * Conn.placeholders gives every placeholder's char index in one native call (staunch_conn_param_offsets): no
+     * {@code ?} inside a string, a comment or backticks; NO_BACKSLASH_ESCAPES ends a string at its quote;
+     * ANSI_QUOTES makes {@code "..."} an identifier; text before a placeholder that is not ASCII (two-byte,
+     * three-byte, a surrogate pair) moves the byte offsets but not the char indexes.
+     */
+    @Test
+    void placeholders_in_one_call() {
+        try (Pool pool = Staunch.open(Env.url(WAYS[0])); Conn c = pool.get(Duration.ofSeconds(5))) {
+            String plain = "SELECT ?, '?', `a?`, \"b?\" /* ? */, ? # ?\n, ? -- ?\n";
+            String backslash = "SELECT 'C:\\', ?, 'why?'";
+            String wide = "SELECT '\u00e9\u20ac\ud83d\ude00?', ?, `\u00e9?` /* \u20ac? */, ?";
+            c.execute("SET SESSION sql_mode = ''");
+            assertArrayEquals(new int[] {7, 35, 43}, c.placeholders(plain));
+            assertArrayEquals(new int[] {21}, c.placeholders(backslash));
+            assertArrayEquals(new int[] {"SELECT '\u00e9\u20ac\ud83d\ude00?', ".length(), wide.length() - 1},
+                    c.placeholders(wide));
+            assertArrayEquals(new int[] {}, c.placeholders("SELECT \"a\\\" ?"));
+            assertArrayEquals(new int[] {}, c.placeholders("SELECT 1"));
+            c.execute("SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'");
+            assertArrayEquals(new int[] {14}, c.placeholders(backslash));
+            assertArrayEquals(new int[] {7, 35, 43}, c.placeholders(plain));
+            c.execute("SET SESSION sql_mode = 'ANSI_QUOTES'");
+            assertArrayEquals(new int[] {12}, c.placeholders("SELECT \"a\\\" ?"));
+            assertArrayEquals(new int[] {7, 25}, c.placeholders("SELECT ? AS \"a?\", 'x\"?', ?"));
+        }
+    }
 }

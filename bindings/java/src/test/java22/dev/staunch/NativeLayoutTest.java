@@ -124,6 +124,9 @@ class NativeLayoutTest {
                 want.put("STAUNCH_" + f.getName(), f.getInt(null));
             }
         }
+        for (var f : dev.staunch.Category.class.getFields()) {
+            want.put("STAUNCH_CATEGORY_" + f.getName(), f.getInt(null));
+        }
         want.put("STAUNCH_QUERY_STREAM", Abi.QUERY_STREAM);
         want.put("STAUNCH_QUERY_TEXT", Abi.QUERY_TEXT);
         want.put("STAUNCH_PARAM_TIME", dev.staunch.internal.Params.TIME);
@@ -158,6 +161,6 @@ class NativeLayoutTest {
                 n++;
             }
         }
-        assertEquals(70, n, "handles declared");
+        assertEquals(73, n, "handles declared");
     }
 }

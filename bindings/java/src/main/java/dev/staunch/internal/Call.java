@@ -22,7 +22,7 @@ public final class Call {
             String msg = Native.string(Native.error_message(err));
             int code = Native.error_server_code(err);
             String state = Native.string(Native.error_sqlstate(err));
-            return new StaunchException(status, msg, code, state);
+            return new StaunchException(status, msg, code, state, Native.error_category(err));
         } finally {
             Native.error_free(err);
         }

@@ -55,6 +55,7 @@ public final class Jni {
     public static native int error_status(long a0);
     public static native int error_server_code(long a0);
     public static native long error_sqlstate(long a0);
+    public static native int error_category(long a0);
     public static native void error_free(long a0);
     public static native long status_name(int a0);
     public static native int options_new(long a0, long a1);
@@ -93,6 +94,8 @@ public final class Jni {
     public static native int conn_query(long a0, long a1, long a2, long a3, long a4, long a5);
     public static native int conn_query_ex(long a0, long a1, long a2, long a3, int a4, long a5, long a6);
     public static native int conn_count_params(long a0, long a1, long a2, long a3);
+    public static native int conn_param_offsets(long a0, long a1, long a2, long a3, long a4, long a5);
+    public static native int url_userinfo_end(long a0, long a1, long a2);
     public static native int conn_begin(long a0, long a1);
     public static native int conn_begin_ex(long a0, long a1, long a2);
     public static native int conn_commit(long a0, long a1);

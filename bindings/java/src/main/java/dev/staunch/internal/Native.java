@@ -247,6 +247,10 @@ public final class Native {
         return Jni.error_sqlstate(a0);
     }
 
+    public static int error_category(long a0) {
+        return Jni.error_category(a0);
+    }
+
     public static void error_free(long a0) {
         Jni.error_free(a0);
     }
@@ -397,6 +401,14 @@ public final class Native {
 
     public static int conn_count_params(long a0, long a1, long a2, long a3) {
         return Jni.conn_count_params(a0, a1, a2, a3);
+    }
+
+    public static int conn_param_offsets(long a0, long a1, long a2, long a3, long a4, long a5) {
+        return Jni.conn_param_offsets(a0, a1, a2, a3, a4, a5);
+    }
+
+    public static int url_userinfo_end(long a0, long a1, long a2) {
+        return Jni.url_userinfo_end(a0, a1, a2);
     }
 
     public static int conn_begin(long a0, long a1) {

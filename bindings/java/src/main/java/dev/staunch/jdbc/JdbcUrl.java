@@ -1,5 +1,9 @@
 package dev.staunch.jdbc;
 
+import dev.staunch.internal.Call;
+import dev.staunch.internal.Mem;
+import dev.staunch.internal.Native;
+import dev.staunch.internal.Utf8;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
@@ -321,24 +325,19 @@ public final class JdbcUrl {
     }
 
     /**
-     * Where the user-info ends in {@code host...} text after {@code ://}: the first '@' after which the text
-     * reads as hosts (letters, digits, {@code . - _ [ ] :} and commas) and a database without '@'; failing
-     * that the last '@' (hiding more than the password, never less); -1 when there is none.
+     * Where the user-info ends in the text after {@code ://} (the char index of its '@', -1 when there is
+     * none), as the library's URL parser finds it (staunch_url_userinfo_end): one rule for every face, whatever
+     * the password holds.
      */
     static int userinfoEnd(String rest) {
-        int last = rest.lastIndexOf('@');
-        for (int at = rest.indexOf('@'); at >= 0; at = rest.indexOf('@', at + 1)) {
-            String after = rest.substring(at + 1);
-            int q = after.indexOf('?');
-            String main = q >= 0 ? after.substring(0, q) : after;
-            int slash = main.indexOf('/');
-            String hosts = slash >= 0 ? main.substring(0, slash) : main;
-            String path = slash >= 0 ? main.substring(slash + 1) : "";
-            if (hosts.matches("[A-Za-z0-9._\\-\\[\\]:,]*") && !path.contains("@")) {
-                return at;
-            }
+        Native.check(); // loads the library before Mem touches it (JNI path)
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg err = a.errSlot();
+            Mem.Seg at = a.allocate(8);
+            Call.check(Native.url_userinfo_end(a.allocateFrom(rest).address(), at.address(), err.address()), err);
+            long b = at.getLong(0);
+            return b == -1L ? -1 : Utf8.charIndexes(rest, new long[] {b})[0];
         }
-        return last;
     }
 
     private static long millis(String k, String v) throws SQLException {

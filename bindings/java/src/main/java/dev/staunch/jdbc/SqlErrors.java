@@ -1,9 +1,11 @@
 package dev.staunch.jdbc;
 
+import dev.staunch.Category;
 import dev.staunch.StaunchException;
 import dev.staunch.Status;
 import java.sql.SQLDataException;
 import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLIntegrityConstraintViolationException;
 import java.sql.SQLInvalidAuthorizationSpecException;
 import java.sql.SQLNonTransientConnectionException;
@@ -41,7 +43,7 @@ public final class SqlErrors {
         SQLException r;
         switch (e.status()) {
             case Status.SERVER_ERROR:
-                r = server(msg, state, code);
+                r = server(msg, state, code, e.category());
                 break;
             case Status.CONFLICT:
                 r = new SQLTransactionRollbackException(msg, or(state, "40001"), code);
@@ -105,33 +107,30 @@ public final class SqlErrors {
         return a != null ? a : b;
     }
 
-    private static SQLException server(String msg, String state, int code) {
-        String cls = state == null || state.length() < 2 ? "" : state.substring(0, 2);
-        if (code == 1062 || code == 1586 || code == 1451 || code == 1452 || code == 1048 || cls.equals("23")) {
-            return new SQLIntegrityConstraintViolationException(msg, or(state, "23000"), code);
+    /** A server error as the JDBC class of the library's category for it (one table, in the core). */
+    private static SQLException server(String msg, String state, int code, int category) {
+        switch (category) {
+            case Category.INTEGRITY:
+                return new SQLIntegrityConstraintViolationException(msg, or(state, "23000"), code);
+            case Category.PROGRAMMING:
+                return new SQLSyntaxErrorException(msg, or(state, "42000"), code);
+            case Category.DATA:
+                return new SQLDataException(msg, or(state, "22000"), code);
+            case Category.NOT_SUPPORTED:
+                return new SQLFeatureNotSupportedException(msg, or(state, "0A000"), code);
+            case Category.ACCESS:
+                return new SQLInvalidAuthorizationSpecException(msg, or(state, "28000"), code);
+            case Category.CONNECTION:
+                return new SQLNonTransientConnectionException(msg, or(state, "08000"), code);
+            case Category.ROLLBACK:
+                return new SQLTransactionRollbackException(msg, or(state, "40001"), code);
+            case Category.TIMEOUT:
+                return new SQLTimeoutException(msg, or(state, "70100"), code);
+            case Category.TRANSIENT:
+                return new SQLTransientException(msg, or(state, "HY000"), code);
+            default:
+                return new SQLException(msg, or(state, "HY000"), code);
         }
-        if (code == 1213 || cls.equals("40")) {
-            return new SQLTransactionRollbackException(msg, or(state, "40001"), code);
-        }
-        if (code == 1205) { // lock wait timeout: worth a retry
-            return new SQLTransientException(msg, or(state, "HY000"), code);
-        }
-        if (code == 1969 || code == 3024) { // max_statement_time / max_execution_time
-            return new SQLTimeoutException(msg, or(state, "70100"), code);
-        }
-        if (cls.equals("42")) {
-            return new SQLSyntaxErrorException(msg, state, code);
-        }
-        if (cls.equals("22")) {
-            return new SQLDataException(msg, state, code);
-        }
-        if (cls.equals("08")) {
-            return new SQLNonTransientConnectionException(msg, state, code);
-        }
-        if (cls.equals("28")) {
-            return new SQLInvalidAuthorizationSpecException(msg, state, code);
-        }
-        return new SQLException(msg, or(state, "HY000"), code);
     }
 
     /** A bad argument (from this binding's own checks) as a SQLException. */

@@ -30,12 +30,18 @@ import java.util.concurrent.Executor;
  * returns it to the pool (staunch rolls back a transaction left open and
  * resets a changed session before anyone else gets it).
  *
- * <p>autoCommit, isolation and read-only live in this object, not in the
- * session: with autoCommit off, the first statement starts a transaction with
- * the connection's isolation level and read-only flag ({@code START
- * TRANSACTION [READ ONLY]}, the level for that transaction only), so nothing
- * leaks to the next borrower. With autoCommit on, each statement is its own
- * transaction at the server's level (read-only is then a hint, as JDBC allows).
+ * <p>autoCommit off is the session's {@code autocommit=0} (the pool's, when the
+ * data source's autoCommit is off; else set at the first statement after
+ * {@code setAutoCommit(false)}, and the session is reset on return), so the
+ * server opens a transaction only where a statement needs one; with an
+ * isolation level or read-only set, the first statement starts one instead,
+ * with them ({@code START TRANSACTION [READ ONLY]}, the level for that
+ * transaction only), so nothing leaks to the next borrower. Whether a
+ * transaction is open is the library's word ({@link Conn#transactionOpen()}):
+ * {@link #commit()} and {@link #rollback()} send nothing when none is, so a
+ * read-only block costs no COMMIT. With autoCommit on, each statement is its
+ * own transaction at the server's level (read-only is then a hint, as JDBC
+ * allows).
  */
 public class StaunchConnection extends UnsupportedConnection {
     private final StaunchDataSource ds;
@@ -45,7 +51,8 @@ public class StaunchConnection extends UnsupportedConnection {
     private boolean readOnly;
     private int isolation; // -1: the server's default
     private String catalog;
-    private boolean txnOpen;
+    /** The session's autocommit may differ from autoCommit: compared before the next statement. */
+    private boolean autocommitUnchecked = true;
     private int networkTimeoutMs;
     /** What staunch_conn_set_timeout was last told: -1 the pool's query_timeout. */
     private int currentLimitMs = -1;
@@ -107,29 +114,29 @@ public class StaunchConnection extends UnsupportedConnection {
     }
 
     /**
-     * Where the {@code ?} placeholders of {@code sql} are (char indexes), by
-     * the same scanner as {@link #countParams}: a {@code ?} is a placeholder
-     * when the text up to and including it counts one more than the
-     * placeholders before it (the scanner reads left to right, and a cut
-     * after a {@code ?} changes nothing before it). No round trip but the one
-     * {@link #countParams} may make.
+     * Where the {@code ?} placeholders of {@code sql} are (char indexes), by the same scanner as
+     * {@link #countParams}, in one native call.
      */
     List<Integer> placeholders(String sql) throws SQLException {
-        int total = countParams(sql);
-        List<Integer> at = new ArrayList<>(total);
-        for (int i = sql.indexOf('?'); i >= 0 && at.size() < total; i = sql.indexOf('?', i + 1)) {
-            if (countParams(sql.substring(0, i + 1)) > at.size()) {
-                at.add(i);
+        open();
+        notStreaming();
+        try {
+            int[] at = conn.placeholders(sql);
+            List<Integer> out = new ArrayList<>(at.length);
+            for (int i : at) {
+                out.add(i);
             }
+            return out;
+        } catch (StaunchException e) {
+            throw SqlErrors.of(e);
         }
-        if (at.size() != total) {
-            throw new SQLNonTransientException("cannot place the " + total + " placeholders of the statement (found "
-                    + at.size() + ")", "HY000");
-        }
-        return at;
     }
 
-    /** Before a statement: start the transaction autoCommit=false implies, and set the statement's time limit. */
+    /**
+     * Before a statement: the session's autocommit as autoCommit says, the
+     * transaction an isolation level or read-only asks for, and the
+     * statement's time limit.
+     */
     void beforeStatement(int queryTimeoutSeconds) throws SQLException {
         open();
         notStreaming();
@@ -140,27 +147,17 @@ public class StaunchConnection extends UnsupportedConnection {
                 conn.setTimeout(want < 0 ? null : Duration.ofMillis(want));
                 currentLimitMs = want;
             }
-            if (!autoCommit && !txnOpen) {
-                begin();
+            if (autocommitUnchecked) {
+                if (autoCommit != conn.sessionAutocommit()) {
+                    conn.execute(autoCommit ? "SET autocommit=1" : "SET autocommit=0");
+                }
+                autocommitUnchecked = false;
+            }
+            if (!autoCommit && (isolation >= 0 || readOnly) && !conn.transactionOpen()) {
+                conn.begin(isolation(isolation), readOnly);
             }
         } catch (StaunchException e) {
             throw SqlErrors.of(e);
-        }
-    }
-
-    private void begin() {
-        if (isolation < 0 && !readOnly) {
-            conn.begin();
-        } else {
-            conn.begin(isolation(isolation), readOnly);
-        }
-        txnOpen = true;
-    }
-
-    /** After an execute: keep the Java view in step if the SQL itself committed or began. */
-    void afterExecute(Conn.Result r) {
-        if (!autoCommit) {
-            txnOpen = r.inTransaction();
         }
     }
 
@@ -296,9 +293,10 @@ public class StaunchConnection extends UnsupportedConnection {
     @Override
     public void setAutoCommit(boolean on) throws SQLException {
         open();
-        if (on && !autoCommit && txnOpen) {
+        if (on && !autoCommit) {
             commit(); // JDBC: switching autocommit on commits the open transaction
         }
+        autocommitUnchecked |= on != autoCommit;
         autoCommit = on;
     }
 
@@ -311,28 +309,26 @@ public class StaunchConnection extends UnsupportedConnection {
     @Override
     public void commit() throws SQLException {
         open();
-        if (txnOpen) {
-            try {
+        notStreaming();
+        try {
+            if (conn.transactionOpen()) {
                 conn.commit();
-            } catch (StaunchException e) {
-                throw SqlErrors.of(e);
-            } finally {
-                txnOpen = false;
             }
+        } catch (StaunchException e) {
+            throw SqlErrors.of(e);
         }
     }
 
     @Override
     public void rollback() throws SQLException {
         open();
-        if (txnOpen) {
-            try {
+        notStreaming();
+        try {
+            if (conn.transactionOpen()) {
                 conn.rollback();
-            } catch (StaunchException e) {
-                throw SqlErrors.of(e);
-            } finally {
-                txnOpen = false;
             }
+        } catch (StaunchException e) {
+            throw SqlErrors.of(e);
         }
     }
 
@@ -447,10 +443,19 @@ public class StaunchConnection extends UnsupportedConnection {
         if (!(sp instanceof StaunchSavepoint)) {
             throw new SQLNonTransientException("not a savepoint of this connection: " + sp, "3B001");
         }
-        if (autoCommit || !txnOpen) {
+        if (autoCommit || !transactionOpen()) {
             throw new SQLNonTransientException("no transaction is open: its savepoints are gone", "3B001");
         }
         return (StaunchSavepoint) sp;
+    }
+
+    /** Whether a transaction is open, as the library says. */
+    private boolean transactionOpen() throws SQLException {
+        try {
+            return conn.transactionOpen();
+        } catch (StaunchException e) {
+            throw SqlErrors.of(e);
+        }
     }
 
     @Override

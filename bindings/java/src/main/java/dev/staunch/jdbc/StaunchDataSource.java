@@ -350,9 +350,14 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
             knobs.forEach(b::knob);
             // Defaults the library applies only to knobs the user does not give (useServerPrepStmts,
             // a property, setKnob, or the knob in a mysql:// URL): Connector/J's client-side
-            // interpolation (useServerPrepStmts=false), and poolName as the library pool's name (its
-            // metrics).
+            // interpolation (useServerPrepStmts=false), poolName as the library pool's name (its
+            // metrics), and autoCommit as the sessions' autocommit.
             b.defaultKnob("interpolate_params", "true");
+            // Sessions born as the connections' autoCommit wants them: no SET (and no reset on
+            // return) for each borrow (see StaunchConnection).
+            if (!autoCommit) {
+                b.defaultKnob("autocommit", "false");
+            }
             if (poolName != null) {
                 b.defaultKnob("pool_name", poolName);
             }

@@ -66,7 +66,6 @@ public class StaunchStatement extends UnsupportedStatement {
         try {
             if (mode == Mode.UPDATE) {
                 Conn.Result r = params == null ? c.execute(sql) : c.execute(sql, params);
-                connection.afterExecute(r);
                 updateCount = r.affectedRows();
                 noteKeys(r.lastInsertId(), r.affectedRows());
                 return false;

@@ -322,6 +322,7 @@ public final class Native {
     public static final MethodHandle error_status = h("staunch_error_status", FunctionDescriptor.of(JAVA_INT, PTR), CRITICAL);
     public static final MethodHandle error_server_code = h("staunch_error_server_code", FunctionDescriptor.of(JAVA_INT, PTR), CRITICAL);
     public static final MethodHandle error_sqlstate = h("staunch_error_sqlstate", FunctionDescriptor.of(PTR, PTR), CRITICAL);
+    public static final MethodHandle error_category = h("staunch_error_category", FunctionDescriptor.of(JAVA_INT, PTR), CRITICAL);
     public static final MethodHandle error_free = h("staunch_error_free", FunctionDescriptor.ofVoid(PTR), CRITICAL);
     public static final MethodHandle status_name = h("staunch_status_name", FunctionDescriptor.of(PTR, JAVA_INT), CRITICAL);
 
@@ -374,6 +375,9 @@ public final class Native {
             st(PTR, PTR, PTR, SIZE_T, JAVA_INT, PTR, PTR));
     public static final MethodHandle conn_count_params = h("staunch_conn_count_params",
             st(PTR, PTR, PTR, PTR));
+    public static final MethodHandle conn_param_offsets = h("staunch_conn_param_offsets",
+            st(PTR, PTR, PTR, SIZE_T, PTR, PTR));
+    public static final MethodHandle url_userinfo_end = h("staunch_url_userinfo_end", st(PTR, PTR, PTR), CRITICAL);
     public static final MethodHandle conn_begin = h("staunch_conn_begin", st(PTR, PTR));
     public static final MethodHandle conn_begin_ex = h("staunch_conn_begin_ex", st(PTR, PTR, PTR));
     public static final MethodHandle conn_commit = h("staunch_conn_commit", st(PTR, PTR));
@@ -597,6 +601,14 @@ public final class Native {
     public static long error_sqlstate(long a0) {
         try {
             return (long) error_sqlstate.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int error_category(long a0) {
+        try {
+            return (int) error_category.invokeExact(a0);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -901,6 +913,22 @@ public final class Native {
     public static int conn_count_params(long a0, long a1, long a2, long a3) {
         try {
             return (int) conn_count_params.invokeExact(a0, a1, a2, a3);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_param_offsets(long a0, long a1, long a2, long a3, long a4, long a5) {
+        try {
+            return (int) conn_param_offsets.invokeExact(a0, a1, a2, a3, a4, a5);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int url_userinfo_end(long a0, long a1, long a2) {
+        try {
+            return (int) url_userinfo_end.invokeExact(a0, a1, a2);
         } catch (Throwable t) {
             throw rethrow(t);
         }

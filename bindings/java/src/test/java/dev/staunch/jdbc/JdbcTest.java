@@ -200,6 +200,73 @@ class JdbcTest {
         }
     }
 
+    /** The server's Com_commit and Com_rollback (every session's: the asking session's own statements are none of them). */
+    static long[] commitsAndRollbacks(Connection admin) throws SQLException {
+        long[] got = {-1, -1};
+        try (Statement s = admin.createStatement();
+                ResultSet r = s.executeQuery("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_commit', 'Com_rollback')")) {
+            while (r.next()) {
+                got[r.getString(1).equals("Com_commit") ? 0 : 1] = r.getLong(2);
+            }
+        }
+        return got;
+    }
+
+    /** One read in JDBC's usual block: try-with-resources, autoCommit as the data source gives it, or set off and committed. */
+    static void readBlock(StaunchDataSource ds, String sql, boolean setOffAndCommit) throws SQLException {
+        try (Connection c = ds.getConnection()) {
+            if (setOffAndCommit) {
+                c.setAutoCommit(false);
+            }
+            assertEquals(1, one(c, sql));
+            if (!c.getAutoCommit()) {
+                c.commit();
+            }
+        }
+    }
+
+    /**
+     * 200 reads in each usual block send no COMMIT and no ROLLBACK, but where
+     * the block commits a read that opened a transaction (an InnoDB table's
+     * under autoCommit off): one COMMIT each, as the server asks.
+     */
+    @Test
+    void conf_readonly_return_jdbc() throws Exception {
+        try (StaunchDataSource adminDs = ds(1); Connection admin = adminDs.getConnection();
+                StaunchDataSource ds = ds(2); StaunchDataSource off = ds(2)) {
+            off.setAutoCommit(false);
+            try (Statement s = admin.createStatement()) {
+                s.execute("CREATE TABLE IF NOT EXISTS jro (v INT) ENGINE=InnoDB");
+                s.execute("DELETE FROM jro");
+                s.execute("INSERT INTO jro VALUES (1)");
+            }
+            try {
+                for (String sql : new String[] {"SELECT 1", "SELECT v FROM jro"}) {
+                    boolean opens = !sql.equals("SELECT 1");
+                    Object[][] blocks = {
+                        {"autoCommit on", ds, false, 0},
+                        {"setAutoCommit(false) + commit", ds, true, opens ? 200 : 0},
+                        {"a data source with autoCommit off + commit", off, false, opens ? 200 : 0},
+                    };
+                    for (Object[] b : blocks) {
+                        long[] before = commitsAndRollbacks(admin);
+                        for (int i = 0; i < 200; i++) {
+                            readBlock((StaunchDataSource) b[1], sql, (Boolean) b[2]);
+                        }
+                        long[] after = commitsAndRollbacks(admin);
+                        String what = sql + ", " + b[0];
+                        assertEquals(((Integer) b[3]).longValue(), after[0] - before[0], what + ": COMMITs");
+                        assertEquals(0, after[1] - before[1], what + ": ROLLBACKs");
+                    }
+                }
+            } finally {
+                try (Statement s = admin.createStatement()) {
+                    s.execute("DROP TABLE jro");
+                }
+            }
+        }
+    }
+
     @Test
     void conf_session_reset_jdbc_isolation_and_read_only_do_not_leak() throws Exception {
         try (StaunchDataSource ds = ds(1)) {
@@ -452,6 +519,35 @@ class JdbcTest {
             SQLException syntax = assertThrows(SQLException.class, () -> s.execute("SELEKT 1"));
             assertInstanceOf(java.sql.SQLSyntaxErrorException.class, syntax);
             assertEquals(1064, syntax.getErrorCode());
+        }
+    }
+
+    /**
+     * Each server error lands in the JDBC class of the library's category for it (staunch_error_category, one
+     * table for every binding): a value too long under strict mode is a SQLDataException, and a number the table
+     * does not name falls back to its SQLSTATE's class (SIGNAL sets both), then to a plain SQLException.
+     */
+    @Test
+    void server_errors_take_the_class_of_their_category() throws Exception {
+        try (StaunchDataSource ds = ds(1); Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            s.execute("SET SESSION sql_mode = 'STRICT_ALL_TABLES'");
+            s.execute("CREATE TEMPORARY TABLE tl (s VARCHAR(3))");
+            Object[][] cases = {
+                {"INSERT INTO tl VALUES ('abcd')", java.sql.SQLDataException.class, 1406},
+                {"SIGNAL SQLSTATE '23001' SET MYSQL_ERRNO = 30001", SQLIntegrityConstraintViolationException.class,
+                    30001},
+                {"SIGNAL SQLSTATE '0A001' SET MYSQL_ERRNO = 30002", java.sql.SQLFeatureNotSupportedException.class,
+                    30002},
+                {"SIGNAL SQLSTATE '42001' SET MYSQL_ERRNO = 30003", java.sql.SQLSyntaxErrorException.class, 30003},
+                {"SIGNAL SQLSTATE '45000'", SQLException.class, 1644},
+            };
+            for (Object[] k : cases) {
+                String sql = (String) k[0];
+                SQLException e = assertThrows(SQLException.class, () -> s.execute(sql), sql);
+                assertEquals(k[1], e.getClass(), sql + ": " + e);
+                assertEquals((int) k[2], e.getErrorCode(), sql);
+            }
+            assertEquals(1L, one(c, "SELECT 1"), "the connection stays usable");
         }
     }
 

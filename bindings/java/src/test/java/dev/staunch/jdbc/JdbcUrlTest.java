@@ -50,6 +50,22 @@ class JdbcUrlTest {
         assertEquals("required", JdbcUrl.translate("jdbc:mysql://h/db?useSSL=true&verifyServerCertificate=false").knobs().get("tls_mode"));
     }
 
+    /**
+     * The user-info ends where the library's URL parser says (staunch_url_userinfo_end), whatever the password
+     * holds: an unencoded '/', '@' and '?' before it, and a character that is not ASCII, whose UTF-8 bytes the
+     * library counts and this face turns back into a char index.
+     */
+    @Test
+    void the_user_info_ends_where_the_library_finds_it() throws SQLException {
+        JdbcUrl.Translated t = JdbcUrl.translate("jdbc:mysql://u:p/@?\u00e9\ud83d\ude00@h:1/db?connectTimeout=5");
+        assertEquals("mysql://h:1/db", t.url());
+        assertEquals("u", t.knobs().get("user"));
+        assertEquals("p/@?\u00e9\ud83d\ude00", t.knobs().get("password"));
+        assertEquals("5ms", t.knobs().get("connect_timeout"));
+        assertEquals(-1, JdbcUrl.userinfoEnd("h:1/db?useSSL=false"));
+        assertEquals(1, JdbcUrl.userinfoEnd("u@h/db"));
+    }
+
     @Test
     void useServerPrepStmts_maps_to_interpolate_params_as_connector_j_treats_it() throws SQLException {
         // Unset: no knob here; StaunchDataSource then gives interpolate_params=true as a default (Connector/J's),

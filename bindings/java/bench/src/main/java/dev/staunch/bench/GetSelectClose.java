@@ -5,6 +5,12 @@ import dev.staunch.Conn;
 import dev.staunch.Pool;
 import dev.staunch.Rows;
 import dev.staunch.Staunch;
+import dev.staunch.TraceListener;
+import dev.staunch.micrometer.StaunchMetrics;
+import dev.staunch.otel.StaunchTracing;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import dev.staunch.jdbc.StaunchDataSource;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -26,6 +32,12 @@ import org.openjdk.jmh.annotations.TearDown;
  * getConnection + SELECT 1 + close, each pool at its defaults (pool size 10),
  * against the same throwaway MariaDB server (scripts/java-bench.sh starts it
  * and passes -Dstaunch.bench.host/port). Run at 1 and 8 threads.
+ *
+ * <p>staunchNativeHooks and staunchNativeHooksNoop are staunchNative with what
+ * observability costs (issue 47): a Micrometer binder bound (its first read turns
+ * the library's timings on) and a tracer, OpenTelemetry's SDK with no exporter
+ * (spans made and dropped) or one that does nothing (the library's upcalls
+ * alone). java-bench.sh runs them with STAUNCH_BENCH_HOOKS=1.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
@@ -96,6 +108,48 @@ public class GetSelectClose {
         }
     }
 
+    /** A pool as NativeState's, with metrics bound and a tracer: see the class comment. */
+    abstract static class HookedState {
+        Pool pool;
+        SdkTracerProvider tracerProvider;
+
+        abstract TraceListener tracer();
+
+        @Setup(Level.Trial)
+        public void setUp() {
+            pool = Staunch.builder().url("mysql://app:app-secret@" + host() + ":" + port() + "/staunch_test")
+                    .tracer(tracer())
+                    .open();
+            new StaunchMetrics(pool).bindTo(new SimpleMeterRegistry());
+            System.out.println("staunch native path: " + Staunch.nativePath());
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() {
+            pool.close();
+            if (tracerProvider != null) {
+                tracerProvider.close();
+            }
+        }
+    }
+
+    @State(Scope.Benchmark)
+    public static class HooksState extends HookedState {
+        @Override
+        TraceListener tracer() {
+            tracerProvider = SdkTracerProvider.builder().build();
+            return StaunchTracing.create(OpenTelemetrySdk.builder().setTracerProvider(tracerProvider).build());
+        }
+    }
+
+    @State(Scope.Benchmark)
+    public static class NoopHooksState extends HookedState {
+        @Override
+        TraceListener tracer() {
+            return e -> { };
+        }
+    }
+
     static int jdbc(javax.sql.DataSource ds) throws SQLException {
         try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet r = s.executeQuery("SELECT 1")) {
             r.next();
@@ -115,7 +169,21 @@ public class GetSelectClose {
 
     @Benchmark
     public long staunchNative(NativeState st) {
-        try (Conn c = st.pool.get(Duration.ofSeconds(10)); Rows r = c.queryText("SELECT 1")) {
+        return select1(st.pool);
+    }
+
+    @Benchmark
+    public long staunchNativeHooks(HooksState st) {
+        return select1(st.pool);
+    }
+
+    @Benchmark
+    public long staunchNativeHooksNoop(NoopHooksState st) {
+        return select1(st.pool);
+    }
+
+    static long select1(Pool pool) {
+        try (Conn c = pool.get(Duration.ofSeconds(10)); Rows r = c.queryText("SELECT 1")) {
             r.next();
             return r.getLong(0);
         }
