@@ -728,3 +728,53 @@ fn conf_readonly_return_c_abi() {
     }
     staunch_pool_free(pool);
 }
+
+/// conf_tls_exact: a server presenting a self-signed `CA:TRUE` certificate
+/// is pinned by `tls_mode=verify_ca&tls_ca=<that certificate>`: it connects
+/// and the session is encrypted; with `tls_ca` naming an unrelated CA the
+/// borrow is refused at once (well within `connection_timeout`), with a
+/// sentence naming `tls_ca` and no password in it. Under `verify_ca` only
+/// the given CA is trusted (no public root: the verifier's unit tests and
+/// tests/wire_tls.rs's matrix check that).
+#[test]
+fn conf_tls_exact() {
+    use support::{test_certs, ServerCert, ServerOpts};
+    let s = MariaDb::start_with(ServerOpts {
+        tls: Some(ServerCert::SelfSignedCa),
+        ..Default::default()
+    });
+    let certs = test_certs();
+    let pinned = Pool::from_url(&format!(
+        "{}?tls_mode=verify_ca&tls_ca={}&max_size=1",
+        s.url(),
+        certs.ca.display()
+    ))
+    .unwrap();
+    let mut c = pinned.get().unwrap();
+    let one: Option<i64> = c.query_first("SELECT 1").unwrap();
+    assert_eq!(one, Some(1));
+    let cipher: Option<(String, String)> = c.query_first("SHOW STATUS LIKE 'Ssl_cipher'").unwrap();
+    assert!(
+        cipher.is_some_and(|(_, v)| !v.is_empty()),
+        "the session is not encrypted"
+    );
+    drop(c);
+
+    let other = Pool::from_url(&format!(
+        "{}?tls_mode=verify_ca&tls_ca={}&max_size=1&connection_timeout=5s",
+        s.url(),
+        certs.other_ca.display()
+    ))
+    .unwrap();
+    let t = Instant::now();
+    let e = other.get().unwrap_err();
+    let took = t.elapsed();
+    let text = e.to_string();
+    assert_eq!(e.kind(), ErrorKind::ConnectRejected, "{text}");
+    assert!(text.contains("tls_ca"), "{text}");
+    assert!(!text.contains("app-secret"), "{text}");
+    assert!(
+        took < Duration::from_secs(3),
+        "refused after {took:?}: {text}"
+    );
+}
