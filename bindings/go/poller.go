@@ -25,9 +25,9 @@ import (
 // the connection is first seen; the netpoller wakes the goroutine when the
 // answer begins to arrive, and staunch_conn_query_recv reads it. The
 // epoll instances are kept by connection (the library's pool-wide
-// connection number, never reused). A number's socket can still change:
-// the mysql crate reconnects where a server has no COM_RESET_CONNECTION,
-// and the new socket may get the old fd number. So a statement costs one
+// connection number, never reused). A number's socket can still change
+// (a topology pool once numbered each host's connections apart), and a new
+// socket may get an old fd number. So a statement costs one
 // EPOLL_CTL_MOD, which checks the kept instance still holds this very
 // socket (else it is made again), and the goroutine is woken directly. An epoll instance holds no reference to the
 // socket: the library closing the connection removes it, so a kept

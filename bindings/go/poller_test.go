@@ -79,8 +79,7 @@ func TestPollerCacheIsBounded(t *testing.T) {
 	}
 }
 
-// A connection number the cache knows may come with another socket (the
-// mysql crate reconnects where a server has no COM_RESET_CONNECTION, and a
+// A connection number the cache knows may come with another socket (a
 // topology pool once numbered each host's connections apart), under another
 // fd or under the same fd number recycled: the wait follows the socket it is
 // given, never the one the kept instance was made for.

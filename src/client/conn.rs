@@ -479,8 +479,19 @@ impl PooledConn {
     /// Step 1 of a statement (see the module doc). `partly` says that its
     /// OK packet may not report all it changed.
     pub(crate) fn begin(&mut self, partly: bool) -> Result<(), WireError> {
+        self.begin_as(partly, true)
+    }
+
+    /// [`begin`](PooledConn::begin); `traced`: whether a tracer hears of it
+    /// as a statement of its own (not the prepare a statement with
+    /// parameters makes on its way: the execute after it is the statement).
+    pub(crate) fn begin_as(&mut self, partly: bool, traced: bool) -> Result<(), WireError> {
         self.finish_open();
-        let statement = self.trace.as_mut().and_then(|t| t.sql.take());
+        let statement = if traced {
+            self.trace.as_mut().and_then(|t| t.sql.take())
+        } else {
+            None
+        };
         let id = self.lease.id();
         let wanted = self.statement_timeout();
         let (session, mut marks, connector) = self.lease.parts();
@@ -505,7 +516,7 @@ impl PooledConn {
         session.gate.begin();
         marks.statement_begins();
         marks.note_settled(false);
-        if let Some(tr) = connector.traced() {
+        if let Some(tr) = connector.traced().filter(|_| traced) {
             let mut e = tr.event(TraceKind::StatementStart);
             e.server = &tr.server;
             e.connection_id = id;
@@ -530,6 +541,46 @@ impl PooledConn {
         exec: impl FnOnce(&mut Session) -> Result<T, WireError>,
     ) -> Result<T, WireError> {
         self.begin(partly)?;
+        let r = exec(self.lease.split().0);
+        self.settle(r, report)
+    }
+
+    /// Tells the tracer, if any, of a statement that failed in a step it
+    /// does not hear of on its own (a prepare the server refused, see
+    /// [`run_untraced`](PooledConn::run_untraced)): one start and one end,
+    /// with the statement's text and the error, as for any statement.
+    pub(crate) fn trace_failed_step(&mut self, sql: &str, took: Duration, e: &WireError) {
+        let id = self.lease.id();
+        let Some(tr) = self.traced() else {
+            return;
+        };
+        let mut start = tr.event(TraceKind::StatementStart);
+        start.server = &tr.server;
+        start.connection_id = id;
+        start.statement = Some(sql);
+        tr.emit(&start);
+        let text = e.to_string();
+        let mut end = tr.event(TraceKind::StatementEnd);
+        end.server = &tr.server;
+        end.connection_id = id;
+        end.statement = Some(sql);
+        end.duration = took;
+        end.error = Some(&text);
+        if let WireError::Server(m) = e {
+            end.error_code = m.code;
+        }
+        tr.emit(&end);
+    }
+
+    /// [`run`](PooledConn::run) for a step no tracer hears of as a
+    /// statement (see [`begin_as`](PooledConn::begin_as)).
+    pub(crate) fn run_untraced<T>(
+        &mut self,
+        partly: bool,
+        report: Report,
+        exec: impl FnOnce(&mut Session) -> Result<T, WireError>,
+    ) -> Result<T, WireError> {
+        self.begin_as(partly, false)?;
         let r = exec(self.lease.split().0);
         self.settle(r, report)
     }

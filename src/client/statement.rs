@@ -467,11 +467,24 @@ impl PooledConn {
     /// Prepares `sql` through the connection's statement cache, as every
     /// statement runs; its parameter count.
     fn prepare_counted(&mut self, sql: &str) -> Result<usize, WireError> {
-        self.note_sql(sql);
-        self.run(super::conn::reports_partly(sql), Report::Nothing, |s| {
+        if let Some(n) = self.session_ref().link.stmts.param_count(sql.as_bytes()) {
+            // In the cache: nothing to send, no statement to run.
+            return Ok(n);
+        }
+        // A step of the statement, not one of its own for a tracer: the
+        // execute that follows is; a prepare the server refuses is the
+        // statement's end, and told as such.
+        let started = std::time::Instant::now();
+        let r = self.run_untraced(super::conn::reports_partly(sql), Report::Nothing, |s| {
             let Link { wire, stmts, .. } = &mut s.link;
             Ok(stmts.prepare(wire, sql.as_bytes())?.param_count())
-        })
+        });
+        if let Err(e) = &r {
+            if !unpreparable(e) {
+                self.trace_failed_step(sql, started.elapsed(), e);
+            }
+        }
+        r
     }
 
     /// Runs a planned statement and reads its whole answer (every result

@@ -938,6 +938,13 @@ impl StmtCache {
         self.entries.clear();
     }
 
+    /// The parameter count of the statement prepared for `sql`, if the
+    /// cache holds one (nothing is sent, and its place in the cache does
+    /// not change).
+    pub fn param_count(&self, sql: &[u8]) -> Option<usize> {
+        self.entries.get(sql).map(|e| e.stmt.param_count())
+    }
+
     /// Closes the statement prepared for `sql`, if the cache holds one,
     /// on the wire, and forgets it.
     pub fn close<S: Read + Write>(
