@@ -165,12 +165,14 @@ pub(crate) fn info_of(b: &[u8]) -> Info {
     }
 }
 
-/// One column: its metadata, the strings NUL-terminated.
+/// One column: its metadata, the strings NUL-terminated. Cheap to clone
+/// (the strings are shared).
+#[derive(Clone)]
 pub(crate) struct Col {
     /// The name, original name, table, original table and schema, each
     /// followed by a NUL, one after the other in one allocation (one per
-    /// column, not five: every buffered answer makes its columns' metadata).
-    text: Vec<u8>,
+    /// column, not five), shared by the clones (see [`ColumnMemo`]).
+    text: std::sync::Arc<[u8]>,
     /// Where each of the five strings ends in `text` (its NUL included).
     ends: [u32; 5],
     pub(crate) kind: Kind,
@@ -227,7 +229,7 @@ impl Col {
             *end = u32::try_from(text.len()).unwrap_or(u32::MAX);
         }
         Col {
-            text,
+            text: text.into(),
             ends,
             kind: Kind::Bytes,
             type_code: 0,
@@ -626,9 +628,10 @@ impl Set {
 pub(crate) fn collect_wire<S: std::io::Read + std::io::Write>(
     f: &mut Framer<S>,
     defs: &mut Columns,
+    memo: &mut ColumnMemo,
 ) -> Result<(VecDeque<Set>, OkInfo), WireError> {
     let first = f.read_response(defs)?;
-    collect_wire_from(f, defs, first)
+    collect_wire_from(f, defs, memo, first)
 }
 
 /// [`collect_wire`] where the start of the answer, `first`, was read
@@ -636,6 +639,7 @@ pub(crate) fn collect_wire<S: std::io::Read + std::io::Write>(
 pub(crate) fn collect_wire_from<S: std::io::Read + std::io::Write>(
     f: &mut Framer<S>,
     defs: &mut Columns,
+    memo: &mut ColumnMemo,
     first: Response,
 ) -> Result<(VecDeque<Set>, OkInfo), WireError> {
     let mut sets = VecDeque::new();
@@ -645,7 +649,7 @@ pub(crate) fn collect_wire_from<S: std::io::Read + std::io::Write>(
         let end = match response {
             Response::Ok(ok) => ok,
             Response::ResultSet => {
-                set.columns = wire_columns(defs)?;
+                set.columns = memo.columns(defs)?;
                 loop {
                     match f.next_row()? {
                         Next::Row(row) => {
@@ -673,6 +677,36 @@ pub(crate) fn wire_columns(defs: &Columns) -> Result<Vec<Col>, WireError> {
         columns.push(Col::of_def(&def?));
     }
     Ok(columns)
+}
+
+/// The last answer's columns, kept with the definitions they were read
+/// from: a statement run again (a prepared one in a loop, the same query
+/// by every borrower) is answered with the very same definitions, and then
+/// its columns are the kept ones, cloned (one allocation; the strings are
+/// shared), rather than parsed and copied anew (one allocation per
+/// column, and the parsing).
+#[derive(Default)]
+pub(crate) struct ColumnMemo {
+    raw: Vec<u8>,
+    columns: Vec<Col>,
+}
+
+impl ColumnMemo {
+    /// `defs`' columns, from the memo when they are the last ones.
+    pub(crate) fn columns(&mut self, defs: &Columns) -> Result<Vec<Col>, WireError> {
+        let raw = defs.raw_all();
+        if !self.columns.is_empty() && self.raw == raw {
+            return Ok(self.columns.clone());
+        }
+        let columns = wire_columns(defs)?;
+        // Bounded: a result set of a huge number of columns is not kept.
+        if raw.len() <= 64 * 1024 {
+            self.raw.clear();
+            self.raw.extend_from_slice(raw);
+            self.columns = columns.clone();
+        }
+        Ok(columns)
+    }
 }
 
 /// Appends the cells of a row the protocol layer read to `out`, typed by
@@ -705,6 +739,7 @@ impl Set {
 pub(crate) fn collect_binary<S: std::io::Read + std::io::Write>(
     f: &mut Framer<S>,
     cols: &mut BinaryColumns,
+    memo: &mut ColumnMemo,
     first: Response,
 ) -> Result<(VecDeque<Set>, OkInfo), WireError> {
     let mut sets = VecDeque::new();
@@ -714,7 +749,7 @@ pub(crate) fn collect_binary<S: std::io::Read + std::io::Write>(
         let end = match response {
             Response::Ok(ok) => ok,
             Response::ResultSet => {
-                set.columns = wire_columns(cols.defs())?;
+                set.columns = memo.columns(cols.defs())?;
                 loop {
                     match f.next_binary_row(cols)? {
                         BinaryNext::Row(row) => {

@@ -27,7 +27,7 @@ use std::fmt;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use super::answer::{collect_binary, collect_wire, collect_wire_from, wire_columns, Col, Set};
+use super::answer::{collect_binary, collect_wire, collect_wire_from, Col, Set};
 use super::error::{not_ready, Refusal};
 use super::link::Link;
 use super::session::{Session, State, WireOpen};
@@ -677,7 +677,7 @@ impl PooledConn {
         self.run(partly, Report::Ok, |session| {
             let link = &mut session.link;
             link.wire.send_query(sql.as_bytes())?;
-            let (sets, end) = collect_wire(&mut link.wire, &mut link.columns)?;
+            let (sets, end) = collect_wire(&mut link.wire, &mut link.columns, &mut link.memo)?;
             link.last = end;
             Ok(sets)
         })
@@ -743,10 +743,11 @@ impl PooledConn {
         }
         session.open = None;
         let link = &mut session.link;
-        let read = collect_wire(&mut link.wire, &mut link.columns).map(|(sets, end)| {
-            link.last = end;
-            sets
-        });
+        let read =
+            collect_wire(&mut link.wire, &mut link.columns, &mut link.memo).map(|(sets, end)| {
+                link.last = end;
+                sets
+            });
         Some(self.settle(read, Report::Ok))
     }
 
@@ -761,9 +762,9 @@ impl PooledConn {
         }
         session.open = None;
         let link = &mut session.link;
-        let (f, defs) = (&mut link.wire, &mut link.columns);
+        let (f, defs, memo) = (&mut link.wire, &mut link.columns, &mut link.memo);
         let whole = match f.read_response(defs) {
-            Ok(Response::ResultSet) => match wire_columns(defs) {
+            Ok(Response::ResultSet) => match memo.columns(defs) {
                 Ok(columns) => {
                     // The server has answered: from here the statement's
                     // clock runs only while a read waits for the server
@@ -779,7 +780,7 @@ impl PooledConn {
                 }
                 Err(e) => Err(e),
             },
-            Ok(first @ Response::Ok(_)) => collect_wire_from(f, defs, first),
+            Ok(first @ Response::Ok(_)) => collect_wire_from(f, defs, memo, first),
             Err(e) => Err(e),
         };
         let whole = whole.map(|(sets, end)| {
@@ -913,11 +914,15 @@ impl PooledConn {
         self.begin(false)?;
         let (session, mut marks, _) = self.lease.parts();
         let Link {
-            wire, stmts, last, ..
+            wire,
+            stmts,
+            last,
+            memo,
+            ..
         } = &mut session.link;
         let mut cols = Box::new(BinaryColumns::new());
         let whole = match stmts.execute(wire, sql.as_bytes(), params, &mut cols) {
-            Ok(Response::ResultSet) => match wire_columns(cols.defs()) {
+            Ok(Response::ResultSet) => match memo.columns(cols.defs()) {
                 Ok(columns) => {
                     marks.note_statement(false);
                     session.open = Some(WireOpen {
@@ -929,7 +934,7 @@ impl PooledConn {
                 }
                 Err(e) => Err(e),
             },
-            Ok(first) => collect_binary(wire, &mut cols, first),
+            Ok(first) => collect_binary(wire, &mut cols, memo, first),
             Err(e) => Err(e),
         };
         let whole = whole.map(|(sets, end)| {
@@ -1049,9 +1054,9 @@ fn read_after_first(
     let (rest, last) = match open.binary {
         Some(mut cols) => {
             let next = link.wire.read_binary_response(&mut cols)?;
-            collect_binary(&mut link.wire, &mut cols, next)?
+            collect_binary(&mut link.wire, &mut cols, &mut link.memo, next)?
         }
-        None => collect_wire(&mut link.wire, &mut link.columns)?,
+        None => collect_wire(&mut link.wire, &mut link.columns, &mut link.memo)?,
     };
     Ok((first, rest, last))
 }

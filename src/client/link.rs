@@ -13,6 +13,7 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
+use super::answer::ColumnMemo;
 use super::config::ConnectConfig;
 use super::connect::{self, Opened, Prepared, Watch, Wire};
 use crate::error::Result;
@@ -50,6 +51,9 @@ pub(crate) struct Link {
     /// The binary columns of the prepared statement's answer being read
     /// whole (kept, as `columns` is).
     pub(crate) bincols: BinaryColumns,
+    /// The last answer's columns, for the next answer of the same shape
+    /// (see `answer::ColumnMemo`).
+    pub(crate) memo: ColumnMemo,
 }
 
 impl std::fmt::Debug for Link {
@@ -83,6 +87,7 @@ impl Link {
                 last: OkInfo::default(),
                 stmts: StmtCache::new(STMT_CACHE),
                 bincols: BinaryColumns::new(),
+                memo: ColumnMemo::default(),
             },
             watch,
         ))

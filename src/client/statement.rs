@@ -507,6 +507,7 @@ impl PooledConn {
                         wire,
                         stmts,
                         bincols,
+                        memo,
                         last,
                         ..
                     } = &mut s.link;
@@ -531,7 +532,7 @@ impl PooledConn {
                         }
                     }
                     let first = stmts.execute(wire, sql.as_bytes(), &values, bincols)?;
-                    let (sets, end) = collect_binary(wire, bincols, first)?;
+                    let (sets, end) = collect_binary(wire, bincols, memo, first)?;
                     *last = end;
                     Ok(sets)
                 })

@@ -60,6 +60,13 @@ impl Columns {
         self.ends.is_empty()
     }
 
+    /// Every definition packet, one after another, unparsed: equal for two
+    /// answers exactly when their columns are (what a caller may key a
+    /// cache of its own reading of them on).
+    pub fn raw_all(&self) -> &[u8] {
+        &self.raw
+    }
+
     /// Column `i`'s definition packet, unparsed.
     pub fn raw(&self, i: usize) -> Option<&[u8]> {
         let end = *self.ends.get(i)?;
