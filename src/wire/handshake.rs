@@ -287,6 +287,9 @@ impl<S: Read + Write> Framer<Stream<S>> {
         );
         f.send_packet(&p)?;
         greeting.auth_plugin = authenticate(&mut f, login, plugin, scramble, private)?;
+        // Logged in: the limit of any session until its caller sets its
+        // own (the client layer sets the server's max_allowed_packet).
+        f.set_max_packet(crate::wire::packet::DEFAULT_MAX_PACKET);
         Ok((f, greeting))
     }
 }

@@ -32,7 +32,7 @@ const MAX_READ: usize = 64 * 1024;
 const RETAIN: usize = 16 * 1024;
 
 /// The server's own ceiling for `max_allowed_packet` (1 GiB).
-const DEFAULT_MAX_PACKET: usize = 1 << 30;
+pub(crate) const DEFAULT_MAX_PACKET: usize = 1 << 30;
 
 #[derive(Clone, Copy, Debug)]
 enum Last {
