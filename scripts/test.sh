@@ -56,7 +56,7 @@ run_stage() {
     rust)
       echo "== Rust: unit and integration tests (real MariaDB servers), every crate of the workspace"
       cargo test --workspace --no-fail-fast
-      echo "== Rust: the shipped build's allocator (the mimalloc feature), and what it lets the return do;"
+      echo "== Rust: the shipped build's allocator (the mimalloc feature);"
       echo "   the tracing feature's spans, the metrics feature's facade (one build of the library for all)"
       cargo test -p staunch --lib --features mimalloc,tracing,metrics -- alloc:: trace::
       cargo test -p staunch --features mimalloc,tracing,metrics --test memory --test metrics_facade ;;
