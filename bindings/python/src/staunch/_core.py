@@ -1220,13 +1220,9 @@ class Cursor(_Handle):
         # read as text; cached by the connection). Text otherwise.
         if not values and not (conn._pool_ref.prepare_selects and _prepared_select(sql)):
             flags |= F.QUERY_TEXT
-        try:
-            out, batch = conn._query(raw, params, len(values), flags, recycle)
-        except E.Error as e:
-            if values or flags & F.QUERY_TEXT or e.args[0] != 1295:
-                raise
-            # 1295: this statement cannot be prepared: as text then.
-            out, batch = conn._query(raw, None, 0, flags | F.QUERY_TEXT)
+        # A statement the server cannot prepare (1295, or a syntax it takes
+        # only as text) is sent as text by the library itself.
+        out, batch = conn._query(raw, params, len(values), flags, recycle)
         self._rows = out
         self._start_set(batch)
         return self.rowcount
