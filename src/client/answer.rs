@@ -335,6 +335,17 @@ pub(crate) fn stash(arena: &mut Vec<u8>, b: &[u8]) -> Cell {
     Cell::Bytes { at, len: b.len() }
 }
 
+/// A byte string cell's bytes in `arena` with the NUL after them (what a
+/// pointer handed to C must be taken from, so that the NUL is within what
+/// it may read); just a NUL for any other cell.
+#[inline]
+pub(crate) fn bytes_with_nul<'a>(arena: &'a [u8], cell: &Cell) -> &'a [u8] {
+    match *cell {
+        Cell::Bytes { at, len } => arena.get(at..at + len + 1).unwrap_or(b"\0"),
+        _ => b"\0",
+    }
+}
+
 /// A byte string cell's bytes in `arena` (without the NUL after them);
 /// empty for any other cell.
 #[inline]

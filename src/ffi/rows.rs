@@ -15,7 +15,7 @@ use super::error::*;
 use super::stream::{Fetched, Stream};
 use super::values::{staunch_datetime, staunch_time, staunch_value};
 use super::{arg, arg_mut, copy_sized, guard, guard_value, Out};
-use crate::client::answer::{bytes_of, Cell, Col, DateTime, Kind, Set, Time};
+use crate::client::answer::{bytes_with_nul, Cell, Col, DateTime, Kind, Set, Time};
 
 /// The type of a result column, from the server's column metadata. It tells
 /// which getter reads the column's values.
@@ -211,9 +211,9 @@ fn tag_into(v: &mut staunch_value, cell: &Cell, kind: Kind, arena: &[u8]) {
                 STAUNCH_COLUMN_TEXT | STAUNCH_COLUMN_DECIMAL => ctype,
                 _ => STAUNCH_COLUMN_BYTES,
             };
-            let b = bytes_of(arena, cell);
+            let b = bytes_with_nul(arena, cell);
             v.ptr = b.as_ptr().cast();
-            v.len = b.len();
+            v.len = b.len() - 1;
         }
         Cell::Date(d) => {
             v.r#type = if ctype == STAUNCH_COLUMN_DATE {
@@ -1118,7 +1118,8 @@ pub extern "C" fn staunch_rows_get_text(
         let (col, cell) = r.value(idx, G)?;
         match cell {
             Cell::Bytes { .. } if col.kind != Kind::Bytes => {
-                let text = bytes_of(&r.set.bytes, cell);
+                let with_nul = bytes_with_nul(&r.set.bytes, cell);
+                let text = &with_nul[..with_nul.len() - 1];
                 if let Err(e) = std::str::from_utf8(text) {
                     return Err(Failure::new(
                         STAUNCH_INVALID_UTF8,
@@ -1129,7 +1130,7 @@ pub extern "C" fn staunch_rows_get_text(
                         ),
                     ));
                 }
-                ptr.set(text.as_ptr().cast());
+                ptr.set(with_nul.as_ptr().cast());
                 super::set_opt(len, text.len());
             }
             _ => return Err(wrong_type(G, idx, col, cell)),
@@ -1160,9 +1161,9 @@ pub extern "C" fn staunch_rows_get_bytes(
         let (col, cell) = r.value(idx, G)?;
         match cell {
             Cell::Bytes { .. } => {
-                let b = bytes_of(&r.set.bytes, cell);
+                let b = bytes_with_nul(&r.set.bytes, cell);
                 ptr.set(b.as_ptr());
-                super::set_opt(len, b.len());
+                super::set_opt(len, b.len() - 1);
             }
             _ => return Err(wrong_type(G, idx, col, cell)),
         }
