@@ -279,18 +279,16 @@ def _on_trace(ev_p, user_data):
         pool = entry[3]
         if pool is None:
             pool = entry[3] = _text_at(ev.pool, ev.pool_len)
+        cid = ev.connection_id
         server = ""
         n = ev.server_len
         if n:
             servers = entry[4]
-            cid = ev.connection_id
             server = servers.get(cid)
             if server is None:
                 if len(servers) >= _SERVERS_KEPT:
                     servers.clear()
                 server = servers[cid] = _text_at(ev.server, n) or ""
-        else:
-            cid = ev.connection_id
         entry[0](
             TraceEvent(
                 _TRACE_KINDS.get(ev.kind, "other"),
