@@ -7,7 +7,10 @@
 //! per statement (user + system time of this process, `getrusage`), and
 //! heap allocations per statement (counted by this program's allocator).
 //!
-//!   cargo run --release --example prepared_cost -- URL [SECONDS_PER_ROUND] [ROUNDS]
+//!   cargo run --release --example prepared_cost -- URL [SECONDS_PER_ROUND] [ROUNDS] [staunch|crate]
+//!
+//! With `staunch` or `crate` last, only that side is measured (for a
+//! profiler or `heaptrack` to look at one of them).
 //!
 //! A loopback round trip is most of a statement here: the line "a client
 //! costing no CPU" gives the throughput the server and the network alone
@@ -52,21 +55,22 @@ const SETUP: &str = "CREATE OR REPLACE TABLE prepared_cost (id INT PRIMARY KEY, 
     INSERT INTO prepared_cost VALUES (1, 2, 'hello world', 12.50, '2026-12-01 18:00:00')";
 const SQL: &str = "SELECT id, a, s, d, t FROM prepared_cost WHERE id = ?";
 
-/// User + system CPU time of this process.
-fn cpu() -> Duration {
+/// User and system CPU time of this process.
+fn cpu() -> (Duration, Duration) {
     // SAFETY: a zeroed rusage is a valid out-value for getrusage.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `u` is a valid out-pointer.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(u.ru_utime) + tv(u.ru_stime)
+    (tv(u.ru_utime), tv(u.ru_stime))
 }
 
 #[derive(Default, Clone, Copy)]
 struct Tally {
     n: u64,
     wall: Duration,
-    cpu: Duration,
+    user: Duration,
+    system: Duration,
     allocs: u64,
 }
 
@@ -81,7 +85,9 @@ fn measure(t: &mut Tally, for_: Duration, mut one: impl FnMut()) {
     }
     t.n += n;
     t.wall += w0.elapsed();
-    t.cpu += cpu() - c0;
+    let c1 = cpu();
+    t.user += c1.0 - c0.0;
+    t.system += c1.1 - c0.1;
     t.allocs += ALLOCS.load(Relaxed) - a0;
 }
 
@@ -94,6 +100,18 @@ fn main() -> ExitCode {
     let secs: f64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1.0);
     let rounds: u32 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(5);
     let per = Duration::from_secs_f64(secs);
+    let only = args.get(4).map(String::as_str).unwrap_or("both");
+    let (run_c, run_m) = match only {
+        "both" => (true, true),
+        "staunch" => (true, false),
+        "crate" => (false, true),
+        other => {
+            eprintln!(
+                "prepared_cost: the fourth argument is staunch, crate or both, not {other:?}"
+            );
+            return ExitCode::from(2);
+        }
+    };
 
     let opts = mysql::OptsBuilder::from_opts(mysql::Opts::from_url(url).expect("a mysql:// URL"))
         .prefer_socket(false);
@@ -141,38 +159,55 @@ fn main() -> ExitCode {
     };
     // Warm-up.
     for _ in 0..1000 {
-        via_c();
-        via_crate();
+        if run_c {
+            via_c();
+        }
+        if run_m {
+            via_crate();
+        }
     }
     let (mut c, mut m) = (Tally::default(), Tally::default());
     for _ in 0..rounds {
-        measure(&mut c, per, &mut via_c);
-        measure(&mut m, per, &mut via_crate);
+        if run_c {
+            measure(&mut c, per, &mut via_c);
+        }
+        if run_m {
+            measure(&mut m, per, &mut via_crate);
+        }
     }
+    // Per statement, in µs; `None` for a side not measured.
     let line = |name: &str, t: &Tally| {
-        let qps = t.n as f64 / t.wall.as_secs_f64();
-        let cpu_us = t.cpu.as_secs_f64() * 1e6 / t.n as f64;
-        let wall_us = t.wall.as_secs_f64() * 1e6 / t.n as f64;
-        let free_qps = 1e6 / (wall_us - cpu_us).max(1e-3);
+        if t.n == 0 {
+            return None;
+        }
+        let n = t.n as f64;
+        let us = |d: Duration| d.as_secs_f64() * 1e6 / n;
+        let (user, system) = (us(t.user), us(t.system));
+        let cpu_us = user + system;
+        let qps = n / t.wall.as_secs_f64();
+        let free_qps = 1e6 / (us(t.wall) - cpu_us).max(1e-3);
         println!(
-            "| {name} | {qps:.0} | {cpu_us:.1} | {:.2} | {free_qps:.0} |",
-            t.allocs as f64 / t.n as f64
+            "| {name} | {qps:.0} | {cpu_us:.2} | {user:.2} | {system:.2} | {:.2} | {free_qps:.0} |",
+            t.allocs as f64 / n
         );
-        (qps, cpu_us)
+        Some((qps, cpu_us, user))
     };
-    println!("| prepared SELECT of 5 columns by id | statements/s | client CPU µs/statement | allocations/statement (1 row) | a client costing no CPU: statements/s |");
-    println!("|---|---:|---:|---:|---:|");
-    let (cq, cc) = line(
+    println!("| prepared SELECT of 5 columns by id | statements/s | client CPU µs/statement | of it user | of it system | allocations/statement (1 row) | a client costing no CPU: statements/s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    let s = line(
         "staunch C ABI (staunch_conn_query_ex + staunch_rows_fetch)",
         &c,
     );
-    let (mq, mc) = line("mysql crate, raw Conn::exec_first", &m);
-    println!();
-    println!(
-        "staunch ÷ mysql crate: throughput {:.2}x, client CPU per statement {:.2}x",
-        cq / mq,
-        cc / mc
-    );
+    let m = line("mysql crate, raw Conn::exec_first", &m);
+    if let (Some((cq, cc, cu)), Some((mq, mc, mu))) = (s, m) {
+        println!();
+        println!(
+            "staunch ÷ mysql crate: throughput {:.2}x, client CPU per statement {:.2}x (user time alone {:.2}x)",
+            cq / mq,
+            cc / mc,
+            cu / mu
+        );
+    }
     staunch_conn_free(conn);
     staunch_pool_free(pool);
     ExitCode::SUCCESS

@@ -170,3 +170,10 @@ pub fn with_passwords(cfg: &Config, pw: &str) -> Config {
     }
     other
 }
+
+/// Sets the MariaDB extended capability flags `f`'s connection agreed on
+/// (the handshake's to set): for a reader fed a server's bytes to take
+/// the paths of `MARIADB_CLIENT_CACHE_METADATA`.
+pub fn set_mariadb_caps<S>(f: &mut crate::wire::Framer<S>, caps: u32) {
+    f.mariadb_caps = caps;
+}

@@ -194,14 +194,23 @@ fn by_wire<S: Read + Write>(
     params: &[Param<'_>],
 ) -> Result<Vec<Answer>, WireError> {
     f.send_execute(stmt, params)?;
-    read_all(f)
+    read_all(f, Some(stmt))
 }
 
-fn read_all<S: Read + Write>(f: &mut Framer<S>) -> Result<Vec<Answer>, WireError> {
+/// Reads every result of the command sent; the first with `stmt`'s
+/// columns when it was an execute.
+fn read_all<S: Read + Write>(
+    f: &mut Framer<S>,
+    mut stmt: Option<&mut Prepared>,
+) -> Result<Vec<Answer>, WireError> {
     let mut out = Vec::new();
     let mut columns = BinaryColumns::new();
     loop {
-        let more = match f.read_binary_response(&mut columns)? {
+        let response = match stmt.take() {
+            Some(stmt) => f.read_execute_response(stmt, &mut columns)?,
+            None => f.read_binary_response(&mut columns)?,
+        };
+        let more = match response {
             Response::Ok(ok) => {
                 out.push(Answer::Ok(ok.affected_rows));
                 ok.status
@@ -550,6 +559,77 @@ fn a_call_answers_several_results() {
     assert_eq!(mine, by_crate(&mut c2, "CALL two(?)", vec![Value::Int(1)]));
 }
 
+/// The column names and types of every answer to `stmt` run with `id`, and
+/// the bytes the answer took.
+fn names_and_bytes(f: &mut Session, stmt: &mut Prepared, id: i64) -> (Vec<Answer>, u64) {
+    let before = f.received();
+    let got = by_wire(f, stmt, &[Param::Int(id)]).unwrap();
+    (got, f.received() - before)
+}
+
+/// MariaDB leaves a prepared statement's column definitions out of an
+/// execute's answer once it has sent them (`MARIADB_CLIENT_CACHE_METADATA`):
+/// the layer asks for that, reads the columns kept for the statement then,
+/// and takes the new ones when the table changes under it.
+#[test]
+fn an_execute_without_its_definitions_has_the_statements_columns() {
+    let s = MariaDb::start();
+    let mut f = own(&s);
+    assert_ne!(
+        f.mariadb_caps() & staunch::wire::mariadb::CACHE_METADATA,
+        0,
+        "MariaDB offers MARIADB_CLIENT_CACHE_METADATA and the layer asks for it"
+    );
+    let mut conn = crate_conn(&s);
+    text(
+        &mut f,
+        "CREATE TABLE cached (id INT PRIMARY KEY, name VARCHAR(20), score DOUBLE);
+         INSERT INTO cached VALUES (1, 'one', 1.5), (2, 'two', NULL)",
+    );
+    let sql = "SELECT * FROM cached WHERE id = ?";
+    let mut stmt = f.prepare(sql.as_bytes()).unwrap();
+    let defs = stmt.columns().raw_all().len();
+    for id in [1, 2] {
+        let (got, bytes) = names_and_bytes(&mut f, &mut stmt, id);
+        assert_eq!(got, by_crate(&mut conn, sql, vec![Value::Int(id)]));
+        // The server sent them with the prepare, not again.
+        assert!(
+            (bytes as usize) < defs,
+            "an answer of {bytes} bytes, its definitions alone are {defs}"
+        );
+    }
+    // The table changes: the server sends the new definitions, which
+    // become the statement's, and leaves them out again after that.
+    text(
+        &mut f,
+        "ALTER TABLE cached MODIFY name VARCHAR(30), ADD COLUMN extra DATE DEFAULT '2026-12-06'",
+    );
+    for id in [1, 2, 1] {
+        let (got, _) = names_and_bytes(&mut f, &mut stmt, id);
+        assert_eq!(got, by_crate(&mut conn, sql, vec![Value::Int(id)]));
+        let Answer::Rows(cols, _) = &got[0] else {
+            panic!("{got:?}")
+        };
+        assert_eq!(cols.len(), 4, "{cols:?}");
+    }
+    // A CALL's several results, run again and again on one statement.
+    text(
+        &mut f,
+        "CREATE PROCEDURE three(IN x INT)
+         BEGIN SELECT x AS a; SELECT 'b' AS b, x AS c; SELECT x AS a; END",
+    );
+    let call = "CALL three(?)";
+    let mut stmt = f.prepare(call.as_bytes()).unwrap();
+    for id in 1..4 {
+        let got = by_wire(&mut f, &mut stmt, &[Param::Int(id)]).unwrap();
+        assert_eq!(
+            got,
+            by_crate(&mut conn, call, vec![Value::Int(id)]),
+            "run {id}"
+        );
+    }
+}
+
 #[test]
 fn refused_statements_leave_the_session_usable() {
     let s = MariaDb::start();
@@ -703,7 +783,7 @@ fn a_row_walked_allocates_nothing() {
     let mut walk = |f: &mut Session, stmt: &mut Prepared, id: i64| -> usize {
         f.send_execute(stmt, &[Param::Int(id)]).unwrap();
         assert_eq!(
-            f.read_binary_response(&mut columns).unwrap(),
+            f.read_execute_response(stmt, &mut columns).unwrap(),
             Response::ResultSet
         );
         let mut cells = 0;

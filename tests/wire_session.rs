@@ -99,7 +99,7 @@ fn the_status_flags_say_whether_a_transaction_is_open() {
         .unwrap();
     let mut cols = BinaryColumns::default();
     assert_eq!(
-        f.read_binary_response(&mut cols).unwrap(),
+        f.read_execute_response(&mut stmt, &mut cols).unwrap(),
         Response::ResultSet
     );
     while let BinaryNext::Row(_) = f.next_binary_row(&cols).unwrap() {}

@@ -2119,7 +2119,9 @@ pub fn framer(data: &[u8]) {
 /// byte of choices (bit 0: `CLIENT_DEPRECATE_EOF`; bit 1: the rest is the
 /// stream's bytes as they are, headers included; bit 2:
 /// `CLIENT_SESSION_TRACK`; bits 3-5: bytes per read, 1 to 128; bit 6: the
-/// answers to commands this side sends, see `binary_answer`), then
+/// answers to commands this side sends, see `binary_answer`; bit 7:
+/// MariaDB's `MARIADB_CLIENT_CACHE_METADATA`, under which a result set may
+/// leave its definitions out), then
 /// packets, each a 2-byte little-endian length and its payload, numbered
 /// from 0 as an answer is (from 1 with bit 6, and again from 1 after a
 /// length of 0xFFFF, which ends one command's answer).
@@ -2165,6 +2167,9 @@ fn answer_framer(data: &[u8]) -> staunch::wire::Framer<ServerBytes> {
     // Far below the default: a length the fuzzer wrote never makes the
     // framer wait for (or allocate) more than the input holds.
     f.set_max_packet(1 << 20);
+    if choice & 0x80 != 0 {
+        staunch::__fuzz::set_mariadb_caps(&mut f, staunch::wire::mariadb::CACHE_METADATA);
+    }
     f
 }
 
@@ -2190,12 +2195,13 @@ pub fn binary_answer(data: &[u8]) {
     };
     let mut f = answer_framer(data);
     let mut columns = BinaryColumns::new();
+    let mut stmt = None;
     if data.first().is_some_and(|c| c & 0x40 != 0) {
-        let mut stmt = match f.prepare(b"SELECT ?") {
+        let mut prepared = match f.prepare(b"SELECT ?") {
             Ok(stmt) => stmt,
             Err(e) => return check_wire_error(&e),
         };
-        for def in stmt.params().iter().chain(stmt.columns().iter()) {
+        for def in prepared.params().iter().chain(prepared.columns().iter()) {
             if let Err(e) = def {
                 check_wire_error(&e);
             }
@@ -2215,17 +2221,25 @@ pub fn binary_answer(data: &[u8]) {
             Param::Time(Time::default()),
             Param::Long(types::STRING),
         ];
-        let n = stmt.param_count().min(1000);
+        let n = prepared.param_count().min(1000);
         let params: Vec<Param> = (0..n).map(|i| kinds[i % kinds.len()]).collect();
-        if let Err(e) = f.send_execute(&mut stmt, &params) {
+        if let Err(e) = f.send_execute(&mut prepared, &params) {
             return check_wire_error(&e);
         }
-        if n != stmt.param_count() {
+        if n != prepared.param_count() {
             return;
         }
+        stmt = Some(prepared);
     }
     loop {
-        let more = match f.read_binary_response(&mut columns) {
+        // The first answer to the execute with the statement's columns
+        // (those the server may leave out), the next ones without.
+        let response = match stmt.as_mut() {
+            Some(stmt) => f.read_execute_response(stmt, &mut columns),
+            None => f.read_binary_response(&mut columns),
+        };
+        stmt = None;
+        let more = match response {
             Ok(Response::Ok(ok)) => ok.status,
             Ok(Response::ResultSet) => {
                 for def in columns.defs().iter() {

@@ -31,7 +31,7 @@ use std::io::{Read, Write};
 use crate::wire::error::WireError;
 use crate::wire::packet::Framer;
 use crate::wire::parse::{caps, parse_err, EofInfo, OkInfo, Reader};
-use crate::wire::text::{Columns, Response};
+use crate::wire::text::{Cached, Columns, Response};
 
 /// `COM_STMT_PREPARE`: prepare the statement text in the payload.
 pub const COM_STMT_PREPARE: u8 = 0x16;
@@ -272,7 +272,9 @@ fn put_lenenc(out: &mut Vec<u8>, n: u64) {
 pub struct Prepared {
     id: u32,
     params: Columns,
-    columns: Columns,
+    /// The result columns the server last sent for it (at prepare, or with
+    /// an execute's answer): what an answer that leaves them out has.
+    columns: BinaryColumns,
     warnings: u16,
     /// The parameter types the last execute sent; empty when the next one
     /// must send them (never sent, or the last execute failed).
@@ -296,11 +298,11 @@ impl Prepared {
         &self.params
     }
 
-    /// The result columns' definitions as known at prepare time (empty for
-    /// a statement that returns no rows; the execute's answer carries its
-    /// own).
+    /// The result columns' definitions the server last sent for it: at
+    /// prepare time (empty for a statement that returns no rows), or with
+    /// an execute's answer since.
     pub fn columns(&self) -> &Columns {
-        &self.columns
+        &self.columns.defs
     }
 
     /// Warnings the prepare raised.
@@ -330,6 +332,25 @@ impl BinaryColumns {
     /// An empty set.
     pub fn new() -> BinaryColumns {
         BinaryColumns::default()
+    }
+
+    /// Each column's type and signedness, from the definitions.
+    fn read_kinds(&mut self) -> Result<(), WireError> {
+        self.kinds.clear();
+        for def in self.defs.iter() {
+            let d = def?;
+            self.kinds.push(Kind {
+                ty: d.column_type,
+                unsigned: d.flags & UNSIGNED_FLAG != 0,
+            });
+        }
+        Ok(())
+    }
+
+    /// Becomes a copy of `other`, in the room it has.
+    fn copy_from(&mut self, other: &BinaryColumns) {
+        self.defs.copy_from(&other.defs);
+        self.kinds.clone_from(&other.kinds);
     }
 
     /// The definitions.
@@ -690,12 +711,13 @@ impl<S: Read + Write> Framer<S> {
         let mut stmt = Prepared {
             id,
             params: Columns::new(),
-            columns: Columns::new(),
+            columns: BinaryColumns::new(),
             warnings,
             bound: Vec::new(),
         };
         self.read_definitions(u64::from(nparams), &mut stmt.params)?;
-        self.read_definitions(u64::from(ncols), &mut stmt.columns)?;
+        self.read_definitions(u64::from(ncols), &mut stmt.columns.defs)?;
+        stmt.columns.read_kinds()?;
         Ok(stmt)
     }
 
@@ -761,27 +783,66 @@ impl<S: Read + Write> Framer<S> {
     /// end. While the last status carries
     /// [`crate::wire::status::MORE_RESULTS_EXISTS`] (a `CALL`), another
     /// answer follows: read it with this again.
+    ///
+    /// The first answer to an execute is read with
+    /// [`Framer::read_execute_response`] instead, which knows the
+    /// statement's columns: MariaDB leaves them out when they are the ones
+    /// it last sent for the statement. Here, a result set that leaves them
+    /// out has the previous one's (those in `columns`).
     pub fn read_binary_response(
         &mut self,
         columns: &mut BinaryColumns,
     ) -> Result<Response, WireError> {
-        columns.kinds.clear();
-        let r = self.read_response(&mut columns.defs)?;
-        if r == Response::ResultSet {
-            for def in columns.defs.iter() {
-                match def {
-                    Ok(d) => columns.kinds.push(Kind {
-                        ty: d.column_type,
-                        unsigned: d.flags & UNSIGNED_FLAG != 0,
-                    }),
-                    Err(e) => {
-                        self.open_cells = None;
-                        return Err(e);
-                    }
-                }
-            }
+        self.read_binary_answer(columns, Cached::Kept)
+            .map(|(r, _)| r)
+    }
+
+    /// Reads the start of the answer to the execute of `stmt` just sent,
+    /// as [`Framer::read_binary_response`] does; columns the server leaves
+    /// out are the statement's, and columns it sends become the
+    /// statement's.
+    pub fn read_execute_response(
+        &mut self,
+        stmt: &mut Prepared,
+        columns: &mut BinaryColumns,
+    ) -> Result<Response, WireError> {
+        let (r, sent) = self.read_binary_answer(columns, Cached::From(&stmt.columns))?;
+        if sent && r == Response::ResultSet {
+            stmt.columns.copy_from(columns);
         }
         Ok(r)
+    }
+
+    fn read_binary_answer(
+        &mut self,
+        columns: &mut BinaryColumns,
+        cached: Cached<'_, BinaryColumns>,
+    ) -> Result<(Response, bool), WireError> {
+        let defs = match cached {
+            Cached::Nothing => Cached::Nothing,
+            Cached::Kept => Cached::Kept,
+            Cached::From(c) => Cached::From(&c.defs),
+        };
+        let (r, sent) = match self.read_answer(&mut columns.defs, defs) {
+            Ok(read) => read,
+            Err(e) => {
+                columns.kinds.clear();
+                return Err(e);
+            }
+        };
+        match (&r, sent, cached) {
+            (Response::Ok(_), ..) => columns.kinds.clear(),
+            (Response::ResultSet, true, _) => {
+                if let Err(e) = columns.read_kinds() {
+                    self.open_cells = None;
+                    return Err(e);
+                }
+            }
+            (Response::ResultSet, false, Cached::From(c)) => columns.kinds.clone_from(&c.kinds),
+            // Kept: the kinds are those of the definitions kept.
+            (Response::ResultSet, false, _) => {}
+        }
+        Ok((r, sent))
     }
 
     /// The next row of the open binary result set (whose columns
@@ -1020,7 +1081,7 @@ impl StmtCache {
         loop {
             let stmt = self.prepare(f, sql)?;
             f.send_execute(stmt, params)?;
-            match f.read_binary_response(columns) {
+            match f.read_execute_response(stmt, columns) {
                 Err(WireError::Server(e))
                     if e.code == ER_UNKNOWN_STMT_HANDLER
                         && !retried
@@ -1273,7 +1334,7 @@ mod tests {
         let mut stmt = Prepared {
             id: 7,
             params: Columns::new(),
-            columns: Columns::new(),
+            columns: BinaryColumns::new(),
             warnings: 0,
             bound: Vec::new(),
         };

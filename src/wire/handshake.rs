@@ -18,7 +18,7 @@ use std::io::{Read, Write};
 use crate::wire::error::WireError;
 use crate::wire::packet::Framer;
 use crate::wire::packets;
-use crate::wire::parse::{caps, parse_err, OkInfo, Reader};
+use crate::wire::parse::{caps, mariadb, parse_err, OkInfo, Reader};
 use crate::wire::stream::{Stream, Tls};
 
 /// Capability flags of the handshake that only this module reads.
@@ -156,6 +156,9 @@ pub struct Greeting {
     pub connection_id: u32,
     /// The server's capability flags.
     pub server_caps: u32,
+    /// MariaDB's extended capability flags the server offers
+    /// ([`crate::wire::mariadb`]; 0 from MySQL).
+    pub server_mariadb_caps: u32,
     /// The plugin the session was authenticated with (the last one the
     /// server asked for).
     pub auth_plugin: AuthPlugin,
@@ -175,6 +178,11 @@ const WANTED: u32 = flag::LONG_PASSWORD
     | flag::PLUGIN_AUTH_LENENC_CLIENT_DATA
     | caps::SESSION_TRACK
     | caps::DEPRECATE_EOF;
+
+/// MariaDB's extended capability flags this layer asks for (those the
+/// server has): the definitions of a prepared statement's answer left out
+/// when the client has them already (read in `text.rs`).
+const WANTED_MARIADB: u32 = mariadb::CACHE_METADATA;
 
 /// Where `caching_sha2_password` is in its exchange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -250,11 +258,19 @@ impl<S: Read + Write> Framer<Stream<S>> {
             }
         }
         f.caps = agreed;
+        // MariaDB reads its extended flags only from a client that, like
+        // it, leaves CLIENT_MYSQL (LONG_PASSWORD) out.
+        let agreed_mariadb = if agreed & flag::LONG_PASSWORD == 0 {
+            WANTED_MARIADB & greeting.server_mariadb_caps
+        } else {
+            0
+        };
+        f.mariadb_caps = agreed_mariadb;
 
         if let Some(tls) = tls {
             // SSLRequest: the handshake response's first 32 bytes; then TLS,
             // and the whole response inside it.
-            f.send_packet(&packets::ssl_request(agreed))?;
+            f.send_packet(&packets::ssl_request(agreed, agreed_mariadb))?;
             if f.has_buffered_input() {
                 return Err(WireError::protocol(
                     "the server sent data before TLS started",
@@ -279,6 +295,7 @@ impl<S: Read + Write> Framer<Stream<S>> {
         .then_some(login.connect_attrs);
         let p = packets::handshake_response(
             agreed,
+            agreed_mariadb,
             login.user,
             &auth,
             login.database,
@@ -520,7 +537,14 @@ fn parse_greeting(p: &[u8]) -> Result<Hello, WireError> {
     let high = u32::from(r.u16("the greeting's capability flags")?);
     let server_caps = low | high << 16;
     let data_len = usize::from(r.u8("the greeting's scramble length")?);
-    r.bytes(10, "the greeting's reserved bytes")?;
+    let reserved = r.bytes(10, "the greeting's reserved bytes")?;
+    // MariaDB's extended flags: the last 4 reserved bytes of a server
+    // that leaves CLIENT_MYSQL (LONG_PASSWORD) out.
+    let server_mariadb_caps = if server_caps & flag::LONG_PASSWORD == 0 {
+        u32::from_le_bytes([reserved[6], reserved[7], reserved[8], reserved[9]])
+    } else {
+        0
+    };
     if server_caps & flag::SECURE_CONNECTION != 0 {
         let n = data_len.saturating_sub(8).max(13);
         let part = r.bytes(n.min(r.rest.len()), "the greeting's scramble")?;
@@ -538,6 +562,7 @@ fn parse_greeting(p: &[u8]) -> Result<Hello, WireError> {
             version,
             connection_id,
             server_caps,
+            server_mariadb_caps,
             auth_plugin: AuthPlugin::NativePassword,
         },
         scramble,

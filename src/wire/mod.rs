@@ -96,7 +96,7 @@ pub use binary::{
 pub use error::{ServerError, WireError};
 pub use handshake::{AuthPlugin, Greeting, Login, HANDSHAKE_MAX_PACKET};
 pub use packet::{Framer, ReadNow, MAX_CHUNK};
-pub use parse::{caps, status, EofInfo, OkInfo};
+pub use parse::{caps, mariadb, status, EofInfo, OkInfo};
 pub use socket::{Socket, Target};
 pub use stream::{Stream, Tls};
 pub use text::{Cells, ColumnDef, Columns, Next, Response, TextRow};

@@ -61,6 +61,9 @@ pub struct Framer<S> {
     pub(crate) open_cells: Option<usize>,
     max_packet: usize,
     pub(crate) caps: u32,
+    /// MariaDB's extended capability flags the connection agreed on
+    /// ([`crate::wire::parse::mariadb`]).
+    pub(crate) mariadb_caps: u32,
     /// The server status flags of the last OK or EOF packet read (0 before
     /// the first): see [`Framer::status`].
     pub(crate) status: u16,
@@ -88,6 +91,7 @@ impl<S: Read + Write> Framer<S> {
             open_cells: None,
             max_packet: DEFAULT_MAX_PACKET,
             caps,
+            mariadb_caps: 0,
             status: 0,
             received: 0,
             read_size: FIRST_READ,
@@ -120,6 +124,12 @@ impl<S: Read + Write> Framer<S> {
     /// The capability flags the connection agreed on.
     pub fn caps(&self) -> u32 {
         self.caps
+    }
+
+    /// MariaDB's extended capability flags the connection agreed on (0 with
+    /// MySQL): [`crate::wire::parse::mariadb`].
+    pub fn mariadb_caps(&self) -> u32 {
+        self.mariadb_caps
     }
 
     /// The largest packet this side accepts, in bytes; a larger one is
@@ -159,6 +169,7 @@ impl<S: Read + Write> Framer<S> {
             open_cells: self.open_cells,
             max_packet: self.max_packet,
             caps: self.caps,
+            mariadb_caps: self.mariadb_caps,
             status: self.status,
             received: self.received,
             read_size: self.read_size,

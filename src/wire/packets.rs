@@ -22,7 +22,7 @@
 //! of this layer is: the same code as the text protocol's, which skips
 //! MariaDB's progress reports.
 
-use mysql_common::constants::CapabilityFlags;
+use mysql_common::constants::{CapabilityFlags, MariadbCapabilities};
 use mysql_common::crypto::rsa::{Pkcs1OaepPadding, PublicKey, Rng};
 use mysql_common::io::ParseBuf;
 use mysql_common::num_bigint::BigUint;
@@ -47,14 +47,16 @@ const UTF8MB4_GENERAL_CI: u8 = 45;
 /// layer speaks to has.
 const UTF8MB4_SINCE: (u16, u16, u16) = (5, 5, 3);
 
-/// `Protocol::SSLRequest` with the capability flags `caps`.
-pub(crate) fn ssl_request(caps: u32) -> Vec<u8> {
+/// `Protocol::SSLRequest` with the capability flags `caps` and MariaDB's
+/// extended ones `mariadb_caps`.
+pub(crate) fn ssl_request(caps: u32, mariadb_caps: u32) -> Vec<u8> {
     let mut p = Vec::with_capacity(32);
     SslRequest::new(
         CapabilityFlags::from_bits_truncate(caps),
         MAX_PACKET,
         UTF8MB4_GENERAL_CI,
     )
+    .with_mariadb_capabilities(MariadbCapabilities::from_bits_truncate(mariadb_caps))
     .serialize(&mut p);
     p
 }
@@ -63,6 +65,7 @@ pub(crate) fn ssl_request(caps: u32) -> Vec<u8> {
 /// `auth`, the first answer of `plugin`.
 pub(crate) fn handshake_response(
     caps: u32,
+    mariadb_caps: u32,
     user: &str,
     auth: &[u8],
     database: Option<&str>,
@@ -85,6 +88,7 @@ pub(crate) fn handshake_response(
         attrs,
         MAX_PACKET,
     )
+    .with_mariadb_ext_capabilities(MariadbCapabilities::from_bits_truncate(mariadb_caps))
     .serialize(&mut p);
     p
 }

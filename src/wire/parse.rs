@@ -22,6 +22,17 @@ pub mod caps {
     pub const DEPRECATE_EOF: u32 = 0x0100_0000;
 }
 
+/// MariaDB's extended capability flags (the last 4 of the greeting's
+/// reserved bytes, and of the handshake response's, when neither side
+/// sets `CLIENT_MYSQL`), those this layer asks for.
+pub mod mariadb {
+    /// `MARIADB_CLIENT_CACHE_METADATA`: a result set's column count is
+    /// followed by a byte saying whether its definitions follow; an execute
+    /// of a prepared statement whose columns are the ones the server last
+    /// sent for it leaves them out.
+    pub const CACHE_METADATA: u32 = 0x0000_0010;
+}
+
 /// Server status flags (in OK and EOF packets) this layer reads.
 pub mod status {
     /// A transaction is open.

@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 
 use crate::wire::error::WireError;
 use crate::wire::packet::{Framer, MAX_CHUNK};
-use crate::wire::parse::{caps, parse_err, status, EofInfo, OkInfo, Reader};
+use crate::wire::parse::{caps, mariadb, parse_err, status, EofInfo, OkInfo, Reader};
 use crate::wire::COM_QUERY;
 
 /// The start of an answer.
@@ -93,6 +93,32 @@ impl Columns {
         self.raw.extend_from_slice(def);
         self.ends.push(self.raw.len());
     }
+
+    /// Becomes a copy of `other`, in the room it has (no allocation once
+    /// it has grown to the size).
+    pub(crate) fn copy_from(&mut self, other: &Columns) {
+        self.raw.clear();
+        self.raw.extend_from_slice(&other.raw);
+        self.ends.clear();
+        self.ends.extend_from_slice(&other.ends);
+    }
+}
+
+/// Where the definitions of a result set come from when the server leaves
+/// them out (MariaDB's `MARIADB_CLIENT_CACHE_METADATA`: an execute of a
+/// prepared statement whose columns did not change since the server last
+/// sent them for it).
+#[derive(Clone, Copy)]
+pub(crate) enum Cached<'a, C = Columns> {
+    /// Nowhere: the answer is refused (a text statement's answer always
+    /// carries them).
+    Nothing,
+    /// The ones the buffer holds: the previous result set's of the same
+    /// answer.
+    Kept,
+    /// These: the ones the statement's prepare or its last execute
+    /// brought.
+    From(&'a C),
 }
 
 /// One column's definition (`Protocol::ColumnDefinition41`).
@@ -326,7 +352,9 @@ enum Kind {
     Ok(OkInfo),
     Err(WireError),
     LocalInfile,
-    ResultSet(u64),
+    /// A result set of this many columns, and whether their definitions
+    /// follow.
+    ResultSet(u64, bool),
 }
 
 impl<S: Read + Write> Framer<S> {
@@ -343,7 +371,19 @@ impl<S: Read + Write> Framer<S> {
     /// end. While the last status carries
     /// [`crate::wire::status::MORE_RESULTS_EXISTS`], another answer follows.
     pub fn read_response(&mut self, columns: &mut Columns) -> Result<Response, WireError> {
-        columns.clear();
+        self.read_answer(columns, Cached::Nothing).map(|(r, _)| r)
+    }
+
+    /// [`Framer::read_response`], taking a result set's definitions from
+    /// `cached` when the server leaves them out; also says whether they
+    /// came from the server (`true`) or from `cached`.
+    pub(crate) fn read_answer(
+        &mut self,
+        columns: &mut Columns,
+        cached: Cached<'_>,
+    ) -> Result<(Response, bool), WireError> {
+        // Is the byte "definitions follow" after the column count there?
+        let flagged = self.mariadb_caps & mariadb::CACHE_METADATA != 0;
         loop {
             self.advance()?;
             let caps = self.caps();
@@ -362,23 +402,61 @@ impl<S: Read + Write> Framer<S> {
                     Err(e) => Kind::Err(e),
                 },
                 Some(0xfb) => Kind::LocalInfile,
-                Some(_) => match Reader::new(p).lenenc_int("a result set's column count") {
-                    Ok(n) => Kind::ResultSet(n),
-                    Err(e) => Kind::Err(e),
-                },
+                Some(_) => {
+                    let mut r = Reader::new(p);
+                    match r.lenenc_int("a result set's column count") {
+                        Ok(n) if flagged => {
+                            match r.u8("a result set's \"definitions follow\" flag") {
+                                Ok(follow) => Kind::ResultSet(n, follow != 0),
+                                Err(e) => Kind::Err(e),
+                            }
+                        }
+                        Ok(n) => Kind::ResultSet(n, true),
+                        Err(e) => Kind::Err(e),
+                    }
+                }
             };
             match kind {
                 Kind::Progress => continue,
                 Kind::Ok(ok) => {
+                    columns.clear();
                     self.status = ok.status;
-                    return Ok(Response::Ok(ok));
+                    return Ok((Response::Ok(ok), true));
                 }
-                Kind::Err(e) => return Err(e),
-                Kind::LocalInfile => return self.refuse_local_infile(columns),
-                Kind::ResultSet(n) => {
+                Kind::Err(e) => {
+                    columns.clear();
+                    return Err(e);
+                }
+                Kind::LocalInfile => {
+                    columns.clear();
+                    return self.refuse_local_infile(columns).map(|r| (r, true));
+                }
+                Kind::ResultSet(n, true) => {
+                    columns.clear();
                     self.read_definitions(n, columns)?;
                     self.open_cells = Some(columns.len());
-                    return Ok(Response::ResultSet);
+                    return Ok((Response::ResultSet, true));
+                }
+                Kind::ResultSet(n, false) => {
+                    match cached {
+                        Cached::From(c) => columns.copy_from(c),
+                        Cached::Kept => {}
+                        Cached::Nothing => columns.clear(),
+                    }
+                    if columns.len() as u64 != n || n == 0 {
+                        return Err(WireError::protocol(format!(
+                            "the server left out the definitions of a result set of {n} columns, and the client keeps {} for it",
+                            columns.len()
+                        )));
+                    }
+                    // Without CLIENT_DEPRECATE_EOF the EOF after them
+                    // comes all the same.
+                    if caps & caps::DEPRECATE_EOF == 0 {
+                        self.advance()?;
+                        self.status = EofInfo::parse(self.last_packet(), caps)?.status;
+                    }
+                    self.open_cells = Some(columns.len());
+                    return Ok((Response::ResultSet, false));
                 }
             }
         }
