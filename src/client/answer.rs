@@ -329,7 +329,11 @@ pub(crate) enum Cell {
 #[inline]
 pub(crate) fn stash(arena: &mut Vec<u8>, b: &[u8]) -> Cell {
     let at = arena.len();
-    arena.reserve(b.len() + 1);
+    if arena.capacity() - at <= b.len() {
+        // Doubling, from 64 bytes: the few short strings of a row or two
+        // take one allocation, not one per string.
+        arena.reserve((b.len() + 1).max(at).max(64));
+    }
     arena.extend_from_slice(b);
     arena.push(0);
     Cell::Bytes { at, len: b.len() }
@@ -597,9 +601,21 @@ fn parse_hms(t: &str) -> Option<(u32, u8, u8, u32)> {
     Some((h, m, s, us))
 }
 
+/// A result set's columns, shared: the answers of a statement run again
+/// (a prepared one in a loop, the same query by every borrower) share the
+/// one reading of them ([`ColumnMemo`]).
+pub(crate) type Cols = std::sync::Arc<[Col]>;
+
+/// No columns (a set that is not a result set), shared: an `Arc` of none
+/// still takes an allocation for its counts.
+fn no_columns() -> Cols {
+    static NONE: std::sync::OnceLock<Cols> = std::sync::OnceLock::new();
+    NONE.get_or_init(|| Cols::from([])).clone()
+}
+
 /// One result set: its columns and what its closing packet said.
 pub(crate) struct Set {
-    pub(crate) columns: Vec<Col>,
+    pub(crate) columns: Cols,
     pub(crate) affected_rows: u64,
     pub(crate) last_insert_id: u64,
     pub(crate) warnings: u16,
@@ -620,7 +636,7 @@ pub(crate) struct Set {
 impl Set {
     pub(crate) fn empty() -> Set {
         Set {
-            columns: Vec::new(),
+            columns: no_columns(),
             affected_rows: 0,
             last_insert_id: 0,
             warnings: 0,
@@ -632,6 +648,69 @@ impl Set {
     }
 }
 
+/// The result sets of one answer, in order. Most answers have one: it is
+/// held in place, and only the sets after it (a `CALL`'s, a multi-statement
+/// text's) take an allocation.
+#[derive(Default)]
+pub(crate) struct Sets {
+    /// The first set; `None` only when there are none.
+    head: Option<Set>,
+    tail: VecDeque<Set>,
+}
+
+impl Sets {
+    pub(crate) fn new() -> Sets {
+        Sets::default()
+    }
+
+    pub(crate) fn push_back(&mut self, set: Set) {
+        if self.head.is_none() {
+            self.head = Some(set);
+        } else {
+            self.tail.push_back(set);
+        }
+    }
+
+    pub(crate) fn pop_front(&mut self) -> Option<Set> {
+        let first = self.head.take()?;
+        self.head = self.tail.pop_front();
+        Some(first)
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Set> {
+        self.head.iter().chain(self.tail.iter())
+    }
+}
+
+impl From<Set> for Sets {
+    fn from(set: Set) -> Sets {
+        Sets {
+            head: Some(set),
+            tail: VecDeque::new(),
+        }
+    }
+}
+
+impl IntoIterator for Sets {
+    type Item = Set;
+    type IntoIter =
+        std::iter::Chain<std::option::IntoIter<Set>, std::collections::vec_deque::IntoIter<Set>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.head.into_iter().chain(self.tail)
+    }
+}
+
+impl<'a> IntoIterator for &'a Sets {
+    type Item = &'a Set;
+    type IntoIter =
+        std::iter::Chain<std::option::Iter<'a, Set>, std::collections::vec_deque::Iter<'a, Set>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.head.iter().chain(self.tail.iter())
+    }
+}
+
 /// Reads the whole answer to the text statement just sent on `f` (every
 /// result set, at least one), with each set's figures from its own
 /// closing packet. Also returns the last closing
@@ -640,7 +719,7 @@ pub(crate) fn collect_wire<S: std::io::Read + std::io::Write>(
     f: &mut Framer<S>,
     defs: &mut Columns,
     memo: &mut ColumnMemo,
-) -> Result<(VecDeque<Set>, OkInfo), WireError> {
+) -> Result<(Sets, OkInfo), WireError> {
     let first = f.read_response(defs)?;
     collect_wire_from(f, defs, memo, first)
 }
@@ -652,8 +731,8 @@ pub(crate) fn collect_wire_from<S: std::io::Read + std::io::Write>(
     defs: &mut Columns,
     memo: &mut ColumnMemo,
     first: Response,
-) -> Result<(VecDeque<Set>, OkInfo), WireError> {
-    let mut sets = VecDeque::new();
+) -> Result<(Sets, OkInfo), WireError> {
+    let mut sets = Sets::new();
     let mut response = first;
     loop {
         let mut set = Set::empty();
@@ -693,28 +772,29 @@ pub(crate) fn wire_columns(defs: &Columns) -> Result<Vec<Col>, WireError> {
 /// The last answer's columns, kept with the definitions they were read
 /// from: a statement run again (a prepared one in a loop, the same query
 /// by every borrower) is answered with the very same definitions, and then
-/// its columns are the kept ones, cloned (one allocation; the strings are
-/// shared), rather than parsed and copied anew (one allocation per
-/// column, and the parsing).
+/// its columns are the kept ones, shared (no allocation), rather than
+/// parsed and copied anew (one allocation per column, and the parsing).
 #[derive(Default)]
 pub(crate) struct ColumnMemo {
     raw: Vec<u8>,
-    columns: Vec<Col>,
+    columns: Option<Cols>,
 }
 
 impl ColumnMemo {
     /// `defs`' columns, from the memo when they are the last ones.
-    pub(crate) fn columns(&mut self, defs: &Columns) -> Result<Vec<Col>, WireError> {
+    pub(crate) fn columns(&mut self, defs: &Columns) -> Result<Cols, WireError> {
         let raw = defs.raw_all();
-        if !self.columns.is_empty() && self.raw == raw {
-            return Ok(self.columns.clone());
+        if let Some(kept) = &self.columns {
+            if self.raw == raw {
+                return Ok(kept.clone());
+            }
         }
-        let columns = wire_columns(defs)?;
+        let columns: Cols = wire_columns(defs)?.into();
         // Bounded: a result set of a huge number of columns is not kept.
         if raw.len() <= 64 * 1024 {
             self.raw.clear();
             self.raw.extend_from_slice(raw);
-            self.columns = columns.clone();
+            self.columns = Some(columns.clone());
         }
         Ok(columns)
     }
@@ -752,8 +832,8 @@ pub(crate) fn collect_binary<S: std::io::Read + std::io::Write>(
     cols: &mut BinaryColumns,
     memo: &mut ColumnMemo,
     first: Response,
-) -> Result<(VecDeque<Set>, OkInfo), WireError> {
-    let mut sets = VecDeque::new();
+) -> Result<(Sets, OkInfo), WireError> {
+    let mut sets = Sets::new();
     let mut response = first;
     loop {
         let mut set = Set::empty();

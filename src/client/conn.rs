@@ -22,12 +22,11 @@
 //! There is no raw connection to run statements around these steps: the
 //! session is staunch's own, from the socket up (`client::link`).
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use super::answer::{collect_binary, collect_wire, collect_wire_from, Col, Set};
+use super::answer::{collect_binary, collect_wire, collect_wire_from, Cols, Sets};
 use super::error::{not_ready, Refusal};
 use super::link::Link;
 use super::session::{Session, State, WireOpen};
@@ -117,10 +116,10 @@ pub(crate) enum WireStart {
     /// Its first result is a result set of these columns: its rows come
     /// from [`PooledConn::next_wire_row`], the rest of the answer from
     /// [`PooledConn::finish_wire`].
-    Rows(Vec<Col>),
+    Rows(Cols),
     /// Its first result has no rows: the whole answer, every result set,
     /// read (the statement is over).
-    Whole(VecDeque<Set>),
+    Whole(Sets),
 }
 
 /// Whether a statement text may hide other statements or routines whose
@@ -668,11 +667,7 @@ impl PooledConn {
 
     /// A text statement's whole answer, every result set, each set's
     /// figures filled in.
-    pub(crate) fn collect_text(
-        &mut self,
-        sql: &str,
-        partly: bool,
-    ) -> Result<VecDeque<Set>, WireError> {
+    pub(crate) fn collect_text(&mut self, sql: &str, partly: bool) -> Result<Sets, WireError> {
         self.note_sql(sql);
         self.run(partly, Report::Ok, |session| {
             let link = &mut session.link;
@@ -736,7 +731,7 @@ impl PooledConn {
     /// [`send_text_wire`](PooledConn::send_text_wire) sent, as
     /// [`collect_text`](PooledConn::collect_text) gives it; waits for it if
     /// it has not arrived. `None`: no statement was sent and awaits.
-    pub(crate) fn recv_text_wire(&mut self) -> Option<Result<VecDeque<Set>, WireError>> {
+    pub(crate) fn recv_text_wire(&mut self) -> Option<Result<Sets, WireError>> {
         let session = self.lease.split().0;
         if !session.open.as_ref().is_some_and(|o| o.sent_only) {
             return None;
@@ -885,10 +880,10 @@ impl PooledConn {
     /// the result sets after it whole (a `CALL`'s, a multi-statement's).
     /// Returns the packet that closed the first set and those sets (none
     /// with no statement open).
-    pub(crate) fn finish_wire(&mut self) -> Result<(OkInfo, VecDeque<Set>), WireError> {
+    pub(crate) fn finish_wire(&mut self) -> Result<(OkInfo, Sets), WireError> {
         let (session, mut marks, _) = self.lease.parts();
         let Some(open) = session.open.take() else {
-            return Ok((OkInfo::default(), VecDeque::new()));
+            return Ok((OkInfo::default(), Sets::new()));
         };
         // What is left may wait for the server (see `next_wire_row`);
         // `settle` stops the clock.
@@ -1030,10 +1025,7 @@ fn after_first<T>(end: &OkInfo, wait: bool) -> WireRow<T> {
 /// closed it, was read already), then the sets after it, whole. Returns
 /// that first closing packet, those sets, and the answer's last closing
 /// packet.
-fn read_after_first(
-    link: &mut Link,
-    open: WireOpen,
-) -> Result<(OkInfo, VecDeque<Set>, OkInfo), WireError> {
+fn read_after_first(link: &mut Link, open: WireOpen) -> Result<(OkInfo, Sets, OkInfo), WireError> {
     let first = match (open.first_end, &open.binary) {
         (Some(end), _) => end,
         (None, Some(cols)) => loop {
@@ -1049,7 +1041,7 @@ fn read_after_first(
     };
     if first.status & status::MORE_RESULTS_EXISTS == 0 {
         let last = first.clone();
-        return Ok((first, VecDeque::new(), last));
+        return Ok((first, Sets::new(), last));
     }
     let (rest, last) = match open.binary {
         Some(mut cols) => {

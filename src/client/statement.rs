@@ -22,13 +22,11 @@
 //! that does not match the parameters fails without a round trip (the
 //! prepared way checks the server's own count too).
 
-use std::collections::VecDeque;
-
 use mysql_common::row::convert::FromRow;
 use mysql_common::row::{new_row, Row};
 use mysql_common::value::Value;
 
-use super::answer::{collect_binary, Set};
+use super::answer::{collect_binary, Set, Sets};
 use super::conn::{PooledConn, Report};
 use super::link::Link;
 use super::session::ClientCharset;
@@ -489,16 +487,13 @@ impl PooledConn {
 
     /// Runs a planned statement and reads its whole answer (every result
     /// set) into the answer model, each set's figures filled in.
-    pub(crate) fn run_plan(
-        &mut self,
-        plan: Plan,
-        params: &[Param],
-    ) -> Result<VecDeque<Set>, WireError> {
+    pub(crate) fn run_plan(&mut self, plan: Plan, params: &[Param]) -> Result<Sets, WireError> {
         match plan {
             Plan::Text { sql, partly } => self.collect_text(&sql, partly),
             Plan::Binary { sql } => {
                 self.note_sql(&sql);
-                let mut values: Vec<crate::wire::Param<'_>> =
+                // On the stack for up to 8 (no allocation per statement).
+                let mut values: smallvec::SmallVec<[crate::wire::Param<'_>; 8]> =
                     params.iter().map(Param::to_wire).collect();
                 let (total, _) = Plan::Binary { sql: String::new() }.size(params);
                 self.run(false, Report::Ok, |s| {

@@ -10,7 +10,7 @@ use super::rows::{staunch_batch, staunch_rows};
 use super::stream::{GiveBack, Stream};
 use super::values::{staunch_param, to_params};
 use super::{arg, arg_str, copy_sized, guard, guard_value, set_opt, Out, STAUNCH_TIMEOUT_DEFAULT};
-use crate::client::answer::Set;
+use crate::client::answer::Sets;
 use crate::client::query::Queryable;
 use crate::client::{
     reports_partly, CancelHandle, Param, Plan, PooledConn, Report, StatementError, Way,
@@ -759,7 +759,7 @@ pub(super) fn query_buffered(
     params: &[Param],
     way: Option<Way>,
     text: bool,
-) -> Result<std::collections::VecDeque<Set>, Failure> {
+) -> Result<Sets, Failure> {
     let sets = if text {
         pc.collect_text(sql, reports_partly(sql))
     } else {
@@ -841,7 +841,7 @@ pub extern "C" fn staunch_conn_param_offsets(
 }
 
 /// What a buffered answer did, as `drain` sums it up.
-fn summary(sets: &std::collections::VecDeque<Set>) -> Done {
+fn summary(sets: &Sets) -> Done {
     let mut out = Done::default();
     for set in sets {
         out.add(

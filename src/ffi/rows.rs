@@ -7,7 +7,6 @@
 //! refuses other calls until the last result set is read to its end or the
 //! row set is freed, which gives it back.
 
-use std::collections::VecDeque;
 use std::ffi::{c_char, c_int};
 use std::ptr::addr_of_mut;
 
@@ -15,7 +14,7 @@ use super::error::*;
 use super::stream::{Fetched, Stream};
 use super::values::{staunch_datetime, staunch_time, staunch_value};
 use super::{arg, arg_mut, copy_sized, guard, guard_value, Out};
-use crate::client::answer::{bytes_with_nul, Cell, Col, DateTime, Kind, Set, Time};
+use crate::client::answer::{bytes_with_nul, Cell, Col, DateTime, Kind, Set, Sets, Time};
 
 /// The type of a result column, from the server's column metadata. It tells
 /// which getter reads the column's values.
@@ -361,7 +360,7 @@ impl staunch_rows {
 /// Where the rows come from.
 enum Source {
     /// Read whole: the remaining result sets after the current one.
-    Buffered(VecDeque<Set>),
+    Buffered(Sets),
     /// The first result set read as its rows arrive, on the connection the
     /// stream holds; the sets after it (a `CALL`'s) are read whole when the
     /// caller moves to them, which gives the connection back.
@@ -411,7 +410,7 @@ impl std::fmt::Debug for staunch_rows {
 
 impl staunch_rows {
     /// Row sets read whole (the first one current).
-    pub(crate) fn buffered(mut sets: VecDeque<Set>) -> staunch_rows {
+    pub(crate) fn buffered(mut sets: Sets) -> staunch_rows {
         let set = sets.pop_front().unwrap_or_else(Set::empty);
         staunch_rows {
             set,
@@ -455,7 +454,7 @@ impl staunch_rows {
             .flatten()
             .map(|v| Cell::from_value(v, arena))
             .collect();
-        staunch_rows::buffered([set].into())
+        staunch_rows::buffered(set.into())
     }
 
     /// The next row of the current set, if any: where it begins in
@@ -927,7 +926,7 @@ unsafe fn fetch(
     let out = unsafe { std::slice::from_raw_parts_mut(values, max * ncols) };
     let cells = &r.set.cells[first..first + n * ncols];
     for (row_out, row) in out.chunks_exact_mut(ncols).zip(cells.chunks_exact(ncols)) {
-        for ((v, cell), col) in row_out.iter_mut().zip(row).zip(&r.set.columns) {
+        for ((v, cell), col) in row_out.iter_mut().zip(row).zip(r.set.columns.iter()) {
             tag_into(v, cell, col.kind, &r.set.bytes);
         }
     }

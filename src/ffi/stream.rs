@@ -8,9 +8,7 @@
 //! open_text_wire`, `open_binary_wire`), text or prepared, over TCP, TLS
 //! or a unix socket: the stream only owns the connection meanwhile.
 
-use std::collections::VecDeque;
-
-use crate::client::answer::{info_of, push_wire_cells, Cell, Col, Info, Set};
+use crate::client::answer::{info_of, push_wire_cells, Cell, Col, Info, Set, Sets};
 use crate::client::{AnyRow, PooledConn, WireRow, WireStart};
 use crate::error::Error;
 
@@ -123,7 +121,7 @@ impl Stream {
 
     /// Skips the rest of the first result set: the sets after it (and the
     /// connection is given back).
-    pub(crate) fn finish(&mut self, _columns: &[Col]) -> Result<VecDeque<Set>, Error> {
+    pub(crate) fn finish(&mut self, _columns: &[Col]) -> Result<Sets, Error> {
         self.0.finish()
     }
 }
@@ -149,7 +147,7 @@ struct WireStream {
     /// The first result set's rows are read: only the rest remains.
     first_done: bool,
     /// The result sets after the first, read whole when the first ended.
-    rest: VecDeque<Set>,
+    rest: Sets,
     /// What the packet ending the first set said, once it ended.
     end: Option<(u16, Info)>,
 }
@@ -161,7 +159,7 @@ impl WireStream {
             home: Some(home),
             first: None,
             first_done: false,
-            rest: VecDeque::new(),
+            rest: Sets::new(),
             end: None,
         };
         match start {
@@ -216,7 +214,7 @@ impl WireStream {
 
     /// Skips the rest of the first result set (read off, not decoded):
     /// the sets after it.
-    fn finish(&mut self) -> Result<VecDeque<Set>, Error> {
+    fn finish(&mut self) -> Result<Sets, Error> {
         if !self.first_done {
             self.end_first()?;
         }
