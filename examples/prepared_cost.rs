@@ -10,7 +10,13 @@
 //!   cargo run --release --example prepared_cost -- URL [SECONDS_PER_ROUND] [ROUNDS] [staunch|crate]
 //!
 //! With `staunch` or `crate` last, only that side is measured (for a
-//! profiler or `heaptrack` to look at one of them).
+//! profiler or `heaptrack` to look at one of them); with `tls`, only the
+//! TLS line below.
+//!
+//! With `PREPARED_COST_TLS` set to URL knobs that turn TLS on (for the test
+//! kit's `server --tls-self-signed`: `tls_mode=verify_ca&tls_ca=PATH`), a
+//! third line: the same statement through staunch over TLS, and its CPU
+//! per statement beside the same over plain TCP.
 //!
 //! A loopback round trip is most of a statement here: the line "a client
 //! costing no CPU" gives the throughput the server and the network alone
@@ -105,9 +111,11 @@ fn main() -> ExitCode {
         "both" => (true, true),
         "staunch" => (true, false),
         "crate" => (false, true),
+        // Over TLS alone (with PREPARED_COST_TLS).
+        "tls" => (false, false),
         other => {
             eprintln!(
-                "prepared_cost: the fourth argument is staunch, crate or both, not {other:?}"
+                "prepared_cost: the fourth argument is staunch, crate, tls or both, not {other:?}"
             );
             return ExitCode::from(2);
         }
@@ -119,38 +127,17 @@ fn main() -> ExitCode {
     raw.query_drop(SETUP).expect("set-up");
     let stmt = raw.prep(SQL).expect("prepare");
 
-    let curl = CString::new(format!("{url}?max_size=1&min_idle=1")).unwrap();
     let csql = CString::new(SQL).unwrap();
-    let mut pool = std::ptr::null_mut();
-    let mut conn = std::ptr::null_mut();
-    let mut err = std::ptr::null_mut();
-    assert_eq!(
-        staunch_pool_open(curl.as_ptr(), &mut pool, &mut err),
-        STAUNCH_OK
-    );
-    assert_eq!(
-        staunch_pool_get(pool, STAUNCH_TIMEOUT_DEFAULT, &mut conn, &mut err),
-        STAUNCH_OK
-    );
-    let param = [staunch_param_i64(1)];
-    let mut values: [staunch_value; 5] = unsafe { std::mem::zeroed() };
-
-    let mut via_c = || {
-        let mut rows = std::ptr::null_mut();
-        let st = staunch_conn_query_ex(
-            conn,
-            csql.as_ptr(),
-            param.as_ptr(),
-            1,
-            0,
-            &mut rows,
-            &mut err,
-        );
-        assert_eq!(st, STAUNCH_OK);
-        let mut got = 0usize;
-        let st = staunch_rows_fetch(rows, values.as_mut_ptr(), 5, &mut got, &mut err);
-        assert_eq!((st, got), (STAUNCH_OK, 1));
-        staunch_rows_free(rows);
+    let (pool, conn) = open(&format!("{url}?max_size=1&min_idle=1"));
+    let tls_knobs = std::env::var("PREPARED_COST_TLS").ok();
+    let tls = tls_knobs
+        .as_ref()
+        .map(|k| open(&format!("{url}?max_size=1&min_idle=1&{k}")));
+    let mut via_c = || statement(conn, &csql);
+    let mut via_tls = || {
+        if let Some((_, conn)) = tls {
+            statement(conn, &csql)
+        }
     };
     let mut via_crate = || {
         let row: Option<(i32, i32, String, String, mysql::Value)> =
@@ -162,14 +149,20 @@ fn main() -> ExitCode {
         if run_c {
             via_c();
         }
+        if run_c || only == "tls" {
+            via_tls();
+        }
         if run_m {
             via_crate();
         }
     }
-    let (mut c, mut m) = (Tally::default(), Tally::default());
+    let (mut c, mut m, mut t) = (Tally::default(), Tally::default(), Tally::default());
     for _ in 0..rounds {
         if run_c {
             measure(&mut c, per, &mut via_c);
+        }
+        if (run_c || only == "tls") && tls.is_some() {
+            measure(&mut t, per, &mut via_tls);
         }
         if run_m {
             measure(&mut m, per, &mut via_crate);
@@ -199,6 +192,7 @@ fn main() -> ExitCode {
         &c,
     );
     let m = line("mysql crate, raw Conn::exec_first", &m);
+    let t = line("staunch C ABI over TLS (the same, PREPARED_COST_TLS)", &t);
     if let (Some((cq, cc, cu)), Some((mq, mc, mu))) = (s, m) {
         println!();
         println!(
@@ -208,7 +202,51 @@ fn main() -> ExitCode {
             cu / mu
         );
     }
-    staunch_conn_free(conn);
-    staunch_pool_free(pool);
+    if let (Some((_, plain, _)), Some((_, over_tls, _))) = (s, t) {
+        println!(
+            "staunch over TLS ÷ over plain TCP: client CPU per statement {:.2}x",
+            over_tls / plain
+        );
+    }
+    for (pool, conn) in std::iter::once((pool, conn)).chain(tls) {
+        staunch_conn_free(conn);
+        staunch_pool_free(pool);
+    }
     ExitCode::SUCCESS
+}
+
+/// A pool of one connection on `url`, and that connection, borrowed.
+fn open(url: &str) -> (*mut staunch_pool, *mut staunch_conn) {
+    let curl = CString::new(url).unwrap();
+    let mut pool = std::ptr::null_mut();
+    let mut conn = std::ptr::null_mut();
+    let mut err = std::ptr::null_mut();
+    let st = staunch_pool_open(curl.as_ptr(), &mut pool, &mut err);
+    assert_eq!(st, STAUNCH_OK, "staunch_pool_open");
+    let st = staunch_pool_get(pool, STAUNCH_TIMEOUT_DEFAULT, &mut conn, &mut err);
+    assert_eq!(st, STAUNCH_OK, "staunch_pool_get");
+    (pool, conn)
+}
+
+/// The statement through the C ABI, its one row read.
+fn statement(conn: *mut staunch_conn, sql: &CString) {
+    let param = [staunch_param_i64(1)];
+    // SAFETY: staunch_value is a plain C struct; zeroes are a valid value.
+    let mut values: [staunch_value; 5] = unsafe { std::mem::zeroed() };
+    let mut err = std::ptr::null_mut();
+    let mut rows = std::ptr::null_mut();
+    let st = staunch_conn_query_ex(
+        conn,
+        sql.as_ptr(),
+        param.as_ptr(),
+        1,
+        0,
+        &mut rows,
+        &mut err,
+    );
+    assert_eq!(st, STAUNCH_OK);
+    let mut got = 0usize;
+    let st = staunch_rows_fetch(rows, values.as_mut_ptr(), 5, &mut got, &mut err);
+    assert_eq!((st, got), (STAUNCH_OK, 1));
+    staunch_rows_free(rows);
 }
