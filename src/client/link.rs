@@ -174,6 +174,16 @@ impl Link {
         max: usize,
     ) -> std::result::Result<Vec<Vec<Option<Vec<u8>>>>, WireError> {
         self.wire.send_query(sql)?;
+        self.read_rows(max)
+    }
+
+    /// Reads up to `max` rows of the first result set of the answer to a
+    /// text statement already sent (see [`Link::rows`]), and the rest of
+    /// the answer.
+    pub(crate) fn read_rows(
+        &mut self,
+        max: usize,
+    ) -> std::result::Result<Vec<Vec<Option<Vec<u8>>>>, WireError> {
         let mut out = Vec::new();
         match self.wire.read_response(&mut self.columns)? {
             Response::Ok(ok) => self.last = ok,

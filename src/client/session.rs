@@ -58,6 +58,9 @@ use mysql_common::packets::session_state_change::SessionStateChange;
 use mysql_common::packets::SessionStateInfo;
 
 use super::link::Link;
+
+/// The question of a session's `max_allowed_packet`.
+const MAX_PACKET_SQL: &[u8] = b"SELECT @@SESSION.max_allowed_packet";
 use super::sql::{version_number, Lexing};
 use super::ConnectConfig;
 use crate::sync::lock;
@@ -290,12 +293,36 @@ impl Session {
             sql.push_str(", ");
             sql.push_str(&self.limit_assignment(Some(t)));
         }
-        self.link.run(sql.as_bytes())?;
-        let reported = Session::reported_changes(&self.link.last).is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c.data_type() == SessionStateType::SESSION_TRACK_SYSTEM_VARIABLES)
-        });
-        self.observe();
+        // A fresh session's max_allowed_packet is asked with it, pipelined:
+        // sent before the settings' answer is read, answered right after it
+        // (one round trip for both; the server runs them in turn).
+        let ask_max = self.state.max_allowed_packet.is_none();
+        self.link.wire.send_query(sql.as_bytes())?;
+        if ask_max {
+            self.link.wire.send_query(MAX_PACKET_SQL)?;
+        }
+        let settings = self.link.read_to_end();
+        if let Err(e) = &settings {
+            // A server error ends only its own answer: the question's
+            // follows, and is read (the session stays in step).
+            if !ask_max || e.is_fatal() {
+                return settings;
+            }
+        }
+        let reported = settings.is_ok()
+            && Session::reported_changes(&self.link.last).is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c.data_type() == SessionStateType::SESSION_TRACK_SYSTEM_VARIABLES)
+            });
+        if settings.is_ok() {
+            self.observe();
+        }
+        if ask_max {
+            self.link.wire.next_answer();
+            let rows = self.link.read_rows(1)?;
+            self.take_max_allowed_packet(rows.into_iter().next())?;
+        }
+        settings?;
         self.unreported = !reported;
         if self.unreported {
             // The server reports no variable in this session (its default
@@ -387,9 +414,15 @@ impl Session {
         if let Some(m) = self.state.max_allowed_packet {
             return Ok(m);
         }
-        let row = self
-            .link
-            .first_row(b"SELECT @@SESSION.max_allowed_packet")?;
+        let row = self.link.first_row(MAX_PACKET_SQL)?;
+        self.take_max_allowed_packet(row)
+    }
+
+    /// What `MAX_PACKET_SQL` answered becomes what staunch knows.
+    fn take_max_allowed_packet(
+        &mut self,
+        row: Option<Vec<Option<Vec<u8>>>>,
+    ) -> Result<usize, WireError> {
         let m = row
             .and_then(|r| r.into_iter().next().flatten())
             .and_then(|v| std::str::from_utf8(&v).ok()?.parse::<u64>().ok())

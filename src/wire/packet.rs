@@ -423,6 +423,14 @@ impl<S: Read + Write> Framer<S> {
         }
     }
 
+    /// The answer read to its end was to the first of two commands sent
+    /// back to back (pipelined): the next packets are the second one's
+    /// answer, numbered from 1 again.
+    pub(crate) fn next_answer(&mut self) {
+        self.seq = 1;
+        self.open_cells = None;
+    }
+
     /// Between commands (the next one's start, and a pooled connection's
     /// return): the read buffer back to its first size once nothing unread
     /// is in it, and the join and write buffers given back past [`RETAIN`].
