@@ -54,6 +54,8 @@ pub(crate) struct Link {
     /// The last answer's columns, for the next answer of the same shape
     /// (see `answer::ColumnMemo`).
     pub(crate) memo: ColumnMemo,
+    /// The same for the Rust face's rows (`query::FaceMemo`).
+    pub(crate) face_memo: super::query::FaceMemo,
 }
 
 impl std::fmt::Debug for Link {
@@ -88,6 +90,7 @@ impl Link {
                 stmts: StmtCache::new(STMT_CACHE),
                 bincols: BinaryColumns::new(),
                 memo: ColumnMemo::default(),
+                face_memo: Default::default(),
             },
             watch,
         ))

@@ -367,10 +367,12 @@ impl<'a> QueryResult<'a> {
             }),
         )
         .map_err(|e| e.into_error("execute"))?;
-        let params: Vec<Param<'_>> = values.iter().map(wire_param).collect();
+        let params: smallvec::SmallVec<[Param<'_>; 8]> = values.iter().map(wire_param).collect();
         conn.note_sql(&stmt.sql);
         conn.begin(false).map_err(|e| conn.error("execute", &e))?;
-        let mut cols = BinaryColumns::new();
+        // The connection's buffer, lent to this answer (given back when
+        // it is dropped): no allocation for the columns once it has grown.
+        let mut cols = std::mem::take(&mut conn.session_mut().link.bincols);
         let Link {
             wire, stmts, last, ..
         } = &mut conn.session_mut().link;
@@ -384,7 +386,7 @@ impl<'a> QueryResult<'a> {
         let mut q = QueryResult {
             conn,
             binary: Some(cols),
-            columns: Arc::from([]),
+            columns: no_columns(),
             at: At::Done,
             last: OkInfo::default(),
             started: false,
@@ -415,7 +417,7 @@ impl<'a> QueryResult<'a> {
         let mut q = QueryResult {
             conn,
             binary,
-            columns: Arc::from([]),
+            columns: no_columns(),
             at: At::Done,
             last: OkInfo::default(),
             started: false,
@@ -453,16 +455,18 @@ impl<'a> QueryResult<'a> {
         self.started = false;
         match r {
             Response::Ok(ok) => {
-                self.columns = Arc::from([]);
+                self.columns = no_columns();
                 self.at = At::Ended(ok);
             }
             Response::ResultSet => {
-                let link = &self.conn.session_mut().link;
+                let Link {
+                    columns, face_memo, ..
+                } = &mut self.conn.session_mut().link;
                 let defs = match &self.binary {
                     Some(cols) => cols.defs(),
-                    None => &link.columns,
+                    None => columns,
                 };
-                self.columns = columns_of(defs);
+                self.columns = face_memo.columns(defs);
                 self.at = At::Rows;
             }
         }
@@ -641,6 +645,9 @@ impl Drop for QueryResult<'_> {
     fn drop(&mut self) {
         // An error here has broken the session already (see `failed`).
         let _ = self.drain();
+        if let Some(cols) = self.binary.take() {
+            self.conn.session_mut().link.bincols = cols;
+        }
     }
 }
 
@@ -745,6 +752,42 @@ impl PooledConn {
     /// The server's info text for the last statement.
     pub fn info_str(&self) -> std::borrow::Cow<'_, str> {
         String::from_utf8_lossy(&self.session_ref().link.last.info)
+    }
+}
+
+/// No columns (an answer without a result set), shared: an `Arc` of none
+/// still takes an allocation for its counts.
+fn no_columns() -> Arc<[Column]> {
+    static NONE: std::sync::OnceLock<Arc<[Column]>> = std::sync::OnceLock::new();
+    NONE.get_or_init(|| Arc::from([])).clone()
+}
+
+/// The last answer's columns as the Rust face's rows carry them, kept with
+/// the definitions they were read from: the same statement run again gets
+/// the very same `Arc` (as `answer::ColumnMemo` does for the C ABI's).
+#[derive(Default)]
+pub(crate) struct FaceMemo {
+    raw: Vec<u8>,
+    columns: Option<Arc<[Column]>>,
+}
+
+impl FaceMemo {
+    /// `defs`' columns, from the memo when they are the last ones.
+    pub(crate) fn columns(&mut self, defs: &Columns) -> Arc<[Column]> {
+        let raw = defs.raw_all();
+        if let Some(kept) = &self.columns {
+            if self.raw == raw {
+                return kept.clone();
+            }
+        }
+        let columns = columns_of(defs);
+        // Bounded: a result set of a huge number of columns is not kept.
+        if raw.len() <= 64 * 1024 {
+            self.raw.clear();
+            self.raw.extend_from_slice(raw);
+            self.columns = Some(columns.clone());
+        }
+        columns
     }
 }
 
