@@ -13,6 +13,10 @@
 //! profiler or `heaptrack` to look at one of them); with `tls`, only the
 //! TLS line below.
 //!
+//! With `PREPARED_COST_ROWS=N` (N > 1), the statement selects N rows
+//! (`id <= ?`), read whole on both sides (the crate's `exec`), and the
+//! allocations are per row as well.
+//!
 //! With `PREPARED_COST_TLS` set to URL knobs that turn TLS on (for the test
 //! kit's `server --tls-self-signed`: `tls_mode=verify_ca&tls_ca=PATH`), a
 //! third line: the same statement through staunch over TLS, and its CPU
@@ -60,6 +64,7 @@ static A: Counting = Counting;
 const SETUP: &str = "CREATE OR REPLACE TABLE prepared_cost (id INT PRIMARY KEY, a INT, s VARCHAR(40), d DECIMAL(12,2), t DATETIME);
     INSERT INTO prepared_cost VALUES (1, 2, 'hello world', 12.50, '2026-12-01 18:00:00')";
 const SQL: &str = "SELECT id, a, s, d, t FROM prepared_cost WHERE id = ?";
+const SQL_ROWS: &str = "SELECT id, a, s, d, t FROM prepared_cost WHERE id <= ?";
 
 /// User and system CPU time of this process.
 fn cpu() -> (Duration, Duration) {
@@ -125,24 +130,43 @@ fn main() -> ExitCode {
         .prefer_socket(false);
     let mut raw = mysql::Conn::new(opts).expect("connect (mysql crate)");
     raw.query_drop(SETUP).expect("set-up");
-    let stmt = raw.prep(SQL).expect("prepare");
+    let nrows: usize = std::env::var("PREPARED_COST_ROWS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    let sql = if nrows > 1 {
+        raw.query_drop(format!(
+            "INSERT INTO prepared_cost SELECT seq, 2, 'hello world', 12.50, '2026-12-01 18:00:00' FROM seq_2_to_{nrows}"
+        ))
+        .expect("more rows");
+        SQL_ROWS
+    } else {
+        SQL
+    };
+    let stmt = raw.prep(sql).expect("prepare");
 
-    let csql = CString::new(SQL).unwrap();
+    let csql = CString::new(sql).unwrap();
     let (pool, conn) = open(&format!("{url}?max_size=1&min_idle=1"));
     let tls_knobs = std::env::var("PREPARED_COST_TLS").ok();
     let tls = tls_knobs
         .as_ref()
         .map(|k| open(&format!("{url}?max_size=1&min_idle=1&{k}")));
-    let mut via_c = || statement(conn, &csql);
+    let mut via_c = || statement(conn, &csql, nrows);
     let mut via_tls = || {
         if let Some((_, conn)) = tls {
-            statement(conn, &csql)
+            statement(conn, &csql, nrows)
         }
     };
+    type Five = (i32, i32, String, String, mysql::Value);
     let mut via_crate = || {
-        let row: Option<(i32, i32, String, String, mysql::Value)> =
-            raw.exec_first(&stmt, (1,)).expect("exec_first");
-        assert!(row.is_some());
+        if nrows == 1 {
+            let row: Option<Five> = raw.exec_first(&stmt, (1,)).expect("exec_first");
+            assert!(row.is_some());
+        } else {
+            let rows: Vec<Five> = raw.exec(&stmt, (nrows as i64,)).expect("exec");
+            assert_eq!(rows.len(), nrows);
+        }
     };
     // Warm-up.
     for _ in 0..1000 {
@@ -180,18 +204,26 @@ fn main() -> ExitCode {
         let qps = n / t.wall.as_secs_f64();
         let free_qps = 1e6 / (us(t.wall) - cpu_us).max(1e-3);
         println!(
-            "| {name} | {qps:.0} | {cpu_us:.2} | {user:.2} | {system:.2} | {:.2} | {free_qps:.0} |",
-            t.allocs as f64 / n
+            "| {name} | {qps:.0} | {cpu_us:.2} | {user:.2} | {system:.2} | {:.2} | {:.3} | {free_qps:.0} |",
+            t.allocs as f64 / n,
+            t.allocs as f64 / n / nrows as f64
         );
         Some((qps, cpu_us, user))
     };
-    println!("| prepared SELECT of 5 columns by id | statements/s | client CPU µs/statement | of it user | of it system | allocations/statement (1 row) | a client costing no CPU: statements/s |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!("| prepared SELECT of 5 columns, {nrows} row(s) | statements/s | client CPU µs/statement | of it user | of it system | allocations/statement | allocations/row | a client costing no CPU: statements/s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     let s = line(
         "staunch C ABI (staunch_conn_query_ex + staunch_rows_fetch)",
         &c,
     );
-    let m = line("mysql crate, raw Conn::exec_first", &m);
+    let m = line(
+        if nrows == 1 {
+            "mysql crate, raw Conn::exec_first"
+        } else {
+            "mysql crate, raw Conn::exec"
+        },
+        &m,
+    );
     let t = line("staunch C ABI over TLS (the same, PREPARED_COST_TLS)", &t);
     if let (Some((cq, cc, cu)), Some((mq, mc, mu))) = (s, m) {
         println!();
@@ -228,9 +260,9 @@ fn open(url: &str) -> (*mut staunch_pool, *mut staunch_conn) {
     (pool, conn)
 }
 
-/// The statement through the C ABI, its one row read.
-fn statement(conn: *mut staunch_conn, sql: &CString) {
-    let param = [staunch_param_i64(1)];
+/// The statement through the C ABI, its `nrows` rows read.
+fn statement(conn: *mut staunch_conn, sql: &CString, nrows: usize) {
+    let param = [staunch_param_i64(nrows as i64)];
     // SAFETY: staunch_value is a plain C struct; zeroes are a valid value.
     let mut values: [staunch_value; 5] = unsafe { std::mem::zeroed() };
     let mut err = std::ptr::null_mut();
@@ -245,8 +277,10 @@ fn statement(conn: *mut staunch_conn, sql: &CString) {
         &mut err,
     );
     assert_eq!(st, STAUNCH_OK);
-    let mut got = 0usize;
-    let st = staunch_rows_fetch(rows, values.as_mut_ptr(), 5, &mut got, &mut err);
-    assert_eq!((st, got), (STAUNCH_OK, 1));
+    for _ in 0..nrows {
+        let mut got = 0usize;
+        let st = staunch_rows_fetch(rows, values.as_mut_ptr(), 5, &mut got, &mut err);
+        assert_eq!((st, got), (STAUNCH_OK, 1));
+    }
     staunch_rows_free(rows);
 }

@@ -9,6 +9,8 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"fmt"
 	"os"
@@ -44,6 +46,13 @@ var (
 	// blocked in the library instead of in the netpoller
 	// (STAUNCH_GO_NOPOLLER=1 when the pool opens): the "-blocking"
 	// implementations.
+	// Over TLS, on a second server (the test kit's self-signed
+	// certificate): staunch verifying it against its CA, and go-sql-driver
+	// with the same CA as its tls.Config (BenchmarkSelect1TLS).
+	poolT    *staunch.Pool
+	mysqlDT  *sql.DB
+	mysqlDT8 *sql.DB // with SetMaxIdleConns(8): no TLS handshake per borrow at g=8
+
 	poolB *staunch.Pool
 	// poolH: timings on (what an exporter's first scrape turns on) and a
 	// Tracer that does nothing: the cost of observability with a no-op
@@ -126,6 +135,19 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		tlsKit, err := testkit.Start("server", "--tls-self-signed")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "TestMain: the TLS server:", err)
+			return 1
+		}
+		defer tlsKit.Stop()
+		if err := openTLS(tlsKit); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer poolT.Close()
+		defer mysqlDT.Close()
+		defer mysqlDT8.Close()
 		return m.Run()
 	}()
 	kit.Stop()
@@ -134,6 +156,36 @@ func TestMain(m *testing.M) {
 
 // cpuTime is this process's CPU time (user + system) in ns: the client's
 // cost per operation, whatever the wall clock says.
+// openTLS opens the pools of BenchmarkSelect1TLS on the kit's server,
+// whose URL carries tls_mode=verify_ca and its CA.
+func openTLS(kit *testkit.Kit) error {
+	srv := kit.Ready.Servers[0]
+	var err error
+	if poolT, err = staunch.New(bg, kit.Ready.URL); err != nil {
+		return err
+	}
+	pem, err := os.ReadFile(kit.Ready.TLS.CA)
+	if err != nil {
+		return err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		return fmt.Errorf("no certificate in %s", kit.Ready.TLS.CA)
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net = "app", "app-secret", "tcp"
+	cfg.Addr, cfg.DBName = fmt.Sprintf("127.0.0.1:%d", srv.Port), "staunch_test"
+	cfg.TLS = &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return err
+	}
+	mysqlDT = sql.OpenDB(conn)
+	mysqlDT8 = sql.OpenDB(conn)
+	mysqlDT8.SetMaxIdleConns(8)
+	return nil
+}
+
 func cpuTime() int64 {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -256,6 +308,27 @@ func BenchmarkSelect1(b *testing.B) {
 		{"staunch-OpenDB-blocking", select1DB(staunchDB)},
 		{"go-sql-driver-ctx", select1DBCtx(mysqlD)},
 		{"staunch-OpenDB-ctx", select1DBCtx(staunchD)},
+	}
+	for _, g := range []int{1, 8} {
+		for _, impl := range impls {
+			b.Run(fmt.Sprintf("g=%d/impl=%s", g, impl.name), func(b *testing.B) {
+				b.ReportAllocs()
+				parallel(b, g, impl.fn)
+			})
+		}
+	}
+}
+
+// BenchmarkSelect1TLS: acquire + SELECT 1 + release over TLS (issue 45's
+// target: staunch at least as fast as go-sql-driver with TLS on).
+func BenchmarkSelect1TLS(b *testing.B) {
+	impls := []struct {
+		name string
+		fn   func() error
+	}{
+		{"go-sql-driver", select1DB(mysqlDT)},
+		{"go-sql-driver-idle8", select1DB(mysqlDT8)},
+		{"staunch-native", func() error { return select1NativeOn(poolT) }},
 	}
 	for _, g := range []int{1, 8} {
 		for _, impl := range impls {
