@@ -124,7 +124,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 9
+#define STAUNCH_VERSION_MINOR 10
 
 /**
  * Patch version of the library.
@@ -138,7 +138,7 @@
  * cffi's `cdef` takes them; a test checks them against Cargo.toml's
  * `library-version`.)
  */
-#define STAUNCH_VERSION 10900
+#define STAUNCH_VERSION 11000
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
@@ -2080,6 +2080,26 @@ staunch_status staunch_conn_query_send(struct staunch_conn *conn,
                                        uint32_t flags,
                                        int *wait_fd,
                                        struct staunch_error **err);
+
+/**
+ * `staunch_conn_query_send` for a statement with parameters: sent as
+ * `staunch_conn_query_ex` would send it (prepared, or interpolated into
+ * text, as the pool's defaults and `flags` say: 0, STAUNCH_QUERY_TEXT,
+ * STAUNCH_QUERY_INTERPOLATE or STAUNCH_QUERY_PREPARE), its answer then
+ * received by `staunch_conn_query_recv`. A statement sent prepared that
+ * the connection's statement cache does not hold yet is prepared first,
+ * and that round trip is waited for here (once per connection and
+ * statement); the execute's answer is what `*wait_fd` announces. The
+ * parameters are read during this call only. Same rules as
+ * `staunch_conn_query_send` otherwise. Since 1.10.
+ */
+staunch_status staunch_conn_query_send_ex(struct staunch_conn *conn,
+                                          const char *sql,
+                                          const struct staunch_param *params,
+                                          size_t n_params,
+                                          uint32_t flags,
+                                          int *wait_fd,
+                                          struct staunch_error **err);
 
 /**
  * Receives the answer to the statement `staunch_conn_query_send` sent,

@@ -1285,6 +1285,75 @@ func Test_statements_wait_in_the_netpoller(t *testing.T) {
 	}
 }
 
+// Statements with arguments (prepared: staunch_conn_query_send_ex) wait in
+// the netpoller too, Query and Exec alike: eight at once on GOMAXPROCS=2
+// overlap on the server, each gets its own answer (the binary protocol's
+// integers), and a prepare the server refuses is the statement's error.
+func Test_statements_with_arguments_wait_in_the_netpoller(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	p := openPool(t, "max_size=8")
+	const n = 8
+	conns := make([]*staunch.Conn, n)
+	for i := range conns {
+		conns[i] = acquire(t, p)
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	before := staunch.PollerWaits()
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := p.Acquire(bg)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Release()
+			for run := range 2 {
+				var v int64
+				if err := c.QueryRow(bg, "SELECT ? + SLEEP(0.3)", i*10+run).Scan(&v); err != nil {
+					errs <- err
+				} else if v != int64(i*10+run) {
+					errs <- fmt.Errorf("goroutine %d run %d got %d", i, run, v)
+				}
+			}
+			if _, err := c.Exec(bg, "DO SLEEP(?)", 0.2); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	took := time.Since(t0)
+	if waits := staunch.PollerWaits() - before; waits < 3*(n-1) {
+		t.Fatalf("%d of %d statements waited in the netpoller, want %d or more", waits, 3*n, 3*(n-1))
+	}
+	if took > 3*time.Second+slack() {
+		t.Fatalf("8 x 0.8 s of statements took %v: they did not overlap", took)
+	}
+	// A statement the server cannot prepare fails as the statement; the
+	// connection goes on.
+	c := acquire(t, p)
+	defer c.Release()
+	var v int64
+	err := c.QueryRow(bg, "SELECT * FROM no_such_table_np WHERE a = ?", 1).Scan(&v)
+	var me *staunch.MySQLError
+	if !errors.As(err, &me) || me.Number != 1146 {
+		t.Fatalf("a missing table: %v", err)
+	}
+	if v := queryInt(t, c, "SELECT 8"); v != 8 {
+		t.Fatal(v)
+	}
+}
+
 // Test_conf_auth_plugins: users of mysql_native_password and ed25519
 // connect; a user of a plugin staunch does not speak (PAM asks for
 // "dialog") gets ErrConnectRejected naming the plugin at once, not

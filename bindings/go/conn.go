@@ -3,8 +3,9 @@ package staunch
 /*
 #include <stdlib.h>
 #include "staunch.h"
-staunch_status go_query_send(staunch_conn *conn, const char *sql, int *fd,
-                             uint64_t *id, staunch_error **err);
+staunch_status go_query_send(staunch_conn *conn, const char *sql,
+                             const staunch_param *params, size_t n_params,
+                             int *fd, uint64_t *id, staunch_error **err);
 staunch_status go_exec_recv(staunch_conn *conn, uint64_t *affected,
                             uint64_t *last_id, staunch_error **err);
 */
@@ -142,15 +143,13 @@ func (c *Conn) Exec(ctx context.Context, sql string, args ...any) (Result, error
 func (c *Conn) exec(ctx context.Context, sql string, args []any) (Result, error) {
 	var aff, lid C.uint64_t
 	err := c.statement("exec", ctx, sql, args, func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
-		if p.n == 0 {
-			if pl := c.pool.poller(); pl != nil {
-				defer pl.leave()
-				if !pl.enter() {
-					if st := c.send(pl, csql, cerr); st != C.STAUNCH_OK {
-						return st
-					}
-					return C.go_exec_recv(c.c, &aff, &lid, cerr)
+		if pl := c.pool.poller(); pl != nil {
+			defer pl.leave()
+			if !pl.enter() {
+				if st := c.send(pl, csql, p, cerr); st != C.STAUNCH_OK {
+					return st
 				}
+				return C.go_exec_recv(c.c, &aff, &lid, cerr)
 			}
 		}
 		return C.staunch_conn_execute(c.c, csql, p.ptr, p.n, &aff, &lid, cerr)
@@ -254,13 +253,13 @@ func (c *Conn) query(ctx context.Context, sql string, args []any, flags C.uint32
 func (c *Conn) queryUntraced(ctx context.Context, sql string, args []any, flags C.uint32_t) (*Rows, error) {
 	var out *C.staunch_rows
 	err := c.statement("query", ctx, sql, args, func(csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
-		if p.n == 0 {
-			if pl := c.pool.poller(); pl != nil {
-				defer pl.leave()
-				if !pl.enter() {
-					return c.sendAndReceive(pl, csql, flags, &out, cerr)
-				}
+		if pl := c.pool.poller(); pl != nil {
+			defer pl.leave()
+			if !pl.enter() {
+				return c.sendAndReceive(pl, csql, p, flags, &out, cerr)
 			}
+		}
+		if p.n == 0 {
 			// The text protocol: one round trip. A statement with args
 			// is prepared, once per connection (see docs/statements.md,
 			// "Values and the two ways to send a statement").
@@ -280,22 +279,24 @@ func (c *Conn) queryUntraced(ctx context.Context, sql string, args []any, flags 
 	return rows, nil
 }
 
-// sendAndReceive runs a text statement whose answer the goroutine awaits in
-// the netpoller (see poller): send, park, receive.
-func (c *Conn) sendAndReceive(pl *poller, csql *C.char, flags C.uint32_t, out **C.staunch_rows, cerr **C.staunch_error) C.staunch_status {
-	if st := c.send(pl, csql, cerr); st != C.STAUNCH_OK {
+// sendAndReceive runs a statement whose answer the goroutine awaits in the
+// netpoller (see poller): send, park, receive.
+func (c *Conn) sendAndReceive(pl *poller, csql *C.char, p cparams, flags C.uint32_t, out **C.staunch_rows, cerr **C.staunch_error) C.staunch_status {
+	if st := c.send(pl, csql, p, cerr); st != C.STAUNCH_OK {
 		return st
 	}
 	return C.staunch_conn_query_recv(c.c, flags&C.STAUNCH_QUERY_STREAM, out, cerr)
 }
 
-// send sends a text statement apart and waits in the netpoller until its
-// answer begins to arrive (see poller); the answer is then to be received
+// send sends a statement apart (text without args; with args as the pool's
+// defaults say: prepared, the prepare itself waited for in the cgo call the
+// first time on a connection) and waits in the netpoller until its answer
+// begins to arrive (see poller); the answer is then to be received
 // (staunch_conn_query_recv) when it returns STAUNCH_OK.
-func (c *Conn) send(pl *poller, csql *C.char, cerr **C.staunch_error) C.staunch_status {
+func (c *Conn) send(pl *poller, csql *C.char, p cparams, cerr **C.staunch_error) C.staunch_status {
 	var fd C.int
 	var id C.uint64_t
-	st := C.go_query_send(c.c, csql, &fd, &id, cerr)
+	st := C.go_query_send(c.c, csql, p.ptr, p.n, &fd, &id, cerr)
 	if st == C.STAUNCH_OK && fd >= 0 {
 		pl.wait(uint64(id), int(fd))
 	}

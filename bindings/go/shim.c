@@ -13,14 +13,19 @@ staunch_status go_set_event_callback(staunch_options *opts, uintptr_t handle,
         (staunch_finalizer)staunchGoFinalize, err);
 }
 
-// Sends sql apart (staunch_conn_query_send): *fd receives the socket to
-// wait on (-1: receive at once), *id the connection's pool-wide number
-// (which keys its epoll instance in the Go poller). One cgo call.
-staunch_status go_query_send(staunch_conn *conn, const char *sql, int *fd,
-                             uint64_t *id, staunch_error **err) {
+// Sends sql apart (staunch_conn_query_send_ex: as text without params,
+// else as the pool's defaults say, prepared unless interpolate_params):
+// *fd receives the socket to wait on (-1: receive at once), *id the
+// connection's pool-wide number (which keys its epoll instance in the Go
+// poller). One cgo call.
+staunch_status go_query_send(staunch_conn *conn, const char *sql,
+                             const staunch_param *params, size_t n_params,
+                             int *fd, uint64_t *id, staunch_error **err) {
     *fd = -1;
     *id = staunch_conn_id(conn);
-    return staunch_conn_query_send(conn, sql, STAUNCH_QUERY_TEXT, fd, err);
+    return staunch_conn_query_send_ex(conn, sql, params, n_params,
+                                      n_params == 0 ? STAUNCH_QUERY_TEXT : 0,
+                                      fd, err);
 }
 
 // Receives the answer to a statement go_query_send sent as Exec wants it:
@@ -53,7 +58,7 @@ staunch_status go_pool_send(staunch_pool *pool, uint32_t timeout_ms,
         *conn = NULL;
         return st;
     }
-    st = go_query_send(*conn, sql, fd, id, err);
+    st = go_query_send(*conn, sql, NULL, 0, fd, id, err);
     if (st != STAUNCH_OK) {
         staunch_conn_free(*conn);
         *conn = NULL;

@@ -1,4 +1,5 @@
-/* query_apart: staunch_conn_query_send sends a text statement and gives a
+/* query_apart: staunch_conn_query_send sends a text statement (and
+ * staunch_conn_query_send_ex one with parameters, prepared) and gives a
  * socket to wait on; staunch_conn_query_recv reads its answer. The socket
  * becomes readable when the answer arrives, and also when the statement ends
  * otherwise: a cancel, the statement time limit, the server frozen (the
@@ -105,6 +106,78 @@ static void basics(staunch_pool *pool) {
     staunch_conn_free(c);
 }
 
+/* With parameters (staunch_conn_query_send_ex): prepared, the prepare
+ * waited for in the send, the execute's answer announced by the fd; the
+ * second run uses the cached statement (no round trip before the fd);
+ * interpolated on request; streamed; failures at recv. */
+static void with_params(staunch_pool *pool) {
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &c);
+    staunch_rows *rows = NULL;
+    staunch_value v[3];
+    size_t n = 0;
+    int fd = -2;
+    FAILS(STAUNCH_INVALID_ARGUMENT, "STAUNCH_QUERY_STREAM", staunch_conn_query_send_ex, c,
+          "SELECT ?", NULL, 0, STAUNCH_QUERY_STREAM, &fd);
+    staunch_param p[2] = {staunch_param_i64(40), staunch_param_text("two")};
+    for (int run = 0; run < 3; run++) {
+        OK(staunch_conn_query_send_ex, c, "SELECT ? + 2, CONCAT('x', ?), SLEEP(0.1)", p, 2, 0, &fd);
+        CHECKF(fd >= 0, "wait_fd %d", fd);
+        FAILS(STAUNCH_CONN_BUSY, "staunch_conn_query_recv", staunch_conn_execute, c, "SELECT 1",
+              NULL, 0, NULL, NULL);
+        uint64_t took = wait_readable(fd, 5000);
+        CHECKF(took != UINT64_MAX && took >= 50, "run %d: readable after %llu ms", run,
+               (unsigned long long)took);
+        OK(staunch_conn_query_recv, c, 0, &rows);
+        OK(staunch_rows_fetch, rows, v, 3, &n);
+        /* Prepared: the binary protocol's integer, not text. */
+        CHECKF(n == 1 && v[0].type == STAUNCH_COLUMN_INT && v[0].i64 == 42, "run %d: %zu cells",
+               run, n);
+        CHECK(v[1].len == 4 && memcmp(v[1].ptr, "xtwo", 4) == 0);
+        staunch_rows_free(rows);
+        rows = NULL;
+    }
+    /* Interpolated on request: text. */
+    OK(staunch_conn_query_send_ex, c, "SELECT ? + 2", p, 1, STAUNCH_QUERY_INTERPOLATE, &fd);
+    OK(staunch_conn_query_recv, c, 0, &rows);
+    OK(staunch_rows_fetch, rows, v, 1, &n);
+    CHECK(n == 1 && v[0].i64 == 42);
+    staunch_rows_free(rows);
+    rows = NULL;
+    /* Streamed: every row, then the connection is free. */
+    staunch_param top = staunch_param_i64(3000);
+    OK(staunch_conn_query_send_ex, c, "SELECT seq FROM seq_1_to_5000 WHERE seq <= ?", &top, 1, 0,
+       &fd);
+    OK(staunch_conn_query_recv, c, STAUNCH_QUERY_STREAM, &rows);
+    uint64_t count = 0;
+    for (;;) {
+        OK(staunch_rows_fetch, rows, v, 1, &n);
+        if (n == 0) {
+            break;
+        }
+        count++;
+    }
+    CHECKF(count == 3000, "%llu rows", (unsigned long long)count);
+    staunch_rows_free(rows);
+    rows = NULL;
+    /* A statement the server refuses to prepare fails in the send; one that
+     * fails when run fails at recv; the connection stays usable. */
+    FAILS(STAUNCH_SERVER_ERROR, "no_such_table_qa", staunch_conn_query_send_ex, c,
+          "SELECT * FROM no_such_table_qa WHERE a = ?", p, 1, 0, &fd);
+    OK(staunch_conn_query_send_ex, c, "SELECT ? + (SELECT 1 UNION SELECT 2)", p, 1, 0, &fd);
+    FAILS(STAUNCH_SERVER_ERROR, "more than 1 row", staunch_conn_query_recv, c, 0, &rows);
+    CHECK(rows == NULL && !staunch_conn_is_broken(c));
+    CHECK(query_i64(c, "SELECT 6") == 6);
+    /* Sent and never received: the release reads the answer off. */
+    uint64_t id = staunch_conn_id(c);
+    OK(staunch_conn_query_send_ex, c, "SELECT ?, SLEEP(0.1)", p, 1, 0, &fd);
+    staunch_conn_free(c);
+    OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &c);
+    CHECK(staunch_conn_id(c) == id);
+    CHECK(query_i64(c, "SELECT 7") == 7);
+    staunch_conn_free(c);
+}
+
 /* The server frozen while the answer is awaited: the liveness check cuts
  * the socket (readable) within its bound, recv says the server stopped
  * answering. */
@@ -136,6 +209,7 @@ static void frozen(void) {
 int main(void) {
     staunch_pool *pool = open_pool("max_size=2");
     basics(pool);
+    with_params(pool);
     staunch_pool_free(pool);
     frozen();
     printf("query_apart: ok\n");

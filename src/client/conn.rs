@@ -717,6 +717,7 @@ impl PooledConn {
                     first_end: None,
                     sent_only: true,
                     binary: None,
+                    prepared: None,
                 });
                 Ok(Sent {
                     fd: session.link.raw_fd(),
@@ -736,13 +737,27 @@ impl PooledConn {
         if !session.open.as_ref().is_some_and(|o| o.sent_only) {
             return None;
         }
-        session.open = None;
-        let link = &mut session.link;
-        let read =
-            collect_wire(&mut link.wire, &mut link.columns, &mut link.memo).map(|(sets, end)| {
-                link.last = end;
-                sets
-            });
+        let prepared = session.open.take().and_then(|o| o.prepared);
+        let Link {
+            wire,
+            stmts,
+            columns,
+            bincols,
+            memo,
+            last,
+            ..
+        } = &mut session.link;
+        let read = match prepared {
+            None => collect_wire(wire, columns, memo),
+            // A prepared statement's execute (`send_binary_wire`).
+            Some(sql) => stmts
+                .read_execute_answer(wire, sql.as_bytes(), bincols)
+                .and_then(|first| collect_binary(wire, bincols, memo, first)),
+        };
+        let read = read.map(|(sets, end)| {
+            *last = end;
+            sets
+        });
         Some(self.settle(read, Report::Ok))
     }
 
@@ -755,7 +770,9 @@ impl PooledConn {
         if !session.open.as_ref().is_some_and(|o| o.sent_only) {
             return None;
         }
-        session.open = None;
+        if let Some(sql) = session.open.take().and_then(|o| o.prepared) {
+            return Some(self.start_sent_binary(&sql));
+        }
         let link = &mut session.link;
         let (f, defs, memo) = (&mut link.wire, &mut link.columns, &mut link.memo);
         let whole = match f.read_response(defs) {
@@ -770,6 +787,7 @@ impl PooledConn {
                         first_end: None,
                         sent_only: false,
                         binary: None,
+                        prepared: None,
                     });
                     return Some(Ok(WireStart::Rows(columns)));
                 }
@@ -924,6 +942,45 @@ impl PooledConn {
                         first_end: None,
                         sent_only: false,
                         binary: Some(cols),
+                        prepared: None,
+                    });
+                    return Ok(WireStart::Rows(columns));
+                }
+                Err(e) => Err(e),
+            },
+            Ok(first) => collect_binary(wire, &mut cols, memo, first),
+            Err(e) => Err(e),
+        };
+        let whole = whole.map(|(sets, end)| {
+            *last = end;
+            sets
+        });
+        self.settle(whole, Report::Ok).map(WireStart::Whole)
+    }
+
+    /// [`start_sent_wire`](PooledConn::start_sent_wire) for the execute
+    /// of `sql` that [`send_binary_wire`](PooledConn::send_binary_wire)
+    /// sent: the start of its answer, as
+    /// [`open_binary_wire`](PooledConn::open_binary_wire) reads it.
+    fn start_sent_binary(&mut self, sql: &str) -> Result<WireStart, WireError> {
+        let (session, mut marks, _) = self.lease.parts();
+        let Link {
+            wire,
+            stmts,
+            last,
+            memo,
+            ..
+        } = &mut session.link;
+        let mut cols = Box::new(BinaryColumns::new());
+        let whole = match stmts.read_execute_answer(wire, sql.as_bytes(), &mut cols) {
+            Ok(Response::ResultSet) => match memo.columns(cols.defs()) {
+                Ok(columns) => {
+                    marks.note_statement(false);
+                    session.open = Some(WireOpen {
+                        first_end: None,
+                        sent_only: false,
+                        binary: Some(cols),
+                        prepared: None,
                     });
                     return Ok(WireStart::Rows(columns));
                 }

@@ -202,6 +202,10 @@ pub(crate) struct WireOpen {
     /// A prepared statement's answer: its binary columns (boxed: a
     /// session holds this inline).
     pub(crate) binary: Option<Box<crate::wire::BinaryColumns>>,
+    /// Sent only, a prepared statement's execute: the statement's text,
+    /// its key in the connection's statement cache (whose columns the
+    /// answer may leave out).
+    pub(crate) prepared: Option<Box<str>>,
 }
 
 impl std::fmt::Debug for Session {

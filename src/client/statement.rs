@@ -507,24 +507,7 @@ impl PooledConn {
                         ..
                     } = &mut s.link;
                     if total > MAX_PAYLOAD_LEN {
-                        // Too much for one packet: the large values go
-                        // ahead as long data, each in chunks the server
-                        // takes.
-                        let stmt = stmts.prepare(wire, sql.as_bytes())?;
-                        let id = stmt.id();
-                        let chunk = max.saturating_sub(64).clamp(1024, MAX_PAYLOAD_LEN - 16);
-                        for (i, (v, p)) in values.iter_mut().zip(params).enumerate() {
-                            let (data, ty) = match v {
-                                crate::wire::Param::Bytes(b, ty) if b.len() > 8192 => (*b, *ty),
-                                _ => continue,
-                            };
-                            let index = u16::try_from(i).unwrap_or(u16::MAX);
-                            for part in data.chunks(chunk) {
-                                wire.send_long_data(id, index, part)?;
-                            }
-                            let _ = p;
-                            *v = crate::wire::Param::Long(ty);
-                        }
+                        send_long_values(wire, stmts, &sql, &mut values, max)?;
                     }
                     let first = stmts.execute(wire, sql.as_bytes(), &values, bincols)?;
                     let (sets, end) = collect_binary(wire, bincols, memo, first)?;
@@ -629,6 +612,80 @@ impl PooledConn {
         Ok(sets
             .iter()
             .fold(0u64, |n, s| n.saturating_add(s.affected_rows)))
+    }
+}
+
+/// Sends the values too large for one execute packet ahead as long data
+/// (`COM_STMT_SEND_LONG_DATA`, each in chunks the server takes: `max` is
+/// its `max_allowed_packet`), after preparing `sql` if the cache does not
+/// hold it; each becomes `Long` in `values`, as the execute then says.
+fn send_long_values(
+    wire: &mut crate::client::connect::Wire,
+    stmts: &mut crate::wire::StmtCache,
+    sql: &str,
+    values: &mut [crate::wire::Param<'_>],
+    max: usize,
+) -> Result<(), WireError> {
+    let stmt = stmts.prepare(wire, sql.as_bytes())?;
+    let id = stmt.id();
+    let chunk = max.saturating_sub(64).clamp(1024, MAX_PAYLOAD_LEN - 16);
+    for (i, v) in values.iter_mut().enumerate() {
+        let (data, ty) = match v {
+            crate::wire::Param::Bytes(b, ty) if b.len() > 8192 => (*b, *ty),
+            _ => continue,
+        };
+        let index = u16::try_from(i).unwrap_or(u16::MAX);
+        for part in data.chunks(chunk) {
+            wire.send_long_data(id, index, part)?;
+        }
+        *v = crate::wire::Param::Long(ty);
+    }
+    Ok(())
+}
+
+impl PooledConn {
+    /// [`send_text_wire`](PooledConn::send_text_wire) for a statement
+    /// planned to go prepared (`Plan::Binary`): prepares it if the
+    /// connection's cache does not hold it (that round trip is waited for
+    /// here, once per connection and statement), sends large values ahead
+    /// as long data and the execute, and returns what to wait on. The
+    /// answer is read by [`recv_text_wire`](PooledConn::recv_text_wire) or
+    /// [`start_sent_wire`](PooledConn::start_sent_wire), or read off by the
+    /// next statement or the return.
+    pub(crate) fn send_binary_wire(
+        &mut self,
+        sql: &str,
+        params: &[Param],
+    ) -> Result<super::conn::Sent, WireError> {
+        self.note_sql(sql);
+        let mut values: smallvec::SmallVec<[crate::wire::Param<'_>; 8]> =
+            params.iter().map(Param::to_wire).collect();
+        let (total, _) = Plan::Binary { sql: String::new() }.size(params);
+        self.begin(false)?;
+        let session = self.session_mut();
+        let max = session.state.max_allowed_packet.unwrap_or(MAX_PAYLOAD_LEN);
+        let Link { wire, stmts, .. } = &mut session.link;
+        let sent = if total > MAX_PAYLOAD_LEN {
+            send_long_values(wire, stmts, sql, &mut values, max)
+        } else {
+            Ok(())
+        }
+        .and_then(|()| stmts.send_execute(wire, sql.as_bytes(), &values));
+        match sent {
+            Ok(()) => {
+                session.open = Some(super::session::WireOpen {
+                    first_end: None,
+                    sent_only: true,
+                    binary: None,
+                    prepared: Some(sql.into()),
+                });
+                Ok(super::conn::Sent {
+                    fd: session.link.raw_fd(),
+                    arrived: session.link.wire.has_buffered_input(),
+                })
+            }
+            Err(e) => self.settle(Err(e), Report::Ok),
+        }
     }
 }
 

@@ -478,11 +478,6 @@ pub extern "C" fn staunch_conn_query_send(
     err: *mut *mut staunch_error,
 ) -> staunch_status {
     guard(err, || {
-        // SAFETY: NULL or a live connection (header contract).
-        let c = unsafe { arg(conn, "conn") }?;
-        // SAFETY: NULL or a NUL-terminated string (header contract).
-        let sql = unsafe { arg_str(sql, "sql") }?;
-        let wait_fd = Out::new(wait_fd, "wait_fd")?;
         if flags & !STAUNCH_QUERY_TEXT != 0 {
             return Err(Failure::new(
                 STAUNCH_INVALID_ARGUMENT,
@@ -491,37 +486,129 @@ pub extern "C" fn staunch_conn_query_send(
                 ),
             ));
         }
-        let mut g = c.lock()?;
-        let pc = match std::mem::replace(&mut *g, Held::Released) {
-            Held::Ready(pc) => pc,
-            other => {
-                let e = match &other {
-                    Held::Sent(..) => awaiting(),
-                    Held::Streaming => streaming(),
-                    Held::Released => released(),
-                    Held::Ready(_) => unreachable!("matched above"),
-                };
-                *g = other;
-                return Err(e);
-            }
-        };
-        if c.pool.is_closed() {
-            *g = Held::Ready(pc);
-            return Err(closed());
-        }
-        let mut pc = pc;
-        match pc.send_text_wire(sql, reports_partly(sql)) {
-            Ok(sent) => {
-                *g = Held::Sent(pc);
-                wait_fd.set(if sent.arrived { -1 } else { sent.fd });
-                Ok(())
-            }
-            Err(e) => {
-                *g = Held::Ready(pc);
-                Err(wire_failure("query", &e))
-            }
+        // SAFETY: header contract on each argument; no parameters.
+        unsafe {
+            send_query(
+                conn,
+                sql,
+                std::ptr::null(),
+                0,
+                STAUNCH_QUERY_TEXT,
+                wait_fd,
+                "staunch_conn_query_send",
+            )
         }
     })
+}
+
+/// `staunch_conn_query_send` for a statement with parameters: sent as
+/// `staunch_conn_query_ex` would send it (prepared, or interpolated into
+/// text, as the pool's defaults and `flags` say: 0, STAUNCH_QUERY_TEXT,
+/// STAUNCH_QUERY_INTERPOLATE or STAUNCH_QUERY_PREPARE), its answer then
+/// received by `staunch_conn_query_recv`. A statement sent prepared that
+/// the connection's statement cache does not hold yet is prepared first,
+/// and that round trip is waited for here (once per connection and
+/// statement); the execute's answer is what `*wait_fd` announces. The
+/// parameters are read during this call only. Same rules as
+/// `staunch_conn_query_send` otherwise. Since 1.10.
+#[no_mangle]
+pub extern "C" fn staunch_conn_query_send_ex(
+    conn: *mut staunch_conn,
+    sql: *const c_char,
+    params: *const staunch_param,
+    n_params: usize,
+    flags: u32,
+    wait_fd: *mut c_int,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        if flags & STAUNCH_QUERY_STREAM != 0 {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                "staunch_conn_query_send_ex: STAUNCH_QUERY_STREAM is staunch_conn_query_recv's flag",
+            ));
+        }
+        // SAFETY: header contract on each argument.
+        unsafe {
+            send_query(
+                conn,
+                sql,
+                params,
+                n_params,
+                flags,
+                wait_fd,
+                "staunch_conn_query_send_ex",
+            )
+        }
+    })
+}
+
+/// The body of `staunch_conn_query_send` and `_ex`.
+///
+/// # Safety
+/// The arguments as `staunch_conn_query_send_ex`'s header contract says.
+unsafe fn send_query(
+    conn: *mut staunch_conn,
+    sql: *const c_char,
+    params: *const staunch_param,
+    n_params: usize,
+    flags: u32,
+    wait_fd: *mut c_int,
+    func: &str,
+) -> Result<(), Failure> {
+    // SAFETY: NULL or a live connection (header contract).
+    let c = unsafe { arg(conn, "conn") }?;
+    // SAFETY: NULL or a NUL-terminated string (header contract).
+    let sql = unsafe { arg_str(sql, "sql") }?;
+    let wait_fd = Out::new(wait_fd, "wait_fd")?;
+    let (way, text) = query_flags(flags, n_params, func)?;
+    // SAFETY: header contract on params.
+    let params = unsafe { to_params(params, n_params) }?;
+    let mut g = c.lock()?;
+    let mut pc = match std::mem::replace(&mut *g, Held::Released) {
+        Held::Ready(pc) => pc,
+        other => {
+            let e = match &other {
+                Held::Sent(..) => awaiting(),
+                Held::Streaming => streaming(),
+                Held::Released => released(),
+                Held::Ready(_) => unreachable!("matched above"),
+            };
+            *g = other;
+            return Err(e);
+        }
+    };
+    if c.pool.is_closed() {
+        *g = Held::Ready(pc);
+        return Err(closed());
+    }
+    let p = if text {
+        Ok(Plan::Text {
+            sql: sql.to_owned(),
+            partly: reports_partly(sql),
+        })
+    } else {
+        plan(&mut pc, "query", sql, &params, way)
+    };
+    let sent = match p {
+        Ok(Plan::Text { sql, partly }) => pc.send_text_wire(&sql, partly),
+        Ok(Plan::Binary { sql }) => pc.send_binary_wire(&sql, &params),
+        Err(e) => {
+            *g = Held::Ready(pc);
+            return Err(e);
+        }
+    };
+    match sent {
+        Ok(sent) => {
+            *g = Held::Sent(pc);
+            wait_fd.set(if sent.arrived { -1 } else { sent.fd });
+            Ok(())
+        }
+        Err(e) => {
+            *g = Held::Ready(pc);
+            Err(wire_failure("query", &e))
+        }
+    }
 }
 
 /// Receives the answer to the statement `staunch_conn_query_send` sent,

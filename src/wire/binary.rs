@@ -1103,6 +1103,50 @@ impl StmtCache {
     }
 }
 
+impl StmtCache {
+    /// The first half of [`StmtCache::execute`], for a caller that waits
+    /// for the answer in its own event loop: prepares `sql` if the cache
+    /// does not hold it (that round trip is waited for here) and sends the
+    /// execute. Read the answer with [`StmtCache::read_execute_answer`]
+    /// and the same `sql`, before any other command.
+    pub fn send_execute<S: Read + Write>(
+        &mut self,
+        f: &mut Framer<S>,
+        sql: &[u8],
+        params: &[Param<'_>],
+    ) -> Result<(), WireError> {
+        let stmt = self.prepare(f, sql)?;
+        f.send_execute(stmt, params)
+    }
+
+    /// The second half: the start of the answer to the execute of `sql`
+    /// [`StmtCache::send_execute`] sent, as [`StmtCache::execute`] reads
+    /// it. A statement the server no longer knows (1243) is not sent again
+    /// here (its values are gone): the error is the caller's, and the next
+    /// run prepares it anew.
+    pub fn read_execute_answer<S: Read + Write>(
+        &mut self,
+        f: &mut Framer<S>,
+        sql: &[u8],
+        columns: &mut BinaryColumns,
+    ) -> Result<Response, WireError> {
+        let Some(e) = self.entries.get_mut(sql) else {
+            return f.read_binary_response(columns);
+        };
+        match f.read_execute_response(&mut e.stmt, columns) {
+            Err(WireError::Server(m)) => {
+                if m.code == ER_UNKNOWN_STMT_HANDLER {
+                    self.entries.remove(sql);
+                } else {
+                    e.stmt.bound.clear();
+                }
+                Err(WireError::Server(m))
+            }
+            other => other,
+        }
+    }
+}
+
 impl Prepared {
     /// Makes the next execute send the parameter types again (after one
     /// the server refused, whatever it kept).
