@@ -4,10 +4,11 @@
 //!
 //! # Why staunch has its own
 //!
-//! The `mysql` crate, which staunch's connections use today, writes a
-//! command and reads its answer in one call, owns its socket, and parses
-//! every column definition into five owned strings and an `Arc` before the
-//! first row. That costs two things no change above it can win back:
+//! The `mysql` crate, which opened and ran staunch's connections before
+//! version 2.0 (issue 45), writes a command and reads its answer in one
+//! call, owns its socket, and parses every column definition into five
+//! owned strings and an `Arc` before the first row. That cost two things
+//! no change above it could win back:
 //!
 //! - a statement cannot be *sent* and its answer *awaited* elsewhere (Go's
 //!   netpoller, a JVM virtual thread's park) and then read: the calling OS
@@ -15,8 +16,8 @@
 //! - about 60 allocations for one row of five columns, most of them the
 //!   column definitions, which most callers never look at.
 //!
-//! This module is the first layer of the replacement, and it is built so
-//! that each of those becomes possible: [`Framer::send_query`] only writes;
+//! This module is the bottom layer of its replacement, built so that each
+//! of those becomes possible: [`Framer::send_query`] only writes;
 //! [`Framer::read_response`] only reads; a result set keeps its column
 //! definitions as the server's bytes, in one buffer, and parses one when
 //! asked ([`Columns::get`]); a row is a slice of the read buffer, and its
