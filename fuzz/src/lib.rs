@@ -228,7 +228,9 @@ fn builder_knobs(u: &mut Unstructured) {
             0 | 1 => {
                 let knob = *u.choose(&knob_names()).unwrap_or(&"max_size");
                 let v: String = u.arbitrary().unwrap_or_default();
-                if knob.ends_with("password") {
+                // The secrets: `allow_cleartext_password` is a yes or no,
+                // which an error may quote.
+                if knob == "password" || knob == "monitor_password" {
                     let v = format!("{SECRET_MARK}{v}");
                     b = b.set(knob, &v);
                     secrets.push(v);
