@@ -1009,6 +1009,27 @@ pub(crate) fn redact_url(url: &str) -> String {
         out.push('?');
         out.push_str(&params.join("&"));
     }
+    redact_password_values(&out)
+}
+
+/// `s` with the value of every `…password=` in it replaced, up to the next
+/// `&`: in a URL so malformed that its query is not where the parser
+/// looks (an `@` or a `?` too many, no scheme), `&password=…` lands in
+/// what it takes for the host or the database; it is shown redacted all
+/// the same.
+fn redact_password_values(s: &str) -> String {
+    const KEY: &str = "password=";
+    // ASCII lowering keeps every byte offset.
+    let lower = s.to_ascii_lowercase();
+    let mut out = String::with_capacity(s.len());
+    let mut at = 0;
+    while let Some(found) = lower[at..].find(KEY) {
+        let value = at + found + KEY.len();
+        out.push_str(&s[at..value]);
+        out.push_str("<redacted>");
+        at = s[value..].find('&').map_or(s.len(), |e| value + e);
+    }
+    out.push_str(&s[at..]);
     out
 }
 
@@ -1376,6 +1397,11 @@ mod tests {
             // A "://" after the userinfo is not a scheme.
             "=:hunter2secret=@ysql:///db?=",
             "u:hunter2secret@h/x://y",
+            // The fuzzer again (2026-12-06): '@' and '?' too many put
+            // `&password=` where the parser sees a host or a database.
+            "y@x?a@ ~&password=hunter2secret",
+            "mysql://u#b@/?x:y@'z&password=hunter2secret",
+            "mysql://u@h/db?q@'&monitor_password=hunter2secret&max_size=2",
         ] {
             let red = redact_url(url);
             assert!(!red.contains("hunter2secret"), "{url} -> {red}");
