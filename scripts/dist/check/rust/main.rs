@@ -2,8 +2,9 @@
 //! dependency is patched to the packaged `.crate` (unpacked): open a pool on
 //! the URL in argv[1], borrow, query with a parameter, cancel a running
 //! statement from another thread (ErrorKind::Cancelled, the connection goes
-//! on), return the connection, close the pool.
-use staunch::mysql::prelude::Queryable;
+//! on), return the connection, close the pool. The crate's own API (2.x):
+//! `staunch::prelude`'s `Queryable`, `staunch::Error`.
+use staunch::prelude::*;
 use std::time::{Duration, Instant};
 
 fn main() {
@@ -23,8 +24,7 @@ fn main() {
         .exec_first::<i64, _, _>("SELECT SLEEP(?)", (30,))
         .expect_err("the statement was not cancelled");
     let found = canceller.join().expect("the canceller").expect("cancel");
-    let kind = staunch::Error::from_mysql("statement", &e).kind();
-    assert_eq!(kind, staunch::ErrorKind::Cancelled, "{e}");
+    assert_eq!(e.kind(), staunch::ErrorKind::Cancelled, "{e}");
     assert!(found, "the cancel found no statement running");
     assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
     let n: Option<i64> = conn.exec_first("SELECT ? * 2", (21,)).expect("after the cancel");
@@ -35,7 +35,7 @@ fn main() {
     // SAFETY: a static NUL-terminated string.
     let version = unsafe { std::ffi::CStr::from_ptr(staunch::ffi::staunch_version_string()) };
     println!(
-        "staunch {} (Rust, the packaged crate): borrowed, queried, cancelled a statement, closed",
+        "staunch {} (Rust, the packaged crate; the version is its C library's): borrowed, queried, cancelled a statement, closed",
         version.to_string_lossy()
     );
 }
