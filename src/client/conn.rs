@@ -925,37 +925,7 @@ impl PooledConn {
     ) -> Result<WireStart, WireError> {
         self.note_sql(sql);
         self.begin(false)?;
-        let (session, mut marks, _) = self.lease.parts();
-        let Link {
-            wire,
-            stmts,
-            last,
-            memo,
-            ..
-        } = &mut session.link;
-        let mut cols = Box::new(BinaryColumns::new());
-        let whole = match stmts.execute(wire, sql.as_bytes(), params, &mut cols) {
-            Ok(Response::ResultSet) => match memo.columns(cols.defs()) {
-                Ok(columns) => {
-                    marks.note_statement(false);
-                    session.open = Some(WireOpen {
-                        first_end: None,
-                        sent_only: false,
-                        binary: Some(cols),
-                        prepared: None,
-                    });
-                    return Ok(WireStart::Rows(columns));
-                }
-                Err(e) => Err(e),
-            },
-            Ok(first) => collect_binary(wire, &mut cols, memo, first),
-            Err(e) => Err(e),
-        };
-        let whole = whole.map(|(sets, end)| {
-            *last = end;
-            sets
-        });
-        self.settle(whole, Report::Ok).map(WireStart::Whole)
+        self.binary_start(|stmts, wire, cols| stmts.execute(wire, sql.as_bytes(), params, cols))
     }
 
     /// [`start_sent_wire`](PooledConn::start_sent_wire) for the execute
@@ -963,6 +933,20 @@ impl PooledConn {
     /// sent: the start of its answer, as
     /// [`open_binary_wire`](PooledConn::open_binary_wire) reads it.
     fn start_sent_binary(&mut self, sql: &str) -> Result<WireStart, WireError> {
+        self.binary_start(|stmts, wire, cols| stmts.read_execute_answer(wire, sql.as_bytes(), cols))
+    }
+
+    /// The start of a prepared statement's answer, which `first` reads: a
+    /// result set is left open to be read row by row; anything else is
+    /// read whole (the statement is over).
+    fn binary_start(
+        &mut self,
+        first: impl FnOnce(
+            &mut crate::wire::StmtCache,
+            &mut super::connect::Wire,
+            &mut BinaryColumns,
+        ) -> Result<Response, WireError>,
+    ) -> Result<WireStart, WireError> {
         let (session, mut marks, _) = self.lease.parts();
         let Link {
             wire,
@@ -972,7 +956,7 @@ impl PooledConn {
             ..
         } = &mut session.link;
         let mut cols = Box::new(BinaryColumns::new());
-        let whole = match stmts.read_execute_answer(wire, sql.as_bytes(), &mut cols) {
+        let whole = match first(stmts, wire, &mut cols) {
             Ok(Response::ResultSet) => match memo.columns(cols.defs()) {
                 Ok(columns) => {
                     marks.note_statement(false);
