@@ -61,7 +61,7 @@ server() { # starts one test kit server (once), with the quick starts' table
   [ -x "$tk" ] || { echo "check-docs: no test kit at $tk (cargo build -p staunch-testkit)" >&2; exit 1; }
   coproc TK { exec "$tk" server 2>"$tmp/testkit.log"; }
   tk_pid=$TK_PID
-  read -r line <&"${TK[0]}" || { cat "$tmp/testkit.log" >&2; exit 1; }
+  read -t 120 -r line <&"${TK[0]}" || { cat "$tmp/testkit.log" >&2; exit 1; }
   server_url=$(python3 -c 'import json, sys; d = json.loads(sys.argv[1]); print(d["url"] if d.get("ready") else "")' "$line")
   [ -n "$server_url" ] || { echo "check-docs: the test kit did not start: $line" >&2; exit 1; }
   for stmt in "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, n INT NOT NULL DEFAULT 0, v BIGINT)" \

@@ -54,7 +54,8 @@ done
 
 # The test kit's server (built from the checkout: it is the test's server,
 # not an artifact).
-(cd "$REPO" && cargo build -q -p staunch-testkit)
+echo "== dist-check: the test kit (cargo build -p staunch-testkit) and its server"
+(cd "$REPO" && cargo build -p staunch-testkit)
 TESTKIT=$CARGO_TARGET/debug/staunch-testkit
 
 W=$(mktemp -d /tmp/staunch-dist-check-XXXXXX)
@@ -77,7 +78,8 @@ cp -r "$REPO/scripts/dist/check" "$W/src"
 
 coproc TK { exec "$TESTKIT" server 2>"$W/testkit.log"; }
 TK_PID=$TK_PID
-read -r ready <&"${TK[0]}" || { cat "$W/testkit.log" >&2; exit 1; }
+# Bounded: a server that never says it is ready fails here, with its log.
+read -t 120 -r ready <&"${TK[0]}" || { echo "dist-check: the test kit did not say it was ready within 120 s" >&2; cat "$W/testkit.log" >&2; exit 1; }
 URL=$(python3 -c 'import json, sys; r = json.loads(sys.argv[1]); assert r["ready"], r; print(r["url"])' "$ready")
 
 results=()

@@ -54,7 +54,7 @@ echo "   (download and copy: $((SECONDS - t0)) s)"
 
 echo "== starting a throwaway MariaDB (staunch-testkit server)"
 coproc TK { exec "$STAUNCH_TESTKIT" server; }
-read -r ready <&"${TK[0]}"
+read -t 120 -r ready <&"${TK[0]}"
 dsn=$(printf '%s' "$ready" | python3 -c '
 import json, sys, urllib.parse
 u = urllib.parse.urlsplit(json.load(sys.stdin)["servers"][0]["url"])

@@ -74,7 +74,7 @@ cp="$repo/bindings/java/bench/target/classes:$(cat bindings/java/bench/target/cp
 
 echo "== starting a throwaway MariaDB (staunch-testkit server)"
 coproc TK { exec "$target/debug/staunch-testkit" server; }
-read -r ready <&"${TK[0]}"
+read -t 120 -r ready <&"${TK[0]}"
 port=$(printf '%s' "$ready" | python3 -c 'import json,sys; print(json.load(sys.stdin)["servers"][0]["port"])')
 trap 'exec {TK[1]}>&-; wait "$TK_PID" 2>/dev/null || true' EXIT
 

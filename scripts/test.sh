@@ -20,17 +20,26 @@
 #
 # Usage: scripts/test.sh [STAGE ...]   (default: every stage, in this order)
 # Installs what it needs (MariaDB, valgrind, Miri, ...) when missing.
+#
+# Each stage runs in a session of its own under a watchdog: one that runs
+# longer than STAUNCH_STAGE_LIMIT seconds (default 1500; the longest, java,
+# takes about 12 minutes on 2 cores) is stopped, after the processes still
+# running are listed, and the run fails there and then, saying which stage
+# and what was waiting, instead of hanging until CI's own limit ends it
+# with nothing to go on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 all=(rust fuzz loom soak miri c python go java dist)
+inner=
+if [ "${1:-}" = --stage ]; then inner=$2; set -- "$2"; fi
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=("${all[@]}")
 for s in "${stages[@]}"; do
   case " ${all[*]} " in *" $s "*) ;; *) echo "test.sh: unknown stage $s (stages: ${all[*]})" >&2; exit 2 ;; esac
 done
 
-scripts/install-mariadb.sh
+[ -n "$inner" ] || scripts/install-mariadb.sh
 
 # The drill's --html page ($1) exists and has one chart (<svg) per fault:
 # $2 is the JSON report, which lists the faults that ran (every run entry
@@ -49,9 +58,8 @@ check_drill_html() {
   echo "== $html: one timeline per fault ($charts)"
 }
 
-timings=()
-run_stage() {
-  local s=$1 t0=$SECONDS
+stage_body() {
+  local s=$1
   case $s in
     rust)
       echo "== Rust: unit and integration tests (real MariaDB servers), every crate of the workspace"
@@ -106,6 +114,47 @@ run_stage() {
       scripts/dist.sh
       scripts/dist-check.sh ;;
   esac
+}
+
+if [ -n "$inner" ]; then
+  stage_body "$inner"
+  exit
+fi
+
+# run_stage STAGE: the stage in a session of its own (setsid: its process
+# group is its pid, so every process it starts can be listed and stopped),
+# watched until it ends or outlives the limit.
+limit=${STAUNCH_STAGE_LIMIT:-1500}
+stage_pid=
+trap '[ -z "$stage_pid" ] || kill -TERM -- "-$stage_pid" 2>/dev/null || true' INT TERM
+timings=()
+run_stage() {
+  local s=$1 t0=$SECONDS code=0
+  setsid "$0" --stage "$s" &
+  stage_pid=$!
+  while kill -0 "$stage_pid" 2>/dev/null; do
+    if ((SECONDS - t0 > limit)); then
+      echo "== stage $s: still running after $limit s (STAUNCH_STAGE_LIMIT); what is running:" >&2
+      ps -eo pid,ppid,pgid,etimes,stat,wchan:20,args --forest | cut -c1-240 >&2 || true
+      # SIGTERM first: the test kits stop their servers and remove their data.
+      kill -TERM -- "-$stage_pid" 2>/dev/null || true
+      for _ in $(seq 30); do kill -0 -- "-$stage_pid" 2>/dev/null || break; sleep 0.5; done
+      kill -KILL -- "-$stage_pid" 2>/dev/null || true
+      break
+    fi
+    sleep 1
+  done
+  wait "$stage_pid" || code=$?
+  stage_pid=
+  if ((SECONDS - t0 > limit)); then
+    echo "== stage $s: stopped after $((SECONDS - t0)) s: over its limit of $limit s" >&2
+    return 124
+  fi
+  if [ "$code" != 0 ]; then
+    echo "== stage $s: FAILED (exit $code) after $((SECONDS - t0)) s" >&2
+    return "$code"
+  fi
+  echo "== stage $s: passed in $((SECONDS - t0)) s"
   timings+=("$(printf '%-8s %5ds' "$s" $((SECONDS - t0)))")
 }
 
