@@ -108,8 +108,8 @@ pub use crate::pool::cancel::CancelToken;
 pub use crate::pool::config::PoolConfig;
 pub use crate::pool::stats::{Buckets, Histograms, Latency, Stats, BUCKETS};
 pub use crate::topology::{
-    missing_privileges, HostHealth, HostStats, PingType, Pool, TopologyConfig,
-    DEFAULT_ALIVE_ERROR_CODES,
+    missing_privileges, HostHealth, HostStats, PendingConn, PingType, Pool, StartedGet,
+    TopologyConfig, DEFAULT_ALIVE_ERROR_CODES,
 };
 #[cfg(feature = "tracing")]
 pub use crate::trace::TracingSpans;

@@ -308,3 +308,56 @@ impl Drop for DupFd {
         }
     }
 }
+
+/// A Linux eventfd: a descriptor that turns readable once [`signal`]led and
+/// stays so until [`clear`]ed. What a host's event loop (Go's netpoller,
+/// asyncio's `add_reader`, a JVM poller thread) waits on for a borrow that
+/// waits in the pool's queue without a thread of its own.
+///
+/// [`signal`]: EventFd::signal
+/// [`clear`]: EventFd::clear
+#[derive(Debug)]
+pub struct EventFd(std::os::fd::OwnedFd);
+
+impl EventFd {
+    /// A new, unsignalled eventfd (non-blocking, close-on-exec).
+    pub fn new() -> crate::error::Result<EventFd> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: eventfd takes no pointers; a descriptor >= 0 is ours.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(crate::error::Error::new(
+                crate::error::ErrorKind::Io,
+                format!(
+                    "cannot make the eventfd a waiting borrow signals: {}",
+                    io::Error::last_os_error()
+                ),
+            ));
+        }
+        // SAFETY: fd is a fresh descriptor nobody else owns.
+        Ok(EventFd(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// The descriptor (valid while `self` lives).
+    pub fn raw(&self) -> RawFd {
+        use std::os::fd::AsRawFd;
+        self.0.as_raw_fd()
+    }
+
+    /// Makes the descriptor readable. Never blocks: the counter saturating
+    /// (2^64 - 2 signals unread) leaves it readable, which is all a signal
+    /// means.
+    pub fn signal(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64.
+        unsafe { libc::write(self.raw(), (&one as *const u64).cast(), 8) };
+    }
+
+    /// Makes the descriptor unreadable again (until the next signal).
+    pub fn clear(&self) {
+        let mut n: u64 = 0;
+        // SAFETY: reads at most 8 bytes into a live u64; EAGAIN (nothing
+        // signalled) leaves it as it was.
+        unsafe { libc::read(self.raw(), (&mut n as *mut u64).cast(), 8) };
+    }
+}

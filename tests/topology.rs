@@ -1383,3 +1383,85 @@ fn forced_topology_contradicted_by_the_servers() {
         "{text}"
     );
 }
+
+/// Whether `fd` turns readable within `ms`.
+fn readable(fd: i32, ms: i32) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let n = unsafe { libc::poll(&mut p, 1, ms) };
+    n == 1 && p.revents & libc::POLLIN != 0
+}
+
+/// A read started apart (`get_start`, for hosts whose threads must not
+/// block) waits in the replica's queue and is handed the replica's
+/// connection when it comes back, its descriptor turning readable; when
+/// the replica cannot serve it within the bound, it fails as `get_read`
+/// does (the bound spent, nothing is left for the writer).
+#[test]
+fn reads_started_apart_wait_on_a_replica() {
+    let (p, rs) = cluster(1, &[]);
+    let (pool, _log) = open(&url(
+        &[p.port(), rs[0].port()],
+        "ping_interval=200ms&max_size=1",
+    ));
+    assert_eq!(port_of(&mut pool.get().unwrap()), p.port());
+    wait_until("the replica checked", Duration::from_secs(10), || {
+        pool.host_stats()
+            .iter()
+            .filter(|h| h.health == HostHealth::Healthy)
+            .count()
+            == 2
+    });
+    let mut held = pool.get_read().unwrap();
+    assert_eq!(port_of(&mut held), rs[0].port());
+
+    // Handed the replica's connection when it comes back.
+    let mut pending = match pool.get_start(Duration::from_secs(10), true).unwrap() {
+        staunch::StartedGet::Waiting(w) => w,
+        staunch::StartedGet::Ready(_) => panic!("the replica's only connection is held"),
+    };
+    assert!(!readable(pending.fd(), 100));
+    assert!(pending.finish().is_none(), "nothing was handed over yet");
+    drop(held);
+    assert!(readable(pending.fd(), 2000));
+    let mut c = pending.finish().expect("handed over").unwrap();
+    assert_eq!(port_of(&mut c), rs[0].port());
+    drop(pending);
+
+    // The replica stays full past the bound.
+    let mut pending = match pool.get_start(Duration::from_millis(300), true).unwrap() {
+        staunch::StartedGet::Waiting(w) => w,
+        staunch::StartedGet::Ready(_) => panic!("the replica's only connection is held"),
+    };
+    let fd = pending.fd();
+    let t0 = Instant::now();
+    let got = loop {
+        readable(fd, pending.remaining().as_millis() as i32 + 1);
+        if let Some(got) = pending.finish() {
+            break got;
+        }
+        assert_eq!(pending.fd(), fd, "the descriptor changed");
+        assert!(t0.elapsed() < Duration::from_secs(5), "no end");
+    };
+    let e = got.unwrap_err();
+    assert_eq!(e.kind(), staunch::ErrorKind::PoolExhausted, "{e}");
+    assert!(e.to_string().contains("timed out"), "{e}");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        t0.elapsed()
+    );
+    let mut blocking = pool
+        .get_read_timeout(Duration::from_millis(300))
+        .unwrap_err();
+    assert_eq!(blocking.kind(), e.kind(), "{blocking}");
+    blocking = pool.get_read_timeout(Duration::ZERO).unwrap_err();
+    assert_eq!(blocking.kind(), e.kind(), "{blocking}");
+    assert!(pending.finish().unwrap().is_err(), "finished twice");
+    drop(c);
+    assert!(pool.close_and_join(Duration::from_secs(10)));
+}

@@ -61,7 +61,7 @@ use crate::error::Error;
 use crate::sync::model::{
     lock, Arc, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Condvar, Mutex, OwnedCell,
 };
-use crate::sys::coarse_now_ns;
+use crate::sys::{coarse_now_ns, EventFd};
 
 pub(crate) const EMPTY: u8 = 0;
 pub(crate) const IDLE: u8 = 1;
@@ -285,6 +285,10 @@ pub(crate) struct Waiter {
     cv: Condvar,
     /// Set (then the condvar notified, under `given`) by a cancel token.
     cancelled: AtomicBool,
+    /// A waiter without a thread of its own (a borrow started and finished
+    /// apart, see `CorePool::get_start`): signalled after each hand-off, so
+    /// the host's event loop knows to finish it.
+    signal: Option<std::sync::Arc<EventFd>>,
 }
 
 /// How a waiter's wait ended.
@@ -295,9 +299,23 @@ enum WaitEnd {
 }
 
 impl Waiter {
+    /// A waiter that blocks its thread (`signal` None), or one a host's
+    /// event loop waits for through `signal`.
+    pub(crate) fn new(signal: Option<std::sync::Arc<EventFd>>) -> Arc<Waiter> {
+        Arc::new(Waiter {
+            given: Mutex::new(None),
+            cv: Condvar::new(),
+            cancelled: AtomicBool::new(false),
+            signal,
+        })
+    }
+
     fn give(&self, h: Handoff) {
         *lock(&self.given) = Some(h);
         self.cv.notify_one();
+        if let Some(s) = &self.signal {
+            s.signal();
+        }
     }
 
     /// Wakes the waiter as cancelled (its cancel token fired).
@@ -305,6 +323,20 @@ impl Waiter {
         self.cancelled.store(true, SeqCst);
         let _g = lock(&self.given);
         self.cv.notify_one();
+    }
+
+    /// The descriptor of a waiter made with a signal.
+    pub(crate) fn signal_fd(&self) -> Option<std::os::fd::RawFd> {
+        self.signal.as_ref().map(|s| s.raw())
+    }
+
+    /// What was handed over, if anything yet; never blocks. The signal is
+    /// cleared first, so a hand-off after the look signals again.
+    pub(crate) fn try_take(&self) -> Option<Handoff> {
+        if let Some(s) = &self.signal {
+            s.clear();
+        }
+        lock(&self.given).take()
     }
 
     /// Blocks until something is given, `deadline` passes (None: no bound,
@@ -643,6 +675,48 @@ impl<T> Bag<T> {
         self.closed.load(SeqCst)
     }
 
+    /// Queues `me` (true: it was served at once, its hand-off already
+    /// given). Fails when the bag is closed.
+    pub(crate) fn enqueue(&self, me: &Arc<Waiter>) -> Result<bool, Error> {
+        let mut q = lock(&self.waiters);
+        if self.closed.load(SeqCst) {
+            return Err(Error::closed());
+        }
+        q.push_back(me.clone());
+        self.waiting.fetch_add(1, SeqCst);
+        self.raise_flag();
+        // Last look, now that releasers can see us: anything idle goes
+        // to the queue in order (older waiters first, maybe us).
+        let out = self.serve_locked(&mut q);
+        drop(q);
+        let mine = out.iter().any(|(w, _)| Arc::ptr_eq(w, me));
+        deliver(out);
+        Ok(mine)
+    }
+
+    /// Takes `me` off the queue (a wait that timed out or was cancelled or
+    /// abandoned): None, as if it had never queued; or, when it was served
+    /// meanwhile, what it was given (the server took it off the queue and
+    /// delivers right after its lock, so this waits that long at most).
+    pub(crate) fn leave(&self, me: &Arc<Waiter>) -> Option<Handoff> {
+        let mut q = lock(&self.waiters);
+        match q.iter().position(|w| Arc::ptr_eq(w, me)) {
+            Some(pos) => {
+                q.remove(pos);
+                self.waiting.fetch_sub(1, SeqCst);
+                self.clear_flag_if_empty(&q);
+                None
+            }
+            None => {
+                drop(q);
+                match me.wait(None, false) {
+                    WaitEnd::Given(h) => Some(h),
+                    _ => unreachable!("an unbounded, uncancellable wait ends given"),
+                }
+            }
+        }
+    }
+
     /// Waits for an entry until `deadline`, or until `cancel` fires.
     /// `registered` runs once the caller is in the queue and found nothing
     /// idle (outside the lock): that is where the pool asks for a new
@@ -654,11 +728,7 @@ impl<T> Bag<T> {
         cancel: Option<&CancelToken>,
         registered: impl FnOnce(),
     ) -> WaitOutcome {
-        let me = Arc::new(Waiter {
-            given: Mutex::new(None),
-            cv: Condvar::new(),
-            cancelled: AtomicBool::new(false),
-        });
+        let me = Waiter::new(None);
         if let Some(t) = cancel {
             if !t.register(&me) {
                 return WaitOutcome::Cancelled(None);
@@ -678,49 +748,14 @@ impl<T> Bag<T> {
         cancellable: bool,
         registered: impl FnOnce(),
     ) -> WaitOutcome {
-        let served_now = {
-            let mut q = lock(&self.waiters);
-            if self.closed.load(SeqCst) {
-                return WaitOutcome::Failed(Error::closed());
-            }
-            q.push_back(me.clone());
-            self.waiting.fetch_add(1, SeqCst);
-            self.raise_flag();
-            // Last look, now that releasers can see us: anything idle goes
-            // to the queue in order (older waiters first, maybe us).
-            let out = self.serve_locked(&mut q);
-            drop(q);
-            let mine = out.iter().any(|(w, _)| Arc::ptr_eq(w, me));
-            deliver(out);
-            mine
-        };
-        if !served_now {
-            registered();
+        match self.enqueue(me) {
+            Err(e) => return WaitOutcome::Failed(e),
+            Ok(false) => registered(),
+            Ok(true) => {}
         }
         let (got, cancelled) = match me.wait(deadline, cancellable) {
             WaitEnd::Given(h) => (Some(h), false),
-            end => {
-                let cancelled = matches!(end, WaitEnd::Cancelled);
-                let mut q = lock(&self.waiters);
-                match q.iter().position(|w| Arc::ptr_eq(w, me)) {
-                    Some(pos) => {
-                        q.remove(pos);
-                        self.waiting.fetch_sub(1, SeqCst);
-                        self.clear_flag_if_empty(&q);
-                        drop(q);
-                        (None, cancelled)
-                    }
-                    // Served meanwhile: the server took us off the queue and
-                    // delivers right after its lock; wait for it.
-                    None => {
-                        drop(q);
-                        match me.wait(None, false) {
-                            WaitEnd::Given(h) => (Some(h), cancelled),
-                            _ => unreachable!("an unbounded, uncancellable wait ends given"),
-                        }
-                    }
-                }
-            }
+            end => (self.leave(me), matches!(end, WaitEnd::Cancelled)),
         };
         match (got, cancelled) {
             (Some(Handoff::Entry(e)), false) => WaitOutcome::Got(e),
@@ -807,6 +842,37 @@ mod loom_model {
             waiter.join().unwrap();
             assert_eq!(bag.violations.load(Relaxed), 0);
             assert!(bag.is_idle(0));
+        });
+    }
+
+    /// A borrow waiting apart (queued, no thread of its own: the
+    /// host's event loop waits for it) given up while a returning borrower
+    /// hands it the entry: whichever goes first, the entry ends idle (given
+    /// back by the one giving up when it was handed over) and the queue
+    /// empty.
+    #[test]
+    fn give_up_races_hand_off() {
+        loom::model(|| {
+            let (bag, e, c) = borrowed();
+            let me = Waiter::new(None);
+            assert!(!bag.enqueue(&me).unwrap());
+            let b2 = bag.clone();
+            let returner = thread::spawn(move || {
+                b2.put(&e, c);
+                b2.release(e);
+            });
+            // PendingGet's drop: what was given, else off the queue (or
+            // what was given meanwhile).
+            let given = me.try_take().or_else(|| bag.leave(&me));
+            if let Some(Handoff::Entry(e)) = given {
+                let c = bag.take(&e).unwrap();
+                bag.put(&e, c);
+                bag.release(e);
+            }
+            returner.join().unwrap();
+            assert_eq!(bag.violations.load(Relaxed), 0);
+            assert!(bag.is_idle(0));
+            assert_eq!(bag.waiting(), 0);
         });
     }
 

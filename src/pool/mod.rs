@@ -1063,7 +1063,7 @@ impl<C: Connector> CorePool<C> {
                 let now = Instant::now();
                 if now >= deadline {
                     drop(g);
-                    return Err(self.timed_out(start));
+                    return Err(self.shared.timed_out(start));
                 }
                 if cancel.is_some_and(CancelToken::is_cancelled) {
                     drop(g);
@@ -1083,7 +1083,7 @@ impl<C: Connector> CorePool<C> {
             if s.is_closed() {
                 return Err(Error::closed());
             }
-            if let Some(e) = self.recent_permanent_failure() {
+            if let Some(e) = self.shared.recent_permanent_failure() {
                 return Err(e);
             }
             let outcome = s.bag.wait(Some(deadline), cancel, || {
@@ -1105,7 +1105,7 @@ impl<C: Connector> CorePool<C> {
                     }
                 }
                 WaitOutcome::Failed(e) => return Err(e),
-                WaitOutcome::TimedOut => return Err(self.timed_out(start)),
+                WaitOutcome::TimedOut => return Err(self.shared.timed_out(start)),
                 WaitOutcome::Cancelled(entry) => {
                     if let Some(e) = entry {
                         // Handed over as the cancel fired: back it goes.
@@ -1114,6 +1114,72 @@ impl<C: Connector> CorePool<C> {
                     return Err(self.cancelled(start.elapsed()));
                 }
             }
+        }
+    }
+
+    /// Starts a borrow that waits without a thread of its own, for a host
+    /// whose threads must not block (Go's netpoller, asyncio, a JVM's
+    /// virtual threads): `Ready` when a connection was idle (the fast path
+    /// of [`get_timeout`](CorePool::get_timeout), validation included), or
+    /// `Waiting`: a [`PendingGet`] in the queue, in turn with the blocked
+    /// callers, whose descriptor turns readable when something was handed to
+    /// it; then [`PendingGet::finish`]. Fails as `get_timeout` does. While the
+    /// pool is suspended it waits here, in this thread, as `get_timeout` does
+    /// (suspending is an operator's rare act).
+    pub fn get_start(&self, timeout: Duration) -> Result<Started<C>> {
+        self.get_start_signalling(timeout, None)
+    }
+
+    /// [`get_start`](CorePool::get_start) whose waiting borrow signals
+    /// `signal` (a new eventfd when None): a caller that may start again
+    /// elsewhere (a read falling back to the writer) keeps one descriptor.
+    pub(crate) fn get_start_signalling(
+        &self,
+        timeout: Duration,
+        signal: Option<std::sync::Arc<crate::sys::EventFd>>,
+    ) -> Result<Started<C>> {
+        let s = &self.shared;
+        if s.is_closed() {
+            return Err(Error::closed());
+        }
+        let start_coarse = coarse_now_ns();
+        if s.suspended.load(Relaxed) {
+            return self
+                .get_slow(start_coarse, timeout, None)
+                .map(Started::Ready);
+        }
+        let mut budget = timeout;
+        while let Some(e) = s.bag.claim_idle_near(s.last_entry(), false) {
+            if let Some(c) = s.checkout(e, start_coarse, budget) {
+                return Ok(Started::Ready(c));
+            }
+            let spent = Duration::from_nanos(coarse_now_ns().saturating_sub(start_coarse));
+            budget = timeout.saturating_sub(spent);
+            if budget.is_zero() {
+                break;
+            }
+        }
+        let spent = Duration::from_nanos(coarse_now_ns().saturating_sub(start_coarse));
+        let start = Instant::now() - spent.min(timeout);
+        if let Some(e) = self.shared.recent_permanent_failure() {
+            return Err(e);
+        }
+        let signal = match signal {
+            Some(s) => s,
+            None => std::sync::Arc::new(crate::sys::EventFd::new()?),
+        };
+        let mut p = PendingGet {
+            shared: self.shared.clone(),
+            waiter: bag::Waiter::new(Some(signal)),
+            start,
+            deadline: start + timeout,
+            queued: false,
+        };
+        p.enqueue()?;
+        // Served as it queued (a connection came back meanwhile): no wait.
+        match p.finish() {
+            Some(got) => got.map(Started::Ready),
+            None => Ok(Started::Waiting(p)),
         }
     }
 
@@ -1130,29 +1196,6 @@ impl<C: Connector> CorePool<C> {
                 fmt_duration(waited)
             ),
         )
-    }
-
-    fn timed_out(&self, start: Instant) -> Error {
-        let s = &self.shared;
-        if s.is_closed() {
-            return Error::closed();
-        }
-        s.counters.acquire_timeouts.fetch_add(1, Relaxed);
-        let e = s.timeout_error(start.elapsed());
-        s.emit(Event::AcquireTimeout { error: e.clone() });
-        e
-    }
-
-    /// A permanent connect error seen in the last second, while the pool has
-    /// no connection: reported at once instead of connecting again.
-    fn recent_permanent_failure(&self) -> Option<Error> {
-        let s = &self.shared;
-        if s.total.load(SeqCst) > 0 {
-            return None;
-        }
-        let h = lock(&s.health);
-        let (at, e) = h.permanent.as_ref()?;
-        (at.elapsed() < PERMANENT_HOLDOFF).then(|| e.clone())
     }
 
     /// Times borrows (`Histograms::use_time`) and statements
@@ -1394,6 +1437,29 @@ impl<C: Connector> fmt::Debug for CorePool<C> {
 }
 
 impl<C: Connector> Shared<C> {
+    fn timed_out(&self, start: Instant) -> Error {
+        let s = self;
+        if s.is_closed() {
+            return Error::closed();
+        }
+        s.counters.acquire_timeouts.fetch_add(1, Relaxed);
+        let e = s.timeout_error(start.elapsed());
+        s.emit(Event::AcquireTimeout { error: e.clone() });
+        e
+    }
+
+    /// A permanent connect error seen in the last second, while the pool has
+    /// no connection: reported at once instead of connecting again.
+    fn recent_permanent_failure(&self) -> Option<Error> {
+        let s = self;
+        if s.total.load(SeqCst) > 0 {
+            return None;
+        }
+        let h = lock(&s.health);
+        let (at, e) = h.permanent.as_ref()?;
+        (at.elapsed() < PERMANENT_HOLDOFF).then(|| e.clone())
+    }
+
     pub fn housekeeper_kick(&self) {
         let _ = self.wake_housekeeper.try_send(());
     }
@@ -1513,6 +1579,157 @@ pub(crate) const STATEMENT_TICK_MS: u64 = 50;
 ///
 /// The flags say what the pool must do on return; only the methods below set
 /// them, so the rules of the return path stay in this module.
+/// What [`CorePool::get_start`] gives: a connection now, or a borrow
+/// waiting in the queue.
+pub enum Started<C: Connector> {
+    /// A connection was idle: the borrow is done.
+    Ready(Lease<C>),
+    /// In the queue: wait for [`PendingGet::fd`], then
+    /// [`finish`](PendingGet::finish).
+    Waiting(PendingGet<C>),
+}
+
+/// A borrow waiting in the pool's queue, in turn with the callers blocked
+/// in `get`, without a thread of its own. Its descriptor ([`fd`]) turns
+/// readable when a connection (or a failure: the pool closed, a permanent
+/// connect error) was handed to it; [`finish`] then completes it. The host
+/// bounds its own wait by [`remaining`] (no descriptor turns readable at the
+/// deadline), and `finish` after it reports the timeout exactly as `get`
+/// does. Dropping it before it finished leaves the queue as a cancelled
+/// `get` does: a connection handed over meanwhile goes back to the pool.
+///
+/// [`fd`]: PendingGet::fd
+/// [`finish`]: PendingGet::finish
+/// [`remaining`]: PendingGet::remaining
+pub struct PendingGet<C: Connector> {
+    /// Not the pool itself: a borrow under way does not keep it open (its
+    /// close fails the borrow, as it fails a blocked `get`).
+    shared: Arc<Shared<C>>,
+    waiter: crate::sync::model::Arc<bag::Waiter>,
+    start: Instant,
+    deadline: Instant,
+    /// In the queue, or given something not taken yet.
+    queued: bool,
+}
+
+impl<C: Connector> PendingGet<C> {
+    fn enqueue(&mut self) -> Result<()> {
+        let s = &self.shared;
+        let served = s.bag.enqueue(&self.waiter)?;
+        self.queued = true;
+        if !served && s.pending.load(SeqCst) < s.bag.waiting() {
+            s.request_create();
+        }
+        Ok(())
+    }
+
+    /// The descriptor to wait on (readable when [`finish`](PendingGet::finish)
+    /// has something); valid while `self` lives.
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        self.waiter
+            .signal_fd()
+            .expect("a pending get's waiter has a signal")
+    }
+
+    /// Time left until the borrow's bound (zero once it passed).
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Completes the borrow if it can be now; never waits (beyond a
+    /// returning connection's validation, bounded by what is left of the
+    /// bound, as in `get`). None: not yet (nothing handed over and the bound
+    /// not passed): wait for the descriptor again. Some: done, either way;
+    /// calling it again then fails.
+    pub fn finish(&mut self) -> Option<Result<Lease<C>>> {
+        if !self.queued {
+            return Some(Err(Error::new(
+                ErrorKind::Config,
+                "this borrow already finished (its connection or its error was given)",
+            )));
+        }
+        let s = &self.shared;
+        let handoff = match self.waiter.try_take() {
+            Some(h) => h,
+            None if Instant::now() < self.deadline => return None,
+            None => match s.bag.leave(&self.waiter) {
+                Some(h) => h,
+                None => {
+                    self.queued = false;
+                    return Some(Err(s.timed_out(self.start)));
+                }
+            },
+        };
+        self.queued = false;
+        let e = match handoff {
+            bag::Handoff::Fail(e) => return Some(Err(e)),
+            bag::Handoff::Entry(e) => e,
+        };
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if let Some(c) = s.checkout(e, coarse_now_ns(), left) {
+            let waited = self.start.elapsed();
+            s.counters.acquires_waited.fetch_add(1, Relaxed);
+            s.counters
+                .acquire_wait_us
+                .fetch_add(waited.as_micros() as u64, Relaxed);
+            s.counters.acquire_wait.record(waited);
+            return Some(Ok(c));
+        }
+        // It failed its validation (closed, and a new one asked for): back
+        // in the queue, as `get` goes round its loop.
+        if s.is_closed() {
+            return Some(Err(Error::closed()));
+        }
+        if let Some(e) = s.recent_permanent_failure() {
+            return Some(Err(e));
+        }
+        if Instant::now() >= self.deadline {
+            return Some(Err(s.timed_out(self.start)));
+        }
+        match self.enqueue() {
+            Ok(()) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+impl<C: Connector> Drop for PendingGet<C> {
+    fn drop(&mut self) {
+        if !self.queued {
+            return;
+        }
+        let s = &self.shared;
+        let given = match self.waiter.try_take() {
+            Some(h) => Some(h),
+            None => s.bag.leave(&self.waiter),
+        };
+        if let Some(bag::Handoff::Entry(e)) = given {
+            // Handed over as the host gave up: back it goes.
+            s.make_idle(e);
+        }
+        s.counters.acquires_cancelled.fetch_add(1, Relaxed);
+    }
+}
+
+impl<C: Connector> fmt::Debug for Started<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Started::Ready(_) => f.write_str("Started::Ready"),
+            Started::Waiting(p) => f.debug_tuple("Started::Waiting").field(p).finish(),
+        }
+    }
+}
+
+impl<C: Connector> fmt::Debug for PendingGet<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingGet")
+            .field("fd", &self.fd())
+            .field("remaining", &self.remaining())
+            .field("queued", &self.queued)
+            .finish()
+    }
+}
+
 pub struct Lease<C: Connector> {
     /// The entry this lease owns and its connection; taken on drop.
     held: Option<(Entry, C::Conn)>,

@@ -34,7 +34,7 @@ use crate::client::{ConnectConfig, MysqlConnector, NodeAlarm, PooledConn};
 use crate::error::{Error, ErrorKind, Result};
 use crate::events::{emit, Event, EventListener};
 use crate::pool::stats::{Histograms, Stats};
-use crate::pool::{CancelToken, CorePool, PoolConfig};
+use crate::pool::{CancelToken, CorePool, PendingGet, PoolConfig, Started};
 use crate::sync::lock;
 use crate::trace::{TraceKind, Traced, Tracer};
 
@@ -192,6 +192,228 @@ impl Topo {
         lock(&self.no_writer)
             .clone()
             .unwrap_or_else(|| Error::new(ErrorKind::NoWriter, "no writer is known yet"))
+    }
+
+    /// The writer's pool, or why there is none.
+    fn writer_pool(&self) -> Result<&CorePool<MysqlConnector>> {
+        match self.writer() {
+            Some(w) => Ok(&self.hosts[w].pool),
+            None if self.closed.load(Relaxed) => Err(Error::closed()),
+            None => Err(self.no_writer_error()),
+        }
+    }
+
+    /// Where a read goes: a replica (its index), spread over those whose
+    /// last check qualifies them (or not checked yet; in a Galera cluster
+    /// only nodes the monitor found Synced within max_transactions_behind;
+    /// before the monitor knows which, none); None: the writer. Fails when
+    /// none qualifies and read_fallback=fail.
+    fn read_host(&self) -> Result<Option<usize>> {
+        let writer = self.writer();
+        let n = self.hosts.len();
+        let mode = self.mode.load(Relaxed);
+        let eligible: Vec<usize> = (0..n)
+            .filter(|&i| Some(i) != writer && self.cfg.multi())
+            .filter(|&i| !self.hosts[i].suspect.load(Relaxed))
+            .filter(|&i| match (mode, self.hosts[i].health.load()) {
+                (MODE_REPLICATION, h) => h.takes_reads(),
+                (MODE_GALERA, h) => h == HostHealth::Healthy,
+                _ => false,
+            })
+            .collect();
+        if !eligible.is_empty() {
+            // Each replica's own pool hands out an idle connection or makes one.
+            return Ok(Some(eligible[next_spread() % eligible.len()]));
+        }
+        if writer.is_some() && n > 1 && !self.cfg.read_fallback {
+            return Err(Error::new(
+                ErrorKind::Unreachable,
+                "no replica qualifies for reads (down, lagging or broken) and read_fallback=fail",
+            ));
+        }
+        Ok(None)
+    }
+}
+
+/// Tells the tracer (if any) how a borrow that started at `at` ended.
+fn trace_acquire_end(t: &Topo, at: std::time::Instant, got: Result<&PooledConn, &Error>) {
+    let Some(tr) = &t.traced else {
+        return;
+    };
+    let mut e = tr.event(TraceKind::AcquireEnd);
+    e.duration = at.elapsed();
+    let text;
+    match got {
+        Ok(c) => {
+            e.server = c.traced().map_or("", |t| &t.server);
+            e.connection_id = c.id();
+        }
+        Err(err) => {
+            text = err.to_string();
+            e.error = Some(&text);
+            e.error_code = err.server_code().unwrap_or(0);
+        }
+    }
+    tr.emit(&e);
+}
+
+/// A borrow's start on one host (`read`: routed as `get_read`), bounded by
+/// `timeout`; `at` is when the whole borrow started, `signal` the
+/// descriptor a borrow that already waited keeps.
+fn start_get(
+    t: &Arc<Topo>,
+    timeout: Duration,
+    read: bool,
+    at: std::time::Instant,
+    signal: Option<Arc<crate::sys::EventFd>>,
+) -> Result<StartedGet> {
+    if t.closed.load(Relaxed) {
+        return Err(Error::closed());
+    }
+    let (pool, fallback) = match read.then(|| t.read_host()).transpose()?.flatten() {
+        Some(i) => (&t.hosts[i].pool, t.cfg.read_fallback),
+        None => (t.writer_pool()?, false),
+    };
+    let signal = match signal {
+        Some(s) => s,
+        None => Arc::new(crate::sys::EventFd::new()?),
+    };
+    match pool.get_start_signalling(timeout, Some(signal.clone())) {
+        Ok(Started::Ready(l)) => Ok(StartedGet::Ready(PooledConn::new(l))),
+        Ok(Started::Waiting(inner)) => Ok(StartedGet::Waiting(PendingConn {
+            inner,
+            t: t.clone(),
+            signal,
+            fallback,
+            at,
+            timeout,
+            done: false,
+        })),
+        Err(e) if fallback && e.kind() != ErrorKind::Cancelled => {
+            fall_back(t, &e, timeout, at, signal)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A read whose replica failed it, with read_fallback: the writer, with
+/// what is left of the bound.
+fn fall_back(
+    t: &Arc<Topo>,
+    e: &Error,
+    timeout: Duration,
+    at: std::time::Instant,
+    signal: Arc<crate::sys::EventFd>,
+) -> Result<StartedGet> {
+    let left = timeout.saturating_sub(at.elapsed());
+    if left.is_zero() {
+        return Err(e.clone());
+    }
+    log::warn!(target: "staunch", "read from a replica failed, using the writer: {e}");
+    start_get(t, left, false, at, Some(signal))
+}
+
+/// What [`Pool::get_start`] gives: a connection now, or a borrow waiting.
+// `Ready` is the common answer (a connection idle), returned by value as
+// `get` returns its connection: boxing it would cost every borrow an
+// allocation to save a move on the rarer path.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum StartedGet {
+    /// A connection was idle: the borrow is done.
+    Ready(PooledConn),
+    /// In the queue: wait until [`PendingConn::fd`] is readable (or
+    /// [`PendingConn::remaining`] has passed), then
+    /// [`finish`](PendingConn::finish).
+    Waiting(PendingConn),
+}
+
+/// A borrow waiting without a thread of its own (see [`Pool::get_start`]).
+///
+/// Its descriptor turns readable when a connection, or a failure (the pool
+/// closed, a permanent connect error), was handed to it; the host waits for
+/// that or for [`remaining`](PendingConn::remaining) to pass (no descriptor
+/// turns readable at the bound), then calls
+/// [`finish`](PendingConn::finish), which reports the timeout as the
+/// blocking borrow does. The descriptor stays the same for the borrow's
+/// life (a read falling back to the writer included). Dropping it before it
+/// finished is the host giving up: it leaves the queue as a cancelled `get`
+/// does, and a connection handed over meanwhile goes back to the pool.
+pub struct PendingConn {
+    inner: PendingGet<MysqlConnector>,
+    t: Arc<Topo>,
+    signal: Arc<crate::sys::EventFd>,
+    /// A read waiting on a replica, with read_fallback: a failure starts
+    /// again on the writer.
+    fallback: bool,
+    at: std::time::Instant,
+    timeout: Duration,
+    done: bool,
+}
+
+impl PendingConn {
+    /// The descriptor to wait on, readable when [`finish`](PendingConn::finish)
+    /// has something; valid while `self` lives.
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        self.signal.raw()
+    }
+
+    /// Time left until the borrow's bound (zero once it passed).
+    pub fn remaining(&self) -> Duration {
+        self.inner.remaining()
+    }
+
+    /// Completes the borrow if it can be now; never waits (but for the
+    /// validation of a connection idle past `validation_interval`, bounded
+    /// by what is left). None: not yet (nothing handed over, the bound not
+    /// passed; a spurious wake-up or a connection that failed validation):
+    /// wait again. Some: done, either way; calling it again then fails.
+    pub fn finish(&mut self) -> Option<Result<PooledConn>> {
+        let got = match self.inner.finish()? {
+            Ok(l) => Ok(PooledConn::new(l)),
+            Err(e) if self.fallback && !self.done && e.kind() != ErrorKind::Cancelled => {
+                match fall_back(&self.t, &e, self.timeout, self.at, self.signal.clone()) {
+                    Ok(StartedGet::Ready(c)) => Ok(c),
+                    Ok(StartedGet::Waiting(mut p)) => {
+                        // The writer's borrow goes on in this one; `p` ends
+                        // with the replica's finished one (a no-op) and
+                        // tells the tracer nothing.
+                        std::mem::swap(&mut self.inner, &mut p.inner);
+                        p.done = true;
+                        self.fallback = false;
+                        return None;
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        };
+        if !self.done {
+            self.done = true;
+            trace_acquire_end(&self.t, self.at, got.as_ref());
+        }
+        Some(got)
+    }
+}
+
+impl Drop for PendingConn {
+    fn drop(&mut self) {
+        if !self.done {
+            let e = Error::new(
+                ErrorKind::Cancelled,
+                "the borrow was given up before it finished",
+            );
+            trace_acquire_end(&self.t, self.at, Err(&e));
+        }
+    }
+}
+
+impl fmt::Debug for PendingConn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingConn")
+            .field("fd", &self.fd())
+            .field("remaining", &self.remaining())
+            .finish()
     }
 }
 
@@ -377,11 +599,7 @@ impl Pool {
     }
 
     fn writer_pool(&self) -> Result<&CorePool<MysqlConnector>> {
-        match self.t.writer() {
-            Some(w) => Ok(&self.t.hosts[w].pool),
-            None if self.t.closed.load(Relaxed) => Err(Error::closed()),
-            None => Err(self.t.no_writer_error()),
-        }
+        self.t.writer_pool()
     }
 
     /// Borrows a connection to the current writer (the primary), waiting at
@@ -398,22 +616,40 @@ impl Pool {
         tr.emit(&tr.event(TraceKind::AcquireStart));
         let at = std::time::Instant::now();
         let got = get();
-        let mut e = tr.event(TraceKind::AcquireEnd);
-        e.duration = at.elapsed();
-        let text;
-        match &got {
-            Ok(c) => {
-                e.server = c.traced().map_or("", |t| &t.server);
-                e.connection_id = c.id();
+        trace_acquire_end(&self.t, at, got.as_ref());
+        got
+    }
+
+    /// Starts a borrow that waits without a thread of its own, for a host
+    /// whose threads must not block: Go's netpoller, asyncio, a JVM's
+    /// virtual threads. `Ready` when a connection was idle; else `Waiting`:
+    /// a [`PendingConn`] in the queue, in turn with the blocked callers,
+    /// whose descriptor turns readable when it can [`finish`]. `read`
+    /// routes as [`get_read`](Pool::get_read) (a replica, falling back to the
+    /// writer as it does). Fails at once as the blocking borrows do;
+    /// `timeout` bounds the whole borrow as theirs does. See
+    /// `CorePool::get_start` for what may still wait in the calling thread
+    /// (a suspended pool; the validation of a connection idle past
+    /// `validation_interval`).
+    ///
+    /// [`finish`]: PendingConn::finish
+    pub fn get_start(&self, timeout: Duration, read: bool) -> Result<StartedGet> {
+        let t = &self.t;
+        if let Some(tr) = &t.traced {
+            tr.emit(&tr.event(TraceKind::AcquireStart));
+        }
+        let at = std::time::Instant::now();
+        match start_get(t, timeout, read, at, None) {
+            Ok(StartedGet::Waiting(p)) => Ok(StartedGet::Waiting(p)),
+            Ok(StartedGet::Ready(c)) => {
+                trace_acquire_end(t, at, Ok(&c));
+                Ok(StartedGet::Ready(c))
             }
-            Err(err) => {
-                text = err.to_string();
-                e.error = Some(&text);
-                e.error_code = err.server_code().unwrap_or(0);
+            Err(e) => {
+                trace_acquire_end(t, at, Err(&e));
+                Err(e)
             }
         }
-        tr.emit(&e);
-        got
     }
 
     /// As [`get`](Pool::get), waiting at most `timeout`. Fails with
@@ -524,25 +760,8 @@ impl Pool {
             return Err(Error::closed());
         }
         let start = std::time::Instant::now();
-        let writer = t.writer();
-        let n = t.hosts.len();
-        // Replicas whose last check qualifies them (or not checked yet);
-        // in a Galera cluster only nodes the monitor found Synced within
-        // max_transactions_behind; before the monitor knows which, none.
-        let mode = t.mode.load(Relaxed);
-        let eligible: Vec<usize> = (0..n)
-            .filter(|&i| Some(i) != writer && t.cfg.multi())
-            .filter(|&i| !t.hosts[i].suspect.load(Relaxed))
-            .filter(|&i| match (mode, t.hosts[i].health.load()) {
-                (MODE_REPLICATION, h) => h.takes_reads(),
-                (MODE_GALERA, h) => h == HostHealth::Healthy,
-                _ => false,
-            })
-            .collect();
-        if !eligible.is_empty() {
-            // Spread over the qualifying replicas; each one's own pool hands
-            // out an idle connection or makes one.
-            let h = &t.hosts[eligible[next_spread() % eligible.len()]];
+        if let Some(i) = t.read_host()? {
+            let h = &t.hosts[i];
             let got = match cancel {
                 Some(c) => h.pool.get_cancellable(timeout, c),
                 None => h.pool.get_timeout(timeout),
@@ -562,11 +781,6 @@ impl Pool {
                     return self.get_inner(left, cancel);
                 }
             }
-        } else if writer.is_some() && n > 1 && !t.cfg.read_fallback {
-            return Err(Error::new(
-                ErrorKind::Unreachable,
-                "no replica qualifies for reads (down, lagging or broken) and read_fallback=fail",
-            ));
         }
         self.get_inner(timeout, cancel)
     }
