@@ -124,7 +124,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 10
+#define STAUNCH_VERSION_MINOR 11
 
 /**
  * Patch version of the library.
@@ -138,7 +138,7 @@
  * cffi's `cdef` takes them; a test checks them against Cargo.toml's
  * `library-version`.)
  */
-#define STAUNCH_VERSION 11000
+#define STAUNCH_VERSION 11100
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
@@ -221,6 +221,16 @@ typedef struct staunch_error staunch_error;
  * one thread at a time (`staunch_pool_open_options` only reads it).
  */
 typedef struct staunch_options staunch_options;
+
+/**
+ * A borrow under way that waits without a thread of its own
+ * (`staunch_pool_get_start`), for a host whose threads must not block in
+ * the library: Go's netpoller, Python's asyncio, a JVM's virtual threads.
+ * It waits in the pool's queue, in turn with the callers blocked in
+ * `staunch_pool_get`. One thread at a time per handle; free it with
+ * `staunch_pending_get_free`, before the pool.
+ */
+typedef struct staunch_pending_get staunch_pending_get;
 
 /**
  * A pool of connections. Created by `staunch_pool_open` or
@@ -1647,6 +1657,72 @@ staunch_status staunch_pool_get_read_cancellable(struct staunch_pool *pool,
                                                  const struct staunch_cancel_token *token,
                                                  struct staunch_conn **out,
                                                  struct staunch_error **err);
+
+/**
+ * Starts a borrow that never waits in this call (since 1.11.0): when a
+ * connection is idle, `*out` receives it as `staunch_pool_get` gives one
+ * and `*pending` NULL; otherwise `*out` is NULL and `*pending` receives a
+ * borrow waiting in the pool's queue (owned by the caller). Wait until
+ * `staunch_pending_get_fd` is readable (poll, epoll, an event loop) or
+ * `staunch_pending_get_remaining_ms` has passed, then call
+ * `staunch_pending_get_finish`. `read` routes as `staunch_pool_get_read`
+ * (a replica; the writer after a replica's failure when read_fallback
+ * allows). `timeout_ms` bounds the whole borrow as in `staunch_pool_get`
+ * (STAUNCH_TIMEOUT_DEFAULT: the pool's connection_timeout). Errors: those
+ * of `staunch_pool_get`, at once. To give up (a cancelled task), free the
+ * pending borrow: the pool is left as if it had never waited.
+ *
+ * Waits in the call only while the pool is suspended (as
+ * `staunch_pool_get`, within the bound), and for the validation of an idle
+ * connection unused past validation_interval (a ping, bounded by what is
+ * left of the bound), as `staunch_pool_get` does. Thread-safe.
+ */
+staunch_status staunch_pool_get_start(struct staunch_pool *pool,
+                                      uint32_t timeout_ms,
+                                      bool read,
+                                      struct staunch_conn **out,
+                                      struct staunch_pending_get **pending,
+                                      struct staunch_error **err);
+
+/**
+ * The descriptor a pending borrow's host waits on: readable when
+ * `staunch_pending_get_finish` has something (a connection, or a failure
+ * such as the pool's close). The same for the borrow's whole life; owned by
+ * the borrow (do not close or read it). -1 for NULL. Never blocks.
+ */
+int32_t staunch_pending_get_fd(const struct staunch_pending_get *pending);
+
+/**
+ * Milliseconds left until the borrow's bound, rounded up (0 once it
+ * passed, and for NULL): no descriptor turns readable at the bound, so the
+ * host's wait ends then too, and `staunch_pending_get_finish` reports the
+ * timeout. Never blocks.
+ */
+uint32_t staunch_pending_get_remaining_ms(const struct staunch_pending_get *pending);
+
+/**
+ * Finishes a pending borrow if it can be now, without waiting: STAUNCH_OK
+ * with `*out` the connection (as `staunch_pool_get` gives it), STAUNCH_OK
+ * with `*out` NULL when not yet (a wake-up with nothing for it, or a
+ * connection that failed its validation and was replaced: wait for the
+ * descriptor again), or the error that ended it (STAUNCH_POOL_EXHAUSTED or
+ * STAUNCH_UNREACHABLE once the bound passed, STAUNCH_CLOSED...). After a
+ * connection or an error the borrow is over: finishing it again fails with
+ * STAUNCH_INVALID_ARGUMENT; free it. Blocks only for the validation of a
+ * connection idle past validation_interval (bounded by what is left of the
+ * bound). One thread at a time per pending borrow.
+ */
+staunch_status staunch_pending_get_finish(struct staunch_pending_get *pending,
+                                          struct staunch_conn **out,
+                                          struct staunch_error **err);
+
+/**
+ * Frees a pending borrow. One that has not finished is given up: it leaves
+ * the pool's queue as a cancelled `staunch_pool_get_cancellable` does (a
+ * connection handed to it meanwhile goes back to the pool). NULL is a
+ * no-op. Never blocks (beyond a short lock).
+ */
+void staunch_pending_get_free(struct staunch_pending_get *pending);
 
 /**
  * Borrows a connection, runs one query on it and gives the connection back,

@@ -357,6 +357,161 @@ fn get_with(
     })
 }
 
+/// A borrow under way that waits without a thread of its own
+/// (`staunch_pool_get_start`), for a host whose threads must not block in
+/// the library: Go's netpoller, Python's asyncio, a JVM's virtual threads.
+/// It waits in the pool's queue, in turn with the callers blocked in
+/// `staunch_pool_get`. One thread at a time per handle; free it with
+/// `staunch_pending_get_free`, before the pool.
+pub struct staunch_pending_get {
+    pool: Pool,
+    pending: crate::PendingConn,
+    /// Its connection or its error was given.
+    done: bool,
+}
+
+impl std::fmt::Debug for staunch_pending_get {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.pending.fmt(f)
+    }
+}
+
+/// Starts a borrow that never waits in this call (since 1.11.0): when a
+/// connection is idle, `*out` receives it as `staunch_pool_get` gives one
+/// and `*pending` NULL; otherwise `*out` is NULL and `*pending` receives a
+/// borrow waiting in the pool's queue (owned by the caller). Wait until
+/// `staunch_pending_get_fd` is readable (poll, epoll, an event loop) or
+/// `staunch_pending_get_remaining_ms` has passed, then call
+/// `staunch_pending_get_finish`. `read` routes as `staunch_pool_get_read`
+/// (a replica; the writer after a replica's failure when read_fallback
+/// allows). `timeout_ms` bounds the whole borrow as in `staunch_pool_get`
+/// (STAUNCH_TIMEOUT_DEFAULT: the pool's connection_timeout). Errors: those
+/// of `staunch_pool_get`, at once. To give up (a cancelled task), free the
+/// pending borrow: the pool is left as if it had never waited.
+///
+/// Waits in the call only while the pool is suspended (as
+/// `staunch_pool_get`, within the bound), and for the validation of an idle
+/// connection unused past validation_interval (a ping, bounded by what is
+/// left of the bound), as `staunch_pool_get` does. Thread-safe.
+#[no_mangle]
+pub extern "C" fn staunch_pool_get_start(
+    pool: *mut staunch_pool,
+    timeout_ms: u32,
+    read: bool,
+    out: *mut *mut staunch_conn,
+    pending: *mut *mut staunch_pending_get,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pool (header contract).
+        let p = unsafe { arg(pool, "pool") }?;
+        let out = Out::new(out, "out")?;
+        let pending = Out::new(pending, "pending")?;
+        let timeout = match timeout_ms {
+            STAUNCH_TIMEOUT_DEFAULT => p.pool.config().connection_timeout(),
+            ms => Duration::from_millis(u64::from(ms)),
+        };
+        let (conn, waiting) = match host_supplies_stacks(|| p.pool.get_start(timeout, read))? {
+            crate::StartedGet::Ready(c) => {
+                (staunch_conn::new_raw(&p.pool, c), std::ptr::null_mut())
+            }
+            crate::StartedGet::Waiting(w) => (
+                std::ptr::null_mut(),
+                Box::into_raw(Box::new(staunch_pending_get {
+                    pool: p.pool.clone(),
+                    pending: w,
+                    done: false,
+                })),
+            ),
+        };
+        out.set(conn);
+        pending.set(waiting);
+        Ok(())
+    })
+}
+
+/// The descriptor a pending borrow's host waits on: readable when
+/// `staunch_pending_get_finish` has something (a connection, or a failure
+/// such as the pool's close). The same for the borrow's whole life; owned by
+/// the borrow (do not close or read it). -1 for NULL. Never blocks.
+#[no_mangle]
+pub extern "C" fn staunch_pending_get_fd(pending: *const staunch_pending_get) -> i32 {
+    guard_value(-1, || {
+        // SAFETY: NULL or a live pending borrow (header contract).
+        unsafe { pending.as_ref() }.map_or(-1, |p| p.pending.fd())
+    })
+}
+
+/// Milliseconds left until the borrow's bound, rounded up (0 once it
+/// passed, and for NULL): no descriptor turns readable at the bound, so the
+/// host's wait ends then too, and `staunch_pending_get_finish` reports the
+/// timeout. Never blocks.
+#[no_mangle]
+pub extern "C" fn staunch_pending_get_remaining_ms(pending: *const staunch_pending_get) -> u32 {
+    guard_value(0, || {
+        // SAFETY: NULL or a live pending borrow (header contract).
+        let Some(p) = (unsafe { pending.as_ref() }) else {
+            return 0;
+        };
+        let left = p.pending.remaining();
+        let ms = left.as_micros().div_ceil(1000);
+        u32::try_from(ms).unwrap_or(u32::MAX)
+    })
+}
+
+/// Finishes a pending borrow if it can be now, without waiting: STAUNCH_OK
+/// with `*out` the connection (as `staunch_pool_get` gives it), STAUNCH_OK
+/// with `*out` NULL when not yet (a wake-up with nothing for it, or a
+/// connection that failed its validation and was replaced: wait for the
+/// descriptor again), or the error that ended it (STAUNCH_POOL_EXHAUSTED or
+/// STAUNCH_UNREACHABLE once the bound passed, STAUNCH_CLOSED...). After a
+/// connection or an error the borrow is over: finishing it again fails with
+/// STAUNCH_INVALID_ARGUMENT; free it. Blocks only for the validation of a
+/// connection idle past validation_interval (bounded by what is left of the
+/// bound). One thread at a time per pending borrow.
+#[no_mangle]
+pub extern "C" fn staunch_pending_get_finish(
+    pending: *mut staunch_pending_get,
+    out: *mut *mut staunch_conn,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        // SAFETY: NULL or a live pending borrow, used by one thread (header
+        // contract).
+        let p = unsafe { super::arg_mut(pending, "pending") }?;
+        let out = Out::new(out, "out")?;
+        if p.done {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                "this pending borrow already finished (its connection or its error was given): free it",
+            ));
+        }
+        let conn = match host_supplies_stacks(|| p.pending.finish()) {
+            Some(got) => {
+                p.done = true;
+                staunch_conn::new_raw(&p.pool, got?)
+            }
+            None => std::ptr::null_mut(),
+        };
+        out.set(conn);
+        Ok(())
+    })
+}
+
+/// Frees a pending borrow. One that has not finished is given up: it leaves
+/// the pool's queue as a cancelled `staunch_pool_get_cancellable` does (a
+/// connection handed to it meanwhile goes back to the pool). NULL is a
+/// no-op. Never blocks (beyond a short lock).
+#[no_mangle]
+pub extern "C" fn staunch_pending_get_free(pending: *mut staunch_pending_get) {
+    guard_value((), || {
+        if !pending.is_null() {
+            // SAFETY: created by staunch_pool_get_start, freed once.
+            drop(unsafe { Box::from_raw(pending) });
+        }
+    })
+}
+
 /// Borrows a connection, runs one query on it and gives the connection back,
 /// all in one call: `staunch_pool_get`, `staunch_conn_query_ex` and
 /// `staunch_conn_free` without the connection handle, for a statement that
