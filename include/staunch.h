@@ -1665,7 +1665,15 @@ staunch_status staunch_pool_get_read_cancellable(struct staunch_pool *pool,
  * borrow waiting in the pool's queue (owned by the caller). Wait until
  * `staunch_pending_get_fd` is readable (poll, epoll, an event loop) or
  * `staunch_pending_get_remaining_ms` has passed, then call
- * `staunch_pending_get_finish`. `read` routes as `staunch_pool_get_read`
+ * `staunch_pending_get_finish`.
+ *
+ * `signal_fd` -1: the borrow makes an eventfd of its own. Otherwise an
+ * eventfd of the caller's (non-blocking), which a host keeps registered in
+ * its event loop and reuses from borrow to borrow: the library writes to
+ * it (an 8-byte 1) when the borrow has something and reads it to clear it,
+ * never closes it, and stops using it once the borrow finished or was
+ * freed; a signal left over from an earlier borrow only makes a finish
+ * find nothing yet. `read` routes as `staunch_pool_get_read`
  * (a replica; the writer after a replica's failure when read_fallback
  * allows). `timeout_ms` bounds the whole borrow as in `staunch_pool_get`
  * (STAUNCH_TIMEOUT_DEFAULT: the pool's connection_timeout). Errors: those
@@ -1680,6 +1688,7 @@ staunch_status staunch_pool_get_read_cancellable(struct staunch_pool *pool,
 staunch_status staunch_pool_get_start(struct staunch_pool *pool,
                                       uint32_t timeout_ms,
                                       bool read,
+                                      int32_t signal_fd,
                                       struct staunch_conn **out,
                                       struct staunch_pending_get **pending,
                                       struct staunch_error **err);
@@ -1687,8 +1696,9 @@ staunch_status staunch_pool_get_start(struct staunch_pool *pool,
 /**
  * The descriptor a pending borrow's host waits on: readable when
  * `staunch_pending_get_finish` has something (a connection, or a failure
- * such as the pool's close). The same for the borrow's whole life; owned by
- * the borrow (do not close or read it). -1 for NULL. Never blocks.
+ * such as the pool's close). The same for the borrow's whole life: the
+ * caller's `signal_fd`, or one the borrow owns (do not close it; reading it
+ * is harmless). -1 for NULL. Never blocks.
  */
 int32_t staunch_pending_get_fd(const struct staunch_pending_get *pending);
 

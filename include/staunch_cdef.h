@@ -468,6 +468,7 @@ staunch_status staunch_pool_get_read_cancellable(struct staunch_pool *pool,
 staunch_status staunch_pool_get_start(struct staunch_pool *pool,
                                       uint32_t timeout_ms,
                                       bool read,
+                                      int32_t signal_fd,
                                       struct staunch_conn **out,
                                       struct staunch_pending_get **pending,
                                       struct staunch_error **err);

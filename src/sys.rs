@@ -317,12 +317,24 @@ impl Drop for DupFd {
 /// [`signal`]: EventFd::signal
 /// [`clear`]: EventFd::clear
 #[derive(Debug)]
-pub struct EventFd(std::os::fd::OwnedFd);
+pub struct EventFd {
+    fd: RawFd,
+    /// Closed on drop (made here), or a host's own, which it closes.
+    owned: bool,
+}
+
+impl Drop for EventFd {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: our own descriptor, closed once.
+            unsafe { libc::close(self.fd) };
+        }
+    }
+}
 
 impl EventFd {
     /// A new, unsignalled eventfd (non-blocking, close-on-exec).
     pub fn new() -> crate::error::Result<EventFd> {
-        use std::os::fd::FromRawFd;
         // SAFETY: eventfd takes no pointers; a descriptor >= 0 is ours.
         let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
         if fd < 0 {
@@ -334,14 +346,18 @@ impl EventFd {
                 ),
             ));
         }
-        // SAFETY: fd is a fresh descriptor nobody else owns.
-        Ok(EventFd(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }))
+        Ok(EventFd { fd, owned: true })
+    }
+
+    /// A host's own eventfd (which it keeps open while this lives, and
+    /// closes): signalled and cleared, never closed, here.
+    pub fn borrowed(fd: RawFd) -> EventFd {
+        EventFd { fd, owned: false }
     }
 
     /// The descriptor (valid while `self` lives).
     pub fn raw(&self) -> RawFd {
-        use std::os::fd::AsRawFd;
-        self.0.as_raw_fd()
+        self.fd
     }
 
     /// Makes the descriptor readable. Never blocks: the counter saturating

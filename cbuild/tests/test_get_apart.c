@@ -7,6 +7,9 @@
 #include "util.h"
 
 #include <poll.h>
+#include <sys/eventfd.h>
+#include <errno.h>
+#include <unistd.h>
 #include <pthread.h>
 
 /* Whether fd is readable within ms. */
@@ -15,6 +18,12 @@ static int readable(int fd, int ms) {
     int n = poll(&p, 1, ms);
     CHECKF(n >= 0, "poll: %d", n);
     return n == 1 && (p.revents & POLLIN);
+}
+
+/* Whether fd is still open (the library never closes the caller's). */
+static int fcntl_ok(int fd) {
+    uint64_t n;
+    return read(fd, &n, sizeof n) == (ssize_t)sizeof n || errno == EAGAIN;
 }
 
 static staunch_stats stats(staunch_pool *pool) {
@@ -46,13 +55,13 @@ int main(void) {
     staunch_conn_free(c);
     c = NULL;
     staunch_pending_get *p = (staunch_pending_get *)1;
-    OK(staunch_pool_get_start, pool, STAUNCH_TIMEOUT_DEFAULT, false, &c, &p);
+    OK(staunch_pool_get_start, pool, STAUNCH_TIMEOUT_DEFAULT, false, -1, &c, &p);
     CHECK(c != NULL && p == NULL);
     CHECK(query_i64(c, "SELECT 1") == 1);
 
     /* The pool is full: the borrow waits, its descriptor not readable. */
     staunch_conn *c2 = NULL;
-    OK(staunch_pool_get_start, pool, 10000, false, &c2, &p);
+    OK(staunch_pool_get_start, pool, 10000, false, -1, &c2, &p);
     CHECK(c2 == NULL && p != NULL);
     int fd = staunch_pending_get_fd(p);
     CHECKF(fd >= 0, "fd %d", fd);
@@ -90,7 +99,7 @@ int main(void) {
 
     /* The bound: no descriptor fires at it; finish after it reports the
      * timeout as staunch_pool_get does. */
-    OK(staunch_pool_get_start, pool, 300, false, &c2, &p);
+    OK(staunch_pool_get_start, pool, 300, false, -1, &c2, &p);
     CHECK(c2 == NULL && p != NULL);
     uint64_t t0 = now_ms();
     CHECK(!readable(staunch_pending_get_fd(p), (int)staunch_pending_get_remaining_ms(p)));
@@ -105,12 +114,12 @@ int main(void) {
     /* Given up unfinished (a cancelled task): out of the queue; and one
      * handed a connection before the host gave up gives it back. */
     uint64_t cancelled = stats(pool).acquires_cancelled;
-    OK(staunch_pool_get_start, pool, 10000, false, &c2, &p);
+    OK(staunch_pool_get_start, pool, 10000, false, -1, &c2, &p);
     CHECK(p != NULL && stats(pool).waiting == 1);
     staunch_pending_get_free(p);
     CHECK(stats(pool).waiting == 0);
     CHECK(stats(pool).acquires_cancelled == cancelled + 1);
-    OK(staunch_pool_get_start, pool, 10000, false, &c2, &p);
+    OK(staunch_pool_get_start, pool, 10000, false, -1, &c2, &p);
     CHECK(p != NULL);
     staunch_conn_free(b.conn);
     CHECK(readable(staunch_pending_get_fd(p), 2000));
@@ -121,8 +130,28 @@ int main(void) {
     OK(staunch_pool_get, pool, 1000, &c);
     CHECK(query_i64(c, "SELECT 3") == 3);
 
+    /* The caller's own eventfd, reused from borrow to borrow (as a host
+     * keeps one registered in its event loop): signalled, never closed. */
+    int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    CHECK(efd >= 0);
+    for (int round = 0; round < 2; round++) {
+        OK(staunch_pool_get_start, pool, 10000, false, efd, &c2, &p);
+        CHECK(c2 == NULL && p != NULL);
+        CHECK(staunch_pending_get_fd(p) == efd);
+        CHECK(!readable(efd, 50));
+        staunch_conn_free(c);
+        c = NULL;
+        CHECK(readable(efd, 2000));
+        OK(staunch_pending_get_finish, p, &c);
+        CHECK(c != NULL && query_i64(c, "SELECT 5") == 5);
+        staunch_pending_get_free(p);
+    }
+    CHECK(fcntl_ok(efd));
+    close(efd);
+    FAILS(STAUNCH_INVALID_ARGUMENT, "signal_fd", staunch_pool_get_start, pool, 10000, false, -2, &c2, &p);
+
     /* A read borrow routes as staunch_pool_get_read (one host: the writer). */
-    OK(staunch_pool_get_start, pool, 10000, true, &c2, &p);
+    OK(staunch_pool_get_start, pool, 10000, true, -1, &c2, &p);
     CHECK(p != NULL);
     staunch_conn_free(c);
     CHECK(readable(staunch_pending_get_fd(p), 2000));
@@ -131,7 +160,7 @@ int main(void) {
     staunch_pending_get_free(p);
 
     /* The pool's close ends a waiting borrow: readable, STAUNCH_CLOSED. */
-    OK(staunch_pool_get_start, pool, 10000, false, &c, &p);
+    OK(staunch_pool_get_start, pool, 10000, false, -1, &c, &p);
     CHECK(p != NULL);
     fd = staunch_pending_get_fd(p);
     OK(staunch_pool_close, pool);
@@ -142,8 +171,8 @@ int main(void) {
     staunch_conn_free(c2);
 
     /* Bad input: named, never a crash. */
-    FAILS(STAUNCH_NULL_ARGUMENT, "pool", staunch_pool_get_start, NULL, 0, false, &c, &p);
-    FAILS(STAUNCH_NULL_ARGUMENT, "pending", staunch_pool_get_start, pool, 0, false, &c, NULL);
+    FAILS(STAUNCH_NULL_ARGUMENT, "pool", staunch_pool_get_start, NULL, 0, false, -1, &c, &p);
+    FAILS(STAUNCH_NULL_ARGUMENT, "pending", staunch_pool_get_start, pool, 0, false, -1, &c, NULL);
     FAILS(STAUNCH_NULL_ARGUMENT, "pending", staunch_pending_get_finish, NULL, &c);
     CHECK(staunch_pending_get_fd(NULL) == -1);
     CHECK(staunch_pending_get_remaining_ms(NULL) == 0);

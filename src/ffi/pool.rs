@@ -382,7 +382,15 @@ impl std::fmt::Debug for staunch_pending_get {
 /// borrow waiting in the pool's queue (owned by the caller). Wait until
 /// `staunch_pending_get_fd` is readable (poll, epoll, an event loop) or
 /// `staunch_pending_get_remaining_ms` has passed, then call
-/// `staunch_pending_get_finish`. `read` routes as `staunch_pool_get_read`
+/// `staunch_pending_get_finish`.
+///
+/// `signal_fd` -1: the borrow makes an eventfd of its own. Otherwise an
+/// eventfd of the caller's (non-blocking), which a host keeps registered in
+/// its event loop and reuses from borrow to borrow: the library writes to
+/// it (an 8-byte 1) when the borrow has something and reads it to clear it,
+/// never closes it, and stops using it once the borrow finished or was
+/// freed; a signal left over from an earlier borrow only makes a finish
+/// find nothing yet. `read` routes as `staunch_pool_get_read`
 /// (a replica; the writer after a replica's failure when read_fallback
 /// allows). `timeout_ms` bounds the whole borrow as in `staunch_pool_get`
 /// (STAUNCH_TIMEOUT_DEFAULT: the pool's connection_timeout). Errors: those
@@ -398,6 +406,7 @@ pub extern "C" fn staunch_pool_get_start(
     pool: *mut staunch_pool,
     timeout_ms: u32,
     read: bool,
+    signal_fd: i32,
     out: *mut *mut staunch_conn,
     pending: *mut *mut staunch_pending_get,
     err: *mut *mut staunch_error,
@@ -411,7 +420,20 @@ pub extern "C" fn staunch_pool_get_start(
             STAUNCH_TIMEOUT_DEFAULT => p.pool.config().connection_timeout(),
             ms => Duration::from_millis(u64::from(ms)),
         };
-        let (conn, waiting) = match host_supplies_stacks(|| p.pool.get_start(timeout, read))? {
+        let fd = match signal_fd {
+            -1 => None,
+            fd if fd >= 0 => Some(fd),
+            fd => {
+                return Err(Failure::new(
+                    STAUNCH_INVALID_ARGUMENT,
+                    format!(
+                    "signal_fd is {fd}: an eventfd's descriptor, or -1 for one of the borrow's own"
+                ),
+                ))
+            }
+        };
+        let got = host_supplies_stacks(|| p.pool.get_start_signalling(timeout, read, fd))?;
+        let (conn, waiting) = match got {
             crate::StartedGet::Ready(c) => {
                 (staunch_conn::new_raw(&p.pool, c), std::ptr::null_mut())
             }
@@ -432,8 +454,9 @@ pub extern "C" fn staunch_pool_get_start(
 
 /// The descriptor a pending borrow's host waits on: readable when
 /// `staunch_pending_get_finish` has something (a connection, or a failure
-/// such as the pool's close). The same for the borrow's whole life; owned by
-/// the borrow (do not close or read it). -1 for NULL. Never blocks.
+/// such as the pool's close). The same for the borrow's whole life: the
+/// caller's `signal_fd`, or one the borrow owns (do not close it; reading it
+/// is harmless). -1 for NULL. Never blocks.
 #[no_mangle]
 pub extern "C" fn staunch_pending_get_fd(pending: *const staunch_pending_get) -> i32 {
     guard_value(-1, || {

@@ -311,11 +311,16 @@ impl Waiter {
     }
 
     fn give(&self, h: Handoff) {
-        *lock(&self.given) = Some(h);
-        self.cv.notify_one();
+        let mut g = lock(&self.given);
+        *g = Some(h);
+        // Under `given`: once a waiter that gives up has taken the hand-off
+        // (or waited for it in `leave`), nothing signals its descriptor
+        // any more, which may then be closed or reused (a host's own).
         if let Some(s) = &self.signal {
             s.signal();
         }
+        drop(g);
+        self.cv.notify_one();
     }
 
     /// Wakes the waiter as cancelled (its cancel token fired).
@@ -330,13 +335,23 @@ impl Waiter {
         self.signal.as_ref().map(|s| s.raw())
     }
 
-    /// What was handed over, if anything yet; never blocks. The signal is
-    /// cleared first, so a hand-off after the look signals again.
-    pub(crate) fn try_take(&self) -> Option<Handoff> {
+    /// Clears the signal (a hand-off taken by `leave`, not `try_take`).
+    pub(crate) fn clear_signal(&self) {
         if let Some(s) = &self.signal {
             s.clear();
         }
-        lock(&self.given).take()
+    }
+
+    /// What was handed over, if anything yet; never blocks. A waiter is
+    /// handed one thing, so the signal is cleared only with it (a look
+    /// that finds nothing leaves a signal, at worst a spurious wake-up,
+    /// and costs no system call).
+    pub(crate) fn try_take(&self) -> Option<Handoff> {
+        let h = lock(&self.given).take();
+        if h.is_some() {
+            self.clear_signal();
+        }
+        h
     }
 
     /// Blocks until something is given, `deadline` passes (None: no bound,

@@ -1653,7 +1653,10 @@ impl<C: Connector> PendingGet<C> {
             Some(h) => h,
             None if Instant::now() < self.deadline => return None,
             None => match s.bag.leave(&self.waiter) {
-                Some(h) => h,
+                Some(h) => {
+                    self.waiter.clear_signal();
+                    h
+                }
                 None => {
                     self.queued = false;
                     return Some(Err(s.timed_out(self.start)));
@@ -1703,6 +1706,8 @@ impl<C: Connector> Drop for PendingGet<C> {
             Some(h) => Some(h),
             None => s.bag.leave(&self.waiter),
         };
+        // No signal outlives the borrow on a host's descriptor it reuses.
+        self.waiter.clear_signal();
         if let Some(bag::Handoff::Entry(e)) = given {
             // Handed over as the host gave up: back it goes.
             s.make_idle(e);

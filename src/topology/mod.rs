@@ -634,12 +634,25 @@ impl Pool {
     ///
     /// [`finish`]: PendingConn::finish
     pub fn get_start(&self, timeout: Duration, read: bool) -> Result<StartedGet> {
+        self.get_start_signalling(timeout, read, None)
+    }
+
+    /// [`get_start`](Pool::get_start) whose waiting borrow signals `fd`, a
+    /// host's own eventfd (the C ABI's `signal_fd`: one a host keeps
+    /// registered in its event loop and reuses), instead of one of its own.
+    pub(crate) fn get_start_signalling(
+        &self,
+        timeout: Duration,
+        read: bool,
+        fd: Option<std::os::fd::RawFd>,
+    ) -> Result<StartedGet> {
         let t = &self.t;
         if let Some(tr) = &t.traced {
             tr.emit(&tr.event(TraceKind::AcquireStart));
         }
         let at = std::time::Instant::now();
-        match start_get(t, timeout, read, at, None) {
+        let signal = fd.map(|fd| Arc::new(crate::sys::EventFd::borrowed(fd)));
+        match start_get(t, timeout, read, at, signal) {
             Ok(StartedGet::Waiting(p)) => Ok(StartedGet::Waiting(p)),
             Ok(StartedGet::Ready(c)) => {
                 trace_acquire_end(t, at, Ok(&c));
