@@ -49,7 +49,7 @@ if grep -q libstaunch <<<"$(ldd "$bin")"; then
   ldd "$bin" >&2
   exit 1
 fi
-"$bin" -test.count=1 -test.run 'Test_conf_basic$|Test_conf_cancel_statement$|Test_conf_events$|Test_sql_conf_basic|Test_sql_streaming'
+"$bin" -test.count=1 -test.run 'Test_conf_basic$|Test_conf_cancel_statement$|Test_conf_events$|Test_sql_conf_basic|Test_sql_streaming|Test_acquire_waits_in_the_netpoller$'
 
 echo "== interop: sqlx and GORM over staunch.OpenDB and by DSN, gormstaunch (go test -race)"
 (cd interop && go test -race -count=1 -timeout 3m ./...)

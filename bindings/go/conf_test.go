@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1605,4 +1608,150 @@ func Test_conf_tls_exact(t *testing.T) {
 		t.Errorf("the refusal took %v: %v", took, err)
 	}
 	t.Logf("refused in %v: %v", took, err)
+}
+
+// osThreads is the process's OS thread count (/proc/self/status).
+func osThreads(t *testing.T) int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no Threads: line in /proc/self/status")
+	return 0
+}
+
+// A borrow waits in the netpoller, not in a thread: 10,000 goroutines
+// borrowing from a pool of 8 (each holding its connection for a statement
+// and a millisecond) leave the process under 50 OS threads; they are
+// served in turn with none lost; and a waiting borrow whose context is
+// cancelled gives up its place at once, leaving the pool as if it had never
+// waited.
+func Test_acquire_waits_in_the_netpoller(t *testing.T) {
+	p := openPool(t, "max_size=8&connection_timeout=120s")
+	conns := make([]*staunch.Conn, 8)
+	for i := range conns {
+		conns[i] = acquire(t, p)
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	waited0, _ := staunch.AcquireWaits()
+	threads0 := osThreads(t)
+	var peak atomic.Int64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if n := int64(osThreads(t)); n > peak.Load() {
+				peak.Store(n)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	// The race detector allows 8,128 goroutines alive at once: 2,000 under
+	// it (go test -race), the 10,000 in the static run of go-tests.sh.
+	n := 10000
+	if raceEnabled {
+		n = 2000
+	}
+	var wg sync.WaitGroup
+	var served atomic.Int64
+	errs := make(chan error, 16)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := p.Acquire(bg)
+			if err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+				return
+			}
+			defer c.Release()
+			var v int64
+			if err := c.QueryRow(bg, "SELECT ?", i).Scan(&v); err != nil || v != int64(i) {
+				select {
+				case errs <- fmt.Errorf("goroutine %d: %v %v", i, v, err):
+				default:
+				}
+				return
+			}
+			time.Sleep(time.Millisecond)
+			served.Add(1)
+		}()
+	}
+	wg.Wait()
+	close(done)
+	<-sampled
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	waited, _ := staunch.AcquireWaits()
+	t.Logf("%d goroutines on a pool of 8: %d served, %d waited in the netpoller; OS threads %d before, at most %d during",
+		n, served.Load(), waited-waited0, threads0, peak.Load())
+	if served.Load() != int64(n) {
+		t.Fatalf("%d of %d goroutines were served", served.Load(), n)
+	}
+	if waited-waited0 < uint64(n/2) {
+		t.Fatalf("only %d of %d borrows waited in the netpoller", waited-waited0, n)
+	}
+	if peak.Load() >= 50 {
+		t.Fatalf("%d OS threads while %d goroutines waited for 8 connections, want under 50", peak.Load(), n)
+	}
+
+	// A cancelled wait gives up at once; the pool is as before.
+	for i := range conns {
+		conns[i] = acquire(t, p)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	got := make(chan error, 1)
+	go func() {
+		c, err := p.Acquire(ctx)
+		if c != nil {
+			c.Release()
+		}
+		got <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Stat().Waiting != 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if w := p.Stat().Waiting; w != 1 {
+		t.Fatalf("%d borrows waiting, want 1", w)
+	}
+	t0 := time.Now()
+	cancel()
+	err := <-got
+	if !errors.Is(err, staunch.ErrCancelled) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled wait: %v", err)
+	}
+	if took := time.Since(t0); took > 100*time.Millisecond+slack() {
+		t.Fatalf("the cancel took %v", took)
+	}
+	if w := p.Stat().Waiting; w != 0 {
+		t.Fatalf("%d borrows still waiting after the cancel", w)
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	if v := queryInt(t, acquire(t, p), "SELECT 9"); v != 9 {
+		t.Fatalf("after the cancel: %d", v)
+	}
 }

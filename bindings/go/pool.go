@@ -6,8 +6,14 @@ package staunch
 
 // shim.c
 staunch_status go_pool_send(staunch_pool *pool, uint32_t timeout_ms,
-                            const char *sql, staunch_conn **conn, int *fd,
-                            uint64_t *id, staunch_error **err);
+                            const char *sql, int signal_fd,
+                            staunch_conn **conn, staunch_pending_get **pending,
+                            int *fd, uint64_t *id, staunch_error **err);
+staunch_status go_pending_finish(staunch_pending_get *pending,
+                                 staunch_conn **out, staunch_error **err);
+staunch_status go_query_send(staunch_conn *conn, const char *sql,
+                             const staunch_param *params, size_t n_params,
+                             int *fd, uint64_t *id, staunch_error **err);
 staunch_status go_recv_free(staunch_conn *conn, staunch_rows **out,
                             staunch_error **err);
 staunch_status go_set_event_callback(staunch_options *opts, uintptr_t handle,
@@ -23,12 +29,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"runtime/cgo"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 )
@@ -181,7 +189,14 @@ type Pool struct {
 	final     *Stat // the last Stat, taken as the pool closes
 	sink      *eventSink
 	pl        *poller // nil: statements wait in their threads
-	name      string  // pool_name or staunch-N, read as the pool opens
+	// gate admits GOMAXPROCS goroutines at once into the call that starts
+	// a borrow (with pl). Thousands starting together otherwise each took
+	// a thread: a cgo call that waits a moment for the queue's lock has
+	// its P handed to a new thread, and 10,000 goroutines borrowing from 8
+	// connections peaked at 84 threads (161 with the debug library); with
+	// the gate, 13. A goroutine waiting at the gate is parked.
+	gate chan struct{}
+	name string // pool_name or staunch-N, read as the pool opens
 	// leakStacks: leak_detection_threshold is set, so each borrow gives the
 	// library its goroutine's stack for the leak report (see giveStack).
 	leakStacks bool
@@ -319,6 +334,7 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 	}
 	if !noPoller() {
 		pool.pl = newPoller(cfg.MaxConns)
+		pool.gate = make(chan struct{}, runtime.GOMAXPROCS(0))
 	}
 	runtime.SetFinalizer(pool, (*Pool).finalize)
 	return pool, nil
@@ -454,7 +470,10 @@ func (p *Pool) get(ctx context.Context, read bool, sc *serverScratch) (*Conn, er
 	if sc != nil {
 		sc.got = false
 	}
-	if ctx.Done() == nil {
+	var gaveUp error
+	if p.pl != nil {
+		st, gaveUp = p.getApart(ctx, read, &out, &cerr)
+	} else if ctx.Done() == nil {
 		switch {
 		case sc != nil:
 			st = C.go_pool_get_server(p.p, timeout, C.bool(read), &out, &sc.buf[0], C.size_t(len(sc.buf)), &sc.n, &sc.got, &cerr)
@@ -494,6 +513,9 @@ func (p *Pool) get(ctx context.Context, read bool, sc *serverScratch) (*Conn, er
 		C.staunch_cancel_token_free(tok)
 	}
 	runtime.KeepAlive(p)
+	if gaveUp != nil {
+		return nil, gaveUp
+	}
 	if st != C.STAUNCH_OK {
 		return nil, withContext(takeError("acquire", st, cerr), ctx)
 	}
@@ -503,6 +525,167 @@ func (p *Pool) get(ctx context.Context, read bool, sc *serverScratch) (*Conn, er
 	c := &Conn{c: out, pool: p}
 	runtime.SetFinalizer(c, (*Conn).finalize)
 	return c, nil
+}
+
+// getApart borrows without holding a thread while it waits: the borrow
+// starts (staunch_pool_get_start: one cgo call, done at once when a
+// connection is idle), and otherwise waits in the pool's queue while its
+// goroutine parks in the netpoller on an eventfd of the binding's (kept
+// registered and reused, see signal) until a connection is handed to it,
+// the bound passes or ctx is cancelled (the borrow is then given up: the
+// pool is left as if it had never waited). The bound is the C call's own
+// (ctx's deadline, else connection_timeout), so the error says why the
+// wait failed, as the blocking borrow's does. A cancelled ctx gives the
+// error to return instead of a status.
+func (p *Pool) getApart(ctx context.Context, read bool, out **C.staunch_conn, cerr **C.staunch_error) (C.staunch_status, error) {
+	var pend *C.staunch_pending_get
+	start := time.Now()
+	sig := takeSignal()
+	p.gate <- struct{}{}
+	st := C.staunch_pool_get_start(p.p, timeoutMs(ctx), C.bool(read), sig.cfd(), out, &pend, cerr)
+	<-p.gate
+	if st != C.STAUNCH_OK || pend == nil {
+		sig.put()
+		return st, nil
+	}
+	return awaitPending(ctx, pend, sig, start, out, cerr)
+}
+
+// awaitPending waits in the netpoller for the pending borrow pend (started
+// at start, signalling sig) until it finishes: a connection in *out, or its
+// error; a cancelled ctx gives up with the error to return. pend is freed
+// either way; sig goes back to its pool.
+func awaitPending(ctx context.Context, pend *C.staunch_pending_get, sig *signal, start time.Time, out **C.staunch_conn, cerr **C.staunch_error) (C.staunch_status, error) {
+	defer sig.put()
+	for {
+		left := time.Duration(C.staunch_pending_get_remaining_ms(pend)) * time.Millisecond
+		if left > 0 {
+			wctx := ctx
+			if ctx.Err() != nil {
+				// A deadline that passed a moment before the C bound
+				// (rounded up to the millisecond): wait that moment out.
+				wctx = context.Background()
+			}
+			sig.wait(wctx, int(C.staunch_pending_get_fd(pend)), left)
+		}
+		if ctx.Err() == context.Canceled {
+			C.staunch_pending_get_free(pend)
+			apartCancels.Add(1)
+			return C.STAUNCH_CANCELLED, &Error{Status: StatusCancelled, Op: "acquire", ctx: ctx.Err(),
+				Message: fmt.Sprintf("the wait for a connection was cancelled after %v", time.Since(start).Round(time.Millisecond))}
+		}
+		// Frees pend once it is over.
+		if st := C.go_pending_finish(pend, out, cerr); st != C.STAUNCH_OK || *out != nil {
+			if st == C.STAUNCH_OK {
+				apartWaits.Add(1)
+			}
+			return st, nil
+		}
+	}
+}
+
+// apartWaits and apartCancels count the borrows that waited in the
+// netpoller and those given up there (for the tests: export_test.go).
+var apartWaits, apartCancels atomic.Uint64
+
+// signal is an eventfd of the binding's own, registered in the netpoller
+// once and reused by borrow after borrow (staunch_pool_get_start's
+// signal_fd): a waiting borrow then costs the library's write and this
+// read, where one made and closed per borrow cost seven more system calls
+// (eventfd, dup, fcntl, epoll_ctl twice, close twice). A signal left over
+// from an earlier borrow only makes a finish find nothing yet. The zero
+// signal (none could be made) lets each borrow make its own.
+type signal struct {
+	f   *os.File
+	raw syscall.RawConn
+	fd  int
+	buf [8]byte
+}
+
+var signals sync.Pool
+
+func takeSignal() *signal {
+	if s, ok := signals.Get().(*signal); ok {
+		return s
+	}
+	fd, _, e := syscall.RawSyscall(syscall.SYS_EVENTFD2, 0, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if e != 0 {
+		return &signal{fd: -1}
+	}
+	// An os.File in the netpoller (a non-blocking descriptor); its
+	// finalizer closes it if the sync.Pool drops it.
+	f := os.NewFile(fd, "staunch-borrow-signal")
+	raw, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return &signal{fd: -1}
+	}
+	return &signal{f: f, raw: raw, fd: int(fd)}
+}
+
+// cfd is the signal_fd to give: -1 for a borrow's own eventfd.
+func (s *signal) cfd() C.int { return C.int(s.fd) }
+
+func (s *signal) put() {
+	if s.f != nil {
+		signals.Put(s)
+	}
+}
+
+// wait parks the goroutine until the borrow's descriptor fd (this signal's,
+// or the borrow's own) is signalled, bound passes or ctx ends.
+func (s *signal) wait(ctx context.Context, fd int, bound time.Duration) {
+	if s.f == nil {
+		waitSignal(ctx, fd, bound)
+		return
+	}
+	if s.f.SetReadDeadline(time.Now().Add(bound)) != nil {
+		time.Sleep(min(bound, time.Millisecond))
+		return
+	}
+	var stop func() bool
+	fired := make(chan struct{})
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() {
+			defer close(fired)
+			s.f.SetReadDeadline(time.Unix(1, 0)) // the past: the park ends now
+		})
+	}
+	// Reading the counter clears it; the library's finish looks at what
+	// was handed over, which is set before the signal.
+	_ = s.raw.Read(func(fd uintptr) bool {
+		_, e := syscall.Read(int(fd), s.buf[:])
+		return e != syscall.EAGAIN
+	})
+	if stop != nil && !stop() {
+		<-fired
+	}
+}
+
+// waitSignal is wait for a borrow's own eventfd fd (owned by the library:
+// a duplicate is waited on). When no duplicate can be made it waits a
+// millisecond instead, and the caller looks again.
+func waitSignal(ctx context.Context, fd int, bound time.Duration) {
+	nfd, err := syscall.Dup(fd)
+	if err != nil {
+		time.Sleep(min(bound, time.Millisecond))
+		return
+	}
+	syscall.CloseOnExec(nfd)
+	if syscall.SetNonblock(nfd, true) != nil {
+		syscall.Close(nfd)
+		time.Sleep(min(bound, time.Millisecond))
+		return
+	}
+	f := os.NewFile(uintptr(nfd), "staunch-pending-get")
+	defer f.Close()
+	raw, err := f.SyscallConn()
+	if err != nil {
+		time.Sleep(min(bound, time.Millisecond))
+		return
+	}
+	s := &signal{f: f, raw: raw, fd: nfd}
+	s.wait(ctx, nfd, bound)
 }
 
 // bindingPrefix is the package path of this binding's own functions, left
@@ -677,9 +860,29 @@ func (p *Pool) once(op, sql string, args []any, stream C.uint32_t) (*C.staunch_r
 // p.mu is held (read) by the caller.
 func (p *Pool) onceApart(pl *poller, text sqlText, out **C.staunch_rows, cerr **C.staunch_error) C.staunch_status {
 	var conn *C.staunch_conn
+	var pend *C.staunch_pending_get
 	var fd C.int
 	var id C.uint64_t
-	st := C.go_pool_send(p.p, C.STAUNCH_TIMEOUT_DEFAULT, text.ptr(), &conn, &fd, &id, cerr)
+	start := time.Now()
+	sig := takeSignal()
+	p.gate <- struct{}{}
+	st := C.go_pool_send(p.p, C.STAUNCH_TIMEOUT_DEFAULT, text.ptr(), sig.cfd(), &conn, &pend, &fd, &id, cerr)
+	<-p.gate
+	if pend == nil {
+		sig.put()
+	} else {
+		// The pool was full: the borrow waits in the netpoller too, then
+		// the statement is sent as above.
+		st, _ = awaitPending(context.Background(), pend, sig, start, &conn, cerr)
+		if st != C.STAUNCH_OK {
+			return st
+		}
+		st = C.go_query_send(conn, text.ptr(), nil, 0, &fd, &id, cerr)
+		if st != C.STAUNCH_OK {
+			C.staunch_conn_free(conn)
+			return st
+		}
+	}
 	if st != C.STAUNCH_OK {
 		return st
 	}

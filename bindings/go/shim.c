@@ -45,16 +45,34 @@ staunch_status go_exec_recv(staunch_conn *conn, uint64_t *affected,
     return st;
 }
 
+// Finishes a pending borrow (staunch_pending_get_finish) and, when it is
+// over (a connection in *out, or an error), frees it: one cgo call where
+// the two made two.
+staunch_status go_pending_finish(staunch_pending_get *pending,
+                                 staunch_conn **out, staunch_error **err) {
+    staunch_status st = staunch_pending_get_finish(pending, out, err);
+    if (st != STAUNCH_OK || *out != NULL) {
+        staunch_pending_get_free(pending);
+    }
+    return st;
+}
+
 // Borrows a connection of pool and sends sql on it apart, as go_query_send
 // (one cgo call where Acquire and the send make two): *conn receives the
-// borrowed handle (NULL when the borrow or the send failed).
+// borrowed handle (NULL when the borrow or the send failed). When no
+// connection is idle, nothing is sent: *pending receives the borrow waiting
+// in the pool's queue (staunch_pool_get_start), for the goroutine to wait on
+// in the netpoller.
 staunch_status go_pool_send(staunch_pool *pool, uint32_t timeout_ms,
-                            const char *sql, staunch_conn **conn, int *fd,
-                            uint64_t *id, staunch_error **err) {
+                            const char *sql, int signal_fd,
+                            staunch_conn **conn, staunch_pending_get **pending,
+                            int *fd, uint64_t *id, staunch_error **err) {
     *fd = -1;
     *conn = NULL;
-    staunch_status st = staunch_pool_get(pool, timeout_ms, conn, err);
-    if (st != STAUNCH_OK) {
+    *pending = NULL;
+    staunch_status st = staunch_pool_get_start(pool, timeout_ms, false,
+                                               signal_fd, conn, pending, err);
+    if (st != STAUNCH_OK || *pending != NULL) {
         *conn = NULL;
         return st;
     }

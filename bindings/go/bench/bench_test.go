@@ -639,3 +639,52 @@ func BenchmarkSelectByID(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSelect1Crowd: 1,000 goroutines borrowing from a pool of 8 (issue
+// 48: at least go-sql-driver's rate with database/sql limited to 8 open
+// connections). staunch's borrows wait in the netpoller; -blocking is the
+// same pool with every wait in a thread (STAUNCH_GO_NOPOLLER=1), as before.
+// Each op is acquire + SELECT 1 + release.
+func BenchmarkSelect1Crowd(b *testing.B) {
+	url := server.URL + "?max_size=8"
+	p8, err := staunch.New(bg, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p8.Close()
+	os.Setenv("STAUNCH_GO_NOPOLLER", "1")
+	p8B, err := staunch.New(bg, url)
+	os.Unsetenv("STAUNCH_GO_NOPOLLER")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p8B.Close()
+	d8 := staunch.OpenDB(p8)
+	defer d8.Close()
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net = "app", "app-secret", "tcp"
+	cfg.Addr, cfg.DBName = fmt.Sprintf("127.0.0.1:%d", server.Port), "staunch_test"
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m8 := sql.OpenDB(conn)
+	m8.SetMaxOpenConns(8)
+	m8.SetMaxIdleConns(8)
+	defer m8.Close()
+	impls := []struct {
+		name string
+		fn   func() error
+	}{
+		{"go-sql-driver", select1DB(m8)},
+		{"staunch-native", func() error { return select1NativeOn(p8) }},
+		{"staunch-OpenDB", select1DB(d8)},
+		{"staunch-native-blocking", func() error { return select1NativeOn(p8B) }},
+	}
+	for _, impl := range impls {
+		b.Run("g=1000/impl="+impl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			parallel(b, 1000, impl.fn)
+		})
+	}
+}
