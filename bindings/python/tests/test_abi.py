@@ -21,6 +21,8 @@ SCALARS = {
     "uint32_t": ctypes.c_uint32,
     "uint64_t": ctypes.c_uint64,
     "int64_t": ctypes.c_int64,
+    "int32_t": ctypes.c_int32,
+    "int": ctypes.c_int,
     "size_t": ctypes.c_size_t,
     "double": ctypes.c_double,
     "bool": ctypes.c_bool,

@@ -1174,6 +1174,18 @@ class Cursor(_Handle):
 
     def execute(self, query, args=None) -> int:
         """Runs one statement; returns rowcount (affected or selected rows)."""
+        conn, raw, params, n, flags, recycle = self._prepare(query, args)
+        # A statement the server cannot prepare (1295, or a syntax it takes
+        # only as text) is sent as text by the library itself.
+        out, batch = conn._query(raw, params, n, flags, recycle)
+        self._rows = out
+        self._start_set(batch)
+        return self.rowcount
+
+    def _prepare(self, query, args) -> tuple:
+        """execute()'s first half, shared with the asyncio cursor: the
+        previous answer let go, the statement bound. (connection, SQL bytes,
+        params, their count, flags, the buffered row set to free first)."""
         conn = self._live()
         # The previous answer: a buffered one is freed by the statement's
         # own call (no call of its own), a streaming one here.
@@ -1218,12 +1230,7 @@ class Cursor(_Handle):
         # read as text; cached by the connection). Text otherwise.
         if not values and not (conn._pool_ref.prepare_selects and _prepared_select(sql)):
             flags |= F.QUERY_TEXT
-        # A statement the server cannot prepare (1295, or a syntax it takes
-        # only as text) is sent as text by the library itself.
-        out, batch = conn._query(raw, params, len(values), flags, recycle)
-        self._rows = out
-        self._start_set(batch)
-        return self.rowcount
+        return conn, raw, params, len(values), flags, recycle
 
     def executemany(self, query, seq_of_args) -> int | None:
         """Runs the statement once per parameter set; rowcount is the sum."""

@@ -19,6 +19,8 @@ from ctypes import (
     c_char,
     c_char_p,
     c_double,
+    c_int,
+    c_int32,
     c_int64,
     c_size_t,
     c_uint8,
@@ -30,11 +32,12 @@ from ctypes import (
 
 #: The ABI major version this package speaks, and the least minor it needs.
 ABI_MAJOR = 1
+# 1.11: staunch_pool_get_start, staunch_pending_get_* (staunch.aio); 1.10: staunch_conn_query_send_ex;
 # 1.9: staunch_error_category; 1.8: staunch_options_set_default, the knob autocommit; 1.7: staunch_pool_metrics, _name,
 # _leak_threshold_ms, staunch_conn_set_borrower_stack,
 # staunch_options_set_tracer; 1.4: staunch_conn_query_batch, staunch_rows_column_infos
 # (1.1: staunch_param_decimal, staunch_rows_column_types)
-ABI_MINOR = 9
+ABI_MINOR = 11
 
 status_t = c_uint32
 
@@ -64,6 +67,10 @@ class staunch_options(_Opaque):
 
 
 class staunch_cancel_token(_Opaque):
+    pass
+
+
+class staunch_pending_get(_Opaque):
     pass
 
 
@@ -283,6 +290,14 @@ SIGNATURES = {
         [P(staunch_pool), c_uint32, P(staunch_cancel_token), P(P(staunch_conn)), ERR],
     ),
     "staunch_pool_try_get": (status_t, [P(staunch_pool), P(P(staunch_conn)), ERR]),
+    "staunch_pool_get_start": (
+        status_t,
+        [P(staunch_pool), c_uint32, c_bool, c_int32, P(P(staunch_conn)), P(P(staunch_pending_get)), ERR],
+    ),
+    "staunch_pending_get_fd": (c_int32, [P(staunch_pending_get)]),
+    "staunch_pending_get_remaining_ms": (c_uint32, [P(staunch_pending_get)]),
+    "staunch_pending_get_finish": (status_t, [P(staunch_pending_get), P(P(staunch_conn)), ERR]),
+    "staunch_pending_get_free": (None, [P(staunch_pending_get)]),
     "staunch_pool_stats": (status_t, [P(staunch_pool), P(staunch_stats), ERR]),
     "staunch_pool_soft_evict": (status_t, [P(staunch_pool), ERR]),
     "staunch_pool_set_max_size": (status_t, [P(staunch_pool), c_uint32, ERR]),
@@ -309,6 +324,11 @@ SIGNATURES = {
         status_t,
         [P(staunch_conn), c_char_p, P(staunch_param), c_size_t, c_uint32, P(P(staunch_rows)), ERR],
     ),
+    "staunch_conn_query_send_ex": (
+        status_t,
+        [P(staunch_conn), c_char_p, P(staunch_param), c_size_t, c_uint32, P(c_int), ERR],
+    ),
+    "staunch_conn_query_recv": (status_t, [P(staunch_conn), c_uint32, P(P(staunch_rows)), ERR]),
     "staunch_conn_query_batch": (
         status_t,
         [P(staunch_conn), c_char_p, P(staunch_param), c_size_t, c_uint32, P(staunch_batch), P(P(staunch_rows)), ERR],

@@ -1,0 +1,283 @@
+"""staunch for asyncio: borrows and statements that wait in the event loop.
+
+::
+
+    pool = staunch.aio.Pool("mysql://app:secret@db/app?max_size=8")
+    async with pool.connection() as conn:
+        cur = conn.cursor()
+        await cur.execute("SELECT id, name FROM t WHERE id > %s", (10,))
+        rows = cur.fetchall()
+    pool.close()
+
+What waits where:
+
+- a borrow waits in the pool's queue, in turn with the blocking face's
+  callers, on a descriptor the event loop watches (``loop.add_reader``):
+  no thread is held while it waits. Its bound is the pool's
+  ``connection_timeout`` (or ``timeout``), reported as the blocking face
+  reports it (``PoolExhausted``, ``DatabaseUnreachable``);
+- a statement is sent, its task waits until the answer begins to arrive on
+  the connection's socket, then the answer is read whole (a buffered
+  cursor: fetch* never wait). The statement's bounds are the pool's, as in
+  the blocking face: ``query_timeout``, the liveness check of a frozen
+  server;
+- a cancelled task (``asyncio.timeout``, ``task.cancel()``) gives up a
+  waiting borrow at once, the pool left as if it had never waited; during a
+  statement it stops the statement with ``KILL QUERY`` (sent from a worker
+  thread: it opens a connection of its own), reads the answer off, and the
+  connection comes back usable, as Ctrl-C does in the blocking face.
+
+Still in the calling thread, briefly: opening and closing the pool, the
+return of a connection that wrote (its rollback, when one is open), and the
+validation of a connection idle past ``validation_interval``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+from ctypes import byref
+
+from . import _core
+from . import _errors as E
+from . import _ffi as F
+
+__all__ = ["Pool", "Connection", "Cursor"]
+
+_PENDING_P = ctypes.POINTER(F.staunch_pending_get)
+_ROWS_P = ctypes.POINTER(F.staunch_rows)
+
+
+async def _readable(fd: int, timeout: float | None) -> None:
+    """Waits until fd is readable or timeout (seconds) passes."""
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
+
+    def ready() -> None:
+        if not fut.done():
+            fut.set_result(None)
+
+    loop.add_reader(fd, ready)
+    timer = loop.call_later(timeout, ready) if timeout is not None else None
+    try:
+        await fut
+    finally:
+        loop.remove_reader(fd)
+        if timer is not None:
+            timer.cancel()
+
+
+class Pool:
+    """A staunch pool for asyncio. ``url`` and ``**knobs`` as
+    ``staunch.Pool`` takes them. Opening connects as the blocking pool does
+    (``initialization_fail_timeout``), in the calling thread."""
+
+    def __init__(self, url: str | None = None, **knobs):
+        self._pool = _core.Pool(url, **knobs)
+
+    def connection(self, timeout: float | None = None) -> _Borrow:
+        """Borrows a connection, waiting at most ``timeout`` seconds (None:
+        the pool's ``connection_timeout``). Await it, or use it as
+        ``async with pool.connection() as conn:`` (committed on a clean exit,
+        rolled back on an exception, returned either way)."""
+        return _Borrow(self, timeout, False)
+
+    def connection_read(self, timeout: float | None = None) -> _Borrow:
+        """``connection()`` for reading: a healthy replica of a topology pool."""
+        return _Borrow(self, timeout, True)
+
+    async def _get(self, timeout, read: bool) -> Connection:
+        pool = self._pool._live()
+        ms = F.TIMEOUT_DEFAULT if timeout is None else _core._timeout_ms(timeout, "timeout")
+        out = _core._CONN_P()
+        pending = _PENDING_P()
+        _core._check(_core.lib.staunch_pool_get_start, pool, ms, read, -1, byref(out), byref(pending))
+        if not out:
+            try:
+                fd = _core.lib.staunch_pending_get_fd(pending)
+                while not out:
+                    left = _core.lib.staunch_pending_get_remaining_ms(pending)
+                    if left:
+                        await _readable(fd, left / 1000)
+                    _core._check(_core.lib.staunch_pending_get_finish, pending, byref(out))
+            finally:
+                # Unfinished (a cancelled task): gives its place up.
+                _core.lib.staunch_pending_get_free(pending)
+        try:
+            if self._pool._leak_stacks:
+                _core._give_stack(out)
+            return Connection(self, _core.Connection(self._pool, out))
+        except BaseException:
+            _core.lib.staunch_conn_free(out)
+            raise
+
+    def stats(self) -> _core.PoolStats:
+        """The pool's figures (never waits)."""
+        return self._pool.stats()
+
+    def close(self) -> None:
+        """Closes the pool: waiting borrows fail with ``PoolClosed``."""
+        self._pool.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._pool.closed
+
+    async def __aenter__(self) -> Pool:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<staunch.aio.Pool {self._pool!r}>"
+
+
+class _Borrow:
+    """``pool.connection()``: awaitable, and an async context manager."""
+
+    __slots__ = ("_pool", "_timeout", "_read", "_conn")
+
+    def __init__(self, pool: Pool, timeout, read: bool):
+        self._pool, self._timeout, self._read, self._conn = pool, timeout, read, None
+
+    def __await__(self):
+        return self._pool._get(self._timeout, self._read).__await__()
+
+    async def __aenter__(self) -> Connection:
+        self._conn = await self._pool._get(self._timeout, self._read)
+        return self._conn
+
+    async def __aexit__(self, exc_type, exc, tb) -> None:
+        conn, self._conn = self._conn, None
+        try:
+            if conn._conn._ptr is not None:
+                await (conn.rollback() if exc_type is not None else conn.commit())
+        finally:
+            conn.release()
+
+
+class Connection:
+    """A borrowed connection: statements through ``cursor()``;
+    ``commit()``/``rollback()`` awaitable; ``release()`` gives it back."""
+
+    def __init__(self, pool: Pool, conn: _core.Connection):
+        self.pool = pool
+        self._conn = conn
+
+    def cursor(self) -> Cursor:
+        return Cursor(self)
+
+    async def execute(self, query, args=None) -> Cursor:
+        """A new cursor that has run the statement."""
+        cur = Cursor(self)
+        await cur.execute(query, args)
+        return cur
+
+    async def commit(self) -> None:
+        """Commits (nothing is sent when no transaction is open)."""
+        if self._conn._txn_open():
+            await self._run(b"COMMIT")
+
+    async def rollback(self) -> None:
+        """Rolls back (nothing is sent when no transaction is open)."""
+        if self._conn._txn_open():
+            await self._run(b"ROLLBACK")
+
+    async def _run(self, sql: bytes) -> None:
+        rows = await _statement(self._conn, sql, None, 0, F.QUERY_TEXT)
+        _core.lib.staunch_rows_free(rows)
+
+    def release(self) -> None:
+        """Gives the connection back (what is uncommitted is rolled back
+        there). Idempotent."""
+        self._conn.close()
+
+    @property
+    def autocommit(self) -> bool:
+        return self._conn.autocommit
+
+    async def __aenter__(self) -> Connection:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return f"<staunch.aio.Connection {self._conn!r}>"
+
+
+async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: int):
+    """Sends a statement, waits in the event loop for its answer, reads it
+    whole (a buffered row set, the caller's). A cancelled task stops it
+    (KILL QUERY from a worker thread), reads the answer off, and re-raises."""
+    p = conn._live()
+    fd = ctypes.c_int(-1)
+    _core._check(_core.lib.staunch_conn_query_send_ex, p, sql, params, n, flags, byref(fd))
+    try:
+        if fd.value >= 0:
+            await _readable(fd.value, None)
+    except asyncio.CancelledError:
+        loop = asyncio.get_running_loop()
+        try:
+            await asyncio.shield(loop.run_in_executor(None, _cancel, p))
+        finally:
+            _recv_discard(p)
+        raise
+    out = _ROWS_P()
+    _core._check(_core.lib.staunch_conn_query_recv, p, 0, byref(out))
+    return out
+
+
+def _cancel(p) -> None:
+    err = _core._ERR()
+    if _core.lib.staunch_conn_cancel(p, None, byref(err)) != 0 and err:
+        _core.lib.staunch_error_free(err)
+
+
+def _recv_discard(p) -> None:
+    out = _ROWS_P()
+    err = _core._ERR()
+    if _core.lib.staunch_conn_query_recv(p, 0, byref(out), byref(err)) == 0:
+        _core.lib.staunch_rows_free(out)
+    elif err:
+        _core.lib.staunch_error_free(err)
+
+
+class Cursor(_core.Cursor):
+    """A buffered cursor whose ``execute`` is awaited: the answer is read
+    whole there; ``fetchone``/``fetchmany``/``fetchall``, ``description``,
+    ``rowcount`` and ``lastrowid`` are the blocking cursor's (they never
+    wait). Parameters as in the blocking face (%s, %(name)s), never spliced
+    into the SQL."""
+
+    def __init__(self, connection: Connection):
+        super().__init__(connection._conn)
+        self.aconnection = connection
+
+    async def execute(self, query, args=None) -> int:  # type: ignore[override]
+        """Runs one statement; returns rowcount."""
+        conn, raw, params, n, flags, recycle = self._prepare(query, args)
+        if recycle:
+            _core.lib.raw.buffered.staunch_rows_free(recycle)
+        self._rows = await _statement(conn, raw, params, n, flags)
+        self._start_set(None)
+        return self.rowcount
+
+    async def executemany(self, query, seq_of_args) -> int | None:  # type: ignore[override]
+        """Runs the statement once per parameter set; rowcount is the sum."""
+        total = 0
+        for args in seq_of_args:
+            await self.execute(query, args)
+            total += max(self.rowcount, 0)
+        self.rowcount = total
+        return total
+
+    def callproc(self, procname, args=()):  # pragma: no cover - blocking only
+        raise E.NotSupportedError(0, "callproc is not available on an asyncio cursor: await execute('CALL ...')")
+
+    async def __aenter__(self) -> Cursor:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self.close()

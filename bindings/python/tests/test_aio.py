@@ -1,0 +1,165 @@
+"""staunch.aio: borrows and statements that wait in the event loop, against
+the test kit's server (each test runs its own loop with asyncio.run)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import decimal
+import threading
+import time
+
+import pytest
+
+import staunch
+import staunch.aio
+
+SLACK = 0.5
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def threads() -> int:
+    return threading.active_count()
+
+
+def test_aio_values_and_parameters_arrive_exact(url):
+    async def main():
+        async with staunch.aio.Pool(url) as pool:
+            async with pool.connection() as conn:
+                cur = await conn.execute(
+                    "SELECT %s, %s, %s, CAST(%s AS DATE), %s", (1, "a'b", decimal.Decimal("1.10"), "2024-02-29", None)
+                )
+                assert cur.fetchall() == [(1, "a'b", decimal.Decimal("1.10"), datetime.date(2024, 2, 29), None)]
+                assert cur.description[0][0] == "1"
+                await cur.execute("SELECT 1 WHERE 1 = 0")
+                assert cur.fetchall() == [] and cur.rowcount == 0
+                await cur.execute("CREATE TEMPORARY TABLE aio_t (id INT AUTO_INCREMENT PRIMARY KEY, v TEXT)")
+                assert await cur.executemany("INSERT INTO aio_t (v) VALUES (%s)", [("x",), ("y",)]) == 2
+                await cur.execute("INSERT INTO aio_t (v) VALUES (%(v)s)", {"v": "z"})
+                assert cur.lastrowid == 3 and cur.rowcount == 1
+                await cur.execute("SELECT v FROM aio_t ORDER BY id")
+                assert cur.fetchone() == ("x",)
+                assert cur.fetchall() == [("y",), ("z",)]
+                with pytest.raises(staunch.ProgrammingError):
+                    await cur.execute("SELEC 1")
+                await cur.execute("SELECT 2")
+                assert cur.fetchall() == [(2,)]
+
+    run(main())
+
+
+def test_aio_borrows_wait_in_the_event_loop_not_in_threads(url):
+    """200 tasks on a pool of 4, each holding its connection for a
+    statement: all served, every one but the first few after waiting in the
+    loop, and no thread started for it."""
+
+    async def main():
+        pool = staunch.aio.Pool(url + "?max_size=4")
+        # Four connections made first (the pool's adder thread is the
+        # pool's own, started at open).
+        held = [await pool.connection() for _ in range(4)]
+        for c in held:
+            c.release()
+        before = threads()
+        peak = before
+        served = []
+
+        async def one(i):
+            nonlocal peak
+            async with pool.connection(timeout=30) as conn:
+                cur = await conn.execute("SELECT %s, SLEEP(0.005)", (i,))
+                served.append(cur.fetchone()[0])
+                peak = max(peak, threads())
+
+        await asyncio.gather(*(one(i) for i in range(200)))
+        assert sorted(served) == list(range(200))
+        assert peak <= before, f"{peak} threads while 200 tasks borrowed, {before} before"
+        s = pool.stats()
+        assert s.waiting == 0 and s.acquires_waited >= 150, s
+        pool.close()
+
+    run(main())
+
+
+def test_aio_timeout_and_give_up(url):
+    async def main():
+        pool = staunch.aio.Pool(url + "?max_size=1")
+        conn = await pool.connection()
+        # The bound: reported as the blocking face reports it.
+        t0 = time.monotonic()
+        with pytest.raises(staunch.PoolExhausted):
+            await pool.connection(timeout=0.3)
+        assert 0.25 <= time.monotonic() - t0 <= 0.3 + SLACK
+        # A cancelled task gives its place up at once.
+        task = asyncio.ensure_future(pool.connection(timeout=30))
+        await asyncio.sleep(0.1)
+        assert pool.stats().waiting == 1
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert pool.stats().waiting == 0
+        # asyncio.timeout around a borrow: the same.
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.1):
+                await pool.connection(timeout=30)
+        assert pool.stats().waiting == 0
+        # Handed over in turn once the connection comes back.
+        waiter = asyncio.ensure_future(pool.connection(timeout=30))
+        await asyncio.sleep(0.05)
+        conn.release()
+        other = await asyncio.wait_for(waiter, 5)
+        assert (await other.execute("SELECT 7")).fetchall() == [(7,)]
+        other.release()
+        pool.close()
+        with pytest.raises(staunch.PoolClosed):
+            await pool.connection()
+
+    run(main())
+
+
+def test_aio_cancelled_statement_is_killed_and_the_connection_goes_on(url):
+    async def main():
+        pool = staunch.aio.Pool(url + "?max_size=2")
+        conn = await pool.connection()
+        cur = conn.cursor()
+        t0 = time.monotonic()
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.5):
+                await cur.execute("SELECT SLEEP(10)")
+        assert time.monotonic() - t0 <= 1.0 + SLACK
+        async with pool.connection() as other:
+            c = await other.execute(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(10)%%'"
+            )
+            assert c.fetchall() == [(0,)]
+        await cur.execute("SELECT 3")
+        assert cur.fetchall() == [(3,)]
+        conn.release()
+        pool.close()
+
+    run(main())
+
+
+def test_aio_transactions_commit_and_roll_back(url):
+    async def main():
+        pool = staunch.aio.Pool(url + "?max_size=2")
+        async with pool.connection() as conn:
+            await conn.execute("CREATE TABLE IF NOT EXISTS aio_txn (id INT PRIMARY KEY) ENGINE=InnoDB")
+            await conn.execute("DELETE FROM aio_txn")
+        async with pool.connection() as conn:
+            await conn.execute("START TRANSACTION")
+            await conn.execute("INSERT INTO aio_txn VALUES (1)")
+        with pytest.raises(RuntimeError):
+            async with pool.connection() as conn:
+                await conn.execute("START TRANSACTION")
+                await conn.execute("INSERT INTO aio_txn VALUES (2)")
+                raise RuntimeError("boom")
+        async with pool.connection() as conn:
+            assert (await conn.execute("SELECT id FROM aio_txn ORDER BY id")).fetchall() == [(1,)]
+            await conn.execute("DROP TABLE aio_txn")
+        pool.close()
+
+    run(main())
