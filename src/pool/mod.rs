@@ -1029,20 +1029,31 @@ impl<C: Connector> CorePool<C> {
         // The one clock read of the hot path; the whole get is bounded from it.
         let start = coarse_now_ns();
         if !s.suspended.load(Relaxed) {
-            let mut budget = timeout;
-            while let Some(e) = s.bag.claim_idle_near(s.last_entry(), false) {
-                if let Some(c) = s.checkout(e, start, budget) {
-                    return Ok(c);
-                }
-                // That one was broken or retired: charge the time it took.
-                let spent = Duration::from_nanos(coarse_now_ns().saturating_sub(start));
-                budget = timeout.saturating_sub(spent);
-                if budget.is_zero() {
-                    break;
-                }
+            if let Some(c) = self.get_idle(start, timeout) {
+                return Ok(c);
             }
         }
         self.get_slow(start, timeout, cancel)
+    }
+
+    /// The hot path of every borrow: an idle connection (validated when it
+    /// sat idle long), unless callers are queued; a broken or retired one
+    /// is closed and the next tried, the time it took charged to the bound.
+    #[inline]
+    fn get_idle(&self, start: u64, timeout: Duration) -> Option<Lease<C>> {
+        let s = &self.shared;
+        let mut budget = timeout;
+        while let Some(e) = s.bag.claim_idle_near(s.last_entry(), false) {
+            if let Some(c) = s.checkout(e, start, budget) {
+                return Some(c);
+            }
+            let spent = Duration::from_nanos(coarse_now_ns().saturating_sub(start));
+            budget = timeout.saturating_sub(spent);
+            if budget.is_zero() {
+                break;
+            }
+        }
+        None
     }
 
     #[cold]
@@ -1148,16 +1159,8 @@ impl<C: Connector> CorePool<C> {
                 .get_slow(start_coarse, timeout, None)
                 .map(Started::Ready);
         }
-        let mut budget = timeout;
-        while let Some(e) = s.bag.claim_idle_near(s.last_entry(), false) {
-            if let Some(c) = s.checkout(e, start_coarse, budget) {
-                return Ok(Started::Ready(c));
-            }
-            let spent = Duration::from_nanos(coarse_now_ns().saturating_sub(start_coarse));
-            budget = timeout.saturating_sub(spent);
-            if budget.is_zero() {
-                break;
-            }
+        if let Some(c) = self.get_idle(start_coarse, timeout) {
+            return Ok(Started::Ready(c));
         }
         let spent = Duration::from_nanos(coarse_now_ns().saturating_sub(start_coarse));
         let start = Instant::now() - spent.min(timeout);
@@ -1437,25 +1440,24 @@ impl<C: Connector> fmt::Debug for CorePool<C> {
 }
 
 impl<C: Connector> Shared<C> {
+    /// A borrow's bound passed: counted, told to the listener.
     fn timed_out(&self, start: Instant) -> Error {
-        let s = self;
-        if s.is_closed() {
+        if self.is_closed() {
             return Error::closed();
         }
-        s.counters.acquire_timeouts.fetch_add(1, Relaxed);
-        let e = s.timeout_error(start.elapsed());
-        s.emit(Event::AcquireTimeout { error: e.clone() });
+        self.counters.acquire_timeouts.fetch_add(1, Relaxed);
+        let e = self.timeout_error(start.elapsed());
+        self.emit(Event::AcquireTimeout { error: e.clone() });
         e
     }
 
     /// A permanent connect error seen in the last second, while the pool has
     /// no connection: reported at once instead of connecting again.
     fn recent_permanent_failure(&self) -> Option<Error> {
-        let s = self;
-        if s.total.load(SeqCst) > 0 {
+        if self.total.load(SeqCst) > 0 {
             return None;
         }
-        let h = lock(&s.health);
+        let h = lock(&self.health);
         let (at, e) = h.permanent.as_ref()?;
         (at.elapsed() < PERMANENT_HOLDOFF).then(|| e.clone())
     }
