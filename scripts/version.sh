@@ -43,6 +43,14 @@ gover() { sed -n 's/^const Version = "\(.*\)"$/\1/p' bindings/go/version.go 2>/d
 # tagged release).
 GO_NESTED=(bindings/go/staunchprom bindings/go/staunchotel)
 goreq() { sed -n 's|^\s*github.com/staunch-db/staunch/bindings/go v\(.*\)$|\1|p' "$1/go.mod"; }
+# The pages that tell a user what to install name the release's artifacts.
+INSTALL_PAGES=(README.md docs/install.md bindings/python/README.md bindings/go/README.md)
+# Every version an install line names (the .deb, the tarball, the wheel and
+# sdist, `go get ...@vX.Y.Z`, the Maven coordinate, "library X.Y.Z shown").
+doc_versions() {
+  grep -ohE 'libstaunch[0-9a-z-]*[_-][0-9]+\.[0-9]+\.[0-9]+|staunch-[0-9]+\.[0-9]+\.[0-9]+[.-]|bindings/go[a-z/]*@v[0-9]+\.[0-9]+\.[0-9]+|dev\.staunch:staunch:[0-9]+\.[0-9]+\.[0-9]+|[Ll]ibrary [0-9]+\.[0-9]+\.[0-9]+ shown' "$1" \
+    | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | sort -u
+}
 
 case ${1:-} in
   "")
@@ -73,7 +81,12 @@ case ${1:-} in
     for m in "${GO_NESTED[@]}"; do
       want "$m/go.mod's require of bindings/go" "$(goreq "$m")" "$crate"
     done
-    [ $bad = 0 ] && echo "library version $crate (the Rust crate: $rust_crate): src/ffi, include/staunch.h, pyproject.toml, pom.xml, version.go and the nested Go modules' go.mod agree"
+    for page in "${INSTALL_PAGES[@]}"; do
+      for v in $(doc_versions "$page"); do
+        [ "$v" = "$crate" ] || [ "$v" = "$rust_crate" ] || want "$page's install lines" "$v" "$crate"
+      done
+    done
+    [ $bad = 0 ] && echo "library version $crate (the Rust crate: $rust_crate): src/ffi, include/staunch.h, pyproject.toml, pom.xml, version.go, the nested Go modules' go.mod and the install pages agree"
     exit $bad ;;
   --update)
     sed -i -e "s/^pub const STAUNCH_VERSION_MAJOR: u32 = [0-9]*;/pub const STAUNCH_VERSION_MAJOR: u32 = $major;/" \
@@ -85,6 +98,13 @@ case ${1:-} in
     sed -i 's/^const Version = ".*"$/const Version = "'"$crate"'"/' bindings/go/version.go
     for m in "${GO_NESTED[@]}"; do
       sed -i 's|^\(\s*github.com/staunch-db/staunch/bindings/go\) v.*$|\1 v'"$crate"'|' "$m/go.mod"
+    done
+    for page in "${INSTALL_PAGES[@]}"; do
+      for v in $(doc_versions "$page"); do
+        if [ "$v" != "$crate" ] && [ "$v" != "$rust_crate" ]; then
+          sed -i "s/\b${v//./\\.}\b/$crate/g" "$page"
+        fi
+      done
     done
     scripts/check-header.sh --update
     exec "$0" --check ;;
