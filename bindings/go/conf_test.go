@@ -1755,3 +1755,64 @@ func Test_acquire_waits_in_the_netpoller(t *testing.T) {
 		t.Fatalf("after the cancel: %d", v)
 	}
 }
+
+// A transaction's end is a statement like any other: with more ending at
+// once than may wait in their threads, COMMIT's answer is awaited in the
+// netpoller (rows committed, none lost).
+func Test_commits_wait_in_the_netpoller(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	p := openPool(t, "max_size=8")
+	if _, err := p.Exec(bg, "CREATE TABLE IF NOT EXISTS np_commit (id INT PRIMARY KEY) ENGINE=InnoDB"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(bg, "DELETE FROM np_commit"); err != nil {
+		t.Fatal(err)
+	}
+	const n, rounds = 8, 3
+	apart := uint64(0)
+	for round := range rounds {
+		txs := make([]*staunch.Tx, n)
+		for i := range txs {
+			tx, err := p.Begin(bg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(bg, "INSERT INTO np_commit VALUES (?)", round*n+i); err != nil {
+				t.Fatal(err)
+			}
+			txs[i] = tx
+		}
+		before := staunch.PollerWaits()
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for _, tx := range txs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if err := tx.Commit(bg); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		apart += staunch.PollerWaits() - before
+	}
+	var count int64
+	if err := p.QueryRow(bg, "SELECT COUNT(*) FROM np_commit").Scan(&count); err != nil || count != n*rounds {
+		t.Fatalf("%d rows committed (%v), want %d", count, err, n*rounds)
+	}
+	if apart < rounds*n/2 {
+		t.Fatalf("%d of %d commits waited in the netpoller, want %d or more", apart, rounds*n, rounds*n/2)
+	}
+	t.Logf("%d of %d commits waited in the netpoller", apart, rounds*n)
+	if _, err := p.Exec(bg, "DROP TABLE np_commit"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -109,6 +109,10 @@ func (c *Conn) watch(op string, ctx context.Context, call func(cerr **C.staunch_
 	return nil
 }
 
+// commitText and rollbackText are what staunch_conn_commit and
+// staunch_conn_rollback send, for a transaction's end sent apart.
+var commitText, rollbackText = sqlText{[]byte("COMMIT\x00")}, sqlText{[]byte("ROLLBACK\x00")}
+
 // sqlText is sql as the NUL-terminated string the C calls take, in Go
 // memory: no malloc and free (two cgo calls each statement) as C.CString
 // would need. C reads it only during the call it is passed to (keep b
@@ -551,6 +555,22 @@ func (tx *Tx) end(ctx context.Context, commit bool) error {
 		return err
 	}
 	err := c.watch(op, ctx, func(cerr **C.staunch_error) C.staunch_status {
+		// As any statement: its answer awaited in the netpoller when
+		// others already wait in their threads (see poller).
+		if pl := c.pool.poller(); pl != nil {
+			defer pl.leave()
+			if !pl.enter() {
+				text := rollbackText
+				if commit {
+					text = commitText
+				}
+				if st := c.send(pl, text.ptr(), cparams{}, cerr); st != C.STAUNCH_OK {
+					return st
+				}
+				var aff, lid C.uint64_t
+				return C.go_exec_recv(c.c, &aff, &lid, cerr)
+			}
+		}
 		if commit {
 			return C.staunch_conn_commit(c.c, cerr)
 		}
