@@ -218,11 +218,15 @@ async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: 
         if fd.value >= 0:
             await _readable(fd.value, None)
     except asyncio.CancelledError:
-        loop = asyncio.get_running_loop()
-        try:
-            await asyncio.shield(loop.run_in_executor(None, _cancel, p))
-        finally:
-            _recv_discard(p)
+        # The kill first (a second cancel does not skip it: the answer is
+        # read off only once the server was told to stop), then the answer.
+        kill = asyncio.get_running_loop().run_in_executor(None, _cancel, p)
+        while not kill.done():
+            try:
+                await asyncio.shield(kill)
+            except asyncio.CancelledError:
+                pass
+        _recv_discard(p)
         raise
     out = _ROWS_P()
     _core._check(_core.lib.staunch_conn_query_recv, p, 0, byref(out))
