@@ -6,4 +6,10 @@ import pytest
 
 pytest.register_assert_rewrite("sqlalchemy.testing.assertions")
 
+# staunch's dialects, as the package's entry points register them (for a
+# checkout on PYTHONPATH that is not installed).
+from sqlalchemy.dialects import registry  # noqa: E402
 from sqlalchemy.testing.plugin.pytestplugin import *  # noqa: E402, F403
+
+registry.register("mariadb.staunch", "staunch.sqlalchemy_dialect", "StaunchMariaDBDialect")
+registry.register("mariadb.staunch_async", "staunch.sqlalchemy_async", "StaunchAsyncMariaDBDialect")

@@ -1,6 +1,7 @@
 """Runs SQLAlchemy's dialect compliance suite (test_suite.py) through each
 driver at once, each against a test-kit server of its own, and prints each
-run's summary: staunch and PyMySQL as the reference, side by side.
+run's summary: staunch and PyMySQL as the reference, side by side, and the
+asyncio engines: staunch.aio's and asyncmy's.
 
     python test/run_suites.py LOGDIR DRIVER... [-- PYTEST_ARGS...]
 """
@@ -19,7 +20,15 @@ from conftest import Testkit  # noqa: E402
 URLS = {
     "staunch": "mariadb+staunch://root@127.0.0.1:{port}/test",
     "pymysql": "mariadb+pymysql://root@127.0.0.1:{port}/test?charset=utf8mb4",
+    # The async engines: staunch.aio beside asyncmy (SQLAlchemy drives an
+    # async dialect's suite through its greenlet adapter).
+    "staunch_async": "mariadb+staunch_async://root@127.0.0.1:{port}/test",
+    "asyncmy": "mariadb+asyncmy://root@127.0.0.1:{port}/test?charset=utf8mb4",
 }
+
+
+#: The usual drivers, run beside staunch's for comparison.
+REFERENCES = {"pymysql", "asyncmy"}
 
 
 def main() -> int:
@@ -47,12 +56,17 @@ def main() -> int:
         for driver, _tk, proc, log, t0 in runs:
             rc = proc.wait()
             log.close()
-            status |= rc != 0
+            # The reference drivers' own failures are theirs (asyncmy fails
+            # six date and time tests on MariaDB 10.11): shown, not fatal.
+            if driver not in REFERENCES:
+                status |= rc != 0
             text = (logdir / f"{driver}.log").read_text()
             summary = text[text.find("short test summary info") :] if "short test summary info" in text else text
             lines = [ln for ln in summary.splitlines() if not ln.startswith("SKIPPED")]
             print(f"== SQLAlchemy dialect compliance suite through {driver} ({time.monotonic() - t0:.0f} s)")
             print("\n".join(lines[-40:]))
+            if driver in REFERENCES and rc != 0:
+                print(f"   ({driver} is a reference driver: its failures are listed, they do not fail the run)")
         return status
     finally:
         for _driver, tk, proc, _log, _t0 in runs:
