@@ -49,6 +49,10 @@ pub const REPL_PASS: &str = "repl-secret";
 
 /// Bound on "server accepts queries" after a (re)start.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long `mariadb-install-db` may take (2-6 s here; its bootstrap server
+/// once waited without end, which left a test kit that never said it was
+/// ready).
+const INSTALL_TIMEOUT: Duration = Duration::from_secs(120);
 /// Bound on a graceful shutdown before falling back to SIGKILL.
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bound on reaping the process after SIGKILL.
@@ -628,23 +632,52 @@ fn build_template() -> Result<PathBuf, String> {
     if mysql_ids()?.is_some() {
         cmd.arg("--user=mysql");
     }
+    let log_path = root.join("install-db.log");
+    let log =
+        fs::File::create(&log_path).map_err(|e| format!("create {}: {e}", log_path.display()))?;
+    let log2 = log
+        .try_clone()
+        .map_err(|e| format!("{}: {e}", log_path.display()))?;
     cmd.arg(format!("--datadir={}", datadir.display()))
         .arg("--auth-root-authentication-method=normal")
         .arg("--skip-test-db")
         // Passed through to the bootstrap mariadbd (see create_private_tmpdir).
         .arg(format!("--tmpdir={}", tmpdir.display()))
         .env("TMPDIR", &tmpdir)
-        .stdin(Stdio::null());
-    let out = cmd
-        .output()
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log2);
+    // A group of its own: the script and the bootstrap server it starts are
+    // stopped together when it outlives INSTALL_TIMEOUT.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd
+        .spawn()
         .map_err(|e| format!("cannot run {}: {e}", install_db_bin()))?;
-    if !out.status.success() {
+    let deadline = Instant::now() + INSTALL_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                // SAFETY: kill(2) on the group this child leads; no memory involved.
+                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+                let _ = child.wait();
+                let text = fs::read_to_string(&log_path).unwrap_or_default();
+                return Err(format!(
+                    "{} did not finish within {INSTALL_TIMEOUT:?} (stopped):\n{}",
+                    install_db_bin(),
+                    tail_lines(&text, LOG_TAIL_LINES)
+                ));
+            }
+            Err(e) => return Err(format!("wait for {}: {e}", install_db_bin())),
+        }
+    };
+    if !status.success() {
+        let text = fs::read_to_string(&log_path).unwrap_or_default();
         return Err(format!(
-            "{} failed ({}):\n{}\n{}",
+            "{} failed ({status}):\n{}",
             install_db_bin(),
-            out.status,
-            tail_lines(&String::from_utf8_lossy(&out.stdout), LOG_TAIL_LINES),
-            tail_lines(&String::from_utf8_lossy(&out.stderr), LOG_TAIL_LINES)
+            tail_lines(&text, LOG_TAIL_LINES)
         ));
     }
 
