@@ -21,7 +21,7 @@ static int readable(int fd, int ms) {
 }
 
 /* Whether fd is still open (the library never closes the caller's). */
-static int fcntl_ok(int fd) {
+static int still_open(int fd) {
     uint64_t n;
     return read(fd, &n, sizeof n) == (ssize_t)sizeof n || errno == EAGAIN;
 }
@@ -146,7 +146,7 @@ int main(void) {
         CHECK(c != NULL && query_i64(c, "SELECT 5") == 5);
         staunch_pending_get_free(p);
     }
-    CHECK(fcntl_ok(efd));
+    CHECK(still_open(efd));
     close(efd);
     FAILS(STAUNCH_INVALID_ARGUMENT, "signal_fd", staunch_pool_get_start, pool, 10000, false, -2, &c2, &p);
 

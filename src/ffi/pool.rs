@@ -325,6 +325,15 @@ pub extern "C" fn staunch_pool_get_read_cancellable(
     get_with(pool, timeout_ms, token, out, err, true)
 }
 
+/// A borrow's `timeout_ms` as a duration: STAUNCH_TIMEOUT_DEFAULT is the
+/// pool's connection_timeout.
+fn borrow_timeout(pool: &Pool, timeout_ms: u32) -> Duration {
+    match timeout_ms {
+        STAUNCH_TIMEOUT_DEFAULT => pool.config().connection_timeout(),
+        ms => Duration::from_millis(u64::from(ms)),
+    }
+}
+
 /// `staunch_pool_get` and `staunch_pool_get_read`: the same checks and
 /// ownership, a different routing.
 fn get_with(
@@ -342,10 +351,7 @@ fn get_with(
         // SAFETY: NULL or a live token (header contract).
         let token = unsafe { token.as_ref() }.map(staunch_cancel_token::token);
         let pool = &p.pool;
-        let timeout = match timeout_ms {
-            STAUNCH_TIMEOUT_DEFAULT => pool.config().connection_timeout(),
-            ms => Duration::from_millis(u64::from(ms)),
-        };
+        let timeout = borrow_timeout(pool, timeout_ms);
         let conn = host_supplies_stacks(|| match (read, token) {
             (false, None) => pool.get_timeout(timeout),
             (true, None) => pool.get_read_timeout(timeout),
@@ -366,8 +372,6 @@ fn get_with(
 pub struct staunch_pending_get {
     pool: Pool,
     pending: crate::PendingConn,
-    /// Its connection or its error was given.
-    done: bool,
 }
 
 impl std::fmt::Debug for staunch_pending_get {
@@ -416,10 +420,7 @@ pub extern "C" fn staunch_pool_get_start(
         let p = unsafe { arg(pool, "pool") }?;
         let out = Out::new(out, "out")?;
         let pending = Out::new(pending, "pending")?;
-        let timeout = match timeout_ms {
-            STAUNCH_TIMEOUT_DEFAULT => p.pool.config().connection_timeout(),
-            ms => Duration::from_millis(u64::from(ms)),
-        };
+        let timeout = borrow_timeout(&p.pool, timeout_ms);
         let fd = match signal_fd {
             -1 => None,
             fd if fd >= 0 => Some(fd),
@@ -442,7 +443,6 @@ pub extern "C" fn staunch_pool_get_start(
                 Box::into_raw(Box::new(staunch_pending_get {
                     pool: p.pool.clone(),
                     pending: w,
-                    done: false,
                 })),
             ),
         };
@@ -503,17 +503,9 @@ pub extern "C" fn staunch_pending_get_finish(
         // contract).
         let p = unsafe { super::arg_mut(pending, "pending") }?;
         let out = Out::new(out, "out")?;
-        if p.done {
-            return Err(Failure::new(
-                STAUNCH_INVALID_ARGUMENT,
-                "this pending borrow already finished (its connection or its error was given): free it",
-            ));
-        }
+        // A second finish fails in the core (STAUNCH_INVALID_ARGUMENT).
         let conn = match host_supplies_stacks(|| p.pending.finish()) {
-            Some(got) => {
-                p.done = true;
-                staunch_conn::new_raw(&p.pool, got?)
-            }
+            Some(got) => staunch_conn::new_raw(&p.pool, got?),
             None => std::ptr::null_mut(),
         };
         out.set(conn);
@@ -579,10 +571,7 @@ pub extern "C" fn staunch_pool_query(
         let (way, text) = query_flags(flags, n_params, "staunch_pool_query")?;
         // SAFETY: header contract on params.
         let params = unsafe { to_params(params, n_params) }?;
-        let timeout = match timeout_ms {
-            STAUNCH_TIMEOUT_DEFAULT => p.pool.config().connection_timeout(),
-            ms => Duration::from_millis(u64::from(ms)),
-        };
+        let timeout = borrow_timeout(&p.pool, timeout_ms);
         let mut conn = host_supplies_stacks(|| p.pool.get_timeout(timeout))?;
         if flags & STAUNCH_QUERY_STREAM != 0 {
             // The row set holds the connection; it goes back to the pool

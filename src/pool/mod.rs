@@ -1646,7 +1646,7 @@ impl<C: Connector> PendingGet<C> {
     pub fn finish(&mut self) -> Option<Result<Lease<C>>> {
         if !self.queued {
             return Some(Err(Error::new(
-                ErrorKind::Config,
+                ErrorKind::InvalidArgument,
                 "this borrow already finished (its connection or its error was given)",
             )));
         }
