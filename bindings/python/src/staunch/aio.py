@@ -75,6 +75,15 @@ class Pool:
     def __init__(self, url: str | None = None, **knobs):
         self._pool = _core.Pool(url, **knobs)
 
+    @classmethod
+    def over(cls, pool: _core.Pool) -> Pool:
+        """The asyncio face of an open blocking pool (``staunch.shared_pool``'s,
+        for one): the two borrow from the same connections; closing either
+        closes both."""
+        self = cls.__new__(cls)
+        self._pool = pool
+        return self
+
     def connection(self, timeout: float | None = None) -> _Borrow:
         """Borrows a connection, waiting at most ``timeout`` seconds (None:
         the pool's ``connection_timeout``). Await it, or use it as

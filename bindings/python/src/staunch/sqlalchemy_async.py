@@ -14,19 +14,16 @@ asyncio extra (``greenlet``).
 
 from __future__ import annotations
 
-import weakref
-
 from sqlalchemy.connectors.asyncio import (
     AsyncAdapt_dbapi_connection,
     AsyncAdapt_dbapi_cursor,
     AsyncAdapt_dbapi_module,
-    AsyncAdapt_terminate,
 )
 from sqlalchemy.dialects.mysql.mariadb import MariaDBDialect
 from sqlalchemy.util.concurrency import await_
 
 from . import aio
-from .sqlalchemy_dialect import StaunchDialect, StaunchPool, _pool_of, _resolving
+from .sqlalchemy_dialect import StaunchDialect
 
 
 class _Cursor:
@@ -103,15 +100,10 @@ class _Connection:
         await self._conn.execute("SELECT 1")
 
 
-class AsyncAdapt_staunch_cursor(AsyncAdapt_dbapi_cursor):
+class AsyncAdapt_staunch_connection(AsyncAdapt_dbapi_connection):
     __slots__ = ()
 
-
-class AsyncAdapt_staunch_connection(AsyncAdapt_terminate, AsyncAdapt_dbapi_connection):
-    __slots__ = ()
-
-    _cursor_cls = AsyncAdapt_staunch_cursor
-    _ss_cursor_cls = AsyncAdapt_staunch_cursor  # buffered: no server-side cursor yet
+    _ss_cursor_cls = AsyncAdapt_dbapi_cursor  # buffered: no server-side cursor yet
 
     def ping(self, reconnect: bool = False) -> None:
         await_(self._connection.ping())
@@ -122,19 +114,14 @@ class AsyncAdapt_staunch_connection(AsyncAdapt_terminate, AsyncAdapt_dbapi_conne
 
     @autocommit.setter
     def autocommit(self, value: bool) -> None:
-        # A session setting, sent as SET autocommit (no row; instant).
+        # SET autocommit, through the blocking call: one round trip in the
+        # loop's thread (AUTOCOMMIT isolation only; see docs/async.md).
         self._connection._conn._conn.autocommit = value
 
     def discard(self) -> None:
         """Closes the connection instead of returning it (SQLAlchemy's
         invalidation: staunch then makes a new one)."""
         self._connection._conn._conn.discard()
-
-    async def _terminate_graceful_close(self) -> None:
-        self.discard()
-
-    def _terminate_force_close(self) -> None:
-        self.discard()
 
     @property
     def is_broken(self) -> bool:
@@ -153,21 +140,10 @@ class AsyncAdapt_staunch_dbapi(AsyncAdapt_dbapi_module):
         for name in dir(staunch):
             if name[:1].isupper() and not hasattr(self, name):
                 setattr(self, name, getattr(staunch, name))
-        self._pools: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-
-    def _aio_pool(self, url: str, **knobs) -> aio.Pool:
-        """One staunch.aio pool per staunch pool: over the shared pool the
-        blocking dialect uses for the same URL and knobs."""
-        sync = self.staunch.shared_pool(url, **knobs)
-        p = self._pools.get(id(sync))
-        if p is None or p._pool is not sync:
-            p = aio.Pool.__new__(aio.Pool)
-            p._pool = sync
-            self._pools[id(sync)] = p
-        return p
 
     def connect(self, url: str, timeout=None, **knobs) -> AsyncAdapt_staunch_connection:
-        pool = self._aio_pool(url, **knobs)
+        # The shared pool the blocking dialect uses for the same URL and knobs.
+        pool = aio.Pool.over(self.staunch.shared_pool(url, **knobs))
 
         async def borrow():
             return _Connection(await pool.connection(timeout))
@@ -175,12 +151,10 @@ class AsyncAdapt_staunch_dbapi(AsyncAdapt_dbapi_module):
         return await_(AsyncAdapt_staunch_connection.create(self, borrow()))
 
 
-class StaunchAsyncPool(StaunchPool):
-    """``StaunchPool`` for the async engine (its checkouts run in the
-    engine's greenlet: the borrow waits in the event loop)."""
-
-
 class StaunchAsyncDialect(StaunchDialect):
+    """The blocking dialect's behaviour (its pool class, connect, ping,
+    terminate, disconnects, autocommit) over the adapter above."""
+
     driver = "staunch_async"
     is_async = True
     supports_statement_cache = True
@@ -189,29 +163,6 @@ class StaunchAsyncDialect(StaunchDialect):
     @classmethod
     def import_dbapi(cls):
         return AsyncAdapt_staunch_dbapi()
-
-    @classmethod
-    def get_pool_class(cls, url):
-        return StaunchAsyncPool
-
-    def connect(self, *cargs, **cparams):
-        if getattr(_resolving, "on", False):
-            # StaunchPool.staunch_pool asks which pool: the shared one.
-            return _pool_of(*cargs, **cparams)
-        return self.loaded_dbapi.connect(*cargs, **cparams)
-
-    def do_terminate(self, dbapi_connection) -> None:
-        dbapi_connection.terminate()
-
-    def do_ping(self, dbapi_connection) -> bool:
-        dbapi_connection.ping()
-        return True
-
-    def is_disconnect(self, e, connection, cursor) -> bool:
-        return super().is_disconnect(e, getattr(connection, "_connection", connection), cursor)
-
-    def detect_autocommit_setting(self, dbapi_conn) -> bool:
-        return dbapi_conn.autocommit
 
     def get_driver_connection(self, connection):
         return connection._connection
