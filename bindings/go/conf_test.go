@@ -52,6 +52,24 @@ func acquire(t testing.TB, p *staunch.Pool) *staunch.Conn {
 	return c
 }
 
+// acquireN borrows n connections and holds them.
+func acquireN(t testing.TB, p *staunch.Pool, n int) []*staunch.Conn {
+	t.Helper()
+	conns := make([]*staunch.Conn, n)
+	for i := range conns {
+		conns[i] = acquire(t, p)
+	}
+	return conns
+}
+
+// warm makes n connections (borrowed at once) and gives them back idle.
+func warm(t testing.TB, p *staunch.Pool, n int) {
+	t.Helper()
+	for _, c := range acquireN(t, p, n) {
+		c.Release()
+	}
+}
+
 func Test_conf_basic(t *testing.T) {
 	p, err := staunch.New(bg, directURL)
 	if err != nil {
@@ -1193,13 +1211,7 @@ func Test_statements_wait_in_the_netpoller(t *testing.T) {
 	p := openPool(t, "max_size=8")
 	const n = 8
 	// Every connection open first.
-	conns := make([]*staunch.Conn, n)
-	for i := range conns {
-		conns[i] = acquire(t, p)
-	}
-	for _, c := range conns {
-		c.Release()
-	}
+	warm(t, p, n)
 	before := staunch.PollerWaits()
 	c := acquire(t, p)
 	if v := queryInt(t, c, "SELECT 7"); v != 7 {
@@ -1296,13 +1308,7 @@ func Test_statements_with_arguments_wait_in_the_netpoller(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	p := openPool(t, "max_size=8")
 	const n = 8
-	conns := make([]*staunch.Conn, n)
-	for i := range conns {
-		conns[i] = acquire(t, p)
-	}
-	for _, c := range conns {
-		c.Release()
-	}
+	warm(t, p, n)
 	before := staunch.PollerWaits()
 	t0 := time.Now()
 	var wg sync.WaitGroup
@@ -1637,13 +1643,7 @@ func osThreads(t *testing.T) int {
 // waited.
 func Test_acquire_waits_in_the_netpoller(t *testing.T) {
 	p := openPool(t, "max_size=8&connection_timeout=120s")
-	conns := make([]*staunch.Conn, 8)
-	for i := range conns {
-		conns[i] = acquire(t, p)
-	}
-	for _, c := range conns {
-		c.Release()
-	}
+	warm(t, p, 8)
 	waited0, _ := staunch.AcquireWaits()
 	threads0 := osThreads(t)
 	var peak atomic.Int64
@@ -1717,9 +1717,7 @@ func Test_acquire_waits_in_the_netpoller(t *testing.T) {
 	}
 
 	// A cancelled wait gives up at once; the pool is as before.
-	for i := range conns {
-		conns[i] = acquire(t, p)
-	}
+	conns := acquireN(t, p, 8)
 	ctx, cancel := context.WithCancel(bg)
 	got := make(chan error, 1)
 	go func() {

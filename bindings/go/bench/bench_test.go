@@ -101,9 +101,7 @@ func TestMain(m *testing.M) {
 		}
 		defer poolH.Close()
 		defer staunchDB.Close()
-		cfg := mysql.NewConfig()
-		cfg.User, cfg.Passwd, cfg.Net = "app", "app-secret", "tcp"
-		cfg.Addr, cfg.DBName = fmt.Sprintf("127.0.0.1:%d", server.Port), "staunch_test"
+		cfg := mysqlConfig(server.Port)
 		conn, err := mysql.NewConnector(cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -172,9 +170,7 @@ func openTLS(kit *testkit.Kit) error {
 	if !roots.AppendCertsFromPEM(pem) {
 		return fmt.Errorf("no certificate in %s", kit.Ready.TLS.CA)
 	}
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net = "app", "app-secret", "tcp"
-	cfg.Addr, cfg.DBName = fmt.Sprintf("127.0.0.1:%d", srv.Port), "staunch_test"
+	cfg := mysqlConfig(srv.Port)
 	// MySQL's VERIFY_CA, as staunch's tls_mode=verify_ca: the chain is
 	// checked against the CA, the name is not (the test certificate has
 	// none for 127.0.0.1).
@@ -209,6 +205,15 @@ func cpuTime() int64 {
 }
 
 // parallel runs b.N calls of fn over exactly g goroutines.
+// mysqlConfig is go-sql-driver's configuration for the test kit's app
+// user on port (TCP, staunch_test), at the driver's defaults otherwise.
+func mysqlConfig(port int) *mysql.Config {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net = "app", "app-secret", "tcp"
+	cfg.Addr, cfg.DBName = fmt.Sprintf("127.0.0.1:%d", port), "staunch_test"
+	return cfg
+}
+
 func parallel(b *testing.B, g int, fn func() error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -661,10 +666,7 @@ func BenchmarkSelect1Crowd(b *testing.B) {
 	defer p8B.Close()
 	d8 := staunch.OpenDB(p8)
 	defer d8.Close()
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net = "app", "app-secret", "tcp"
-	cfg.Addr, cfg.DBName = fmt.Sprintf("127.0.0.1:%d", server.Port), "staunch_test"
-	conn, err := mysql.NewConnector(cfg)
+	conn, err := mysql.NewConnector(mysqlConfig(server.Port))
 	if err != nil {
 		b.Fatal(err)
 	}
