@@ -1400,43 +1400,35 @@ fn readable(fd: i32, ms: i32) -> bool {
 /// block) waits in the replica's queue and is handed the replica's
 /// connection when it comes back, its descriptor turning readable; when
 /// the replica cannot serve it within the bound, it fails as `get_read`
-/// does (the bound spent, nothing is left for the writer).
-#[test]
-fn reads_started_apart_wait_on_a_replica() {
-    let (p, rs) = cluster(1, &[]);
-    let (pool, _log) = open(&url(
-        &[p.port(), rs[0].port()],
-        "ping_interval=200ms&max_size=1",
-    ));
-    assert_eq!(port_of(&mut pool.get().unwrap()), p.port());
-    wait_until("the replica checked", Duration::from_secs(10), || {
-        pool.host_stats()
-            .iter()
-            .filter(|h| h.health == HostHealth::Healthy)
-            .count()
-            == 2
+/// does (the bound spent, nothing is left for the writer). As the test
+/// kit's `app` user, and as `least` (`ALL ON staunch_test.*` only).
+fn reads_started_apart(url: &str, primary: u16, replica: u16) {
+    let (pool, _log) = open(url);
+    assert_eq!(port_of(&mut pool.get().unwrap()), primary);
+    wait_until("reads go to the replica", Duration::from_secs(10), || {
+        port_of(&mut pool.get_read().unwrap()) == replica
     });
-    let mut held = pool.get_read().unwrap();
-    assert_eq!(port_of(&mut held), rs[0].port());
-
-    // Handed the replica's connection when it comes back.
-    let mut pending = match pool.get_start(Duration::from_secs(10), true).unwrap() {
+    let waiting = |timeout| match pool.get_start(timeout, true).unwrap() {
         staunch::StartedGet::Waiting(w) => w,
         staunch::StartedGet::Ready(_) => panic!("the replica's only connection is held"),
     };
+    let mut held = pool.get_read().unwrap();
+    assert_eq!(port_of(&mut held), replica);
+
+    // Handed the replica's connection when it comes back.
+    let mut pending = waiting(Duration::from_secs(10));
     assert!(!readable(pending.fd(), 100));
     assert!(pending.finish().is_none(), "nothing was handed over yet");
     drop(held);
     assert!(readable(pending.fd(), 2000));
     let mut c = pending.finish().expect("handed over").unwrap();
-    assert_eq!(port_of(&mut c), rs[0].port());
+    assert_eq!(port_of(&mut c), replica);
+    let again = pending.finish().expect("over").unwrap_err();
+    assert_eq!(again.kind(), staunch::ErrorKind::InvalidArgument, "{again}");
     drop(pending);
 
-    // The replica stays full past the bound.
-    let mut pending = match pool.get_start(Duration::from_millis(300), true).unwrap() {
-        staunch::StartedGet::Waiting(w) => w,
-        staunch::StartedGet::Ready(_) => panic!("the replica's only connection is held"),
-    };
+    // The replica stays full past the bound: the error is get_read's.
+    let mut pending = waiting(Duration::from_millis(300));
     let fd = pending.fd();
     let t0 = Instant::now();
     let got = loop {
@@ -1455,13 +1447,30 @@ fn reads_started_apart_wait_on_a_replica() {
         "{:?}",
         t0.elapsed()
     );
-    let mut blocking = pool
-        .get_read_timeout(Duration::from_millis(300))
-        .unwrap_err();
+    let blocking = pool.get_read_timeout(Duration::ZERO).unwrap_err();
     assert_eq!(blocking.kind(), e.kind(), "{blocking}");
-    blocking = pool.get_read_timeout(Duration::ZERO).unwrap_err();
-    assert_eq!(blocking.kind(), e.kind(), "{blocking}");
-    assert!(pending.finish().unwrap().is_err(), "finished twice");
     drop(c);
     assert!(pool.close_and_join(Duration::from_secs(10)));
+}
+
+#[test]
+fn reads_started_apart_wait_on_a_replica() {
+    let (p, rs) = cluster(1, &[]);
+    let params = "ping_interval=200ms&max_size=1";
+    reads_started_apart(
+        &url(&[p.port(), rs[0].port()], params),
+        p.port(),
+        rs[0].port(),
+    );
+}
+
+/// The same as `least`: without SLAVE MONITOR the monitor cannot read a
+/// replica's lag, so the replica takes reads only with
+/// max_replication_lag=off (docs/knobs.md; otherwise they go to the writer).
+#[test]
+fn least_privilege_reads_started_apart_wait_on_a_replica() {
+    let t = stock(1);
+    let params = "ping_interval=200ms&max_size=1&max_replication_lag=off";
+    let url = t.url_as("least", "least-secret", params);
+    reads_started_apart(&url, t.primary().port(), t.replica(0).port());
 }
