@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include "staunch.h"
 
@@ -288,4 +290,58 @@ JNIEXPORT jlong JNICALL Java_dev_staunch_internal_Jni_traceCallback(JNIEnv *env,
     (void)env;
     (void)cls;
     return (jlong)(intptr_t)&trace_callback;
+}
+
+/*
+ * The poller's epoll (dev.staunch.internal.Poller): a virtual thread that
+ * waits for a connection parks, and one platform thread waits here on every
+ * such borrow's descriptor, then unparks the thread whose id it reads.
+ * Each returns -1 on failure (errno is not needed: the Java side then waits
+ * in the blocking call instead).
+ */
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pollerCreate(JNIEnv *env, jclass cls) {
+    (void)env;
+    (void)cls;
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+/* Arms `fd` once (EPOLLONESHOT) for reading, reporting `id`: added when `add`, else re-armed. */
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pollerArm(JNIEnv *env, jclass cls, jint epfd, jint fd, jlong id,
+                                                                jboolean add) {
+    (void)env;
+    (void)cls;
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN | EPOLLONESHOT;
+    ev.data.u64 = (uint64_t)id;
+    return epoll_ctl(epfd, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pollerDisarm(JNIEnv *env, jclass cls, jint epfd, jint fd) {
+    (void)env;
+    (void)cls;
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &ev);
+}
+
+/* Waits up to `timeout_ms` (-1: no bound) and writes the ids of the descriptors ready into `ids`: their count, or -1. */
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pollerWait(JNIEnv *env, jclass cls, jint epfd, jlongArray ids,
+                                                                 jint timeout_ms) {
+    (void)cls;
+    struct epoll_event evs[64];
+    jsize cap = (*env)->GetArrayLength(env, ids);
+    if (cap > 64) {
+        cap = 64;
+    }
+    int n = epoll_wait(epfd, evs, cap, timeout_ms);
+    if (n <= 0) {
+        return n;
+    }
+    jlong out[64];
+    for (int i = 0; i < n; i++) {
+        out[i] = (jlong)evs[i].data.u64;
+    }
+    (*env)->SetLongArrayRegion(env, ids, 0, n, out);
+    return n;
 }

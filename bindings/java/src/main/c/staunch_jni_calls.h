@@ -138,6 +138,36 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1try_1get(JNIEnv *env,
     return (jint)FN.staunch_pool_try_get(P(a0), P(a1), P(a2));
 }
 
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1get_1start(JNIEnv *env, jclass cls, jlong a0, jint a1, jboolean a2, jint a3, jlong a4, jlong a5, jlong a6) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_pool_get_start(P(a0), a1, a2, a3, P(a4), P(a5), P(a6));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pending_1get_1fd(JNIEnv *env, jclass cls, jlong a0) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_pending_get_fd(P(a0));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pending_1get_1remaining_1ms(JNIEnv *env, jclass cls, jlong a0) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_pending_get_remaining_ms(P(a0));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pending_1get_1finish(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_pending_get_finish(P(a0), P(a1), P(a2));
+}
+
+JNIEXPORT void JNICALL Java_dev_staunch_internal_Jni_pending_1get_1free(JNIEnv *env, jclass cls, jlong a0) {
+    (void)env;
+    (void)cls;
+    FN.staunch_pending_get_free(P(a0));
+}
+
 JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pool_1stats(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2) {
     (void)env;
     (void)cls;
@@ -262,6 +292,18 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1query_1ex(JNIEnv *env
     (void)env;
     (void)cls;
     return (jint)FN.staunch_conn_query_ex(P(a0), P(a1), P(a2), a3, a4, P(a5), P(a6));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1query_1send_1ex(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3, jint a4, jlong a5, jlong a6) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_conn_query_send_ex(P(a0), P(a1), P(a2), a3, a4, P(a5), P(a6));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1query_1recv(JNIEnv *env, jclass cls, jlong a0, jint a1, jlong a2, jlong a3) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_conn_query_recv(P(a0), a1, P(a2), P(a3));
 }
 
 JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_conn_1count_1params(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3) {

@@ -24,6 +24,11 @@
     X(staunch_pool_get_cancellable) \
     X(staunch_pool_get_read_cancellable) \
     X(staunch_pool_try_get) \
+    X(staunch_pool_get_start) \
+    X(staunch_pending_get_fd) \
+    X(staunch_pending_get_remaining_ms) \
+    X(staunch_pending_get_finish) \
+    X(staunch_pending_get_free) \
     X(staunch_pool_stats) \
     X(staunch_pool_metrics) \
     X(staunch_pool_name) \
@@ -45,6 +50,8 @@
     X(staunch_conn_last_result) \
     X(staunch_conn_query) \
     X(staunch_conn_query_ex) \
+    X(staunch_conn_query_send_ex) \
+    X(staunch_conn_query_recv) \
     X(staunch_conn_count_params) \
     X(staunch_conn_param_offsets) \
     X(staunch_url_userinfo_end) \

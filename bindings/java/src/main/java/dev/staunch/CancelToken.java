@@ -5,6 +5,9 @@ import dev.staunch.internal.Cleanup;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
 import java.lang.ref.Cleaner;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Cancels the {@link Pool#get(java.time.Duration, CancelToken)} calls waiting
@@ -17,6 +20,8 @@ public final class CancelToken implements AutoCloseable {
     private final Cleaner.Cleanable cleanable;
     private final Object lock = new Object();
     private boolean closed;
+    /** Virtual threads parked in a get with this token (Pool's parked wait), unparked by cancel(). */
+    final Set<Thread> parked = ConcurrentHashMap.newKeySet();
 
     public CancelToken() {
         Native.check();
@@ -44,6 +49,9 @@ public final class CancelToken implements AutoCloseable {
                 Mem.Seg err = a.errSlot();
                 Call.check(Native.cancel_token_cancel(handle, err.address()), err);
             }
+        }
+        for (Thread t : parked) {
+            LockSupport.unpark(t);
         }
     }
 

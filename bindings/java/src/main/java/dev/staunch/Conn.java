@@ -6,7 +6,9 @@ import dev.staunch.internal.Cleanup;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
 import dev.staunch.internal.Params;
+import dev.staunch.internal.Poller;
 import dev.staunch.internal.Utf8;
+import dev.staunch.internal.VirtualThreads;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.Objects;
@@ -166,8 +168,16 @@ public final class Conn implements AutoCloseable {
             Mem.Seg err = a.errSlot();
             Mem.Seg ps = Params.encode(a, params);
             long n = params == null ? 0 : params.length;
-            Call.check(Native.conn_execute(handle, a.allocateFrom(sql).address(), ps.address(), n,
-                    0, 0, err.address()), err);
+            long text = a.allocateFrom(sql).address();
+            Poller poller = parks();
+            if (poller != null) {
+                Mem.Seg out = a.allocate(8);
+                sendParked(poller, a, text, ps, n, 0, err);
+                Call.check(Native.conn_query_recv(handle, 0, out.address(), err.address()), err);
+                Native.rows_free(out.getAddress(0));
+            } else {
+                Call.check(Native.conn_execute(handle, text, ps.address(), n, 0, 0, err.address()), err);
+            }
             Mem.Seg r = a.allocate(Abi.RESULT_SIZE);
             r.putLong(0, Abi.RESULT_SIZE);
             Call.check(Native.conn_last_result(handle, r.address(), err.address()), err);
@@ -221,10 +231,41 @@ public final class Conn implements AutoCloseable {
             Mem.Seg out = a.allocate(8);
             Mem.Seg ps = Params.encode(a, params);
             long n = params == null ? 0 : params.length;
-            Call.check(Native.conn_query_ex(handle, a.allocateFrom(sql).address(), ps.address(), n, flags, out.address(), err.address()), err);
+            long text = a.allocateFrom(sql).address();
+            Poller poller = parks();
+            if (poller != null) {
+                sendParked(poller, a, text, ps, n, flags & ~Abi.QUERY_STREAM, err);
+                Call.check(Native.conn_query_recv(handle, flags & Abi.QUERY_STREAM, out.address(), err.address()), err);
+            } else {
+                Call.check(Native.conn_query_ex(handle, text, ps.address(), n, flags, out.address(), err.address()), err);
+            }
             return new Rows(out.getAddress(0));
         } finally {
             exit();
+        }
+    }
+
+    /**
+     * The poller, when this thread is a virtual thread: its statements are
+     * sent apart and it parks until the answer begins to arrive (a native call
+     * would hold its carrier for the whole round trip), then receives it.
+     */
+    private static Poller parks() {
+        return VirtualThreads.current() ? Poller.get() : null;
+    }
+
+    /**
+     * Sends a statement apart ({@code staunch_conn_query_send_ex}: a first
+     * prepare on this connection is waited for in the call) and parks until
+     * its answer begins to arrive; the caller then receives it.
+     */
+    private void sendParked(Poller poller, Mem.Scope a, long sql, Mem.Seg ps, long n, int flags, Mem.Seg err) {
+        Mem.Seg fd = a.allocate(8);
+        fd.putInt(0, -1);
+        Call.check(Native.conn_query_send_ex(handle, sql, ps.address(), n, flags, fd.address(), err.address()), err);
+        int wait = fd.getInt(0);
+        if (wait >= 0) {
+            poller.awaitReadable(wait); // false: epoll refused it, and the receive waits in the library
         }
     }
 

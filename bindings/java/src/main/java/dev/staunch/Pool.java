@@ -2,17 +2,20 @@ package dev.staunch;
 
 import dev.staunch.internal.Abi;
 import dev.staunch.internal.Cleanup;
-import dev.staunch.internal.CarrierGate;
 import dev.staunch.internal.BorrowerStack;
 import dev.staunch.internal.Call;
 import dev.staunch.internal.Events;
 import dev.staunch.internal.InterruptWatcher;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
+import dev.staunch.internal.Poller;
+import dev.staunch.internal.VirtualThreads;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A pool of connections to one MySQL/MariaDB server (or a replication
@@ -28,8 +31,6 @@ public final class Pool implements AutoCloseable {
     private final long id;
     private final State state;
     private final Cleaner.Cleanable cleanable;
-    /** At most carriers - 1 virtual threads wait for a connection in native code at once (see CarrierGate). */
-    private final CarrierGate carrierGate = new CarrierGate();
     private final LongAdder inFlight = new LongAdder();
     private volatile boolean closed;
     /** The room the last metricsText() needed: the next call asks for it at once (the first is told its length). */
@@ -143,12 +144,78 @@ public final class Pool implements AutoCloseable {
         if (Thread.currentThread().isInterrupted()) {
             throw new StaunchException(Status.CANCELLED, "the thread was interrupted before the get", 0, "");
         }
-        if (ms == 0 || !CarrierGate.onVirtualThread()) {
+        Poller poller;
+        if (ms == 0 || !VirtualThreads.current() || (poller = Poller.get()) == null) {
             return getNative(ms, userToken, read);
         }
-        // A virtual thread: waits its turn to wait in native code (see CarrierGate).
-        return carrierGate.get(timeout == null, ms, () -> userToken != null && userToken.isCancelled(),
-                now -> getNative(now, userToken, read));
+        return getParked(poller, ms, userToken, read);
+    }
+
+    /**
+     * A get on a virtual thread, which must not hold its carrier while it
+     * waits (a native call pins it): the borrow is started apart, and when no
+     * connection is idle the thread parks until the poller sees the borrow's
+     * descriptor turn readable, its bound passes, or it is cancelled (an
+     * interrupt, or {@code userToken.cancel()}, each unparks it). Giving up
+     * frees the pending borrow, which leaves the pool's queue as a cancelled
+     * get does.
+     */
+    private Conn getParked(Poller poller, int ms, CancelToken userToken, boolean read) {
+        enter();
+        Thread self = Thread.currentThread();
+        try (Mem.Scope a = new Mem.Scope()) {
+            Mem.Seg out = a.allocate(8);
+            Mem.Seg pendingOut = a.allocate(8);
+            Mem.Seg err = a.errSlot();
+            int st = Native.pool_get_start(handle, ms, read, -1, out.address(), pendingOut.address(), err.address());
+            if (st != 0) {
+                throw Call.error(st, err);
+            }
+            if (out.getAddress(0) != 0) {
+                return borrowed(out.getAddress(0));
+            }
+            long pending = pendingOut.getAddress(0);
+            Poller.Watch watch = null;
+            if (userToken != null) {
+                userToken.parked.add(self);
+            }
+            try {
+                watch = poller.watch(Native.pending_get_fd(pending));
+                while (true) {
+                    if (self.isInterrupted()) {
+                        throw new StaunchException(Status.CANCELLED,
+                                "the thread was interrupted while waiting for a connection", 0, "");
+                    }
+                    if (userToken != null && userToken.isCancelled()) {
+                        throw new StaunchException(Status.CANCELLED, "the wait for a connection was cancelled by its CancelToken", 0, "");
+                    }
+                    st = Native.pending_get_finish(pending, out.address(), err.address());
+                    if (st != 0) {
+                        throw Call.error(st, err);
+                    }
+                    if (out.getAddress(0) != 0) {
+                        return borrowed(out.getAddress(0));
+                    }
+                    // Nothing yet: arm the descriptor again (epoll reports it at once if it
+                    // turned readable since the finish), then park until it does or the bound.
+                    long left = Math.max(1, Native.pending_get_remaining_ms(pending));
+                    if (watch == null || !watch.rearm()) {
+                        left = Math.min(left, 10); // epoll refused the descriptor: look again every 10 ms
+                    }
+                    LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(left));
+                }
+            } finally {
+                if (userToken != null) {
+                    userToken.parked.remove(self);
+                }
+                if (watch != null) {
+                    watch.close();
+                }
+                Native.pending_get_free(pending);
+            }
+        } finally {
+            exit();
+        }
     }
 
     private Conn getNative(int ms, CancelToken userToken, boolean read) {

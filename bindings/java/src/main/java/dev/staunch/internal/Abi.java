@@ -23,7 +23,7 @@ public final class Abi {
      * staunch_conn_set_borrower_stack, staunch_options_set_tracer; 1.8: staunch_options_set_default; 1.9: staunch_error_category, staunch_conn_param_offsets, staunch_url_userinfo_end; the JNI shim
      * resolves every function it declares when it loads).
      */
-    public static final int ABI_MINOR = 9;
+    public static final int ABI_MINOR = 11;
 
     /** STAUNCH_TIMEOUT_DEFAULT (UINT32_MAX) as a Java int. */
     public static final int TIMEOUT_DEFAULT = -1;

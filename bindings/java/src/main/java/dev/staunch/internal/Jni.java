@@ -48,6 +48,15 @@ public final class Jni {
     /** The shim's staunch_trace_callback (it calls {@link Events#onTrace}). */
     static native long traceCallback();
 
+    /** The poller's epoll (see {@link Native#pollerWait}): each -1 on failure. */
+    static native int pollerCreate();
+
+    static native int pollerArm(int epfd, int fd, long id, boolean add);
+
+    static native int pollerDisarm(int epfd, int fd);
+
+    static native int pollerWait(int epfd, long[] ids, int timeoutMs);
+
     // GENERATED BEGIN (tools/gen_jni.py)
     public static native int version();
     public static native long version_string();
@@ -72,6 +81,11 @@ public final class Jni {
     public static native int pool_get_cancellable(long a0, int a1, long a2, long a3, long a4);
     public static native int pool_get_read_cancellable(long a0, int a1, long a2, long a3, long a4);
     public static native int pool_try_get(long a0, long a1, long a2);
+    public static native int pool_get_start(long a0, int a1, boolean a2, int a3, long a4, long a5, long a6);
+    public static native int pending_get_fd(long a0);
+    public static native int pending_get_remaining_ms(long a0);
+    public static native int pending_get_finish(long a0, long a1, long a2);
+    public static native void pending_get_free(long a0);
     public static native int pool_stats(long a0, long a1, long a2);
     public static native int pool_metrics(long a0, long a1, long a2, long a3, long a4);
     public static native int pool_name(long a0, long a1, long a2, long a3, long a4);
@@ -93,6 +107,8 @@ public final class Jni {
     public static native int conn_last_result(long a0, long a1, long a2);
     public static native int conn_query(long a0, long a1, long a2, long a3, long a4, long a5);
     public static native int conn_query_ex(long a0, long a1, long a2, long a3, int a4, long a5, long a6);
+    public static native int conn_query_send_ex(long a0, long a1, long a2, long a3, int a4, long a5, long a6);
+    public static native int conn_query_recv(long a0, int a1, long a2, long a3);
     public static native int conn_count_params(long a0, long a1, long a2, long a3);
     public static native int conn_param_offsets(long a0, long a1, long a2, long a3, long a4, long a5);
     public static native int url_userinfo_end(long a0, long a1, long a2);

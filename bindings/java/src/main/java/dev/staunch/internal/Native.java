@@ -220,6 +220,32 @@ public final class Native {
         return Jni.traceCallback();
     }
 
+    // ---- the poller's epoll (internal/Poller) ----------------------------
+
+    /** epoll_create1(EPOLL_CLOEXEC): the descriptor, or -1. */
+    public static int pollerCreate() {
+        return Jni.pollerCreate();
+    }
+
+    /** Arms {@code fd} once (EPOLLIN | EPOLLONESHOT) to report {@code id}: added when {@code add}, else re-armed; 0 or -1. */
+    public static int pollerArm(int epfd, int fd, long id, boolean add) {
+        return Jni.pollerArm(epfd, fd, id, add);
+    }
+
+    /** Removes {@code fd}: 0 or -1. */
+    public static int pollerDisarm(int epfd, int fd) {
+        return Jni.pollerDisarm(epfd, fd);
+    }
+
+    /**
+     * Waits up to {@code timeoutMs} (-1: no bound) for armed descriptors and
+     * writes the ids of those ready into {@code ids} (at most 64): their
+     * count, or -1 (EINTR among others). One thread at a time.
+     */
+    public static int pollerWait(int epfd, long[] ids, int timeoutMs) {
+        return Jni.pollerWait(epfd, ids, timeoutMs);
+    }
+
     // ---- the C ABI (tools/gen_jni.py) -----------------------------------
 
     // GENERATED BEGIN (tools/gen_jni.py)
@@ -315,6 +341,26 @@ public final class Native {
         return Jni.pool_try_get(a0, a1, a2);
     }
 
+    public static int pool_get_start(long a0, int a1, boolean a2, int a3, long a4, long a5, long a6) {
+        return Jni.pool_get_start(a0, a1, a2, a3, a4, a5, a6);
+    }
+
+    public static int pending_get_fd(long a0) {
+        return Jni.pending_get_fd(a0);
+    }
+
+    public static int pending_get_remaining_ms(long a0) {
+        return Jni.pending_get_remaining_ms(a0);
+    }
+
+    public static int pending_get_finish(long a0, long a1, long a2) {
+        return Jni.pending_get_finish(a0, a1, a2);
+    }
+
+    public static void pending_get_free(long a0) {
+        Jni.pending_get_free(a0);
+    }
+
     public static int pool_stats(long a0, long a1, long a2) {
         return Jni.pool_stats(a0, a1, a2);
     }
@@ -397,6 +443,14 @@ public final class Native {
 
     public static int conn_query_ex(long a0, long a1, long a2, long a3, int a4, long a5, long a6) {
         return Jni.conn_query_ex(a0, a1, a2, a3, a4, a5, a6);
+    }
+
+    public static int conn_query_send_ex(long a0, long a1, long a2, long a3, int a4, long a5, long a6) {
+        return Jni.conn_query_send_ex(a0, a1, a2, a3, a4, a5, a6);
+    }
+
+    public static int conn_query_recv(long a0, int a1, long a2, long a3) {
+        return Jni.conn_query_recv(a0, a1, a2, a3);
     }
 
     public static int conn_count_params(long a0, long a1, long a2, long a3) {

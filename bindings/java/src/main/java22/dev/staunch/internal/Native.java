@@ -27,6 +27,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /**
@@ -345,6 +346,14 @@ public final class Native {
     public static final MethodHandle pool_get_read_cancellable = h("staunch_pool_get_read_cancellable",
             st(PTR, JAVA_INT, PTR, PTR, PTR));
     public static final MethodHandle pool_try_get = h("staunch_pool_try_get", st(PTR, PTR, PTR));
+    public static final MethodHandle pool_get_start = h("staunch_pool_get_start",
+            st(PTR, JAVA_INT, JAVA_BOOLEAN, JAVA_INT, PTR, PTR, PTR));
+    public static final MethodHandle pending_get_fd = h("staunch_pending_get_fd", FunctionDescriptor.of(JAVA_INT, PTR),
+            CRITICAL);
+    public static final MethodHandle pending_get_remaining_ms = h("staunch_pending_get_remaining_ms",
+            FunctionDescriptor.of(JAVA_INT, PTR), CRITICAL);
+    public static final MethodHandle pending_get_finish = h("staunch_pending_get_finish", st(PTR, PTR, PTR));
+    public static final MethodHandle pending_get_free = h("staunch_pending_get_free", FunctionDescriptor.ofVoid(PTR));
     public static final MethodHandle pool_stats = h("staunch_pool_stats", st(PTR, PTR, PTR), CRITICAL);
     public static final MethodHandle pool_metrics = h("staunch_pool_metrics", st(PTR, PTR, SIZE_T, PTR, PTR));
     public static final MethodHandle pool_name = h("staunch_pool_name", st(PTR, PTR, SIZE_T, PTR, PTR), CRITICAL);
@@ -373,6 +382,9 @@ public final class Native {
             st(PTR, PTR, PTR, SIZE_T, PTR, PTR));
     public static final MethodHandle conn_query_ex = h("staunch_conn_query_ex",
             st(PTR, PTR, PTR, SIZE_T, JAVA_INT, PTR, PTR));
+    public static final MethodHandle conn_query_send_ex = h("staunch_conn_query_send_ex",
+            st(PTR, PTR, PTR, SIZE_T, JAVA_INT, PTR, PTR));
+    public static final MethodHandle conn_query_recv = h("staunch_conn_query_recv", st(PTR, JAVA_INT, PTR, PTR));
     public static final MethodHandle conn_count_params = h("staunch_conn_count_params",
             st(PTR, PTR, PTR, PTR));
     public static final MethodHandle conn_param_offsets = h("staunch_conn_param_offsets",
@@ -553,6 +565,87 @@ public final class Native {
             throw e;
         }
         return new IllegalStateException(t);
+    }
+
+    // ---- the poller's epoll (internal/Poller), from libc ---------------------
+
+    private static MethodHandle libc(String name, FunctionDescriptor fd) {
+        return LINKER.defaultLookup().find(name).map(a -> LINKER.downcallHandle(a, fd)).orElse(null);
+    }
+
+    private static final MethodHandle EPOLL_CREATE1 = libc("epoll_create1", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle EPOLL_CTL = libc("epoll_ctl",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, PTR));
+    private static final MethodHandle EPOLL_WAIT = libc("epoll_wait",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, PTR, JAVA_INT, JAVA_INT));
+    private static final int EPOLL_CLOEXEC = 0x80000;
+    private static final int EPOLL_CTL_ADD = 1;
+    private static final int EPOLL_CTL_DEL = 2;
+    private static final int EPOLL_CTL_MOD = 3;
+    private static final int EPOLLIN = 0x1;
+    private static final int EPOLLONESHOT = 1 << 30;
+    /** struct epoll_event: {uint32_t events; uint64_t data}, packed on x86-64 only. */
+    private static final boolean EPOLL_PACKED = "amd64".equals(System.getProperty("os.arch"))
+            || "x86_64".equals(System.getProperty("os.arch"));
+    private static final long EPOLL_EVENT_SIZE = EPOLL_PACKED ? 12 : 16;
+    private static final long EPOLL_DATA = EPOLL_PACKED ? 4 : 8;
+    private static final int EPOLL_MAX = 64;
+    /** The poller thread's event array (one thread waits at a time). */
+    private static MemorySegment epollEvents;
+
+    /** epoll_create1(EPOLL_CLOEXEC): the descriptor, or -1. */
+    public static int pollerCreate() {
+        if (EPOLL_CREATE1 == null || EPOLL_CTL == null || EPOLL_WAIT == null) {
+            return -1;
+        }
+        try {
+            return (int) EPOLL_CREATE1.invokeExact(EPOLL_CLOEXEC);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Arms {@code fd} once (EPOLLIN | EPOLLONESHOT) to report {@code id}: added when {@code add}, else re-armed; 0 or -1. */
+    public static int pollerArm(int epfd, int fd, long id, boolean add) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment ev = a.allocate(16, 8);
+            ev.set(JAVA_INT, 0, EPOLLIN | EPOLLONESHOT);
+            ev.set(JAVA_LONG_UNALIGNED, EPOLL_DATA, id);
+            return (int) EPOLL_CTL.invokeExact(epfd, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, ev.address());
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** Removes {@code fd}: 0 or -1. */
+    public static int pollerDisarm(int epfd, int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment ev = a.allocate(16, 8);
+            return (int) EPOLL_CTL.invokeExact(epfd, EPOLL_CTL_DEL, fd, ev.address());
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * Waits up to {@code timeoutMs} (-1: no bound) for armed descriptors and
+     * writes the ids of those ready into {@code ids} (at most 64): their
+     * count, or -1 (EINTR among others). One thread at a time.
+     */
+    public static int pollerWait(int epfd, long[] ids, int timeoutMs) {
+        if (epollEvents == null) {
+            epollEvents = Arena.global().allocate(EPOLL_EVENT_SIZE * EPOLL_MAX, 8);
+        }
+        int cap = Math.min(ids.length, EPOLL_MAX);
+        try {
+            int n = (int) EPOLL_WAIT.invokeExact(epfd, epollEvents.address(), cap, timeoutMs);
+            for (int i = 0; i < n; i++) {
+                ids[i] = epollEvents.get(JAVA_LONG_UNALIGNED, i * EPOLL_EVENT_SIZE + EPOLL_DATA);
+            }
+            return n;
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
     }
 
     // ---- the C ABI, pointers as long (tools/gen_jni.py) ---------------------
@@ -742,6 +835,46 @@ public final class Native {
         }
     }
 
+    public static int pool_get_start(long a0, int a1, boolean a2, int a3, long a4, long a5, long a6) {
+        try {
+            return (int) pool_get_start.invokeExact(a0, a1, a2, a3, a4, a5, a6);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pending_get_fd(long a0) {
+        try {
+            return (int) pending_get_fd.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pending_get_remaining_ms(long a0) {
+        try {
+            return (int) pending_get_remaining_ms.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int pending_get_finish(long a0, long a1, long a2) {
+        try {
+            return (int) pending_get_finish.invokeExact(a0, a1, a2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void pending_get_free(long a0) {
+        try {
+            pending_get_free.invokeExact(a0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
     public static int pool_stats(long a0, long a1, long a2) {
         try {
             return (int) pool_stats.invokeExact(a0, a1, a2);
@@ -905,6 +1038,22 @@ public final class Native {
     public static int conn_query_ex(long a0, long a1, long a2, long a3, int a4, long a5, long a6) {
         try {
             return (int) conn_query_ex.invokeExact(a0, a1, a2, a3, a4, a5, a6);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_query_send_ex(long a0, long a1, long a2, long a3, int a4, long a5, long a6) {
+        try {
+            return (int) conn_query_send_ex.invokeExact(a0, a1, a2, a3, a4, a5, a6);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int conn_query_recv(long a0, int a1, long a2, long a3) {
+        try {
+            return (int) conn_query_recv.invokeExact(a0, a1, a2, a3);
         } catch (Throwable t) {
             throw rethrow(t);
         }

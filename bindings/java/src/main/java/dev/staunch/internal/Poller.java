@@ -1,0 +1,154 @@
+package dev.staunch.internal;
+
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Lets a virtual thread wait for a descriptor without holding its carrier.
+ *
+ * <p>A native call pins a virtual thread to its carrier for as long as it
+ * runs, so a borrow that waited inside the library would hold an OS thread
+ * for the whole wait. Instead the borrow is started apart
+ * ({@code staunch_pool_get_start}), and the virtual thread parks; one daemon
+ * platform thread per JVM waits in {@code epoll_wait} on every parked
+ * thread's descriptor and unparks the thread whose descriptor turned
+ * readable, as the JDK's own poller does for sockets. Each descriptor is
+ * armed one-shot: a thread re-arms it before it parks again.
+ *
+ * <p>An unpark may come late (after the thread stopped waiting): like every
+ * {@link LockSupport#park} caller, each waiter treats a wake-up as a hint and
+ * checks its borrow again.
+ */
+public final class Poller {
+    private static final Object INIT = new Object();
+    private static volatile Poller instance;
+    private static volatile boolean unavailable;
+
+    private final int epfd;
+    private final ConcurrentHashMap<Long, Watch> waiters = new ConcurrentHashMap<>();
+    private final AtomicLong ids = new AtomicLong();
+    private final AtomicLong wakeups = new AtomicLong();
+
+    private Poller(int epfd) {
+        this.epfd = epfd;
+    }
+
+    /** The JVM's poller, started on first use; null where epoll is not available (the caller waits in the blocking call). */
+    public static Poller get() {
+        Poller p = instance;
+        if (p != null || unavailable) {
+            return p;
+        }
+        synchronized (INIT) {
+            if (instance == null && !unavailable) {
+                int epfd = Native.pollerCreate();
+                if (epfd < 0) {
+                    unavailable = true;
+                    return null;
+                }
+                Poller made = new Poller(epfd);
+                Thread t = new Thread(made::run, "staunch-poller");
+                t.setDaemon(true);
+                t.start();
+                instance = made;
+            }
+            return instance;
+        }
+    }
+
+    /** How many times the poller unparked a waiting thread since the JVM started (for tests). */
+    public long wakeups() {
+        return wakeups.get();
+    }
+
+    /**
+     * Watches {@code fd} for the current thread, armed once: the thread is
+     * unparked when it turns readable. Null if epoll refused it.
+     */
+    public Watch watch(int fd) {
+        Watch w = new Watch(fd, ids.incrementAndGet(), Thread.currentThread());
+        waiters.put(w.id, w);
+        if (Native.pollerArm(epfd, fd, w.id, true) != 0) {
+            waiters.remove(w.id);
+            return null;
+        }
+        return w;
+    }
+
+    /**
+     * Parks the current (virtual) thread until {@code fd} turns readable: a
+     * statement's socket, whose wait the library bounds as it bounds the
+     * statement (its time limit, the liveness check and a cancel each end it
+     * by making the socket readable). An interrupt does not end it (as it
+     * does not end a statement waited for in the library); the thread's
+     * interrupt status is kept. False if epoll refused the descriptor (the
+     * caller then waits in the library).
+     */
+    public boolean awaitReadable(int fd) {
+        Watch w = watch(fd);
+        if (w == null) {
+            return false;
+        }
+        boolean interrupted = false;
+        try {
+            while (!w.fired) {
+                LockSupport.park(this);
+                if (Thread.interrupted()) {
+                    interrupted = true; // park would return at once while the status is set
+                }
+            }
+        } finally {
+            w.close();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return true;
+    }
+
+    /** One descriptor watched for one thread; close it before the descriptor is closed. */
+    public final class Watch implements AutoCloseable {
+        private final int fd;
+        private final long id;
+        private final Thread thread;
+        /** The descriptor turned readable since it was last armed. */
+        private volatile boolean fired;
+
+        private Watch(int fd, long id, Thread thread) {
+            this.fd = fd;
+            this.id = id;
+            this.thread = thread;
+        }
+
+        /** Arms the descriptor again (one-shot): false if epoll refused. Readiness is checked at once. */
+        public boolean rearm() {
+            fired = false;
+            return Native.pollerArm(epfd, fd, id, false) == 0;
+        }
+
+        @Override
+        public void close() {
+            Native.pollerDisarm(epfd, fd);
+            waiters.remove(id);
+        }
+    }
+
+    private void run() {
+        long[] ready = new long[64];
+        while (true) {
+            int n = Native.pollerWait(epfd, ready, -1);
+            if (n < 0) {
+                LockSupport.parkNanos(1_000_000L); // EINTR: at once again; anything else must not spin
+            }
+            for (int i = 0; i < n; i++) {
+                Watch w = waiters.get(ready[i]);
+                if (w != null) {
+                    wakeups.incrementAndGet();
+                    w.fired = true;
+                    LockSupport.unpark(w.thread);
+                }
+            }
+        }
+    }
+}
