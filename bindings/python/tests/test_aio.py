@@ -163,3 +163,89 @@ def test_aio_transactions_commit_and_roll_back(url):
         pool.close()
 
     run(main())
+
+
+def test_aio_streamed_rows_arrive_exact_while_the_loop_runs(url):
+    """A streaming cursor: 20,000 rows read with ``async for`` as they
+    arrive (a text statement: waits on the socket, no thread), then the
+    same through a prepared statement with a parameter (its waits in a
+    worker thread); a ticker task keeps running throughout."""
+
+    async def main():
+        ticks = 0
+        stop = asyncio.Event()
+
+        async def ticker():
+            nonlocal ticks
+            while not stop.is_set():
+                ticks += 1
+                await asyncio.sleep(0.005)
+
+        async with staunch.aio.Pool(url + "?max_size=2") as pool:
+            tick = asyncio.create_task(ticker())
+            async with pool.connection() as conn:
+                before = threads()
+                async with conn.cursor(staunch.aio.SSCursor) as cur:
+                    await cur.execute("SELECT seq, CONCAT('row ', seq), seq / 4 FROM seq_1_to_20000")
+                    assert cur.rowcount == -1
+                    n = 0
+                    async for row in cur:
+                        n += 1
+                        assert row == (n, f"row {n}", decimal.Decimal(n) / 4)
+                    assert n == 20000 and cur.rowcount == 20000
+                assert threads() == before, "a text stream started a thread"
+                async with conn.cursor(staunch.aio.SSCursor) as cur:
+                    await cur.execute("SELECT seq, REPEAT('x', seq MOD 100) FROM seq_1_to_5000 WHERE seq > %s", (10,))
+                    assert await cur.fetchone() == (11, "x" * 11)
+                    assert len(await cur.fetchmany(9)) == 9
+                    rest = await cur.fetchall()
+                    assert len(rest) == 5000 - 20 and rest[-1] == (5000, "")
+                    assert await cur.fetchone() is None
+                # An answer half read, then closed: the connection goes on.
+                cur = conn.cursor(staunch.aio.SSCursor)
+                await cur.execute("SELECT seq FROM seq_1_to_100000")
+                assert await cur.fetchone() == (1,)
+                await cur.aclose()
+                assert (await conn.execute("SELECT 7")).fetchall() == [(7,)]
+            # A set whose rows come late: the loop is not held while they do.
+            async with pool.connection() as conn, conn.cursor(staunch.aio.SSCursor) as cur:
+                t0 = time.monotonic()
+                ticks0 = ticks
+                await cur.execute("SELECT seq, SLEEP(0.1) FROM seq_1_to_5")
+                assert [r async for r in cur] == [(i, 0) for i in range(1, 6)]
+                assert time.monotonic() - t0 >= 0.5
+                ran = ticks - ticks0
+                assert ran >= 20, f"the loop ran only {ran} ticks in {time.monotonic() - t0:.2f} s"
+            stop.set()
+            await tick
+
+    run(main())
+
+
+def test_aio_cancelled_stream_is_killed_and_the_connection_goes_on(url):
+    """A task cancelled while it waits for a streamed answer's next row
+    stops the statement (KILL QUERY) and leaves the connection usable."""
+
+    async def main():
+        async with staunch.aio.Pool(url + "?max_size=2") as pool:
+            conn = await pool.connection()
+            cur = conn.cursor(staunch.aio.SSCursor)
+            # The first row (200 kB) outgrows the server's network buffer, so it is
+            # sent at once; the second comes after a 10 s sleep.
+            await cur.execute("SELECT seq, IF(seq = 2, SLEEP(10), REPEAT('x', 200000)) FROM seq_1_to_2")
+            assert await cur.fetchone() == (1, "x" * 200000)
+            t0 = time.monotonic()
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.5):
+                    await cur.fetchone()
+            assert time.monotonic() - t0 <= 1.5 + SLACK
+            async with pool.connection() as other:
+                c = await other.execute(
+                    "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%%SLEEP(10)%%'"
+                    " AND ID <> CONNECTION_ID()"
+                )
+                assert c.fetchall() == [(0,)]
+            assert (await conn.execute("SELECT 3")).fetchall() == [(3,)]
+            conn.release()
+
+    run(main())

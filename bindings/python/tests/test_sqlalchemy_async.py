@@ -100,3 +100,28 @@ def test_sqlalchemy_async_checkouts_wait_in_the_event_loop(server):
         await engine.dispose()
 
     asyncio.run(main())
+
+
+def test_sqlalchemy_async_stream_results_reads_rows_as_they_arrive(server):
+    """``AsyncConnection.stream`` (stream_results) runs on staunch.aio's
+    streaming cursor: 10,000 exact rows, partitioned, and the connection
+    usable afterwards, including after a stream left half read."""
+
+    async def main():
+        engine = create_async_engine(url_of(server))
+        async with engine.connect() as conn:
+            result = await conn.stream(sa.text("SELECT seq, seq / 8 FROM seq_1_to_10000"))
+            assert isinstance(result._real_result.cursor._cursor._c, staunch.aio.SSCursor)
+            n = 0
+            async for part in result.partitions(1000):
+                for row in part:
+                    n += 1
+                    assert tuple(row) == (n, Decimal(n) / 8)
+            assert n == 10000
+            result = await conn.stream(sa.text("SELECT seq FROM seq_1_to_100000"))
+            assert (await result.fetchone()) == (1,)
+            await result.close()
+            assert (await conn.execute(sa.text("SELECT 2"))).scalar() == 2
+        await engine.dispose()
+
+    asyncio.run(main())

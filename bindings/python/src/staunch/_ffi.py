@@ -349,6 +349,11 @@ SIGNATURES = {
     "staunch_rows_column_info": (status_t, [P(staunch_rows), c_size_t, P(staunch_column_info), ERR]),
     "staunch_rows_column_infos": (status_t, [P(staunch_rows), P(staunch_column_info), c_size_t, ERR]),
     "staunch_rows_fetch": (status_t, [P(staunch_rows), P(staunch_value), c_size_t, P(c_size_t), ERR]),
+    "staunch_rows_fetch_ready": (
+        status_t,
+        [P(staunch_rows), P(staunch_value), c_size_t, P(c_size_t), P(c_bool), ERR],
+    ),
+    "staunch_rows_wait_fd": (status_t, [P(staunch_rows), P(c_int), P(c_uint64), ERR]),
     "staunch_rows_next_result": (status_t, [P(staunch_rows), P(c_bool), ERR]),
     "staunch_rows_affected_rows": (c_uint64, [P(staunch_rows)]),
     "staunch_rows_last_insert_id": (c_uint64, [P(staunch_rows)]),

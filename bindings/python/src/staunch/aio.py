@@ -18,7 +18,8 @@ What waits where:
   reports it (``PoolExhausted``, ``DatabaseUnreachable``);
 - a statement is sent, its task waits until the answer begins to arrive on
   the connection's socket, then the answer is read whole (a buffered
-  cursor: fetch* never wait). The statement's bounds are the pool's, as in
+  cursor: fetch* never wait), or streamed (``SSCursor``: ``async for``
+  and the awaited fetch* wait on the socket for rows not yet arrived). The statement's bounds are the pool's, as in
   the blocking face: ``query_timeout``, the liveness check of a frozen
   server;
 - a cancelled task (``asyncio.timeout``, ``task.cancel()``) gives up a
@@ -42,7 +43,7 @@ from . import _core
 from . import _errors as E
 from . import _ffi as F
 
-__all__ = ["Pool", "Connection", "Cursor"]
+__all__ = ["Pool", "Connection", "Cursor", "SSCursor"]
 
 _PENDING_P = ctypes.POINTER(F.staunch_pending_get)
 _ROWS_P = ctypes.POINTER(F.staunch_rows)
@@ -174,8 +175,10 @@ class Connection:
         self.pool = pool
         self._conn = conn
 
-    def cursor(self) -> Cursor:
-        return Cursor(self)
+    def cursor(self, cursorclass: type[Cursor] | None = None) -> Cursor:
+        """A cursor: buffered, or ``cursor(staunch.aio.SSCursor)`` to read
+        rows as they arrive (``async for row in cur``)."""
+        return (cursorclass or Cursor)(self)
 
     async def execute(self, query, args=None) -> Cursor:
         """A new cursor that has run the statement."""
@@ -216,10 +219,12 @@ class Connection:
         return f"<staunch.aio.Connection {self._conn!r}>"
 
 
-async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: int):
-    """Sends a statement, waits in the event loop for its answer, reads it
-    whole (a buffered row set, the caller's). A cancelled task stops it
-    (KILL QUERY from a worker thread), reads the answer off, and re-raises."""
+async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: int, recv: int = 0):
+    """Sends a statement, waits in the event loop for its answer, and
+    receives it: read whole (a buffered row set, the caller's), or with
+    ``recv`` QUERY_STREAM its first bytes only (a streaming one). A
+    cancelled task stops it (KILL QUERY from a worker thread), reads the
+    answer off, and re-raises."""
     p = conn._live()
     fd = ctypes.c_int(-1)
     _core._check(_core.lib.staunch_conn_query_send_ex, p, sql, params, n, flags, byref(fd))
@@ -227,19 +232,25 @@ async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: 
         if fd.value >= 0:
             await _readable(fd.value, None)
     except asyncio.CancelledError:
-        # The kill first (a second cancel does not skip it: the answer is
-        # read off only once the server was told to stop), then the answer.
-        kill = asyncio.get_running_loop().run_in_executor(None, _cancel, p)
-        while not kill.done():
-            try:
-                await asyncio.shield(kill)
-            except asyncio.CancelledError:
-                pass
+        await _kill(p)
         _recv_discard(p)
         raise
     out = _ROWS_P()
-    _core._check(_core.lib.staunch_conn_query_recv, p, 0, byref(out))
+    _core._check(_core.lib.staunch_conn_query_recv, p, recv, byref(out))
     return out
+
+
+async def _kill(p) -> None:
+    """KILL QUERY for the statement running on p, from a worker thread (it
+    opens a connection of its own). A second cancel does not skip it: what
+    follows reads the answer off, which must wait only once the server was
+    told to stop."""
+    kill = asyncio.get_running_loop().run_in_executor(None, _cancel, p)
+    while not kill.done():
+        try:
+            await asyncio.shield(kill)
+        except asyncio.CancelledError:
+            pass
 
 
 def _cancel(p) -> None:
@@ -294,3 +305,141 @@ class Cursor(_core.Cursor):
 
     async def __aexit__(self, *exc) -> None:
         self.close()
+
+
+#: How long a streamed fetch waits on the socket before it waits in a worker
+#: thread instead: a wait on the socket is not counted by the statement's
+#: time limit and liveness check, a fetch in the library is.
+_STREAM_SLICE = 1.0
+
+
+class SSCursor(Cursor):
+    """A streaming cursor: ``await execute(...)`` returns once the answer
+    begins to arrive; rows are then read as they come, ``async for row in
+    cur`` or the awaitable ``fetchone``/``fetchmany``/``fetchall``. What has
+    arrived is read without waiting; a wait for more rows waits on the
+    connection's socket in the event loop, or, where the library cannot
+    tell from the socket (a prepared statement's rows, TLS) and after
+    ``_STREAM_SLICE`` seconds, in a worker thread within the statement's
+    bounds. Until its rows are read or it is closed (``await
+    cur.aclose()``), the connection runs nothing else. A cancelled task
+    stops the statement with ``KILL QUERY`` and reads the rest off."""
+
+    _stream = True
+    server_side = True
+    _abuf = None
+
+    async def execute(self, query, args=None) -> int:  # type: ignore[override]
+        """Runs one statement; its rows stream (rowcount is -1 until read)."""
+        conn, raw, params, n, flags, recycle = self._prepare(query, args)
+        if recycle:
+            _core.lib.raw.buffered.staunch_rows_free(recycle)
+        self._rows = await _statement(conn, raw, params, n, flags & ~F.QUERY_STREAM, F.QUERY_STREAM)
+        self._start_set(None)
+        return self.rowcount
+
+    async def _more(self, want: int) -> list:
+        """Up to ``want`` rows of the current set: at least one, or none at its end."""
+        if self._rows is None or not self._types or self._done:
+            return []
+        rows = self._rows
+        ncols = len(self._types)
+        # A buffer of the cursor's own: a fetch may run in a worker thread
+        # while other tasks use the loop thread's.
+        buf = self._abuf
+        if buf is None or len(buf) < ncols:
+            buf = self._abuf = (F.staunch_value * max(ncols, _core._BUF_VALUES // ncols * ncols))()
+        cap = max(1, min(want, len(buf) // ncols)) * ncols
+        got = ctypes.c_size_t()
+        waits = ctypes.c_bool()
+        fd = ctypes.c_int(-1)
+        conn_id = ctypes.c_uint64()
+        conn = self.connection
+        try:
+            while True:
+                _core._check(_core.lib.staunch_rows_fetch_ready, rows, buf, cap, byref(got), byref(waits))
+                if got.value or not waits.value:
+                    break
+                _core._check(_core.lib.staunch_rows_wait_fd, rows, byref(fd), byref(conn_id))
+                if fd.value >= 0:
+                    loop = asyncio.get_running_loop()
+                    t0 = loop.time()
+                    await _readable(fd.value, _STREAM_SLICE)
+                    if loop.time() - t0 < _STREAM_SLICE:
+                        continue
+                # Wait in the library, bounded as the statement is, off the loop's thread.
+                await asyncio.get_running_loop().run_in_executor(
+                    None, lambda: _core._check(_core.lib.staunch_rows_fetch, rows, buf, cap, byref(got))
+                )
+                break
+        except asyncio.CancelledError:
+            await _kill(conn._live())
+            await asyncio.get_running_loop().run_in_executor(None, self._free_rows)
+            raise
+        n = got.value
+        if n == 0:
+            self._done = True
+            self.rowcount = self.rownumber
+            return []
+        out = _core.C.row_converter(self._types)(buf, n)
+        self.rownumber += n
+        return out
+
+    async def fetchone(self):  # type: ignore[override]
+        self._check_set()
+        if not self._data:
+            self._data = await self._more(max(64, self.arraysize))
+            self._pos = 0
+        if self._pos < len(self._data):
+            r = self._data[self._pos]
+            self._pos += 1
+            if self._pos == len(self._data):
+                self._data = []
+            return r
+        return None
+
+    async def fetchmany(self, size: int | None = None) -> list:  # type: ignore[override]
+        self._check_set()
+        size = self.arraysize if size is None else size
+        out = []
+        while len(out) < size:
+            r = await self.fetchone()
+            if r is None:
+                break
+            out.append(r)
+        return out
+
+    async def fetchall(self) -> list:  # type: ignore[override]
+        self._check_set()
+        out = self._data[self._pos :]
+        self._data = []
+        while True:
+            batch = await self._more(4096)
+            if not batch:
+                return out
+            out += batch
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        r = await self.fetchone()
+        if r is None:
+            raise StopAsyncIteration
+        return r
+
+    async def aclose(self) -> None:
+        """Closes the cursor, reading what is left of its answer off in a
+        worker thread (``close()`` would read it in the loop's thread)."""
+        if self._rows is not None and not self._done:
+            await asyncio.get_running_loop().run_in_executor(None, self._free_rows)
+        self.close()
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+    def nextset(self):  # pragma: no cover - blocking only
+        raise E.NotSupportedError(0, "nextset on a streaming asyncio cursor: use a buffered cursor")
+
+    def scroll(self, value: int, mode: str = "relative") -> None:
+        raise E.NotSupportedError(0, "a streaming cursor cannot scroll")

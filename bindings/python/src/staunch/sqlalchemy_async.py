@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from sqlalchemy.connectors.asyncio import (
     AsyncAdapt_dbapi_connection,
-    AsyncAdapt_dbapi_cursor,
     AsyncAdapt_dbapi_module,
+    AsyncAdapt_dbapi_ss_cursor,
 )
 from sqlalchemy.dialects.mysql.mariadb import MariaDBDialect
 from sqlalchemy.util.concurrency import await_
@@ -77,6 +77,32 @@ class _Cursor:
         self._c.close()
 
 
+class _SSCursor(_Cursor):
+    """staunch.aio's streaming cursor (``stream_results=True``): fetch*
+    awaited, rows read as they arrive."""
+
+    def __init__(self, conn: aio.Connection):
+        self._c = aio.SSCursor(conn)
+
+    async def fetchone(self):
+        return await self._c.fetchone()
+
+    async def fetchmany(self, size=None):
+        return await self._c.fetchmany(size)
+
+    async def fetchall(self):
+        return await self._c.fetchall()
+
+    def __aiter__(self):
+        return self._c.__aiter__()
+
+    async def close(self) -> None:
+        await self._c.aclose()
+
+    async def __aexit__(self, *exc) -> None:
+        await self._c.aclose()
+
+
 class _Connection:
     """A borrowed ``staunch.aio.Connection`` as SQLAlchemy's adapter drives
     an asyncio driver's connection."""
@@ -84,8 +110,8 @@ class _Connection:
     def __init__(self, conn: aio.Connection):
         self._conn = conn
 
-    def cursor(self) -> _Cursor:
-        return _Cursor(self._conn)
+    def cursor(self, server_side: bool = False) -> _Cursor:
+        return (_SSCursor if server_side else _Cursor)(self._conn)
 
     async def commit(self) -> None:
         await self._conn.commit()
@@ -100,10 +126,17 @@ class _Connection:
         await self._conn.execute("SELECT 1")
 
 
+class AsyncAdapt_staunch_ss_cursor(AsyncAdapt_dbapi_ss_cursor):
+    __slots__ = ()
+
+    def _make_new_cursor(self, connection: _Connection) -> _SSCursor:
+        return connection.cursor(server_side=True)
+
+
 class AsyncAdapt_staunch_connection(AsyncAdapt_dbapi_connection):
     __slots__ = ()
 
-    _ss_cursor_cls = AsyncAdapt_dbapi_cursor  # buffered: no server-side cursor yet
+    _ss_cursor_cls = AsyncAdapt_staunch_ss_cursor
 
     def ping(self, reconnect: bool = False) -> None:
         await_(self._connection.ping())
@@ -158,7 +191,6 @@ class StaunchAsyncDialect(StaunchDialect):
     driver = "staunch_async"
     is_async = True
     supports_statement_cache = True
-    supports_server_side_cursors = False
 
     @classmethod
     def import_dbapi(cls):
