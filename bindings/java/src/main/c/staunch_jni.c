@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "staunch.h"
@@ -303,6 +304,19 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pollerCreate(JNIEnv *env, j
     (void)env;
     (void)cls;
     return epoll_create1(EPOLL_CLOEXEC);
+}
+
+/* A non-blocking eventfd for a waiting borrow to signal (staunch_pool_get_start's signal_fd), or -1. */
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pollerEventfd(JNIEnv *env, jclass cls) {
+    (void)env;
+    (void)cls;
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_pollerClose(JNIEnv *env, jclass cls, jint fd) {
+    (void)env;
+    (void)cls;
+    return close(fd);
 }
 
 /* Arms `fd` once (EPOLLONESHOT) for reading, reporting `id`: added when `add`, else re-armed. */

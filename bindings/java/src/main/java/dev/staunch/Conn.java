@@ -369,6 +369,10 @@ public final class Conn implements AutoCloseable {
     }
 
     public void commit() {
+        if (parks() != null) {
+            execute("COMMIT"); // a virtual thread: sent apart, parked until the answer (as staunch_conn_commit sends it)
+            return;
+        }
         simple(Native::conn_commit);
     }
 
@@ -403,6 +407,10 @@ public final class Conn implements AutoCloseable {
     }
 
     public void rollback() {
+        if (parks() != null) {
+            execute("ROLLBACK");
+            return;
+        }
         simple(Native::conn_rollback);
     }
 

@@ -167,20 +167,27 @@ public final class Pool implements AutoCloseable {
             Mem.Seg out = a.allocate(8);
             Mem.Seg pendingOut = a.allocate(8);
             Mem.Seg err = a.errSlot();
-            int st = Native.pool_get_start(handle, ms, read, -1, out.address(), pendingOut.address(), err.address());
-            if (st != 0) {
-                throw Call.error(st, err);
-            }
-            if (out.getAddress(0) != 0) {
+            // The poller's eventfd, kept registered from borrow to borrow (null: the borrow makes one).
+            Poller.Watch watch = poller.signal();
+            int st = Native.pool_get_start(handle, ms, read, watch == null ? -1 : watch.fd(), out.address(),
+                    pendingOut.address(), err.address());
+            if (st != 0 || out.getAddress(0) != 0) {
+                if (watch != null) {
+                    watch.close();
+                }
+                if (st != 0) {
+                    throw Call.error(st, err);
+                }
                 return borrowed(out.getAddress(0));
             }
             long pending = pendingOut.getAddress(0);
-            Poller.Watch watch = null;
             if (userToken != null) {
                 userToken.parked.add(self);
             }
             try {
-                watch = poller.watch(Native.pending_get_fd(pending));
+                if (watch == null) {
+                    watch = poller.watch(Native.pending_get_fd(pending));
+                }
                 while (true) {
                     if (self.isInterrupted()) {
                         throw new StaunchException(Status.CANCELLED,
@@ -208,10 +215,10 @@ public final class Pool implements AutoCloseable {
                 if (userToken != null) {
                     userToken.parked.remove(self);
                 }
+                Native.pending_get_free(pending); // before the signal is given back: it is not written to after
                 if (watch != null) {
                     watch.close();
                 }
-                Native.pending_get_free(pending);
             }
         } finally {
             exit();

@@ -138,6 +138,49 @@ class VirtualThreadsTest {
         }
     }
 
+    /**
+     * On a virtual thread a statement, a commit and a rollback each park
+     * until their answer (one wake-up by the poller each), and do what they
+     * say: the committed row is there, the rolled-back one is not.
+     */
+    @Test
+    void statements_commits_and_rollbacks_park_on_a_virtual_thread() throws Exception {
+        assumeTrue(Runtime.version().feature() >= 21, "virtual threads: JDK 21+");
+        ExecutorService ex = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+        try (Pool pool = Staunch.open(Env.url("max_size=2"))) {
+            Future<long[]> f = ex.submit(() -> {
+                try (Conn c = pool.get(Duration.ofSeconds(10))) {
+                    c.execute("CREATE TABLE IF NOT EXISTS vt_commit (id INT PRIMARY KEY)");
+                    c.execute("DELETE FROM vt_commit");
+                    c.begin();
+                    long w0 = Poller.get().wakeups();
+                    c.execute("INSERT INTO vt_commit VALUES (?)", 1);
+                    long w1 = Poller.get().wakeups();
+                    c.commit();
+                    long w2 = Poller.get().wakeups();
+                    c.begin();
+                    c.execute("INSERT INTO vt_commit VALUES (?)", 2);
+                    long w3 = Poller.get().wakeups();
+                    c.rollback();
+                    long w4 = Poller.get().wakeups();
+                    return new long[] {w1 - w0, w2 - w1, w4 - w3};
+                }
+            });
+            long[] woken = f.get(30, TimeUnit.SECONDS);
+            assertEquals(1, woken[0], "the INSERT's wake-ups");
+            assertEquals(1, woken[1], "the COMMIT's wake-ups");
+            assertEquals(1, woken[2], "the ROLLBACK's wake-ups");
+            try (Conn c = pool.get(Duration.ofSeconds(10))) {
+                assertEquals(1L, ConformanceTest.selectLong(c, "SELECT COUNT(*) FROM vt_commit"));
+                assertEquals(1L, ConformanceTest.selectLong(c, "SELECT MAX(id) FROM vt_commit"));
+                c.execute("DROP TABLE vt_commit");
+            }
+        } finally {
+            ex.shutdown();
+            assertTrue(ex.awaitTermination(30, TimeUnit.SECONDS));
+        }
+    }
+
     /** JFR's jdk.VirtualThreadPinned (threshold 0), touched only when the jdk.jfr module is present. */
     private static final class Pinned {
         static Object start() {

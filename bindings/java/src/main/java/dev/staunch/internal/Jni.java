@@ -51,6 +51,10 @@ public final class Jni {
     /** The poller's epoll (see {@link Native#pollerWait}): each -1 on failure. */
     static native int pollerCreate();
 
+    static native int pollerEventfd();
+
+    static native int pollerClose(int fd);
+
     static native int pollerArm(int epfd, int fd, long id, boolean add);
 
     static native int pollerDisarm(int epfd, int fd);

@@ -227,6 +227,16 @@ public final class Native {
         return Jni.pollerCreate();
     }
 
+    /** eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC): a waiting borrow's signal, or -1. */
+    public static int pollerEventfd() {
+        return Jni.pollerEventfd();
+    }
+
+    /** close(fd) of a descriptor {@link #pollerEventfd} made: 0 or -1. */
+    public static int pollerClose(int fd) {
+        return Jni.pollerClose(fd);
+    }
+
     /** Arms {@code fd} once (EPOLLIN | EPOLLONESHOT) to report {@code id}: added when {@code add}, else re-armed; 0 or -1. */
     public static int pollerArm(int epfd, int fd, long id, boolean add) {
         return Jni.pollerArm(epfd, fd, id, add);

@@ -1,6 +1,8 @@
 package dev.staunch.internal;
 
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -16,6 +18,10 @@ import java.util.concurrent.locks.LockSupport;
  * readable, as the JDK's own poller does for sockets. Each descriptor is
  * armed one-shot: a thread re-arms it before it parks again.
  *
+ * <p>A borrow waits on an eventfd of the poller's ({@link #signal}), which
+ * stays registered from borrow to borrow, so a wait costs one re-arm rather
+ * than an eventfd made, registered, removed and closed.
+ *
  * <p>An unpark may come late (after the thread stopped waiting): like every
  * {@link LockSupport#park} caller, each waiter treats a wake-up as a hint and
  * checks its borrow again.
@@ -29,6 +35,10 @@ public final class Poller {
     private final ConcurrentHashMap<Long, Watch> waiters = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
     private final AtomicLong wakeups = new AtomicLong();
+    /** Idle signals (eventfds registered here), at most {@link #SPARE_SIGNALS}. */
+    private final ConcurrentLinkedQueue<Watch> signals = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger spareSignals = new AtomicInteger();
+    private static final int SPARE_SIGNALS = 256;
 
     private Poller(int epfd) {
         this.epfd = epfd;
@@ -67,7 +77,7 @@ public final class Poller {
      * unparked when it turns readable. Null if epoll refused it.
      */
     public Watch watch(int fd) {
-        Watch w = new Watch(fd, ids.incrementAndGet(), Thread.currentThread());
+        Watch w = new Watch(fd, ids.incrementAndGet(), Thread.currentThread(), false);
         waiters.put(w.id, w);
         if (Native.pollerArm(epfd, fd, w.id, true) != 0) {
             waiters.remove(w.id);
@@ -107,18 +117,69 @@ public final class Poller {
         return true;
     }
 
+    /**
+     * An eventfd registered here, for the current thread to wait on as a
+     * borrow's {@code signal_fd}; give it back with {@link #release}. Null if
+     * none could be made (the caller lets the borrow make its own).
+     */
+    public Watch signal() {
+        Watch w = signals.poll();
+        if (w != null) {
+            spareSignals.decrementAndGet();
+            w.thread = Thread.currentThread();
+            return w;
+        }
+        int fd = Native.pollerEventfd();
+        if (fd < 0) {
+            return null;
+        }
+        w = new Watch(fd, ids.incrementAndGet(), Thread.currentThread(), true);
+        waiters.put(w.id, w);
+        if (Native.pollerArm(epfd, fd, w.id, true) != 0) {
+            waiters.remove(w.id);
+            Native.pollerClose(fd);
+            return null;
+        }
+        return w;
+    }
+
+    /**
+     * Gives back a signal once the borrow that used it finished or was freed
+     * (the library then never writes to it again). Kept registered for the
+     * next borrow; closed beyond {@link #SPARE_SIGNALS} spares.
+     */
+    public void release(Watch w) {
+        w.thread = null;
+        if (spareSignals.incrementAndGet() <= SPARE_SIGNALS) {
+            signals.add(w);
+        } else {
+            spareSignals.decrementAndGet();
+            Native.pollerDisarm(epfd, w.fd);
+            waiters.remove(w.id);
+            Native.pollerClose(w.fd);
+        }
+    }
+
     /** One descriptor watched for one thread; close it before the descriptor is closed. */
     public final class Watch implements AutoCloseable {
         private final int fd;
         private final long id;
-        private final Thread thread;
+        private final boolean owned;
+        /** The thread to unpark (null while a signal is spare). */
+        private volatile Thread thread;
         /** The descriptor turned readable since it was last armed. */
         private volatile boolean fired;
 
-        private Watch(int fd, long id, Thread thread) {
+        private Watch(int fd, long id, Thread thread, boolean owned) {
             this.fd = fd;
             this.id = id;
             this.thread = thread;
+            this.owned = owned;
+        }
+
+        /** The descriptor (a signal's eventfd, to hand the library). */
+        public int fd() {
+            return fd;
         }
 
         /** Arms the descriptor again (one-shot): false if epoll refused. Readiness is checked at once. */
@@ -129,6 +190,10 @@ public final class Poller {
 
         @Override
         public void close() {
+            if (owned) {
+                release(this);
+                return;
+            }
             Native.pollerDisarm(epfd, fd);
             waiters.remove(id);
         }
@@ -143,10 +208,11 @@ public final class Poller {
             }
             for (int i = 0; i < n; i++) {
                 Watch w = waiters.get(ready[i]);
-                if (w != null) {
+                Thread t;
+                if (w != null && (t = w.thread) != null) {
                     wakeups.incrementAndGet();
                     w.fired = true;
-                    LockSupport.unpark(w.thread);
+                    LockSupport.unpark(t);
                 }
             }
         }

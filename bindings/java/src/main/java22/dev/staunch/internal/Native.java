@@ -576,6 +576,8 @@ public final class Native {
     private static final MethodHandle EPOLL_CREATE1 = libc("epoll_create1", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle EPOLL_CTL = libc("epoll_ctl",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, PTR));
+    private static final MethodHandle CLOSE = libc("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle EVENTFD = libc("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle EPOLL_WAIT = libc("epoll_wait",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, PTR, JAVA_INT, JAVA_INT));
     private static final int EPOLL_CLOEXEC = 0x80000;
@@ -595,11 +597,29 @@ public final class Native {
 
     /** epoll_create1(EPOLL_CLOEXEC): the descriptor, or -1. */
     public static int pollerCreate() {
-        if (EPOLL_CREATE1 == null || EPOLL_CTL == null || EPOLL_WAIT == null) {
+        if (EPOLL_CREATE1 == null || EPOLL_CTL == null || EPOLL_WAIT == null || EVENTFD == null || CLOSE == null) {
             return -1;
         }
         try {
             return (int) EPOLL_CREATE1.invokeExact(EPOLL_CLOEXEC);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC): a waiting borrow's signal, or -1. */
+    public static int pollerEventfd() {
+        try {
+            return (int) EVENTFD.invokeExact(0, 0x800 | 0x80000);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** close(fd) of a descriptor {@link #pollerEventfd} made: 0 or -1. */
+    public static int pollerClose(int fd) {
+        try {
+            return (int) CLOSE.invokeExact(fd);
         } catch (Throwable t) {
             throw rethrow(t);
         }
