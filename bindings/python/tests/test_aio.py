@@ -249,3 +249,37 @@ def test_aio_cancelled_stream_is_killed_and_the_connection_goes_on(url):
             conn.release()
 
     run(main())
+
+
+def test_aio_waiting_borrows_reuse_the_loops_eventfds_and_close_them_with_it(url):
+    """A waiting borrow signals on an eventfd its loop keeps watched for the
+    next one; the loop's end closes them: 20 loops leave no descriptor."""
+    import gc
+    import os
+
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    async def main():
+        async with staunch.aio.Pool(url + "?max_size=1") as pool:
+            first = await pool.connection()
+
+            async def get():
+                return await pool.connection()
+
+            waiters = [asyncio.create_task(get()) for _ in range(3)]
+            await asyncio.sleep(0.05)
+            assert pool.stats().waiting == 3
+            first.release()
+            for t in waiters:
+                (await t).release()
+            assert len(staunch.aio._SIGNALS[asyncio.get_running_loop()].spare) == 3
+
+    run(main())
+    gc.collect()
+    before = fds()
+    for _ in range(20):
+        run(main())
+    gc.collect()
+    assert fds() == before
+    assert len(staunch.aio._SIGNALS) == 0

@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import os
+import weakref
 from ctypes import byref
 
 from . import _core
@@ -66,6 +68,81 @@ async def _readable(fd: int, timeout: float | None) -> None:
         loop.remove_reader(fd)
         if timer is not None:
             timer.cancel()
+
+
+class _Signals:
+    """A loop's eventfds for waiting borrows (``staunch_pool_get_start``'s
+    ``signal_fd``), each watched by the loop from its first use to the
+    loop's end: a wait then costs no eventfd made and closed and no reader
+    added and removed. The library writes to one when its borrow has
+    something and reads it to clear it; a signal left over once the borrow
+    ended is read off here, so the loop never spins on it."""
+
+    __slots__ = ("loop", "spare", "waiting", "__weakref__")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        # Weakly: _SIGNALS's value must not keep its key (the loop) alive.
+        self.loop = weakref.ref(loop)
+        self.spare: list[int] = []
+        self.waiting: dict[int, asyncio.Future] = {}
+        weakref.finalize(loop, _close_all, self.spare)
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> _Signals:
+        s = _SIGNALS.get(loop)
+        if s is None:
+            s = _SIGNALS[loop] = cls(loop)
+        return s
+
+    def take(self) -> int:
+        if self.spare:
+            return self.spare.pop()
+        fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        try:
+            self.loop().add_reader(fd, self._ready, fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def give(self, fd: int) -> None:
+        """Gives back a signal once its borrow finished or was freed (the
+        library then never writes to it again)."""
+        self.waiting.pop(fd, None)
+        loop = self.loop()
+        if len(self.spare) < _SPARE_SIGNALS and loop is not None and not loop.is_closed():
+            self.spare.append(fd)
+        else:
+            if loop is not None and not loop.is_closed():
+                loop.remove_reader(fd)
+            os.close(fd)
+
+    def _ready(self, fd: int) -> None:
+        fut = self.waiting.get(fd)
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+            return
+        try:  # nobody waits (any more): clear it, or the loop would spin
+            os.eventfd_read(fd)
+        except BlockingIOError:
+            pass
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)
+    fds.clear()
+
+
+#: Each running loop's signals, gone with the loop.
+_SIGNALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: Spare signals kept per loop.
+_SPARE_SIGNALS = 256
+
+
+def _wake(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 class Pool:
@@ -101,18 +178,28 @@ class Pool:
         ms = F.TIMEOUT_DEFAULT if timeout is None else _core._timeout_ms(timeout, "timeout")
         out = _core._CONN_P()
         pending = _PENDING_P()
-        _core._check(_core.lib.staunch_pool_get_start, pool, ms, read, -1, byref(out), byref(pending))
-        if not out:
-            try:
-                fd = _core.lib.staunch_pending_get_fd(pending)
-                while not out:
-                    left = _core.lib.staunch_pending_get_remaining_ms(pending)
-                    if left:
-                        await _readable(fd, left / 1000)
-                    _core._check(_core.lib.staunch_pending_get_finish, pending, byref(out))
-            finally:
-                # Unfinished (a cancelled task): gives its place up.
-                _core.lib.staunch_pending_get_free(pending)
+        loop = asyncio.get_running_loop()
+        signals = _Signals.of(loop)
+        fd = signals.take()
+        try:
+            _core._check(_core.lib.staunch_pool_get_start, pool, ms, read, fd, byref(out), byref(pending))
+            if not out:
+                try:
+                    while not out:
+                        left = _core.lib.staunch_pending_get_remaining_ms(pending)
+                        if left:
+                            fut = signals.waiting[fd] = loop.create_future()
+                            timer = loop.call_later(left / 1000, _wake, fut)
+                            try:
+                                await fut
+                            finally:
+                                timer.cancel()
+                        _core._check(_core.lib.staunch_pending_get_finish, pending, byref(out))
+                finally:
+                    # Unfinished (a cancelled task): gives its place up.
+                    _core.lib.staunch_pending_get_free(pending)
+        finally:
+            signals.give(fd)
         try:
             if self._pool._leak_stacks:
                 _core._give_stack(out)
