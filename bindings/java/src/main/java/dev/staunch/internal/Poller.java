@@ -39,6 +39,7 @@ public final class Poller {
     private final ConcurrentLinkedQueue<Watch> signals = new ConcurrentLinkedQueue<>();
     private final AtomicInteger spareSignals = new AtomicInteger();
     private static final int SPARE_SIGNALS = 256;
+    private static final long RECHECK_NS = 1_000_000_000L;
 
     private Poller(int epfd) {
         this.epfd = epfd;
@@ -103,9 +104,14 @@ public final class Poller {
         boolean interrupted = false;
         try {
             while (!w.fired) {
-                LockSupport.park(this);
+                // In slices: after each, arm it again, which reports it at once if it is
+                // readable, so not even a wake-up lost would leave the thread parked.
+                LockSupport.parkNanos(this, RECHECK_NS);
                 if (Thread.interrupted()) {
                     interrupted = true; // park would return at once while the status is set
+                }
+                if (!w.fired) {
+                    w.rearm();
                 }
             }
         } finally {
@@ -202,7 +208,12 @@ public final class Poller {
     private void run() {
         long[] ready = new long[64];
         while (true) {
-            int n = Native.pollerWait(epfd, ready, -1);
+            int n;
+            try {
+                n = Native.pollerWait(epfd, ready, -1);
+            } catch (Throwable t) {
+                n = -1; // never let the poller end: every parked thread depends on it
+            }
             if (n < 0) {
                 LockSupport.parkNanos(1_000_000L); // EINTR: at once again; anything else must not spin
             }
