@@ -40,6 +40,7 @@ import ctypes
 import os
 import weakref
 from ctypes import byref
+from select import select as _select
 
 from . import _core
 from . import _errors as E
@@ -317,7 +318,11 @@ async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: 
     _core._check(_core.lib.staunch_conn_query_send_ex, p, sql, params, n, flags, byref(fd))
     try:
         if fd.value >= 0:
-            await _readable(fd.value, None)
+            # Other tasks first: the answer often arrives meanwhile, and then
+            # no reader is added and removed for it.
+            await asyncio.sleep(0)
+            if not _select((fd.value,), (), (), 0)[0]:
+                await _readable(fd.value, None)
     except asyncio.CancelledError:
         await _kill(p)
         _recv_discard(p)
