@@ -186,6 +186,9 @@ class Pool:
             _core._check(_core.lib.staunch_pool_get_start, pool, ms, read, fd, byref(out), byref(pending))
             if not out:
                 try:
+                    # Other tasks first: one may give a connection back meanwhile.
+                    await asyncio.sleep(0)
+                    _core._check(_core.lib.staunch_pending_get_finish, pending, byref(out))
                     while not out:
                         left = _core.lib.staunch_pending_get_remaining_ms(pending)
                         if left:
