@@ -215,8 +215,14 @@ public final class Pool implements AutoCloseable {
                 if (userToken != null) {
                     userToken.parked.remove(self);
                 }
-                Native.pending_get_free(pending); // before the signal is given back: it is not written to after
-                if (watch != null) {
+                // The borrow's own eventfd leaves epoll before the borrow closes it (its
+                // number may be reused at once); the poller's signal goes back after
+                // the free, once the library no longer writes to it.
+                if (watch != null && !watch.isSignal()) {
+                    watch.close();
+                }
+                Native.pending_get_free(pending);
+                if (watch != null && watch.isSignal()) {
                     watch.close();
                 }
             }

@@ -161,6 +161,8 @@ class NativeLayoutTest {
                 n++;
             }
         }
-        assertEquals(73, n, "handles declared");
+        // As many as the JNI shim wraps (tools/gen_jni.py writes both from the same declarations).
+        String list = java.nio.file.Files.readString(java.nio.file.Path.of("src/main/c/staunch_jni_list.h"));
+        assertEquals(Pattern.compile("\\bX\\(staunch_").matcher(list).results().count(), n, "handles declared");
     }
 }

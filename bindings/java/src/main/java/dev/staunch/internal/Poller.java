@@ -110,8 +110,8 @@ public final class Poller {
                 if (Thread.interrupted()) {
                     interrupted = true; // park would return at once while the status is set
                 }
-                if (!w.fired) {
-                    w.rearm();
+                if (!w.fired && !w.rearm()) {
+                    return false; // epoll refused it: the caller waits in the library
                 }
             }
         } finally {
@@ -181,6 +181,11 @@ public final class Poller {
             this.id = id;
             this.thread = thread;
             this.owned = owned;
+        }
+
+        /** One of the poller's own eventfds ({@link #signal}), rather than a descriptor watched for a while. */
+        public boolean isSignal() {
+            return owned;
         }
 
         /** The descriptor (a signal's eventfd, to hand the library). */
