@@ -1466,11 +1466,13 @@ class SSCursor(Cursor):
         self.rownumber += len(rows)
         return rows
 
-    def fetchone(self):
-        self._check_set()
-        if not self._data:
-            self._data = self._next_rows(max(64, self.arraysize))
-            self._pos = 0
+    def _refill(self, rows: list) -> None:
+        """The next batch of rows read (shared with staunch.aio's cursor)."""
+        self._data = rows
+        self._pos = 0
+
+    def _pop(self):
+        """The batch's next row, or None once it is used up."""
         if self._pos < len(self._data):
             r = self._data[self._pos]
             self._pos += 1
@@ -1478,6 +1480,12 @@ class SSCursor(Cursor):
                 self._data = []
             return r
         return None
+
+    def fetchone(self):
+        self._check_set()
+        if not self._data:
+            self._refill(self._next_rows(max(64, self.arraysize)))
+        return self._pop()
 
     def fetchmany(self, size: int | None = None) -> list:
         self._check_set()

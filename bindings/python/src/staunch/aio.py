@@ -19,9 +19,9 @@ What waits where:
 - a statement is sent, its task waits until the answer begins to arrive on
   the connection's socket, then the answer is read whole (a buffered
   cursor: fetch* never wait), or streamed (``SSCursor``: ``async for``
-  and the awaited fetch* wait on the socket for rows not yet arrived). The statement's bounds are the pool's, as in
-  the blocking face: ``query_timeout``, the liveness check of a frozen
-  server;
+  and the awaited fetch* wait on the socket for rows not yet arrived).
+  The statement's bounds are the pool's, as in the blocking face:
+  ``query_timeout``, the liveness check of a frozen server;
 - a cancelled task (``asyncio.timeout``, ``task.cancel()``) gives up a
   waiting borrow at once, the pool left as if it had never waited; during a
   statement it stops the statement with ``KILL QUERY`` (sent from a worker
@@ -52,19 +52,19 @@ _PENDING_P = ctypes.POINTER(F.staunch_pending_get)
 _ROWS_P = ctypes.POINTER(F.staunch_rows)
 
 
-async def _readable(fd: int, timeout: float | None) -> None:
-    """Waits until fd is readable or timeout (seconds) passes."""
+async def _readable(fd: int, timeout: float | None) -> bool:
+    """Waits until fd is readable (True) or timeout (seconds) passes (False)."""
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
 
-    def ready() -> None:
+    def ready(readable: bool) -> None:
         if not fut.done():
-            fut.set_result(None)
+            fut.set_result(readable)
 
-    loop.add_reader(fd, ready)
-    timer = loop.call_later(timeout, ready) if timeout is not None else None
+    loop.add_reader(fd, ready, True)
+    timer = loop.call_later(timeout, ready, False) if timeout is not None else None
     try:
-        await fut
+        return await fut
     finally:
         loop.remove_reader(fd)
         if timer is not None:
@@ -408,7 +408,7 @@ class Cursor(_core.Cursor):
 _STREAM_SLICE = 1.0
 
 
-class SSCursor(Cursor):
+class SSCursor(Cursor, _core.SSCursor):
     """A streaming cursor: ``await execute(...)`` returns once the answer
     begins to arrive; rows are then read as they come, ``async for row in
     cur`` or the awaitable ``fetchone``/``fetchmany``/``fetchall``. What has
@@ -420,8 +420,6 @@ class SSCursor(Cursor):
     cur.aclose()``), the connection runs nothing else. A cancelled task
     stops the statement with ``KILL QUERY`` and reads the rest off."""
 
-    _stream = True
-    server_side = True
     _abuf = None
 
     async def execute(self, query, args=None) -> int:  # type: ignore[override]
@@ -456,12 +454,8 @@ class SSCursor(Cursor):
                 if got.value or not waits.value:
                     break
                 _core._check(_core.lib.staunch_rows_wait_fd, rows, byref(fd), byref(conn_id))
-                if fd.value >= 0:
-                    loop = asyncio.get_running_loop()
-                    t0 = loop.time()
-                    await _readable(fd.value, _STREAM_SLICE)
-                    if loop.time() - t0 < _STREAM_SLICE:
-                        continue
+                if fd.value >= 0 and await _readable(fd.value, _STREAM_SLICE):
+                    continue
                 # Wait in the library, bounded as the statement is, off the loop's thread.
                 await asyncio.get_running_loop().run_in_executor(
                     None, lambda: _core._check(_core.lib.staunch_rows_fetch, rows, buf, cap, byref(got))
@@ -483,15 +477,8 @@ class SSCursor(Cursor):
     async def fetchone(self):  # type: ignore[override]
         self._check_set()
         if not self._data:
-            self._data = await self._more(max(64, self.arraysize))
-            self._pos = 0
-        if self._pos < len(self._data):
-            r = self._data[self._pos]
-            self._pos += 1
-            if self._pos == len(self._data):
-                self._data = []
-            return r
-        return None
+            self._refill(await self._more(max(64, self.arraysize)))
+        return self._pop()
 
     async def fetchmany(self, size: int | None = None) -> list:  # type: ignore[override]
         self._check_set()
@@ -535,6 +522,3 @@ class SSCursor(Cursor):
 
     def nextset(self):  # pragma: no cover - blocking only
         raise E.NotSupportedError(0, "nextset on a streaming asyncio cursor: use a buffered cursor")
-
-    def scroll(self, value: int, mode: str = "relative") -> None:
-        raise E.NotSupportedError(0, "a streaming cursor cannot scroll")
