@@ -145,10 +145,14 @@ public final class Pool implements AutoCloseable {
             throw new StaunchException(Status.CANCELLED, "the thread was interrupted before the get", 0, "");
         }
         Poller poller;
-        if (ms == 0 || !VirtualThreads.current() || (poller = Poller.get()) == null) {
+        Poller.Watch signal;
+        // A virtual thread parks while it waits, on an eventfd of the poller's; without
+        // one (epoll or eventfd refused) it waits in the library as a platform thread does.
+        if (ms == 0 || !VirtualThreads.current() || (poller = Poller.get()) == null
+                || (signal = poller.signal()) == null) {
             return getNative(ms, userToken, read);
         }
-        return getParked(poller, ms, userToken, read);
+        return getParked(signal, ms, userToken, read);
     }
 
     /**
@@ -160,74 +164,53 @@ public final class Pool implements AutoCloseable {
      * frees the pending borrow, which leaves the pool's queue as a cancelled
      * get does.
      */
-    private Conn getParked(Poller poller, int ms, CancelToken userToken, boolean read) {
-        enter();
+    private Conn getParked(Poller.Watch signal, int ms, CancelToken userToken, boolean read) {
         Thread self = Thread.currentThread();
+        boolean entered = false;
+        long pending = 0;
+        if (userToken != null) {
+            userToken.parked.add(self);
+        }
         try (Mem.Scope a = new Mem.Scope()) {
+            enter();
+            entered = true;
             Mem.Seg out = a.allocate(8);
             Mem.Seg pendingOut = a.allocate(8);
             Mem.Seg err = a.errSlot();
-            // The poller's eventfd, kept registered from borrow to borrow (null: the borrow makes one).
-            Poller.Watch watch = poller.signal();
-            int st = Native.pool_get_start(handle, ms, read, watch == null ? -1 : watch.fd(), out.address(),
-                    pendingOut.address(), err.address());
-            if (st != 0 || out.getAddress(0) != 0) {
-                if (watch != null) {
-                    watch.close();
+            int st = Native.pool_get_start(handle, ms, read, signal.fd(), out.address(), pendingOut.address(),
+                    err.address());
+            pending = pendingOut.getAddress(0);
+            while (st == 0 && out.getAddress(0) == 0) {
+                if (self.isInterrupted()) {
+                    throw new StaunchException(Status.CANCELLED,
+                            "the thread was interrupted while waiting for a connection", 0, "");
                 }
-                if (st != 0) {
-                    throw Call.error(st, err);
+                if (userToken != null && userToken.isCancelled()) {
+                    throw new StaunchException(Status.CANCELLED,
+                            "the wait for a connection was cancelled by its CancelToken", 0, "");
                 }
-                return borrowed(out.getAddress(0));
+                // Arm the signal again (epoll reports it at once if it turned readable
+                // since the last look), then park until it does or the bound passes.
+                long left = Math.max(1, Native.pending_get_remaining_ms(pending));
+                if (!signal.rearm()) {
+                    left = Math.min(left, 10); // epoll refused it: look again every 10 ms
+                }
+                LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(left));
+                st = Native.pending_get_finish(pending, out.address(), err.address());
             }
-            long pending = pendingOut.getAddress(0);
-            if (userToken != null) {
-                userToken.parked.add(self);
+            if (st != 0) {
+                throw Call.error(st, err);
             }
-            try {
-                if (watch == null) {
-                    watch = poller.watch(Native.pending_get_fd(pending));
-                }
-                while (true) {
-                    if (self.isInterrupted()) {
-                        throw new StaunchException(Status.CANCELLED,
-                                "the thread was interrupted while waiting for a connection", 0, "");
-                    }
-                    if (userToken != null && userToken.isCancelled()) {
-                        throw new StaunchException(Status.CANCELLED, "the wait for a connection was cancelled by its CancelToken", 0, "");
-                    }
-                    st = Native.pending_get_finish(pending, out.address(), err.address());
-                    if (st != 0) {
-                        throw Call.error(st, err);
-                    }
-                    if (out.getAddress(0) != 0) {
-                        return borrowed(out.getAddress(0));
-                    }
-                    // Nothing yet: arm the descriptor again (epoll reports it at once if it
-                    // turned readable since the finish), then park until it does or the bound.
-                    long left = Math.max(1, Native.pending_get_remaining_ms(pending));
-                    if (watch == null || !watch.rearm()) {
-                        left = Math.min(left, 10); // epoll refused the descriptor: look again every 10 ms
-                    }
-                    LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(left));
-                }
-            } finally {
-                if (userToken != null) {
-                    userToken.parked.remove(self);
-                }
-                // The borrow's own eventfd leaves epoll before the borrow closes it (its
-                // number may be reused at once); the poller's signal goes back after
-                // the free, once the library no longer writes to it.
-                if (watch != null && !watch.isSignal()) {
-                    watch.close();
-                }
-                Native.pending_get_free(pending);
-                if (watch != null && watch.isSignal()) {
-                    watch.close();
-                }
-            }
+            return borrowed(out.getAddress(0));
         } finally {
-            exit();
+            if (userToken != null) {
+                userToken.parked.remove(self);
+            }
+            Native.pending_get_free(pending); // NULL (ready at once) is a no-op; an unfinished borrow is given up
+            signal.close(); // after the free: the library no longer writes to it
+            if (entered) {
+                exit();
+            }
         }
     }
 

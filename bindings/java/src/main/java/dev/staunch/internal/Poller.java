@@ -77,7 +77,7 @@ public final class Poller {
      * Watches {@code fd} for the current thread, armed once: the thread is
      * unparked when it turns readable. Null if epoll refused it.
      */
-    public Watch watch(int fd) {
+    private Watch watch(int fd) {
         Watch w = new Watch(fd, ids.incrementAndGet(), Thread.currentThread(), false);
         waiters.put(w.id, w);
         if (Native.pollerArm(epfd, fd, w.id, true) != 0) {
@@ -166,26 +166,25 @@ public final class Poller {
         }
     }
 
-    /** One descriptor watched for one thread; close it before the descriptor is closed. */
+    /**
+     * One descriptor watched for one thread: a statement's socket (close it
+     * before the socket is closed), or a signal (close gives it back).
+     */
     public final class Watch implements AutoCloseable {
         private final int fd;
         private final long id;
-        private final boolean owned;
+        /** One of the poller's own eventfds ({@link #signal}), kept from borrow to borrow. */
+        private final boolean signal;
         /** The thread to unpark (null while a signal is spare). */
         private volatile Thread thread;
         /** The descriptor turned readable since it was last armed. */
         private volatile boolean fired;
 
-        private Watch(int fd, long id, Thread thread, boolean owned) {
+        private Watch(int fd, long id, Thread thread, boolean signal) {
             this.fd = fd;
             this.id = id;
             this.thread = thread;
-            this.owned = owned;
-        }
-
-        /** One of the poller's own eventfds ({@link #signal}), rather than a descriptor watched for a while. */
-        public boolean isSignal() {
-            return owned;
+            this.signal = signal;
         }
 
         /** The descriptor (a signal's eventfd, to hand the library). */
@@ -201,7 +200,7 @@ public final class Poller {
 
         @Override
         public void close() {
-            if (owned) {
+            if (signal) {
                 release(this);
                 return;
             }

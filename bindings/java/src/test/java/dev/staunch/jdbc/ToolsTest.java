@@ -331,4 +331,48 @@ class ToolsTest {
             drop("tool_hibernate");
         }
     }
+    // ---- the same tools on a virtual thread ----
+
+    /**
+     * Flyway (migrations, a failing one, repair) and Hibernate (hbm2ddl,
+     * optimistic locking) as above, run on a virtual thread, where every get,
+     * statement, commit and rollback parks its thread and the poller wakes it
+     * (issue 48): the poller's wake-ups must grow, and each tool must do what
+     * it does on a platform thread.
+     */
+    @Test
+    void flyway_and_hibernate_on_a_virtual_thread() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads: JDK 21+");
+        long woken = dev.staunch.internal.Poller.get().wakeups();
+        onVirtualThread(this::flyway_migrate_info_validate_repair);
+        onVirtualThread(this::hibernate_detects_the_dialect_and_runs_hbm2ddl_and_optimistic_locking);
+        woken = dev.staunch.internal.Poller.get().wakeups() - woken;
+        assertTrue(woken > 50, "the poller woke the tools' virtual thread " + woken + " times");
+    }
+
+    interface Body {
+        void run() throws Exception;
+    }
+
+    /** Runs body on a virtual thread (by reflection: the tests compile for Java 17) and rethrows what it threw. */
+    static void onVirtualThread(Body body) throws Exception {
+        java.util.concurrent.ExecutorService ex = (java.util.concurrent.ExecutorService)
+                java.util.concurrent.Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+        try {
+            ex.submit(() -> {
+                body.run();
+                return null;
+            }).get(300, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof Exception cause) {
+                throw cause;
+            }
+            if (e.getCause() instanceof Error error) {
+                throw error; // an assertion of the body's
+            }
+            throw e;
+        } finally {
+            ex.shutdown();
+        }
+    }
 }
