@@ -668,14 +668,9 @@ impl PooledConn {
     /// A text statement's whole answer, every result set, each set's
     /// figures filled in.
     pub(crate) fn collect_text(&mut self, sql: &str, partly: bool) -> Result<Sets, WireError> {
-        self.note_sql(sql);
-        self.run(partly, Report::Ok, |session| {
-            let link = &mut session.link;
-            link.wire.send_query(sql.as_bytes())?;
-            let (sets, end) = collect_wire(&mut link.wire, &mut link.columns, &mut link.memo)?;
-            link.last = end;
-            Ok(sets)
-        })
+        // Sent as for a caller that waits apart, then received here.
+        self.send_text_wire(sql, partly)?;
+        self.recv_text_wire().unwrap_or_else(|| Err(nothing_sent()))
     }
 
     /// Steps 1 and 2 of a text statement whose answer is read as it
@@ -690,12 +685,8 @@ impl PooledConn {
         partly: bool,
     ) -> Result<WireStart, WireError> {
         self.send_text_wire(sql, partly)?;
-        match self.start_sent_wire() {
-            Some(start) => start,
-            None => Err(WireError::Io(std::io::Error::other(
-                "the statement just sent has no answer open",
-            ))),
-        }
+        self.start_sent_wire()
+            .unwrap_or_else(|| Err(nothing_sent()))
     }
 
     /// Steps 1 and 2 of a text statement whose answer is awaited apart
@@ -1109,6 +1100,14 @@ impl fmt::Debug for PooledConn {
             .field("id", &self.id())
             .finish()
     }
+}
+
+/// The answer of a statement just sent was not open to read (it cannot
+/// be: the send opens it).
+pub(crate) fn nothing_sent() -> WireError {
+    WireError::Io(std::io::Error::other(
+        "the statement just sent has no answer open",
+    ))
 }
 
 #[cfg(test)]

@@ -26,14 +26,14 @@ use mysql_common::row::convert::FromRow;
 use mysql_common::row::{new_row, Row};
 use mysql_common::value::Value;
 
-use super::answer::{collect_binary, Set, Sets};
+use super::answer::{Set, Sets};
 use super::conn::{PooledConn, Report};
 use super::link::Link;
 use super::session::ClientCharset;
 use super::sql::{self, Lexing, ParamFault, Scan};
 use super::value::Param;
 use crate::error::{Error, ErrorKind};
-use crate::wire::{types, WireError};
+use crate::wire::{types, WireError, ER_UNKNOWN_STMT_HANDLER};
 
 /// MySQL's "This command is not supported in the prepared statement
 /// protocol yet".
@@ -486,34 +486,30 @@ impl PooledConn {
     }
 
     /// Runs a planned statement and reads its whole answer (every result
-    /// set) into the answer model, each set's figures filled in.
+    /// set) into the answer model, each set's figures filled in: the
+    /// statement sent as for a caller that waits apart
+    /// ([`send_binary_wire`](PooledConn::send_binary_wire)), then its
+    /// answer received in this thread. A cached statement the server no
+    /// longer knows (1243: the session was reset) is prepared and sent once
+    /// more, which only a caller still holding the values can do (and not
+    /// for long data, which went to the forgotten statement).
     pub(crate) fn run_plan(&mut self, plan: Plan, params: &[Param]) -> Result<Sets, WireError> {
-        match plan {
-            Plan::Text { sql, partly } => self.collect_text(&sql, partly),
-            Plan::Binary { sql } => {
-                self.note_sql(&sql);
-                // On the stack for up to 8 (no allocation per statement).
-                let mut values: smallvec::SmallVec<[crate::wire::Param<'_>; 8]> =
-                    params.iter().map(Param::to_wire).collect();
-                let (total, _) = Plan::Binary { sql: String::new() }.size(params);
-                self.run(false, Report::Ok, |s| {
-                    let max = s.state.max_allowed_packet.unwrap_or(MAX_PAYLOAD_LEN);
-                    let Link {
-                        wire,
-                        stmts,
-                        bincols,
-                        memo,
-                        last,
-                        ..
-                    } = &mut s.link;
-                    if total > MAX_PAYLOAD_LEN {
-                        send_long_values(wire, stmts, &sql, &mut values, max)?;
-                    }
-                    let first = stmts.execute(wire, sql.as_bytes(), &values, bincols)?;
-                    let (sets, end) = collect_binary(wire, bincols, memo, first)?;
-                    *last = end;
-                    Ok(sets)
-                })
+        let sql = match plan {
+            Plan::Text { sql, partly } => return self.collect_text(&sql, partly),
+            Plan::Binary { sql } => sql,
+        };
+        let long = Plan::Binary { sql: String::new() }.size(params).0 > MAX_PAYLOAD_LEN;
+        let mut retried = false;
+        loop {
+            self.send_binary_wire(&sql, params)?;
+            match self.recv_text_wire() {
+                Some(Err(WireError::Server(e)))
+                    if e.code == ER_UNKNOWN_STMT_HANDLER && !retried && !long =>
+                {
+                    retried = true;
+                }
+                Some(r) => return r,
+                None => return Err(super::conn::nothing_sent()),
             }
         }
     }

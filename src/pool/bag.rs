@@ -56,6 +56,7 @@ fn bit_of(idx: usize) -> (usize, u64) {
 }
 use std::time::Instant;
 
+#[cfg(all(test, feature = "loom-model"))]
 use super::cancel::CancelToken;
 use crate::error::Error;
 use crate::sync::model::{
@@ -298,6 +299,17 @@ enum WaitEnd {
     Cancelled,
 }
 
+/// Why [`Waiter::block`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Woken {
+    /// Something was handed over (not taken yet: `try_take` takes it).
+    Given,
+    /// The deadline passed.
+    TimedOut,
+    /// The cancel token fired (and nothing was handed over).
+    Cancelled,
+}
+
 impl Waiter {
     /// A waiter that blocks its thread (`signal` None), or one a host's
     /// event loop waits for through `signal`.
@@ -354,23 +366,27 @@ impl Waiter {
         h
     }
 
-    /// Blocks until something is given, `deadline` passes (None: no bound,
-    /// used only by the loom model) or, with `cancellable`, it is cancelled.
-    fn wait(&self, deadline: Option<Instant>, cancellable: bool) -> WaitEnd {
+    /// Blocks the calling thread until something is given (left for
+    /// [`try_take`](Waiter::try_take)), `deadline` passes (None: no bound)
+    /// or, with `cancellable`, it is cancelled: the wait of a borrow that
+    /// has a thread to block (`CorePool::get`); a borrow without one waits
+    /// for the signal in its host's event loop instead. A hand-off wins
+    /// over a cancel that came with it.
+    pub(crate) fn block(&self, deadline: Option<Instant>, cancellable: bool) -> Woken {
         let mut g = lock(&self.given);
         loop {
-            if let Some(h) = g.take() {
-                return WaitEnd::Given(h);
+            if g.is_some() {
+                return Woken::Given;
             }
             if cancellable && self.cancelled.load(SeqCst) {
-                return WaitEnd::Cancelled;
+                return Woken::Cancelled;
             }
             match deadline {
                 None => g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner()),
                 Some(d) => {
                     let now = Instant::now();
                     if now >= d {
-                        return WaitEnd::TimedOut;
+                        return Woken::TimedOut;
                     }
                     g = self
                         .cv
@@ -381,6 +397,18 @@ impl Waiter {
             }
         }
     }
+
+    /// [`block`](Waiter::block), then takes what was given.
+    fn wait(&self, deadline: Option<Instant>, cancellable: bool) -> WaitEnd {
+        match self.block(deadline, cancellable) {
+            Woken::Given => match self.try_take() {
+                Some(h) => WaitEnd::Given(h),
+                None => unreachable!("only its own waiter takes a hand-off"),
+            },
+            Woken::TimedOut => WaitEnd::TimedOut,
+            Woken::Cancelled => WaitEnd::Cancelled,
+        }
+    }
 }
 
 fn deliver(out: Vec<(Arc<Waiter>, Handoff)>) {
@@ -389,9 +417,11 @@ fn deliver(out: Vec<(Arc<Waiter>, Handoff)>) {
     }
 }
 
+/// How [`Bag::wait`] ended (the loom models' borrow).
+#[cfg(all(test, feature = "loom-model"))]
 pub(crate) enum WaitOutcome {
     Got(Entry),
-    Failed(Error),
+    Failed,
     TimedOut,
     /// The cancel token fired. If an entry was handed over meanwhile, it is
     /// here, IN_USE: the caller gives it back (as if it had never waited).
@@ -732,11 +762,13 @@ impl<T> Bag<T> {
         }
     }
 
-    /// Waits for an entry until `deadline`, or until `cancel` fires.
+    /// Waits for an entry until `deadline`, or until `cancel` fires: a
+    /// borrow as the pool makes one (`CorePool::get` through its
+    /// `PendingGet`: queue, block, take or leave), for the loom models.
     /// `registered` runs once the caller is in the queue and found nothing
-    /// idle (outside the lock): that is where the pool asks for a new
-    /// connection. A cancelled or timed-out waiter leaves the queue as if it
-    /// had never queued.
+    /// idle (outside the lock). A cancelled or timed-out waiter leaves the
+    /// queue as if it had never queued.
+    #[cfg(all(test, feature = "loom-model"))]
     pub fn wait(
         &self,
         deadline: Option<Instant>,
@@ -756,6 +788,7 @@ impl<T> Bag<T> {
         outcome
     }
 
+    #[cfg(all(test, feature = "loom-model"))]
     fn wait_registered(
         &self,
         me: &Arc<Waiter>,
@@ -764,7 +797,7 @@ impl<T> Bag<T> {
         registered: impl FnOnce(),
     ) -> WaitOutcome {
         match self.enqueue(me) {
-            Err(e) => return WaitOutcome::Failed(e),
+            Err(_) => return WaitOutcome::Failed,
             Ok(false) => registered(),
             Ok(true) => {}
         }
@@ -775,7 +808,7 @@ impl<T> Bag<T> {
         match (got, cancelled) {
             (Some(Handoff::Entry(e)), false) => WaitOutcome::Got(e),
             (Some(Handoff::Entry(e)), true) => WaitOutcome::Cancelled(Some(e)),
-            (Some(Handoff::Fail(e)), _) => WaitOutcome::Failed(e),
+            (Some(Handoff::Fail(_)), _) => WaitOutcome::Failed,
             (None, false) => WaitOutcome::TimedOut,
             (None, true) => WaitOutcome::Cancelled(None),
         }
@@ -989,7 +1022,7 @@ mod loom_model {
                     b2.release(e);
                 }
                 WaitOutcome::Cancelled(None) => {}
-                WaitOutcome::TimedOut | WaitOutcome::Failed(_) => {
+                WaitOutcome::TimedOut | WaitOutcome::Failed => {
                     panic!("no deadline was given, nor a close")
                 }
             });
@@ -1033,7 +1066,7 @@ mod loom_model {
                     b2.put(&e, c);
                     give_back(&b2, e);
                 }
-                WaitOutcome::Failed(_) => {}
+                WaitOutcome::Failed => {}
                 WaitOutcome::TimedOut | WaitOutcome::Cancelled(_) => {
                     panic!("no deadline and no cancel token were given")
                 }

@@ -51,7 +51,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 
-use self::bag::{Bag, Entry, WaitOutcome, IDLE, IN_USE, RESERVED};
+use self::bag::{Bag, Entry, IDLE, IN_USE, RESERVED};
 pub(crate) use self::cancel::CancelToken;
 pub use self::config::PoolConfig;
 pub use self::connector::{ConnectAttempt, Connector, Recycled, Suspect};
@@ -1090,40 +1090,38 @@ impl<C: Connector> CorePool<C> {
                     .unwrap_or_else(|p| p.into_inner().0);
             }
         }
-        loop {
-            if s.is_closed() {
-                return Err(Error::closed());
+        if s.is_closed() {
+            return Err(Error::closed());
+        }
+        if let Some(e) = self.shared.recent_permanent_failure() {
+            return Err(e);
+        }
+        // The borrow a host's event loop waits for (`get_start`), with this
+        // thread blocked on it in place of the loop: one queue turn,
+        // hand-off, validation, bound and count for both.
+        let mut p = PendingGet {
+            shared: self.shared.clone(),
+            waiter: bag::Waiter::new(None),
+            start,
+            deadline,
+            queued: false,
+        };
+        if let Some(t) = cancel {
+            if !t.register(&p.waiter) {
+                return Err(self.cancelled(start.elapsed()));
             }
-            if let Some(e) = self.shared.recent_permanent_failure() {
-                return Err(e);
-            }
-            let outcome = s.bag.wait(Some(deadline), cancel, || {
-                if s.pending.load(SeqCst) < s.bag.waiting() {
-                    s.request_create();
-                }
-            });
-            match outcome {
-                WaitOutcome::Got(e) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if let Some(c) = s.checkout(e, coarse_now_ns(), left) {
-                        let waited = start.elapsed();
-                        s.counters.acquires_waited.fetch_add(1, Relaxed);
-                        s.counters
-                            .acquire_wait_us
-                            .fetch_add(waited.as_micros() as u64, Relaxed);
-                        s.counters.acquire_wait.record(waited);
-                        return Ok(c);
-                    }
-                }
-                WaitOutcome::Failed(e) => return Err(e),
-                WaitOutcome::TimedOut => return Err(self.shared.timed_out(start)),
-                WaitOutcome::Cancelled(entry) => {
-                    if let Some(e) = entry {
-                        // Handed over as the cancel fired: back it goes.
-                        s.make_idle(e);
-                    }
-                    return Err(self.cancelled(start.elapsed()));
-                }
+        }
+        let got = p.wait_here(cancel.is_some());
+        if let Some(t) = cancel {
+            t.unregister(&p.waiter);
+        }
+        match got {
+            Some(r) => r,
+            None => {
+                // Given up: the drop leaves the queue (a connection handed
+                // over as the cancel came goes back) and counts it.
+                drop(p);
+                Err(self.cancelled_error(start.elapsed()))
             }
         }
     }
@@ -1191,6 +1189,11 @@ impl<C: Connector> CorePool<C> {
             .counters
             .acquires_cancelled
             .fetch_add(1, Relaxed);
+        self.cancelled_error(waited)
+    }
+
+    /// The error of a cancelled wait (counted by whoever gave it up).
+    fn cancelled_error(&self, waited: Duration) -> Error {
         Error::new(
             ErrorKind::Cancelled,
             format!(
@@ -1625,12 +1628,30 @@ impl<C: Connector> PendingGet<C> {
         Ok(())
     }
 
+    /// The thread's wait of a blocking `get`: queues, then blocks on the
+    /// waiter until [`finish`](PendingGet::finish) completes the borrow
+    /// (a connection, or the error that ended it, the timeout included).
+    /// None: the cancel token fired first (the caller drops `self`, which
+    /// gives the borrow up).
+    fn wait_here(&mut self, cancellable: bool) -> Option<Result<Lease<C>>> {
+        if let Err(e) = self.enqueue() {
+            return Some(Err(e));
+        }
+        loop {
+            if let Some(done) = self.finish() {
+                return Some(done);
+            }
+            if self.waiter.block(Some(self.deadline), cancellable) == bag::Woken::Cancelled {
+                return None;
+            }
+        }
+    }
+
     /// The descriptor to wait on (readable when [`finish`](PendingGet::finish)
-    /// has something); valid while `self` lives.
+    /// has something); valid while `self` lives. -1 for the borrow of a
+    /// blocking `get`, which has none (and is never given out).
     pub fn fd(&self) -> std::os::fd::RawFd {
-        self.waiter
-            .signal_fd()
-            .expect("a pending get's waiter has a signal")
+        self.waiter.signal_fd().unwrap_or(-1)
     }
 
     /// Time left until the borrow's bound (zero once it passed).

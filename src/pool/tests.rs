@@ -244,6 +244,65 @@ fn waiters_are_served_first_come_first_served() {
     assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3]);
 }
 
+/// A blocking get is the borrow a host starts apart (`get_start`) with its
+/// thread waiting on it: both kinds stand in one line, served in the order
+/// they came, and a cancelled blocking get is counted once.
+#[test]
+fn blocking_and_apart_borrows_stand_in_one_line() {
+    let (p, _) = pool(PoolConfig {
+        max_size: 1,
+        ..cfg()
+    });
+    let held = p.get().unwrap();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let blocking = |i: usize| {
+        let (p2, order) = (p.clone(), order.clone());
+        let t = thread::spawn(move || {
+            let c = p2.get().unwrap();
+            order.lock().unwrap().push(i);
+            drop(c);
+        });
+        while p.stats().waiting < i + 1 {
+            thread::yield_now();
+        }
+        t
+    };
+    let first = blocking(0);
+    let Started::Waiting(mut apart) = p.get_start(Duration::from_secs(5)).unwrap() else {
+        panic!("the pool's one connection is held: the borrow must wait");
+    };
+    assert!(apart.fd() >= 0);
+    let third = blocking(2);
+    drop(held);
+    let lease = loop {
+        match apart.finish() {
+            Some(got) => break got.unwrap(),
+            None => thread::sleep(Duration::from_millis(1)),
+        }
+    };
+    order.lock().unwrap().push(1);
+    drop(lease);
+    first.join().unwrap();
+    third.join().unwrap();
+    assert_eq!(*order.lock().unwrap(), vec![0, 1, 2]);
+
+    let held = p.get().unwrap();
+    let token = cancel::CancelToken::new();
+    let waiter = {
+        let (p, token) = (p.clone(), token.clone());
+        thread::spawn(move || p.get_cancellable(Duration::from_secs(5), &token))
+    };
+    while p.stats().waiting < 1 {
+        thread::yield_now();
+    }
+    token.cancel();
+    let e = waiter.join().unwrap().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Cancelled, "{e}");
+    let st = p.stats();
+    assert_eq!((st.waiting, st.acquires_cancelled), (0, 1));
+    drop(held);
+}
+
 #[test]
 #[cfg_attr(miri, ignore = "real-time bounds: Miri runs the pool ~100x slower")]
 fn hanging_connect_is_cut_off_at_its_deadline() {
