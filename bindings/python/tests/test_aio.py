@@ -165,6 +165,45 @@ def test_aio_transactions_commit_and_roll_back(url):
     run(main())
 
 
+def test_aio_set_autocommit_waits_in_the_loop(url):
+    """Turning autocommit on commits the open transaction, which waits while
+    another session holds FLUSH TABLES WITH READ LOCK. That session's
+    UNLOCK TABLES runs on the same loop meanwhile: a SET that blocked the
+    loop would wait out lock_wait_timeout and fail."""
+
+    async def main():
+        pool = staunch.aio.Pool(url + "?max_size=2")
+        async with pool.connection() as a, pool.connection() as b:
+            await a.execute("CREATE TABLE IF NOT EXISTS aio_ac (id INT PRIMARY KEY) ENGINE=InnoDB")
+            await a.execute("DELETE FROM aio_ac")
+            await a.execute("SET SESSION lock_wait_timeout = 5")
+            await a.set_autocommit(False)
+            assert not a.autocommit
+            await a.execute("INSERT INTO aio_ac VALUES (1)")
+            await b.execute("FLUSH TABLES WITH READ LOCK")
+            order = []
+
+            async def commit_by_autocommit():
+                await a.set_autocommit(True)
+                order.append("committed")
+
+            async def unlock():
+                await asyncio.sleep(0.3)
+                order.append("unlocking")
+                await b.execute("UNLOCK TABLES")
+
+            await asyncio.gather(commit_by_autocommit(), unlock())
+            assert order == ["unlocking", "committed"]
+            assert a.autocommit
+            await a.set_autocommit(True)  # already on: nothing sent
+            assert (await b.execute("SELECT id FROM aio_ac")).fetchall() == [(1,)]
+            await b.rollback()
+            await a.execute("DROP TABLE aio_ac")
+        pool.close()
+
+    run(main())
+
+
 def test_aio_streamed_rows_arrive_exact_while_the_loop_runs(url):
     """A streaming cursor: 20,000 rows read with ``async for`` as they
     arrive (a text statement: waits on the socket, no thread), then the

@@ -298,7 +298,16 @@ class Connection:
 
     @property
     def autocommit(self) -> bool:
+        """Whether the session autocommits (as the server last said; never waits)."""
         return self._conn.autocommit
+
+    async def set_autocommit(self, value: bool) -> None:
+        """Turns autocommit on or off (``SET autocommit``, waited for in the
+        loop; nothing is sent when it already is). Turning it on commits an
+        open transaction, as the server does."""
+        value = bool(value)
+        if value != self._conn.autocommit:
+            await self._run(b"SET autocommit=1" if value else b"SET autocommit=0")
 
     async def __aenter__(self) -> Connection:
         return self

@@ -147,9 +147,7 @@ class AsyncAdapt_staunch_connection(AsyncAdapt_dbapi_connection):
 
     @autocommit.setter
     def autocommit(self, value: bool) -> None:
-        # SET autocommit, through the blocking call: one round trip in the
-        # loop's thread (AUTOCOMMIT isolation only; see docs/async.md).
-        self._connection._conn._conn.autocommit = value
+        await_(self._connection._conn.set_autocommit(value))
 
     def discard(self) -> None:
         """Closes the connection instead of returning it (SQLAlchemy's
