@@ -432,6 +432,18 @@ JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_rows_1fetch(JNIEnv *env, jc
     return (jint)FN.staunch_rows_fetch(P(a0), P(a1), a2, P(a3), P(a4));
 }
 
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_rows_1fetch_1ready(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3, jlong a4, jlong a5) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_rows_fetch_ready(P(a0), P(a1), a2, P(a3), P(a4), P(a5));
+}
+
+JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_rows_1wait_1fd(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2, jlong a3) {
+    (void)env;
+    (void)cls;
+    return (jint)FN.staunch_rows_wait_fd(P(a0), P(a1), P(a2), P(a3));
+}
+
 JNIEXPORT jint JNICALL Java_dev_staunch_internal_Jni_rows_1next_1result(JNIEnv *env, jclass cls, jlong a0, jlong a1, jlong a2) {
     (void)env;
     (void)cls;

@@ -73,6 +73,8 @@
     X(staunch_rows_column_info) \
     X(staunch_rows_next) \
     X(staunch_rows_fetch) \
+    X(staunch_rows_fetch_ready) \
+    X(staunch_rows_wait_fd) \
     X(staunch_rows_next_result) \
     X(staunch_rows_row_count) \
     X(staunch_rows_affected_rows) \

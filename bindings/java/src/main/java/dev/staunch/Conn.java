@@ -346,6 +346,10 @@ public final class Conn implements AutoCloseable {
 
     /** START TRANSACTION. */
     public void begin() {
+        if (parks() != null) {
+            execute("START TRANSACTION"); // a virtual thread: sent apart, as staunch_conn_begin sends it
+            return;
+        }
         simple(Native::conn_begin);
     }
 
@@ -355,6 +359,10 @@ public final class Conn implements AutoCloseable {
      */
     public void begin(Isolation isolation, boolean readOnly) {
         Objects.requireNonNull(isolation, "isolation");
+        if (isolation == Isolation.DEFAULT && !readOnly) {
+            begin();
+            return;
+        }
         enter();
         try (Mem.Scope a = new Mem.Scope()) {
             Mem.Seg err = a.errSlot();

@@ -5,7 +5,9 @@ import dev.staunch.internal.Call;
 import dev.staunch.internal.Cleanup;
 import dev.staunch.internal.Mem;
 import dev.staunch.internal.Native;
+import dev.staunch.internal.Poller;
 import dev.staunch.internal.Values;
+import dev.staunch.internal.VirtualThreads;
 import java.lang.ref.Cleaner;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -277,7 +279,13 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
             }
             Mem.Seg n = a.allocate(8);
             Mem.Seg err = a.errSlot();
-            Call.check(Native.rows_fetch(state.handle, state.values.address(), state.capacity, n.address(), err.address()), err);
+            Poller poller;
+            if (VirtualThreads.current() && (poller = Poller.get()) != null) {
+                fetchParked(poller, a, n, err);
+            } else {
+                Call.check(Native.rows_fetch(state.handle, state.values.address(), state.capacity, n.address(),
+                        err.address()), err);
+            }
             rowsInBatch = n.getLong(0);
             rowInBatch = 0;
             if (rowsInBatch == 0) {
@@ -286,6 +294,44 @@ public final class Rows implements AutoCloseable, Iterable<Rows> {
                 return false;
             }
             return true;
+        }
+    }
+
+    /**
+     * The longest a virtual thread parks for a streamed answer's next rows
+     * before it waits in the library instead. The library bounds a
+     * statement's waits (its time limit, the liveness check) only while one
+     * of its calls waits, so a park may not last as long as a stalled server.
+     */
+    private static final long STREAM_PARK_NS = 1_000_000_000L;
+
+    /**
+     * {@code staunch_rows_fetch} on a virtual thread, which must not hold its
+     * carrier while rows are on their way: reads what has arrived, and parks
+     * on the connection's socket while the next row has not (up to
+     * {@link #STREAM_PARK_NS} a wait). Where no socket can announce the rows
+     * (a prepared statement's, a TLS session's), or the server has been silent
+     * that long, the fetch waits in the library, bounded as the statement is.
+     */
+    private void fetchParked(Poller poller, Mem.Scope a, Mem.Seg n, Mem.Seg err) {
+        Mem.Seg waits = a.allocate(8);
+        Mem.Seg fd = a.allocate(8);
+        Mem.Seg connId = a.allocate(8);
+        while (true) {
+            waits.putLong(0, 0);
+            Call.check(Native.rows_fetch_ready(state.handle, state.values.address(), state.capacity, n.address(),
+                    waits.address(), err.address()), err);
+            if (n.getLong(0) > 0 || !waits.getBoolean(0)) {
+                return; // rows, or the set's end
+            }
+            fd.putInt(0, -1);
+            Call.check(Native.rows_wait_fd(state.handle, fd.address(), connId.address(), err.address()), err);
+            int wait = fd.getInt(0);
+            if (wait < 0 || !poller.awaitReadable(wait, STREAM_PARK_NS)) {
+                Call.check(Native.rows_fetch(state.handle, state.values.address(), state.capacity, n.address(),
+                        err.address()), err);
+                return;
+            }
         }
     }
 

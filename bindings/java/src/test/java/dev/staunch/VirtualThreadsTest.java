@@ -139,7 +139,7 @@ class VirtualThreadsTest {
     }
 
     /**
-     * On a virtual thread a statement, a commit and a rollback each park
+     * On a virtual thread a begin, a statement, a commit and a rollback each park
      * until their answer (one wake-up by the poller each), and do what they
      * say: the committed row is there, the rolled-back one is not.
      */
@@ -152,8 +152,10 @@ class VirtualThreadsTest {
                 try (Conn c = pool.get(Duration.ofSeconds(10))) {
                     c.execute("CREATE TABLE IF NOT EXISTS vt_commit (id INT PRIMARY KEY)");
                     c.execute("DELETE FROM vt_commit");
+                    long wb = Poller.get().wakeups();
                     c.begin();
                     long w0 = Poller.get().wakeups();
+                    assertEquals(1, w0 - wb, "the START TRANSACTION's wake-ups");
                     c.execute("INSERT INTO vt_commit VALUES (?)", 1);
                     long w1 = Poller.get().wakeups();
                     c.commit();
@@ -175,6 +177,45 @@ class VirtualThreadsTest {
                 assertEquals(1L, ConformanceTest.selectLong(c, "SELECT MAX(id) FROM vt_commit"));
                 c.execute("DROP TABLE vt_commit");
             }
+        } finally {
+            ex.shutdown();
+            assertTrue(ex.awaitTermination(30, TimeUnit.SECONDS));
+        }
+    }
+
+    /**
+     * A streamed answer read on a virtual thread parks while its next rows
+     * are on their way: the server stalls half a second after 5,000 rows
+     * (about 600 kB, flushed as its buffer fills), and the fetches that find
+     * nothing arrived wait for the socket through the poller. Every row
+     * arrives, in order, and the connection goes on.
+     */
+    @Test
+    void a_streamed_answer_parks_for_its_rows_on_a_virtual_thread() throws Exception {
+        assumeTrue(Runtime.version().feature() >= 21, "virtual threads: JDK 21+");
+        ExecutorService ex = (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+        try (Pool pool = Staunch.open(Env.url("max_size=1"))) {
+            Future<Long> f = ex.submit(() -> {
+                try (Conn c = pool.get(Duration.ofSeconds(10))) {
+                    long before;
+                    long n = 0;
+                    try (Rows r = c.queryStream("SELECT seq, IF(seq = 5000, SLEEP(0.5), 0), REPEAT('x', 100)"
+                            + " FROM seq_1_to_10000")) {
+                        before = Poller.get().wakeups();
+                        while (r.next()) {
+                            n++;
+                            assertEquals(n, r.getLong(0));
+                            assertEquals(100, r.getString(2).length());
+                        }
+                    }
+                    assertEquals(10_000, n);
+                    long woken = Poller.get().wakeups() - before;
+                    assertEquals(7L, ConformanceTest.selectLong(c, "SELECT 7"));
+                    return woken;
+                }
+            });
+            long woken = f.get(30, TimeUnit.SECONDS);
+            assertTrue(woken >= 1, "the poller woke the reader " + woken + " times while rows were on their way");
         } finally {
             ex.shutdown();
             assertTrue(ex.awaitTermination(30, TimeUnit.SECONDS));

@@ -134,6 +134,8 @@ public final class Jni {
     public static native int rows_column_info(long a0, long a1, long a2, long a3);
     public static native int rows_next(long a0, long a1, long a2);
     public static native int rows_fetch(long a0, long a1, long a2, long a3, long a4);
+    public static native int rows_fetch_ready(long a0, long a1, long a2, long a3, long a4, long a5);
+    public static native int rows_wait_fd(long a0, long a1, long a2, long a3);
     public static native int rows_next_result(long a0, long a1, long a2);
     public static native int rows_row_count(long a0, long a1, long a2);
     public static native long rows_affected_rows(long a0);

@@ -547,6 +547,14 @@ public final class Native {
         return Jni.rows_fetch(a0, a1, a2, a3, a4);
     }
 
+    public static int rows_fetch_ready(long a0, long a1, long a2, long a3, long a4, long a5) {
+        return Jni.rows_fetch_ready(a0, a1, a2, a3, a4, a5);
+    }
+
+    public static int rows_wait_fd(long a0, long a1, long a2, long a3) {
+        return Jni.rows_wait_fd(a0, a1, a2, a3);
+    }
+
     public static int rows_next_result(long a0, long a1, long a2) {
         return Jni.rows_next_result(a0, a1, a2);
     }

@@ -97,16 +97,30 @@ public final class Poller {
      * caller then waits in the library).
      */
     public boolean awaitReadable(int fd) {
+        return awaitReadable(fd, Long.MAX_VALUE);
+    }
+
+    /**
+     * {@link #awaitReadable(int)} for at most {@code timeoutNanos}: false
+     * when that passed first (or epoll refused the descriptor). For a wait
+     * the library does not bound itself (a streamed answer's next rows).
+     */
+    public boolean awaitReadable(int fd, long timeoutNanos) {
         Watch w = watch(fd);
         if (w == null) {
             return false;
         }
         boolean interrupted = false;
+        long start = System.nanoTime();
         try {
             while (!w.fired) {
+                long left = timeoutNanos - (System.nanoTime() - start);
+                if (left <= 0) {
+                    return false;
+                }
                 // In slices: after each, arm it again, which reports it at once if it is
                 // readable, so not even a wake-up lost would leave the thread parked.
-                LockSupport.parkNanos(this, RECHECK_NS);
+                LockSupport.parkNanos(this, Math.min(left, RECHECK_NS));
                 if (Thread.interrupted()) {
                     interrupted = true; // park would return at once while the status is set
                 }

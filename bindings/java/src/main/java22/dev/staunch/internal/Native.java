@@ -410,6 +410,8 @@ public final class Native {
             st(PTR, SIZE_T, PTR, PTR), CRITICAL);
     public static final MethodHandle rows_next = h("staunch_rows_next", st(PTR, PTR, PTR));
     public static final MethodHandle rows_fetch = h("staunch_rows_fetch", st(PTR, PTR, SIZE_T, PTR, PTR));
+    public static final MethodHandle rows_fetch_ready = h("staunch_rows_fetch_ready", st(PTR, PTR, SIZE_T, PTR, PTR, PTR));
+    public static final MethodHandle rows_wait_fd = h("staunch_rows_wait_fd", st(PTR, PTR, PTR, PTR));
     public static final MethodHandle rows_next_result = h("staunch_rows_next_result", st(PTR, PTR, PTR));
     public static final MethodHandle rows_row_count = h("staunch_rows_row_count", st(PTR, PTR, PTR), CRITICAL);
     public static final MethodHandle rows_affected_rows = h("staunch_rows_affected_rows", FunctionDescriptor.of(JAVA_LONG, PTR), CRITICAL);
@@ -1242,6 +1244,22 @@ public final class Native {
     public static int rows_fetch(long a0, long a1, long a2, long a3, long a4) {
         try {
             return (int) rows_fetch.invokeExact(a0, a1, a2, a3, a4);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int rows_fetch_ready(long a0, long a1, long a2, long a3, long a4, long a5) {
+        try {
+            return (int) rows_fetch_ready.invokeExact(a0, a1, a2, a3, a4, a5);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int rows_wait_fd(long a0, long a1, long a2, long a3) {
+        try {
+            return (int) rows_wait_fd.invokeExact(a0, a1, a2, a3);
         } catch (Throwable t) {
             throw rethrow(t);
         }
