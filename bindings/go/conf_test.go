@@ -1754,9 +1754,10 @@ func Test_acquire_waits_in_the_netpoller(t *testing.T) {
 	}
 }
 
-// A transaction's end is a statement like any other: with more ending at
-// once than may wait in their threads, COMMIT's answer is awaited in the
-// netpoller (rows committed, none lost).
+// A transaction's begin and end are statements like any other: with more
+// starting or ending at once than may wait in their threads, START
+// TRANSACTION's and COMMIT's answers are awaited in the netpoller (rows
+// committed, none lost).
 func Test_commits_wait_in_the_netpoller(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	p := openPool(t, "max_size=8")
@@ -1767,20 +1768,47 @@ func Test_commits_wait_in_the_netpoller(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n, rounds = 8, 3
-	apart := uint64(0)
+	apart, begunApart := uint64(0), uint64(0)
 	for round := range rounds {
-		txs := make([]*staunch.Tx, n)
-		for i := range txs {
-			tx, err := p.Begin(bg)
+		conns := make([]*staunch.Conn, n)
+		for i := range conns {
+			c, err := p.Acquire(bg)
 			if err != nil {
 				t.Fatal(err)
 			}
+			conns[i] = c
+		}
+		txs := make([]*staunch.Tx, n)
+		before := staunch.PollerWaits()
+		begin := make(chan struct{})
+		var begun sync.WaitGroup
+		berrs := make(chan error, n)
+		for i, c := range conns {
+			begun.Add(1)
+			go func() {
+				defer begun.Done()
+				<-begin
+				tx, err := c.Begin(bg)
+				if err != nil {
+					berrs <- err
+					return
+				}
+				txs[i] = tx
+			}()
+		}
+		close(begin)
+		begun.Wait()
+		close(berrs)
+		for err := range berrs {
+			t.Fatal(err)
+		}
+		begunApart += staunch.PollerWaits() - before
+		for i, tx := range txs {
 			if _, err := tx.Exec(bg, "INSERT INTO np_commit VALUES (?)", round*n+i); err != nil {
 				t.Fatal(err)
 			}
-			txs[i] = tx
 		}
-		before := staunch.PollerWaits()
+		before = staunch.PollerWaits()
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		errs := make(chan error, n)
@@ -1801,6 +1829,9 @@ func Test_commits_wait_in_the_netpoller(t *testing.T) {
 			t.Fatal(err)
 		}
 		apart += staunch.PollerWaits() - before
+		for _, c := range conns {
+			c.Release()
+		}
 	}
 	var count int64
 	if err := p.QueryRow(bg, "SELECT COUNT(*) FROM np_commit").Scan(&count); err != nil || count != n*rounds {
@@ -1809,7 +1840,10 @@ func Test_commits_wait_in_the_netpoller(t *testing.T) {
 	if apart < rounds*n/2 {
 		t.Fatalf("%d of %d commits waited in the netpoller, want %d or more", apart, rounds*n, rounds*n/2)
 	}
-	t.Logf("%d of %d commits waited in the netpoller", apart, rounds*n)
+	if begunApart < rounds*n/2 {
+		t.Fatalf("%d of %d begins waited in the netpoller, want %d or more", begunApart, rounds*n, rounds*n/2)
+	}
+	t.Logf("%d of %d begins and %d of %d commits waited in the netpoller", begunApart, rounds*n, apart, rounds*n)
 	if _, err := p.Exec(bg, "DROP TABLE np_commit"); err != nil {
 		t.Fatal(err)
 	}

@@ -113,6 +113,9 @@ func (c *Conn) watch(op string, ctx context.Context, call func(cerr **C.staunch_
 // staunch_conn_rollback send, for a transaction's end sent apart.
 var commitText, rollbackText = sqlText{[]byte("COMMIT\x00")}, sqlText{[]byte("ROLLBACK\x00")}
 
+// beginText is what staunch_conn_begin sends.
+var beginText = sqlText{[]byte("START TRANSACTION\x00")}
+
 // sqlText is sql as the NUL-terminated string the C calls take, in Go
 // memory: no malloc and free (two cgo calls each statement) as C.CString
 // would need. C reads it only during the call it is passed to (keep b
@@ -501,7 +504,22 @@ func (c *Conn) beginTx(ctx context.Context, opts TxOptions) (*Tx, error) {
 	to.size = C.size_t(unsafe.Sizeof(to))
 	to.isolation = C.staunch_isolation(opts.Isolation)
 	to.read_only = C.bool(opts.ReadOnly)
-	err := c.watch("begin", ctx, func(cerr **C.staunch_error) C.staunch_status { return C.staunch_conn_begin_ex(c.c, &to, cerr) })
+	err := c.watch("begin", ctx, func(cerr **C.staunch_error) C.staunch_status {
+		// START TRANSACTION as any statement, as staunch_conn_begin sends it
+		// (see Tx.end). A level or read only is the library's to build: that
+		// begin waits in its call.
+		if pl := c.pool.poller(); pl != nil && opts.Isolation == IsolationDefault && !opts.ReadOnly {
+			defer pl.leave()
+			if !pl.enter() {
+				if st := c.send(pl, beginText.ptr(), cparams{}, cerr); st != C.STAUNCH_OK {
+					return st
+				}
+				var aff, lid C.uint64_t
+				return C.go_exec_recv(c.c, &aff, &lid, cerr)
+			}
+		}
+		return C.staunch_conn_begin_ex(c.c, &to, cerr)
+	})
 	if err != nil {
 		return nil, err
 	}
