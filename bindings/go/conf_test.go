@@ -1754,6 +1754,34 @@ func Test_acquire_waits_in_the_netpoller(t *testing.T) {
 	}
 }
 
+// netpollerWaitsAtOnce runs f(0) to f(n-1) in n goroutines let go at
+// once, fails t on any error, and returns how many waits in the netpoller
+// they made.
+func netpollerWaitsAtOnce(t *testing.T, n int, f func(i int) error) uint64 {
+	t.Helper()
+	before := staunch.PollerWaits()
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if err := f(i); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return staunch.PollerWaits() - before
+}
+
 // A transaction's begin and end are statements like any other: with more
 // starting or ending at once than may wait in their threads, START
 // TRANSACTION's and COMMIT's answers are awaited in the netpoller (rows
@@ -1779,56 +1807,16 @@ func Test_commits_wait_in_the_netpoller(t *testing.T) {
 			conns[i] = c
 		}
 		txs := make([]*staunch.Tx, n)
-		before := staunch.PollerWaits()
-		begin := make(chan struct{})
-		var begun sync.WaitGroup
-		berrs := make(chan error, n)
-		for i, c := range conns {
-			begun.Add(1)
-			go func() {
-				defer begun.Done()
-				<-begin
-				tx, err := c.Begin(bg)
-				if err != nil {
-					berrs <- err
-					return
-				}
-				txs[i] = tx
-			}()
-		}
-		close(begin)
-		begun.Wait()
-		close(berrs)
-		for err := range berrs {
-			t.Fatal(err)
-		}
-		begunApart += staunch.PollerWaits() - before
+		begunApart += netpollerWaitsAtOnce(t, n, func(i int) (err error) {
+			txs[i], err = conns[i].Begin(bg)
+			return err
+		})
 		for i, tx := range txs {
 			if _, err := tx.Exec(bg, "INSERT INTO np_commit VALUES (?)", round*n+i); err != nil {
 				t.Fatal(err)
 			}
 		}
-		before = staunch.PollerWaits()
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		errs := make(chan error, n)
-		for _, tx := range txs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				if err := tx.Commit(bg); err != nil {
-					errs <- err
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
-		apart += staunch.PollerWaits() - before
+		apart += netpollerWaitsAtOnce(t, n, func(i int) error { return txs[i].Commit(bg) })
 		for _, c := range conns {
 			c.Release()
 		}

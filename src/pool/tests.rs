@@ -215,6 +215,26 @@ fn exhausted_pool_says_so() {
     assert_eq!(p.stats().acquire_timeouts, 1);
 }
 
+/// A thread that borrows from `p` with a blocking get, notes `i` in `order`
+/// when served and gives the connection back; returns once it waits in the
+/// queue, where `i` borrowers now stand (so waiter i queues before i+1).
+fn queue_get(
+    p: &CorePool<Fake>,
+    order: &Arc<Mutex<Vec<usize>>>,
+    i: usize,
+) -> thread::JoinHandle<()> {
+    let (p2, order) = (p.clone(), order.clone());
+    let t = thread::spawn(move || {
+        let c = p2.get().unwrap();
+        order.lock().unwrap().push(i);
+        drop(c);
+    });
+    while p.stats().waiting < i + 1 {
+        thread::yield_now();
+    }
+    t
+}
+
 #[test]
 fn waiters_are_served_first_come_first_served() {
     let (p, _) = pool(PoolConfig {
@@ -223,20 +243,7 @@ fn waiters_are_served_first_come_first_served() {
     });
     let held = p.get().unwrap();
     let order = Arc::new(Mutex::new(Vec::new()));
-    let mut ts = Vec::new();
-    for i in 0..4 {
-        let p2 = p.clone();
-        let order = order.clone();
-        ts.push(thread::spawn(move || {
-            let c = p2.get().unwrap();
-            order.lock().unwrap().push(i);
-            drop(c);
-        }));
-        // Make sure waiter i is queued before waiter i+1.
-        while p.stats().waiting < i + 1 {
-            thread::yield_now();
-        }
-    }
+    let ts: Vec<_> = (0..4).map(|i| queue_get(&p, &order, i)).collect();
     drop(held);
     for t in ts {
         t.join().unwrap();
@@ -255,24 +262,12 @@ fn blocking_and_apart_borrows_stand_in_one_line() {
     });
     let held = p.get().unwrap();
     let order = Arc::new(Mutex::new(Vec::new()));
-    let blocking = |i: usize| {
-        let (p2, order) = (p.clone(), order.clone());
-        let t = thread::spawn(move || {
-            let c = p2.get().unwrap();
-            order.lock().unwrap().push(i);
-            drop(c);
-        });
-        while p.stats().waiting < i + 1 {
-            thread::yield_now();
-        }
-        t
-    };
-    let first = blocking(0);
+    let first = queue_get(&p, &order, 0);
     let Started::Waiting(mut apart) = p.get_start(Duration::from_secs(5)).unwrap() else {
         panic!("the pool's one connection is held: the borrow must wait");
     };
     assert!(apart.fd() >= 0);
-    let third = blocking(2);
+    let third = queue_get(&p, &order, 2);
     drop(held);
     let lease = loop {
         match apart.finish() {

@@ -759,6 +759,12 @@ class Pool(_Handle):
 # --- connection -------------------------------------------------------------------------
 
 
+def _autocommit_sql(on: bool) -> bytes:
+    """The statement that turns the session's autocommit on or off (the
+    blocking face's setter and staunch.aio's send the same)."""
+    return b"SET autocommit=1" if on else b"SET autocommit=0"
+
+
 class Connection(_Handle):
     """A connection borrowed from a Pool (PEP 249 connection object).
 
@@ -918,9 +924,7 @@ class Connection(_Handle):
     def autocommit(self, value: bool) -> None:
         value = bool(value)
         if value != self.autocommit:
-            self._call(
-                lib.staunch_conn_execute, b"SET autocommit=1" if value else b"SET autocommit=0", None, 0, None, None
-            )
+            self._call(lib.staunch_conn_execute, _autocommit_sql(value), None, 0, None, None)
 
     def get_autocommit(self) -> bool:
         return self.autocommit

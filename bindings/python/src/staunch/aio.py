@@ -307,7 +307,7 @@ class Connection:
         open transaction, as the server does."""
         value = bool(value)
         if value != self._conn.autocommit:
-            await self._run(b"SET autocommit=1" if value else b"SET autocommit=0")
+            await self._run(_core._autocommit_sql(value))
 
     async def __aenter__(self) -> Connection:
         return self
