@@ -97,10 +97,12 @@
  *   STAUNCH_INVALID_ARGUMENT), and fields at the end of the size-prefixed
  *   structs (staunch_stats, staunch_result, staunch_column_info,
  *   staunch_txn_options: the caller sets .size, the library writes or reads
- *   only what both know) and of staunch_event (passed by pointer, read
- *   only). Opaque handles may change freely. Anything else is a new major
- *   version. staunch_struct_size / staunch_field_offset give the layout the
- *   library was built with, for bindings that declare the structs by hand.
+ *   only what both know) and of staunch_event and staunch_trace_event
+ *   (passed by pointer, read only: a field added in 1.N is there when
+ *   staunch_version() is 1.N or later). Opaque handles may change
+ *   freely. Anything else is a new major version. staunch_struct_size /
+ *   staunch_field_offset give the layout the library was built with, for
+ *   bindings that declare the structs by hand.
  *
  *   A cffi-ready variant of this header, include/staunch_cdef.h (the same
  *   declarations without preprocessor lines or comments), is generated
@@ -124,7 +126,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 11
+#define STAUNCH_VERSION_MINOR 12
 
 /**
  * Patch version of the library.
@@ -138,7 +140,7 @@
  * cffi's `cdef` takes them; a test checks them against Cargo.toml's
  * `library-version`.)
  */
-#define STAUNCH_VERSION 11100
+#define STAUNCH_VERSION 11200
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
@@ -184,6 +186,15 @@
  * is still sent interpolated). Not with STAUNCH_QUERY_INTERPOLATE.
  */
 #define STAUNCH_QUERY_PREPARE 8
+
+/**
+ * A flag of `staunch_options_set_tracer_ex`: events are kept on the thread
+ * that raises them, not delivered during the call, until that thread calls
+ * `staunch_trace_flush` (each with `held_us`). For hosts that must take a
+ * lock of their own to run a callback (Python's GIL): they run the
+ * callbacks where they hold it anyway, after the call.
+ */
+#define STAUNCH_TRACE_DEFERRED 1
 
 /**
  * A cancel token: `staunch_cancel_token_cancel` makes every
@@ -887,6 +898,13 @@ typedef struct staunch_trace_event {
      */
     const char *error;
     size_t error_len;
+    /**
+     * Microseconds between the event and this callback (since 1.12.0): 0
+     * unless the tracer is deferred (`STAUNCH_TRACE_DEFERRED`), whose
+     * events wait for `staunch_trace_flush`. The event happened this long
+     * before the callback, on the same thread.
+     */
+    uint64_t held_us;
 } staunch_trace_event;
 
 /**
@@ -2738,6 +2756,23 @@ const char *staunch_rows_info(const struct staunch_rows *rows);
 void staunch_rows_free(struct staunch_rows *rows);
 
 /**
+ * Delivers the trace events this thread raised for deferred tracers
+ * (`STAUNCH_TRACE_DEFERRED`) and has not delivered yet, in the order they
+ * happened, each to its tracer's callback on this thread, with `held_us`
+ * saying how long ago it happened; returns how many (0 when there were
+ * none: cheap enough to call after every call into the library).
+ *
+ * A host calls it after each call that may raise one (a borrow, a
+ * statement, a fetch, a commit or rollback, a return), where it can run
+ * its callbacks. A thread keeps at most 1,024 events (or 1 MiB of their
+ * text); past that they are delivered during the call that raises the
+ * next one. Events a thread never flushes are dropped when it ends.
+ * Never blocks (besides the callbacks); any thread, but only its own
+ * events.
+ */
+size_t staunch_trace_flush(void);
+
+/**
  * Sets the tracer of the pools opened from these options (replacing any
  * previous one): `callback` hears the start and the end of every borrow
  * (`staunch_pool_get` and its variants, `staunch_pool_query`) and of every
@@ -2765,6 +2800,21 @@ staunch_status staunch_options_set_tracer(struct staunch_options *opts,
                                           void *user_data,
                                           staunch_finalizer finalizer,
                                           struct staunch_error **err);
+
+/**
+ * `staunch_options_set_tracer` with `flags` (since 1.12.0): 0, or
+ * `STAUNCH_TRACE_DEFERRED`: the events are not delivered during the call
+ * that raises them but kept on its thread until it calls
+ * `staunch_trace_flush` (their `held_us` says how long they waited). An
+ * unknown flag is refused (STAUNCH_INVALID_ARGUMENT; the finalizer is not
+ * called). Never blocks; one thread at a time per options object.
+ */
+staunch_status staunch_options_set_tracer_ex(struct staunch_options *opts,
+                                             staunch_trace_callback callback,
+                                             void *user_data,
+                                             staunch_finalizer finalizer,
+                                             uint32_t flags,
+                                             struct staunch_error **err);
 
 /**
  * `sizeof` the struct named `name` ("staunch_param", "staunch_stats", ...)

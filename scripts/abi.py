@@ -19,7 +19,8 @@ What a file holds (x86_64 Linux), one fact a line:
 Forbidden within a major version: a symbol, function, typedef, constant, struct
 or field removed; a prototype, typedef, constant value, or a field's type, offset
 or size changed; a struct's size changed, except growth of the size-prefixed
-structs and of staunch_event (which take fields at their end). Allowed and
+structs and of staunch_event and staunch_trace_event (which take fields at
+their end). Allowed and
 reported: everything added.
 """
 

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 /* ---- 1. ids and the leak event ---- */
 
@@ -511,9 +512,90 @@ static void tracer_pairs(void) {
     FAILS(STAUNCH_NULL_ARGUMENT, "opts", staunch_options_set_tracer, NULL, on_trace, NULL, NULL);
 }
 
+/* ---- 8b. a deferred tracer: nothing during the calls, all at the flush ---- */
+
+static uint64_t held_at_flush[16];
+
+static void on_trace_held(const staunch_trace_event *ev, void *user_data) {
+    trace_recorder *r = user_data;
+    if (r->n < 16) held_at_flush[r->n] = ev->held_us;
+    on_trace(ev, user_data);
+}
+
+static void *flush_elsewhere(void *out) {
+    *(size_t *)out = staunch_trace_flush();
+    return NULL;
+}
+
+static void tracer_deferred(void) {
+    static trace_recorder rec;
+    memset(&rec, 0, sizeof rec);
+    rec.me = pthread_self();
+    staunch_options *opts = NULL;
+    OK(staunch_options_new, &opts);
+    char url[1024];
+    url_with(url, sizeof url, test_url(), "max_size=1&pool_name=ctrace");
+    OK(staunch_options_set_url, opts, url);
+    /* An unknown flag is refused, and its finalizer not called. */
+    FAILS(STAUNCH_INVALID_ARGUMENT, "unknown flags 0x2", staunch_options_set_tracer_ex, opts, on_trace_held, &rec,
+          trace_finalize, 2u);
+    CHECK(rec.finalized == 0);
+    OK(staunch_options_set_tracer_ex, opts, on_trace_held, &rec, trace_finalize, STAUNCH_TRACE_DEFERRED);
+    staunch_pool *pool = NULL;
+    OK(staunch_pool_open_options, opts, &pool);
+    staunch_options_free(opts);
+    CHECK(staunch_trace_flush() == 0);
+
+    staunch_conn *c = NULL;
+    OK(staunch_pool_get, pool, 3000, &c);
+    OK(staunch_conn_execute, c, "DO 1", NULL, 0, NULL, NULL);
+    CHECKF(rec.n == 0, "%d events during the calls", rec.n);
+    struct timespec ts = {0, 30 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    staunch_error *err = NULL;
+    CHECK(staunch_conn_execute(c, "SELECT * FROM no_such_table", NULL, 0, NULL, NULL, &err) != STAUNCH_OK);
+    staunch_error_free(err);
+    CHECK(rec.n == 0);
+    /* Another thread's flush delivers nothing of this thread's. */
+    pthread_t t;
+    size_t other = 99;
+    CHECK(pthread_create(&t, NULL, flush_elsewhere, &other) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    CHECKF(other == 0, "another thread flushed %zu", other);
+
+    /* Kept events hold their tracer: freeing the pool and the connection
+       does not run its finalizer; delivering them does. */
+    staunch_pool_free(pool);
+    staunch_conn_free(c);
+    CHECKF(rec.finalized == 0 && rec.n == 0, "finalized %d, %d events", rec.finalized, rec.n);
+
+    size_t flushed = staunch_trace_flush();
+    CHECKF(flushed == 6, "flushed %zu", flushed);
+    CHECK(staunch_trace_flush() == 0);
+    static const staunch_trace_kind want[] = {
+        STAUNCH_TRACE_ACQUIRE_START,   STAUNCH_TRACE_ACQUIRE_END,   STAUNCH_TRACE_STATEMENT_START,
+        STAUNCH_TRACE_STATEMENT_END,   STAUNCH_TRACE_STATEMENT_START, STAUNCH_TRACE_STATEMENT_END,
+    };
+    CHECKF(rec.n == 6, "%d trace events", rec.n);
+    for (int i = 0; i < 6; i++) CHECKF(rec.kind[i] == want[i], "event %d is kind %u", i, rec.kind[i]);
+    CHECK(rec.other_thread == 0);
+    CHECK(rec.conn[1] > 0 && rec.conn[3] == rec.conn[1] && rec.conn[5] == rec.conn[1]);
+    CHECK(strncmp(rec.server[1], "127.0.0.1:", 10) == 0 && strcmp(rec.server[3], rec.server[1]) == 0);
+    CHECK(strcmp(rec.statement[2], "DO 1") == 0 && strcmp(rec.statement[3], "DO 1") == 0);
+    CHECK(strcmp(rec.statement[4], "SELECT * FROM no_such_table") == 0);
+    CHECKF(rec.failed[5] && rec.code[5] == 1146, "failed %d code %u", rec.failed[5], rec.code[5]);
+    /* held_us: the first four waited through the 30 ms sleep, the last two did not. */
+    CHECKF(held_at_flush[0] >= 30000 && held_at_flush[3] >= 30000, "held %llu, %llu us",
+           (unsigned long long)held_at_flush[0], (unsigned long long)held_at_flush[3]);
+    CHECKF(held_at_flush[4] < 30000 && held_at_flush[4] <= held_at_flush[3], "held %llu us",
+           (unsigned long long)held_at_flush[4]);
+    CHECKF(rec.finalized == 1, "finalized %d times", rec.finalized);
+}
+
 int main(void) {
     (void)test_url(); /* skip without a server */
     tracer_pairs();
+    tracer_deferred();
     ids_and_leak();
     broken_and_discard();
     begin_ex();

@@ -78,7 +78,7 @@ layouts! {
     staunch_event { kind, status, connection_id, count, duration_us, message, pool_id }
     staunch_trace_event {
         kind, error_code, pool, pool_len, server, server_len, connection_id, statement,
-        statement_len, duration_us, error, error_len,
+        statement_len, duration_us, error, error_len, held_us,
     }
     staunch_stats {
         size, total, active, idle, reserved, waiting, pending_creates, connecting,

@@ -1,10 +1,15 @@
 //! The tracer callback: a start and an end of each acquire and statement,
-//! on the thread that borrows or runs it (see `staunch_options_set_tracer`).
+//! on the thread that borrows or runs it (see `staunch_options_set_tracer`),
+//! during the call, or kept on that thread until it flushes them
+//! (`STAUNCH_TRACE_DEFERRED`).
 
+use std::cell::RefCell;
 use std::ffi::{c_char, c_void};
+use std::ops::Range;
 use std::sync::Arc;
+use std::time::Instant;
 
-use super::error::{staunch_error, staunch_status};
+use super::error::{staunch_error, staunch_status, Failure, STAUNCH_INVALID_ARGUMENT};
 use super::events::staunch_finalizer;
 use super::options::staunch_options;
 use super::{arg_mut, guard};
@@ -54,15 +59,27 @@ pub struct staunch_trace_event {
     /// statement's text is.
     pub error: *const c_char,
     pub error_len: usize,
+    /// Microseconds between the event and this callback (since 1.12.0): 0
+    /// unless the tracer is deferred (`STAUNCH_TRACE_DEFERRED`), whose
+    /// events wait for `staunch_trace_flush`. The event happened this long
+    /// before the callback, on the same thread.
+    pub held_us: u64,
 }
+
+/// A flag of `staunch_options_set_tracer_ex`: events are kept on the thread
+/// that raises them, not delivered during the call, until that thread calls
+/// `staunch_trace_flush` (each with `held_us`). For hosts that must take a
+/// lock of their own to run a callback (Python's GIL): they run the
+/// callbacks where they hold it anyway, after the call.
+pub const STAUNCH_TRACE_DEFERRED: u32 = 1;
 
 /// The tracer callback type.
 pub type staunch_trace_callback =
     Option<unsafe extern "C" fn(event: *const staunch_trace_event, user_data: *mut c_void)>;
 
-/// A C tracer; runs its finalizer when the last pool or connection using it
-/// is gone.
-pub(crate) struct FfiTracer {
+/// A C tracer's callback; runs its finalizer when the last pool, connection
+/// or kept event using it is gone.
+struct Callback {
     cb: unsafe extern "C" fn(*const staunch_trace_event, *mut c_void),
     user_data: *mut c_void,
     finalizer: staunch_finalizer,
@@ -70,11 +87,11 @@ pub(crate) struct FfiTracer {
 
 // SAFETY: the header requires the callback (and finalizer) to be callable
 // from any thread with this user_data; staunch never dereferences it.
-unsafe impl Send for FfiTracer {}
+unsafe impl Send for Callback {}
 // SAFETY: as above; calls may happen concurrently, which the header states.
-unsafe impl Sync for FfiTracer {}
+unsafe impl Sync for Callback {}
 
-impl Drop for FfiTracer {
+impl Drop for Callback {
     fn drop(&mut self) {
         if let Some(f) = self.finalizer {
             // SAFETY: the C caller's function, called once, as documented.
@@ -83,21 +100,46 @@ impl Drop for FfiTracer {
     }
 }
 
+impl Callback {
+    fn call(&self, ev: &staunch_trace_event) {
+        // SAFETY: the caller's callback with its user_data; `ev` and the
+        // strings it points into outlive the call.
+        unsafe { (self.cb)(ev, self.user_data) };
+    }
+}
+
+/// A C tracer: its callback, called during the call or kept for a flush.
+pub(crate) struct FfiTracer {
+    callback: Arc<Callback>,
+    deferred: bool,
+}
+
 fn text(s: Option<&str>) -> (*const c_char, usize) {
     s.map_or((std::ptr::null(), 0), |s| (s.as_ptr().cast(), s.len()))
 }
 
+fn kind_of(kind: TraceKind) -> staunch_trace_kind {
+    match kind {
+        TraceKind::AcquireStart => STAUNCH_TRACE_ACQUIRE_START,
+        TraceKind::AcquireEnd => STAUNCH_TRACE_ACQUIRE_END,
+        TraceKind::StatementStart => STAUNCH_TRACE_STATEMENT_START,
+        TraceKind::StatementEnd => STAUNCH_TRACE_STATEMENT_END,
+    }
+}
+
+fn micros(d: std::time::Duration) -> u64 {
+    d.as_micros().min(u128::from(u64::MAX)) as u64
+}
+
 impl Tracer for FfiTracer {
     fn trace(&self, e: &TraceEvent<'_>) {
+        if self.deferred && keep(&self.callback, e) {
+            return;
+        }
         let (statement, statement_len) = text(e.statement);
         let (error, error_len) = text(e.error);
-        let ev = staunch_trace_event {
-            kind: match e.kind {
-                TraceKind::AcquireStart => STAUNCH_TRACE_ACQUIRE_START,
-                TraceKind::AcquireEnd => STAUNCH_TRACE_ACQUIRE_END,
-                TraceKind::StatementStart => STAUNCH_TRACE_STATEMENT_START,
-                TraceKind::StatementEnd => STAUNCH_TRACE_STATEMENT_END,
-            },
+        self.callback.call(&staunch_trace_event {
+            kind: kind_of(e.kind),
             error_code: u32::from(e.error_code),
             pool: e.pool.as_ptr().cast(),
             pool_len: e.pool.len(),
@@ -106,14 +148,156 @@ impl Tracer for FfiTracer {
             connection_id: e.connection_id,
             statement,
             statement_len,
-            duration_us: e.duration.as_micros().min(u128::from(u64::MAX)) as u64,
+            duration_us: micros(e.duration),
             error,
             error_len,
-        };
-        // SAFETY: the caller's callback with its user_data; `ev` and the
-        // strings it points into outlive the call.
-        unsafe { (self.cb)(&ev, self.user_data) };
+            held_us: 0,
+        });
     }
+}
+
+// --- deferred events -----------------------------------------------------------------
+
+/// A deferred event as kept until its thread flushes: its strings are
+/// ranges of the thread's one text buffer, so keeping one allocates
+/// nothing once the buffers have grown.
+struct Kept {
+    callback: Arc<Callback>,
+    kind: staunch_trace_kind,
+    error_code: u32,
+    connection_id: u64,
+    duration_us: u64,
+    at: Instant,
+    pool: Range<usize>,
+    server: Range<usize>,
+    statement: Option<Range<usize>>,
+    error: Option<Range<usize>>,
+}
+
+#[derive(Default)]
+struct KeptQueue {
+    events: Vec<Kept>,
+    text: Vec<u8>,
+}
+
+/// How many events, and bytes of their text, a thread keeps: past either,
+/// the event is kept and the whole queue delivered at once (in the call:
+/// late, but in order, and nothing lost to a host that forgets to flush).
+const KEPT_EVENTS: usize = 1024;
+const KEPT_TEXT: usize = 1 << 20;
+
+thread_local! {
+    static KEPT: RefCell<KeptQueue> = RefCell::new(KeptQueue::default());
+}
+
+/// Keeps `e` on this thread for `staunch_trace_flush`; false when it cannot
+/// (the thread is ending, or a callback raised an event while its queue was
+/// being delivered): the caller delivers it at once.
+fn keep(callback: &Arc<Callback>, e: &TraceEvent<'_>) -> bool {
+    let full = KEPT.try_with(|q| {
+        let Ok(mut q) = q.try_borrow_mut() else {
+            return None;
+        };
+        let q = &mut *q;
+        let mut put = |s: &str| {
+            let at = q.text.len();
+            q.text.extend_from_slice(s.as_bytes());
+            at..q.text.len()
+        };
+        let pool = put(e.pool);
+        let server = put(e.server);
+        let statement = e.statement.map(&mut put);
+        let error = e.error.map(&mut put);
+        q.events.push(Kept {
+            callback: Arc::clone(callback),
+            kind: kind_of(e.kind),
+            error_code: u32::from(e.error_code),
+            connection_id: e.connection_id,
+            duration_us: micros(e.duration),
+            at: Instant::now(),
+            pool,
+            server,
+            statement,
+            error,
+        });
+        Some(q.events.len() >= KEPT_EVENTS || q.text.len() >= KEPT_TEXT)
+    });
+    match full {
+        Ok(Some(full)) => {
+            if full {
+                flush();
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Delivers this thread's kept events, in order; returns how many.
+fn flush() -> usize {
+    let taken = KEPT.try_with(|q| q.try_borrow_mut().ok().map(|mut q| std::mem::take(&mut *q)));
+    let Ok(Some(mut q)) = taken else {
+        return 0;
+    };
+    let n = q.events.len();
+    let now = Instant::now();
+    let at = |r: &Range<usize>| -> (*const c_char, usize) {
+        (q.text[r.clone()].as_ptr().cast(), r.len())
+    };
+    for k in &q.events {
+        let (pool, pool_len) = at(&k.pool);
+        let (server, server_len) = at(&k.server);
+        let (statement, statement_len) = k.statement.as_ref().map_or((std::ptr::null(), 0), at);
+        let (error, error_len) = k.error.as_ref().map_or((std::ptr::null(), 0), at);
+        k.callback.call(&staunch_trace_event {
+            kind: k.kind,
+            error_code: k.error_code,
+            pool,
+            pool_len,
+            server,
+            server_len,
+            connection_id: k.connection_id,
+            statement,
+            statement_len,
+            duration_us: k.duration_us,
+            error,
+            error_len,
+            held_us: micros(now.saturating_duration_since(k.at)),
+        });
+    }
+    // The callbacks may be released here (a finalizer runs): after the
+    // deliveries, outside the queue's borrow.
+    q.events.clear();
+    q.text.clear();
+    // Keep the grown buffers for the next events, unless some came meanwhile.
+    let _ = KEPT.try_with(|cur| {
+        if let Ok(mut cur) = cur.try_borrow_mut() {
+            if cur.events.is_empty() && cur.events.capacity() == 0 {
+                *cur = q;
+            }
+        }
+    });
+    n
+}
+
+/// Delivers the trace events this thread raised for deferred tracers
+/// (`STAUNCH_TRACE_DEFERRED`) and has not delivered yet, in the order they
+/// happened, each to its tracer's callback on this thread, with `held_us`
+/// saying how long ago it happened; returns how many (0 when there were
+/// none: cheap enough to call after every call into the library).
+///
+/// A host calls it after each call that may raise one (a borrow, a
+/// statement, a fetch, a commit or rollback, a return), where it can run
+/// its callbacks. A thread keeps at most 1,024 events (or 1 MiB of their
+/// text); past that they are delivered during the call that raises the
+/// next one. Events a thread never flushes are dropped when it ends.
+/// Never blocks (besides the callbacks); any thread, but only its own
+/// events.
+#[no_mangle]
+pub extern "C" fn staunch_trace_flush() -> usize {
+    // Nothing may unwind into C: a panic here (none is expected) loses the
+    // events rather than the process.
+    std::panic::catch_unwind(flush).unwrap_or(0)
 }
 
 /// Sets the tracer of the pools opened from these options (replacing any
@@ -145,14 +329,43 @@ pub extern "C" fn staunch_options_set_tracer(
     finalizer: staunch_finalizer,
     err: *mut *mut staunch_error,
 ) -> staunch_status {
+    staunch_options_set_tracer_ex(opts, callback, user_data, finalizer, 0, err)
+}
+
+/// `staunch_options_set_tracer` with `flags` (since 1.12.0): 0, or
+/// `STAUNCH_TRACE_DEFERRED`: the events are not delivered during the call
+/// that raises them but kept on its thread until it calls
+/// `staunch_trace_flush` (their `held_us` says how long they waited). An
+/// unknown flag is refused (STAUNCH_INVALID_ARGUMENT; the finalizer is not
+/// called). Never blocks; one thread at a time per options object.
+#[no_mangle]
+pub extern "C" fn staunch_options_set_tracer_ex(
+    opts: *mut staunch_options,
+    callback: staunch_trace_callback,
+    user_data: *mut c_void,
+    finalizer: staunch_finalizer,
+    flags: u32,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
     guard(err, || {
         // SAFETY: NULL or a live options object (header contract).
         let o = unsafe { arg_mut(opts, "opts") }?;
+        if flags & !STAUNCH_TRACE_DEFERRED != 0 {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                format!(
+                    "staunch_options_set_tracer_ex: unknown flags {flags:#x} (see STAUNCH_TRACE_*)"
+                ),
+            ));
+        }
         let new: Option<Arc<dyn Tracer>> = match callback {
             Some(cb) => Some(Arc::new(FfiTracer {
-                cb,
-                user_data,
-                finalizer,
+                callback: Arc::new(Callback {
+                    cb,
+                    user_data,
+                    finalizer,
+                }),
+                deferred: flags & STAUNCH_TRACE_DEFERRED != 0,
             })),
             None => {
                 if let Some(f) = finalizer {

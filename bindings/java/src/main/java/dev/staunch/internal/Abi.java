@@ -66,11 +66,11 @@ public final class Abi {
     public static final long E_KIND = 0, E_STATUS = 4, E_CONNECTION_ID = 8, E_COUNT = 16, E_DURATION_US = 24,
             E_MESSAGE = 32, E_POOL_ID = 40;
 
-    /** staunch_trace_event (1.7: read by the FFM path's upcall; the JNI shim reads it in C). */
-    public static final long TRACE_EVENT_SIZE = 88;
+    /** staunch_trace_event (1.7: read by the FFM path's upcall; the JNI shim reads it in C; 1.12: held_us). */
+    public static final long TRACE_EVENT_SIZE = 96;
     public static final long T_KIND = 0, T_ERROR_CODE = 4, T_POOL = 8, T_POOL_LEN = 16, T_SERVER = 24, T_SERVER_LEN = 32,
             T_CONNECTION_ID = 40, T_STATEMENT = 48, T_STATEMENT_LEN = 56, T_DURATION_US = 64, T_ERROR = 72,
-            T_ERROR_LEN = 80;
+            T_ERROR_LEN = 80, T_HELD_US = 88;
 
     /** Each struct's size and field offsets above, by the header's names (for the layout tests). */
     public static final Map<String, Long> LAYOUT = Map.ofEntries(
@@ -148,7 +148,8 @@ public final class Abi {
             Map.entry("staunch_trace_event.statement_len", T_STATEMENT_LEN),
             Map.entry("staunch_trace_event.duration_us", T_DURATION_US),
             Map.entry("staunch_trace_event.error", T_ERROR),
-            Map.entry("staunch_trace_event.error_len", T_ERROR_LEN));
+            Map.entry("staunch_trace_event.error_len", T_ERROR_LEN),
+            Map.entry("staunch_trace_event.held_us", T_HELD_US));
 
     /**
      * Null if a library of version {@code v} (major * 10000 + minor * 100 +
