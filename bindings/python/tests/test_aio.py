@@ -324,3 +324,36 @@ def test_aio_waiting_borrows_reuse_the_loops_eventfds_and_close_them_with_it(url
     gc.collect()
     assert fds() == before
     assert len(staunch.aio._SIGNALS) == 0
+
+
+def test_aio_tracer_hears_every_start_and_end_in_the_loops_thread(url):
+    """A pool's tracer under asyncio: each borrow's and statement's start
+    and end (a text statement, a prepared streamed one read to its end, a
+    text one after it), in order, dated in order, heard in the loop's
+    thread as each step returns (none kept back, none lost)."""
+    seen = []
+
+    def tracer(ev):
+        seen.append((ev.kind, ev.statement, ev.time_ns, threading.get_ident()))
+
+    async def main():
+        async with staunch.aio.Pool(url + "?max_size=1&interpolate_params=false", tracer=tracer) as pool:
+            async with pool.connection() as conn:
+                await conn.execute("SELECT 1")
+                assert len(seen) == 4
+                async with conn.cursor(staunch.aio.SSCursor) as cur:
+                    await cur.execute("SELECT seq FROM seq_1_to_3000 WHERE seq > %s", (1000,))
+                    assert len(seen) == 5  # started, not ended
+                    assert len(await cur.fetchall()) == 2000
+                    assert len(seen) == 6
+                assert (await conn.execute("SELECT 2")).fetchall() == [(2,)]
+        return threading.get_ident()
+
+    loop_thread = run(main())
+    kinds = [k for k, _, _, _ in seen]
+    assert kinds == ["acquire_start", "acquire_end"] + ["statement_start", "statement_end"] * 3, kinds
+    stream = "SELECT seq FROM seq_1_to_3000 WHERE seq > ?"
+    assert [s for k, s, _, _ in seen if k == "statement_end"] == ["SELECT 1", stream, "SELECT 2"]
+    times = [t for _, _, t, _ in seen]
+    assert times == sorted(times), "events dated out of order"
+    assert {t for _, _, _, t in seen} == {loop_thread}

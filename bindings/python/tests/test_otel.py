@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -229,6 +230,25 @@ def test_each_thread_s_spans_are_children_of_its_own_request(pool_factory, expor
     assert sum(s.name == "staunch.acquire" for s in spans) == 20
     # SELECT i opens no transaction: no COMMIT at the end of the block.
     assert sum(s.name == "staunch.statement" for s in spans) == 20
+
+
+def test_a_tracer_hears_each_event_as_its_call_returns_dated_when_it_happened(pool_factory):
+    """The library keeps a thread's events until its call returns (where the
+    thread holds the GIL): a statement's start is heard after its answer,
+    but dated when it was sent, and its end when the answer came."""
+    heard = []
+    pool = pool_factory(tracer=lambda ev: heard.append((ev.kind, ev.time_ns, time.time_ns())))
+    with pool.connection() as conn:
+        cur = conn.cursor()
+        sent = time.time_ns()
+        cur.execute("SELECT SLEEP(0.3)")
+        answered = time.time_ns()
+    assert [k for k, _, _ in heard] == ["acquire_start", "acquire_end", "statement_start", "statement_end"]
+    (_, start, start_heard), (_, end, end_heard) = heard[2], heard[3]
+    ms = 1_000_000
+    assert start_heard >= sent + 300 * ms, "the start was heard during the call"
+    assert sent <= start <= sent + 100 * ms, (start - sent) / ms
+    assert start + 300 * ms <= end <= end_heard <= answered
 
 
 def test_tracer_must_be_callable(url):

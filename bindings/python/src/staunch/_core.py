@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Mapping
 from ctypes import byref, c_bool, c_size_t, c_uint64
 from threading import get_ident as _get_ident
+from time import time_ns as _time_ns
 
 from . import _convert as C
 from . import _errors as E
@@ -24,6 +25,19 @@ from . import _ffi as F
 from . import _interrupt as I
 
 lib: ctypes.CDLL = None  # set by __init__ once the library is loaded
+
+#: True once a pool with a tracer is open: its events wait in the library,
+#: on the thread that raised them, for _flush_traces (see _on_trace).
+_deferring = False
+
+
+def _flush_traces() -> None:
+    """Runs the tracers of the events this thread's last calls raised (none
+    unless a pool has a tracer), with the GIL held: after each call into the
+    library that may raise one."""
+    if _deferring:
+        lib.staunch_trace_flush()
+
 
 _ERR = ctypes.POINTER(F.staunch_error)
 _CONN_P = ctypes.POINTER(F.staunch_conn)
@@ -49,8 +63,14 @@ def _interruptible(kind: str, handle, fn, args: tuple, err_ref) -> int:
     # Only the main thread can be interrupted (I.watching): other threads
     # skip the call, a thread-id comparison inline.
     if handle is None or _get_ident() != I.MAIN_IDENT or not (I.INSTALLED or I.watching()):
-        return fn(*args, err_ref)
-    st, interrupted = I.call(kind, handle, fn, args, err_ref)
+        st = fn(*args, err_ref)
+        if _deferring:
+            lib.staunch_trace_flush()
+        return st
+    try:
+        st, interrupted = I.call(kind, handle, fn, args, err_ref)
+    finally:
+        _flush_traces()
     if interrupted and st == F.CANCELLED:
         raise KeyboardInterrupt
     return st
@@ -220,7 +240,10 @@ def _text_at(ptr, n: int):
 class TraceEvent:
     """A start or an end of a borrow (``kind`` "acquire_start",
     "acquire_end") or of a statement ("statement_start", "statement_end"),
-    handed to a pool's ``tracer`` on the borrowing thread, during the call.
+    handed to a pool's ``tracer`` on the borrowing thread, in order, as the
+    call that raised it returns (the library keeps it until then, so that
+    the tracer runs where the thread holds the GIL anyway): ``time_ns`` is
+    when it happened, as ``time.time_ns()`` gives it.
     ``pool`` is the pool's name and ``pool_id`` its number (as in ``Event``);
     ``server`` is "host:port" ("" at an acquire's start or a failed one);
     ``statement`` the statement's text (None when it has none: it may hold
@@ -238,9 +261,12 @@ class TraceEvent:
         "duration_us",
         "error",
         "error_code",
+        "time_ns",
     )
 
-    def __init__(self, kind, pool, pool_id, server, connection_id, statement, duration_us, error, error_code):
+    def __init__(
+        self, kind, pool, pool_id, server, connection_id, statement, duration_us, error, error_code, time_ns=None
+    ):
         self.kind = kind
         self.pool = pool
         self.pool_id = pool_id
@@ -250,6 +276,7 @@ class TraceEvent:
         self.duration_us = duration_us
         self.error = error
         self.error_code = error_code
+        self.time_ns = _time_ns() if time_ns is None else time_ns
 
     def __repr__(self) -> str:
         return f"TraceEvent({self.kind!r}, pool={self.pool!r}, connection_id={self.connection_id})"
@@ -274,7 +301,8 @@ def _on_trace(ev_p, user_data):
         if entry is None:
             return
         ev = ev_p.contents
-        # This runs four times a checkout: the pool's name and a connection's
+        # It runs (deferred: from staunch_trace_flush, with the GIL held)
+        # four times a checkout: the pool's name and a connection's
         # server never change, so each is decoded once, not at every event.
         pool = entry[3]
         if pool is None:
@@ -300,6 +328,7 @@ def _on_trace(ev_p, user_data):
                 ev.duration_us,
                 _text_at(ev.error, ev.error_len),
                 ev.error_code,
+                _time_ns() - ev.held_us * 1000,
             )
         )
     except BaseException:  # noqa: BLE001 (never let anything reach the C caller)
@@ -522,8 +551,8 @@ class Pool(_Handle):
     statements per connection), so it pays for texts run again and again
     and costs a round trip more for each new one. ``tracer`` (default:
     ``staunch.otel.instrument()``'s, else none) is a callable receiving a
-    ``TraceEvent`` at the start and the end of each borrow and statement, on
-    the borrowing thread, during the call: ``staunch.otel.Spans`` makes
+    ``TraceEvent`` for the start and the end of each borrow and statement, on
+    the borrowing thread, as the call returns: ``staunch.otel.Spans`` makes
     OpenTelemetry spans of them. ``connect_attrs`` (the
     knob: ``{"service": "billing"}`` or ``"service:billing"``) and
     ``program_name`` (the knob, PyMySQL's name) are the connection attributes a server shows
@@ -591,10 +620,23 @@ class Pool(_Handle):
                 trace_key = next(_sink_ids)
                 _tracers[trace_key] = [tracer, 0, False, None, {}]
                 try:
-                    _check(lib.staunch_options_set_tracer, opts, _C_ON_TRACE, trace_key, _C_ON_TRACE_FINAL)
+                    # Deferred: a callback during a call (the GIL released)
+                    # would have to take the GIL back, four times a
+                    # checkout, against every other thread; kept, the
+                    # events run at _flush_traces, where it is held.
+                    _check(
+                        lib.staunch_options_set_tracer_ex,
+                        opts,
+                        _C_ON_TRACE,
+                        trace_key,
+                        _C_ON_TRACE_FINAL,
+                        F.TRACE_DEFERRED,
+                    )
                 except E.Error:
                     _on_trace_final(trace_key)
                     raise
+                global _deferring
+                _deferring = True
             pool = ctypes.POINTER(F.staunch_pool)()
             _check(lib.staunch_pool_open_options, opts, byref(pool))
             self._ptr = pool
@@ -637,6 +679,7 @@ class Pool(_Handle):
         except BaseException:
             if out:
                 lib.staunch_conn_free(out)
+                _flush_traces()
             raise
 
     def connection(self, timeout=None, *, cancel: CancelToken | None = None) -> Connection:
@@ -657,6 +700,7 @@ class Pool(_Handle):
         """A connection if one is idle right now, else None; never waits."""
         out = _CONN_P()
         _check(lib.staunch_pool_try_get, self._live(), byref(out))
+        _flush_traces()
         if out and self._leak_stacks:
             _give_stack(out)
         return (self._conn_cls or Connection)(self, out) if out else None
@@ -840,6 +884,7 @@ class Connection(_Handle):
             lib.raw.buffered.staunch_rows_free(left)
         if rows:
             lib.raw.staunch_rows_free(rows)
+            _flush_traces()
         err = ctypes.cast(err, _ERR) if err else None
         if st is None:  # Ctrl-C cancelled it
             if err:
@@ -898,12 +943,14 @@ class Connection(_Handle):
     def _free(self, ptr) -> None:
         # Back to its pool: what was not committed is rolled back there.
         lib.staunch_conn_free(ptr)
+        _flush_traces()
 
     def _free_nowait(self, ptr) -> None:
         # Closed, not returned: no rollback to wait for, and no borrower
         # after it sees what it left.
         lib.staunch_conn_discard(ptr, None)
         lib.staunch_conn_free(ptr)
+        _flush_traces()
 
     # -- extensions
 
@@ -1174,7 +1221,11 @@ class Cursor(_Handle):
         if r:
             if keep_lastrowid and self._lastrowid is _UNREAD:
                 self._lastrowid = lib.raw.staunch_rows_last_insert_id(r)
-            (lib.raw.staunch_rows_free if self._stream else lib.raw.buffered.staunch_rows_free)(r)
+            if self._stream:
+                lib.raw.staunch_rows_free(r)  # a streamed statement ends here
+                _flush_traces()
+            else:
+                lib.raw.buffered.staunch_rows_free(r)
 
     def execute(self, query, args=None) -> int:
         """Runs one statement; returns rowcount (affected or selected rows)."""

@@ -32,12 +32,13 @@ from ctypes import (
 
 #: The ABI major version this package speaks, and the least minor it needs.
 ABI_MAJOR = 1
+# 1.12: staunch_options_set_tracer_ex, staunch_trace_flush (deferred traces);
 # 1.11: staunch_pool_get_start, staunch_pending_get_* (staunch.aio); 1.10: staunch_conn_query_send_ex;
 # 1.9: staunch_error_category; 1.8: staunch_options_set_default, the knob autocommit; 1.7: staunch_pool_metrics, _name,
 # _leak_threshold_ms, staunch_conn_set_borrower_stack,
 # staunch_options_set_tracer; 1.4: staunch_conn_query_batch, staunch_rows_column_infos
 # (1.1: staunch_param_decimal, staunch_rows_column_types)
-ABI_MINOR = 11
+ABI_MINOR = 12
 
 status_t = c_uint32
 
@@ -170,9 +171,12 @@ class staunch_trace_event(Structure):
         ("duration_us", c_uint64),
         ("error", POINTER(c_char)),
         ("error_len", c_size_t),
+        ("held_us", c_uint64),
     ]
 
 
+#: staunch_options_set_tracer_ex's flag: events kept until staunch_trace_flush.
+TRACE_DEFERRED = 1
 TRACE_ACQUIRE_START = 1
 TRACE_ACQUIRE_END = 2
 TRACE_STATEMENT_START = 3
@@ -279,6 +283,11 @@ SIGNATURES = {
         status_t,
         [P(staunch_options), TRACE_CALLBACK, c_void_p, FINALIZER, ERR],
     ),
+    "staunch_options_set_tracer_ex": (
+        status_t,
+        [P(staunch_options), TRACE_CALLBACK, c_void_p, FINALIZER, c_uint32, ERR],
+    ),
+    "staunch_trace_flush": (c_size_t, []),
     "staunch_options_free": (None, [P(staunch_options)]),
     "staunch_pool_open_options": (status_t, [P(staunch_options), P(P(staunch_pool)), ERR]),
     "staunch_pool_get_cancellable": (
@@ -499,6 +508,9 @@ NEVER_BLOCK = {
     "staunch_rows_last_insert_id",
     "staunch_struct_size",
     "staunch_field_offset",
+    # It runs a pool's tracer (Python) for each event kept: where the GIL is
+    # held already, which is why those tracers are deferred.
+    "staunch_trace_flush",
 }
 #: Never block on a buffered row set, may on a streaming one: both versions,
 #: the GIL-holding one as ``lib.buffered.<name>``.

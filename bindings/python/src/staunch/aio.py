@@ -184,11 +184,13 @@ class Pool:
         fd = signals.take()
         try:
             _core._check(_core.lib.staunch_pool_get_start, pool, ms, read, fd, byref(out), byref(pending))
+            _core._flush_traces()
             if not out:
                 try:
                     # Other tasks first: one may give a connection back meanwhile.
                     await asyncio.sleep(0)
                     _core._check(_core.lib.staunch_pending_get_finish, pending, byref(out))
+                    _core._flush_traces()
                     while not out:
                         left = _core.lib.staunch_pending_get_remaining_ms(pending)
                         if left:
@@ -199,6 +201,7 @@ class Pool:
                             finally:
                                 timer.cancel()
                         _core._check(_core.lib.staunch_pending_get_finish, pending, byref(out))
+                        _core._flush_traces()
                 finally:
                     # Unfinished (a cancelled task): gives its place up.
                     _core.lib.staunch_pending_get_free(pending)
@@ -210,6 +213,7 @@ class Pool:
             return Connection(self, _core.Connection(self._pool, out))
         except BaseException:
             _core.lib.staunch_conn_free(out)
+            _core._flush_traces()
             raise
 
     def stats(self) -> _core.PoolStats:
@@ -290,6 +294,7 @@ class Connection:
     async def _run(self, sql: bytes) -> None:
         rows = await _statement(self._conn, sql, None, 0, F.QUERY_TEXT)
         _core.lib.staunch_rows_free(rows)
+        _core._flush_traces()
 
     def release(self) -> None:
         """Gives the connection back (what is uncommitted is rolled back
@@ -327,7 +332,10 @@ async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: 
     answer off, and re-raises."""
     p = conn._live()
     fd = ctypes.c_int(-1)
-    _core._check(_core.lib.staunch_conn_query_send_ex, p, sql, params, n, flags, byref(fd))
+    try:
+        _core._check(_core.lib.staunch_conn_query_send_ex, p, sql, params, n, flags, byref(fd))
+    finally:
+        _core._flush_traces()
     try:
         if fd.value >= 0:
             # Other tasks first: the answer often arrives meanwhile, and then
@@ -340,7 +348,10 @@ async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: 
         _recv_discard(p)
         raise
     out = _ROWS_P()
-    _core._check(_core.lib.staunch_conn_query_recv, p, recv, byref(out))
+    try:
+        _core._check(_core.lib.staunch_conn_query_recv, p, recv, byref(out))
+    finally:
+        _core._flush_traces()
     return out
 
 
@@ -370,6 +381,7 @@ def _recv_discard(p) -> None:
         _core.lib.staunch_rows_free(out)
     elif err:
         _core.lib.staunch_error_free(err)
+    _core._flush_traces()
 
 
 class Cursor(_core.Cursor):
@@ -440,6 +452,15 @@ class SSCursor(Cursor, _core.SSCursor):
         self._start_set(None)
         return self.rowcount
 
+    @staticmethod
+    def _fetch_blocking(rows, buf, cap: int, got) -> None:
+        """staunch_rows_fetch, in a worker thread: its events (the answer's
+        end) are delivered there, before it hands back."""
+        try:
+            _core._check(_core.lib.staunch_rows_fetch, rows, buf, cap, byref(got))
+        finally:
+            _core._flush_traces()
+
     async def _more(self, want: int) -> list:
         """Up to ``want`` rows of the current set: at least one, or none at its end."""
         if self._rows is None or not self._types or self._done:
@@ -459,16 +480,17 @@ class SSCursor(Cursor, _core.SSCursor):
         conn = self.connection
         try:
             while True:
-                _core._check(_core.lib.staunch_rows_fetch_ready, rows, buf, cap, byref(got), byref(waits))
+                try:
+                    _core._check(_core.lib.staunch_rows_fetch_ready, rows, buf, cap, byref(got), byref(waits))
+                finally:
+                    _core._flush_traces()  # the answer's end, once read
                 if got.value or not waits.value:
                     break
                 _core._check(_core.lib.staunch_rows_wait_fd, rows, byref(fd), byref(conn_id))
                 if fd.value >= 0 and await _readable(fd.value, _STREAM_SLICE):
                     continue
                 # Wait in the library, bounded as the statement is, off the loop's thread.
-                await asyncio.get_running_loop().run_in_executor(
-                    None, lambda: _core._check(_core.lib.staunch_rows_fetch, rows, buf, cap, byref(got))
-                )
+                await asyncio.get_running_loop().run_in_executor(None, self._fetch_blocking, rows, buf, cap, got)
                 break
         except asyncio.CancelledError:
             await _kill(conn._live())

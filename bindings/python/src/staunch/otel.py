@@ -18,9 +18,10 @@ text (``db.query.text``) and the server's error messages (which may quote
 the statement and its values, as a syntax error or a duplicate key does) are
 recorded only with ``record_statement=True``.
 
-The library calls the pool's tracer on the borrowing thread, at the start
-and at the end of each, during the call (a streamed statement's end comes
-when its rows are read or freed). Needs ``opentelemetry-api``
+The library calls the pool's tracer on the borrowing thread, for the start
+and the end of each, as the call returns, each span given the times they
+happened (a streamed statement's end comes when its rows are read or
+freed). Needs ``opentelemetry-api``
 (``pip install staunch[otel]``); without a tracer nothing is called.
 """
 
@@ -76,22 +77,25 @@ class Spans:
                 attributes.update(_address(ev.server))
             if self.record_statement and ev.statement is not None:
                 attributes["db.query.text"] = ev.statement
-            span = self._tracer.start_span("staunch.statement", kind=SpanKind.CLIENT, attributes=attributes)
+            span = self._tracer.start_span(
+                "staunch.statement", kind=SpanKind.CLIENT, attributes=attributes, start_time=ev.time_ns
+            )
             old = self._statements.pop((ev.pool_id, ev.connection_id), None)
             if old is not None:  # its end was missed (the tracer failed then): close it
-                old.end()
+                old.end(end_time=ev.time_ns)
             self._statements[ev.pool_id, ev.connection_id] = span
         elif kind == "statement_end":
             span = self._statements.pop((ev.pool_id, ev.connection_id), None)
             if span is not None:
                 if ev.error is not None:
                     self._failed(span, ev)
-                span.end()
+                span.end(end_time=ev.time_ns)
         elif kind == "acquire_start":
             span = self._tracer.start_span(
                 "staunch.acquire",
                 kind=SpanKind.INTERNAL,
                 attributes={"db.system.name": _SYSTEM, "db.client.connection.pool.name": ev.pool},
+                start_time=ev.time_ns,
             )
             stack = self._acquires.__dict__.setdefault("stack", [])
             stack.append(span)
@@ -103,7 +107,7 @@ class Spans:
                     span.set_attributes(_address(ev.server))
                 if ev.error is not None:
                     self._failed(span, ev)
-                span.end()
+                span.end(end_time=ev.time_ns)
 
     def _failed(self, span, ev: _core.TraceEvent) -> None:
         if ev.error_code:
