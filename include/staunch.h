@@ -188,6 +188,14 @@
 #define STAUNCH_QUERY_PREPARE 8
 
 /**
+ * A flag of `staunch_conn_prepare_ex`: a statement the server cannot
+ * prepare (1295, "not supported in the prepared statement protocol") is
+ * not an error; it runs as text whenever it runs, as every statement the
+ * server refuses to prepare does.
+ */
+#define STAUNCH_PREPARE_TEXT_OK 1
+
+/**
  * A flag of `staunch_options_set_tracer_ex`: events are kept on the thread
  * that raises them, not delivered during the call, until that thread calls
  * `staunch_trace_flush` (each with `held_us`). For hosts that must take a
@@ -2327,6 +2335,22 @@ staunch_status staunch_conn_prepare(struct staunch_conn *conn,
                                     const char *sql,
                                     uint32_t *n_params,
                                     struct staunch_error **err);
+
+/**
+ * `staunch_conn_prepare` with `flags` (since 1.12.0): 0, or
+ * `STAUNCH_PREPARE_TEXT_OK`, with which a statement the server cannot
+ * prepare (1295) succeeds, `n_params` receiving its placeholders as the
+ * library's scanner counts them (`staunch_conn_count_params`): what a
+ * driver whose `Prepare` must accept `SHOW ... LIKE ?` wants (the
+ * reference drivers send such a statement interpolated). An unknown flag
+ * is refused (STAUNCH_INVALID_ARGUMENT). Otherwise as
+ * `staunch_conn_prepare`.
+ */
+staunch_status staunch_conn_prepare_ex(struct staunch_conn *conn,
+                                       const char *sql,
+                                       uint32_t flags,
+                                       uint32_t *n_params,
+                                       struct staunch_error **err);
 
 /**
  * Checks the connection is alive (`COM_PING`). On failure (STAUNCH_IO_ERROR)

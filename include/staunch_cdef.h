@@ -17,6 +17,8 @@
 
 #define STAUNCH_QUERY_PREPARE 8
 
+#define STAUNCH_PREPARE_TEXT_OK 1
+
 #define STAUNCH_TRACE_DEFERRED 1
 
 typedef struct staunch_cancel_token staunch_cancel_token;
@@ -663,6 +665,12 @@ staunch_status staunch_conn_prepare(struct staunch_conn *conn,
                                     const char *sql,
                                     uint32_t *n_params,
                                     struct staunch_error **err);
+
+staunch_status staunch_conn_prepare_ex(struct staunch_conn *conn,
+                                       const char *sql,
+                                       uint32_t flags,
+                                       uint32_t *n_params,
+                                       struct staunch_error **err);
 
 staunch_status staunch_conn_ping(struct staunch_conn *conn, struct staunch_error **err);
 

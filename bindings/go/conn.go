@@ -182,7 +182,10 @@ func (c *Conn) prepare(ctx context.Context, sql string) (int, error) {
 func (c *Conn) prepareUntraced(ctx context.Context, sql string) (int, error) {
 	var n C.uint32_t
 	err := c.statement("prepare", ctx, sql, nil, func(csql *C.char, _ cparams, cerr **C.staunch_error) C.staunch_status {
-		return C.staunch_conn_prepare(c.c, csql, &n, cerr)
+		// STAUNCH_PREPARE_TEXT_OK: a statement the server cannot prepare
+		// (1295) is accepted, with the library's count of its
+		// placeholders; it runs as text, as the library runs it anyway.
+		return C.staunch_conn_prepare_ex(c.c, csql, C.STAUNCH_PREPARE_TEXT_OK, &n, cerr)
 	})
 	return int(n), err
 }

@@ -173,16 +173,13 @@ func (sc *sqlConn) Prepare(query string) (driver.Stmt, error) {
 // connection's statement cache, which its runs then use), so a bad
 // statement fails here, as with go-sql-driver; NumInput is then its count of
 // placeholders. A statement the server cannot prepare (1295) is still
-// accepted: it runs as text when it has no arguments.
+// accepted (the library's STAUNCH_PREPARE_TEXT_OK): it runs as text, its
+// arguments interpolated, and NumInput is the library's count.
 func (sc *sqlConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	if sc.c.c == nil {
 		return nil, driver.ErrBadConn
 	}
 	n, err := sc.c.prepare(ctx, query)
-	var me *MySQLError
-	if errors.As(err, &me) && me.Number == 1295 {
-		n, err = -1, nil
-	}
 	if err != nil {
 		return nil, err
 	}

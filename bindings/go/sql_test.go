@@ -298,6 +298,35 @@ func Test_sql_prepare_reports_a_bad_statement(t *testing.T) {
 	}
 }
 
+// A statement the server cannot prepare (1295) is accepted at Prepare, as
+// go-sql-driver (interpolating) accepts it, with the library's count of its
+// placeholders: database/sql checks the arguments against it, and it runs
+// as text with its value.
+func Test_sql_prepare_accepts_what_only_runs_as_text(t *testing.T) {
+	_, db := openDB(t, "max_size=1")
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := conn.PrepareContext(ctx, "PREPARE go_ps FROM CONCAT('SELECT 40 + ', ?)")
+	if err != nil {
+		t.Fatalf("Prepare of a statement the server cannot prepare: %v", err)
+	}
+	defer st.Close()
+	if _, err := st.Exec(); err == nil || !strings.Contains(err.Error(), "expected 1 arguments, got 0") {
+		t.Fatalf("no argument for one: %v", err)
+	}
+	if _, err := st.Exec(2); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := conn.QueryRowContext(ctx, "EXECUTE go_ps").Scan(&n); err != nil || n != 42 {
+		t.Fatalf("EXECUTE: %d %v", n, err)
+	}
+}
+
 // A deadlock (two transactions taking the same two row locks in opposite
 // orders) fails the loser with an error matching staunch.ErrConflict, as a
 // Galera certification failure does: a *MySQLError 1213 (40001), as

@@ -6,7 +6,8 @@
  * (staunch_conn_param_offsets), by the scanner that sends the statement. A
  * binding hands its user's whole URL over and keeps its own parameters
  * (staunch_options_claim_param, staunch_url_query); the user-info ends where
- * the library's parser says (staunch_url_userinfo_end). */
+ * the library's parser says (staunch_url_userinfo_end). A statement the
+ * server cannot prepare is accepted at prepare (STAUNCH_PREPARE_TEXT_OK). */
 #include "util.h"
 
 #include <stdint.h>
@@ -71,6 +72,35 @@ static void param_offsets(staunch_conn *c) {
     CHECKF(n == 1 && at[0] == 13, "%zu: %zu", n, at[0]);
 }
 
+/* A statement the server cannot prepare (1295): an error for
+ * staunch_conn_prepare, which a driver's Prepare used to forgive itself (Go);
+ * with STAUNCH_PREPARE_TEXT_OK a success with the scanner's count of its
+ * placeholders, and then it runs, as text, with its value. */
+static void prepare_text_ok(staunch_conn *c) {
+    const char *sql = "PREPARE c_ps FROM CONCAT('SELECT 40 + ', ?)";
+    uint32_t n = 99;
+    staunch_error *err = NULL;
+    CHECK(staunch_conn_prepare(c, sql, &n, &err) == STAUNCH_SERVER_ERROR);
+    CHECKF(staunch_error_server_code(err) == 1295, "code %u", staunch_error_server_code(err));
+    staunch_error_free(err);
+    CHECK(n == 99);
+    OK(staunch_conn_prepare_ex, c, sql, STAUNCH_PREPARE_TEXT_OK, &n);
+    CHECKF(n == 1, "%u placeholders", n);
+    /* One the server prepares: its count, as without the flag. */
+    OK(staunch_conn_prepare_ex, c, "SELECT ?, '?', ?", STAUNCH_PREPARE_TEXT_OK, &n);
+    CHECKF(n == 2, "%u placeholders", n);
+    /* Any other refusal is still an error. */
+    err = NULL;
+    CHECK(staunch_conn_prepare_ex(c, "SELEKT ?", STAUNCH_PREPARE_TEXT_OK, &n, &err) == STAUNCH_SERVER_ERROR);
+    CHECKF(staunch_error_server_code(err) == 1064, "code %u", staunch_error_server_code(err));
+    staunch_error_free(err);
+    FAILS(STAUNCH_INVALID_ARGUMENT, "unknown flags 0x4", staunch_conn_prepare_ex, c, sql, 4u, &n);
+    staunch_param p = staunch_param_i64(2);
+    OK(staunch_conn_execute, c, sql, &p, 1, NULL, NULL);
+    CHECKF(query_i64(c, "EXECUTE c_ps") == 42, "EXECUTE gave another value");
+    exec_sql(c, "DEALLOCATE PREPARE c_ps");
+}
+
 static void urls(void) {
     const char *url = "mysql://u:p?w@d@127.0.0.1:1/db?parseTime=true&max_size=3";
     char q[64];
@@ -109,6 +139,7 @@ int main(void) {
     OK(staunch_pool_get, pool, STAUNCH_TIMEOUT_DEFAULT, &c);
     categories(c);
     param_offsets(c);
+    prepare_text_ok(c);
     staunch_conn_free(c);
     staunch_pool_free(pool);
     return 0;

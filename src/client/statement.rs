@@ -323,6 +323,21 @@ impl PooledConn {
         Ok(self.scan(sql)?.placeholders.len())
     }
 
+    /// Prepares `sql` as a driver's `Prepare` wants it (into the statement
+    /// cache, so that a statement the server refuses fails now) and
+    /// returns its count of placeholders. With `text_ok`, a statement the
+    /// binary protocol cannot carry (1295) is not an error: it runs as text
+    /// whenever it runs (the module doc), so its count is the scanner's.
+    pub fn prepare_count(&mut self, sql: &str, text_ok: bool) -> crate::Result<usize> {
+        match crate::client::query::Queryable::prep(self, sql) {
+            Ok(stmt) => Ok(usize::from(stmt.num_params())),
+            Err(e) if text_ok && e.server_code() == Some(ER_UNSUPPORTED_PS) => {
+                self.count_params(sql)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// The way a statement goes when none is asked for: the pool's
     /// `interpolate_params` knob.
     pub fn default_way(&self) -> Way {

@@ -11,7 +11,6 @@ use super::stream::{GiveBack, Stream};
 use super::values::{staunch_param, to_params};
 use super::{arg, arg_str, copy_sized, guard, guard_value, set_opt, Out, STAUNCH_TIMEOUT_DEFAULT};
 use crate::client::answer::Sets;
-use crate::client::query::Queryable;
 use crate::client::{
     reports_partly, CancelHandle, Param, Plan, PooledConn, Report, StatementError, Way,
 };
@@ -1079,12 +1078,50 @@ pub extern "C" fn staunch_conn_prepare(
         let c = unsafe { arg(conn, "conn") }?;
         // SAFETY: NULL or a NUL-terminated string (header contract).
         let sql = unsafe { arg_str(sql, "sql") }?;
-        let n = c.with(|pc| {
-            pc.prep(sql)
-                .map(|stmt| stmt.num_params())
-                .map_err(Failure::from)
-        })?;
-        set_opt(n_params, u32::from(n));
+        let n = c.with(|pc| pc.prepare_count(sql, false).map_err(Failure::from))?;
+        set_opt(n_params, u32::try_from(n).unwrap_or(u32::MAX));
+        Ok(())
+    })
+}
+
+/// A flag of `staunch_conn_prepare_ex`: a statement the server cannot
+/// prepare (1295, "not supported in the prepared statement protocol") is
+/// not an error; it runs as text whenever it runs, as every statement the
+/// server refuses to prepare does.
+pub const STAUNCH_PREPARE_TEXT_OK: u32 = 1;
+
+/// `staunch_conn_prepare` with `flags` (since 1.12.0): 0, or
+/// `STAUNCH_PREPARE_TEXT_OK`, with which a statement the server cannot
+/// prepare (1295) succeeds, `n_params` receiving its placeholders as the
+/// library's scanner counts them (`staunch_conn_count_params`): what a
+/// driver whose `Prepare` must accept `SHOW ... LIKE ?` wants (the
+/// reference drivers send such a statement interpolated). An unknown flag
+/// is refused (STAUNCH_INVALID_ARGUMENT). Otherwise as
+/// `staunch_conn_prepare`.
+#[no_mangle]
+pub extern "C" fn staunch_conn_prepare_ex(
+    conn: *mut staunch_conn,
+    sql: *const c_char,
+    flags: u32,
+    n_params: *mut u32,
+    err: *mut *mut staunch_error,
+) -> staunch_status {
+    guard(err, || {
+        if flags & !STAUNCH_PREPARE_TEXT_OK != 0 {
+            return Err(Failure::new(
+                STAUNCH_INVALID_ARGUMENT,
+                format!(
+                    "staunch_conn_prepare_ex: unknown flags {flags:#x} (see STAUNCH_PREPARE_*)"
+                ),
+            ));
+        }
+        // SAFETY: NULL or a live connection (header contract).
+        let c = unsafe { arg(conn, "conn") }?;
+        // SAFETY: NULL or a NUL-terminated string (header contract).
+        let sql = unsafe { arg_str(sql, "sql") }?;
+        let text_ok = flags & STAUNCH_PREPARE_TEXT_OK != 0;
+        let n = c.with(|pc| pc.prepare_count(sql, text_ok).map_err(Failure::from))?;
+        set_opt(n_params, u32::try_from(n).unwrap_or(u32::MAX));
         Ok(())
     })
 }
