@@ -125,7 +125,7 @@ public final class Native {
             C_POINTER.withName("message"),
             JAVA_LONG.withName("pool_id")).withName("staunch_event");
 
-    /** staunch_trace_event (1.7; read only, passed by pointer to the tracer upcall). */
+    /** staunch_trace_event (1.7; read only, passed by pointer to the tracer upcall; 1.12: held_us). */
     public static final StructLayout TRACE_EVENT = MemoryLayout.structLayout(
             JAVA_INT.withName("kind"),
             JAVA_INT.withName("error_code"),
@@ -138,7 +138,8 @@ public final class Native {
             SIZE_T.withName("statement_len"),
             JAVA_LONG.withName("duration_us"),
             C_POINTER.withName("error"),
-            SIZE_T.withName("error_len")).withName("staunch_trace_event");
+            SIZE_T.withName("error_len"),
+            JAVA_LONG.withName("held_us")).withName("staunch_trace_event");
 
     /** staunch_result. */
     public static final StructLayout RESULT = MemoryLayout.structLayout(
