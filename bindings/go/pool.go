@@ -566,7 +566,28 @@ func awaitPending(ctx context.Context, pend *C.staunch_pending_get, sig *signal,
 				// (rounded up to the millisecond): wait that moment out.
 				wctx = context.Background()
 			}
-			sig.wait(wctx, int(C.staunch_pending_get_fd(pend)), left)
+			if sig.f == nil {
+				waitSignal(wctx, int(C.staunch_pending_get_fd(pend)), left)
+			} else {
+				// The finish is what waits for the signal: it reads the
+				// eventfd itself once a connection was handed over, so
+				// reading it here too would cost two system calls a wait
+				// (one finding nothing before the park, one after the
+				// library's own read).
+				var st C.staunch_status
+				done := false
+				sig.waitFor(wctx, left, func() bool {
+					st = C.go_pending_finish(pend, out, cerr)
+					done = st != C.STAUNCH_OK || *out != nil
+					return done
+				})
+				if done {
+					if st == C.STAUNCH_OK {
+						apartWaits.Add(1)
+					}
+					return st, nil
+				}
+			}
 		}
 		if ctx.Err() == context.Canceled {
 			C.staunch_pending_get_free(pend)
@@ -639,6 +660,20 @@ func (s *signal) wait(ctx context.Context, fd int, bound time.Duration) {
 		waitSignal(ctx, fd, bound)
 		return
 	}
+	// Reading the counter clears it; the library's finish looks at what
+	// was handed over, which is set before the signal.
+	s.waitFor(ctx, bound, func() bool {
+		_, e := syscall.Read(s.fd, s.buf[:])
+		return e != syscall.EAGAIN
+	})
+}
+
+// waitFor calls try, and while it returns false parks the goroutine until
+// this signal's eventfd turns readable and calls it again, until bound
+// passes or ctx ends. try must clear the counter when it returns true (a
+// read, or a finish that found its connection), so that the next signal is
+// a new edge for the netpoller.
+func (s *signal) waitFor(ctx context.Context, bound time.Duration, try func() bool) {
 	if s.f.SetReadDeadline(time.Now().Add(bound)) != nil {
 		time.Sleep(min(bound, time.Millisecond))
 		return
@@ -651,12 +686,7 @@ func (s *signal) wait(ctx context.Context, fd int, bound time.Duration) {
 			s.f.SetReadDeadline(time.Unix(1, 0)) // the past: the park ends now
 		})
 	}
-	// Reading the counter clears it; the library's finish looks at what
-	// was handed over, which is set before the signal.
-	_ = s.raw.Read(func(fd uintptr) bool {
-		_, e := syscall.Read(int(fd), s.buf[:])
-		return e != syscall.EAGAIN
-	})
+	_ = s.raw.Read(func(uintptr) bool { return try() })
 	if stop != nil && !stop() {
 		<-fired
 	}
