@@ -574,18 +574,19 @@ func awaitPending(ctx context.Context, pend *C.staunch_pending_get, sig *signal,
 				// reading it here too would cost two system calls a wait
 				// (one finding nothing before the park, one after the
 				// library's own read).
-				var st C.staunch_status
-				done := false
+				// The finish's outcome is kept in sig (already on the
+				// heap), not in variables the callback would move there.
+				sig.done = false
 				sig.waitFor(wctx, left, func() bool {
-					st = C.go_pending_finish(pend, out, cerr)
-					done = st != C.STAUNCH_OK || *out != nil
-					return done
+					sig.st = C.go_pending_finish(pend, out, cerr)
+					sig.done = sig.st != C.STAUNCH_OK || *out != nil
+					return sig.done
 				})
-				if done {
-					if st == C.STAUNCH_OK {
+				if sig.done {
+					if sig.st == C.STAUNCH_OK {
 						apartWaits.Add(1)
 					}
-					return st, nil
+					return sig.st, nil
 				}
 			}
 		}
@@ -621,6 +622,9 @@ type signal struct {
 	raw syscall.RawConn
 	fd  int
 	buf [8]byte
+	// A waiting borrow's finish, as its RawConn.Read callback left it.
+	st   C.staunch_status
+	done bool
 }
 
 var signals sync.Pool

@@ -185,9 +185,13 @@ func (rs *Rows) Next() bool {
 		// A context that ended meanwhile: call gives the rows up.
 	}
 	if waits && got == 0 && st == C.STAUNCH_OK {
-		st, cerr, err = rs.call("next", func(cerr **C.staunch_error) C.staunch_status {
-			return C.staunch_rows_fetch(r, buf, capacity, &got, cerr)
-		})
+		if rs.ctx == nil {
+			// A buffered answer, or one no context can end: the call
+			// itself (no closure, so got and cerr stay on the stack).
+			st = C.staunch_rows_fetch(r, buf, capacity, &got, &cerr)
+		} else {
+			st, got, cerr, err = rs.fetchCancellable(r, buf, capacity)
+		}
 	}
 	if err != nil {
 		rs.err = err
@@ -204,6 +208,19 @@ func (rs *Rows) Next() bool {
 	}
 	rs.n, rs.cur = int(got), 0
 	return true
+}
+
+// fetchCancellable is staunch_rows_fetch through call (the context can end
+// the wait); got is read only once the call is over.
+func (rs *Rows) fetchCancellable(r *C.staunch_rows, buf *C.staunch_value, capacity C.size_t) (C.staunch_status, C.size_t, *C.staunch_error, error) {
+	var got C.size_t
+	st, cerr, err := rs.call("next", func(cerr **C.staunch_error) C.staunch_status {
+		return C.staunch_rows_fetch(r, buf, capacity, &got, cerr)
+	})
+	if err != nil {
+		return st, 0, cerr, err
+	}
+	return st, got, cerr, nil
 }
 
 // readyWait bounds a wait for a streamed row in the netpoller: a wait on
