@@ -187,7 +187,8 @@ func (rs *Rows) Next() bool {
 	if waits && got == 0 && st == C.STAUNCH_OK {
 		if rs.ctx == nil {
 			// A buffered answer, or one no context can end: the call
-			// itself (no closure, so got and cerr stay on the stack).
+			// itself, without the closure (and its allocation) that a
+			// fetch a context can cut short needs.
 			st = C.staunch_rows_fetch(r, buf, capacity, &got, &cerr)
 		} else {
 			st, got, cerr, err = rs.fetchCancellable(r, buf, capacity)
