@@ -584,11 +584,14 @@ static void tracer_deferred(void) {
     CHECK(strcmp(rec.statement[2], "DO 1") == 0 && strcmp(rec.statement[3], "DO 1") == 0);
     CHECK(strcmp(rec.statement[4], "SELECT * FROM no_such_table") == 0);
     CHECKF(rec.failed[5] && rec.code[5] == 1146, "failed %d code %u", rec.failed[5], rec.code[5]);
-    /* held_us: the first four waited through the 30 ms sleep, the last two did not. */
-    CHECKF(held_at_flush[0] >= 30000 && held_at_flush[3] >= 30000, "held %llu, %llu us",
-           (unsigned long long)held_at_flush[0], (unsigned long long)held_at_flush[3]);
-    CHECKF(held_at_flush[4] < 30000 && held_at_flush[4] <= held_at_flush[3], "held %llu us",
-           (unsigned long long)held_at_flush[4]);
+    /* held_us, all measured at the one flush: the first four happened before
+       the 30 ms sleep, the last two after it (no bound on how long the rest
+       takes: under valgrind the second statement alone took over 30 ms). */
+    CHECKF(held_at_flush[0] >= held_at_flush[3] && held_at_flush[3] >= held_at_flush[4] + 30000 &&
+               held_at_flush[4] >= held_at_flush[5],
+           "held %llu, %llu, %llu, %llu us", (unsigned long long)held_at_flush[0],
+           (unsigned long long)held_at_flush[3], (unsigned long long)held_at_flush[4],
+           (unsigned long long)held_at_flush[5]);
     CHECKF(rec.finalized == 1, "finalized %d times", rec.finalized);
 }
 
