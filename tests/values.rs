@@ -269,6 +269,44 @@ fn dates_bind_as_date_and_times_as_time() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.to_string().contains("params[0]"), "{e}");
+    // Out of its kind's range: refused before anything is sent, both ways
+    // and through the `mysql` crate's values, naming the field.
+    for way in WAYS {
+        for (p, why) in [
+            (
+                Param::DateTime(2020, 1, 1, 99, 0, 0, 0),
+                "hour 99 is above 23",
+            ),
+            (Param::Date(2020, 13, 1), "month 13 is above 12"),
+            (
+                Param::Time(false, 34, 23, 0, 0, 0),
+                "time 839:00:00 is above 838:59:59",
+            ),
+        ] {
+            let e = c
+                .query_params_with::<Row>("SELECT 1, ?", &[Param::Int(1), p], way)
+                .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{way:?}: {e}");
+            let e = e.to_string();
+            assert!(e.contains("params[1]") && e.contains(why), "{way:?}: {e}");
+        }
+    }
+    let e = c
+        .exec_drop("SELECT ?", (Value::Date(2020, 1, 1, 99, 0, 0, 0),))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("hour 99 is above 23"), "{e}");
+    let e = c
+        .exec_drop("SELECT ?", (Value::Time(true, 35, 0, 0, 0, 0),))
+        .unwrap_err();
+    assert!(e.to_string().contains("time days 35 is above 34"), "{e}");
+    let v: Vec<String> = c
+        .query_params(
+            "SELECT CAST(? AS CHAR)",
+            &[Param::Time(true, 34, 22, 59, 59, 999_999)],
+        )
+        .unwrap();
+    assert_eq!(v, ["-838:59:59.999999"]);
 }
 
 /// A session whose `character_set_client` is not UTF-8 (here `SET NAMES

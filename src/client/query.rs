@@ -21,6 +21,7 @@ use mysql_common::value::Value;
 
 use super::conn::{reports_partly, PooledConn, Report};
 use super::link::Link;
+use super::value::{date_time_fault, time_fault};
 use crate::error::{Error, ErrorKind, Result};
 use crate::wire::{
     status, types, BinaryColumns, BinaryNext, Cell, ColumnDef, Columns, Date, DateTime, Next,
@@ -78,6 +79,19 @@ impl Statement {
                 self.params,
                 values.len()
             )));
+        }
+        for (i, v) in values.iter().enumerate() {
+            let fault = match *v {
+                Value::Date(y, mo, d, h, mi, s, us) => date_time_fault(y, mo, d, h, mi, s, us),
+                Value::Time(_, d, h, mi, s, us) => time_fault(d, h, mi, s, us),
+                _ => None,
+            };
+            if let Some(why) = fault {
+                return Err(invalid(format!(
+                    "parameter {}: {why}; nothing was sent",
+                    i + 1
+                )));
+            }
         }
         Ok(values)
     }

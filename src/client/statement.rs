@@ -351,14 +351,22 @@ impl PooledConn {
     /// Plans `sql` with `params` (see the module doc): the prepared
     /// statement, or the interpolated text. With no parameters the prepared
     /// way prepares the statement too (its values then come typed).
-    /// A statement larger than the server takes fails here, with nothing
-    /// sent and the connection intact.
+    /// A statement larger than the server takes, or a parameter out of its
+    /// kind's range (`Param::fault`), fails here, with nothing sent and the
+    /// connection intact.
     pub(crate) fn plan(
         &mut self,
         sql: &str,
         params: &[Param],
         way: Option<Way>,
     ) -> Result<Plan, StatementError> {
+        if let Some((index, message)) = params
+            .iter()
+            .enumerate()
+            .find_map(|(i, p)| p.fault().map(|m| (i, m)))
+        {
+            return Err(StatementError::Param(ParamFault { index, message }));
+        }
         let plan = self.plan_unchecked(sql, params, way)?;
         let (size, param) = plan.size(params);
         if size >= CHECK_SIZE_FROM {

@@ -70,6 +70,77 @@ impl Param {
     }
 }
 
+impl Param {
+    /// Why this value cannot be sent as the kind it is, if it cannot: a
+    /// date, date-time or time outside what MySQL and MariaDB store (each field
+    /// at most its calendar maximum; a TIME within ±838:59:59.999999). Every way a statement is
+    /// sent checks its parameters with this before anything is sent.
+    pub fn fault(&self) -> Option<String> {
+        match *self {
+            Param::Date(y, mo, d) => date_time_fault(y, mo, d, 0, 0, 0, 0),
+            Param::DateTime(y, mo, d, h, mi, s, us) => date_time_fault(y, mo, d, h, mi, s, us),
+            Param::Time(_, days, h, mi, s, us) => time_fault(days, h, mi, s, us),
+            _ => None,
+        }
+    }
+}
+
+/// Why a date-time is outside what a DATETIME stores, naming the field:
+/// each field at most its calendar maximum (year 9999, month 12, day 31,
+/// hour 23, minute and second 59, microsecond 999,999). Zeros pass (the
+/// zero date is the server's to accept or refuse under its `sql_mode`),
+/// and so does a day past its month's end (the same).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn date_time_fault(
+    year: u16,
+    month: u8,
+    day: u8,
+    hour: u8,
+    minute: u8,
+    second: u8,
+    micros: u32,
+) -> Option<String> {
+    let checks = [
+        (u32::from(year), 9999, "year"),
+        (u32::from(month), 12, "month"),
+        (u32::from(day), 31, "day"),
+        (u32::from(hour), 23, "hour"),
+        (u32::from(minute), 59, "minute"),
+        (u32::from(second), 59, "second"),
+        (micros, 999_999, "microsecond"),
+    ];
+    checks
+        .into_iter()
+        .find(|&(v, max, _)| v > max)
+        .map(|(v, max, name)| format!("{name} {v} is above {max}"))
+}
+
+/// Why a time is outside a TIME's range, -838:59:59.999999 to
+/// 838:59:59.999999: `days * 24 + hours` at most 838 (so days at most 34),
+/// hours at most 23, minutes and seconds 59, microseconds 999,999.
+pub(crate) fn time_fault(
+    days: u32,
+    hours: u8,
+    minutes: u8,
+    seconds: u8,
+    micros: u32,
+) -> Option<String> {
+    let checks = [
+        (u32::from(hours), 23, "hours"),
+        (u32::from(minutes), 59, "minutes"),
+        (u32::from(seconds), 59, "seconds"),
+        (micros, 999_999, "microseconds"),
+        (days, 34, "days"),
+    ];
+    if let Some((v, max, name)) = checks.into_iter().find(|&(v, max, _)| v > max) {
+        return Some(format!("time {name} {v} is above {max}"));
+    }
+    let total = days * 24 + u32::from(hours);
+    (total > 838).then(|| {
+        format!("time {total}:{minutes:02}:{seconds:02} is above 838:59:59, the most a TIME holds")
+    })
+}
+
 macro_rules! from_int {
     ($($t:ty => $v:ident),*) => {$(
         impl From<$t> for Param {
@@ -262,6 +333,49 @@ impl fmt::Debug for Decimal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_and_times_are_checked_to_their_kinds_edges() {
+        let ok = [
+            Param::Date(0, 0, 0),
+            Param::Date(9999, 12, 31),
+            Param::DateTime(9999, 12, 31, 23, 59, 59, 999_999),
+            Param::Time(true, 34, 22, 59, 59, 999_999),
+            Param::Time(false, 0, 23, 0, 0, 0),
+            Param::Int(i64::MAX),
+        ];
+        for p in ok {
+            assert_eq!(p.fault(), None, "{p:?}");
+        }
+        let bad = [
+            (Param::Date(10_000, 1, 1), "year 10000 is above 9999"),
+            (Param::Date(2020, 1, 32), "day 32 is above 31"),
+            (
+                Param::DateTime(2020, 1, 1, 0, 60, 0, 0),
+                "minute 60 is above 59",
+            ),
+            (
+                Param::DateTime(2020, 1, 1, 0, 0, 0, 1_000_000),
+                "microsecond 1000000",
+            ),
+            (
+                Param::Time(false, 34, 23, 0, 0, 0),
+                "time 839:00:00 is above 838:59:59",
+            ),
+            (
+                Param::Time(true, 0, 24, 0, 0, 0),
+                "time hours 24 is above 23",
+            ),
+            (
+                Param::Time(true, 0, 0, 0, 60, 0),
+                "time seconds 60 is above 59",
+            ),
+        ];
+        for (p, why) in bad {
+            let got = p.fault().unwrap_or_default();
+            assert!(got.contains(why), "{p:?}: {got}");
+        }
+    }
 
     fn d(s: &str) -> (String, u8, u8) {
         let d = Decimal::parse(s).unwrap();

@@ -288,24 +288,6 @@ fn out_of_range(i: usize, what: &str) -> Failure {
     Failure::new(STAUNCH_OUT_OF_RANGE, format!("params[{i}]: {what}"))
 }
 
-fn check_datetime(i: usize, d: &staunch_datetime) -> Result<(), Failure> {
-    let checks = [
-        (u32::from(d.year), 9999, "year"),
-        (u32::from(d.month), 12, "month"),
-        (u32::from(d.day), 31, "day"),
-        (u32::from(d.hour), 23, "hour"),
-        (u32::from(d.minute), 59, "minute"),
-        (u32::from(d.second), 59, "second"),
-        (d.microsecond, 999_999, "microsecond"),
-    ];
-    for (v, max, name) in checks {
-        if v > max {
-            return Err(out_of_range(i, &format!("{name} {v} is above {max}")));
-        }
-    }
-    Ok(())
-}
-
 /// The `len` bytes at `ptr` of a text or bytes parameter.
 ///
 /// # Safety
@@ -372,27 +354,27 @@ pub(crate) unsafe fn to_param(i: usize, p: &staunch_param) -> Result<Param, Fail
         }
         STAUNCH_PARAM_DATE | STAUNCH_PARAM_DATETIME => {
             let d = p.datetime;
-            check_datetime(i, &d)?;
-            if p.r#type == STAUNCH_PARAM_DATE
-                && (d.hour, d.minute, d.second, d.microsecond) != (0, 0, 0, 0)
-            {
+            let v = Param::DateTime(
+                d.year,
+                d.month,
+                d.day,
+                d.hour,
+                d.minute,
+                d.second,
+                d.microsecond,
+            );
+            if let Some(why) = v.fault() {
+                return Err(out_of_range(i, &why));
+            }
+            if p.r#type == STAUNCH_PARAM_DATETIME {
+                v
+            } else if (d.hour, d.minute, d.second, d.microsecond) == (0, 0, 0, 0) {
+                Param::Date(d.year, d.month, d.day)
+            } else {
                 return Err(out_of_range(
                     i,
                     "a STAUNCH_PARAM_DATE has no time of day (use STAUNCH_PARAM_DATETIME)",
                 ));
-            }
-            if p.r#type == STAUNCH_PARAM_DATE {
-                Param::Date(d.year, d.month, d.day)
-            } else {
-                Param::DateTime(
-                    d.year,
-                    d.month,
-                    d.day,
-                    d.hour,
-                    d.minute,
-                    d.second,
-                    d.microsecond,
-                )
             }
         }
         STAUNCH_PARAM_TIME => {
@@ -400,25 +382,18 @@ pub(crate) unsafe fn to_param(i: usize, p: &staunch_param) -> Result<Param, Fail
             // Read the flag as a byte: C may have stored any value there.
             // SAFETY: `negative` is one initialized byte of a live struct.
             let negative = unsafe { std::ptr::addr_of!(t.negative).cast::<u8>().read() } != 0;
-            for (v, max, name) in [
-                (u32::from(t.hours), 23, "hours"),
-                (u32::from(t.minutes), 59, "minutes"),
-                (u32::from(t.seconds), 59, "seconds"),
-                (t.microseconds, 999_999, "microseconds"),
-                (t.days, 34, "days"),
-            ] {
-                if v > max {
-                    return Err(out_of_range(i, &format!("time {name} {v} is above {max}")));
-                }
-            }
-            Param::Time(
+            let v = Param::Time(
                 negative,
                 t.days,
                 t.hours,
                 t.minutes,
                 t.seconds,
                 t.microseconds,
-            )
+            );
+            if let Some(why) = v.fault() {
+                return Err(out_of_range(i, &why));
+            }
+            v
         }
         other => {
             return Err(Failure::new(
@@ -542,6 +517,12 @@ mod tests {
         let mut p = param(STAUNCH_PARAM_TIME);
         p.time.minutes = 60;
         assert_eq!(conv(&p).unwrap_err().status, STAUNCH_OUT_OF_RANGE);
+        // 34 days and 23 hours is 839 hours: past a TIME's 838:59:59.
+        let mut p = param(STAUNCH_PARAM_TIME);
+        (p.time.days, p.time.hours) = (34, 23);
+        let e = conv(&p).unwrap_err();
+        assert_eq!(e.status, STAUNCH_OUT_OF_RANGE);
+        assert!(e.message.contains("839:00:00"), "{}", e.message);
         // SAFETY: NULL with a count is exactly what is being rejected.
         let e = unsafe { to_params(std::ptr::null(), 2) }.unwrap_err();
         assert_eq!(e.status, STAUNCH_NULL_ARGUMENT);
