@@ -112,6 +112,19 @@ impl PooledConn {
     /// is committed or rolled back the connection goes back to the pool with
     /// no round trip.
     pub fn start_transaction(&mut self, opts: TxOpts) -> Result<Transaction<'_>> {
+        self.begin_with(opts)?;
+        Ok(Transaction {
+            conn: self,
+            done: false,
+        })
+    }
+
+    /// Starts a transaction as [`PooledConn::start_transaction`] does,
+    /// without a guard: the statements after it run in it until a `COMMIT`
+    /// or `ROLLBACK` (the C ABI's `staunch_conn_begin_ex`, and every face's
+    /// `begin`). One left open when the connection is returned is rolled
+    /// back by the return's reset.
+    pub fn begin_with(&mut self, opts: TxOpts) -> Result<()> {
         let level = opts.isolation_level().map(|l| l.to_string());
         let mut sql = String::from("START TRANSACTION");
         let mut props = Vec::new();
@@ -128,11 +141,7 @@ impl PooledConn {
             sql.push_str(&props.join(", "));
         }
         self.begin_transaction(level.as_deref(), &sql)
-            .map_err(|(_, e)| e)?;
-        Ok(Transaction {
-            conn: self,
-            done: false,
-        })
+            .map_err(|(_, e)| e)
     }
 
     /// `SET TRANSACTION ISOLATION LEVEL level` (when there is one), then
@@ -141,7 +150,7 @@ impl PooledConn {
     /// count as a change for the next borrower (`changes_unreported`),
     /// leaves nothing behind, unless `start` fails (the session is then
     /// reset on return). On failure, the statement that failed.
-    pub(crate) fn begin_transaction(
+    fn begin_transaction(
         &mut self,
         level: Option<&str>,
         start: &str,

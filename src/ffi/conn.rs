@@ -18,6 +18,7 @@ use crate::error::Error;
 use crate::sync::lock;
 use crate::wire::WireError;
 use crate::Pool;
+use crate::{AccessMode, IsolationLevel, TxOpts};
 
 /// A connection borrowed from a pool by `staunch_pool_get`. Give it back with
 /// `staunch_conn_release` (the handle stays, unusable) or `staunch_conn_free`
@@ -955,7 +956,7 @@ pub extern "C" fn staunch_conn_begin(
     conn: *mut staunch_conn,
     err: *mut *mut staunch_error,
 ) -> staunch_status {
-    simple(conn, err, "START TRANSACTION")
+    staunch_conn_begin_ex(conn, std::ptr::null(), err)
 }
 
 /// The isolation level of a transaction started by `staunch_conn_begin_ex`.
@@ -1013,10 +1014,10 @@ pub extern "C" fn staunch_conn_begin_ex(
         };
         let level = match isolation {
             STAUNCH_ISOLATION_DEFAULT => None,
-            STAUNCH_ISOLATION_READ_UNCOMMITTED => Some("READ UNCOMMITTED"),
-            STAUNCH_ISOLATION_READ_COMMITTED => Some("READ COMMITTED"),
-            STAUNCH_ISOLATION_REPEATABLE_READ => Some("REPEATABLE READ"),
-            STAUNCH_ISOLATION_SERIALIZABLE => Some("SERIALIZABLE"),
+            STAUNCH_ISOLATION_READ_UNCOMMITTED => Some(IsolationLevel::ReadUncommitted),
+            STAUNCH_ISOLATION_READ_COMMITTED => Some(IsolationLevel::ReadCommitted),
+            STAUNCH_ISOLATION_REPEATABLE_READ => Some(IsolationLevel::RepeatableRead),
+            STAUNCH_ISOLATION_SERIALIZABLE => Some(IsolationLevel::Serializable),
             other => {
                 return Err(Failure::new(
                     STAUNCH_INVALID_ARGUMENT,
@@ -1024,15 +1025,10 @@ pub extern "C" fn staunch_conn_begin_ex(
                 ))
             }
         };
-        c.with(|pc| {
-            let sql = if read_only {
-                "START TRANSACTION READ ONLY"
-            } else {
-                "START TRANSACTION"
-            };
-            pc.begin_transaction(level, sql)
-                .map_err(|(_, e)| Failure::from(e))
-        })
+        let opts = TxOpts::default()
+            .set_isolation_level(level)
+            .set_access_mode(read_only.then_some(AccessMode::ReadOnly));
+        c.with(|pc| pc.begin_with(opts).map_err(Failure::from))
     })
 }
 
