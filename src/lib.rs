@@ -96,8 +96,8 @@ use std::sync::Arc;
 pub use crate::client::query::{AsStatement, QueryResult, Queryable, ResultSet, Statement};
 pub use crate::client::txn::{AccessMode, IsolationLevel, TxOpts};
 pub use crate::client::{
-    CancelHandle, ConnectConfig, Decimal, DecimalError, Lexing, MysqlConnector, Param, PooledConn,
-    Scan, Session, TlsMode, Transaction, Way, DEFAULT_LIVENESS_THRESHOLD,
+    Answer, CancelHandle, ConnectConfig, Decimal, DecimalError, Lexing, MysqlConnector, Param,
+    PooledConn, Scan, SendAs, Session, TlsMode, Transaction, Way, DEFAULT_LIVENESS_THRESHOLD,
 };
 pub use crate::config::{Builder, Config};
 pub use crate::error::{Error, ErrorCategory, ErrorKind, Result};

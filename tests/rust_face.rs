@@ -249,3 +249,92 @@ fn a_transaction_is_queryable_and_ends_by_commit_rollback_or_drop() {
     let st = pool.stats();
     assert_eq!((st.rollbacks_on_return, st.resets_on_return), (0, 0));
 }
+
+/// The answer every face reads (`staunch::Answer`, the C ABI's
+/// `staunch_rows`), read by a Rust caller: buffered with its result sets
+/// and figures, and streamed on a connection it gives back when its first
+/// set is read, or when it is dropped unread.
+#[test]
+fn an_answer_is_read_whole_or_streamed_and_gives_its_connection_back() {
+    use staunch::{Answer, Param, SendAs, Value, Way};
+    let s = MariaDb::start();
+    s.sql("CREATE TABLE staunch_test.t (id INT PRIMARY KEY, v VARCHAR(8))");
+    let pool = pool(&s);
+    let mut c = pool.get().unwrap();
+
+    // Buffered, two result sets sent as text, with their figures.
+    let mut a: Answer = c
+        .answer(
+            "INSERT INTO t VALUES (1, 'a'), (2, NULL); SELECT id, v FROM t ORDER BY id",
+            &[],
+            SendAs::Text,
+        )
+        .unwrap();
+    assert!(!a.is_streaming());
+    assert_eq!((a.column_count(), a.affected_rows()), (0, 2));
+    assert!(!a.next_row().unwrap());
+    assert!(a.next_set().unwrap());
+    assert_eq!(a.row_count(), Some(2));
+    let names: Vec<String> = a.columns().iter().map(|c| c.name_str().into()).collect();
+    assert_eq!(names, ["id", "v"]);
+    assert_eq!(a.get(0), None, "no current row before next_row");
+    assert!(a.next_row().unwrap());
+    assert_eq!(a.get(0), Some(Value::Int(1)));
+    assert_eq!(a.get(1), Some(Value::Bytes(b"a".to_vec())));
+    assert_eq!(a.get(2), None, "no column 2");
+    assert!(a.next_row().unwrap());
+    assert_eq!((a.get(1), a.is_null(1)), (Some(Value::NULL), Some(true)));
+    assert!(!a.next_row().unwrap());
+    assert!(!a.next_set().unwrap());
+
+    // Parameters go the way asked; text takes none.
+    for way in [Way::Prepare, Way::Interpolate] {
+        let mut a = c
+            .answer("SELECT v FROM t WHERE id = ?", &[Param::Int(1)], SendAs::Way(way))
+            .unwrap();
+        assert!(a.next_row().unwrap());
+        assert_eq!(a.get(0), Some(Value::Bytes(b"a".to_vec())), "{way:?}");
+    }
+    let e = c
+        .answer("SELECT ?", &[Param::Int(1)], SendAs::Text)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    drop(c);
+
+    // Streamed: the answer holds the connection (the pool of one has none
+    // to lend) until its rows are read; then `give_back` has it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut a = pool
+        .get()
+        .unwrap()
+        .answer_streamed(
+            "SELECT seq FROM seq_1_to_1000 WHERE seq > ?",
+            &[Param::Int(990)],
+            SendAs::Default,
+            move |conn| tx.send(conn).unwrap(),
+        )
+        .unwrap();
+    assert!(a.is_streaming());
+    assert_eq!(a.row_count(), None);
+    let mut got = Vec::new();
+    while a.next_row().unwrap() {
+        assert!(rx.try_recv().is_err(), "given back before its rows were read");
+        got.push(a.get(0).unwrap());
+    }
+    assert_eq!(got, (991..=1000).map(Value::UInt).collect::<Vec<_>>());
+    let mut back = rx.try_recv().expect("given back once its rows were read");
+    let v: Option<u32> = back.query_first("SELECT 7").unwrap();
+    assert_eq!(v, Some(7));
+    drop(back);
+
+    // Dropped unread, it gives the connection back usable, to the pool.
+    let mut a = pool
+        .get()
+        .unwrap()
+        .answer_streamed("SELECT seq FROM seq_1_to_100000", &[], SendAs::Text, drop)
+        .unwrap();
+    assert!(a.next_row().unwrap());
+    drop(a);
+    let v: Option<u32> = pool.get().unwrap().query_first("SELECT 8").unwrap();
+    assert_eq!(v, Some(8));
+}

@@ -55,6 +55,10 @@ pub enum Way {
 pub(crate) enum StatementError {
     /// The statement's placeholders and the parameters do not match.
     ParamCount { placeholders: usize, given: usize },
+    /// Parameters given to a statement sent as text.
+    TextWithParams,
+    /// It failed once sent, as the Rust API reports it.
+    Failed(Error),
     /// A parameter cannot be written (a double that is NaN, ...).
     Param(ParamFault),
     /// It is more than the server takes in one packet (its
@@ -84,6 +88,7 @@ impl StatementError {
     pub(crate) fn into_error(self, context: &str) -> Error {
         match self {
             StatementError::Wire(e) => Error::from_wire(context, &e),
+            StatementError::Failed(e) => e,
             other => Error::new(ErrorKind::InvalidArgument, other.message()),
         }
     }
@@ -98,6 +103,10 @@ impl StatementError {
                 "the statement has {placeholders} placeholder(s) but {given} parameter(s) were given"
             ),
             StatementError::Param(f) => f.to_string(),
+            StatementError::TextWithParams => {
+                "a statement sent as text takes no parameters".to_owned()
+            }
+            StatementError::Failed(e) => e.to_string(),
             StatementError::TooLarge { size, param, max } => {
                 let what = match param {
                     Some(i) => format!("parameter {i} is {size} bytes"),

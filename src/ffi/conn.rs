@@ -7,13 +7,12 @@ use std::time::Duration;
 
 use super::error::*;
 use super::rows::{staunch_batch, staunch_rows};
-use super::stream::{GiveBack, Stream};
 use super::values::{staunch_param, to_params};
 use super::{arg, arg_str, copy_sized, guard, guard_value, set_opt, Out, STAUNCH_TIMEOUT_DEFAULT};
 use crate::client::answer::Sets;
-use crate::client::{
-    reports_partly, CancelHandle, Param, Plan, PooledConn, Report, StatementError, Way,
-};
+use crate::client::rows::{Answer, SendAs, Summary};
+use crate::client::stream::Stream;
+use crate::client::{CancelHandle, Plan, PooledConn, Report, StatementError, Way};
 use crate::error::Error;
 use crate::sync::lock;
 use crate::wire::WireError;
@@ -197,40 +196,26 @@ fn wire_failure(context: &str, e: &WireError) -> Failure {
 }
 
 /// A statement refused before or at its sending, as a C status.
-fn statement_failure(context: &str, e: StatementError) -> Failure {
+pub(super) fn statement_failure(context: &str, e: StatementError) -> Failure {
     match e {
         StatementError::Wire(e) => wire_failure(context, &e),
+        StatementError::Failed(e) => Failure::from(e),
         e @ StatementError::ParamCount { .. } => Failure::new(STAUNCH_PARAM_COUNT, e.message()),
-        e @ (StatementError::Param(_) | StatementError::TooLarge { .. }) => {
-            Failure::new(STAUNCH_INVALID_ARGUMENT, e.message())
-        }
+        e @ (StatementError::Param(_)
+        | StatementError::TooLarge { .. }
+        | StatementError::TextWithParams) => Failure::new(STAUNCH_INVALID_ARGUMENT, e.message()),
     }
 }
 
-/// Plans a statement with parameters on `pc` (see `client::statement`).
-fn plan(
-    pc: &mut PooledConn,
-    context: &str,
-    sql: &str,
-    params: &[Param],
-    way: Option<Way>,
-) -> Result<Plan, Failure> {
-    pc.plan(sql, params, way)
-        .map_err(|e| statement_failure(context, e))
-}
-
 impl Done {
-    /// Adds one result set's figures: affected rows and warnings summed, the
-    /// last non-zero insert id and the last non-empty info string kept.
-    fn add(&mut self, affected: u64, insert_id: u64, warnings: u16, info: &[u8]) {
-        self.affected_rows = self.affected_rows.saturating_add(affected);
-        if insert_id != 0 {
-            self.last_insert_id = insert_id;
-        }
-        self.warnings = self.warnings.saturating_add(u32::from(warnings));
-        let info = info.strip_suffix(b"\0").unwrap_or(info);
-        if !info.is_empty() {
-            self.info = Some(to_cstring_bytes(info.to_vec()));
+    /// What the sets of a buffered answer did (see `Summary`).
+    fn of(sets: &Sets) -> Done {
+        let s = Summary::of(sets);
+        Done {
+            affected_rows: s.affected_rows,
+            last_insert_id: s.last_insert_id,
+            warnings: s.warnings,
+            info: s.info.map(to_cstring_bytes),
         }
     }
 }
@@ -320,15 +305,15 @@ pub extern "C" fn staunch_conn_execute(
         let sql = unsafe { arg_str(sql, "sql") }?;
         // SAFETY: header contract on params.
         let params = unsafe { to_params(params, n_params) }?;
+        let how = if n_params == 0 {
+            SendAs::Text
+        } else {
+            SendAs::Default
+        };
         let done = c.with(|pc| {
-            let sets = if n_params == 0 {
-                pc.collect_text(sql, reports_partly(sql))
-            } else {
-                let p = plan(pc, "execute", sql, &params, None)?;
-                pc.run_plan(p, &params)
-            }
-            .map_err(|e| wire_failure("execute", &e))?;
-            Ok(summary(&sets))
+            pc.answer_sets(sql, &params, how)
+                .map(|sets| Done::of(&sets))
+                .map_err(|e| statement_failure("execute", e))
         })?;
         set_opt(affected_rows, done.affected_rows);
         set_opt(last_insert_id, done.last_insert_id);
@@ -561,7 +546,7 @@ unsafe fn send_query(
     // SAFETY: NULL or a NUL-terminated string (header contract).
     let sql = unsafe { arg_str(sql, "sql") }?;
     let wait_fd = Out::new(wait_fd, "wait_fd")?;
-    let (way, text) = query_flags(flags, n_params, func)?;
+    let how = query_flags(flags, n_params, func)?;
     // SAFETY: header contract on params.
     let params = unsafe { to_params(params, n_params) }?;
     let mut g = c.lock()?;
@@ -582,20 +567,12 @@ unsafe fn send_query(
         *g = Held::Ready(pc);
         return Err(closed());
     }
-    let p = if text {
-        Ok(Plan::Text {
-            sql: sql.to_owned(),
-            partly: reports_partly(sql),
-        })
-    } else {
-        plan(&mut pc, "query", sql, &params, way)
-    };
-    let sent = match p {
+    let sent = match pc.plan_as(sql, &params, how) {
         Ok(Plan::Text { sql, partly }) => pc.send_text_wire(&sql, partly),
         Ok(Plan::Binary { sql }) => pc.send_binary_wire(&sql, &params),
         Err(e) => {
             *g = Held::Ready(pc);
-            return Err(e);
+            return Err(statement_failure("query", e));
         }
     };
     match sent {
@@ -658,7 +635,9 @@ pub extern "C" fn staunch_conn_query_recv(
             let home = c.home.clone();
             let stream = Stream::text_sent(pc, Box::new(move |conn| home.give_back(conn)))
                 .map_err(Failure::from)?;
-            out.set(Box::into_raw(Box::new(staunch_rows::streaming(stream))));
+            out.set(Box::into_raw(Box::new(staunch_rows::new(
+                Answer::streaming(stream),
+            ))));
             return Ok(());
         }
         let r = pc.recv_text_wire();
@@ -672,8 +651,10 @@ pub extern "C" fn staunch_conn_query_recv(
                 ))
             }
         };
-        *lock(&c.last) = summary(&sets);
-        out.set(Box::into_raw(Box::new(staunch_rows::buffered(sets))));
+        *lock(&c.last) = Done::of(&sets);
+        out.set(Box::into_raw(Box::new(staunch_rows::new(
+            Answer::buffered(sets),
+        ))));
         Ok(())
     })
 }
@@ -744,64 +725,32 @@ unsafe fn run_query(
     let c = unsafe { arg(conn, "conn") }?;
     // SAFETY: NULL or a NUL-terminated string (header contract).
     let sql = unsafe { arg_str(sql, "sql") }?;
-    let (way, text) = query_flags(flags, n_params, func)?;
+    let how = query_flags(flags, n_params, func)?;
     // SAFETY: header contract on params.
     let params = unsafe { to_params(params, n_params) }?;
     if flags & STAUNCH_QUERY_STREAM != 0 {
-        let p = c.with(|pc| stream_plan(pc, sql, &params, way, text))?;
+        // The row set holds the connection until the stream gives it back
+        // to this handle (at once if the statement fails).
         let pc = c.take_for_stream()?;
         let home = c.home.clone();
-        query_stream(pc, Box::new(move |conn| home.give_back(conn)), p, &params)
+        let give_back = Box::new(move |conn| home.give_back(conn));
+        let answer = pc
+            .answer_stream(sql, &params, how, give_back)
+            .map_err(|e| statement_failure("query", e))?;
+        Ok(staunch_rows::new(answer))
     } else {
-        let sets = c.with(|pc| query_buffered(pc, sql, &params, way, text))?;
-        *lock(&c.last) = summary(&sets);
-        Ok(staunch_rows::buffered(sets))
+        let sets = c.with(|pc| {
+            pc.answer_sets(sql, &params, how)
+                .map_err(|e| statement_failure("query", e))
+        })?;
+        *lock(&c.last) = Done::of(&sets);
+        Ok(staunch_rows::new(Answer::buffered(sets)))
     }
-}
-
-/// Starts the statement `p` on `pc`, its answer streamed
-/// (STAUNCH_QUERY_STREAM): the connection goes to `home` when the stream is
-/// done with it, or at once if the statement fails.
-pub(super) fn query_stream(
-    pc: PooledConn,
-    home: GiveBack,
-    p: Plan,
-    params: &[Param],
-) -> Result<staunch_rows, Failure> {
-    let stream = match p {
-        Plan::Text { sql, partly } => Stream::text(pc, home, &sql, partly),
-        Plan::Binary { sql } => Stream::binary(pc, home, &sql, params),
-    }
-    .map_err(Failure::from)?;
-    Ok(staunch_rows::streaming(stream))
-}
-
-/// The plan of a statement whose answer is streamed: as text with
-/// STAUNCH_QUERY_TEXT, else as the parameters and the way say.
-pub(super) fn stream_plan(
-    pc: &mut PooledConn,
-    sql: &str,
-    params: &[Param],
-    way: Option<Way>,
-    text: bool,
-) -> Result<Plan, Failure> {
-    if text {
-        return Ok(Plan::Text {
-            sql: sql.to_owned(),
-            partly: reports_partly(sql),
-        });
-    }
-    plan(pc, "query", sql, params, way)
 }
 
 /// The flags of `staunch_conn_query_ex` and `staunch_pool_query` other than
-/// STAUNCH_QUERY_STREAM, checked: the way to send parameters (None: the
-/// pool's default) and whether the statement goes as text.
-pub(super) fn query_flags(
-    flags: u32,
-    n_params: usize,
-    func: &str,
-) -> Result<(Option<Way>, bool), Failure> {
+/// STAUNCH_QUERY_STREAM, checked: how the statement is sent.
+pub(super) fn query_flags(flags: u32, n_params: usize, func: &str) -> Result<SendAs, Failure> {
     let known = STAUNCH_QUERY_STREAM
         | STAUNCH_QUERY_TEXT
         | STAUNCH_QUERY_INTERPOLATE
@@ -812,7 +761,7 @@ pub(super) fn query_flags(
             format!("{func}: unknown flags {flags:#x} (see STAUNCH_QUERY_*)"),
         ));
     }
-    let way = match (
+    let how = match (
         flags & STAUNCH_QUERY_INTERPOLATE != 0,
         flags & STAUNCH_QUERY_PREPARE != 0,
     ) {
@@ -825,37 +774,20 @@ pub(super) fn query_flags(
                 ),
             ))
         }
-        (true, false) => Some(Way::Interpolate),
-        (false, true) => Some(Way::Prepare),
-        (false, false) => None,
+        (true, false) => SendAs::Way(Way::Interpolate),
+        (false, true) => SendAs::Way(Way::Prepare),
+        (false, false) => SendAs::Default,
     };
-    let text = flags & STAUNCH_QUERY_TEXT != 0;
-    if text && n_params > 0 {
+    if flags & STAUNCH_QUERY_TEXT == 0 {
+        return Ok(how);
+    }
+    if n_params > 0 {
         return Err(Failure::new(
             STAUNCH_INVALID_ARGUMENT,
             "STAUNCH_QUERY_TEXT sends the statement as text: it takes no parameters (n_params must be 0)",
         ));
     }
-    Ok((way, text))
-}
-
-/// Runs a query on `pc` and reads its whole answer into memory.
-pub(super) fn query_buffered(
-    pc: &mut PooledConn,
-    sql: &str,
-    params: &[Param],
-    way: Option<Way>,
-    text: bool,
-) -> Result<Sets, Failure> {
-    let sets = if text {
-        pc.collect_text(sql, reports_partly(sql))
-    } else {
-        match plan(pc, "query", sql, params, way)? {
-            Plan::Text { sql, partly } => pc.collect_text(&sql, partly),
-            binary => pc.run_plan(binary, params),
-        }
-    };
-    sets.map_err(|e| wire_failure("query", &e))
+    Ok(SendAs::Text)
 }
 
 /// Writes to `*out` the number of `?` placeholders in `sql` as this
@@ -925,20 +857,6 @@ pub extern "C" fn staunch_conn_param_offsets(
         count.set(at.len());
         Ok(())
     })
-}
-
-/// What a buffered answer did, as `drain` sums it up.
-fn summary(sets: &Sets) -> Done {
-    let mut out = Done::default();
-    for set in sets {
-        out.add(
-            set.affected_rows,
-            set.last_insert_id,
-            set.warnings,
-            &set.info,
-        );
-    }
-    out
 }
 
 fn simple(conn: *mut staunch_conn, err: *mut *mut staunch_error, sql: &str) -> staunch_status {

@@ -70,7 +70,6 @@ pub(crate) mod cancel;
 pub(crate) mod conn;
 
 pub(crate) mod rows;
-mod stream;
 
 pub(crate) mod events;
 

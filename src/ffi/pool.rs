@@ -6,9 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::cancel::staunch_cancel_token;
-use super::conn::{
-    query_buffered, query_flags, query_stream, staunch_conn, stream_plan, STAUNCH_QUERY_STREAM,
-};
+use super::conn::{query_flags, statement_failure, staunch_conn, STAUNCH_QUERY_STREAM};
 use super::error::{staunch_error, staunch_status, Failure, STAUNCH_INVALID_ARGUMENT};
 use super::events::{Callback, FfiListener};
 use super::options::staunch_options;
@@ -568,7 +566,7 @@ pub extern "C" fn staunch_pool_query(
         // SAFETY: NULL or a NUL-terminated string (header contract).
         let sql = unsafe { arg_str(sql, "sql") }?;
         let out = Out::new(out, "out")?;
-        let (way, text) = query_flags(flags, n_params, "staunch_pool_query")?;
+        let how = query_flags(flags, n_params, "staunch_pool_query")?;
         // SAFETY: header contract on params.
         let params = unsafe { to_params(params, n_params) }?;
         let timeout = borrow_timeout(&p.pool, timeout_ms);
@@ -577,16 +575,20 @@ pub extern "C" fn staunch_pool_query(
             // The row set holds the connection; it goes back to the pool
             // when the stream is done with it (the first set read, or the
             // row set freed).
-            let plan = stream_plan(&mut conn, sql, &params, way, text)?;
-            let rows = query_stream(conn, Box::new(drop), plan, &params)?;
-            out.set(Box::into_raw(Box::new(rows)));
+            let answer = conn
+                .answer_stream(sql, &params, how, Box::new(drop))
+                .map_err(|e| statement_failure("query", e))?;
+            out.set(Box::into_raw(Box::new(staunch_rows::new(answer))));
             return Ok(());
         }
-        let sets = query_buffered(&mut conn, sql, &params, way, text);
+        let sets = conn
+            .answer_sets(sql, &params, how)
+            .map_err(|e| statement_failure("query", e));
         // Back to the pool (after a reset if the statement changed the
         // session) before the answer is handed over.
         drop(conn);
-        out.set(Box::into_raw(Box::new(staunch_rows::buffered(sets?))));
+        let answer = crate::client::rows::Answer::buffered(sets?);
+        out.set(Box::into_raw(Box::new(staunch_rows::new(answer))));
         Ok(())
     })
 }

@@ -11,10 +11,10 @@ use std::ffi::{c_char, c_int};
 use std::ptr::addr_of_mut;
 
 use super::error::*;
-use super::stream::{Fetched, Stream};
 use super::values::{staunch_datetime, staunch_time, staunch_value};
 use super::{arg, arg_mut, copy_sized, guard, guard_value, Out};
-use crate::client::answer::{bytes_with_nul, Cell, Col, DateTime, Kind, Set, Sets, Time};
+use crate::client::answer::{bytes_with_nul, Cell, Col, DateTime, Kind, Time};
+use crate::client::rows::Answer;
 
 /// The type of a result column, from the server's column metadata. It tells
 /// which getter reads the column's values.
@@ -317,7 +317,7 @@ impl staunch_rows {
     /// # Safety
     /// `types` is NULL or holds `cap` writable types.
     unsafe fn write_types(&self, types: *mut staunch_column_type, cap: usize) -> usize {
-        let cols = &self.set.columns;
+        let cols = &self.answer.set().columns;
         if !types.is_null() {
             for (i, col) in cols.iter().take(cap).enumerate() {
                 // SAFETY: room for `cap` types (contract), and i < cap.
@@ -336,10 +336,10 @@ impl staunch_rows {
     pub(crate) unsafe fn first_batch(&mut self, b: &mut staunch_batch) -> Result<(), Failure> {
         // SAFETY: room for types_cap types (contract).
         b.n_columns = unsafe { self.write_types(b.types, b.types_cap) };
-        b.affected_rows = self.set.affected_rows;
-        b.last_insert_id = self.set.last_insert_id;
+        b.affected_rows = self.answer.affected_rows();
+        b.last_insert_id = self.answer.last_insert_id();
         let fits = b.n_columns > 0 && b.values_cap >= b.n_columns;
-        if fits && !b.values.is_null() && matches!(self.source, Source::Buffered(_)) {
+        if fits && !b.values.is_null() && !self.answer.is_streaming() {
             // SAFETY: room for values_cap values (contract); a buffered
             // fetch never waits.
             let (n, _) = unsafe {
@@ -357,81 +357,25 @@ impl staunch_rows {
     }
 }
 
-/// Where the rows come from.
-enum Source {
-    /// Read whole: the remaining result sets after the current one.
-    Buffered(Sets),
-    /// The first result set read as its rows arrive, on the connection the
-    /// stream holds; the sets after it (a `CALL`'s) are read whole when the
-    /// caller moves to them, which gives the connection back.
-    Streaming(Box<Stream>),
-}
-
 /// The answer to `staunch_conn_query` / `staunch_conn_query_ex`: one or more
 /// result sets (a `CALL` gives several), each with column metadata, rows and
 /// what its closing packet said; a cursor over the current set's rows.
 /// Free with `staunch_rows_free`. Not thread-safe: one thread at a time (it
 /// may move between threads).
 pub struct staunch_rows {
-    /// The current result set: its metadata, and its rows' cells
-    /// (`set.cells`, one row after another): buffered, all of them, kept
-    /// until the set is left (so the pointers a fetch gave stay valid at
-    /// least until the next one); streaming, the rows the last read
-    /// brought.
-    set: Set,
-    source: Source,
-    /// Where the next unread row begins in `set.cells` (buffered).
-    next: usize,
-    /// How many of the current set's rows were handed out (buffered;
-    /// counted apart from `next`, which a set without columns never moves).
-    taken: u64,
-    /// Where the current row (for the getters) begins in `set.cells`.
-    current: Option<usize>,
-}
-
-/// What a read of the next row of a row set found.
-enum Read {
-    /// A row, its first cell at this index of `set.cells`.
-    Row(usize),
-    /// The end of the set.
-    End,
-    /// The next row has not arrived (a read that may not wait).
-    Waits,
+    /// The core's answer: this file translates it.
+    answer: Answer,
 }
 
 impl std::fmt::Debug for staunch_rows {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("staunch_rows")
-            .field("columns", &self.set.columns.len())
-            .field("streaming", &matches!(self.source, Source::Streaming(_)))
-            .finish()
+        self.answer.fmt(f)
     }
 }
 
 impl staunch_rows {
-    /// Row sets read whole (the first one current).
-    pub(crate) fn buffered(mut sets: Sets) -> staunch_rows {
-        let set = sets.pop_front().unwrap_or_else(Set::empty);
-        staunch_rows {
-            set,
-            source: Source::Buffered(sets),
-            next: 0,
-            taken: 0,
-            current: None,
-        }
-    }
-
-    /// Rows read from a stream as they arrive.
-    pub(crate) fn streaming(stream: Stream) -> staunch_rows {
-        let mut stream = Box::new(stream);
-        let set = stream.first_set();
-        staunch_rows {
-            set,
-            source: Source::Streaming(stream),
-            next: 0,
-            taken: 0,
-            current: None,
-        }
+    pub(crate) fn new(answer: Answer) -> staunch_rows {
+        staunch_rows { answer }
     }
 
     /// A row set built from columns `(name, type)` and values as the server
@@ -442,7 +386,7 @@ impl staunch_rows {
         columns: Vec<(Vec<u8>, staunch_column_type)>,
         rows: Vec<Vec<mysql_common::value::Value>>,
     ) -> staunch_rows {
-        let mut set = Set::empty();
+        let mut set = crate::client::answer::Set::empty();
         set.columns = columns
             .iter()
             .map(|(name, ctype)| Col::named(name, Kind::from_number(*ctype).unwrap_or(Kind::Bytes)))
@@ -454,106 +398,17 @@ impl staunch_rows {
             .flatten()
             .map(|v| Cell::from_value(v, arena))
             .collect();
-        staunch_rows::buffered(set.into())
-    }
-
-    /// The next row of the current set, if any: where it begins in
-    /// `set.cells`.
-    fn next_row(&mut self) -> Result<Option<usize>, Failure> {
-        self.start_read();
-        match self.read_row(true)? {
-            Read::Row(at) => Ok(Some(at)),
-            Read::End | Read::Waits => Ok(None),
-        }
-    }
-
-    /// Before a read (`_next`, a fetch): no current row; a streaming set
-    /// drops the rows the last read brought (their pointers end here, as
-    /// the header says).
-    fn start_read(&mut self) {
-        self.current = None;
-        if let Source::Streaming(_) = self.source {
-            self.set.cells.clear();
-            self.set.bytes.clear();
-            self.next = 0;
-        }
-    }
-
-    /// The next row of the current set, waiting for it or not (`Waits`:
-    /// a streamed row that has not arrived).
-    fn read_row(&mut self, wait: bool) -> Result<Read, Failure> {
-        let width = self.set.columns.len();
-        match &mut self.source {
-            Source::Buffered(_) => {
-                if self.taken >= self.set.count || self.next + width > self.set.cells.len() {
-                    return Ok(Read::End);
-                }
-                let at = self.next;
-                self.next += width;
-                self.taken += 1;
-                Ok(Read::Row(at))
-            }
-            Source::Streaming(s) => {
-                let at = self.set.cells.len();
-                let got = s.fetch(
-                    &self.set.columns,
-                    wait,
-                    &mut self.set.cells,
-                    &mut self.set.bytes,
-                )?;
-                if let Some((warnings, info)) = s.take_end() {
-                    self.set.warnings = warnings;
-                    self.set.info = info;
-                }
-                Ok(match got {
-                    Fetched::Row => {
-                        self.next = self.set.cells.len();
-                        Read::Row(at)
-                    }
-                    Fetched::End => Read::End,
-                    Fetched::Waits => Read::Waits,
-                })
-            }
-        }
-    }
-
-    /// Moves to the next result set: false when there is none.
-    fn next_set(&mut self) -> Result<bool, Failure> {
-        self.current = None;
-        self.next = 0;
-        self.taken = 0;
-        match &mut self.source {
-            Source::Buffered(rest) => match rest.pop_front() {
-                Some(set) => {
-                    self.set = set;
-                    Ok(true)
-                }
-                None => Ok(false),
-            },
-            Source::Streaming(s) => {
-                // The rest of this set goes unread; the others are read
-                // whole, and the stream gives its connection back.
-                let mut rest = s.finish(&self.set.columns)?;
-                let next = rest.pop_front();
-                self.source = Source::Buffered(rest);
-                match next {
-                    Some(set) => {
-                        self.set = set;
-                        Ok(true)
-                    }
-                    None => Ok(false),
-                }
-            }
-        }
+        staunch_rows::new(Answer::of_set(set))
     }
 
     fn col(&self, idx: usize) -> Result<&Col, Failure> {
-        self.set.columns.get(idx).ok_or_else(|| {
+        let cols = &self.answer.set().columns;
+        cols.get(idx).ok_or_else(|| {
             Failure::new(
                 STAUNCH_BAD_INDEX,
                 format!(
                     "column index {idx} is out of range: the result has {} column(s)",
-                    self.set.columns.len()
+                    cols.len()
                 ),
             )
         })
@@ -562,13 +417,13 @@ impl staunch_rows {
     /// The cell of the current row in column `idx`.
     fn cell(&self, idx: usize) -> Result<(&Col, &Cell), Failure> {
         let col = self.col(idx)?;
-        let at = self.current.ok_or_else(|| {
+        let at = self.answer.current().ok_or_else(|| {
             Failure::new(
                 STAUNCH_NO_ROW,
                 "no current row: call staunch_rows_next first (and only read while it reports a row)",
             )
         })?;
-        let cell = self.set.cells.get(at + idx).ok_or_else(|| {
+        let cell = self.answer.set().cells.get(at + idx).ok_or_else(|| {
             Failure::new(STAUNCH_INTERNAL, format!("row shorter than column {idx}"))
         })?;
         Ok((col, cell))
@@ -587,6 +442,11 @@ impl staunch_rows {
             ));
         }
         Ok((col, cell))
+    }
+
+    /// The current set's bytes (text and bytes cells point into them).
+    fn bytes(&self) -> &[u8] {
+        &self.answer.set().bytes
     }
 }
 
@@ -610,7 +470,7 @@ fn wrong_type(getter: &str, idx: usize, col: &Col, cell: &Cell) -> Failure {
 pub extern "C" fn staunch_rows_column_count(rows: *const staunch_rows) -> usize {
     guard_value(0, || {
         // SAFETY: NULL or a live row set (header contract).
-        unsafe { rows.as_ref() }.map_or(0, |r| r.set.columns.len())
+        unsafe { rows.as_ref() }.map_or(0, |r| r.answer.column_count())
     })
 }
 
@@ -730,7 +590,7 @@ pub extern "C" fn staunch_rows_column_infos(
         let first = out.ptr();
         // SAFETY: non-NULL, its first struct's `size` readable (contract).
         let stride = unsafe { first.cast::<usize>().read_unaligned() };
-        for (i, c) in r.set.columns.iter().take(cap).enumerate() {
+        for (i, c) in r.answer.set().columns.iter().take(cap).enumerate() {
             // SAFETY: `cap` structs of `stride` bytes (contract), i < cap;
             // the size written first is the one copy_sized reads.
             unsafe {
@@ -765,8 +625,7 @@ pub extern "C" fn staunch_rows_next(
         // SAFETY: NULL or a live row set used by one thread (contract).
         let r = unsafe { arg_mut(rows, "rows") }?;
         let has_row = Out::new(has_row, "has_row")?;
-        r.current = r.next_row()?;
-        has_row.set(r.current.is_some());
+        has_row.set(r.answer.next_row()?);
         Ok(())
     })
 }
@@ -864,10 +723,7 @@ pub extern "C" fn staunch_rows_wait_fd(
         let r = unsafe { arg_mut(rows, "rows") }?;
         let fd = Out::new(fd, "fd")?;
         let conn_id = Out::new(conn_id, "conn_id")?;
-        let (f, id) = match &mut r.source {
-            Source::Streaming(s) => s.wait_fd().unwrap_or((-1, 0)),
-            Source::Buffered(_) => (-1, 0),
-        };
+        let (f, id) = r.answer.wait_fd().unwrap_or((-1, 0));
         fd.set(f);
         conn_id.set(id);
         Ok(())
@@ -886,7 +742,7 @@ unsafe fn fetch(
     wait: bool,
     func: &str,
 ) -> Result<(usize, bool), Failure> {
-    let ncols = r.set.columns.len();
+    let ncols = r.answer.column_count();
     if ncols == 0 {
         return Ok((0, false));
     }
@@ -900,34 +756,15 @@ unsafe fn fetch(
             format!("{func}: capacity {capacity} holds no whole row of {ncols} values"),
         ));
     }
-    r.start_read();
-    // The rows fetched lie one after another in `set.cells` from here.
-    let first = r.next;
-    let mut n = 0;
-    let mut waits = false;
-    if let Source::Buffered(_) = r.source {
-        n = max.min((r.set.cells.len() - first) / ncols);
-        r.next += n * ncols;
-        r.taken += n as u64;
-    } else {
-        while n < max {
-            match r.read_row(wait)? {
-                Read::Row(_) => n += 1,
-                Read::End => break,
-                Read::Waits => {
-                    waits = true;
-                    break;
-                }
-            }
-        }
-    }
+    let (first, n, waits) = r.answer.read_rows(max, wait)?;
     // SAFETY: `values` points to `capacity` writable values (contract),
     // and at most `max * ncols <= capacity` are written.
     let out = unsafe { std::slice::from_raw_parts_mut(values, max * ncols) };
-    let cells = &r.set.cells[first..first + n * ncols];
+    let set = r.answer.set();
+    let cells = &set.cells[first..first + n * ncols];
     for (row_out, row) in out.chunks_exact_mut(ncols).zip(cells.chunks_exact(ncols)) {
-        for ((v, cell), col) in row_out.iter_mut().zip(row).zip(r.set.columns.iter()) {
-            tag_into(v, cell, col.kind, &r.set.bytes);
+        for ((v, cell), col) in row_out.iter_mut().zip(row).zip(set.columns.iter()) {
+            tag_into(v, cell, col.kind, &set.bytes);
         }
     }
     Ok((n, waits))
@@ -948,7 +785,7 @@ pub extern "C" fn staunch_rows_next_result(
         // SAFETY: NULL or a live row set used by one thread (contract).
         let r = unsafe { arg_mut(rows, "rows") }?;
         let out = Out::new(has_result, "has_result")?;
-        out.set(r.next_set()?);
+        out.set(r.answer.next_set()?);
         Ok(())
     })
 }
@@ -967,13 +804,13 @@ pub extern "C" fn staunch_rows_row_count(
         // SAFETY: NULL or a live row set (header contract).
         let r = unsafe { arg(rows, "rows") }?;
         let out = Out::new(out, "out")?;
-        if let Source::Streaming(_) = r.source {
-            return Err(Failure::new(
+        let n = r.answer.row_count().ok_or_else(|| {
+            Failure::new(
                 STAUNCH_INVALID_ARGUMENT,
                 "staunch_rows_row_count: a streaming row set does not know its row count until its rows are read",
-            ));
-        }
-        out.set(r.set.count);
+            )
+        })?;
+        out.set(n);
         Ok(())
     })
 }
@@ -1117,7 +954,7 @@ pub extern "C" fn staunch_rows_get_text(
         let (col, cell) = r.value(idx, G)?;
         match cell {
             Cell::Bytes { .. } if col.kind != Kind::Bytes => {
-                let with_nul = bytes_with_nul(&r.set.bytes, cell);
+                let with_nul = bytes_with_nul(r.bytes(), cell);
                 let text = &with_nul[..with_nul.len() - 1];
                 if let Err(e) = std::str::from_utf8(text) {
                     return Err(Failure::new(
@@ -1160,7 +997,7 @@ pub extern "C" fn staunch_rows_get_bytes(
         let (col, cell) = r.value(idx, G)?;
         match cell {
             Cell::Bytes { .. } => {
-                let b = bytes_with_nul(&r.set.bytes, cell);
+                let b = bytes_with_nul(r.bytes(), cell);
                 ptr.set(b.as_ptr());
                 super::set_opt(len, b.len() - 1);
             }
@@ -1226,7 +1063,7 @@ pub extern "C" fn staunch_rows_get_time(
 pub extern "C" fn staunch_rows_affected_rows(rows: *const staunch_rows) -> u64 {
     guard_value(0, || {
         // SAFETY: NULL or a live row set (header contract).
-        unsafe { rows.as_ref() }.map_or(0, |r| r.set.affected_rows)
+        unsafe { rows.as_ref() }.map_or(0, |r| r.answer.affected_rows())
     })
 }
 
@@ -1236,7 +1073,7 @@ pub extern "C" fn staunch_rows_affected_rows(rows: *const staunch_rows) -> u64 {
 pub extern "C" fn staunch_rows_last_insert_id(rows: *const staunch_rows) -> u64 {
     guard_value(0, || {
         // SAFETY: NULL or a live row set (header contract).
-        unsafe { rows.as_ref() }.map_or(0, |r| r.set.last_insert_id)
+        unsafe { rows.as_ref() }.map_or(0, |r| r.answer.last_insert_id())
     })
 }
 
@@ -1248,7 +1085,7 @@ pub extern "C" fn staunch_rows_last_insert_id(rows: *const staunch_rows) -> u64 
 pub extern "C" fn staunch_rows_warnings(rows: *const staunch_rows) -> u32 {
     guard_value(0, || {
         // SAFETY: NULL or a live row set (header contract).
-        unsafe { rows.as_ref() }.map_or(0, |r| u32::from(r.set.warnings))
+        unsafe { rows.as_ref() }.map_or(0, |r| u32::from(r.answer.warnings()))
     })
 }
 
@@ -1261,7 +1098,7 @@ pub extern "C" fn staunch_rows_warnings(rows: *const staunch_rows) -> u32 {
 pub extern "C" fn staunch_rows_info(rows: *const staunch_rows) -> *const c_char {
     guard_value(cstr!("").as_ptr(), || {
         // SAFETY: NULL or a live row set (header contract).
-        unsafe { rows.as_ref() }.map_or(cstr!("").as_ptr(), |r| r.set.info.as_ptr().cast())
+        unsafe { rows.as_ref() }.map_or(cstr!("").as_ptr(), |r| r.answer.set().info.as_ptr().cast())
     })
 }
 

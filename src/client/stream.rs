@@ -8,8 +8,8 @@
 //! open_text_wire`, `open_binary_wire`), text or prepared, over TCP, TLS
 //! or a unix socket: the stream only owns the connection meanwhile.
 
-use crate::client::answer::{info_of, push_wire_cells, Cell, Col, Info, Set, Sets};
-use crate::client::{AnyRow, PooledConn, WireRow, WireStart};
+use super::answer::{info_of, push_wire_cells, Cell, Col, Info, Set, Sets};
+use super::{AnyRow, PooledConn, WireRow, WireStart};
 use crate::error::Error;
 
 /// Where a stream's connection goes when the stream is done with it.
@@ -64,7 +64,7 @@ impl Stream {
         mut conn: PooledConn,
         home: GiveBack,
         sql: &str,
-        params: &[crate::client::Param],
+        params: &[super::Param],
     ) -> Result<Stream, Error> {
         let values: Vec<crate::wire::Param<'_>> = params.iter().map(|p| p.to_wire()).collect();
         match conn.open_binary_wire(sql, &values) {
@@ -121,7 +121,7 @@ impl Stream {
 
     /// Skips the rest of the first result set: the sets after it (and the
     /// connection is given back).
-    pub(crate) fn finish(&mut self, _columns: &[Col]) -> Result<Sets, Error> {
+    pub(crate) fn finish(&mut self) -> Result<Sets, Error> {
         self.0.finish()
     }
 }
