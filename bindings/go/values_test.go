@@ -191,6 +191,30 @@ func Test_conf_decimal_exact_bad_decimal_refused_naming_the_argument(t *testing.
 	}
 }
 
+// A time.Duration past a TIME's range is refused by the library, both ways,
+// naming it: a prepared 839:00:00 would otherwise be stored as 838:59:59 by
+// the server, without an error or a warning.
+func Test_a_duration_past_838_hours_is_refused_not_clipped(t *testing.T) {
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) {
+			p := openPool(t, "max_size=1&"+w.knob)
+			c := acquire(t, p)
+			defer c.Release()
+			_, err := c.Exec(bg, "SELECT ?, ?", 1, -839*time.Hour)
+			var se *staunch.Error
+			if !errors.As(err, &se) || se.Status != staunch.StatusOutOfRange ||
+				!strings.Contains(err.Error(), "839:00:00 is above 838:59:59") {
+				t.Fatalf("839h: %v, want StatusOutOfRange naming it", err)
+			}
+			edge := -(838*time.Hour + 59*time.Minute + 59*time.Second)
+			var got string
+			if err := c.QueryRow(bg, "SELECT CAST(? AS CHAR)", edge).Scan(&got); err != nil || got != "-838:59:59" {
+				t.Fatalf("the edge: %q, %v", got, err)
+			}
+		})
+	}
+}
+
 func Test_decimal_parse_value_scan(t *testing.T) {
 	for _, good := range []string{"0", "-12.50", "+7", ".5", "3.", "-.03", "007.10", digits65, digits65Scale, "0000" + digits65} {
 		d, err := staunch.ParseDecimal(good)

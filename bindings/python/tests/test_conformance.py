@@ -79,6 +79,12 @@ def test_conf_types(pool_factory):
         # Literal values typed by their columns, through the text protocol too.
         cur.execute("SELECT NULL, 18446744073709551615, -9223372036854775808, 'ü', TIME'12:00:01'")
         assert cur.fetchone() == (None, 2**64 - 1, -(2**63), "ü", dt.timedelta(hours=12, seconds=1))
+        # Past a TIME's range: refused by the library, not clipped by the
+        # server (a prepared 839:00:00 would be stored as 838:59:59).
+        with pytest.raises(staunch.DataError, match="839:00:00 is above 838:59:59"):
+            cur.execute("SELECT %s", (dt.timedelta(hours=-839),))
+        cur.execute("SELECT %s", (dt.timedelta(hours=-838, minutes=-59, seconds=-59),))
+        assert cur.fetchone() == (dt.timedelta(hours=-838, minutes=-59, seconds=-59),)
 
 
 def test_conf_params(pool_factory):

@@ -137,12 +137,10 @@ public final class Params {
 
     /**
      * A TIME as days, hours, minutes, seconds and microseconds, in the
-     * server's range (838:59:59.999999 either way). Not a copy of the
-     * library's check: the library refuses only what the protocol cannot
-     * carry (more than 34 days, 23:59:59.999999), and up to 839:59:59.999999
-     * the server clips a binary parameter to 838:59:59 without an error or a
-     * warning (a text one is error 1525), so this check stays until the
-     * library checks the server's range.
+     * server's range (838:59:59.999999 either way). The library refuses
+     * the same range (so both faces agree); this check stays because a
+     * Duration's days may not fit the struct's 32 bits, where a cast would
+     * wrap to a small, valid-looking TIME.
      */
     private static void time(Mem.Seg p, long o0, Duration d, int position) {
         boolean neg = d.isNegative();
