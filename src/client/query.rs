@@ -19,8 +19,9 @@ use mysql_common::row::convert::{from_row_opt, FromRow};
 use mysql_common::row::{new_row, Row};
 use mysql_common::value::Value;
 
-use super::conn::{reports_partly, PooledConn, Report};
+use super::conn::{PooledConn, Report};
 use super::link::Link;
+use super::sql::reports_partly;
 use super::value::{date_time_fault, time_fault};
 use crate::error::{Error, ErrorKind, Result};
 use crate::wire::{

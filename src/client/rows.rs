@@ -13,7 +13,8 @@ use mysql_common::packets::Column;
 use mysql_common::value::Value;
 
 use super::answer::{Cell, Col, Set, Sets};
-use super::conn::{reports_partly, PooledConn};
+use super::conn::PooledConn;
+use super::sql::reports_partly;
 use super::statement::{Plan, StatementError, Way};
 use super::stream::{Fetched, GiveBack, Stream};
 use super::value::Param;

@@ -26,8 +26,16 @@
 //!
 //! An unterminated quote or comment runs to the end of the text (the server
 //! refuses the statement then, whatever was bound).
+//!
+//! # What a statement may do to its session
+//! The second half reads a text for what the server will not report
+//! (`reports_partly`, `hides_changes`): several statements, a `CALL`, a
+//! user lock or variable assigned in a statement. It is deliberately
+//! coarse, quick (it runs before every statement) and errs on the side of
+//! "yes", which costs one reset on return.
 
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use super::value::Param;
 
@@ -486,6 +494,177 @@ fn write_micros(us: u32, out: &mut String) {
     }
 }
 
+// ---- What a statement may do to its session, read from its text ----
+
+/// Whether a statement text may hide other statements or routines whose
+/// effects on the session its last OK packet does not report: several
+/// statements (a `;` before the end), or a `CALL`; or may change what the
+/// server never reports ([`changes_unreported`]). Errs on the side of
+/// "yes" (a `;` in a string literal counts).
+pub(crate) fn reports_partly(sql: &str) -> bool {
+    let body = sql.trim_end().trim_end_matches(';');
+    body.contains(';') || hides_changes(sql)
+}
+
+/// Whether one statement may change what its OK packet does not report: a
+/// `CALL`, or [`changes_unreported`]. (A text known to hold one statement
+/// needs only this; [`reports_partly`] adds the `;` check.)
+pub(crate) fn hides_changes(sql: &str) -> bool {
+    let first = first_word_span(sql);
+    sql[first.clone()].eq_ignore_ascii_case("CALL") || changes_unreported(sql, first)
+}
+
+/// Whether a statement may change in its session what the server's
+/// session tracker does not report, so that only a reset undoes it for
+/// the next borrower. Checked on MariaDB 10.11, statement by statement:
+/// - a user-level lock: `GET_LOCK` (held while the session idles in the
+///   pool, and by the next borrower);
+/// - a user variable assigned inside a statement: `@v := ...`,
+///   `... INTO @v` (`SET @v` is reported);
+/// - an open `HANDLER`, the next transaction's characteristics (`SET
+///   TRANSACTION`), a global read lock (`FLUSH ... WITH READ LOCK`,
+///   `BACKUP STAGE`/`LOCK`).
+///
+/// Not an XA transaction: `XA START` reports a transaction open, and the
+/// `ROLLBACK` on return fails in one, so the connection is closed; that is
+/// what a prepared one needs (MariaDB 10.11 keeps it for `XA RECOVER`),
+/// where a reset would leave the session unusable (error 1031 on the next
+/// statement, tried).
+///
+/// Not counted: what only reports the session's own last action, as every
+/// pool leaves it: `LAST_INSERT_ID()` (every `INSERT` sets it, and so does
+/// `LAST_INSERT_ID(expr)`) and a sequence's last value (`NEXTVAL`), which
+/// would otherwise cost a reset on every borrow that takes an id.
+///
+/// The words count anywhere (in literals and comments too, so an
+/// executable comment is covered): a false "yes" costs one reset. `first`
+/// is where the statement's first word is ([`first_word_span`]).
+fn changes_unreported(sql: &str, first: Range<usize>) -> bool {
+    let b = sql.as_bytes();
+    let first_end = first.end;
+    let first = &sql[first];
+    let keyword = match first.len() {
+        3 => "SET",
+        5 => "FLUSH",
+        6 => "BACKUP",
+        7 => "HANDLER",
+        _ => "",
+    };
+    if !keyword.is_empty() && first.eq_ignore_ascii_case(keyword) {
+        if keyword != "SET" {
+            return true;
+        }
+        if word_at(b, skip_space(b, first_end), b"transaction") {
+            return true;
+        }
+    }
+    unreported_words(b)
+}
+
+/// Whether `b` holds a word `get_lock`, a word `into` before `@`, or `:=`.
+/// This runs before every statement: each of them holds a byte that is rare
+/// in SQL (`_`, `@`, `:`), so only those bytes are looked at, and the rest
+/// is checked around them.
+fn unreported_words(b: &[u8]) -> bool {
+    b.iter().enumerate().any(|(i, &c)| match c {
+        b'_' => get_lock_at(b, i),
+        b'@' => into_before(b, i),
+        b':' => b.get(i + 1) == Some(&b'='),
+        _ => false,
+    })
+}
+
+/// Whether the `_` at `i` is the one of a word `get_lock` (case aside).
+fn get_lock_at(b: &[u8], i: usize) -> bool {
+    i >= 3 && word_at(b, i - 3, b"get_lock") && (i == 3 || !is_ident(b[i - 4]))
+}
+
+/// Whether the `@` at `i` follows a word `into` (case aside), whitespace
+/// between.
+fn into_before(b: &[u8], i: usize) -> bool {
+    let end = i - b[..i]
+        .iter()
+        .rev()
+        .take_while(|c| c.is_ascii_whitespace())
+        .count();
+    end >= 4 && b[end - 4..end].eq_ignore_ascii_case(b"into") && (end == 4 || !is_ident(b[end - 5]))
+}
+
+fn is_ident(c: u8) -> bool {
+    BYTE_CLASS[usize::from(c)] & IDENT != 0
+}
+
+/// [`BYTE_CLASS`] bit: a byte of an identifier.
+const IDENT: u8 = 1;
+
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        if c.is_ascii_alphanumeric() || c == b'_' || c == b'$' {
+            t[i] = IDENT;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// Whether `word` (lowercase) is at `i`, case aside, and no identifier
+/// character follows it.
+fn word_at(b: &[u8], i: usize, word: &[u8]) -> bool {
+    b.get(i..i + word.len())
+        .is_some_and(|w| w.eq_ignore_ascii_case(word))
+        && !b
+            .get(i + word.len())
+            .is_some_and(|c| BYTE_CLASS[usize::from(*c)] & IDENT != 0)
+}
+
+/// The offset of the first byte at or after `i` that is not whitespace.
+fn skip_space(b: &[u8], i: usize) -> usize {
+    i + b.get(i..).map_or(0, |r| {
+        r.iter().take_while(|c| c.is_ascii_whitespace()).count()
+    })
+}
+
+/// The first word of a statement, leading comments and whitespace skipped.
+#[cfg(test)]
+fn first_word(sql: &str) -> &str {
+    &sql[first_word_span(sql)]
+}
+
+/// Where [`first_word`] is in `sql` (an empty range when there is none).
+fn first_word_span(sql: &str) -> Range<usize> {
+    // Bytes, not chars: the server's lexer skips only ASCII whitespace, and
+    // this runs before every statement.
+    let b = sql.as_bytes();
+    let mut i = 0;
+    loop {
+        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        let rest = &b[i..];
+        if rest.starts_with(b"/*") {
+            match rest[2..].windows(2).position(|w| w == b"*/") {
+                Some(end) => i += end + 4,
+                None => return 0..0,
+            }
+        } else if rest.starts_with(b"--") || rest.first() == Some(&b'#') {
+            match rest.iter().position(|c| *c == b'\n') {
+                Some(nl) => i += nl + 1,
+                None => return 0..0,
+            }
+        } else {
+            let len = rest
+                .iter()
+                .position(|c| !c.is_ascii_alphabetic())
+                .unwrap_or(rest.len());
+            // ASCII letters: `i` and `i + len` are char boundaries.
+            return i..i + len;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -722,5 +901,132 @@ mod tests {
             "SELECT CAST(? AS DECIMAL(6,4)) + ?, CAST(? AS DATE)"
         );
         assert_eq!(cast_for_prepare(sql, &at, &[Param::Int(1)]), None);
+    }
+}
+
+#[cfg(test)]
+mod session_effect_tests {
+    use super::reports_partly as p;
+
+    #[test]
+    fn statements_that_may_hide_changes() {
+        assert!(!p("SELECT 1"));
+        assert!(!p("SELECT 1;"));
+        assert!(!p("  /* hint */ select * from t ;  "));
+        assert!(p("SET @x = 1; SELECT 1"));
+        assert!(p("CALL proc()"));
+        assert!(p("/* x */ call proc()"));
+        assert!(p("SELECT 'a;b'"), "errs on the side of yes");
+        assert!(!p("-- c\nSELECT 1"));
+    }
+
+    #[test]
+    fn statements_that_change_what_the_server_does_not_report() {
+        let u = |sql: &str| super::changes_unreported(sql, super::first_word_span(sql));
+        for yes in [
+            "SELECT GET_LOCK('x', 1)",
+            "do get_lock ('x', 1)",
+            "SELECT @b := 2",
+            "SELECT a FROM t INTO @v",
+            "select 1 into  @`v`",
+            "UPDATE t SET n = n + 1 WHERE id = 1 AND (@old := n) IS NOT NULL",
+            "HANDLER t OPEN",
+            "FLUSH TABLES WITH READ LOCK",
+            "BACKUP STAGE START",
+            "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+            "set  transaction read only",
+            "SELECT /*!100000 GET_LOCK('x', 1) */",
+        ] {
+            assert!(u(yes), "{yes}");
+        }
+        for no in [
+            "SELECT 1",
+            "SELECT LAST_INSERT_ID(), LAST_INSERT_ID(42)",
+            "SELECT NEXTVAL(s), NEXT VALUE FOR s",
+            "INSERT INTO t (mail) VALUES ('a@b.com')",
+            "SELECT @x",
+            "SET @x = 1",
+            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+            "SELECT widget_lock, budget_lock(1), nextvalue, intox FROM t",
+            "SELECT * FROM t WHERE next = 1",
+            "COMMIT",
+            "XA START 'a'",
+        ] {
+            assert!(!u(no), "{no}");
+        }
+    }
+
+    /// The byte-by-byte search `unreported_words` replaced (every byte
+    /// classified, a word start tried at each `g`/`i`), kept to check that
+    /// the two agree.
+    fn byte_by_byte(b: &[u8]) -> bool {
+        let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+        let word_at = |i: usize, w: &[u8]| {
+            b.get(i..i + w.len())
+                .is_some_and(|x| x.eq_ignore_ascii_case(w))
+                && !b.get(i + w.len()).is_some_and(|c| ident(*c))
+        };
+        let mut after_ident = false;
+        for (i, &c) in b.iter().enumerate() {
+            if !after_ident {
+                let hit = match c | 0x20 {
+                    b'g' => word_at(i, b"get_lock"),
+                    b'i' => {
+                        let rest = b.get(i + 4..).unwrap_or_default();
+                        let sp = rest.iter().take_while(|c| c.is_ascii_whitespace()).count();
+                        word_at(i, b"into") && rest.get(sp) == Some(&b'@')
+                    }
+                    _ => false,
+                };
+                if hit {
+                    return true;
+                }
+            }
+            if c == b':' && b.get(i + 1) == Some(&b'=') {
+                return true;
+            }
+            after_ident = ident(c);
+        }
+        false
+    }
+
+    /// `unreported_words` agrees with the byte-by-byte search on texts made
+    /// of the pieces that matter (a fixed xorshift sequence, so a failure
+    /// repeats).
+    #[test]
+    fn the_rare_byte_search_agrees_with_the_byte_by_byte_one() {
+        const PIECES: [&str; 26] = [
+            "get_lock", "GET_LOCK", "Get_Lock", "get", "_lock", "_", "into", "INTO", "Into", "@",
+            "@v", " ", "\n", "\t", ":", "=", ":=", "x", "$", "\u{e9}", "widget", "(", "'", "1",
+            "intox", "lock",
+        ];
+        let mut next = crate::test_input::xorshift(0x9e37_79b9_7f4a_7c15u64);
+        let cases = crate::test_input::cases(200_000);
+        let mut yes = 0;
+        for _ in 0..cases {
+            let n = 1 + next() % 6;
+            let sql: String = (0..n)
+                .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                .collect();
+            let want = byte_by_byte(sql.as_bytes());
+            assert_eq!(super::unreported_words(sql.as_bytes()), want, "{sql:?}");
+            yes += usize::from(want);
+        }
+        assert!(yes > cases / 20, "too few texts that hold one: {yes}");
+    }
+
+    #[test]
+    fn first_words() {
+        use super::first_word as w;
+        assert_eq!(w("SELECT 1"), "SELECT");
+        assert_eq!(w(" \t\n commit;"), "commit");
+        assert_eq!(w("/* a */ /* b */ROLLBACK"), "ROLLBACK");
+        assert_eq!(w("# c\n-- d\n  Call p()"), "Call");
+        assert_eq!(w("/*!50000 SELECT */ 1"), "");
+        assert_eq!(w("SELECT1"), "SELECT");
+        assert_eq!(w("/* open"), "");
+        assert_eq!(w("-- no end"), "");
+        assert_eq!(w("é"), "");
+        assert_eq!(w(""), "");
     }
 }

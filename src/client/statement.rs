@@ -489,7 +489,7 @@ impl PooledConn {
                 .map_err(StatementError::Param)?
         };
         Ok(Plan::Text {
-            partly: scan.several || super::conn::hides_changes(sql),
+            partly: scan.several || sql::hides_changes(sql),
             sql: text,
         })
     }
@@ -505,7 +505,7 @@ impl PooledConn {
         // execute that follows is; a prepare the server refuses is the
         // statement's end, and told as such.
         let started = std::time::Instant::now();
-        let r = self.run_untraced(super::conn::reports_partly(sql), Report::Nothing, |s| {
+        let r = self.run_untraced(sql::reports_partly(sql), Report::Nothing, |s| {
             let Link { wire, stmts, .. } = &mut s.link;
             Ok(stmts.prepare(wire, sql.as_bytes())?.param_count())
         });

@@ -21,7 +21,7 @@ pub(crate) struct Stream(WireStream);
 impl Stream {
     /// Runs `sql` (text protocol) on `conn`, streaming its answer. On
     /// failure the connection goes back through `home` at once.
-    /// `partly`: see `conn::reports_partly`.
+    /// `partly`: see `sql::reports_partly`.
     pub(crate) fn text(
         mut conn: PooledConn,
         home: GiveBack,
