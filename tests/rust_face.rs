@@ -290,7 +290,11 @@ fn an_answer_is_read_whole_or_streamed_and_gives_its_connection_back() {
     // Parameters go the way asked; text takes none.
     for way in [Way::Prepare, Way::Interpolate] {
         let mut a = c
-            .answer("SELECT v FROM t WHERE id = ?", &[Param::Int(1)], SendAs::Way(way))
+            .answer(
+                "SELECT v FROM t WHERE id = ?",
+                &[Param::Int(1)],
+                SendAs::Way(way),
+            )
             .unwrap();
         assert!(a.next_row().unwrap());
         assert_eq!(a.get(0), Some(Value::Bytes(b"a".to_vec())), "{way:?}");
@@ -318,7 +322,10 @@ fn an_answer_is_read_whole_or_streamed_and_gives_its_connection_back() {
     assert_eq!(a.row_count(), None);
     let mut got = Vec::new();
     while a.next_row().unwrap() {
-        assert!(rx.try_recv().is_err(), "given back before its rows were read");
+        assert!(
+            rx.try_recv().is_err(),
+            "given back before its rows were read"
+        );
         got.push(a.get(0).unwrap());
     }
     assert_eq!(got, (991..=1000).map(Value::UInt).collect::<Vec<_>>());
