@@ -443,6 +443,18 @@ impl Cell {
         }
     }
 
+    /// The cell as a column of `kind` reads it: an integer tagged by its
+    /// column where the value fits (a decoder may give a small BIGINT
+    /// UNSIGNED as signed, or an unsigned value in a signed column).
+    #[inline]
+    pub(crate) fn read_as(self, kind: Kind) -> Cell {
+        match (self, kind) {
+            (Cell::Int(i), Kind::UInt) if i >= 0 => Cell::UInt(i as u64),
+            (Cell::UInt(u), Kind::Int) if u <= i64::MAX as u64 => Cell::Int(u as i64),
+            (c, _) => c,
+        }
+    }
+
     /// What it holds, for messages.
     pub(crate) fn what(&self) -> &'static str {
         match self {

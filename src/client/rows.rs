@@ -168,8 +168,8 @@ impl Answer {
         if idx >= self.set.columns.len() {
             return None;
         }
-        let cell = *self.set.cells.get(self.current? + idx)?;
-        Some(cell.into_value(&self.set.bytes))
+        let cell = self.set.cells.get(self.current? + idx)?;
+        Some(cell.read_as(self.set.columns[idx].kind).into_value(&self.set.bytes))
     }
 
     /// Whether column `idx` of the current row is NULL (None: no current

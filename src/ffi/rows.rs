@@ -180,18 +180,9 @@ fn column_info(c: &Col) -> staunch_column_info {
 fn tag_into(v: &mut staunch_value, cell: &Cell, kind: Kind, arena: &[u8]) {
     let ctype = kind as staunch_column_type;
     *v = staunch_value::null();
+    let cell = &cell.read_as(kind);
     match cell {
         Cell::Null => {}
-        // An integer is tagged by its column where the value fits
-        // (the driver gives a small BIGINT UNSIGNED as signed).
-        Cell::Int(i) if ctype == STAUNCH_COLUMN_UINT && *i >= 0 => {
-            v.r#type = STAUNCH_COLUMN_UINT;
-            v.u64 = *i as u64;
-        }
-        Cell::UInt(u) if ctype == STAUNCH_COLUMN_INT && *u <= i64::MAX as u64 => {
-            v.r#type = STAUNCH_COLUMN_INT;
-            v.i64 = *u as i64;
-        }
         Cell::Int(i) => {
             v.r#type = STAUNCH_COLUMN_INT;
             v.i64 = *i;
