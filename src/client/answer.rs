@@ -646,17 +646,58 @@ pub(crate) struct Set {
 }
 
 impl Set {
+    /// A set with no columns and no rows. Its buffers are the last ones a
+    /// set dropped on this thread left (see `SPARE`), so that an answer
+    /// read after an answer freed costs no allocation for its rows.
     pub(crate) fn empty() -> Set {
+        let (cells, bytes) = SPARE
+            .try_with(std::cell::Cell::take)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         Set {
             columns: no_columns(),
             affected_rows: 0,
             last_insert_id: 0,
             warnings: 0,
             info: info_of(b""),
-            cells: Vec::new(),
-            bytes: Vec::new(),
+            cells,
+            bytes,
             count: 0,
         }
+    }
+}
+
+/// The most cells and bytes a set's buffers may hold to be kept for the
+/// next set (`SPARE`): a few small answers' worth, at most about 40 KiB a
+/// thread.
+const SPARE_CELLS: usize = 1024;
+const SPARE_BYTES: usize = 16 * 1024;
+
+thread_local! {
+    /// One dropped set's buffers (cleared), for the next set this thread
+    /// makes: the usual caller reads an answer, frees it and runs the next
+    /// statement on the same thread.
+    static SPARE: std::cell::Cell<Option<(Vec<Cell>, Vec<u8>)>> = const {
+        std::cell::Cell::new(None)
+    };
+}
+
+impl Drop for Set {
+    fn drop(&mut self) {
+        let (c, b) = (self.cells.capacity(), self.bytes.capacity());
+        if c == 0 || c > SPARE_CELLS || b > SPARE_BYTES {
+            return;
+        }
+        let mut cells = std::mem::take(&mut self.cells);
+        let mut bytes = std::mem::take(&mut self.bytes);
+        cells.clear();
+        bytes.clear();
+        // A thread ending drops its own; one spare is kept, the first.
+        let _ = SPARE.try_with(|spare| {
+            let kept = spare.take().unwrap_or((cells, bytes));
+            spare.set(Some(kept));
+        });
     }
 }
 

@@ -573,7 +573,7 @@ impl PooledConn {
             None => collect_wire(wire, columns, memo),
             // A prepared statement's execute (`send_binary_wire`).
             Some(sql) => stmts
-                .read_execute_answer(wire, sql.as_bytes(), bincols)
+                .read_execute_answer(wire, &sql, bincols)
                 .and_then(|first| collect_binary(wire, bincols, memo, first)),
         };
         let read = read.map(|(sets, end)| {
@@ -754,8 +754,8 @@ impl PooledConn {
     /// of `sql` that [`send_binary_wire`](PooledConn::send_binary_wire)
     /// sent: the start of its answer, as
     /// [`open_binary_wire`](PooledConn::open_binary_wire) reads it.
-    fn start_sent_binary(&mut self, sql: &str) -> Result<WireStart, WireError> {
-        self.binary_start(|stmts, wire, cols| stmts.read_execute_answer(wire, sql.as_bytes(), cols))
+    fn start_sent_binary(&mut self, sql: &[u8]) -> Result<WireStart, WireError> {
+        self.binary_start(|stmts, wire, cols| stmts.read_execute_answer(wire, sql, cols))
     }
 
     /// The start of a prepared statement's answer, which `first` reads: a

@@ -169,7 +169,10 @@ impl Answer {
             return None;
         }
         let cell = self.set.cells.get(self.current? + idx)?;
-        Some(cell.read_as(self.set.columns[idx].kind).into_value(&self.set.bytes))
+        Some(
+            cell.read_as(self.set.columns[idx].kind)
+                .into_value(&self.set.bytes),
+        )
     }
 
     /// Whether column `idx` of the current row is NULL (None: no current
@@ -436,15 +439,15 @@ impl PooledConn {
     }
 
     /// The plan of `sql` sent as `how` says.
-    pub(crate) fn plan_as(
+    pub(crate) fn plan_as<'a>(
         &mut self,
-        sql: &str,
+        sql: &'a str,
         params: &[Param],
         how: SendAs,
-    ) -> std::result::Result<Plan, StatementError> {
+    ) -> std::result::Result<Plan<'a>, StatementError> {
         match how {
             SendAs::Text if params.is_empty() => Ok(Plan::Text {
-                sql: sql.to_owned(),
+                sql: sql.into(),
                 partly: reports_partly(sql),
             }),
             SendAs::Text => Err(StatementError::TextWithParams),

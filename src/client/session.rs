@@ -205,7 +205,7 @@ pub(crate) struct WireOpen {
     /// Sent only, a prepared statement's execute: the statement's text,
     /// its key in the connection's statement cache (whose columns the
     /// answer may leave out).
-    pub(crate) prepared: Option<Box<str>>,
+    pub(crate) prepared: Option<std::sync::Arc<[u8]>>,
 }
 
 impl std::fmt::Debug for Session {

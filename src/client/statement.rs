@@ -22,6 +22,8 @@
 //! that does not match the parameters fails without a round trip (the
 //! prepared way checks the server's own count too).
 
+use std::borrow::Cow;
+
 use mysql_common::row::convert::FromRow;
 use mysql_common::row::{new_row, Row};
 use mysql_common::value::Value;
@@ -131,16 +133,17 @@ const CHECK_SIZE_FROM: usize = 64 * 1024;
 /// need more are sent as long data, each parameter on its own.
 const MAX_PAYLOAD_LEN: usize = 0xff_ff_ff;
 
-/// How a statement goes to the server, once planned.
+/// How a statement goes to the server, once planned: its text borrowed
+/// from the caller's where it goes as written (no copy per statement).
 #[derive(Debug)]
-pub(crate) enum Plan {
+pub(crate) enum Plan<'a> {
     /// As text (interpolated, or written without parameters); `partly`: its
     /// last OK packet may not report all it changed (several statements, a
     /// `CALL`).
-    Text { sql: String, partly: bool },
+    Text { sql: Cow<'a, str>, partly: bool },
     /// A prepared statement (in the connection's statement cache), its
     /// values given to [`PooledConn::run_plan`].
-    Binary { sql: String },
+    Binary { sql: Cow<'a, str> },
 }
 
 /// The bytes of a parameter sent in an execute (0 for the fixed-size
@@ -180,7 +183,7 @@ pub(crate) fn check_execute_size(
     Err(StatementError::TooLarge { size, param, max })
 }
 
-impl Plan {
+impl Plan<'_> {
     /// What the largest packet (or long-data parameter, from 1) it sends
     /// holds, roughly from above: the server refuses a statement whose
     /// packet is over its `max_allowed_packet`, and a parameter whose long
@@ -363,12 +366,12 @@ impl PooledConn {
     /// A statement larger than the server takes, or a parameter out of its
     /// kind's range (`Param::fault`), fails here, with nothing sent and the
     /// connection intact.
-    pub(crate) fn plan(
+    pub(crate) fn plan<'a>(
         &mut self,
-        sql: &str,
+        sql: &'a str,
         params: &[Param],
         way: Option<Way>,
-    ) -> Result<Plan, StatementError> {
+    ) -> Result<Plan<'a>, StatementError> {
         if let Some((index, message)) = params
             .iter()
             .enumerate()
@@ -396,12 +399,12 @@ impl PooledConn {
         self.run(false, Report::Ok, |s| s.max_allowed_packet())
     }
 
-    fn plan_unchecked(
+    fn plan_unchecked<'a>(
         &mut self,
-        sql: &str,
+        sql: &'a str,
         params: &[Param],
         way: Option<Way>,
-    ) -> Result<Plan, StatementError> {
+    ) -> Result<Plan<'a>, StatementError> {
         let way = way.unwrap_or_else(|| self.default_way());
         if way == Way::Prepare && !params.iter().any(sql::needs_cast) {
             // Prepared as written: the server counts the placeholders (for
@@ -411,11 +414,7 @@ impl PooledConn {
             self.lexing_wire()?;
             self.check_text(params)?;
             match self.prepare_counted(sql) {
-                Ok(want) if want == params.len() => {
-                    return Ok(Plan::Binary {
-                        sql: sql.to_owned(),
-                    })
-                }
+                Ok(want) if want == params.len() => return Ok(Plan::Binary { sql: sql.into() }),
                 Ok(want) => {
                     return Err(StatementError::ParamCount {
                         placeholders: want,
@@ -449,7 +448,7 @@ impl PooledConn {
         }
         if let Some(cast) = sql::cast_for_prepare(sql, &scan.placeholders, params) {
             match self.prepare_counted(&cast) {
-                Ok(count) if count == n => return Ok(Plan::Binary { sql: cast }),
+                Ok(count) if count == n => return Ok(Plan::Binary { sql: cast.into() }),
                 // Not preparable with the casts (a place where only a `?`
                 // may stand): exact values need the literals.
                 Err(e) if unpreparable(&e) => return self.interpolated(sql, &scan, params),
@@ -466,27 +465,26 @@ impl PooledConn {
                         given: n,
                     });
                 }
-                Ok(Plan::Binary {
-                    sql: sql.to_owned(),
-                })
+                Ok(Plan::Binary { sql: sql.into() })
             }
             Err(e) if unpreparable(&e) => self.interpolated(sql, &scan, params),
             Err(e) => Err(e.into()),
         }
     }
 
-    fn interpolated(
+    fn interpolated<'a>(
         &mut self,
-        sql: &str,
+        sql: &'a str,
         scan: &Scan,
         params: &[Param],
-    ) -> Result<Plan, StatementError> {
+    ) -> Result<Plan<'a>, StatementError> {
         let lex = self.lexing_wire()?;
         let text = if params.is_empty() {
-            sql.to_owned()
+            Cow::Borrowed(sql)
         } else {
             sql::interpolate(sql, &scan.placeholders, params, &lex)
                 .map_err(StatementError::Param)?
+                .into()
         };
         Ok(Plan::Text {
             partly: scan.several || sql::hides_changes(sql),
@@ -525,12 +523,12 @@ impl PooledConn {
     /// longer knows (1243: the session was reset) is prepared and sent once
     /// more, which only a caller still holding the values can do (and not
     /// for long data, which went to the forgotten statement).
-    pub(crate) fn run_plan(&mut self, plan: Plan, params: &[Param]) -> Result<Sets, WireError> {
+    pub(crate) fn run_plan(&mut self, plan: Plan<'_>, params: &[Param]) -> Result<Sets, WireError> {
         let sql = match plan {
             Plan::Text { sql, partly } => return self.collect_text(&sql, partly),
             Plan::Binary { sql } => sql,
         };
-        let long = Plan::Binary { sql: String::new() }.size(params).0 > MAX_PAYLOAD_LEN;
+        let long = Plan::Binary { sql: "".into() }.size(params).0 > MAX_PAYLOAD_LEN;
         let mut retried = false;
         loop {
             self.send_binary_wire(&sql, params)?;
@@ -688,7 +686,7 @@ impl PooledConn {
         self.note_sql(sql);
         let mut values: smallvec::SmallVec<[crate::wire::Param<'_>; 8]> =
             params.iter().map(Param::to_wire).collect();
-        let (total, _) = Plan::Binary { sql: String::new() }.size(params);
+        let (total, _) = Plan::Binary { sql: "".into() }.size(params);
         self.begin(false)?;
         let session = self.session_mut();
         let max = session.state.max_allowed_packet.unwrap_or(MAX_PAYLOAD_LEN);
@@ -705,7 +703,13 @@ impl PooledConn {
                     first_end: None,
                     sent_only: true,
                     binary: None,
-                    prepared: Some(sql.into()),
+                    // The cache's key: the text without a copy (the
+                    // statement was just prepared or found there).
+                    prepared: Some(
+                        stmts
+                            .key(sql.as_bytes())
+                            .unwrap_or_else(|| sql.as_bytes().into()),
+                    ),
                 });
                 Ok(super::conn::Sent {
                     fd: session.link.raw_fd(),
@@ -727,7 +731,7 @@ fn rows_of(set: Set) -> Vec<Row> {
         .collect::<Vec<_>>()
         .into();
     let mut rows = Vec::with_capacity(set.cells.len() / n);
-    let mut cells = set.cells.into_iter();
+    let mut cells = set.cells.iter().copied();
     let arena = &set.bytes;
     for _ in 0..set.count {
         let values: Vec<Value> = cells

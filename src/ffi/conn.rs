@@ -433,7 +433,7 @@ pub extern "C" fn staunch_conn_query_ex(
         // SAFETY: header contract on each argument.
         let rows =
             unsafe { run_query(conn, sql, params, n_params, flags, "staunch_conn_query_ex") }?;
-        out.set(Box::into_raw(Box::new(rows)));
+        out.set(rows.into_raw());
         Ok(())
     })
 }
@@ -635,9 +635,7 @@ pub extern "C" fn staunch_conn_query_recv(
             let home = c.home.clone();
             let stream = Stream::text_sent(pc, Box::new(move |conn| home.give_back(conn)))
                 .map_err(Failure::from)?;
-            out.set(Box::into_raw(Box::new(staunch_rows::new(
-                Answer::streaming(stream),
-            ))));
+            out.set(staunch_rows::new(Answer::streaming(stream)).into_raw());
             return Ok(());
         }
         let r = pc.recv_text_wire();
@@ -652,9 +650,7 @@ pub extern "C" fn staunch_conn_query_recv(
             }
         };
         *lock(&c.last) = Done::of(&sets);
-        out.set(Box::into_raw(Box::new(staunch_rows::new(
-            Answer::buffered(sets),
-        ))));
+        out.set(staunch_rows::new(Answer::buffered(sets)).into_raw());
         Ok(())
     })
 }
@@ -703,7 +699,7 @@ pub extern "C" fn staunch_conn_query_batch(
         }?;
         // SAFETY: the batch's buffers hold their capacities (contract).
         unsafe { rows.first_batch(b) }?;
-        out.set(Box::into_raw(Box::new(rows)));
+        out.set(rows.into_raw());
         Ok(())
     })
 }

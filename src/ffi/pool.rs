@@ -578,7 +578,7 @@ pub extern "C" fn staunch_pool_query(
             let answer = conn
                 .answer_stream(sql, &params, how, Box::new(drop))
                 .map_err(|e| statement_failure("query", e))?;
-            out.set(Box::into_raw(Box::new(staunch_rows::new(answer))));
+            out.set(staunch_rows::new(answer).into_raw());
             return Ok(());
         }
         let sets = conn
@@ -588,7 +588,7 @@ pub extern "C" fn staunch_pool_query(
         // session) before the answer is handed over.
         drop(conn);
         let answer = crate::client::rows::Answer::buffered(sets?);
-        out.set(Box::into_raw(Box::new(staunch_rows::new(answer))));
+        out.set(staunch_rows::new(answer).into_raw());
         Ok(())
     })
 }

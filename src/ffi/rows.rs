@@ -291,7 +291,7 @@ impl staunch_batch {
         let recycle = std::mem::replace(&mut b.recycle, std::ptr::null_mut());
         if !recycle.is_null() {
             // SAFETY: a row set the caller owns and gives up (contract).
-            drop(unsafe { Box::from_raw(recycle) });
+            unsafe { staunch_rows::free_raw(recycle) };
         }
         b.n_columns = 0;
         b.n_rows = 0;
@@ -364,9 +364,49 @@ impl std::fmt::Debug for staunch_rows {
     }
 }
 
+thread_local! {
+    /// The memory of the last row set freed on this thread, for the next
+    /// one made on it: the usual caller frees an answer and runs the next
+    /// statement on the same thread, and then costs no allocation for it.
+    static SPARE: std::cell::Cell<Option<Box<std::mem::MaybeUninit<staunch_rows>>>> = const {
+        std::cell::Cell::new(None)
+    };
+}
+
 impl staunch_rows {
     pub(crate) fn new(answer: Answer) -> staunch_rows {
         staunch_rows { answer }
+    }
+
+    /// The row set, boxed for the C caller (in the memory of the last row
+    /// set freed on this thread, if any). Free with `free_raw`.
+    pub(crate) fn into_raw(self) -> *mut staunch_rows {
+        match SPARE.try_with(std::cell::Cell::take).ok().flatten() {
+            Some(spare) => {
+                let p = Box::into_raw(spare).cast::<staunch_rows>();
+                // SAFETY: `p` is a live, aligned, unused allocation for one
+                // staunch_rows (a MaybeUninit of it).
+                unsafe { p.write(self) };
+                p
+            }
+            None => Box::into_raw(Box::new(self)),
+        }
+    }
+
+    /// Frees a row set made by `into_raw`: its answer dropped (a stream's
+    /// connection given back), its memory kept for the next one.
+    ///
+    /// # Safety
+    /// `p` came from `into_raw` and is not used after this.
+    pub(crate) unsafe fn free_raw(p: *mut staunch_rows) {
+        // SAFETY: a live row set, dropped once (contract).
+        unsafe { std::ptr::drop_in_place(p) };
+        // SAFETY: its allocation, as a Box of the same layout, now unused.
+        let spare = unsafe { Box::from_raw(p.cast::<std::mem::MaybeUninit<staunch_rows>>()) };
+        let _ = SPARE.try_with(|s| {
+            let kept = s.take().unwrap_or(spare);
+            s.set(Some(kept));
+        });
     }
 
     /// A row set built from columns `(name, type)` and values as the server
@@ -1102,7 +1142,7 @@ pub extern "C" fn staunch_rows_free(rows: *mut staunch_rows) {
     guard_value((), || {
         if !rows.is_null() {
             // SAFETY: created by staunch_conn_query*, freed once (contract).
-            drop(unsafe { Box::from_raw(rows) });
+            unsafe { staunch_rows::free_raw(rows) };
         }
     })
 }

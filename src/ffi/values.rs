@@ -404,17 +404,18 @@ pub(crate) unsafe fn to_param(i: usize, p: &staunch_param) -> Result<Param, Fail
     })
 }
 
+/// A statement's converted parameters: a few held inline, so that a
+/// statement with up to 4 costs no allocation for them.
+pub(crate) type Params = smallvec::SmallVec<[Param; 4]>;
+
 /// Reads and converts the C parameter array.
 ///
 /// # Safety
 /// `params` is NULL or points to `n` initialized `staunch_param`s whose
 /// text/bytes pointers are valid for their lengths (header contract).
-pub(crate) unsafe fn to_params(
-    params: *const staunch_param,
-    n: usize,
-) -> Result<Vec<Param>, Failure> {
+pub(crate) unsafe fn to_params(params: *const staunch_param, n: usize) -> Result<Params, Failure> {
     if n == 0 {
-        return Ok(Vec::new());
+        return Ok(Params::new());
     }
     if params.is_null() {
         return Err(Failure::null(&format!("params (with n_params {n})")));

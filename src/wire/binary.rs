@@ -955,7 +955,8 @@ impl<S: Read + Write> Framer<S> {
 #[derive(Debug)]
 pub struct StmtCache {
     capacity: usize,
-    entries: HashMap<Box<[u8]>, Entry>,
+    /// Keyed by the statement's text, shared (`StmtCache::key`).
+    entries: HashMap<std::sync::Arc<[u8]>, Entry>,
     /// Counts uses: each entry holds the count of its last use.
     clock: u64,
 }
@@ -997,6 +998,13 @@ impl StmtCache {
     /// on a new connection).
     pub fn clear(&mut self) {
         self.entries.clear();
+    }
+
+    /// The cache's own key for `sql`, if it holds a statement for it: a
+    /// shared handle to the text, to find the statement again without a
+    /// copy of the text (an execute sent now, its answer read later).
+    pub fn key(&self, sql: &[u8]) -> Option<std::sync::Arc<[u8]>> {
+        self.entries.get_key_value(sql).map(|(k, _)| k.clone())
     }
 
     /// The parameter count of the statement prepared for `sql`, if the
