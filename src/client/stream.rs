@@ -15,8 +15,32 @@ use crate::error::Error;
 /// Where a stream's connection goes when the stream is done with it.
 pub(crate) type GiveBack = Box<dyn FnOnce(PooledConn) + Send>;
 
-/// A streaming answer.
-pub(crate) struct Stream(WireStream);
+/// A streaming answer: the connection, which holds the statement open
+/// (`PooledConn::open_text_wire`, `open_binary_wire`), and where its
+/// reading is.
+pub(crate) struct Stream {
+    /// None once given back.
+    conn: Option<PooledConn>,
+    home: Option<GiveBack>,
+    /// The first result set's metadata, until `first_set` takes it.
+    first: Option<Set>,
+    /// The first result set's rows are read: only the rest remains.
+    first_done: bool,
+    /// The result sets after the first, read whole when the first ended.
+    rest: Sets,
+    /// What the packet ending the first set said, once it ended.
+    end: Option<(u16, Info)>,
+}
+
+/// What a read of the next row found.
+pub(crate) enum Fetched {
+    /// A row: its cells were appended to the caller's vector.
+    Row,
+    /// The end of the first result set.
+    End,
+    /// The next row has not arrived (a read that may not wait).
+    Waits,
+}
 
 impl Stream {
     /// Runs `sql` (text protocol) on `conn`, streaming its answer. On
@@ -29,7 +53,7 @@ impl Stream {
         partly: bool,
     ) -> Result<Stream, Error> {
         match conn.open_text_wire(sql, partly) {
-            Ok(start) => Ok(Stream(WireStream::new(conn, home, start))),
+            Ok(start) => Ok(Stream::new(conn, home, start)),
             Err(e) => {
                 let e = conn.error("query", &e);
                 home(conn);
@@ -42,7 +66,7 @@ impl Stream {
     /// (`PooledConn::send_text_wire`).
     pub(crate) fn text_sent(mut conn: PooledConn, home: GiveBack) -> Result<Stream, Error> {
         match conn.start_sent_wire() {
-            Some(Ok(start)) => Ok(Stream(WireStream::new(conn, home, start))),
+            Some(Ok(start)) => Ok(Stream::new(conn, home, start)),
             Some(Err(e)) => {
                 let e = conn.error("query", &e);
                 home(conn);
@@ -68,7 +92,7 @@ impl Stream {
     ) -> Result<Stream, Error> {
         let values: Vec<crate::wire::Param<'_>> = params.iter().map(|p| p.to_wire()).collect();
         match conn.open_binary_wire(sql, &values) {
-            Ok(start) => Ok(Stream(WireStream::new(conn, home, start))),
+            Ok(start) => Ok(Stream::new(conn, home, start)),
             Err(e) => {
                 let e = conn.error("execute", &e);
                 home(conn);
@@ -80,24 +104,7 @@ impl Stream {
     /// The first result set's metadata (and, for a set without columns,
     /// its figures, which are known now); once.
     pub(crate) fn first_set(&mut self) -> Set {
-        self.0.first.take().unwrap_or_else(Set::empty)
-    }
-
-    /// The next row of the first result set (its cells appended to `out`),
-    /// or its end. At the end the rest of the answer is read (whole: a
-    /// `CALL`'s other sets) and the connection given back, so that it is
-    /// free as soon as the rows are read. An error ends the stream (and
-    /// breaks the connection when it may have left part of the answer
-    /// unread). Unless `wait`: `Waits` where the next row (or the rest of
-    /// the answer after the first set) has not arrived.
-    pub(crate) fn fetch(
-        &mut self,
-        columns: &[Col],
-        wait: bool,
-        out: &mut Vec<Cell>,
-        arena: &mut Vec<u8>,
-    ) -> Result<Fetched, Error> {
-        self.0.fetch(columns, wait, out, arena)
+        self.first.take().unwrap_or_else(Set::empty)
     }
 
     /// The socket to wait on before the next read that may not wait, and
@@ -105,56 +112,21 @@ impl Stream {
     /// `PooledConn::wire_wait_fd`); None when only a read that waits can go
     /// on.
     pub(crate) fn wait_fd(&mut self) -> Option<(std::os::fd::RawFd, u64)> {
-        let s = &mut self.0;
-        if s.first_done {
+        if self.first_done {
             return None;
         }
-        let conn = s.conn.as_mut()?;
+        let conn = self.conn.as_mut()?;
         Some((conn.wire_wait_fd()?, conn.id()))
     }
 
     /// What the packet that ended the first set said (warnings, the info
     /// string), once, when known.
     pub(crate) fn take_end(&mut self) -> Option<(u16, Info)> {
-        self.0.end.take()
+        self.end.take()
     }
 
-    /// Skips the rest of the first result set: the sets after it (and the
-    /// connection is given back).
-    pub(crate) fn finish(&mut self) -> Result<Sets, Error> {
-        self.0.finish()
-    }
-}
-
-/// What a read of the next row found.
-pub(crate) enum Fetched {
-    /// A row: its cells were appended to the caller's vector.
-    Row,
-    /// The end of the first result set.
-    End,
-    /// The next row has not arrived (a read that may not wait).
-    Waits,
-}
-
-/// A text statement's answer read by the protocol layer: the connection
-/// holds the statement open (`PooledConn::open_text_wire`).
-struct WireStream {
-    /// None once given back.
-    conn: Option<PooledConn>,
-    home: Option<GiveBack>,
-    /// The first result set's metadata, until `first_set` takes it.
-    first: Option<Set>,
-    /// The first result set's rows are read: only the rest remains.
-    first_done: bool,
-    /// The result sets after the first, read whole when the first ended.
-    rest: Sets,
-    /// What the packet ending the first set said, once it ended.
-    end: Option<(u16, Info)>,
-}
-
-impl WireStream {
-    fn new(conn: PooledConn, home: GiveBack, start: WireStart) -> WireStream {
-        let mut s = WireStream {
+    fn new(conn: PooledConn, home: GiveBack, start: WireStart) -> Stream {
+        let mut s = Stream {
             conn: Some(conn),
             home: Some(home),
             first: None,
@@ -179,10 +151,14 @@ impl WireStream {
         s
     }
 
-    /// The next row of the first result set, waiting for it or not; at
-    /// the set's end the rest of the answer is read and the connection
-    /// given back.
-    fn fetch(
+    /// The next row of the first result set (its cells appended to `out`),
+    /// or its end. At the end the rest of the answer is read (whole: a
+    /// `CALL`'s other sets) and the connection given back, so that it is
+    /// free as soon as the rows are read. An error ends the stream (and
+    /// breaks the connection when it may have left part of the answer
+    /// unread). Unless `wait`: `Waits` where the next row (or the rest of
+    /// the answer after the first set) has not arrived.
+    pub(crate) fn fetch(
         &mut self,
         columns: &[Col],
         wait: bool,
@@ -213,8 +189,8 @@ impl WireStream {
     }
 
     /// Skips the rest of the first result set (read off, not decoded):
-    /// the sets after it.
-    fn finish(&mut self) -> Result<Sets, Error> {
+    /// the sets after it (and the connection is given back).
+    pub(crate) fn finish(&mut self) -> Result<Sets, Error> {
         if !self.first_done {
             self.end_first()?;
         }
@@ -253,7 +229,7 @@ impl WireStream {
     }
 }
 
-impl Drop for WireStream {
+impl Drop for Stream {
     fn drop(&mut self) {
         self.give_back();
     }
