@@ -438,6 +438,24 @@ impl PooledConn {
             .map_err(StatementError::Failed)
     }
 
+    /// Sends `sql` with `params` as `how` says, without waiting for its
+    /// answer: the apart half of [`PooledConn::answer_sets`] for a caller
+    /// that waits in its own event loop (`Sent` says on what). Read the
+    /// answer with `recv_text_wire` (whole) or `Stream::text_sent`
+    /// (streamed), before any other statement.
+    pub(crate) fn send_statement(
+        &mut self,
+        sql: &str,
+        params: &[Param],
+        how: SendAs,
+    ) -> std::result::Result<super::conn::Sent, StatementError> {
+        let sent = match self.plan_as(sql, params, how)? {
+            Plan::Text { sql, partly } => self.send_text_wire(&sql, partly),
+            Plan::Binary { sql } => self.send_binary_wire(&sql, params),
+        };
+        Ok(sent?)
+    }
+
     /// The plan of `sql` sent as `how` says.
     pub(crate) fn plan_as<'a>(
         &mut self,

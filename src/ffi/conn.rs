@@ -12,7 +12,7 @@ use super::{arg, arg_str, copy_sized, guard, guard_value, set_opt, Out, STAUNCH_
 use crate::client::answer::Sets;
 use crate::client::rows::{Answer, SendAs, Summary};
 use crate::client::stream::Stream;
-use crate::client::{CancelHandle, Plan, PooledConn, Report, StatementError, Way};
+use crate::client::{CancelHandle, PooledConn, Report, StatementError, Way};
 use crate::error::Error;
 use crate::sync::lock;
 use crate::wire::WireError;
@@ -567,15 +567,7 @@ unsafe fn send_query(
         *g = Held::Ready(pc);
         return Err(closed());
     }
-    let sent = match pc.plan_as(sql, &params, how) {
-        Ok(Plan::Text { sql, partly }) => pc.send_text_wire(&sql, partly),
-        Ok(Plan::Binary { sql }) => pc.send_binary_wire(&sql, &params),
-        Err(e) => {
-            *g = Held::Ready(pc);
-            return Err(statement_failure("query", e));
-        }
-    };
-    match sent {
+    match pc.send_statement(sql, &params, how) {
         Ok(sent) => {
             *g = Held::Sent(pc);
             wait_fd.set(if sent.arrived { -1 } else { sent.fd });
@@ -583,7 +575,7 @@ unsafe fn send_query(
         }
         Err(e) => {
             *g = Held::Ready(pc);
-            Err(wire_failure("query", &e))
+            Err(statement_failure("query", e))
         }
     }
 }
