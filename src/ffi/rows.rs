@@ -2,10 +2,12 @@
 //! arrives (streaming), with its result sets, column metadata, typed getters
 //! and a bulk getter.
 //!
-//! A buffered row set owns all its data. A streaming one holds the
-//! connection while its rows are being read (`stream.rs`): the connection
-//! refuses other calls until the last result set is read to its end or the
-//! row set is freed, which gives it back.
+//! The answer itself, its result sets and its cursor are the core's
+//! (`client::Answer`); this file checks the C caller's arguments and
+//! converts. A buffered row set owns all its data. A streaming one holds
+//! the connection while its rows are being read (`client/stream.rs`): the
+//! connection refuses other calls until the last result set is read to its
+//! end or the row set is freed, which gives it back.
 
 use std::ffi::{c_char, c_int};
 use std::ptr::addr_of_mut;
