@@ -2132,7 +2132,8 @@ staunch_status staunch_conn_last_result(struct staunch_conn *conn,
 /**
  * Runs a query and reads its answer into a row set (`?` placeholders take
  * `params`; the statement is prepared, or interpolated with the pool's
- * `interpolate_params` knob; values come typed either way):
+ * `interpolate_params` knob; one without parameters goes as text with the
+ * `text_without_params` knob; values come typed either way):
  * `staunch_conn_query_ex` with no flags. Of a statement returning several
  * result sets (CALL), every one is kept: move on with
  * `staunch_rows_next_result`.

@@ -347,6 +347,16 @@ impl Builder {
         /// may ask for either way; one the server cannot prepare is
         /// interpolated whatever this says. Defaults to false (prepared).
         interpolate_params, connect.interpolate_params, bool);
+    setter!(
+        /// Send a statement without parameters as text, as written (the
+        /// text protocol: one round trip, never prepared, several
+        /// statements separated by `;` allowed), as PyMySQL, mysqlclient,
+        /// go-sql-driver and Connector/J do. The Python, Go and JDBC faces
+        /// default it to true; the C ABI and the Rust API to false (such a
+        /// statement is prepared, in the connection's statement cache, or
+        /// interpolated with `interpolate_params`). A statement may still
+        /// ask for a way (`SendAs`, the C ABI's `STAUNCH_QUERY_*` flags).
+        text_without_params, connect.text_without_params, bool);
     /// Whether and how connections are encrypted: `disabled` (the default),
     /// `preferred`, `required`, `verify_ca` or `verify_identity`. See
     /// [`TlsMode`].
@@ -732,6 +742,7 @@ knobs! {
     "found_rows" => |c, k, v| c.connect.found_rows = parse_bool(k, v)?,
     "autocommit" => |c, k, v| c.connect.autocommit = parse_bool(k, v)?,
     "interpolate_params" => |c, k, v| c.connect.interpolate_params = parse_bool(k, v)?,
+    "text_without_params" => |c, k, v| c.connect.text_without_params = parse_bool(k, v)?,
     "socket" => |c, _k, v| c.connect.socket = (!v.is_empty()).then(|| v.to_owned()),
     "tls_mode" => |c, _k, v| c.connect.tls_mode = TlsMode::parse(v)?,
     "tls_ca" => |c, _k, v| c.connect.tls_ca = opt_path(v),

@@ -345,3 +345,46 @@ fn an_answer_is_read_whole_or_streamed_and_gives_its_connection_back() {
     let v: Option<u32> = pool.get().unwrap().query_first("SELECT 8").unwrap();
     assert_eq!(v, Some(8));
 }
+
+/// `text_without_params` (the Python, Go and JDBC faces' default) sends a
+/// statement without parameters as text; without it, such a statement is
+/// prepared. Told by the server's count of prepares.
+#[test]
+fn text_without_params_is_the_cores_choice_of_protocol() {
+    use staunch::{Param, SendAs};
+    let s = MariaDb::start();
+    for (knob, prepares) in [("false", 1), ("true", 0)] {
+        let pool = Pool::from_url(&format!(
+            "{}?max_size=1&text_without_params={knob}",
+            s.url()
+        ))
+        .unwrap();
+        let mut c = pool.get().unwrap();
+        let count = |c: &mut staunch::PooledConn| -> u64 {
+            let row: Option<(String, u64)> = c
+                .query_first("SHOW SESSION STATUS LIKE 'Com_stmt_prepare'")
+                .unwrap();
+            row.unwrap().1
+        };
+        let before = count(&mut c);
+        let mut a = c.answer("SELECT 41 + 1", &[], SendAs::Default).unwrap();
+        assert!(a.next_row().unwrap());
+        assert_eq!(a.get(0), Some(staunch::Value::Int(42)), "{knob}");
+        assert_eq!(
+            count(&mut c) - before,
+            prepares,
+            "text_without_params={knob}"
+        );
+        // A statement may still ask for a way; parameters are unaffected.
+        let before = count(&mut c);
+        c.answer(
+            "SELECT 1 + ?",
+            &[Param::Int(1)],
+            SendAs::Way(staunch::Way::Prepare),
+        )
+        .unwrap();
+        c.answer("SELECT 2", &[], SendAs::Way(staunch::Way::Prepare))
+            .unwrap();
+        assert_eq!(count(&mut c) - before, 2, "{knob}");
+    }
+}

@@ -29,6 +29,9 @@ pub struct ConnectConfig {
     /// and JDBC's `setAutoCommit(false)` pools want from the start.
     pub(crate) autocommit: bool,
     pub(crate) interpolate_params: bool,
+    /// A statement without parameters goes as text (see
+    /// `Builder::text_without_params`).
+    pub(crate) text_without_params: bool,
     pub(crate) tls_mode: TlsMode,
     pub(crate) tls_ca: Option<PathBuf>,
     pub(crate) tls_cert: Option<PathBuf>,
@@ -140,6 +143,7 @@ impl Default for ConnectConfig {
             found_rows: false,
             autocommit: true,
             interpolate_params: false,
+            text_without_params: false,
             tls_mode: TlsMode::Disabled,
             tls_ca: None,
             tls_cert: None,
@@ -579,6 +583,7 @@ impl fmt::Debug for ConnectConfig {
             .field("found_rows", &self.found_rows)
             .field("autocommit", &self.autocommit)
             .field("interpolate_params", &self.interpolate_params)
+            .field("text_without_params", &self.text_without_params)
             .field("tls_mode", &self.tls_mode)
             .field("tls_ca", &self.tls_ca)
             .field("tls_cert", &self.tls_cert)

@@ -403,7 +403,7 @@ impl PooledConn {
     ) -> std::result::Result<Sets, StatementError> {
         let sets = match how {
             // As written: no plan, and no copy of the text.
-            SendAs::Text if params.is_empty() => self.collect_text(sql, reports_partly(sql)),
+            _ if self.as_text(params, how) => self.collect_text(sql, reports_partly(sql)),
             _ => match self.plan_as(sql, params, how)? {
                 Plan::Text { sql, partly } => self.collect_text(&sql, partly),
                 binary => self.run_plan(binary, params),
@@ -421,7 +421,7 @@ impl PooledConn {
         give_back: GiveBack,
     ) -> std::result::Result<Answer, StatementError> {
         let stream = match how {
-            SendAs::Text if params.is_empty() => {
+            _ if self.as_text(params, how) => {
                 Stream::text(self, give_back, sql, reports_partly(sql))
             }
             _ => match self.plan_as(sql, params, how) {
@@ -456,6 +456,18 @@ impl PooledConn {
         Ok(sent?)
     }
 
+    /// Whether a statement with `params` sent as `how` says goes as text, as
+    /// written: asked for, or without parameters by default under the
+    /// `text_without_params` knob.
+    fn as_text(&self, params: &[Param], how: SendAs) -> bool {
+        params.is_empty()
+            && match how {
+                SendAs::Text => true,
+                SendAs::Default => self.config().text_without_params,
+                SendAs::Way(_) => false,
+            }
+    }
+
     /// The plan of `sql` sent as `how` says.
     pub(crate) fn plan_as<'a>(
         &mut self,
@@ -463,11 +475,13 @@ impl PooledConn {
         params: &[Param],
         how: SendAs,
     ) -> std::result::Result<Plan<'a>, StatementError> {
-        match how {
-            SendAs::Text if params.is_empty() => Ok(Plan::Text {
+        if self.as_text(params, how) {
+            return Ok(Plan::Text {
                 sql: sql.into(),
                 partly: reports_partly(sql),
-            }),
+            });
+        }
+        match how {
             SendAs::Text => Err(StatementError::TextWithParams),
             SendAs::Default => self.plan(sql, params, None),
             SendAs::Way(way) => self.plan(sql, params, Some(way)),

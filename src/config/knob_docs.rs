@@ -82,6 +82,7 @@ pub(crate) const SECTIONS: &[Section] = &[
             k("autocommit", "true", "", "every session's `autocommit`, set with the pool's settings statement on each new session and after each reset; `false` as PEP 249 wants (each borrow's first statement opens a transaction the borrower ends)"),
             k("found_rows", "false", "", "`CLIENT_FOUND_ROWS`: an UPDATE reports the rows it matched, not the rows it changed"),
             k("interpolate_params", "false", "", "send statements with parameters by client-side interpolation over the text protocol instead of server-side prepare (see [Values](statements.md#values-and-the-two-ways-to-send-a-statement))"),
+            k("text_without_params", "false", "", "send a statement without parameters as text, as written (one round trip, never prepared, several statements separated by `;` allowed), as PyMySQL, go-sql-driver and Connector/J do (the Python, Go and JDBC faces default it to `true`); a statement may still ask for a way (`SendAs`, `STAUNCH_QUERY_PREPARE`)"),
         ],
     },
     Section {
