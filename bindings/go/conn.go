@@ -269,12 +269,6 @@ func (c *Conn) queryUntraced(ctx context.Context, sql string, args []any, flags 
 				return c.sendAndReceive(pl, csql, p, flags, &out, cerr)
 			}
 		}
-		if p.n == 0 {
-			// The text protocol: one round trip. A statement with args
-			// is prepared, once per connection (see docs/statements.md,
-			// "Values and the two ways to send a statement").
-			flags |= C.STAUNCH_QUERY_TEXT
-		}
 		return C.staunch_conn_query_ex(c.c, csql, p.ptr, p.n, flags, &out, cerr)
 	})
 	if err != nil {

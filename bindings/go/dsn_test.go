@@ -331,6 +331,36 @@ func Test_dsn_interpolate_params_sends_no_prepare(t *testing.T) {
 	}
 }
 
+// A statement without args goes as text, as go-sql-driver sends it: the
+// face's default of the library's text_without_params, which a URL saying
+// text_without_params=false overrides (such a statement is then prepared).
+func Test_a_statement_without_args_goes_as_text_unless_the_url_says(t *testing.T) {
+	for _, knob := range []string{"", "text_without_params=false"} {
+		p := openPool(t, knob)
+		c := acquire(t, p)
+		prepares := func() int64 {
+			var name string
+			var n int64
+			if err := c.QueryRow(bg, "SHOW SESSION STATUS LIKE 'Com_stmt_prepare'").Scan(&name, &n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := prepares()
+		if n := queryInt(t, c, "SELECT 41 + 1"); n != 42 {
+			t.Fatalf("%q: %d", knob, n)
+		}
+		want := int64(0)
+		if knob != "" {
+			want = 1
+		}
+		if got := prepares() - before; got != want {
+			t.Fatalf("%q: %d prepares, want %d", knob, got, want)
+		}
+		c.Release()
+	}
+}
+
 // A staunch URL reaches the library whole: the library skips the
 // database/sql options (claimed) and the face reads them from the query the
 // library's own split finds, so a password holding '?' and '@' is neither

@@ -286,6 +286,15 @@ func NewWithConfig(ctx context.Context, cfg *Config) (*Pool, error) {
 		return nil, takeError("open", st, cerr)
 	}
 	defer C.staunch_options_free(opts)
+	// As go-sql-driver: a statement without args goes as text (one round
+	// trip, never prepared). A default: the URL's text_without_params wins.
+	ck, cv := C.CString("text_without_params"), C.CString("true")
+	st0 := C.staunch_options_set_default(opts, ck, cv, &cerr)
+	C.free(unsafe.Pointer(ck))
+	C.free(unsafe.Pointer(cv))
+	if st0 != C.STAUNCH_OK {
+		return nil, takeError("open", st0, cerr)
+	}
 	for _, name := range cfg.claimed {
 		cname := C.CString(name)
 		st := C.staunch_options_claim_param(opts, cname, &cerr)
@@ -856,9 +865,6 @@ func (p *Pool) once(op, sql string, args []any, stream C.uint32_t) (*C.staunch_r
 		return nil, err
 	}
 	flags := stream
-	if params.n == 0 {
-		flags |= C.STAUNCH_QUERY_TEXT
-	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.p == nil {

@@ -495,10 +495,18 @@ def test_plain_selects_by_either_protocol(pool_factory, prepare_selects):
             dt.datetime(2024, 2, 29, 1, 2, 3, 4),
             -dt.timedelta(hours=838, minutes=59, seconds=59),
         )
+
         # Many different statements (each prepared one is cached, then evicted).
+        def prepares():
+            cur.execute("SHOW SESSION STATUS LIKE 'Com_stmt_prepare'")
+            return int(cur.fetchone()[1])
+
+        before = prepares()
         for i in range(100):
             cur.execute(f"SELECT {i} + 1")
             assert cur.fetchone() == (i + 1,)
+        # Prepared only when asked for; as text (PyMySQL's way) otherwise.
+        assert prepares() - before == (100 if prepare_selects else 0)
         # Several statements in one text still work (sent as text).
         cur.execute("SELECT 1; SELECT 2")
         assert cur.fetchall() == [(1,)]

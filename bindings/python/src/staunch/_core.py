@@ -595,6 +595,8 @@ class Pool(_Handle):
             # sql_mode), one round trip, no server-side prepare. A default:
             # interpolate_params in the URL or as a keyword wins.
             _check(lib.staunch_options_set_default, opts, b"interpolate_params", b"true")
+            # And a statement without parameters goes as text, as written.
+            _check(lib.staunch_options_set_default, opts, b"text_without_params", b"true")
             if "connect_attrs" in knobs:
                 a = knobs["connect_attrs"]
                 knobs["connect_attrs"] = "" if a is None else _connect_attrs_text(a)
@@ -1280,11 +1282,12 @@ class Cursor(_Handle):
         else:
             self._sent_sql, self._sent_values = sql, None  # as sent (execute(q, ()) sends q's %% as %)
         flags = F.QUERY_STREAM if self._stream else 0
-        # Prepared: with parameters, or a lone SELECT under prepare_selects
-        # (the binary protocol: values come binary, about twice as fast to
-        # read as text; cached by the connection). Text otherwise.
-        if not values and not (conn._pool_ref.prepare_selects and _prepared_select(sql)):
-            flags |= F.QUERY_TEXT
+        # Without parameters the core sends it as text (the pool's
+        # text_without_params), except a lone SELECT under prepare_selects:
+        # prepared (the binary protocol: values come binary, about twice as
+        # fast to read as text; cached by the connection).
+        if not values and conn._pool_ref.prepare_selects and _prepared_select(sql):
+            flags |= F.QUERY_PREPARE
         return conn, raw, params, len(values), flags, recycle
 
     def executemany(self, query, seq_of_args) -> int | None:

@@ -353,6 +353,8 @@ public class StaunchDataSource implements DataSource, Closeable, StaunchPoolMXBe
             // interpolation (useServerPrepStmts=false), poolName as the library pool's name (its
             // metrics), and autoCommit as the sessions' autocommit.
             b.defaultKnob("interpolate_params", "true");
+            // And a statement without parameters as text, as written (Connector/J's way).
+            b.defaultKnob("text_without_params", "true");
             // Sessions born as the connections' autoCommit wants them: no SET (and no reset on
             // return) for each borrow (see StaunchConnection).
             if (!autoCommit) {

@@ -70,8 +70,9 @@ public class StaunchStatement extends UnsupportedStatement {
                 noteKeys(r.lastInsertId(), r.affectedRows());
                 return false;
             }
-            Rows rows = streams() ? c.queryStream(sql, params)
-                    : params == null || params.length == 0 ? c.queryText(sql) : c.query(sql, params);
+            // Without parameters the library sends it as text (the pool's text_without_params,
+            // which the data source defaults to true, as Connector/J sends such a statement).
+            Rows rows = streams() ? c.queryStream(sql, params) : c.query(sql, params);
             boolean r = take(rows, mode);
             if (r && streams()) {
                 connection.streaming(current);
