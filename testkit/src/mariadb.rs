@@ -430,7 +430,9 @@ pub(crate) fn install_atexit_cleanup() {
 }
 
 /// Remove `/tmp/stn-<pid>-*` directories left behind by test processes that
-/// no longer exist (and whose server is not running any more).
+/// no longer exist, stopping the server still running in one: a test
+/// process that was killed ran no exit handler, so its servers outlive it
+/// until the next test process of the kit starts.
 fn remove_stale_dirs() {
     let me = std::process::id();
     let Ok(entries) = fs::read_dir("/tmp") else {
@@ -450,12 +452,36 @@ fn remove_stale_dirs() {
         }
         let dir = entry.path();
         if let Ok(pid) = fs::read_to_string(dir.join("m.pid")) {
-            let cmdline = fs::read(format!("/proc/{}/cmdline", pid.trim())).unwrap_or_default();
-            if String::from_utf8_lossy(&cmdline).contains(&*dir.to_string_lossy()) {
-                continue; // an orphaned server still runs there: leave it alone
+            if let Ok(pid) = pid.trim().parse::<libc::pid_t>() {
+                stop_orphan(pid, &dir);
             }
         }
         let _ = fs::remove_dir_all(&dir);
+    }
+}
+
+/// Stops the server `pid` if it is one this kit started in `dir` (its
+/// command line names the directory: a reused pid is left alone), and waits
+/// up to 3 s for it to go.
+fn stop_orphan(pid: libc::pid_t, dir: &Path) {
+    let runs_there = || {
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        String::from_utf8_lossy(&cmdline).contains(&*dir.to_string_lossy())
+    };
+    if !runs_there() {
+        return;
+    }
+    log::warn!(
+        "stopping mariadbd {pid}, left running in {} by a test process that is gone",
+        dir.display()
+    );
+    // SAFETY: a plain syscall on a pid whose command line was just checked.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+    }
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while runs_there() && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -229,6 +229,44 @@ fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
     }
 }
 
+/// A kit killed outright (SIGKILL: no exit handler runs) leaves its server
+/// running; the next kit to start stops it and removes its directory.
+#[test]
+fn a_killed_kits_server_is_stopped_by_the_next_kit() {
+    let mut killed = Kit::spawn(&["server"]);
+    let ready = killed.ready();
+    let server = &ready["servers"][0];
+    let (pid, dir) = (
+        server["pid"].as_u64().unwrap(),
+        str_of(server, "dir").to_string(),
+    );
+    // Running there: its command line names its directory (a zombie's, or a
+    // reused pid's, does not).
+    let runs = || {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).contains(&dir))
+            .unwrap_or(false)
+    };
+    killed.child.kill().unwrap();
+    killed.child.wait().unwrap();
+    thread::sleep(Duration::from_millis(200));
+    assert!(
+        runs(),
+        "the killed kit's mariadbd {pid} should have outlived it"
+    );
+
+    let mut next = Kit::spawn(&["server"]);
+    next.ready();
+    wait_until(
+        "the orphaned mariadbd to stop",
+        Duration::from_secs(5),
+        || !runs(),
+    );
+    assert!(!Path::new(&dir).exists(), "{dir} still exists");
+    next.close_stdin();
+    assert!(next.wait_exit(EXIT_TIMEOUT).success());
+}
+
 /// One server behind the proxy, through every kind of command; then the end
 /// of stdin stops and removes everything.
 #[test]
