@@ -126,7 +126,7 @@
 /**
  * Minor version of the library.
  */
-#define STAUNCH_VERSION_MINOR 12
+#define STAUNCH_VERSION_MINOR 13
 
 /**
  * Patch version of the library.
@@ -140,7 +140,7 @@
  * cffi's `cdef` takes them; a test checks them against Cargo.toml's
  * `library-version`.)
  */
-#define STAUNCH_VERSION 11200
+#define STAUNCH_VERSION 11300
 
 /**
  * Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's

@@ -91,7 +91,7 @@ pub use self::values::*;
 /// Major version of the library (the `X` of `X.Y.Z`).
 pub const STAUNCH_VERSION_MAJOR: u32 = 1;
 /// Minor version of the library.
-pub const STAUNCH_VERSION_MINOR: u32 = 12;
+pub const STAUNCH_VERSION_MINOR: u32 = 13;
 /// Patch version of the library.
 pub const STAUNCH_VERSION_PATCH: u32 = 0;
 /// The version as one number, `major * 10000 + minor * 100 + patch`, for
@@ -99,7 +99,7 @@ pub const STAUNCH_VERSION_PATCH: u32 = 0;
 /// time to detect a header/library mismatch. (Literal numbers, so that
 /// cffi's `cdef` takes them; a test checks them against Cargo.toml's
 /// `library-version`.)
-pub const STAUNCH_VERSION: u32 = 11200;
+pub const STAUNCH_VERSION: u32 = 11300;
 
 /// Pass as `timeout_ms` to `staunch_pool_get` to wait the pool's
 /// `connection_timeout` (10 s unless configured), or to

@@ -3,7 +3,7 @@ module github.com/staunch-db/staunch/bindings/go/staunchotel
 go 1.24.0
 
 require (
-	github.com/staunch-db/staunch/bindings/go v1.12.0
+	github.com/staunch-db/staunch/bindings/go v1.13.0
 	go.opentelemetry.io/otel v1.40.0
 	go.opentelemetry.io/otel/metric v1.40.0
 	go.opentelemetry.io/otel/sdk v1.40.0

@@ -6,7 +6,7 @@ require (
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.66.1
-	github.com/staunch-db/staunch/bindings/go v1.12.0
+	github.com/staunch-db/staunch/bindings/go v1.13.0
 )
 
 require (

@@ -32,13 +32,13 @@ from ctypes import (
 
 #: The ABI major version this package speaks, and the least minor it needs.
 ABI_MAJOR = 1
-# 1.12: staunch_options_set_tracer_ex, staunch_trace_flush (deferred traces);
+# 1.13: the knob text_without_params; 1.12: staunch_options_set_tracer_ex, staunch_trace_flush (deferred traces);
 # 1.11: staunch_pool_get_start, staunch_pending_get_* (staunch.aio); 1.10: staunch_conn_query_send_ex;
 # 1.9: staunch_error_category; 1.8: staunch_options_set_default, the knob autocommit; 1.7: staunch_pool_metrics, _name,
 # _leak_threshold_ms, staunch_conn_set_borrower_stack,
 # staunch_options_set_tracer; 1.4: staunch_conn_query_batch, staunch_rows_column_infos
 # (1.1: staunch_param_decimal, staunch_rows_column_types)
-ABI_MINOR = 12
+ABI_MINOR = 13
 
 status_t = c_uint32
 

@@ -20,10 +20,10 @@ public final class Abi {
     /**
      * The least minor version whose calls this binding uses (1.1: the decimal parameter, staunch_conn_count_params;
      * 1.6: staunch_pool_metrics, staunch_pool_name; 1.7: staunch_pool_leak_threshold_ms,
-     * staunch_conn_set_borrower_stack, staunch_options_set_tracer; 1.8: staunch_options_set_default; 1.9: staunch_error_category, staunch_conn_param_offsets, staunch_url_userinfo_end; the JNI shim
-     * resolves every function it declares when it loads).
+     * staunch_conn_set_borrower_stack, staunch_options_set_tracer; 1.8: staunch_options_set_default; 1.9: staunch_error_category, staunch_conn_param_offsets, staunch_url_userinfo_end; 1.13: the knob text_without_params, which the JDBC data
+     * source defaults; the JNI shim resolves every function it declares when it loads).
      */
-    public static final int ABI_MINOR = 11;
+    public static final int ABI_MINOR = 13;
 
     /** STAUNCH_TIMEOUT_DEFAULT (UINT32_MAX) as a Java int. */
     public static final int TIMEOUT_DEFAULT = -1;
