@@ -43,6 +43,18 @@ func queryInt(t testing.TB, q interface {
 	return n
 }
 
+// sessionStatus is the connection's session status variable name (SHOW
+// SESSION STATUS: Questions, Com_stmt_prepare, ...).
+func sessionStatus(t testing.TB, c *staunch.Conn, name string) int64 {
+	t.Helper()
+	var got string
+	var n int64
+	if err := c.QueryRow(bg, "SHOW SESSION STATUS LIKE '"+name+"'").Scan(&got, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func acquire(t testing.TB, p *staunch.Pool) *staunch.Conn {
 	t.Helper()
 	c, err := p.Acquire(bg)

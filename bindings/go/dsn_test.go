@@ -338,14 +338,7 @@ func Test_a_statement_without_args_goes_as_text_unless_the_url_says(t *testing.T
 	for _, knob := range []string{"", "text_without_params=false"} {
 		p := openPool(t, knob)
 		c := acquire(t, p)
-		prepares := func() int64 {
-			var name string
-			var n int64
-			if err := c.QueryRow(bg, "SHOW SESSION STATUS LIKE 'Com_stmt_prepare'").Scan(&name, &n); err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
+		prepares := func() int64 { return sessionStatus(t, c, "Com_stmt_prepare") }
 		before := prepares()
 		if n := queryInt(t, c, "SELECT 41 + 1"); n != 42 {
 			t.Fatalf("%q: %d", knob, n)

@@ -158,14 +158,7 @@ func Test_conf_decimal_exact_bad_decimal_refused_naming_the_argument(t *testing.
 			p := openPool(t, "max_size=1&"+w.knob)
 			c := acquire(t, p)
 			defer c.Release()
-			questions := func() int64 {
-				var name string
-				var n int64
-				if err := c.QueryRow(bg, "SHOW SESSION STATUS LIKE 'Questions'").Scan(&name, &n); err != nil {
-					t.Fatal(err)
-				}
-				return n
-			}
+			questions := func() int64 { return sessionStatus(t, c, "Questions") }
 			for _, bad := range badDecimals {
 				before := questions()
 				_, err := c.Exec(bg, "SELECT ?, ?", 1, staunch.Decimal(bad))
