@@ -220,12 +220,13 @@ public class StaunchCallableStatement extends UnsupportedCallableStatement {
         }
         String db = dot < 0 ? null : unquote(routine.substring(0, dot));
         String name = unquote(dot < 0 ? routine : routine.substring(dot + 1));
+        // The names bound, not written into the text: the library is the one writer of literals.
         String query = "SELECT PARAMETER_NAME FROM information_schema.PARAMETERS WHERE SPECIFIC_SCHEMA = "
-                + (db == null ? "DATABASE()" : StaunchDatabaseMetaData.literal(db))
-                + " AND SPECIFIC_NAME = " + StaunchDatabaseMetaData.literal(name)
+                + (db == null ? "DATABASE()" : "?") + " AND SPECIFIC_NAME = ?"
                 + " AND ROUTINE_TYPE = '" + (function ? "FUNCTION" : "PROCEDURE") + "' ORDER BY ORDINAL_POSITION";
+        Object[] args = db == null ? new Object[] {name} : new Object[] {db, name};
         List<String> found = new ArrayList<>();
-        try (Rows r = connection.conn.queryText(query)) {
+        try (Rows r = connection.conn.query(query, args)) {
             while (r.next()) {
                 Object v = r.getObject(0);
                 found.add(v == null ? null : v.toString());

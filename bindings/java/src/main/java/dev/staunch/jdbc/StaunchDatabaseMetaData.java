@@ -1,15 +1,17 @@
 package dev.staunch.jdbc;
 
 import dev.staunch.Staunch;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.RowIdLifetime;
 import java.sql.SQLException;
 import java.sql.SQLNonTransientException;
 import java.sql.Statement;
 import java.sql.Types;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -22,10 +24,11 @@ import java.util.Objects;
  * <p>What depends on the server is read from it once per connection
  * (version, {@code lower_case_table_names}, {@code max_allowed_packet}); the
  * catalog methods are SQL over {@code information_schema} run through this
- * connection's own {@link Statement}, so they read what the server says at
- * the time of the call. Plain JDBC on purpose: nothing here needs the native
- * layer. Names and patterns reach the server as literals that mean the same
- * whatever the session's {@code sql_mode} ({@link #literal}).
+ * connection's own statements, so they read what the server says at the
+ * time of the call. Plain JDBC on purpose: nothing here needs the native
+ * layer. Names and patterns are bound to placeholders ({@link Bound}), never
+ * written into the text: the library writes every literal, for the
+ * session's real {@code sql_mode}.
  *
  * <p>Where Connector/J's answer is not what the server does, this class
  * answers what the server does; {@code MetaDataTest} lists each such
@@ -403,22 +406,18 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
     // ---- SQL building ----
 
     /**
-     * {@code s} as an SQL string literal that reads the same under every
-     * {@code sql_mode}: as is when it holds no quote, backslash or NUL,
-     * otherwise as utf8mb4 bytes in hex (no escaping rule applies to those).
+     * A catalog query and the values of its {@code ?} placeholders, in order: names and patterns
+     * are bound, never written into the text, so the library (which escapes for the session's
+     * real {@code sql_mode}, or prepares) is the one writer of SQL literals.
      */
-    static String literal(String s) {
-        if (s == null) {
-            return "NULL";
+    private static final class Bound {
+        final String sql;
+        final List<String> params;
+
+        Bound(String sql, List<String> params) {
+            this.sql = sql;
+            this.params = params;
         }
-        if (s.indexOf('\'') < 0 && s.indexOf('\\') < 0 && s.indexOf('\0') < 0) {
-            return "'" + s + "'";
-        }
-        StringBuilder b = new StringBuilder("CONVERT(X'");
-        for (byte x : s.getBytes(StandardCharsets.UTF_8)) {
-            b.append(Character.forDigit((x >> 4) & 15, 16)).append(Character.forDigit(x & 15, 16));
-        }
-        return b.append("' USING utf8mb4)").toString();
     }
 
     /** A query's WHERE clause, for this connection's catalog term. */
@@ -426,10 +425,11 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
         return new Where(select, connection.schemaTerm());
     }
 
-    /** A WHERE clause built condition by condition. */
+    /** A WHERE clause built condition by condition, its values bound. */
     private static final class Where {
         private final StringBuilder sql;
         private final boolean schemaTerm;
+        private final List<String> params = new ArrayList<>();
         private boolean first = true;
 
         Where(String select, boolean schemaTerm) {
@@ -443,6 +443,24 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
             return this;
         }
 
+        /** A condition with one placeholder, and its value. */
+        private Where bind(String condition, String value) {
+            params.add(value);
+            return and(condition);
+        }
+
+        /** {@code expr IN (?, ...)} for the non-null values; none places no condition. */
+        Where in(String expr, String[] values) {
+            StringBuilder marks = new StringBuilder();
+            for (String v : values) {
+                if (v != null) {
+                    marks.append(marks.length() == 0 ? "?" : ", ?");
+                    params.add(v);
+                }
+            }
+            return marks.length() == 0 ? this : and(expr + " IN (" + marks + ")");
+        }
+
         /**
          * A database named exactly (a catalog argument: JDBC says it is no
          * pattern): null places no condition, "" means the current database.
@@ -451,7 +469,7 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
             if (db == null) {
                 return this;
             }
-            return and(column + (db.isEmpty() ? " = DATABASE()" : " = " + literal(db)));
+            return db.isEmpty() ? and(column + " = DATABASE()") : bind(column + " = ?", db);
         }
 
         /**
@@ -472,20 +490,23 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
                 return this;
             }
             boolean wild = p.indexOf('%') >= 0 || p.indexOf('_') >= 0;
-            return and(column + (wild ? " LIKE " : " = ") + literal(p));
+            return bind(column + (wild ? " LIKE ?" : " = ?"), p);
         }
 
         /** A name matched exactly (a table argument: not a pattern). */
         Where exact(String column, String name) {
-            return and(column + " = " + literal(name));
+            return bind(column + " = ?", name);
         }
 
-        String orderBy(String order) {
-            return sql.append(" ORDER BY ").append(order).toString();
+        Bound orderBy(String order) {
+            return new Bound(sql.append(" ORDER BY ").append(order).toString(), params);
         }
 
-        @Override
-        public String toString() {
+        /** The clause as text, for a subquery: one that binds no value. */
+        String text() {
+            if (!params.isEmpty()) {
+                throw new IllegalStateException("a subquery's clause binds values");
+            }
             return sql.toString();
         }
     }
@@ -513,10 +534,22 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
 
     /** Runs a catalog query; closing the result set closes its statement. */
     private ResultSet query(String sql) throws SQLException {
-        sql = term(sql);
-        Statement s = connection.createStatement();
+        return query(new Bound(sql, List.of()));
+    }
+
+    /** Runs a catalog query with its values bound; closing the result set closes its statement. */
+    private ResultSet query(Bound q) throws SQLException {
+        String sql = term(q.sql);
+        Statement s = q.params.isEmpty() ? connection.createStatement() : connection.prepareStatement(sql);
         try {
             s.closeOnCompletion();
+            if (s instanceof PreparedStatement) {
+                PreparedStatement ps = (PreparedStatement) s;
+                for (int i = 0; i < q.params.size(); i++) {
+                    ps.setString(i + 1, q.params.get(i));
+                }
+                return ps.executeQuery();
+            }
             return s.executeQuery(sql);
         } catch (SQLException | RuntimeException e) {
             s.close();
@@ -621,16 +654,8 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
                 + " NULL REF_GENERATION FROM information_schema.TABLES")
                 .db(true, "TABLE_SCHEMA", catalog, schemaPattern)
                 .pattern("TABLE_NAME", tableNamePattern);
-        if (types != null && types.length > 0) {
-            StringBuilder in = new StringBuilder();
-            for (String t : types) {
-                if (t != null) {
-                    in.append(in.length() == 0 ? "" : ", ").append(literal(t));
-                }
-            }
-            if (in.length() > 0) {
-                w.and(TABLE_TYPE + " IN (" + in + ")");
-            }
+        if (types != null) {
+            w.in(TABLE_TYPE, types);
         }
         return query(w.orderBy("TABLE_TYPE, TABLE_CAT, TABLE_NAME"));
     }
@@ -742,7 +767,7 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
             throw required("getBestRowIdentifier", "table");
         }
         String noPk = where("SELECT 1 FROM information_schema.COLUMNS P").and("P.COLUMN_KEY = 'PRI'")
-                .and("P.TABLE_SCHEMA = C.TABLE_SCHEMA").and("P.TABLE_NAME = C.TABLE_NAME").toString();
+                .and("P.TABLE_SCHEMA = C.TABLE_SCHEMA").and("P.TABLE_NAME = C.TABLE_NAME").text();
         Where w = where("SELECT " + bestRowSession + " SCOPE, COLUMN_NAME, " + jdbcType("COLUMN_TYPE") + " DATA_TYPE,"
                 + " DATA_TYPE TYPE_NAME, IF(NUMERIC_PRECISION IS NULL, CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION) COLUMN_SIZE,"
                 + " 0 BUFFER_LENGTH, NUMERIC_SCALE DECIMAL_DIGITS,"
@@ -1013,26 +1038,28 @@ public class StaunchDatabaseMetaData extends UnsupportedDatabaseMetaData {
         }
         rows.sort(java.util.Comparator.comparingInt(TypeRow::type));
         StringBuilder b = new StringBuilder();
+        List<String> params = new ArrayList<>();
         for (TypeRow t : rows) {
+            params.addAll(java.util.Arrays.asList(t.name(), t.quote(), t.quote(), t.params(), t.name()));
             b.append(b.length() == 0 ? "SELECT " : " UNION ALL SELECT ")
-                    .append(literal(t.name())).append(" TYPE_NAME, ")
+                    .append("? TYPE_NAME, ")
                     .append(t.type()).append(" DATA_TYPE, ")
                     .append(t.precision()).append(" `PRECISION`, ")
-                    .append(literal(t.quote())).append(" LITERAL_PREFIX, ")
-                    .append(literal(t.quote())).append(" LITERAL_SUFFIX, ")
-                    .append(literal(t.params())).append(" CREATE_PARAMS, ")
+                    .append("? LITERAL_PREFIX, ")
+                    .append("? LITERAL_SUFFIX, ")
+                    .append("? CREATE_PARAMS, ")
                     .append(typeNullable).append(" NULLABLE, ")
                     .append(t.caseSensitive()).append(" CASE_SENSITIVE, ")
                     .append(typeSearchable).append(" SEARCHABLE, ")
                     .append(t.unsigned()).append(" UNSIGNED_ATTRIBUTE, ")
                     .append("FALSE FIXED_PREC_SCALE, ")
                     .append(t.autoIncrement()).append(" AUTO_INCREMENT, ")
-                    .append(literal(t.name())).append(" LOCAL_TYPE_NAME, ")
+                    .append("? LOCAL_TYPE_NAME, ")
                     .append(t.minScale()).append(" MINIMUM_SCALE, ")
                     .append(t.maxScale()).append(" MAXIMUM_SCALE, ")
                     .append("0 SQL_DATA_TYPE, 0 SQL_DATETIME_SUB, 10 NUM_PREC_RADIX");
         }
-        return query(b.toString());
+        return query(new Bound(b.toString(), params));
     }
 
     @Override
