@@ -165,24 +165,21 @@ impl Answer {
     /// Column `idx` of the current row: None when there is no current row
     /// or no such column.
     pub fn get(&self, idx: usize) -> Option<Value> {
-        if idx >= self.set.columns.len() {
-            return None;
-        }
-        let cell = self.set.cells.get(self.current? + idx)?;
-        Some(
-            cell.read_as(self.set.columns[idx].kind)
-                .into_value(&self.set.bytes),
-        )
+        let (col, cell) = self.cell(idx)?;
+        Some(cell.read_as(col.kind).into_value(&self.set.bytes))
     }
 
     /// Whether column `idx` of the current row is NULL (None: no current
     /// row or no such column).
     pub fn is_null(&self, idx: usize) -> Option<bool> {
-        if idx >= self.set.columns.len() {
-            return None;
-        }
-        let cell = self.set.cells.get(self.current? + idx)?;
+        let (_, cell) = self.cell(idx)?;
         Some(matches!(cell, Cell::Null))
+    }
+
+    /// Column `idx` of the current row, with its column.
+    fn cell(&self, idx: usize) -> Option<(&Col, &Cell)> {
+        let col = self.set.columns.get(idx)?;
+        Some((col, self.set.cells.get(self.current? + idx)?))
     }
 
     /// Moves to the next result set: true if there is one (its columns,
@@ -329,12 +326,6 @@ impl Answer {
         }
         Ok((first, n, false))
     }
-
-    /// A buffered answer built from one set, for the fuzz targets and tests.
-    #[cfg(any(test, feature = "fuzzing"))]
-    pub(crate) fn of_set(set: Set) -> Answer {
-        Answer::buffered(set.into())
-    }
 }
 
 /// What an answer's result sets did, summed up: affected rows and warnings
@@ -401,13 +392,9 @@ impl PooledConn {
         params: &[Param],
         how: SendAs,
     ) -> std::result::Result<Sets, StatementError> {
-        let sets = match how {
-            // As written: no plan, and no copy of the text.
-            _ if self.as_text(params, how) => self.collect_text(sql, reports_partly(sql)),
-            _ => match self.plan_as(sql, params, how)? {
-                Plan::Text { sql, partly } => self.collect_text(&sql, partly),
-                binary => self.run_plan(binary, params),
-            },
+        let sets = match self.plan_as(sql, params, how)? {
+            Plan::Text { sql, partly } => self.collect_text(&sql, partly),
+            binary => self.run_plan(binary, params),
         };
         Ok(sets?)
     }
@@ -420,18 +407,13 @@ impl PooledConn {
         how: SendAs,
         give_back: GiveBack,
     ) -> std::result::Result<Answer, StatementError> {
-        let stream = match how {
-            _ if self.as_text(params, how) => {
-                Stream::text(self, give_back, sql, reports_partly(sql))
+        let stream = match self.plan_as(sql, params, how) {
+            Ok(Plan::Text { sql, partly }) => Stream::text(self, give_back, &sql, partly),
+            Ok(Plan::Binary { sql }) => Stream::binary(self, give_back, &sql, params),
+            Err(e) => {
+                give_back(self);
+                return Err(e);
             }
-            _ => match self.plan_as(sql, params, how) {
-                Ok(Plan::Text { sql, partly }) => Stream::text(self, give_back, &sql, partly),
-                Ok(Plan::Binary { sql }) => Stream::binary(self, give_back, &sql, params),
-                Err(e) => {
-                    give_back(self);
-                    return Err(e);
-                }
-            },
         };
         stream
             .map(Answer::streaming)

@@ -431,7 +431,7 @@ impl staunch_rows {
             .flatten()
             .map(|v| Cell::from_value(v, arena))
             .collect();
-        staunch_rows::new(Answer::of_set(set))
+        staunch_rows::new(Answer::buffered(set.into()))
     }
 
     fn col(&self, idx: usize) -> Result<&Col, Failure> {
