@@ -231,7 +231,7 @@ for c in "${checks[@]}"; do
       (
         export PATH=$W/venv-wheel/bin:/usr/local/bin:/usr/bin:/bin
         ! command -v cargo >/dev/null || { echo "cargo is on PATH" >&2; exit 1; }
-        pip install -q --disable-pip-version-check --no-index "$DIST"/staunch-"$VERSION"-py3-none-manylinux*.whl
+        pip install -q --disable-pip-version-check --no-index "$DIST"/staunch-"$VERSION"-cp39-abi3-manylinux*.whl
         cd "$W" && env -u STAUNCH_LIBRARY python "$W/src/check.py" "$URL"
       ) | tee "$W/wheel.out"
       passed wheel "$(tail -n1 "$W/wheel.out")"

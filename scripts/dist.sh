@@ -15,7 +15,7 @@
 #   libstaunch1-dbgsym_X.Y.Z_amd64.deb     Debian/Ubuntu packages (dpkg-deb)
 #   staunch-X.Y.Z.crate                    `cargo package` (and `cargo publish --dry-run`, docs
 #                                          with RUSTDOCFLAGS=-D warnings)
-#   staunch-X.Y.Z-py3-none-manylinux2014_x86_64.whl   the Python wheel with the library
+#   staunch-X.Y.Z-cp39-abi3-manylinux2014_x86_64.whl   the Python wheel: the library and the C row converter
 #   staunch-X.Y.Z.tar.gz                   the Python sdist (holds the crate; builds with cargo)
 #   maven/                                 a Maven repository: dev/staunch/staunch/X.Y.Z/ with the
 #                                          jar (library and JNI shim inside), pom, sources and javadoc jars

@@ -176,3 +176,19 @@ def galera():
         yield tk
     finally:
         tk.close()
+
+
+@pytest.fixture(params=["c", "python"])
+def row_converter(request, monkeypatch):
+    """Runs a test with each row converter: staunch._speedups (C), and the
+    one generated in Python that runs where it is not built."""
+    from staunch import _convert
+
+    if request.param == "c" and _convert._speedups is None:
+        if os.environ.get("STAUNCH_EXPECT_SPEEDUPS") == "1":
+            pytest.fail("staunch._speedups was not built")
+        pytest.skip("staunch._speedups is not built here")
+    if request.param == "python":
+        monkeypatch.setattr(_convert, "_speedups", None)
+    monkeypatch.setattr(_convert, "_converters", {})
+    return request.param

@@ -36,7 +36,7 @@ def test_conf_basic(pool_factory):
     assert pool.closed
 
 
-def test_conf_types(pool_factory):
+def test_conf_types(pool_factory, row_converter):
     pool = pool_factory()
     values = [
         None,

@@ -1,6 +1,7 @@
-"""`pip wheel ./bindings/python` gives a wheel that holds libstaunch.so, is
-tagged for the glibc that library needs, and installs and works in a fresh
-venv where no Rust toolchain is on PATH."""
+"""`pip wheel ./bindings/python` gives a wheel that holds libstaunch.so and
+the C row converter, is tagged for the glibc that library needs and for
+CPython's stable ABI, and installs and works in a fresh venv where no Rust
+toolchain is on PATH."""
 
 from __future__ import annotations
 
@@ -27,12 +28,15 @@ def test_wheel_installs_and_imports_without_cargo(tmp_path, server):
         timeout=900,
     )
     (wheel,) = (tmp_path / "dist").glob("staunch-*.whl")
-    m = re.fullmatch(r"staunch-([\d.]+)-py3-none-(manylinux_2_(\d+)_x86_64|linux_x86_64)\.whl", wheel.name)
+    # This machine has a C compiler: the optional converter is built, and
+    # the wheel is for CPython 3.9+ (the stable ABI).
+    m = re.fullmatch(r"staunch-([\d.]+)-cp39-abi3-(manylinux_2_(\d+)_x86_64|linux_x86_64)\.whl", wheel.name)
     assert m, wheel.name
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         lib = z.read("staunch/libstaunch.so")
     assert {"staunch/__init__.py", "staunch/mysqldb/__init__.py", "staunch/provision.py"} <= names
+    assert "staunch/_speedups.abi3.so" in names, sorted(names)
     if m.group(3):  # the tag is the newest glibc symbol version the library asks for
         assert max(int(v) for v in re.findall(rb"GLIBC_2\.(\d+)", lib)) == int(m.group(3))
 
@@ -51,6 +55,7 @@ def test_wheel_installs_and_imports_without_cargo(tmp_path, server):
         "import importlib.metadata as md, staunch, sys\n"
         "assert staunch.__file__.startswith(sys.prefix), staunch.__file__\n"
         "assert staunch.__version__ == md.version('staunch'), (staunch.__version__, md.version('staunch'))\n"
+        "from staunch import _convert; assert _convert._speedups is not None\n"
         "with staunch.Pool(sys.argv[1]) as p, p.connection() as c:\n"
         "    cur = c.cursor(); cur.execute('SELECT 1'); print(staunch.__version__, cur.fetchone()[0])\n"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import datetime as _datetime
+import os
 import struct
 import sys
 import uuid as _uuid
@@ -491,19 +492,57 @@ def _slow(data, off):
     return value_of(_V.from_buffer_copy(data, off))
 
 
+def _load_speedups():
+    """staunch._speedups (the converter below, in C) when it was built and
+    not turned off with STAUNCH_PURE_PYTHON=1; else None."""
+    if os.environ.get("STAUNCH_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from . import _speedups
+    except ImportError:
+        return None
+    _speedups.init(Decimal, _date, _datetime_t, _timedelta)
+    return _speedups
+
+
+_speedups = _load_speedups()
 _converters: dict = {}
 
 
 def row_converter(types: tuple):
     """A function (data, n_rows) -> list of row tuples for these column types.
 
-    Generated once per column-type signature: one struct unpack per row, then
-    an inline expression per column (the value's tag checked against the
-    column's type; anything else, NULL included, takes the general path).
+    With staunch._speedups, the C converter, given each column's type tag.
+    Else generated once per column-type signature: one struct unpack per
+    row, then an inline expression per column (the value's tag checked
+    against the column's type; anything else, NULL included, takes the
+    general path). Both give the same values and raise the same errors.
     """
     conv = _converters.get(types)
     if conv is not None:
         return conv
+    if _speedups is not None:
+        conv = _native_converter(types)
+    else:
+        conv = _generated_converter(types)
+    if len(_converters) > 512:
+        _converters.clear()
+    _converters[types] = conv
+    return conv
+
+
+def _native_converter(types: tuple):
+    # A tag the C side cannot hold in a byte is NULL's: its cells take _slow.
+    spec = bytes(t if 0 <= t < 256 else 0 for t in types)
+    rows, addressof = _speedups.rows, ctypes.addressof
+
+    def convert(data, n):
+        return rows(data, addressof(data), n, spec, _slow)
+
+    return convert
+
+
+def _generated_converter(types: tuple):
     fmt = "<"
     exprs = []
     k = 0
@@ -563,8 +602,4 @@ def row_converter(types: tuple):
         "_slow": _slow,
     }
     exec(compile(src, f"<staunch row converter {types}>", "exec"), ns)  # noqa: S102
-    conv = ns["convert"]
-    if len(_converters) > 512:
-        _converters.clear()
-    _converters[types] = conv
-    return conv
+    return ns["convert"]

@@ -1,0 +1,244 @@
+/*
+ * staunch._speedups: the row converter of staunch._convert, in C.
+ *
+ * Turning the library's staunch_value cells into Python objects is most of
+ * what a large fetch costs in Python (the generated converter of
+ * _convert.row_converter spends about 3 us a row of five columns; the
+ * library has read the row in well under one). This does the same, value
+ * for value: the same fast conversions when a cell's tag is its column's
+ * type, and the same general path (_convert._slow, called back) otherwise,
+ * NULL apart. It is optional: without it (no compiler when the sdist was
+ * built, another Python implementation, STAUNCH_PURE_PYTHON=1) the
+ * generated converter runs, and the tests run both.
+ *
+ * Built against the stable ABI (Py_LIMITED_API, CPython 3.9 and later), so
+ * one build serves every CPython the wheel installs on. It calls no
+ * function of libstaunch: it reads the cells the library wrote into the
+ * caller's buffer, laid out as include/staunch.h says.
+ */
+#define Py_LIMITED_API 0x03090000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "staunch.h"
+
+/* The classes a cell becomes, given by _convert at import (set once). */
+static PyObject *Decimal, *Date, *DateTime, *TimeDelta;
+
+/*
+ * The head of CPython's datetime C API (datetime.h's PyDateTime_CAPI,
+ * unchanged from 3.7 on; newer versions add at its end). datetime.h is
+ * outside the stable ABI, so its layout is restated here, and trusted only
+ * when the capsule's classes are the ones init() was given; else the
+ * classes are called, through their argument parsing (about a tenth of a
+ * large fetch's time).
+ */
+typedef struct {
+    PyObject *DateType, *DateTimeType, *TimeType, *DeltaType, *TZInfoType, *TimeZone_UTC;
+    PyObject *(*Date_FromDate)(int, int, int, PyObject *);
+    PyObject *(*DateTime_FromDateAndTime)(int, int, int, int, int, int, int, PyObject *, PyObject *);
+    PyObject *(*Time_FromTime)(int, int, int, int, PyObject *, PyObject *);
+    PyObject *(*Delta_FromDelta)(int, int, int, int, PyObject *);
+} datetime_capi;
+
+static const datetime_capi *capi;
+
+static PyObject *call_ints(PyObject *cls, const long *v, Py_ssize_t n) {
+    PyObject *args = PyTuple_New(n);
+    if (args == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyLong_FromLong(v[i]);
+        if (x == NULL) {
+            Py_DECREF(args);
+            return NULL;
+        }
+        PyTuple_SetItem(args, i, x); /* steals x */
+    }
+    PyObject *out = PyObject_Call(cls, args, NULL);
+    Py_DECREF(args);
+    return out;
+}
+
+static PyObject *text(const staunch_value *v) {
+    if (v->len == 0)
+        return PyUnicode_FromStringAndSize("", 0);
+    return PyUnicode_DecodeUTF8((const char *)v->ptr, (Py_ssize_t)v->len, NULL);
+}
+
+/* One cell whose tag is its column's type. */
+static PyObject *fast(const staunch_value *v) {
+    switch (v->type) {
+    case STAUNCH_COLUMN_INT:
+        return PyLong_FromLongLong(v->i64);
+    case STAUNCH_COLUMN_UINT:
+        return PyLong_FromUnsignedLongLong(v->u64);
+    case STAUNCH_COLUMN_DOUBLE:
+        return PyFloat_FromDouble(v->f64);
+    case STAUNCH_COLUMN_TEXT:
+        return text(v);
+    case STAUNCH_COLUMN_BYTES:
+        return PyBytes_FromStringAndSize((const char *)v->ptr, (Py_ssize_t)v->len);
+    case STAUNCH_COLUMN_DECIMAL: {
+        PyObject *s = text(v);
+        if (s == NULL)
+            return NULL;
+        PyObject *out = PyObject_CallFunctionObjArgs(Decimal, s, NULL);
+        Py_DECREF(s);
+        return out;
+    }
+    case STAUNCH_COLUMN_DATE: {
+        const staunch_datetime *d = &v->datetime;
+        if (d->month == 0)
+            Py_RETURN_NONE; /* a zero date */
+        if (capi)
+            return capi->Date_FromDate(d->year, d->month, d->day, Date);
+        long f[3] = {d->year, d->month, d->day};
+        return call_ints(Date, f, 3);
+    }
+    case STAUNCH_COLUMN_DATETIME: {
+        const staunch_datetime *d = &v->datetime;
+        if (d->month == 0)
+            Py_RETURN_NONE;
+        if (capi)
+            return capi->DateTime_FromDateAndTime(d->year, d->month, d->day, d->hour, d->minute, d->second,
+                                                  (int)d->microsecond, Py_None, DateTime);
+        long f[7] = {d->year, d->month, d->day, d->hour, d->minute, d->second, (long)d->microsecond};
+        return call_ints(DateTime, f, 7);
+    }
+    case STAUNCH_COLUMN_TIME: {
+        const staunch_time *t = &v->time;
+        /* timedelta(days, seconds, microseconds), as _convert._td's keywords add up. */
+        long f[3] = {(long)t->days, (long)t->hours * 3600 + (long)t->minutes * 60 + t->seconds,
+                     (long)t->microseconds};
+        /* Normalized by both: the library's days and hours may run past a day. */
+        PyObject *d = capi ? capi->Delta_FromDelta((int)f[0], (int)f[1], (int)f[2], 1, TimeDelta)
+                           : call_ints(TimeDelta, f, 3);
+        if (d == NULL || !t->negative)
+            return d;
+        PyObject *neg = PyNumber_Negative(d);
+        Py_DECREF(d);
+        return neg;
+    }
+    default:
+        PyErr_Format(PyExc_SystemError, "staunch._speedups: no fast path for tag %u", (unsigned)v->type);
+        return NULL;
+    }
+}
+
+static int fast_type(unsigned t) {
+    return t >= STAUNCH_COLUMN_INT && t <= STAUNCH_COLUMN_TIME;
+}
+
+PyDoc_STRVAR(rows_doc, "rows(data, address, n, types, slow) -> list of n row tuples\n\n"
+                       "The cells at address (n rows of len(types) staunch_value each, in data,\n"
+                       "which keeps them alive) as _convert.row_converter's function gives them;\n"
+                       "types holds each column's type tag as a byte; slow(data, offset) converts\n"
+                       "a cell whose tag is not its column's (NULL apart).");
+
+static PyObject *rows(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *data, *types, *slow;
+    unsigned long long address;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "OKnSO:rows", &data, &address, &n, &types, &slow))
+        return NULL;
+    if (Decimal == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "staunch._speedups: init() was not called");
+        return NULL;
+    }
+    Py_ssize_t ncols = PyBytes_Size(types);
+    const unsigned char *tag = (const unsigned char *)PyBytes_AsString(types);
+    if (tag == NULL)
+        return NULL;
+    if (n < 0 || ncols <= 0 || address == 0) {
+        PyErr_SetString(PyExc_ValueError, "staunch._speedups.rows: n >= 0, at least one column and a buffer");
+        return NULL;
+    }
+    const staunch_value *cells = (const staunch_value *)(uintptr_t)address;
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        PyObject *row = PyTuple_New(ncols);
+        if (row == NULL)
+            goto fail;
+        int atomic = 1; /* every item an int, float, str, bytes, Decimal, date or time, or None */
+        for (Py_ssize_t c = 0; c < ncols; c++) {
+            Py_ssize_t i = r * ncols + c;
+            const staunch_value *v = &cells[i];
+            PyObject *x;
+            if (v->type == tag[c] && fast_type(v->type)) {
+                x = fast(v);
+            } else if (v->type == STAUNCH_COLUMN_NULL) {
+                x = Py_None;
+                Py_INCREF(x);
+            } else {
+                atomic = 0;
+                PyObject *off = PyLong_FromSsize_t(i * (Py_ssize_t)sizeof(staunch_value));
+                if (off == NULL) {
+                    Py_DECREF(row);
+                    goto fail;
+                }
+                x = PyObject_CallFunctionObjArgs(slow, data, off, NULL);
+                Py_DECREF(off);
+            }
+            if (x == NULL) {
+                Py_DECREF(row);
+                goto fail;
+            }
+            PyTuple_SetItem(row, c, x); /* steals x */
+        }
+        /* A tuple of objects that hold no references cannot be in a cycle:
+         * the collector would untrack it at its first pass; doing so now
+         * spares every collection a large fetch sets off from walking the
+         * rows read so far (which cost a tenth of a fetch of 10,000). */
+        if (atomic)
+            PyObject_GC_UnTrack(row);
+        /* Only now: PyTuple_SetItem takes a tuple no one else holds. */
+        PyList_SetItem(out, r, row); /* steals row */
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+PyDoc_STRVAR(init_doc, "init(Decimal, date, datetime, timedelta): the classes cells become.");
+
+static PyObject *init(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *cls[4];
+    if (!PyArg_ParseTuple(args, "OOOO:init", &cls[0], &cls[1], &cls[2], &cls[3]))
+        return NULL;
+    PyObject **slot[4] = {&Decimal, &Date, &DateTime, &TimeDelta};
+    for (int i = 0; i < 4; i++) {
+        PyObject *old = *slot[i];
+        Py_INCREF(cls[i]);
+        *slot[i] = cls[i];
+        Py_XDECREF(old);
+    }
+    capi = NULL;
+    const datetime_capi *c = PyCapsule_Import("datetime.datetime_CAPI", 0);
+    if (c == NULL) {
+        PyErr_Clear(); /* the classes are called instead */
+    } else if (c->DateType == Date && c->DateTimeType == DateTime && c->DeltaType == TimeDelta) {
+        capi = c;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"rows", rows, METH_VARARGS, rows_doc},
+    {"init", init, METH_VARARGS, init_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "staunch._speedups", "staunch's row converter in C (optional).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void) {
+    return PyModule_Create(&module);
+}
