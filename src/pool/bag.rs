@@ -286,6 +286,12 @@ pub(crate) struct Waiter {
     cv: Condvar,
     /// Set (then the condvar notified, under `given`) by a cancel token.
     cancelled: AtomicBool,
+    /// Threads in `cv.wait` (changed only under `given`): a hand-off or a
+    /// cancel notifies the condvar only when one sleeps there. A waiter a
+    /// host's event loop finishes never does, and a notify is a system call
+    /// each time (std's futex condvar does not count its sleepers): one on
+    /// every asyncio, goroutine or virtual-thread borrow that queued.
+    sleepers: AtomicUsize,
     /// A waiter without a thread of its own (a borrow started and finished
     /// apart, see `CorePool::get_start`): signalled after each hand-off, so
     /// the host's event loop knows to finish it.
@@ -318,6 +324,7 @@ impl Waiter {
             given: Mutex::new(None),
             cv: Condvar::new(),
             cancelled: AtomicBool::new(false),
+            sleepers: AtomicUsize::new(0),
             signal,
         })
     }
@@ -331,15 +338,22 @@ impl Waiter {
         if let Some(s) = &self.signal {
             s.signal();
         }
+        // Read under `given`: a waiter counts itself in before it sleeps,
+        // under the same lock, so one that is about to sleep is seen.
+        let sleeping = self.sleepers.load(Relaxed) != 0;
         drop(g);
-        self.cv.notify_one();
+        if sleeping {
+            self.cv.notify_one();
+        }
     }
 
     /// Wakes the waiter as cancelled (its cancel token fired).
     pub(crate) fn wake(&self) {
         self.cancelled.store(true, SeqCst);
         let _g = lock(&self.given);
-        self.cv.notify_one();
+        if self.sleepers.load(Relaxed) != 0 {
+            self.cv.notify_one();
+        }
     }
 
     /// The descriptor of a waiter made with a signal.
@@ -381,20 +395,27 @@ impl Waiter {
             if cancellable && self.cancelled.load(SeqCst) {
                 return Woken::Cancelled;
             }
-            match deadline {
-                None => g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner()),
+            let timeout = match deadline {
+                None => None,
                 Some(d) => {
                     let now = Instant::now();
                     if now >= d {
                         return Woken::TimedOut;
                     }
-                    g = self
-                        .cv
-                        .wait_timeout(g, d - now)
-                        .map(|(g, _)| g)
-                        .unwrap_or_else(|p| p.into_inner().0);
+                    Some(d - now)
                 }
-            }
+            };
+            // Counted in and out under `given` (see `give`).
+            self.sleepers.fetch_add(1, Relaxed);
+            g = match timeout {
+                None => self.cv.wait(g).unwrap_or_else(|p| p.into_inner()),
+                Some(t) => self
+                    .cv
+                    .wait_timeout(g, t)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0),
+            };
+            self.sleepers.fetch_sub(1, Relaxed);
         }
     }
 
