@@ -695,17 +695,15 @@ pub extern "C" fn staunch_rows_fetch(
 /// arrived whole and stops at one that has not; `*waits` receives true
 /// when it stopped for that (`*n_rows` may then be 0 before the set's end:
 /// wait for more with `staunch_rows_fetch`, or try again later), false when
-/// it stopped for `capacity` or at the set's end (`*n_rows` 0). A buffered
-/// row set never waits. A streaming one read by the protocol layer (a text
-/// statement on a plain session) reads what has arrived: its buffer, and
-/// since 1.6 what the socket holds, read without waiting; at the end of
-/// the first result set, the rest of a multi-result answer is waited for,
-/// not read (`*waits`). Any other streaming row set (a prepared
-/// statement's, or a TLS session's) cannot tell, and says `*waits` for
-/// every row. Lets a caller that must stay responsive (a Go goroutine
-/// under a context that can end) hand only real waits to another thread,
-/// or wait for the socket itself (`staunch_rows_wait_fd`). Same rules as
-/// `staunch_rows_fetch` otherwise.
+/// it stopped for `capacity` or at the set's end (so `*n_rows` below
+/// what `capacity` holds, without `*waits`, is the end). A buffered row
+/// set never waits. A streaming one, text or prepared, plain or TLS, reads
+/// what has arrived: its buffer, and what the socket holds, read without
+/// waiting; at the end of the first result set, the rest of a multi-result
+/// answer is waited for, not read (`*waits`). Lets a caller that must stay
+/// responsive (a Go goroutine under a context that can end, an event loop)
+/// hand only real waits to another thread, or wait for the socket itself
+/// (`staunch_rows_wait_fd`). Same rules as `staunch_rows_fetch` otherwise.
 #[no_mangle]
 pub extern "C" fn staunch_rows_fetch_ready(
     rows: *mut staunch_rows,

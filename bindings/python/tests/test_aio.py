@@ -206,10 +206,9 @@ def test_aio_set_autocommit_waits_in_the_loop(url):
 
 def test_aio_streamed_rows_arrive_exact_while_the_loop_runs(url):
     """A streaming cursor: 20,000 rows read with ``async for`` as they
-    arrive (a text statement: waits on the socket, no thread), then the
-    same through a prepared statement with a parameter (its waits in a
-    worker thread); while a stream waits for rows that come late, another
-    task's statements run to their end."""
+    arrive (waits on the socket, no thread), then the same through a
+    prepared statement with a parameter; while a stream waits for rows that
+    come late, another task's statements run to their end."""
 
     async def main():
         async with staunch.aio.Pool(url + "?max_size=2") as pool:
@@ -259,6 +258,53 @@ def test_aio_streamed_rows_arrive_exact_while_the_loop_runs(url):
                 assert rows == [(i, 0) for i in range(1, 6)]
                 await task
             assert seen == ["other task done", "first row"]
+
+    run(main())
+
+
+def test_aio_buffered_answer_is_read_as_it_arrives_while_the_loop_runs(url):
+    """A buffered cursor reads its answer as it arrives: while the server
+    sleeps between rows, the loop runs other tasks (the answer is not read
+    whole in one call that holds the loop); the rows arrive exact, a CALL's
+    sets after the first are there for nextset, and an error in the middle
+    of an answer is raised with the connection usable after it."""
+
+    async def main():
+        async with staunch.aio.Pool(url + "?max_size=2") as pool:
+            async with pool.connection() as conn:
+                ticks = 0
+                stop = asyncio.Event()
+
+                async def ticker():
+                    nonlocal ticks
+                    while not stop.is_set():
+                        ticks += 1
+                        await asyncio.sleep(0.01)
+
+                t = asyncio.create_task(ticker())
+                await asyncio.sleep(0)
+                # Rows 1 and 2 (200 kB each) leave at once; row 3 after 0.5 s.
+                cur = await conn.execute("SELECT seq, IF(seq = 3, SLEEP(0.5), REPEAT('x', 200000)) FROM seq_1_to_4")
+                stop.set()
+                await t
+                assert cur.rowcount == 4
+                assert cur.fetchall() == [(1, "x" * 200000), (2, "x" * 200000), (3, "0"), (4, "x" * 200000)]
+                assert ticks >= 20, f"the loop ran {ticks} times during a 0.5 s wait for rows"
+
+                cur = await conn.execute("SELECT seq, CONCAT('row ', seq), seq / 4 FROM seq_1_to_20000")
+                assert cur.rowcount == 20000 and cur.rownumber == 0
+                assert cur.fetchone() == (1, "row 1", decimal.Decimal("0.2500"))
+                assert cur.fetchall()[-1] == (20000, "row 20000", decimal.Decimal(5000))
+
+                await conn.execute("CREATE OR REPLACE PROCEDURE aio_two_sets() BEGIN SELECT 1; SELECT 2, 'b'; END")
+                cur = await conn.execute("CALL aio_two_sets()")
+                assert cur.fetchall() == [(1,)]
+                assert cur.nextset() is True
+                assert cur.fetchall() == [(2, "b")]
+
+                with pytest.raises(staunch.Error, match="more than 1 row"):
+                    await conn.execute("SELECT seq, IF(seq = 3000, (SELECT 1 UNION SELECT 2), seq) FROM seq_1_to_5000")
+                assert (await conn.execute("SELECT 5")).fetchall() == [(5,)]
 
     run(main())
 

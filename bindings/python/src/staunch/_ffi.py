@@ -506,6 +506,9 @@ NEVER_BLOCK = {
     "staunch_rows_column_types",
     "staunch_rows_affected_rows",
     "staunch_rows_last_insert_id",
+    # Reads what has arrived (and what the socket holds, without waiting).
+    "staunch_rows_fetch_ready",
+    "staunch_rows_wait_fd",
     "staunch_struct_size",
     "staunch_field_offset",
     # It runs a pool's tracer (Python) for each event kept: where the GIL is

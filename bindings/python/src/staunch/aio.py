@@ -17,9 +17,10 @@ What waits where:
   ``connection_timeout`` (or ``timeout``), reported as the blocking face
   reports it (``PoolExhausted``, ``DatabaseUnreachable``);
 - a statement is sent, its task waits until the answer begins to arrive on
-  the connection's socket, then the answer is read whole (a buffered
-  cursor: fetch* never wait), or streamed (``SSCursor``: ``async for``
-  and the awaited fetch* wait on the socket for rows not yet arrived).
+  the connection's socket, then reads the rows as they arrive, waiting on
+  the socket again whenever the next ones have not come: all of them in
+  ``execute`` (a buffered cursor: fetch* never wait), or as they are asked
+  for (``SSCursor``: ``async for`` and the awaited fetch*).
   The statement's bounds are the pool's, as in the blocking face:
   ``query_timeout``, the liveness check of a frozen server;
 - a cancelled task (``asyncio.timeout``, ``task.cancel()``) gives up a
@@ -139,6 +140,14 @@ def _close_all(fds: list[int]) -> None:
 _SIGNALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: Spare signals kept per loop.
 _SPARE_SIGNALS = 256
+
+
+def _waits_cell(conn: _core.Connection) -> tuple:
+    """A connection's reused ``bool *waits`` for staunch_rows_fetch_ready
+    (one statement at a time runs on a connection), and its address."""
+    w = ctypes.c_bool()
+    conn._aio_waits = t = (w, ctypes.addressof(w))
+    return t
 
 
 def _wake(fut: asyncio.Future) -> None:
@@ -389,7 +398,14 @@ class Cursor(_core.Cursor):
     whole there; ``fetchone``/``fetchmany``/``fetchall``, ``description``,
     ``rowcount`` and ``lastrowid`` are the blocking cursor's (they never
     wait). Parameters as in the blocking face (%s, %(name)s), never spliced
-    into the SQL."""
+    into the SQL.
+
+    The rows are read as they arrive and converted while the server sends
+    the rest; whenever the next ones have not come, the task waits on the
+    socket and the loop runs other tasks. A large answer holds the loop no
+    longer than its conversion takes, and costs little more than that."""
+
+    _abuf = None
 
     def __init__(self, connection: Connection):
         super().__init__(connection._conn)
@@ -400,8 +416,25 @@ class Cursor(_core.Cursor):
         conn, raw, params, n, flags, recycle = self._prepare(query, args)
         if recycle:
             _core.lib.raw.buffered.staunch_rows_free(recycle)
-        self._rows = await _statement(conn, raw, params, n, flags)
-        self._start_set(None)
+        self._rows = await _statement(conn, raw, params, n, flags & ~F.QUERY_STREAM, F.QUERY_STREAM)
+        # Its first result set streams (the sets after it, a CALL's, are
+        # read whole when it ends): this cursor is a streaming one until
+        # that set is read.
+        self._stream = True
+        try:
+            self._start_set(None)
+            if self._types:
+                self._data = await self._more(None)
+                self.rowcount = len(self._data)
+                self.rownumber = 0
+        except asyncio.CancelledError:
+            raise  # _more stopped the statement and freed the answer
+        except BaseException:
+            # Part of the answer may be unread: read off in a worker thread.
+            await asyncio.get_running_loop().run_in_executor(None, self._free_rows)
+            raise
+        finally:
+            self._stream = False
         return self.rowcount
 
     async def executemany(self, query, seq_of_args) -> int | None:  # type: ignore[override]
@@ -415,6 +448,91 @@ class Cursor(_core.Cursor):
 
     def callproc(self, procname, args=()):  # pragma: no cover - blocking only
         raise E.NotSupportedError(0, "callproc is not available on an asyncio cursor: await execute('CALL ...')")
+
+    @staticmethod
+    def _fetch_blocking(rows, buf, cap: int, got) -> None:
+        """staunch_rows_fetch, in a worker thread: its events (the answer's
+        end) are delivered there, before it hands back."""
+        try:
+            _core._check(_core.lib.staunch_rows_fetch, rows, buf, cap, byref(got))
+        finally:
+            _core._flush_traces()
+
+    async def _more(self, want: int | None) -> list:
+        """Up to ``want`` rows (None: all) of the current, streaming set: at
+        least one, or none at its end. What has arrived is read without
+        waiting; a wait for more waits on the socket in the event loop, or,
+        where the library cannot tell from the socket (the sets after the
+        first, on their way) and after ``_STREAM_SLICE`` seconds, in a
+        worker thread within the statement's bounds. A cancelled task stops
+        the statement with ``KILL QUERY`` and frees the answer."""
+        if self._rows is None or not self._types or self._done:
+            return []
+        rows = self._rows
+        types = self._types
+        ncols = len(types)
+        # The loop thread's buffer: each batch is converted before anything
+        # is awaited. (A fetch in a worker thread fills the cursor's own.)
+        buf, addr = _core._fetch_buffer(ncols)
+        per = len(buf) // ncols
+        if want is not None:
+            per = max(1, min(want, per))
+        cap = per * ncols
+        conn = self.connection
+        # The connection's reused out-values (see Connection._new_cells): the
+        # count at +16, the error at +8; and whether the read stopped to wait.
+        cells, base, _ = conn._cells or conn._new_cells()
+        waits = conn.__dict__.get("_aio_waits") or _waits_cell(conn)
+        fetch_ready = _core.lib.raw.staunch_rows_fetch_ready
+        conv = _core.C.row_converter(types)
+        out: list = []
+        try:
+            while True:
+                st = fetch_ready(rows, addr, cap, base + 16, waits[1], base + 8)
+                _core._flush_traces()  # the answer's end, once read
+                if st:
+                    err, cells[1] = cells[1], 0
+                    _core._raise(st, ctypes.cast(err, _core._ERR) if err else None)
+                n = cells[2]
+                if n:
+                    out += conv(buf, n)  # before the next fetch: the text is the row set's
+                if not waits[0].value:
+                    if n < per:  # not stopped for room: the set's end
+                        self._done = True
+                        break
+                    if want is not None:
+                        break
+                    continue
+                if out and want is not None:
+                    break
+                fd = ctypes.c_int(-1)
+                conn_id = ctypes.c_uint64()
+                _core._check(_core.lib.staunch_rows_wait_fd, rows, byref(fd), byref(conn_id))
+                if fd.value >= 0 and await _readable(fd.value, _STREAM_SLICE):
+                    continue
+                # Wait in the library, bounded as the statement is, off the
+                # loop's thread, into a buffer of the cursor's own (the loop
+                # thread's may be filled meanwhile by other tasks).
+                own = self._abuf
+                if own is None or len(own) < cap:
+                    own = self._abuf = (F.staunch_value * cap)()
+                got = ctypes.c_size_t()
+                await asyncio.get_running_loop().run_in_executor(None, self._fetch_blocking, rows, own, cap, got)
+                n = got.value
+                if n == 0:
+                    self._done = True
+                    break
+                out += conv(own, n)
+                if want is not None:
+                    break
+        except asyncio.CancelledError:
+            await _kill(conn._live())
+            await asyncio.get_running_loop().run_in_executor(None, self._free_rows)
+            raise
+        self.rownumber += len(out)
+        if self._done:
+            self.rowcount = self.rownumber
+        return out
 
     async def __aenter__(self) -> Cursor:
         return self
@@ -435,13 +553,11 @@ class SSCursor(Cursor, _core.SSCursor):
     cur`` or the awaitable ``fetchone``/``fetchmany``/``fetchall``. What has
     arrived is read without waiting; a wait for more rows waits on the
     connection's socket in the event loop, or, where the library cannot
-    tell from the socket (a prepared statement's rows, TLS) and after
+    tell from the socket (the sets after the first, on their way) and after
     ``_STREAM_SLICE`` seconds, in a worker thread within the statement's
     bounds. Until its rows are read or it is closed (``await
     cur.aclose()``), the connection runs nothing else. A cancelled task
     stops the statement with ``KILL QUERY`` and reads the rest off."""
-
-    _abuf = None
 
     async def execute(self, query, args=None) -> int:  # type: ignore[override]
         """Runs one statement; its rows stream (rowcount is -1 until read)."""
@@ -451,59 +567,6 @@ class SSCursor(Cursor, _core.SSCursor):
         self._rows = await _statement(conn, raw, params, n, flags & ~F.QUERY_STREAM, F.QUERY_STREAM)
         self._start_set(None)
         return self.rowcount
-
-    @staticmethod
-    def _fetch_blocking(rows, buf, cap: int, got) -> None:
-        """staunch_rows_fetch, in a worker thread: its events (the answer's
-        end) are delivered there, before it hands back."""
-        try:
-            _core._check(_core.lib.staunch_rows_fetch, rows, buf, cap, byref(got))
-        finally:
-            _core._flush_traces()
-
-    async def _more(self, want: int) -> list:
-        """Up to ``want`` rows of the current set: at least one, or none at its end."""
-        if self._rows is None or not self._types or self._done:
-            return []
-        rows = self._rows
-        ncols = len(self._types)
-        # A buffer of the cursor's own: a fetch may run in a worker thread
-        # while other tasks use the loop thread's.
-        buf = self._abuf
-        if buf is None or len(buf) < ncols:
-            buf = self._abuf = (F.staunch_value * max(ncols, _core._BUF_VALUES // ncols * ncols))()
-        cap = max(1, min(want, len(buf) // ncols)) * ncols
-        got = ctypes.c_size_t()
-        waits = ctypes.c_bool()
-        fd = ctypes.c_int(-1)
-        conn_id = ctypes.c_uint64()
-        conn = self.connection
-        try:
-            while True:
-                try:
-                    _core._check(_core.lib.staunch_rows_fetch_ready, rows, buf, cap, byref(got), byref(waits))
-                finally:
-                    _core._flush_traces()  # the answer's end, once read
-                if got.value or not waits.value:
-                    break
-                _core._check(_core.lib.staunch_rows_wait_fd, rows, byref(fd), byref(conn_id))
-                if fd.value >= 0 and await _readable(fd.value, _STREAM_SLICE):
-                    continue
-                # Wait in the library, bounded as the statement is, off the loop's thread.
-                await asyncio.get_running_loop().run_in_executor(None, self._fetch_blocking, rows, buf, cap, got)
-                break
-        except asyncio.CancelledError:
-            await _kill(conn._live())
-            await asyncio.get_running_loop().run_in_executor(None, self._free_rows)
-            raise
-        n = got.value
-        if n == 0:
-            self._done = True
-            self.rowcount = self.rownumber
-            return []
-        out = _core.C.row_converter(self._types)(buf, n)
-        self.rownumber += n
-        return out
 
     async def fetchone(self):  # type: ignore[override]
         self._check_set()
