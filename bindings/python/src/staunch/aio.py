@@ -77,8 +77,8 @@ class _Signals:
     ``signal_fd``), each watched by the loop from its first use to the
     loop's end: a wait then costs no eventfd made and closed and no reader
     added and removed. The library writes to one when its borrow has
-    something and reads it to clear it; a signal left over once the borrow
-    ended is read off here, so the loop never spins on it."""
+    something and reads it to clear it; this reads it too, as soon as the
+    loop reports it, so the loop never reports it twice or spins on it."""
 
     __slots__ = ("loop", "spare", "waiting", "__weakref__")
 
@@ -120,14 +120,17 @@ class _Signals:
             os.close(fd)
 
     def _ready(self, fd: int) -> None:
-        fut = self.waiting.get(fd)
-        if fut is not None and not fut.done():
-            fut.set_result(None)
-            return
-        try:  # nobody waits (any more): clear it, or the loop would spin
+        # Cleared first, whoever waits: the waiting task runs (and the
+        # library clears it) only in a later pass of the loop, which would
+        # otherwise report it again before that, and a signal nobody waits
+        # for any more would make the loop spin.
+        try:
             os.eventfd_read(fd)
         except BlockingIOError:
             pass
+        fut = self.waiting.get(fd)
+        if fut is not None and not fut.done():
+            fut.set_result(None)
 
 
 def _close_all(fds: list[int]) -> None:
