@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,17 @@ use mysql::{Conn, Opts, OptsBuilder};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_staunch-testkit");
+
+/// Every kit these tests start stops the servers of killed kits as it
+/// starts: while `a_killed_kits_server_is_stopped_by_the_next_kit` has a
+/// killed kit's server running on purpose, no other test of this file may
+/// start one (it would stop that server first). That test holds this for
+/// writing, the others for reading (they still run side by side).
+static KITS: RwLock<()> = RwLock::new(());
+
+fn kits_shared() -> RwLockReadGuard<'static, ()> {
+    KITS.read().unwrap_or_else(|e| e.into_inner())
+}
 /// Bound on the ready line (template datadir + servers on a busy machine).
 const READY_TIMEOUT: Duration = Duration::from_secs(90);
 /// Bound on one command's answer (restart, promote: a few seconds at most).
@@ -233,6 +244,7 @@ fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
 /// running; the next kit to start stops it and removes its directory.
 #[test]
 fn a_killed_kits_server_is_stopped_by_the_next_kit() {
+    let _alone = KITS.write().unwrap_or_else(|e| e.into_inner());
     let mut killed = Kit::spawn(&["server"]);
     let ready = killed.ready();
     let server = &ready["servers"][0];
@@ -271,6 +283,7 @@ fn a_killed_kits_server_is_stopped_by_the_next_kit() {
 /// of stdin stops and removes everything.
 #[test]
 fn server_with_proxy_then_end_of_stdin_cleans_up() {
+    let _kits = kits_shared();
     let t0 = Instant::now();
     let mut kit = Kit::spawn(&["server", "--proxy", "--arg", "--max-connections=50"]);
     let ready = kit.ready();
@@ -413,6 +426,7 @@ fn server_with_proxy_then_end_of_stdin_cleans_up() {
 /// removes everything.
 #[test]
 fn topology_replicates_promotes_then_sigterm_cleans_up() {
+    let _kits = kits_shared();
     let t0 = Instant::now();
     let mut kit = Kit::spawn(&["topology", "--replicas", "2"]);
     let ready = kit.ready();
@@ -498,6 +512,7 @@ fn topology_replicates_promotes_then_sigterm_cleans_up() {
 /// desync and the galera-only commands, then `quit` cleans up.
 #[test]
 fn galera_one_node_desync_then_quit() {
+    let _kits = kits_shared();
     let t0 = Instant::now();
     let mut kit = Kit::spawn(&["galera", "--nodes", "1"]);
     let ready = kit.ready();
@@ -573,6 +588,7 @@ fn read_some(addr: SocketAddr) -> std::io::Result<Vec<u8>> {
 /// is stopped.
 #[test]
 fn proxy_alone_then_quit() {
+    let _kits = kits_shared();
     let (a, b) = (greeter(), greeter());
     let mut kit = Kit::spawn(&["proxy", "--target", &a.to_string()]);
     let ready = kit.ready();
@@ -606,6 +622,7 @@ fn proxy_alone_then_quit() {
 
 #[test]
 fn bad_arguments_and_help() {
+    let _kits = kits_shared();
     for args in [
         &[][..],
         &["serve"],
