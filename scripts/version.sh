@@ -44,7 +44,7 @@ gover() { sed -n 's/^const Version = "\(.*\)"$/\1/p' bindings/go/version.go 2>/d
 GO_NESTED=(bindings/go/staunchprom bindings/go/staunchotel)
 goreq() { sed -n 's|^\s*github.com/staunch-db/staunch/bindings/go v\(.*\)$|\1|p' "$1/go.mod"; }
 # The pages that tell a user what to install name the release's artifacts.
-INSTALL_PAGES=(README.md docs/install.md bindings/python/README.md bindings/go/README.md)
+INSTALL_PAGES=(README.md docs/install.md docs/bindings.md bindings/python/README.md bindings/go/README.md)
 # Every version an install line names (the .deb, the tarball, the wheel and
 # sdist, `go get ...@vX.Y.Z`, the Maven coordinate, "library X.Y.Z shown").
 doc_versions() {
