@@ -88,11 +88,18 @@ def test_aio_timeout_and_give_up(url):
     async def main():
         pool = staunch.aio.Pool(url + "?max_size=1")
         conn = await pool.connection()
-        # The bound: reported as the blocking face reports it.
+        # The bound: reported as the blocking face reports it, each wait's
+        # own, whichever waits first (one timer serves a loop's waits).
+        t_longer = time.monotonic()
+        longer = asyncio.ensure_future(pool.connection(timeout=1.2))
+        await asyncio.sleep(0.05)
         t0 = time.monotonic()
         with pytest.raises(staunch.PoolExhausted):
             await pool.connection(timeout=0.3)
         assert 0.25 <= time.monotonic() - t0 <= 0.3 + SLACK
+        with pytest.raises(staunch.PoolExhausted):
+            await asyncio.wait_for(longer, 5)
+        assert 1.15 <= time.monotonic() - t_longer <= 1.2 + SLACK
         # A cancelled task gives its place up at once.
         task = asyncio.ensure_future(pool.connection(timeout=30))
         await asyncio.sleep(0.1)

@@ -838,20 +838,21 @@ class Connection(_Handle):
         self.messages: list = []
         # For the statement path (see _query): made at the first statement.
         self._cells = None
-        # For _txn_open: made at its first call.
-        self._state = None
 
     def _call(self, fn, *args):
         """A blocking statement call: interruptible by Ctrl-C on the main thread."""
         c = self._live()
         _blocking("stmt", c, fn, c, *args)
 
-    def _new_cells(self) -> tuple:
+    def _new_cells(self, addr: int | None = None) -> tuple:
         """(cells, the cells' address, the handle's address): three reused
         out-values (a row set, an error, a count) and the connection, as
-        the ints lib.raw's functions take (see _ffi._address_typed)."""
+        the ints lib.raw's functions take (see _ffi._address_typed).
+        ``addr``: the handle's address, when the caller has it as an int."""
         cells = (c_size_t * 3)()
-        self._cells = t = (cells, ctypes.addressof(cells), ctypes.cast(self._live(), ctypes.c_void_p).value)
+        if addr is None:
+            addr = ctypes.cast(self._live(), ctypes.c_void_p).value
+        self._cells = t = (cells, ctypes.addressof(cells), addr)
         return t
 
     def _query(self, sql: bytes, params, n: int, flags: int, recycle: int = 0) -> tuple:
@@ -909,22 +910,19 @@ class Connection(_Handle):
         """Whether a transaction is open, as the core knows it (no round
         trip): from the server's status flags after each statement, so a
         read that opened none (SELECT 1 under autocommit=0) leaves nothing
-        to end. The call goes through lib.raw with addresses kept from the
-        first one (a staunch_result buffer, the handle), which spares the
-        struct, byref and argument checks of a typed call. True when the
-        core cannot say (a streamed answer still holds the connection): the
-        COMMIT or ROLLBACK then reports what is wrong."""
-        t = self._state
-        if t is None:
-            r = F.staunch_result()
-            r.size = ctypes.sizeof(r)
-            flag = (ctypes.c_bool * ctypes.sizeof(r)).from_buffer(r)
-            t = self._state = (r, flag, ctypes.addressof(r), ctypes.cast(self._live(), ctypes.c_void_p).value)
+        to end. The call goes through lib.raw with the handle's address
+        (see _new_cells) and this thread's staunch_result buffer, which
+        spares the struct, byref and argument checks of a typed call on
+        every borrow. True when the core cannot say (a streamed answer
+        still holds the connection): the COMMIT or ROLLBACK then reports
+        what is wrong."""
         if self._ptr is None:
             self._live()  # raises
-        if lib.raw.staunch_conn_last_result(t[3], t[2], None):
+        addr = (self._cells or self._new_cells())[2]
+        t = _tls.__dict__.get("result") or _result_buffer()
+        if lib.raw.staunch_conn_last_result(addr, t[1], None):
             return True
-        return t[1][_IN_TRANSACTION]
+        return t[0][_IN_TRANSACTION]
 
     # -- PEP 249
 
@@ -944,7 +942,9 @@ class Connection(_Handle):
 
     def _free(self, ptr) -> None:
         # Back to its pool: what was not committed is rolled back there.
-        lib.staunch_conn_free(ptr)
+        # By address where the statement path has it (see _new_cells).
+        c = self._cells
+        lib.raw.staunch_conn_free(c[2] if c is not None else ptr)
         _flush_traces()
 
     def _free_nowait(self, ptr) -> None:
@@ -1136,6 +1136,15 @@ def _batch() -> tuple:
     b.values_cap = _BUF_VALUES
     words = (ctypes.c_uint64 * (ctypes.sizeof(b) // 8)).from_buffer(b)
     t = _tls.batch = (words, ctypes.addressof(b), b, types, values)
+    return t
+
+
+def _result_buffer() -> tuple:
+    """This thread's staunch_result for Connection._txn_open, as its bytes
+    (the flag read by offset) and its address."""
+    r = F.staunch_result()
+    r.size = ctypes.sizeof(r)
+    t = _tls.result = ((ctypes.c_bool * ctypes.sizeof(r)).from_buffer(r), ctypes.addressof(r))
     return t
 
 

@@ -495,6 +495,7 @@ NEVER_BLOCK = {
     "staunch_cancel_token_new",
     "staunch_cancel_token_is_cancelled",
     "staunch_cancel_token_free",
+    "staunch_pending_get_remaining_ms",
     "staunch_conn_last_result",
     "staunch_conn_set_timeout",
     "staunch_conn_is_broken",

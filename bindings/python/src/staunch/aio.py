@@ -51,6 +51,9 @@ __all__ = ["Pool", "Connection", "Cursor", "SSCursor"]
 
 _PENDING_P = ctypes.POINTER(F.staunch_pending_get)
 _ROWS_P = ctypes.POINTER(F.staunch_rows)
+#: A size_t cell's value that reads as the int -1 (see _statement).
+_NO_FD = ctypes.c_size_t(-1).value
+_FLAGS = _core._FLAGS
 
 
 async def _readable(fd: int, timeout: float | None) -> bool:
@@ -78,15 +81,26 @@ class _Signals:
     loop's end: a wait then costs no eventfd made and closed and no reader
     added and removed. The library writes to one when its borrow has
     something and reads it to clear it; this reads it too, as soon as the
-    loop reports it, so the loop never reports it twice or spins on it."""
+    loop reports it, so the loop never reports it twice or spins on it.
 
-    __slots__ = ("loop", "spare", "waiting", "__weakref__")
+    Also the loop's out-values for the borrow's calls (``cells``: a
+    connection, a pending borrow, an error; read before anything is
+    awaited), and one timer for all its waiting borrows' bounds: a borrow's
+    wait ends at its signal or at its deadline, whichever comes first, and
+    a timer per wait would cost more than the wait's other steps together."""
+
+    __slots__ = ("loop", "spare", "waiting", "cells", "base", "timer", "timer_at", "__weakref__")
 
     def __init__(self, loop: asyncio.AbstractEventLoop):
         # Weakly: _SIGNALS's value must not keep its key (the loop) alive.
         self.loop = weakref.ref(loop)
         self.spare: list[int] = []
-        self.waiting: dict[int, asyncio.Future] = {}
+        #: fd -> (future, deadline in loop.time())
+        self.waiting: dict[int, tuple] = {}
+        self.cells = (ctypes.c_size_t * 3)()
+        self.base = ctypes.addressof(self.cells)
+        self.timer = None
+        self.timer_at = 0.0
         weakref.finalize(loop, _close_all, self.spare)
 
     @classmethod
@@ -110,7 +124,11 @@ class _Signals:
     def give(self, fd: int) -> None:
         """Gives back a signal once its borrow finished or was freed (the
         library then never writes to it again)."""
-        self.waiting.pop(fd, None)
+        waiting = self.waiting
+        if waiting.pop(fd, None) is not None and not waiting and self.timer is not None:
+            # Its handle holds the loop, which _SIGNALS holds weakly.
+            self.timer.cancel()
+            self.timer = None
         loop = self.loop()
         if len(self.spare) < _SPARE_SIGNALS and loop is not None and not loop.is_closed():
             self.spare.append(fd)
@@ -118,6 +136,39 @@ class _Signals:
             if loop is not None and not loop.is_closed():
                 loop.remove_reader(fd)
             os.close(fd)
+
+    def wait(self, loop: asyncio.AbstractEventLoop, fd: int, left_ms: int) -> asyncio.Future:
+        """A future done when fd's borrow has something or ``left_ms`` have
+        passed."""
+        fut = loop.create_future()
+        at = loop.time() + left_ms / 1000
+        self.waiting[fd] = (fut, at)
+        if self.timer is None or at < self.timer_at:
+            if self.timer is not None:
+                self.timer.cancel()
+            self.timer_at = at
+            self.timer = loop.call_at(at, self._expire)
+        return fut
+
+    def _expire(self) -> None:
+        # Wakes the waits whose bound has come (each asks the library, which
+        # holds the bound, and waits again if it is not over), and sets the
+        # timer for the next.
+        self.timer = None
+        loop = self.loop()
+        if loop is None:
+            return
+        now = loop.time() + 0.001
+        nxt = None
+        for fut, at in self.waiting.values():
+            if at <= now:
+                if not fut.done():
+                    fut.set_result(None)
+            elif nxt is None or at < nxt:
+                nxt = at
+        if nxt is not None:
+            self.timer_at = nxt
+            self.timer = loop.call_at(nxt, self._expire)
 
     def _ready(self, fd: int) -> None:
         # Cleared first, whoever waits: the waiting task runs (and the
@@ -128,9 +179,9 @@ class _Signals:
             os.eventfd_read(fd)
         except BlockingIOError:
             pass
-        fut = self.waiting.get(fd)
-        if fut is not None and not fut.done():
-            fut.set_result(None)
+        w = self.waiting.get(fd)
+        if w is not None and not w[0].done():
+            w[0].set_result(None)
 
 
 def _close_all(fds: list[int]) -> None:
@@ -145,23 +196,27 @@ _SIGNALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _SPARE_SIGNALS = 256
 
 
-def _waits_cell(conn: _core.Connection) -> tuple:
-    """A connection's reused ``bool *waits`` for staunch_rows_fetch_ready
-    (one statement at a time runs on a connection), and its address."""
+def _waits_cell() -> tuple:
+    """This thread's ``bool *waits`` for staunch_rows_fetch_ready (read
+    before anything is awaited), and its address."""
     w = ctypes.c_bool()
-    conn._aio_waits = t = (w, ctypes.addressof(w))
+    _core._tls.aio_waits = t = (w, ctypes.addressof(w))
     return t
 
 
-def _wake(fut: asyncio.Future) -> None:
-    if not fut.done():
-        fut.set_result(None)
+def _raise_cell(status: int, cells, at: int = 2) -> None:
+    """Raises the error a lib.raw call left in cells[at] (and clears it)."""
+    err, cells[at] = cells[at], 0
+    _core._raise(status, ctypes.cast(err, _core._ERR) if err else None)
 
 
 class Pool:
     """A staunch pool for asyncio. ``url`` and ``**knobs`` as
     ``staunch.Pool`` takes them. Opening connects as the blocking pool does
     (``initialization_fail_timeout``), in the calling thread."""
+
+    #: The pool handle's address, for lib.raw's calls (see _get).
+    _addr = None
 
     def __init__(self, url: str | None = None, **knobs):
         self._pool = _core.Pool(url, **knobs)
@@ -187,44 +242,53 @@ class Pool:
         return _Borrow(self, timeout, True)
 
     async def _get(self, timeout, read: bool) -> Connection:
-        pool = self._pool._live()
+        core = self._pool
+        if core._ptr is None:
+            core._live()  # raises
+        addr = self._addr
+        if addr is None:
+            addr = self._addr = ctypes.cast(core._live(), ctypes.c_void_p).value
         ms = F.TIMEOUT_DEFAULT if timeout is None else _core._timeout_ms(timeout, "timeout")
-        out = _core._CONN_P()
-        pending = _PENDING_P()
         loop = asyncio.get_running_loop()
         signals = _Signals.of(loop)
+        # The loop's out-values: each is read before anything is awaited.
+        cells, base = signals.cells, signals.base
+        raw = _core.lib.raw
         fd = signals.take()
         try:
-            _core._check(_core.lib.staunch_pool_get_start, pool, ms, read, fd, byref(out), byref(pending))
+            st = raw.staunch_pool_get_start(addr, ms, read, fd, base, base + 8, base + 16)
             _core._flush_traces()
+            if st:
+                _raise_cell(st, cells)
+            out = cells[0]
             if not out:
+                pending = cells[1]
                 try:
-                    # Other tasks first: one may give a connection back meanwhile.
-                    await asyncio.sleep(0)
-                    _core._check(_core.lib.staunch_pending_get_finish, pending, byref(out))
-                    _core._flush_traces()
-                    while not out:
-                        left = _core.lib.staunch_pending_get_remaining_ms(pending)
+                    while True:
+                        left = raw.staunch_pending_get_remaining_ms(pending)
                         if left:
-                            fut = signals.waiting[fd] = loop.create_future()
-                            timer = loop.call_later(left / 1000, _wake, fut)
-                            try:
-                                await fut
-                            finally:
-                                timer.cancel()
-                        _core._check(_core.lib.staunch_pending_get_finish, pending, byref(out))
+                            await signals.wait(loop, fd, left)
+                        st = raw.staunch_pending_get_finish(pending, base, base + 16)
                         _core._flush_traces()
+                        if st:
+                            _raise_cell(st, cells)
+                        out = cells[0]
+                        if out:
+                            break
                 finally:
                     # Unfinished (a cancelled task): gives its place up.
-                    _core.lib.staunch_pending_get_free(pending)
+                    raw.staunch_pending_get_free(pending)
         finally:
             signals.give(fd)
+        ptr = _core._CONN_P.from_buffer_copy(ctypes.c_size_t(out))
         try:
-            if self._pool._leak_stacks:
-                _core._give_stack(out)
-            return Connection(self, _core.Connection(self._pool, out))
+            conn = _core.Connection(core, ptr)
+            conn._new_cells(out)
+            if core._leak_stacks:
+                _core._give_stack(ptr)
+            return Connection(self, conn)
         except BaseException:
-            _core.lib.staunch_conn_free(out)
+            _core.lib.staunch_conn_free(ptr)
             _core._flush_traces()
             raise
 
@@ -341,30 +405,49 @@ async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: 
     receives it: read whole (a buffered row set, the caller's), or with
     ``recv`` QUERY_STREAM its first bytes only (a streaming one). A
     cancelled task stops it (KILL QUERY from a worker thread), reads the
-    answer off, and re-raises."""
-    p = conn._live()
-    fd = ctypes.c_int(-1)
+    answer off, and re-raises. Through lib.raw, with the connection's
+    out-values (see _core.Connection._new_cells; its count cell takes the
+    descriptor to wait on, an int)."""
+    if conn._ptr is None:
+        conn._live()  # raises
+    cells, base, addr = conn._cells or conn._new_cells()
+    raw = _core.lib.raw
+    cells[2] = _NO_FD
     try:
-        _core._check(_core.lib.staunch_conn_query_send_ex, p, sql, params, n, flags, byref(fd))
+        st = raw.staunch_conn_query_send_ex(
+            addr,
+            sql,
+            None if params is None else ctypes.addressof(params),
+            n,
+            _FLAGS.get(flags) or _FLAGS.setdefault(flags, ctypes.c_uint32(flags)),
+            base + 16,
+            base + 8,
+        )
     finally:
         _core._flush_traces()
+    if st:
+        _raise_cell(st, cells, 1)
+    fd = ctypes.c_int.from_buffer(cells, 16).value
     try:
-        if fd.value >= 0:
+        if fd >= 0:
             # Other tasks first: the answer often arrives meanwhile, and then
             # no reader is added and removed for it.
             await asyncio.sleep(0)
-            if not _select((fd.value,), (), (), 0)[0]:
-                await _readable(fd.value, None)
+            if not _select((fd,), (), (), 0)[0]:
+                await _readable(fd, None)
     except asyncio.CancelledError:
+        p = conn._live()
         await _kill(p)
         _recv_discard(p)
         raise
-    out = _ROWS_P()
     try:
-        _core._check(_core.lib.staunch_conn_query_recv, p, recv, byref(out))
+        st = raw.staunch_conn_query_recv(addr, recv, base, base + 8)
     finally:
         _core._flush_traces()
-    return out
+    if st:
+        _raise_cell(st, cells, 1)
+    out, cells[0] = cells[0], 0
+    return _ROWS_P.from_buffer_copy(ctypes.c_size_t(out)) if out else _ROWS_P()
 
 
 async def _kill(p) -> None:
@@ -485,7 +568,7 @@ class Cursor(_core.Cursor):
         # The connection's reused out-values (see Connection._new_cells): the
         # count at +16, the error at +8; and whether the read stopped to wait.
         cells, base, _ = conn._cells or conn._new_cells()
-        waits = conn.__dict__.get("_aio_waits") or _waits_cell(conn)
+        waits = _core._tls.__dict__.get("aio_waits") or _waits_cell()
         fetch_ready = _core.lib.raw.staunch_rows_fetch_ready
         conv = _core.C.row_converter(types)
         out: list = []
