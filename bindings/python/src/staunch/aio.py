@@ -49,7 +49,6 @@ from . import _ffi as F
 
 __all__ = ["Pool", "Connection", "Cursor", "SSCursor"]
 
-_PENDING_P = ctypes.POINTER(F.staunch_pending_get)
 _ROWS_P = ctypes.POINTER(F.staunch_rows)
 #: A size_t cell's value that reads as the int -1 (see _statement).
 _NO_FD = ctypes.c_size_t(-1).value
@@ -280,7 +279,7 @@ class Pool:
                     raw.staunch_pending_get_free(pending)
         finally:
             signals.give(fd)
-        ptr = _core._CONN_P.from_buffer_copy(ctypes.c_size_t(out))
+        ptr = ctypes.cast(out, _core._CONN_P)
         try:
             conn = _core.Connection(core, ptr)
             conn._new_cells(out)
@@ -447,7 +446,7 @@ async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: 
     if st:
         _raise_cell(st, cells, 1)
     out, cells[0] = cells[0], 0
-    return _ROWS_P.from_buffer_copy(ctypes.c_size_t(out)) if out else _ROWS_P()
+    return ctypes.cast(out, _ROWS_P)
 
 
 async def _kill(p) -> None:
@@ -577,8 +576,7 @@ class Cursor(_core.Cursor):
                 st = fetch_ready(rows, addr, cap, base + 16, waits[1], base + 8)
                 _core._flush_traces()  # the answer's end, once read
                 if st:
-                    err, cells[1] = cells[1], 0
-                    _core._raise(st, ctypes.cast(err, _core._ERR) if err else None)
+                    _raise_cell(st, cells, 1)
                 n = cells[2]
                 if n:
                     out += conv(buf, n)  # before the next fetch: the text is the row set's
