@@ -568,7 +568,7 @@ impl PooledConn {
             memo,
             last,
             ..
-        } = &mut session.link;
+        } = &mut *session.link;
         let read = match prepared {
             None => collect_wire(wire, columns, memo),
             // A prepared statement's execute (`send_binary_wire`).
@@ -776,7 +776,7 @@ impl PooledConn {
             last,
             memo,
             ..
-        } = &mut session.link;
+        } = &mut *session.link;
         let mut cols = Box::new(BinaryColumns::new());
         let whole = match first(stmts, wire, &mut cols) {
             Ok(Response::ResultSet) => match memo.columns(cols.defs()) {

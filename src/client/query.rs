@@ -390,7 +390,7 @@ impl<'a> QueryResult<'a> {
         let mut cols = std::mem::take(&mut conn.session_mut().link.bincols);
         let Link {
             wire, stmts, last, ..
-        } = &mut conn.session_mut().link;
+        } = &mut *conn.session_mut().link;
         let r = stmts.execute(wire, stmt.sql.as_bytes(), &params, &mut cols);
         let first = r.map(|resp| {
             if let Response::Ok(ok) = &resp {
@@ -476,7 +476,7 @@ impl<'a> QueryResult<'a> {
             Response::ResultSet => {
                 let Link {
                     columns, face_memo, ..
-                } = &mut self.conn.session_mut().link;
+                } = &mut *self.conn.session_mut().link;
                 let defs = match &self.binary {
                     Some(cols) => cols.defs(),
                     None => columns,
@@ -727,7 +727,7 @@ impl PooledConn {
         self.note_sql(sql);
         let partly = reports_partly(sql);
         let r = self.run(partly, Report::Nothing, |s| {
-            let Link { wire, stmts, .. } = &mut s.link;
+            let Link { wire, stmts, .. } = &mut *s.link;
             let p = stmts.prepare(wire, text.as_bytes())?;
             Ok((p.param_count(), columns_of(p.columns())))
         });
@@ -743,7 +743,7 @@ impl PooledConn {
     /// Closes `stmt` on the server and drops it from the cache.
     pub(crate) fn close_statement(&mut self, stmt: &Statement) -> Result<()> {
         let r = self.run(false, Report::Nothing, |s| {
-            let Link { wire, stmts, .. } = &mut s.link;
+            let Link { wire, stmts, .. } = &mut *s.link;
             stmts.close(wire, stmt.sql.as_bytes())
         });
         r.map_err(|e| self.error("close", &e))

@@ -504,7 +504,7 @@ impl PooledConn {
         // statement's end, and told as such.
         let started = std::time::Instant::now();
         let r = self.run_untraced(sql::reports_partly(sql), Report::Nothing, |s| {
-            let Link { wire, stmts, .. } = &mut s.link;
+            let Link { wire, stmts, .. } = &mut *s.link;
             Ok(stmts.prepare(wire, sql.as_bytes())?.param_count())
         });
         if let Err(e) = &r {
@@ -690,7 +690,7 @@ impl PooledConn {
         self.begin(false)?;
         let session = self.session_mut();
         let max = session.state.max_allowed_packet.unwrap_or(MAX_PAYLOAD_LEN);
-        let Link { wire, stmts, .. } = &mut session.link;
+        let Link { wire, stmts, .. } = &mut *session.link;
         let sent = if total > MAX_PAYLOAD_LEN {
             send_long_values(wire, stmts, sql, &mut values, max)
         } else {
