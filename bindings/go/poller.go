@@ -23,16 +23,17 @@ import (
 // instance of that connection's own, which holds the socket
 // (level-triggered) and is itself registered in the netpoller once, when
 // the connection is first seen; the netpoller wakes the goroutine when the
-// answer begins to arrive, and staunch_conn_query_recv reads it. The
-// epoll instances are kept by connection (the library's pool-wide
-// connection number, never reused). A number's socket can still change
-// (a topology pool once numbered each host's connections apart), and a new
-// socket may get an old fd number. So a statement costs one
-// EPOLL_CTL_MOD, which checks the kept instance still holds this very
-// socket (else it is made again), and the goroutine is woken directly. An epoll instance holds no reference to the
-// socket: the library closing the connection removes it, so a kept
-// instance never keeps a connection open; instances of connections that are
-// gone are closed when the cache outgrows its limit.
+// answer begins to arrive, and staunch_conn_query_recv reads it. The epoll
+// instances are kept by connection (the library's pool-wide connection
+// number, never reused). A number keeps its socket for its whole life: the
+// library opens a connection's socket once, closes it only with the
+// connection, and numbers every new connection anew, a topology pool's
+// hosts from one counter (staunch_rows_wait_fd's conn_id is documented as
+// that key). So a kept instance is taken without a system call; one is made
+// again only when a number comes with another fd. An epoll instance holds
+// no reference to the socket: the library closing the connection removes
+// it, so a kept instance never keeps a connection open; instances of
+// connections that are gone are closed when the cache outgrows its limit.
 //
 // The library bounds the wait as it bounds any statement: its time limit,
 // the liveness check and a cancel each cut the socket or make the server
@@ -125,11 +126,18 @@ func (pl *poller) waitCtx(ctx context.Context, id uint64, fd int, bound time.Dur
 
 // park parks the goroutine until the connection's socket is readable (or
 // the instance's read deadline passes: an error). The socket is checked
-// before each park, the first included: RawRead resets the netpoller's
-// readiness first, so an answer that arrived before it left no edge to
-// wait for.
+// before the park: RawRead resets the netpoller's readiness first, so an
+// answer that arrived before it left no edge to wait for. It is not checked
+// again after the wake-up: that would be a system call on every statement
+// for a wake-up that is seldom spurious, and one that is costs only a wait
+// in the receive's thread, bounded as every statement is.
 func (cp *connPoll) park() error {
+	first := true
 	return cp.raw.Read(func(efd uintptr) bool {
+		if !first {
+			return true
+		}
+		first = false
 		n, err := syscall.EpollWait(int(efd), cp.evs[:], 0)
 		return n > 0 || (err != nil && err != syscall.EINTR)
 	})
@@ -145,11 +153,9 @@ func (pl *poller) take(id uint64, fd int) *connPoll {
 	}
 	pl.tick++
 	cp := pl.conns[id]
-	if cp != nil && !cp.busy && !cp.holds(fd) {
-		// Another socket under this number (another fd, or the same fd
-		// number of a newer socket after the crate reconnected): the
-		// instance would wait on a socket that is not this one's, or on
-		// none, for ever.
+	if cp != nil && !cp.busy && cp.fd != fd {
+		// Another fd under this number (see poller): the instance would
+		// wait on a socket that is not this one's.
 		cp.f.Close()
 		delete(pl.conns, id)
 		cp = nil
@@ -195,18 +201,6 @@ func (pl *poller) pruneLocked() {
 		pl.conns[id].f.Close()
 		delete(pl.conns, id)
 	}
-}
-
-// holds says whether the instance watches fd's socket: the fd it was made
-// with, still registered (epoll drops a socket when it is closed, and keys
-// its entries by file and fd, so EPOLL_CTL_MOD finds no entry for a newer
-// socket under the same fd number).
-func (cp *connPoll) holds(fd int) bool {
-	if cp.fd != fd {
-		return false
-	}
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP}
-	return syscall.EpollCtl(cp.efd, syscall.EPOLL_CTL_MOD, fd, &ev) == nil
 }
 
 func newConnPoll(fd int) *connPoll {
