@@ -12,8 +12,10 @@
 #   scripts/go-profile.sh IMPL [G] [N]
 #     IMPL: go-sql-driver, staunch-native, staunch-OpenDB, go-sql-driver-ctx,
 #           staunch-OpenDB-ctx (the last two with a context that can end) (acquire +
-#           SELECT 1 + release) or scan-go-sql-driver, scan-staunch-native,
-#           scan-staunch-OpenDB (10,000 rows)
+#           SELECT 1 + release), crowd-go-sql-driver, crowd-staunch-native
+#           (the same on 8 connections each, as BenchmarkSelect1Crowd) or
+#           scan-go-sql-driver, scan-staunch-native, scan-staunch-OpenDB
+#           (10,000 rows)
 #
 # Needs perf (Debian: linux-perf). A measuring tool, not a test.
 set -euo pipefail

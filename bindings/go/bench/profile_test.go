@@ -1,14 +1,19 @@
 package bench
 
 import (
+	"database/sql"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
+	staunch "github.com/staunch-db/staunch/bindings/go"
 )
 
 // TestProfile is not a benchmark: with STAUNCH_PROFILE=impl:g:n (impl one
@@ -109,5 +114,29 @@ func profileImpls() map[string]func() error {
 		"scan-go-sql-driver":  func() error { return scanDB(mysqlD) },
 		"scan-staunch-native": scanNative,
 		"scan-staunch-OpenDB": func() error { return scanDB(staunchD) },
+		// BenchmarkSelect1Crowd's contenders: 8 connections each.
+		"crowd-go-sql-driver":  func() error { return select1DB(crowdPools().db)() },
+		"crowd-staunch-native": func() error { return select1NativeOn(crowdPools().pool) },
 	}
 }
+
+// crowdPools opens, once, a staunch pool and a go-sql-driver database of
+// at most 8 connections each, as BenchmarkSelect1Crowd does; they stay open
+// until the process ends.
+var crowdPools = sync.OnceValue(func() (c struct {
+	pool *staunch.Pool
+	db   *sql.DB
+}) {
+	var err error
+	if c.pool, err = staunch.New(bg, server.URL+"?max_size=8"); err != nil {
+		panic(err)
+	}
+	conn, err := mysql.NewConnector(mysqlConfig(server.Port))
+	if err != nil {
+		panic(err)
+	}
+	c.db = sql.OpenDB(conn)
+	c.db.SetMaxOpenConns(8)
+	c.db.SetMaxIdleConns(8)
+	return c
+})
