@@ -240,3 +240,43 @@ def test_params_packed_as_the_ctypes_fields_set_them():
         C.make_params([Decimal("NaN")])
     with pytest.raises(staunch.ParameterTypeError, match="parameter 2: cannot bind a value of type object"):
         C.make_params(["a", object()])
+
+
+def test_fast_calls_answer_as_the_raw_ones_and_refuse_what_is_not_a_word():
+    """lib.fast calls the hot path's functions through staunch._speedups.fn
+    where it was built (lib.raw's own functions otherwise): the same result
+    for the same arguments, and, for an argument that is not an int, bytes or
+    None, or a wrong count, a TypeError naming the function, raised before
+    anything is called."""
+    lib = staunch._core.lib
+    from staunch import _convert
+
+    for name in F.FAST:
+        fast = getattr(lib.fast, name)
+        if _convert._speedups is not None:
+            assert type(fast).__name__ == "Fn", name
+        else:
+            assert fast is getattr(lib.raw, name)
+    for name, args in [
+        ("staunch_rows_affected_rows", (0,)),
+        ("staunch_rows_last_insert_id", (0,)),
+        ("staunch_rows_column_types", (0, 0, 0)),
+        ("staunch_pending_get_remaining_ms", (0,)),
+    ]:
+        assert getattr(lib.fast, name)(*args) == getattr(lib.raw, name)(*args), name
+    # A status and its error, through an error cell given by address.
+    for fn in (lib.fast.staunch_conn_last_result, lib.raw.staunch_conn_last_result):
+        err = ctypes.c_void_p()
+        assert fn(0, None, ctypes.addressof(err)) == F.NULL_ARGUMENT
+        e = ctypes.cast(err, staunch._core._ERR)
+        assert lib.staunch_error_message(e) == b"conn must not be NULL"
+        lib.staunch_error_free(e)
+    if _convert._speedups is None:
+        return
+    not_a_word = r"staunch_rows_affected_rows: argument 1 must be an int, bytes or None, not .*float"
+    with pytest.raises(TypeError, match=not_a_word):
+        lib.fast.staunch_rows_affected_rows(1.5)
+    with pytest.raises(TypeError, match=r"staunch_rows_column_types takes 3 positional arguments \(1 given\)"):
+        lib.fast.staunch_rows_column_types(0)
+    with pytest.raises(TypeError, match="staunch_conn_last_result: argument 2"):
+        lib.fast.staunch_conn_last_result(0, ctypes.c_int(1), None)

@@ -20,7 +20,7 @@ import sys as _sys
 import threading as _threading
 import time as _time
 
-from . import FIELD_TYPE, _core, _errors, _ffi, _interrupt
+from . import FIELD_TYPE, _convert, _core, _errors, _ffi, _interrupt
 from ._core import CancelToken, Connection, Cursor, DictCursor, Event, Pool, PoolStats, SSCursor, TraceEvent
 from ._errors import (
     BrokenConnection,
@@ -50,6 +50,7 @@ from ._errors import (
 from ._ffi import LibraryError
 
 _lib = _ffi.load()
+_ffi._fast(_lib, _convert._speedups)
 _core.lib = _lib
 _errors._lib = _lib
 _interrupt._lib = _lib

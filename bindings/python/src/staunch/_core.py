@@ -863,7 +863,7 @@ class Connection(_Handle):
         p = self._ptr
         if p is None:
             if recycle:
-                lib.raw.buffered.staunch_rows_free(recycle)
+                lib.fast.buffered.staunch_rows_free(recycle)
             p = self._live()  # raises
         if params is not None:
             params = ctypes.addressof(params)  # alive in the caller's frame
@@ -920,7 +920,7 @@ class Connection(_Handle):
             self._live()  # raises
         addr = (self._cells or self._new_cells())[2]
         t = _tls.__dict__.get("result") or _result_buffer()
-        if lib.raw.staunch_conn_last_result(addr, t[1], None):
+        if lib.fast.staunch_conn_last_result(addr, t[1], None):
             return True
         return t[0][_IN_TRANSACTION]
 
@@ -944,7 +944,10 @@ class Connection(_Handle):
         # Back to its pool: what was not committed is rolled back there.
         # By address where the statement path has it (see _new_cells).
         c = self._cells
-        lib.raw.staunch_conn_free(c[2] if c is not None else ptr)
+        if c is not None:
+            lib.fast.staunch_conn_free(c[2])
+        else:
+            lib.raw.staunch_conn_free(ptr)
         _flush_traces()
 
     def _free_nowait(self, ptr) -> None:
@@ -1231,12 +1234,12 @@ class Cursor(_Handle):
         r, self._rows = self._rows, None
         if r:
             if keep_lastrowid and self._lastrowid is _UNREAD:
-                self._lastrowid = lib.raw.staunch_rows_last_insert_id(r)
+                self._lastrowid = lib.fast.staunch_rows_last_insert_id(r)
             if self._stream:
-                lib.raw.staunch_rows_free(r)  # a streamed statement ends here
+                lib.fast.staunch_rows_free(r)  # a streamed statement ends here
                 _flush_traces()
             else:
-                lib.raw.buffered.staunch_rows_free(r)
+                lib.fast.buffered.staunch_rows_free(r)
 
     def execute(self, query, args=None) -> int:
         """Runs one statement; returns rowcount (affected or selected rows)."""
@@ -1282,7 +1285,7 @@ class Cursor(_Handle):
         except BaseException:
             self._sent_sql, self._sent_values = query, None  # not sent: as given
             if recycle:
-                lib.raw.buffered.staunch_rows_free(recycle)
+                lib.fast.buffered.staunch_rows_free(recycle)
             raise
         if values:
             # Written out when asked (_executed), from a copy of a list the
@@ -1329,7 +1332,7 @@ class Cursor(_Handle):
         # outlives the cursor's use of it).
         if batch is None:
             buf, addr = _types_buffer()
-            n = lib.raw.staunch_rows_column_types(rows, addr, _TYPES)
+            n = lib.fast.staunch_rows_column_types(rows, addr, _TYPES)
             self._lastrowid = _UNREAD
         else:
             words = batch[0]
@@ -1340,7 +1343,7 @@ class Cursor(_Handle):
             self._desc = None
             self._types = ()
             self._data = []
-            self.rowcount = lib.raw.staunch_rows_affected_rows(rows) if batch is None else batch[0][8]  # affected_rows
+            self.rowcount = lib.fast.staunch_rows_affected_rows(rows) if batch is None else batch[0][8]  # affected_rows
             return
         if n > _TYPES:
             buf = (ctypes.c_uint32 * n)()

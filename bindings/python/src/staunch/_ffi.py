@@ -525,6 +525,52 @@ class _Namespace:
     pass
 
 
+#: The functions of lib.fast: those the hot paths of a borrow, a statement
+#: and a return call (see _fast). Every parameter an integer or a pointer,
+#: every result void, a status or an unsigned integer.
+FAST = (
+    "staunch_pool_get_start",
+    "staunch_pending_get_remaining_ms",
+    "staunch_pending_get_finish",
+    "staunch_pending_get_free",
+    "staunch_conn_query_send_ex",
+    "staunch_conn_query_recv",
+    "staunch_conn_last_result",
+    "staunch_conn_free",
+    "staunch_rows_fetch_ready",
+    "staunch_rows_column_types",
+    "staunch_rows_affected_rows",
+    "staunch_rows_last_insert_id",
+    "staunch_rows_free",
+)
+#: A result type's kind for staunch._speedups.fn.
+_FAST_RESULTS = {None: 0, ctypes.c_int: 1, ctypes.c_uint32: 2, ctypes.c_uint64: 3, ctypes.c_size_t: 3, ctypes.c_bool: 4}
+
+
+def _fast(lib, speedups) -> None:
+    """lib.fast.<name> (and lib.fast.buffered.<name>) for the FAST
+    functions: lib.raw's function, called through staunch._speedups.fn
+    where that was built, which spares ctypes' argument conversion (about
+    2,500 instructions a call). Called as lib.raw's are, with ints, bytes and
+    None only. Without _speedups they are lib.raw's own."""
+    lib.fast = _Namespace()
+    lib.fast.buffered = _Namespace()
+    make = getattr(speedups, "fn", None)
+    for name in FAST:
+        restype, argtypes = SIGNATURES[name]
+        raw = getattr(lib.raw, name)
+        fast = raw
+        if make is not None and restype in _FAST_RESULTS:
+            address = ctypes.cast(raw, c_void_p).value
+            fast = make(name, address, len(argtypes), _FAST_RESULTS[restype], name not in NEVER_BLOCK)
+        setattr(lib.fast, name, fast)
+        if name in BUFFERED_NEVER_BLOCK:
+            held = getattr(lib.raw.buffered, name)
+            if make is not None and restype in _FAST_RESULTS:
+                held = make(name, ctypes.cast(held, c_void_p).value, len(argtypes), _FAST_RESULTS[restype], False)
+            setattr(lib.fast.buffered, name, held)
+
+
 def _address_typed(argtypes: list) -> list:
     """argtypes with every pointer, and every size_t, as void*: the same
     function, called with addresses and sizes as ints. ctypes converts an

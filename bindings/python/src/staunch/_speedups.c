@@ -22,6 +22,10 @@
 
 #include "staunch.h"
 
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
 /* The classes a cell becomes, given by _convert at import (set once). */
 static PyObject *Decimal, *Date, *DateTime, *TimeDelta;
 
@@ -228,17 +232,202 @@ static PyObject *init(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/*
+ * Fn: one libstaunch function, called with its arguments as machine words.
+ *
+ * ctypes spends about 3,000 instructions on a call of a few arguments
+ * (each argument through its type's from_param, libffi's call interface
+ * prepared anew), more than most of libstaunch's functions take; a borrow
+ * and a SELECT 1 of staunch.aio make about ten calls. An Fn is called as
+ * the package's lib.raw functions are (ints for pointers and integers,
+ * bytes for a char *, None for NULL) and converts nothing else. Only the
+ * functions whose every parameter is an integer or a pointer, and whose
+ * result is void, a status or an unsigned integer, are made Fn (_ffi.FAST);
+ * each is called through a pointer of its own arity and result type, with
+ * every argument a full word: in the x86-64 and AArch64 calling conventions
+ * a narrower integer parameter takes its register's low bits (a bool's 0 or
+ * 1, an int's -1 given as all ones), the ninth and later words on the stack
+ * as C passes them. Built only where a pointer is a word (LP64).
+ */
+#if UINTPTR_MAX == 0xffffffffffffffffu && ULLONG_MAX == 0xffffffffffffffffu
+#define STAUNCH_FN 1
+
+typedef uintptr_t W;
+enum { RET_VOID, RET_INT, RET_U32, RET_U64, RET_BOOL };
+#define FN_MAX_ARGS 8
+
+typedef struct {
+    PyObject_HEAD
+    uintptr_t fn; /* the function's address */
+    int nargs, ret, nogil;
+    PyObject *name;
+} Fn;
+
+static int word(const Fn *self, PyObject *o, int i, W *out) {
+    if (o == Py_None) {
+        *out = 0;
+        return 0;
+    }
+    if (PyLong_Check(o)) {
+        unsigned long long v = PyLong_AsUnsignedLongLongMask(o);
+        if (v == (unsigned long long)-1 && PyErr_Occurred())
+            return -1;
+        *out = (W)v;
+        return 0;
+    }
+    if (PyBytes_Check(o)) {
+        *out = (W)PyBytes_AsString(o);
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "%U: argument %d must be an int, bytes or None, not %R", self->name, i + 1,
+                 (PyObject *)Py_TYPE(o));
+    return -1;
+}
+
+#define FN_CALL(RT, dst)                                                                                    \
+    switch (self->nargs) {                                                                                  \
+    case 0: dst ((RT(*)(void))self->fn)(); break;                                                           \
+    case 1: dst ((RT(*)(W))self->fn)(w[0]); break;                                                          \
+    case 2: dst ((RT(*)(W, W))self->fn)(w[0], w[1]); break;                                                 \
+    case 3: dst ((RT(*)(W, W, W))self->fn)(w[0], w[1], w[2]); break;                                        \
+    case 4: dst ((RT(*)(W, W, W, W))self->fn)(w[0], w[1], w[2], w[3]); break;                               \
+    case 5: dst ((RT(*)(W, W, W, W, W))self->fn)(w[0], w[1], w[2], w[3], w[4]); break;                      \
+    case 6: dst ((RT(*)(W, W, W, W, W, W))self->fn)(w[0], w[1], w[2], w[3], w[4], w[5]); break;             \
+    case 7: dst ((RT(*)(W, W, W, W, W, W, W))self->fn)(w[0], w[1], w[2], w[3], w[4], w[5], w[6]); break;    \
+    default:                                                                                                \
+        dst ((RT(*)(W, W, W, W, W, W, W, W))self->fn)(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]);      \
+        break;                                                                                              \
+    }
+
+static PyObject *fn_call(PyObject *o, PyObject *args, PyObject *kwargs) {
+    Fn *self = (Fn *)o;
+    W w[FN_MAX_ARGS] = {0};
+    Py_ssize_t n = PyTuple_Size(args);
+    if (n < 0)
+        return NULL;
+    if ((kwargs != NULL && PyObject_Length(kwargs) > 0) || n != self->nargs) {
+        PyErr_Format(PyExc_TypeError, "%U takes %d positional arguments (%zd given)", self->name, self->nargs, n);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (word(self, PyTuple_GetItem(args, i), (int)i, &w[i]) != 0)
+            return NULL;
+    }
+    int i32 = 0;
+    uint32_t u32 = 0;
+    unsigned long long u64 = 0;
+    bool b = false;
+    PyThreadState *ts = self->nogil ? PyEval_SaveThread() : NULL;
+    switch (self->ret) {
+    case RET_VOID:
+        FN_CALL(void, (void))
+        break;
+    case RET_INT:
+        FN_CALL(int, i32 =)
+        break;
+    case RET_U32:
+        FN_CALL(uint32_t, u32 =)
+        break;
+    case RET_U64:
+        FN_CALL(unsigned long long, u64 =)
+        break;
+    default:
+        FN_CALL(bool, b =)
+        break;
+    }
+    if (ts != NULL)
+        PyEval_RestoreThread(ts);
+    switch (self->ret) {
+    case RET_VOID:
+        Py_RETURN_NONE;
+    case RET_INT:
+        return PyLong_FromLong(i32);
+    case RET_U32:
+        return PyLong_FromUnsignedLong(u32);
+    case RET_U64:
+        return PyLong_FromUnsignedLongLong(u64);
+    default:
+        return PyBool_FromLong(b);
+    }
+}
+
+static void fn_dealloc(PyObject *o) {
+    Fn *self = (Fn *)o;
+    PyTypeObject *tp = Py_TYPE(o);
+    Py_XDECREF(self->name);
+    freefunc free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    free(o);
+    Py_DECREF(tp);
+}
+
+static PyObject *fn_repr(PyObject *o) {
+    return PyUnicode_FromFormat("<staunch._speedups.Fn %U>", ((Fn *)o)->name);
+}
+
+static PyType_Slot fn_slots[] = {
+    {Py_tp_call, fn_call},
+    {Py_tp_dealloc, fn_dealloc},
+    {Py_tp_repr, fn_repr},
+    {0, NULL},
+};
+
+static PyType_Spec fn_spec = {"staunch._speedups.Fn", sizeof(Fn), 0, Py_TPFLAGS_DEFAULT, fn_slots};
+static PyObject *FnType;
+
+PyDoc_STRVAR(fn_doc, "fn(name, address, nargs, ret, nogil) -> Fn\n\n"
+                     "The C function at address, taking nargs integer or pointer parameters and\n"
+                     "returning ret (0 void, 1 int, 2 uint32_t, 3 uint64_t or size_t, 4 bool),\n"
+                     "called as lib.raw's functions are; with nogil, without the GIL.");
+
+static PyObject *fn_new(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *name;
+    unsigned long long address;
+    int nargs, ret, nogil;
+    if (!PyArg_ParseTuple(args, "UKiip:fn", &name, &address, &nargs, &ret, &nogil))
+        return NULL;
+    if (address == 0 || nargs < 0 || nargs > FN_MAX_ARGS || ret < RET_VOID || ret > RET_BOOL) {
+        PyErr_Format(PyExc_ValueError, "staunch._speedups.fn(%U): a function address, 0 to %d arguments, ret 0 to 4",
+                     name, FN_MAX_ARGS);
+        return NULL;
+    }
+    Fn *f = (Fn *)PyType_GenericAlloc((PyTypeObject *)FnType, 0);
+    if (f == NULL)
+        return NULL;
+    f->fn = (uintptr_t)address;
+    f->nargs = nargs;
+    f->ret = ret;
+    f->nogil = nogil;
+    Py_INCREF(name);
+    f->name = name;
+    return (PyObject *)f;
+}
+#endif
+
 static PyMethodDef methods[] = {
     {"rows", rows, METH_VARARGS, rows_doc},
     {"init", init, METH_VARARGS, init_doc},
+#ifdef STAUNCH_FN
+    {"fn", fn_new, METH_VARARGS, fn_doc},
+#endif
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "staunch._speedups", "staunch's row converter in C (optional).", -1, methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "staunch._speedups", "staunch's row converter and foreign calls in C (optional).", -1,
+    methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__speedups(void) {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+#ifdef STAUNCH_FN
+    if (m != NULL && FnType == NULL) {
+        FnType = PyType_FromSpec(&fn_spec);
+        if (FnType == NULL) {
+            Py_DECREF(m);
+            return NULL;
+        }
+    }
+#endif
+    return m;
 }

@@ -52,7 +52,6 @@ __all__ = ["Pool", "Connection", "Cursor", "SSCursor"]
 _ROWS_P = ctypes.POINTER(F.staunch_rows)
 #: A size_t cell's value that reads as the int -1 (see _statement).
 _NO_FD = ctypes.c_size_t(-1).value
-_FLAGS = _core._FLAGS
 
 
 async def _readable(fd: int, timeout: float | None) -> bool:
@@ -252,7 +251,7 @@ class Pool:
         signals = _Signals.of(loop)
         # The loop's out-values: each is read before anything is awaited.
         cells, base = signals.cells, signals.base
-        raw = _core.lib.raw
+        raw = _core.lib.fast
         fd = signals.take()
         try:
             st = raw.staunch_pool_get_start(addr, ms, read, fd, base, base + 8, base + 16)
@@ -279,7 +278,10 @@ class Pool:
                     raw.staunch_pending_get_free(pending)
         finally:
             signals.give(fd)
-        ptr = ctypes.cast(out, _core._CONN_P)
+        # The typed handle, copied from the cell the library wrote it to
+        # (still cells[0]: nothing was awaited since): ctypes.cast is a
+        # foreign call of its own, a twentieth of a whole borrow's cost.
+        ptr = _core._CONN_P.from_buffer_copy(cells)
         try:
             conn = _core.Connection(core, ptr)
             conn._new_cells(out)
@@ -368,7 +370,7 @@ class Connection:
 
     async def _run(self, sql: bytes) -> None:
         rows = await _statement(self._conn, sql, None, 0, F.QUERY_TEXT)
-        _core.lib.staunch_rows_free(rows)
+        _core.lib.fast.staunch_rows_free(rows)
         _core._flush_traces()
 
     def release(self) -> None:
@@ -410,7 +412,7 @@ async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: 
     if conn._ptr is None:
         conn._live()  # raises
     cells, base, addr = conn._cells or conn._new_cells()
-    raw = _core.lib.raw
+    raw = _core.lib.fast
     cells[2] = _NO_FD
     try:
         st = raw.staunch_conn_query_send_ex(
@@ -418,7 +420,7 @@ async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: 
             sql,
             None if params is None else ctypes.addressof(params),
             n,
-            _FLAGS.get(flags) or _FLAGS.setdefault(flags, ctypes.c_uint32(flags)),
+            flags,
             base + 16,
             base + 8,
         )
@@ -446,7 +448,7 @@ async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: 
     if st:
         _raise_cell(st, cells, 1)
     out, cells[0] = cells[0], 0
-    return ctypes.cast(out, _ROWS_P)
+    return out
 
 
 async def _kill(p) -> None:
@@ -500,7 +502,7 @@ class Cursor(_core.Cursor):
         """Runs one statement; returns rowcount."""
         conn, raw, params, n, flags, recycle = self._prepare(query, args)
         if recycle:
-            _core.lib.raw.buffered.staunch_rows_free(recycle)
+            _core.lib.fast.buffered.staunch_rows_free(recycle)
         self._rows = await _statement(conn, raw, params, n, flags & ~F.QUERY_STREAM, F.QUERY_STREAM)
         # Its first result set streams (the sets after it, a CALL's, are
         # read whole when it ends): this cursor is a streaming one until
@@ -539,7 +541,7 @@ class Cursor(_core.Cursor):
         """staunch_rows_fetch, in a worker thread: its events (the answer's
         end) are delivered there, before it hands back."""
         try:
-            _core._check(_core.lib.staunch_rows_fetch, rows, buf, cap, byref(got))
+            _core._check(_core.lib.raw.staunch_rows_fetch, rows, buf, cap, byref(got))
         finally:
             _core._flush_traces()
 
@@ -568,7 +570,7 @@ class Cursor(_core.Cursor):
         # count at +16, the error at +8; and whether the read stopped to wait.
         cells, base, _ = conn._cells or conn._new_cells()
         waits = _core._tls.__dict__.get("aio_waits") or _waits_cell()
-        fetch_ready = _core.lib.raw.staunch_rows_fetch_ready
+        fetch_ready = _core.lib.fast.staunch_rows_fetch_ready
         conv = _core.C.row_converter(types)
         out: list = []
         try:
@@ -591,7 +593,7 @@ class Cursor(_core.Cursor):
                     break
                 fd = ctypes.c_int(-1)
                 conn_id = ctypes.c_uint64()
-                _core._check(_core.lib.staunch_rows_wait_fd, rows, byref(fd), byref(conn_id))
+                _core._check(_core.lib.raw.staunch_rows_wait_fd, rows, byref(fd), byref(conn_id))
                 if fd.value >= 0 and await _readable(fd.value, _STREAM_SLICE):
                     continue
                 # Wait in the library, bounded as the statement is, off the
@@ -647,7 +649,7 @@ class SSCursor(Cursor, _core.SSCursor):
         """Runs one statement; its rows stream (rowcount is -1 until read)."""
         conn, raw, params, n, flags, recycle = self._prepare(query, args)
         if recycle:
-            _core.lib.raw.buffered.staunch_rows_free(recycle)
+            _core.lib.fast.buffered.staunch_rows_free(recycle)
         self._rows = await _statement(conn, raw, params, n, flags & ~F.QUERY_STREAM, F.QUERY_STREAM)
         self._start_set(None)
         return self.rowcount
