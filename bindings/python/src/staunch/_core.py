@@ -856,7 +856,7 @@ class Connection(_Handle):
         return t
 
     def _query(self, sql: bytes, params, n: int, flags: int, recycle: int = 0) -> tuple:
-        """staunch_conn_query_batch, as _call would run it, through lib.raw:
+        """staunch_conn_query_batch, as _call would run it, through lib.fast:
         the row set's address and this thread's batch (see _batch), filled.
         recycle: a buffered row set to free first (the cursor's previous
         answer), 0 for none; freed whatever happens."""
@@ -867,12 +867,11 @@ class Connection(_Handle):
             p = self._live()  # raises
         if params is not None:
             params = ctypes.addressof(params)  # alive in the caller's frame
-        flags = _FLAGS.get(flags) or _FLAGS.setdefault(flags, ctypes.c_uint32(flags))
         cells, base, addr = self._cells or self._new_cells()
         batch = _tls.__dict__.get("batch") or _batch()
         words = batch[0]
         words[1] = recycle
-        fn = lib.raw.staunch_conn_query_batch
+        fn = lib.fast.staunch_conn_query_batch
         try:
             st = _interruptible("stmt", p, fn, (addr, sql, params, n, flags, batch[1], base), base + 8)
         except KeyboardInterrupt:
@@ -884,9 +883,9 @@ class Connection(_Handle):
         left = words[1]  # the call frees it first: left only if never called (Ctrl-C)
         if left:
             words[1] = 0
-            lib.raw.buffered.staunch_rows_free(left)
+            lib.fast.buffered.staunch_rows_free(left)
         if rows:
-            lib.raw.staunch_rows_free(rows)
+            lib.fast.staunch_rows_free(rows)
             _flush_traces()
         err = ctypes.cast(err, _ERR) if err else None
         if st is None:  # Ctrl-C cancelled it
@@ -1056,11 +1055,6 @@ def _norm_isolation(level: str) -> str:
 # --- cursors ----------------------------------------------------------------------------
 
 _CI = F.staunch_column_info
-
-
-#: Query flags as c_uint32 objects, made once: ctypes takes an object of
-#: the argument's exact type without the isinstance check an int costs.
-_FLAGS: dict = {}
 
 
 def _prepared_select(sql: str) -> bool:

@@ -535,6 +535,7 @@ FAST = (
     "staunch_pending_get_free",
     "staunch_conn_query_send_ex",
     "staunch_conn_query_recv",
+    "staunch_conn_query_batch",
     "staunch_conn_last_result",
     "staunch_conn_free",
     "staunch_rows_fetch_ready",
