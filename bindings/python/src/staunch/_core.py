@@ -909,7 +909,7 @@ class Connection(_Handle):
         """Whether a transaction is open, as the core knows it (no round
         trip): from the server's status flags after each statement, so a
         read that opened none (SELECT 1 under autocommit=0) leaves nothing
-        to end. The call goes through lib.raw with the handle's address
+        to end. The call goes through lib.fast with the handle's address
         (see _new_cells) and this thread's staunch_result buffer, which
         spares the struct, byref and argument checks of a typed call on
         every borrow. True when the core cannot say (a streamed answer

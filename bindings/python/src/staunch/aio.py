@@ -203,7 +203,7 @@ def _waits_cell() -> tuple:
 
 
 def _raise_cell(status: int, cells, at: int = 2) -> None:
-    """Raises the error a lib.raw call left in cells[at] (and clears it)."""
+    """Raises the error a lib.fast or lib.raw call left in cells[at] (and clears it)."""
     err, cells[at] = cells[at], 0
     _core._raise(status, ctypes.cast(err, _core._ERR) if err else None)
 
@@ -213,7 +213,7 @@ class Pool:
     ``staunch.Pool`` takes them. Opening connects as the blocking pool does
     (``initialization_fail_timeout``), in the calling thread."""
 
-    #: The pool handle's address, for lib.raw's calls (see _get).
+    #: The pool handle's address, for lib.fast's calls (see _get).
     _addr = None
 
     def __init__(self, url: str | None = None, **knobs):
@@ -251,10 +251,10 @@ class Pool:
         signals = _Signals.of(loop)
         # The loop's out-values: each is read before anything is awaited.
         cells, base = signals.cells, signals.base
-        raw = _core.lib.fast
+        fast = _core.lib.fast
         fd = signals.take()
         try:
-            st = raw.staunch_pool_get_start(addr, ms, read, fd, base, base + 8, base + 16)
+            st = fast.staunch_pool_get_start(addr, ms, read, fd, base, base + 8, base + 16)
             _core._flush_traces()
             if st:
                 _raise_cell(st, cells)
@@ -263,10 +263,10 @@ class Pool:
                 pending = cells[1]
                 try:
                     while True:
-                        left = raw.staunch_pending_get_remaining_ms(pending)
+                        left = fast.staunch_pending_get_remaining_ms(pending)
                         if left:
                             await signals.wait(loop, fd, left)
-                        st = raw.staunch_pending_get_finish(pending, base, base + 16)
+                        st = fast.staunch_pending_get_finish(pending, base, base + 16)
                         _core._flush_traces()
                         if st:
                             _raise_cell(st, cells)
@@ -275,7 +275,7 @@ class Pool:
                             break
                 finally:
                     # Unfinished (a cancelled task): gives its place up.
-                    raw.staunch_pending_get_free(pending)
+                    fast.staunch_pending_get_free(pending)
         finally:
             signals.give(fd)
         # The typed handle, copied from the cell the library wrote it to
@@ -406,16 +406,16 @@ async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: 
     receives it: read whole (a buffered row set, the caller's), or with
     ``recv`` QUERY_STREAM its first bytes only (a streaming one). A
     cancelled task stops it (KILL QUERY from a worker thread), reads the
-    answer off, and re-raises. Through lib.raw, with the connection's
+    answer off, and re-raises. Through lib.fast, with the connection's
     out-values (see _core.Connection._new_cells; its count cell takes the
     descriptor to wait on, an int)."""
     if conn._ptr is None:
         conn._live()  # raises
     cells, base, addr = conn._cells or conn._new_cells()
-    raw = _core.lib.fast
+    fast = _core.lib.fast
     cells[2] = _NO_FD
     try:
-        st = raw.staunch_conn_query_send_ex(
+        st = fast.staunch_conn_query_send_ex(
             addr,
             sql,
             None if params is None else ctypes.addressof(params),
@@ -442,7 +442,7 @@ async def _statement(conn: _core.Connection, sql: bytes, params, n: int, flags: 
         _recv_discard(p)
         raise
     try:
-        st = raw.staunch_conn_query_recv(addr, recv, base, base + 8)
+        st = fast.staunch_conn_query_recv(addr, recv, base, base + 8)
     finally:
         _core._flush_traces()
     if st:
