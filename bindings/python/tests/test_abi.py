@@ -280,3 +280,19 @@ def test_fast_calls_answer_as_the_raw_ones_and_refuse_what_is_not_a_word():
         lib.fast.staunch_rows_column_types(0)
     with pytest.raises(TypeError, match="staunch_conn_last_result: argument 2"):
         lib.fast.staunch_conn_last_result(0, ctypes.c_int(1), None)
+
+
+def test_the_trace_callback_is_the_c_one_where_speedups_were_built():
+    """Where staunch._speedups was built, the library calls its trace
+    callback (which reads an event's fields in C); ctypes' otherwise. The
+    tracer tests (test_otel.py) run through whichever this is."""
+    from staunch import _convert
+
+    address = ctypes.cast(staunch._core._C_ON_TRACE, ctypes.c_void_p).value
+    if _convert._speedups is None:
+        assert staunch._core._C_ON_TRACE is not None
+        return
+    # Set again to the same sink: the callback's address, unchanged.
+    assert _convert._speedups.set_trace_sink(staunch._core._trace) == address
+    with pytest.raises(TypeError, match="callable"):
+        _convert._speedups.set_trace_sink(None)

@@ -36,7 +36,7 @@ def _flush_traces() -> None:
     unless a pool has a tracer), with the GIL held: after each call into the
     library that may raise one."""
     if _deferring:
-        lib.staunch_trace_flush()
+        lib.fast.staunch_trace_flush()
 
 
 _ERR = ctypes.POINTER(F.staunch_error)
@@ -65,7 +65,7 @@ def _interruptible(kind: str, handle, fn, args: tuple, err_ref) -> int:
     if handle is None or _get_ident() != I.MAIN_IDENT or not (I.INSTALLED or I.watching()):
         st = fn(*args, err_ref)
         if _deferring:
-            lib.staunch_trace_flush()
+            lib.fast.staunch_trace_flush()
         return st
     try:
         st, interrupted = I.call(kind, handle, fn, args, err_ref)
@@ -285,50 +285,32 @@ class TraceEvent:
 # As the event sink: one C callback and one finalizer for every pool with a
 # tracer, alive as long as the module; user_data is a key into _tracers, whose
 # entry is [the tracer, the pool's id (set once it is open), whether a failure
-# of the tracer was logged, the pool's name (once decoded), {connection id:
-# its server}]. Pools without a tracer register nothing (and so cost nothing).
+# of the tracer was logged]. Pools without a tracer register nothing (and so
+# cost nothing).
 _tracers: dict = {}
 
-#: How many connections' servers an entry of _tracers keeps (then it starts
-#: again): a pool's connections come and go, each with a new id.
-_SERVERS_KEPT = 1024
 
-
-def _on_trace(ev_p, user_data):
+def _trace(user_data, kind, pool, server, cid, statement, duration_us, error, error_code, held_us):
+    """Runs a pool's tracer on one event (its texts decoded): from
+    staunch._speedups' trace callback, or from _on_trace. It runs (deferred:
+    from staunch_trace_flush, with the GIL held) four times a checkout."""
     entry = None
     try:
         entry = _tracers.get(user_data)
         if entry is None:
             return
-        ev = ev_p.contents
-        # It runs (deferred: from staunch_trace_flush, with the GIL held)
-        # four times a checkout: the pool's name and a connection's
-        # server never change, so each is decoded once, not at every event.
-        pool = entry[3]
-        if pool is None:
-            pool = entry[3] = _text_at(ev.pool, ev.pool_len)
-        cid = ev.connection_id
-        server = ""
-        n = ev.server_len
-        if n:
-            servers = entry[4]
-            server = servers.get(cid)
-            if server is None:
-                if len(servers) >= _SERVERS_KEPT:
-                    servers.clear()
-                server = servers[cid] = _text_at(ev.server, n) or ""
         entry[0](
             TraceEvent(
-                _TRACE_KINDS.get(ev.kind, "other"),
+                _TRACE_KINDS.get(kind, "other"),
                 pool,
                 entry[1],
-                server,
+                server or "",
                 cid,
-                _text_at(ev.statement, ev.statement_len),
-                ev.duration_us,
-                _text_at(ev.error, ev.error_len),
-                ev.error_code,
-                _time_ns() - ev.held_us * 1000,
+                statement,
+                duration_us,
+                error,
+                error_code,
+                _time_ns() - held_us * 1000,
             )
         )
     except BaseException:  # noqa: BLE001 (never let anything reach the C caller)
@@ -342,6 +324,26 @@ def _on_trace(ev_p, user_data):
             pass
 
 
+def _on_trace(ev_p, user_data):
+    """The trace callback through ctypes, where staunch._speedups is not."""
+    try:
+        ev = ev_p.contents
+        fields = (
+            ev.kind,
+            _text_at(ev.pool, ev.pool_len),
+            _text_at(ev.server, ev.server_len),
+            ev.connection_id,
+            _text_at(ev.statement, ev.statement_len),
+            ev.duration_us,
+            _text_at(ev.error, ev.error_len),
+            ev.error_code,
+            ev.held_us,
+        )
+    except BaseException:  # noqa: BLE001 (never let anything reach the C caller)
+        return
+    _trace(user_data, *fields)
+
+
 def _on_trace_final(user_data):
     try:
         _tracers.pop(user_data, None)
@@ -349,7 +351,11 @@ def _on_trace_final(user_data):
         pass
 
 
-_C_ON_TRACE = F.TRACE_CALLBACK(_on_trace)
+#: The trace callback given to the library: staunch._speedups' (which reads
+#: the event's fields in C and calls _trace), or _on_trace through ctypes.
+_C_ON_TRACE = F.TRACE_CALLBACK(
+    C._speedups.set_trace_sink(_trace) if C._speedups is not None else _on_trace,
+)
 _C_ON_TRACE_FINAL = F.FINALIZER(_on_trace_final)
 
 #: The tracer of pools opened without one (``staunch.otel.instrument()``).
@@ -620,7 +626,7 @@ class Pool(_Handle):
                     raise
             if tracer is not None:
                 trace_key = next(_sink_ids)
-                _tracers[trace_key] = [tracer, 0, False, None, {}]
+                _tracers[trace_key] = [tracer, 0, False]
                 try:
                     # Deferred: a callback during a call (the GIL released)
                     # would have to take the GIL back, four times a

@@ -543,6 +543,7 @@ FAST = (
     "staunch_rows_affected_rows",
     "staunch_rows_last_insert_id",
     "staunch_rows_free",
+    "staunch_trace_flush",
 )
 #: A result type's kind for staunch._speedups.fn.
 _FAST_RESULTS = {None: 0, ctypes.c_int: 1, ctypes.c_uint32: 2, ctypes.c_uint64: 3, ctypes.c_size_t: 3, ctypes.c_bool: 4}
