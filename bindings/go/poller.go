@@ -60,6 +60,11 @@ type connPoll struct {
 	evs     [1]syscall.EpollEvent
 	fd      int // the connection's socket it was made with
 	efd     int // the epoll instance (f's descriptor)
+	// ready is park's callback for RawRead, made once with the instance
+	// (a closure made per park was an allocation per statement); checked
+	// says whether it has looked at the socket during this park.
+	ready   func(efd uintptr) bool
+	checked bool
 }
 
 // newPoller makes a pool's poller; maxConns is the pool's max_size (0:
@@ -132,15 +137,19 @@ func (pl *poller) waitCtx(ctx context.Context, id uint64, fd int, bound time.Dur
 // for a wake-up that is seldom spurious, and one that is costs only a wait
 // in the receive's thread, bounded as every statement is.
 func (cp *connPoll) park() error {
-	first := true
-	return cp.raw.Read(func(efd uintptr) bool {
-		if !first {
-			return true
-		}
-		first = false
-		n, err := syscall.EpollWait(int(efd), cp.evs[:], 0)
-		return n > 0 || (err != nil && err != syscall.EINTR)
-	})
+	cp.checked = false
+	return cp.raw.Read(cp.ready)
+}
+
+// isReady is RawRead's callback (connPoll.ready): true after a wake-up,
+// else whether the socket is readable now.
+func (cp *connPoll) isReady(efd uintptr) bool {
+	if cp.checked {
+		return true
+	}
+	cp.checked = true
+	n, err := syscall.EpollWait(int(efd), cp.evs[:], 0)
+	return n > 0 || (err != nil && err != syscall.EINTR)
 }
 
 // take gives connection id's epoll instance, made (with fd in it) the
@@ -219,7 +228,9 @@ func newConnPoll(fd int) *connPoll {
 		f.Close()
 		return nil
 	}
-	return &connPoll{f: f, raw: raw, fd: fd, efd: efd}
+	cp := &connPoll{f: f, raw: raw, fd: fd, efd: efd}
+	cp.ready = cp.isReady
+	return cp
 }
 
 // close closes the idle instances; busy ones close when put back.
