@@ -288,10 +288,9 @@ def test_the_trace_callback_is_the_c_one_where_speedups_were_built():
     tracer tests (test_otel.py) run through whichever this is."""
     from staunch import _convert
 
-    address = ctypes.cast(staunch._core._C_ON_TRACE, ctypes.c_void_p).value
     if _convert._speedups is None:
-        assert staunch._core._C_ON_TRACE is not None
-        return
+        pytest.skip("staunch._speedups is not built here: the ctypes callback is the only one")
+    address = ctypes.cast(staunch._core._C_ON_TRACE, ctypes.c_void_p).value
     # Set again to the same sink: the callback's address, unchanged.
     assert _convert._speedups.set_trace_sink(staunch._core._trace) == address
     with pytest.raises(TypeError, match="callable"):

@@ -314,14 +314,19 @@ def _trace(user_data, kind, pool, server, cid, statement, duration_us, error, er
             )
         )
     except BaseException:  # noqa: BLE001 (never let anything reach the C caller)
-        try:
-            if entry is not None and not entry[2]:
-                entry[2] = True
-                import logging
+        _trace_failed(entry)
 
-                logging.getLogger("staunch").exception("the pool's tracer failed (later failures are not logged)")
-        except BaseException:  # noqa: BLE001
-            pass
+
+def _trace_failed(entry) -> None:
+    """Logs, the first time for its pool, the failure being handled."""
+    try:
+        if entry is not None and not entry[2]:
+            entry[2] = True
+            import logging
+
+            logging.getLogger("staunch").exception("the pool's tracer failed (later failures are not logged)")
+    except BaseException:  # noqa: BLE001
+        pass
 
 
 def _on_trace(ev_p, user_data):
@@ -340,6 +345,7 @@ def _on_trace(ev_p, user_data):
             ev.held_us,
         )
     except BaseException:  # noqa: BLE001 (never let anything reach the C caller)
+        _trace_failed(_tracers.get(user_data))
         return
     _trace(user_data, *fields)
 

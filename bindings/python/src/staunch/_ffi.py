@@ -559,18 +559,17 @@ def _fast(lib, speedups) -> None:
     lib.fast.buffered = _Namespace()
     make = getattr(speedups, "fn", None)
     for name in FAST:
-        restype, argtypes = SIGNATURES[name]
-        raw = getattr(lib.raw, name)
-        fast = raw
-        if make is not None and restype in _FAST_RESULTS:
-            address = ctypes.cast(raw, c_void_p).value
-            fast = make(name, address, len(argtypes), _FAST_RESULTS[restype], name not in NEVER_BLOCK)
-        setattr(lib.fast, name, fast)
+        setattr(lib.fast, name, _fast_one(make, name, getattr(lib.raw, name), name not in NEVER_BLOCK))
         if name in BUFFERED_NEVER_BLOCK:
-            held = getattr(lib.raw.buffered, name)
-            if make is not None and restype in _FAST_RESULTS:
-                held = make(name, ctypes.cast(held, c_void_p).value, len(argtypes), _FAST_RESULTS[restype], False)
-            setattr(lib.fast.buffered, name, held)
+            setattr(lib.fast.buffered, name, _fast_one(make, name, getattr(lib.raw.buffered, name), False))
+
+
+def _fast_one(make, name: str, raw, nogil: bool):
+    """raw as an Fn (see _fast), or raw itself without staunch._speedups."""
+    restype, argtypes = SIGNATURES[name]
+    if make is None or restype not in _FAST_RESULTS:
+        return raw
+    return make(name, ctypes.cast(raw, c_void_p).value, len(argtypes), _FAST_RESULTS[restype], nogil)
 
 
 def _address_typed(argtypes: list) -> list:
