@@ -27,6 +27,11 @@
 # running are listed, and the run fails there and then, saying which stage
 # and what was waiting, instead of hanging until CI's own limit ends it
 # with nothing to go on.
+#
+# Under CI (CI set), a stage that builds into a target directory of its own
+# (fuzz, miri, c) removes it when it ends: CI's disk is finite (stop 60 failed
+# in the c stage with "No space left on device"), and no later stage reads them.
+# Every stage's line in the summary says what the disk had free after it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -116,7 +121,28 @@ stage_body() {
   esac
 }
 
+# The target directory only STAGE builds into, removed after it under CI.
+own_target() {
+  case $1 in
+    fuzz) echo target/fuzz-replay ;;
+    miri) echo target/miri ;;
+    c) echo "${STAUNCH_C_TARGET_DIR:-target/c-abi}" ;;
+  esac
+}
+
+# Under CI, STAGE's own target directory goes when the stage ends, passed or
+# not (an EXIT trap: `stage_body || ...` would turn off set -e inside it).
+prune_own_target() {
+  local own
+  own=$(own_target "$1")
+  if [ -n "${CI:-}" ] && [ -n "$own" ] && [ -d "$own" ]; then
+    echo "== CI: removing $own ($(du -sh "$own" | cut -f1)), which no later stage reads"
+    rm -rf "$own"
+  fi
+}
+
 if [ -n "$inner" ]; then
+  trap 'prune_own_target "$inner"' EXIT
   stage_body "$inner"
   exit
 fi
@@ -151,11 +177,14 @@ run_stage() {
     return 124
   fi
   if [ "$code" != 0 ]; then
-    echo "== stage $s: FAILED (exit $code) after $((SECONDS - t0)) s" >&2
+    echo "== stage $s: FAILED (exit $code) after $((SECONDS - t0)) s" \
+      "(disk free: $(df -h --output=avail . 2>/dev/null | tail -1 | tr -d ' ' || true))" >&2
     return "$code"
   fi
-  echo "== stage $s: passed in $((SECONDS - t0)) s"
-  timings+=("$(printf '%-8s %5ds' "$s" $((SECONDS - t0)))")
+  local free
+  free=$(df -h --output=avail . 2>/dev/null | tail -1 | tr -d ' ' || true)
+  echo "== stage $s: passed in $((SECONDS - t0)) s (disk free after it: ${free:-?})"
+  timings+=("$(printf '%-8s %5ds   %s free' "$s" $((SECONDS - t0)) "${free:-?}")")
 }
 
 for s in "${stages[@]}"; do
