@@ -56,7 +56,8 @@ collector registered (scraped once: the library's timings on) and a tracer:
 "staunch hooks no-op" (a tracer that does nothing: the library's callbacks
 into Python) and "staunch hooks otel-sdk" (staunch.otel.Spans over
 OpenTelemetry's SDK with no exporter). Their "staunch x" is what
-observability costs (issue 47's target: at most 1.03x).
+observability costs (issue 47's target: at most 1.03x). With --instructions,
+--hooks counts "staunch hooks no-op" too (checkout + SELECT 1 + return).
 
 Usage: python bench/bench.py [--seconds S] [--rounds N] [--url mysql://...]
                              [--only pool|statements] [--baseline DIR] [--where]
@@ -576,7 +577,7 @@ def run_counted(url: str, bench: str, name: str, n: int) -> None:
     """One contender doing one benchmark's operation n times (what --instructions
     runs under callgrind, twice)."""
     if bench == "select1":
-        kind, pool, *_ = contenders(url, 2)[name]
+        kind, pool, *_ = contenders(url, 2, hooks=name.startswith("staunch hooks"))[name]
         select1_loop(kind, pool, _SetAfter(n), [0], 0)
         return
     conn, done = stmt_contenders(url)[name]
@@ -593,7 +594,7 @@ def run_counted(url: str, bench: str, name: str, n: int) -> None:
     done()
 
 
-def instructions(url: str) -> None:
+def instructions(url: str, hooks: bool = False) -> None:
     import subprocess
 
     def count(bench: str, name: str, n: int) -> int:
@@ -610,6 +611,8 @@ def instructions(url: str) -> None:
     print("between 1,300 and 300 operations / 1,000; staunch x: the contender's count / staunch's)")
     print(f"{'benchmark':<14} {'contender':<24} {'instructions':>13} {'staunch x':>10}")
     for bench, names in COUNTED:
+        if hooks and bench == "select1":
+            names = names[:1] + ("staunch hooks no-op",) + names[1:]
         first = None
         for name in names:
             per_op = (count(bench, name, 1300) - count(bench, name, 300)) / 1000
@@ -659,7 +662,7 @@ def main() -> int:
     try:
         prepare(url)
         if args.instructions:
-            instructions(url)
+            instructions(url, args.hooks)
             return 0
         cs = contenders(url, 8, args.baseline, args.hooks) if args.only != "statements" else {}
         ss = stmt_contenders(url) if args.only != "pool" else {}

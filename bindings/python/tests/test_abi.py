@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import re
 import struct
+import time
 
 import pytest
 
@@ -284,14 +285,50 @@ def test_fast_calls_answer_as_the_raw_ones_and_refuse_what_is_not_a_word():
 
 def test_the_trace_callback_is_the_c_one_where_speedups_were_built():
     """Where staunch._speedups was built, the library calls its trace
-    callback (which reads an event's fields in C); ctypes' otherwise. The
-    tracer tests (test_otel.py) run through whichever this is."""
+    callback (which makes the event in C), and staunch.TraceEvent is its
+    type; ctypes' callback and the Python class otherwise. The tracer tests
+    (test_otel.py, test_pool.py) run through whichever this is."""
     from staunch import _convert
 
     if _convert._speedups is None:
+        assert staunch.TraceEvent.__module__ == "staunch._core"
         pytest.skip("staunch._speedups is not built here: the ctypes callback is the only one")
+    assert staunch.TraceEvent is _convert._speedups.TraceEvent
     address = ctypes.cast(staunch._core._C_ON_TRACE, ctypes.c_void_p).value
+    core = staunch._core
     # Set again to the same sink: the callback's address, unchanged.
-    assert _convert._speedups.set_trace_sink(staunch._core._trace) == address
+    assert _convert._speedups.set_trace_sink(core._tracers, core._TRACE_KINDS, core._trace_failed) == address
     with pytest.raises(TypeError, match="callable"):
-        _convert._speedups.set_trace_sink(None)
+        _convert._speedups.set_trace_sink(core._tracers, core._TRACE_KINDS, None)
+    with pytest.raises(TypeError, match="dict"):
+        _convert._speedups.set_trace_sink([], core._TRACE_KINDS, core._trace_failed)
+
+
+def test_a_trace_event_is_made_and_read_as_documented():
+    """staunch.TraceEvent, the C type or the Python class: the same
+    constructor (time_ns defaults to now), attributes and repr."""
+    before = time.time_ns()
+    ev = staunch.TraceEvent("statement_end", "p", 3, "h:1", 7, "SELECT 1", 120, None, 0)
+    assert before <= ev.time_ns <= time.time_ns()
+    assert (ev.kind, ev.pool, ev.pool_id, ev.server, ev.connection_id) == ("statement_end", "p", 3, "h:1", 7)
+    assert (ev.statement, ev.duration_us, ev.error, ev.error_code) == ("SELECT 1", 120, None, 0)
+    assert repr(ev) == "TraceEvent('statement_end', pool='p', connection_id=7)"
+    kw = staunch.TraceEvent(
+        kind="acquire_end",
+        pool="p",
+        pool_id=1,
+        server="",
+        connection_id=0,
+        statement=None,
+        duration_us=5,
+        error="timed out",
+        error_code=0,
+        time_ns=42,
+    )
+    assert (kw.kind, kw.error, kw.time_ns) == ("acquire_end", "timed out", 42)
+    kw.statement = "changed"  # writable, as a slotted class's attributes are
+    assert kw.statement == "changed"
+    with pytest.raises(TypeError):
+        staunch.TraceEvent("acquire_start", "p")
+    with pytest.raises(AttributeError):
+        kw.other = 1

@@ -291,9 +291,10 @@ _tracers: dict = {}
 
 
 def _trace(user_data, kind, pool, server, cid, statement, duration_us, error, error_code, held_us):
-    """Runs a pool's tracer on one event (its texts decoded): from
-    staunch._speedups' trace callback, or from _on_trace. It runs (deferred:
-    from staunch_trace_flush, with the GIL held) four times a checkout."""
+    """Runs a pool's tracer on one event (its texts decoded), from _on_trace
+    (staunch._speedups' trace callback does the same in C). It runs
+    (deferred: from staunch_trace_flush, with the GIL held) four times a
+    checkout."""
     entry = None
     try:
         entry = _tracers.get(user_data)
@@ -317,14 +318,16 @@ def _trace(user_data, kind, pool, server, cid, statement, duration_us, error, er
         _trace_failed(entry)
 
 
-def _trace_failed(entry) -> None:
-    """Logs, the first time for its pool, the failure being handled."""
+def _trace_failed(entry, exc: BaseException | None = None) -> None:
+    """Logs, the first time for its pool, exc (None: the failure being handled)."""
     try:
         if entry is not None and not entry[2]:
             entry[2] = True
             import logging
 
-            logging.getLogger("staunch").exception("the pool's tracer failed (later failures are not logged)")
+            logging.getLogger("staunch").error(
+                "the pool's tracer failed (later failures are not logged)", exc_info=exc or True
+            )
     except BaseException:  # noqa: BLE001
         pass
 
@@ -357,10 +360,16 @@ def _on_trace_final(user_data):
         pass
 
 
-#: The trace callback given to the library: staunch._speedups' (which reads
-#: the event's fields in C and calls _trace), or _on_trace through ctypes.
+if C._speedups is not None:
+    # The same event, made in C by the trace callback below (attributes,
+    # constructor and repr alike; its instances are not the cyclic GC's).
+    C._speedups.TraceEvent.__doc__ = TraceEvent.__doc__
+    TraceEvent = C._speedups.TraceEvent  # noqa: F811
+
+#: The trace callback given to the library: staunch._speedups' (which makes
+#: the TraceEvent and calls the tracer in C), or _on_trace through ctypes.
 _C_ON_TRACE = F.TRACE_CALLBACK(
-    C._speedups.set_trace_sink(_trace) if C._speedups is not None else _on_trace,
+    C._speedups.set_trace_sink(_tracers, _TRACE_KINDS, _trace_failed) if C._speedups is not None else _on_trace,
 )
 _C_ON_TRACE_FINAL = F.FINALIZER(_on_trace_final)
 

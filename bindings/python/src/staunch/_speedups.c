@@ -22,9 +22,21 @@
 
 #include "staunch.h"
 
+#include <structmember.h>
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+/* Py_XSETREF is not in the limited API: the old value dropped after the new is set. */
+#define Py_XSETREF_COMPAT(dst, src)                                                                         \
+    do {                                                                                                    \
+        PyObject *old_ = (PyObject *)(dst);                                                                 \
+        (dst) = (src);                                                                                      \
+        Py_XDECREF(old_);                                                                                   \
+    } while (0)
 
 /* The classes a cell becomes, given by _convert at import (set once). */
 static PyObject *Decimal, *Date, *DateTime, *TimeDelta;
@@ -405,14 +417,117 @@ static PyObject *fn_new(PyObject *self, PyObject *args) {
 #endif
 
 /*
- * The trace callback: a pool's tracer events (delivered by
- * staunch_trace_flush, on the thread that raised them) handed to the sink
- * Python set with set_trace_sink, as plain arguments. A ctypes callback
- * costs its trampoline, a pointer object, the struct's copy and a
- * from-ctypes conversion per field read, about 4,000 instructions an
- * event, four events a checkout; this reads the fields in C.
+ * Tracer events in C: the event type (staunch.TraceEvent where this module
+ * is built) and the trace callback, which reads the library's event, makes
+ * a TraceEvent of it and calls the pool's tracer, with no Python frame of
+ * its own. Through ctypes and _core._trace, an event costs about 8,000
+ * instructions, four events a checkout: the callback's trampoline or its
+ * argument tuple, _trace's frame, the class's __init__, and a collection
+ * of the cyclic GC every 700 of them (a Python class's instances are GC
+ * objects; this type's, which hold only texts and numbers, are not).
  */
-static PyObject *trace_sink;
+
+enum { EV_KIND, EV_POOL, EV_POOL_ID, EV_SERVER, EV_CID, EV_STATEMENT, EV_DURATION, EV_ERROR, EV_CODE, EV_TIME, EV_N };
+
+typedef struct {
+    PyObject_HEAD PyObject *f[EV_N];
+} Event;
+
+static const char *const event_fields[EV_N + 1] = {
+    "kind", "pool", "pool_id", "server", "connection_id", "statement", "duration_us", "error", "error_code", "time_ns",
+    NULL,
+};
+
+/* What time.time_ns() says now. */
+static PyObject *now_ns(uint64_t minus_us) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    long long ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return PyLong_FromLongLong(ns - (long long)(minus_us * 1000u));
+}
+
+static PyObject *event_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs) {
+    PyObject *v[EV_N] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOOOO|O:TraceEvent", (char **)event_fields, &v[0], &v[1],
+                                     &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]))
+        return NULL;
+    allocfunc alloc = (allocfunc)PyType_GetSlot(tp, Py_tp_alloc);
+    Event *self = (Event *)alloc(tp, 0);
+    if (self == NULL)
+        return NULL;
+    for (int i = 0; i < EV_N; i++) {
+        if (i == EV_TIME && (v[i] == NULL || v[i] == Py_None)) {
+            if ((self->f[i] = now_ns(0)) == NULL) {
+                Py_DECREF(self);
+                return NULL;
+            }
+        } else {
+            Py_INCREF(v[i]);
+            self->f[i] = v[i];
+        }
+    }
+    return (PyObject *)self;
+}
+
+static void event_dealloc(PyObject *o) {
+    Event *self = (Event *)o;
+    PyTypeObject *tp = Py_TYPE(o);
+    for (int i = 0; i < EV_N; i++)
+        Py_XDECREF(self->f[i]);
+    freefunc free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    free(o);
+    Py_DECREF(tp);
+}
+
+static PyObject *event_repr(PyObject *o) {
+    Event *self = (Event *)o;
+    PyObject *kind = self->f[EV_KIND], *pool = self->f[EV_POOL], *cid = self->f[EV_CID];
+    return PyUnicode_FromFormat("TraceEvent(%R, pool=%R, connection_id=%R)", kind ? kind : Py_None,
+                                pool ? pool : Py_None, cid ? cid : Py_None);
+}
+
+#define EVENT_MEMBER(name, i) {name, T_OBJECT_EX, offsetof(Event, f) + (i) * sizeof(PyObject *), 0, NULL}
+static PyMemberDef event_members[] = {
+    EVENT_MEMBER("kind", EV_KIND),
+    EVENT_MEMBER("pool", EV_POOL),
+    EVENT_MEMBER("pool_id", EV_POOL_ID),
+    EVENT_MEMBER("server", EV_SERVER),
+    EVENT_MEMBER("connection_id", EV_CID),
+    EVENT_MEMBER("statement", EV_STATEMENT),
+    EVENT_MEMBER("duration_us", EV_DURATION),
+    EVENT_MEMBER("error", EV_ERROR),
+    EVENT_MEMBER("error_code", EV_CODE),
+    EVENT_MEMBER("time_ns", EV_TIME),
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot event_slots[] = {
+    {Py_tp_new, event_new},
+    {Py_tp_dealloc, event_dealloc},
+    {Py_tp_repr, event_repr},
+    {Py_tp_members, event_members},
+    {0, NULL},
+};
+
+/* Its qualified name is staunch.TraceEvent: _core gives it its docstring. */
+static PyType_Spec event_spec = {"staunch.TraceEvent", sizeof(Event), 0, Py_TPFLAGS_DEFAULT, event_slots};
+static PyObject *EventType;
+
+/* Set once by set_trace_sink: _core._tracers (user_data -> [tracer, pool
+ * id, logged]), the kinds' names and _core._trace_failed. */
+static PyObject *trace_tracers, *trace_failed;
+static PyObject *trace_kinds[5]; /* by kind; [0] "other" */
+
+/* The last text seen in one field, decoded: a pool's name and server, and
+ * most statements, come again and again. Only touched with the GIL held. */
+typedef struct {
+    char *bytes;
+    size_t len;
+    PyObject *str;
+} text_cache;
+
+static text_cache pool_texts, server_texts, statement_texts;
 
 static PyObject *event_text(const char *p, size_t n) {
     if (p == NULL)
@@ -420,53 +535,138 @@ static PyObject *event_text(const char *p, size_t n) {
     return PyUnicode_DecodeUTF8(p, (Py_ssize_t)n, "replace");
 }
 
+static PyObject *cached_text(text_cache *c, const char *p, size_t n) {
+    if (p == NULL)
+        Py_RETURN_NONE;
+    if (c->str != NULL && c->len == n && memcmp(c->bytes, p, n) == 0) {
+        Py_INCREF(c->str);
+        return c->str;
+    }
+    PyObject *s = event_text(p, n);
+    if (s == NULL || n > 4096)
+        return s; /* not kept: a long statement is seldom run twice in a row */
+    char *copy = PyMem_Malloc(n ? n : 1);
+    if (copy == NULL)
+        return s; /* not kept */
+    memcpy(copy, p, n);
+    PyMem_Free(c->bytes);
+    Py_XDECREF(c->str);
+    c->bytes = copy;
+    c->len = n;
+    Py_INCREF(s);
+    c->str = s;
+    return s;
+}
+
+static PyObject *make_event(const staunch_trace_event *ev, PyObject *pool_id) {
+    allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)EventType, Py_tp_alloc);
+    Event *e = (Event *)alloc((PyTypeObject *)EventType, 0);
+    if (e == NULL)
+        return NULL;
+    PyObject **f = e->f;
+    f[EV_KIND] = trace_kinds[ev->kind < 5 ? ev->kind : 0];
+    Py_INCREF(f[EV_KIND]);
+    Py_INCREF(pool_id);
+    f[EV_POOL_ID] = pool_id;
+    if ((f[EV_POOL] = cached_text(&pool_texts, ev->pool, ev->pool_len)) == NULL ||
+        (f[EV_SERVER] = ev->server != NULL ? cached_text(&server_texts, ev->server, ev->server_len)
+                                           : PyUnicode_FromStringAndSize("", 0)) == NULL ||
+        (f[EV_CID] = PyLong_FromUnsignedLongLong(ev->connection_id)) == NULL ||
+        (f[EV_STATEMENT] = cached_text(&statement_texts, ev->statement, ev->statement_len)) == NULL ||
+        (f[EV_DURATION] = PyLong_FromUnsignedLongLong(ev->duration_us)) == NULL ||
+        (f[EV_ERROR] = event_text(ev->error, ev->error_len)) == NULL ||
+        (f[EV_CODE] = PyLong_FromUnsignedLong(ev->error_code)) == NULL ||
+        (f[EV_TIME] = now_ns(ev->held_us)) == NULL) {
+        Py_DECREF(e);
+        return NULL;
+    }
+    return (PyObject *)e;
+}
+
+/* The failure being handled, to _core._trace_failed(entry, exception): it
+ * logs it, once a pool. Nothing may reach the library, the caller. */
+static void trace_raised(PyObject *entry) {
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    if (v != NULL && tb != NULL)
+        PyException_SetTraceback(v, tb);
+    PyObject *r = PyObject_CallFunctionObjArgs(trace_failed, entry ? entry : Py_None, v ? v : Py_None, NULL);
+    if (r == NULL)
+        PyErr_WriteUnraisable(trace_failed);
+    Py_XDECREF(r);
+    Py_XDECREF(t);
+    Py_XDECREF(v);
+    Py_XDECREF(tb);
+}
+
 static void trace_event(const staunch_trace_event *ev, void *user_data) {
     PyGILState_STATE gil = PyGILState_Ensure();
-    PyObject *sink = trace_sink;
-    if (sink != NULL && ev != NULL) {
-        Py_INCREF(sink);
-        PyObject *pool = event_text(ev->pool, ev->pool_len);
-        PyObject *server = event_text(ev->server, ev->server_len);
-        PyObject *statement = event_text(ev->statement, ev->statement_len);
-        PyObject *error = event_text(ev->error, ev->error_len);
-        PyObject *r = NULL;
-        if (pool != NULL && server != NULL && statement != NULL && error != NULL)
-            r = PyObject_CallFunction(sink, "KIOOKOKOIK", (unsigned long long)(uintptr_t)user_data,
-                                      (unsigned int)ev->kind, pool, server, (unsigned long long)ev->connection_id,
-                                      statement, (unsigned long long)ev->duration_us, error,
-                                      (unsigned int)ev->error_code, (unsigned long long)ev->held_us);
-        Py_XDECREF(pool);
-        Py_XDECREF(server);
-        Py_XDECREF(statement);
-        Py_XDECREF(error);
-        if (r == NULL)
-            PyErr_WriteUnraisable(sink); /* nothing may reach the library, the caller */
-        else
-            Py_DECREF(r);
-        Py_DECREF(sink);
+    if (trace_tracers != NULL && ev != NULL) {
+        PyObject *entry = NULL, *e = NULL, *r = NULL;
+        PyObject *key = PyLong_FromVoidPtr(user_data);
+        if (key != NULL) {
+            entry = PyDict_GetItemWithError(trace_tracers, key); /* borrowed */
+            Py_XINCREF(entry);
+            Py_DECREF(key);
+        }
+        if (entry != NULL && PyList_Check(entry) && PyList_Size(entry) >= 2) {
+            PyObject *tracer = PyList_GetItem(entry, 0), *pool_id = PyList_GetItem(entry, 1);
+            if ((e = make_event(ev, pool_id)) != NULL)
+                r = PyObject_CallFunctionObjArgs(tracer, e, NULL);
+        }
+        if (PyErr_Occurred())
+            trace_raised(entry);
+        Py_XDECREF(r);
+        Py_XDECREF(e);
+        Py_XDECREF(entry);
     }
     PyGILState_Release(gil);
 }
 
-PyDoc_STRVAR(set_trace_sink_doc, "set_trace_sink(sink) -> the trace callback's address\n\n"
-                                 "sink(user_data, kind, pool, server, connection_id, statement, duration_us,\n"
-                                 "error, error_code, held_us) receives each event given to the callback at\n"
-                                 "the address returned (a staunch_trace_callback), texts decoded as UTF-8.");
+PyDoc_STRVAR(set_trace_sink_doc,
+             "set_trace_sink(tracers, kinds, failed) -> the trace callback's address\n\n"
+             "The callback at the address returned (a staunch_trace_callback) calls\n"
+             "tracers[user_data][0] with a TraceEvent (pool_id: tracers[user_data][1];\n"
+             "kind: kinds[the event's kind], \"other\" beyond it; texts decoded as UTF-8),\n"
+             "and failed(tracers[user_data], exception) when that fails.");
 
 static PyObject *set_trace_sink(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *sink;
-    if (!PyArg_ParseTuple(args, "O:set_trace_sink", &sink))
+    PyObject *tracers, *kinds, *failed;
+    if (!PyArg_ParseTuple(args, "O!OO:set_trace_sink", &PyDict_Type, &tracers, &kinds, &failed))
         return NULL;
-    if (!PyCallable_Check(sink)) {
-        PyErr_SetString(PyExc_TypeError, "set_trace_sink: the sink must be callable");
+    if (!PyCallable_Check(failed)) {
+        PyErr_SetString(PyExc_TypeError, "set_trace_sink: failed must be callable");
         return NULL;
     }
-    PyObject *old = trace_sink;
-    Py_INCREF(sink);
-    trace_sink = sink;
-    Py_XDECREF(old);
-    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)trace_event);
+    PyObject *names[5];
+    for (long k = 0; k < 5; k++) {
+        PyObject *key = PyLong_FromLong(k);
+        PyObject *name = key ? PyObject_GetItem(kinds, key) : NULL;
+        Py_XDECREF(key);
+        if (name == NULL) {
+            if (k == 0 && PyErr_ExceptionMatches(PyExc_KeyError)) {
+                PyErr_Clear();
+                name = PyUnicode_FromString("other");
+            }
+            if (name == NULL) {
+                while (k-- > 0)
+                    Py_DECREF(names[k]);
+                return NULL;
+            }
+        }
+        names[k] = name;
+    }
+    for (int k = 0; k < 5; k++) {
+        Py_XDECREF(trace_kinds[k]);
+        trace_kinds[k] = names[k];
+    }
+    Py_INCREF(tracers);
+    Py_XSETREF_COMPAT(trace_tracers, tracers);
+    Py_INCREF(failed);
+    Py_XSETREF_COMPAT(trace_failed, failed);
+    return PyLong_FromVoidPtr((void *)(uintptr_t)trace_event);
 }
 
 static PyMethodDef methods[] = {
@@ -486,6 +686,18 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     PyObject *m = PyModule_Create(&module);
+    if (m != NULL && EventType == NULL && (EventType = PyType_FromSpec(&event_spec)) == NULL) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (m != NULL) {
+        Py_INCREF(EventType);
+        if (PyModule_AddObject(m, "TraceEvent", EventType) != 0) {
+            Py_DECREF(EventType);
+            Py_DECREF(m);
+            return NULL;
+        }
+    }
 #ifdef STAUNCH_FN
     if (m != NULL && FnType == NULL) {
         FnType = PyType_FromSpec(&fn_spec);
