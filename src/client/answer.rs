@@ -424,7 +424,18 @@ impl Cell {
         let fast = match kind {
             Kind::Date | Kind::DateTime => server_datetime(b).map(Cell::Date),
             Kind::Time => server_time(b).map(Cell::Time),
-            Kind::Int | Kind::UInt | Kind::Double => None,
+            // Integers as the server writes them (a `-` and at most 18 digits,
+            // or 19 digits unsigned: no overflow possible), without the UTF-8
+            // check and the general parser; anything else goes below.
+            Kind::Int => match b.split_first() {
+                Some((b'-', rest)) if rest.len() <= 18 => {
+                    all_digits(rest).map(|n| Cell::Int(-(n as i64)))
+                }
+                _ if b.len() <= 18 => all_digits(b).map(|n| Cell::Int(n as i64)),
+                _ => None,
+            },
+            Kind::UInt if b.len() <= 19 => all_digits(b).map(Cell::UInt),
+            Kind::UInt | Kind::Double => None,
             // Text, DECIMAL and bytes stay as they came: no UTF-8 check here
             // (the text getters check when asked).
             _ => return None,
@@ -478,6 +489,18 @@ fn digits(b: &[u8]) -> Option<u32> {
     b.iter().try_fold(0u32, |n, &c| {
         let d = c.wrapping_sub(b'0');
         (d <= 9).then(|| n * 10 + u32::from(d))
+    })
+}
+
+/// The decimal number of `b`, 1 to 19 ASCII digits (so it fits a u64).
+#[inline]
+fn all_digits(b: &[u8]) -> Option<u64> {
+    if b.is_empty() || b.len() > 19 {
+        return None;
+    }
+    b.iter().try_fold(0u64, |n, &c| {
+        let d = c.wrapping_sub(b'0');
+        (d <= 9).then(|| n * 10 + u64::from(d))
     })
 }
 
@@ -1128,5 +1151,57 @@ mod tests {
             _ => panic!(),
         }
         assert!(matches!(c("not a number", Kind::Int), Cell::Bytes { .. }));
+    }
+
+    #[test]
+    fn integers_read_the_same_on_the_fast_path_and_the_general_one() {
+        // Each reads as str::parse reads it: the fast path's limits (18
+        // digits and a sign, 19 unsigned) and what lies past them.
+        let c = |v: &str, t| Cell::typed(v.as_bytes(), t);
+        for v in [
+            "0",
+            "-0",
+            "7",
+            "+7",
+            "007",
+            "-",
+            "",
+            "1-",
+            "12a",
+            " 1",
+            "999999999999999999",
+            "-999999999999999999",
+            "1000000000000000000",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "-9223372036854775809",
+            "99999999999999999999",
+        ] {
+            let want = v.parse::<i64>().ok();
+            match c(v, Kind::Int) {
+                Some(Cell::Int(n)) => assert_eq!(Some(n), want, "{v:?}"),
+                None => assert_eq!(want, None, "{v:?}"),
+                _ => panic!("{v:?}"),
+            }
+        }
+        for v in [
+            "0",
+            "7",
+            "+7",
+            "-1",
+            "",
+            "9999999999999999999",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1x",
+        ] {
+            let want = v.parse::<u64>().ok();
+            match c(v, Kind::UInt) {
+                Some(Cell::UInt(n)) => assert_eq!(Some(n), want, "{v:?}"),
+                None => assert_eq!(want, None, "{v:?}"),
+                _ => panic!("{v:?}"),
+            }
+        }
     }
 }
