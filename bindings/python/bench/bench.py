@@ -575,12 +575,19 @@ class _SetAfter:
 
 def run_counted(url: str, bench: str, name: str, n: int) -> None:
     """One contender doing one benchmark's operation n times (what --instructions
-    runs under callgrind, twice)."""
+    runs under callgrind, twice). Each run starts from a full collection of the
+    cyclic GC, so that one left pending by the set-up (a whole heap's, the
+    imports') does not fall in one run of the two and not in the other: the
+    collections the operations themselves cause are counted."""
+    import gc
+
     if bench == "select1":
         kind, pool, *_ = contenders(url, 2, hooks=name.startswith("staunch hooks"))[name]
+        gc.collect()
         select1_loop(kind, pool, _SetAfter(n), [0], 0)
         return
     conn, done = stmt_contenders(url)[name]
+    gc.collect()
     if bench == "insert5":
         cur = conn.cursor()
         for k in range(n):

@@ -443,6 +443,37 @@ def test_pool_close_is_idempotent_context_manager_and_finalizer(url):
     p.close()
 
 
+def test_a_checkout_leaves_no_reference_cycle_for_the_gc(pool_factory):
+    """A borrow, a statement (each cursor kind), a transaction and the
+    return free everything by reference counting: nothing is left for the
+    cyclic GC, whose collections a busy pool would otherwise set off (a
+    ctypes.cast of the handle once left two objects a borrow)."""
+    pool = pool_factory(max_size=2)
+
+    def checkout(cls):
+        with pool.connection() as conn:
+            cur = conn.cursor(cls)
+            cur.execute("SELECT %s AS a, %s AS b", (1, "x"))
+            cur.fetchall()
+            cur.close()
+            conn.begin()
+            conn.cursor().execute("SELECT 1")
+            conn.commit()
+
+    for cls in (staunch.Cursor, staunch.DictCursor, staunch.SSCursor):
+        for _ in range(5):
+            checkout(cls)
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(100):
+                checkout(cls)
+            left = gc.collect()
+        finally:
+            gc.enable()
+        assert left < 50, (cls.__name__, left)
+
+
 def test_many_threads_share_one_pool_with_transactions(pool_factory):
     pool = pool_factory("max_size=3")
     with pool.connection() as conn:

@@ -872,7 +872,10 @@ class Connection(_Handle):
         ``addr``: the handle's address, when the caller has it as an int."""
         cells = (c_size_t * 3)()
         if addr is None:
-            addr = ctypes.cast(self._live(), ctypes.c_void_p).value
+            # Read from the pointer's own storage: ctypes.cast(handle, ...)
+            # would tie the handle to a dict that holds it back, a cycle per
+            # borrow left for the cyclic GC to find.
+            addr = ctypes.c_void_p.from_buffer(self._live()).value
         self._cells = t = (cells, ctypes.addressof(cells), addr)
         return t
 
