@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import ctypes
+import pickle
 import re
 import struct
 import time
@@ -332,3 +334,15 @@ def test_a_trace_event_is_made_and_read_as_documented():
         staunch.TraceEvent("acquire_start", "p")
     with pytest.raises(AttributeError):
         kw.other = 1
+    # Copied and pickled whole, as a slotted class's instances are.
+    for again in (copy.copy(ev), pickle.loads(pickle.dumps(ev))):
+        assert type(again) is staunch.TraceEvent
+        fields = ("kind", "pool", "pool_id", "server", "connection_id", "statement", "duration_us", "error")
+        assert [getattr(again, f) for f in fields + ("error_code", "time_ns")] == [
+            getattr(ev, f) for f in fields + ("error_code", "time_ns")
+        ]
+
+    class Mine(staunch.TraceEvent):
+        pass
+
+    assert Mine("acquire_start", "p", 1, "", 0, None, 0, None, 0, 5).time_ns == 5

@@ -487,6 +487,27 @@ static PyObject *event_repr(PyObject *o) {
                                 pool ? pool : Py_None, cid ? cid : Py_None);
 }
 
+/* As a slotted class's instances copy and pickle: the constructor's arguments. */
+static PyObject *event_reduce(PyObject *o, PyObject *unused) {
+    (void)unused;
+    Event *self = (Event *)o;
+    PyObject *args = PyTuple_New(EV_N);
+    if (args == NULL)
+        return NULL;
+    for (int i = 0; i < EV_N; i++) {
+        PyObject *v = self->f[i] ? self->f[i] : Py_None;
+        Py_INCREF(v);
+        PyTuple_SetItem(args, i, v); /* steals v */
+    }
+    PyObject *r = Py_BuildValue("(ON)", (PyObject *)Py_TYPE(o), args);
+    return r;
+}
+
+static PyMethodDef event_methods[] = {
+    {"__reduce__", event_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
 #define EVENT_MEMBER(name, i) {name, T_OBJECT_EX, offsetof(Event, f) + (i) * sizeof(PyObject *), 0, NULL}
 static PyMemberDef event_members[] = {
     EVENT_MEMBER("kind", EV_KIND),
@@ -507,11 +528,13 @@ static PyType_Slot event_slots[] = {
     {Py_tp_dealloc, event_dealloc},
     {Py_tp_repr, event_repr},
     {Py_tp_members, event_members},
+    {Py_tp_methods, event_methods},
     {0, NULL},
 };
 
 /* Its qualified name is staunch.TraceEvent: _core gives it its docstring. */
-static PyType_Spec event_spec = {"staunch.TraceEvent", sizeof(Event), 0, Py_TPFLAGS_DEFAULT, event_slots};
+static PyType_Spec event_spec = {"staunch.TraceEvent", sizeof(Event), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+                                  event_slots};
 static PyObject *EventType;
 
 /* Set once by set_trace_sink: _core._tracers (user_data -> [tracer, pool
