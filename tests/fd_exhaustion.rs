@@ -203,6 +203,7 @@ fn fd_exhaustion_fails_new_connects_clearly_serves_idle_ones_and_recovers() {
     let stuck_result = stuck_get.join().unwrap();
     let stuck_stats = stuck.stats();
     drop(hog);
+    let failed_before_recovery = failures.lock().unwrap().len();
 
     eprintln!("held {held} descriptors; get() failed after {took:?}: {e}");
     assert_eq!(e.kind(), ErrorKind::Unreachable, "{e}");
@@ -251,11 +252,37 @@ fn fd_exhaustion_fails_new_connects_clearly_serves_idle_ones_and_recovers() {
     }
 
     // The watchdog of the stuck pool survived: it cuts the next black-holed
-    // connect off at its deadline too.
+    // connects off at their deadline too. The stuck pool kept trying all
+    // along: the attempt under way when the descriptors came back may have
+    // begun without one for its socket's duplicate, and then be cut without
+    // knowing how far it got ("cut off at its deadline"); every attempt
+    // after it began with them, and says why it was cut.
     let t = Instant::now();
     let e = stuck.get().expect_err("still black-holed");
     eprintln!("black-holed get() after recovery: {:?}: {e}", t.elapsed());
-    assert!(e.to_string().contains("no greeting came"), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("no greeting came") || msg.contains("cut off at its deadline"),
+        "{msg}"
+    );
+    let waited = Instant::now();
+    loop {
+        let f = failures.lock().unwrap().clone();
+        if f.len() >= failed_before_recovery + 2 {
+            assert!(
+                f[failed_before_recovery + 1..]
+                    .iter()
+                    .all(|e| e.contains("no greeting came")),
+                "connects begun after the recovery say why they were cut: {f:?}"
+            );
+            break;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(15),
+            "no second connect of the stuck pool was cut off after the recovery: {f:?}"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
     proxy.set_mode(Mode::Pass);
     let mut c = stuck.get_timeout(Duration::from_secs(5)).unwrap();
     assert_eq!(select1(&mut c), Some(1));
