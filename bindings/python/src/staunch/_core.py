@@ -290,34 +290,6 @@ class TraceEvent:
 _tracers: dict = {}
 
 
-def _trace(user_data, kind, pool, server, cid, statement, duration_us, error, error_code, held_us):
-    """Runs a pool's tracer on one event (its texts decoded), from _on_trace
-    (staunch._speedups' trace callback does the same in C). It runs
-    (deferred: from staunch_trace_flush, with the GIL held) four times a
-    checkout."""
-    entry = None
-    try:
-        entry = _tracers.get(user_data)
-        if entry is None:
-            return
-        entry[0](
-            TraceEvent(
-                _TRACE_KINDS.get(kind, "other"),
-                pool,
-                entry[1],
-                server or "",
-                cid,
-                statement,
-                duration_us,
-                error,
-                error_code,
-                _time_ns() - held_us * 1000,
-            )
-        )
-    except BaseException:  # noqa: BLE001 (never let anything reach the C caller)
-        _trace_failed(entry)
-
-
 def _trace_failed(entry, exc: BaseException | None = None) -> None:
     """Logs, the first time for its pool, exc (None: the failure being handled)."""
     try:
@@ -333,24 +305,32 @@ def _trace_failed(entry, exc: BaseException | None = None) -> None:
 
 
 def _on_trace(ev_p, user_data):
-    """The trace callback through ctypes, where staunch._speedups is not."""
+    """The trace callback through ctypes, where staunch._speedups is not
+    (whose callback does the same in C): runs a pool's tracer on one event,
+    its texts decoded. It runs (deferred: from staunch_trace_flush, with the
+    GIL held) four times a checkout."""
+    entry = None
     try:
+        entry = _tracers.get(user_data)
+        if entry is None:
+            return
         ev = ev_p.contents
-        fields = (
-            ev.kind,
-            _text_at(ev.pool, ev.pool_len),
-            _text_at(ev.server, ev.server_len),
-            ev.connection_id,
-            _text_at(ev.statement, ev.statement_len),
-            ev.duration_us,
-            _text_at(ev.error, ev.error_len),
-            ev.error_code,
-            ev.held_us,
+        entry[0](
+            TraceEvent(
+                _TRACE_KINDS.get(ev.kind, "other"),
+                _text_at(ev.pool, ev.pool_len),
+                entry[1],
+                _text_at(ev.server, ev.server_len) or "",
+                ev.connection_id,
+                _text_at(ev.statement, ev.statement_len),
+                ev.duration_us,
+                _text_at(ev.error, ev.error_len),
+                ev.error_code,
+                _time_ns() - ev.held_us * 1000,
+            )
         )
     except BaseException:  # noqa: BLE001 (never let anything reach the C caller)
-        _trace_failed(_tracers.get(user_data))
-        return
-    _trace(user_data, *fields)
+        _trace_failed(entry)
 
 
 def _on_trace_final(user_data):
