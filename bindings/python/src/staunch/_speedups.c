@@ -508,20 +508,14 @@ static PyMethodDef event_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-#define EVENT_MEMBER(name, i) {name, T_OBJECT_EX, offsetof(Event, f) + (i) * sizeof(PyObject *), 0, NULL}
-static PyMemberDef event_members[] = {
-    EVENT_MEMBER("kind", EV_KIND),
-    EVENT_MEMBER("pool", EV_POOL),
-    EVENT_MEMBER("pool_id", EV_POOL_ID),
-    EVENT_MEMBER("server", EV_SERVER),
-    EVENT_MEMBER("connection_id", EV_CID),
-    EVENT_MEMBER("statement", EV_STATEMENT),
-    EVENT_MEMBER("duration_us", EV_DURATION),
-    EVENT_MEMBER("error", EV_ERROR),
-    EVENT_MEMBER("error_code", EV_CODE),
-    EVENT_MEMBER("time_ns", EV_TIME),
-    {NULL, 0, 0, 0, NULL},
-};
+/* One member per field, named as event_fields says (filled at import). */
+static PyMemberDef event_members[EV_N + 1];
+
+static void event_members_fill(void) {
+    for (int i = 0; i < EV_N; i++)
+        event_members[i] = (PyMemberDef){(char *)event_fields[i], T_OBJECT_EX,
+                                         (Py_ssize_t)(offsetof(Event, f) + i * sizeof(PyObject *)), 0, NULL};
+}
 
 static PyType_Slot event_slots[] = {
     {Py_tp_new, event_new},
@@ -709,6 +703,8 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     PyObject *m = PyModule_Create(&module);
+    if (m != NULL && EventType == NULL)
+        event_members_fill();
     if (m != NULL && EventType == NULL && (EventType = PyType_FromSpec(&event_spec)) == NULL) {
         Py_DECREF(m);
         return NULL;
