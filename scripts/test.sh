@@ -121,12 +121,14 @@ stage_body() {
   esac
 }
 
-# The target directory only STAGE builds into, removed after it under CI.
+# The target directory only STAGE builds into, removed after it under CI (the
+# c stage's only when it is the default: one given in STAUNCH_C_TARGET_DIR
+# may be shared).
 own_target() {
   case $1 in
     fuzz) echo target/fuzz-replay ;;
     miri) echo target/miri ;;
-    c) echo "${STAUNCH_C_TARGET_DIR:-target/c-abi}" ;;
+    c) [ -n "${STAUNCH_C_TARGET_DIR:-}" ] || echo target/c-abi ;;
   esac
 }
 
