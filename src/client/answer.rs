@@ -1157,8 +1157,17 @@ mod tests {
     fn integers_read_the_same_on_the_fast_path_and_the_general_one() {
         // Each reads as str::parse reads it: the fast path's limits (18
         // digits and a sign, 19 unsigned) and what lies past them.
-        let c = |v: &str, t| Cell::typed(v.as_bytes(), t);
-        for v in [
+        fn agree<T: std::str::FromStr + PartialEq + std::fmt::Debug>(
+            kind: Kind,
+            values: &[&str],
+            read: fn(Cell) -> Option<T>,
+        ) {
+            for v in values {
+                let got = Cell::typed(v.as_bytes(), kind).map(|c| read(c).expect(v));
+                assert_eq!(got, v.parse::<T>().ok(), "{v:?}");
+            }
+        }
+        let ints = [
             "0",
             "-0",
             "7",
@@ -1177,15 +1186,12 @@ mod tests {
             "9223372036854775808",
             "-9223372036854775809",
             "99999999999999999999",
-        ] {
-            let want = v.parse::<i64>().ok();
-            match c(v, Kind::Int) {
-                Some(Cell::Int(n)) => assert_eq!(Some(n), want, "{v:?}"),
-                None => assert_eq!(want, None, "{v:?}"),
-                _ => panic!("{v:?}"),
-            }
-        }
-        for v in [
+        ];
+        agree(Kind::Int, &ints, |c| match c {
+            Cell::Int(n) => Some(n),
+            _ => None,
+        });
+        let uints = [
             "0",
             "7",
             "+7",
@@ -1195,13 +1201,10 @@ mod tests {
             "18446744073709551615",
             "18446744073709551616",
             "1x",
-        ] {
-            let want = v.parse::<u64>().ok();
-            match c(v, Kind::UInt) {
-                Some(Cell::UInt(n)) => assert_eq!(Some(n), want, "{v:?}"),
-                None => assert_eq!(want, None, "{v:?}"),
-                _ => panic!("{v:?}"),
-            }
-        }
+        ];
+        agree(Kind::UInt, &uints, |c| match c {
+            Cell::UInt(n) => Some(n),
+            _ => None,
+        });
     }
 }
